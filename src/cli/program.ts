@@ -1,0 +1,24 @@
+/** commander wiring: one file per verb registers its command; this file only assembles them. */
+import { Command } from "commander";
+import { VERSION } from "../version.js";
+import { registerValidate } from "./validate.js";
+import { registerPlan } from "./plan.js";
+import { registerApply } from "./apply.js";
+import { registerTest } from "./test.js";
+import { registerExplain } from "./explain.js";
+import { registerSandbox } from "./sandbox.js";
+
+export function buildProgram(): Command {
+  const program = new Command("flowrules")
+    .description("Validate, plan and apply YAML rules against a Workflow Instance Service.")
+    .version(VERSION, "-V, --version", "print the flowrules version")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerValidate(program);
+  registerPlan(program);
+  registerApply(program);
+  registerTest(program);
+  registerExplain(program);
+  registerSandbox(program);
+  return program;
+}

@@ -1,0 +1,103 @@
+/**
+ * The compiled form of a rule set: what `loadRules` hands to the engine. Everything here is validated and compiled;
+ * the engine never sees raw YAML.
+ */
+import type { Expression } from "jsonata";
+
+/** A position in a rule file (1-based line and column), for every message that points at the source. */
+export interface SourcePos {
+  file: string;
+  line: number;
+  col: number;
+}
+
+export type Severity = "error" | "warning";
+
+export interface Diagnostic extends SourcePos {
+  severity: Severity;
+  /** a short stable code, e.g. "schema", "yaml", "jsonata", "unknown-field", "duplicate-name", "conflict" */
+  code: string;
+  message: string;
+  rule?: string;
+}
+
+/** A JSONata expression compiled once at load time. */
+export interface CompiledExpr {
+  source: string;
+  expr: Expression;
+  pos: SourcePos;
+}
+
+/**
+ * An action input value with its `{{ }}` templates compiled. A string that is exactly one `{{ expr }}` is `whole`
+ * and takes the result's own type; otherwise each part is stringified and concatenated.
+ */
+export type CompiledValue =
+  | { t: "literal"; value: unknown }
+  | { t: "template"; whole: boolean; parts: Array<string | CompiledExpr> }
+  | { t: "array"; items: CompiledValue[] }
+  | { t: "object"; entries: Array<[string, CompiledValue]> };
+
+export interface StepInput {
+  /** form field (action) id */
+  action: number;
+  value: CompiledValue;
+}
+
+export type CompiledAction =
+  | { kind: "complete_step"; step: number; inputs: StepInput[]; pos: SourcePos }
+  | { kind: "save_step"; step: number; inputs: StepInput[]; pos: SourcePos }
+  | { kind: "abort"; pos: SourcePos }
+  | { kind: "report"; group_by: string; columns: string[]; title?: string; pos: SourcePos };
+
+export type ActionKind = CompiledAction["kind"];
+export type MutatingKind = Exclude<ActionKind, "report">;
+
+export interface FieldRef {
+  step: number;
+  action: number;
+}
+
+/**
+ * `select` as written (keys are the query parameters of spec 4.2, verbatim). Date-time values may still be `now` or
+ * a signed ISO 8601 duration; the engine resolves them once, at the plan's start.
+ */
+export type SelectSpec = Record<string, string | number | boolean | Array<string | number>>;
+
+/** What a rule reads beyond the list element, found statically from its expressions and templates. */
+export interface RuleNeeds {
+  /** field aliases read by `when`, templates or report columns/group_by */
+  fields: string[];
+  /**
+   * true when an expression reads anything of the full instance record (instance.*, snapshot, tags, or a report
+   * column / group_by from the record), so the instance must be read with GET /instances/{id}/
+   */
+  record: boolean;
+}
+
+export interface CompiledRule {
+  name: string;
+  description?: string;
+  pos: SourcePos;
+  workflow: { id: number } | { name: string };
+  fields: Record<string, FieldRef>;
+  select: SelectSpec;
+  when?: CompiledExpr;
+  actions: CompiledAction[];
+  limits: { max_instances?: number };
+  needs: RuleNeeds;
+}
+
+export interface RuleSet {
+  rules: CompiledRule[];
+  /** the files read, in order */
+  files: string[];
+  /** sha256 over the files' contents, in order: ties a plan to the rules it came from */
+  digest: string;
+}
+
+export interface LoadResult {
+  /** present only when there are no error diagnostics */
+  ruleSet?: RuleSet;
+  diagnostics: Diagnostic[];
+}
