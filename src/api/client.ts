@@ -1,0 +1,435 @@
+/**
+ * The API client: the only way flowrules talks to the Workflow Instance Service. One method per endpoint of spec
+ * section 4, typed by the zod schemas; pagination as async generators; a shared rate limiter and concurrency limit;
+ * retries that never repeat a POST that may have reached the server.
+ */
+import pLimit, { type LimitFunction } from "p-limit";
+import type { z } from "zod";
+import { VERSION } from "../version.js";
+import {
+  ApiError,
+  ClientClosedError,
+  OutcomeUnknownError,
+  ResponseShapeError,
+  TransportError,
+  UnsafeLinkError,
+  redact,
+} from "./errors.js";
+import { HttpTransport, type HttpFailure, type HttpResponse, type HttpResult } from "./http.js";
+import { cursorPages, numberedPages } from "./pagination.js";
+import { pathId, withQuery, type Query } from "./query.js";
+import { RateLimiter } from "./rate-limiter.js";
+import { RETRYABLE_STATUS, backoffDelay, parseRetryAfter, sleep } from "./retry.js";
+import {
+  BulkAbortResponseSchema,
+  FormFieldPageSchema,
+  InstanceListPageSchema,
+  InstanceRecordSchema,
+  WorkflowListSchema,
+  describeIssue,
+  type CompleteStepBody,
+  type FormFieldValue,
+  type InstanceListItem,
+  type InstanceRecord,
+  type Workflow,
+} from "./schemas.js";
+import { StatsRecorder, type EndpointName, type RequestStats } from "./stats.js";
+import { describeLink, normaliseBaseUrl, relativeLink, type BaseUrl } from "./url-guard.js";
+
+export interface ClientOptions {
+  /** e.g. "https://host/api" or "http://127.0.0.1:4010/api/" (trailing slash optional) */
+  baseUrl: string;
+  apiKey: string;
+  /** default 100; 0 = off. Client-side limiter, shared by every caller of this client */
+  rateLimitPerMin?: number;
+  /** default 4; max requests in flight */
+  concurrency?: number;
+  /** per request (connect to last body byte); default 30_000 */
+  timeoutMs?: number;
+  /** allow http:// to a non-loopback host */
+  insecureHttp?: boolean;
+  /** default 5 (GETs, and POSTs that surely never reached the server or were refused with 429) */
+  maxAttempts?: number;
+  /** bound on total time spent retrying one call; default 120_000 */
+  maxRetryTimeMs?: number;
+  /** retries, rate-limit waits, requests — for logs; never contains the key */
+  onEvent?: (e: ClientEvent) => void;
+  /** base of the exponential backoff; default 500 (tests use a few ms) */
+  retryBaseMs?: number;
+  /** cap of one backoff delay; default 30_000 */
+  retryMaxDelayMs?: number;
+}
+
+export type ClientEvent =
+  | { type: "retry"; method: string; path: string; attempt: number; reason: string; delayMs: number }
+  /** source "server": a 429 paused the whole client; "client": the local limiter held a request back >= 1 s */
+  | { type: "rate-limited"; delayMs: number; source?: "server" | "client" }
+  /** one HTTP exchange; status 0 = no answer (connection error, timeout) */
+  | { type: "request"; method: string; path: string; status: number; ms: number };
+
+export type InstanceListQuery = Record<string, string | number | boolean | null | undefined | Array<string | number>>;
+/** `instance_ids` and other arrays are comma-joined, `status` repeated; `page` and `limit` are managed by the client */
+export type FormFieldQuery = InstanceListQuery;
+
+export interface Page<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+export type { EndpointName, EndpointStats, RequestStats } from "./stats.js";
+
+export interface ApiClient {
+  /** normalised, no trailing slash */
+  readonly baseUrl: string;
+  /** GET /processes/ */
+  listWorkflows(): Promise<Workflow[]>;
+  /** GET /v2/processes/{id}/instances/ — cursor pages, page_size 500 unless the query sets one; follows `next` */
+  instancePages(processId: number, query?: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>>;
+  /** instancePages, flattened */
+  instances(processId: number, query?: InstanceListQuery): AsyncGenerator<InstanceListItem>;
+  /** GET /instances/{id}/ */
+  getInstance(id: number, opts?: { injectValues?: boolean; stepsTimeFrame?: boolean }): Promise<InstanceRecord>;
+  /** POST /instances/{id}/complete_step/ — never retried once it may have reached the server */
+  completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord>;
+  /** POST /instances/bulk/abort (no trailing slash). An empty list sends nothing. */
+  bulkAbort(ids: number[]): Promise<{ ids: number[] }>;
+  /** GET /processes/{p}/steps/{s}/actions/{a}/ — page/limit pages (limit 500 default), later pages fetched concurrently, yielded in order */
+  formFieldPages(processId: number, stepId: number, actionId: number, query?: FormFieldQuery): AsyncGenerator<Page<FormFieldValue>>;
+  /** a snapshot of the request counters */
+  stats(): RequestStats;
+  close(): Promise<void>;
+}
+
+/** Largest page the service serves (spec section 8); also our default, since requests are the unit of cost. */
+export const MAX_PAGE_SIZE = 500;
+
+/** POST answers after which the change may or may not have been applied. */
+const POST_OUTCOME_UNKNOWN_STATUS = new Set([500, 502, 503, 504]);
+
+interface CallSpec<T> {
+  endpoint: EndpointName;
+  method: "GET" | "POST";
+  /** relative to the base URL, with query */
+  path: string;
+  body?: unknown;
+  schema: z.ZodType<T>;
+  /** what the body should be, for shape errors: "the instance record" */
+  what: string;
+}
+
+function clampPageSize(value: unknown, name: string): number {
+  if (value === undefined || value === null) return MAX_PAGE_SIZE;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new TypeError(`${name} must be a positive integer, got ${String(value)}`);
+  return Math.min(n, MAX_PAGE_SIZE);
+}
+
+function isJsonContentType(ct: string | undefined): boolean {
+  return ct === undefined || /[/+]json\b/i.test(ct);
+}
+
+/** The service's `detail`, else a short excerpt of the body (tags stripped, whitespace collapsed). */
+function errorDetail(text: string): string {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && "detail" in parsed) {
+      const d = (parsed as { detail: unknown }).detail;
+      return typeof d === "string" ? d : JSON.stringify(d).slice(0, 300);
+    }
+    return JSON.stringify(parsed).slice(0, 300);
+  } catch {
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1];
+    const plain = (title ?? text.replace(/<[^>]*>/g, " ")).replace(/\s+/g, " ").trim();
+    return plain.length > 200 ? `${plain.slice(0, 200)}…` : plain;
+  }
+}
+
+class Client implements ApiClient {
+  readonly baseUrl: string;
+  private readonly base: BaseUrl;
+  private readonly apiKey: string;
+  private readonly http: HttpTransport;
+  private readonly limiter: RateLimiter;
+  private readonly limit: LimitFunction;
+  private readonly recorder = new StatsRecorder();
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly maxAttempts: number;
+  private readonly maxRetryTimeMs: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxDelayMs: number;
+  private readonly concurrency: number;
+  private readonly onEvent: ((e: ClientEvent) => void) | undefined;
+  private closed = false;
+
+  constructor(opts: ClientOptions) {
+    if (typeof opts.apiKey !== "string" || opts.apiKey.trim() === "") throw new TypeError("an API key is required");
+    if (/[\r\n\0]/.test(opts.apiKey)) throw new TypeError("the API key contains control characters");
+    this.base = normaliseBaseUrl(opts.baseUrl, opts.insecureHttp ?? false);
+    this.baseUrl = this.base.href;
+    this.apiKey = opts.apiKey;
+    this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 4));
+    this.timeoutMs = Math.max(1, opts.timeoutMs ?? 30_000);
+    this.maxAttempts = Math.max(1, Math.floor(opts.maxAttempts ?? 5));
+    this.maxRetryTimeMs = Math.max(0, opts.maxRetryTimeMs ?? 120_000);
+    this.retryBaseMs = Math.max(0, opts.retryBaseMs ?? 500);
+    this.retryMaxDelayMs = Math.max(0, opts.retryMaxDelayMs ?? 30_000);
+    this.onEvent = opts.onEvent;
+    this.limiter = new RateLimiter({ perMinute: Math.max(0, opts.rateLimitPerMin ?? 100) });
+    this.limit = pLimit(this.concurrency);
+    this.http = new HttpTransport({ origin: this.base.origin, connections: this.concurrency, timeoutMs: this.timeoutMs });
+    this.headers = {
+      authorization: `Api-Key ${opts.apiKey}`,
+      "user-agent": `flowrules/${VERSION} (node ${process.versions.node})`,
+      accept: "application/json",
+    };
+  }
+
+  // ---- endpoints -------------------------------------------------------------------------------------------------
+
+  listWorkflows(): Promise<Workflow[]> {
+    return this.call({ endpoint: "listWorkflows", method: "GET", path: "/processes/", schema: WorkflowListSchema, what: "the workflow list" });
+  }
+
+  instancePages(processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
+    const first = withQuery(`/v2/processes/${pathId("processId", processId)}/instances/`, {
+      ...query,
+      page_size: clampPageSize(query.page_size, "page_size"),
+    });
+    return cursorPages(
+      first,
+      (path) => this.call({ endpoint: "instancePages", method: "GET", path, schema: InstanceListPageSchema, what: "an instance list page" }),
+      (next, from) => {
+        const rel = relativeLink(this.base, next);
+        if (rel === null) throw new UnsafeLinkError({ method: "GET", path: from, link: describeLink(next) });
+        return rel;
+      },
+    );
+  }
+
+  async *instances(processId: number, query?: InstanceListQuery): AsyncGenerator<InstanceListItem> {
+    for await (const page of this.instancePages(processId, query)) yield* page.results;
+  }
+
+  getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
+    const path = withQuery(`/instances/${pathId("id", id)}/`, {
+      inject_values: opts.injectValues ? "true" : undefined,
+      steps_time_frame: opts.stepsTimeFrame ? "true" : undefined,
+    });
+    return this.call({ endpoint: "getInstance", method: "GET", path, schema: InstanceRecordSchema, what: "the instance record" });
+  }
+
+  completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
+    return this.call({
+      endpoint: "completeStep",
+      method: "POST",
+      path: `/instances/${pathId("id", id)}/complete_step/`,
+      body,
+      schema: InstanceRecordSchema,
+      what: "the instance record",
+    });
+  }
+
+  async bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
+    for (const id of ids) pathId("ids[]", id);
+    if (ids.length === 0) return { ids: [] };
+    return this.call({
+      endpoint: "bulkAbort",
+      method: "POST",
+      path: "/instances/bulk/abort",
+      body: { ids },
+      schema: BulkAbortResponseSchema,
+      what: "the bulk abort response",
+    });
+  }
+
+  formFieldPages(processId: number, stepId: number, actionId: number, query: FormFieldQuery = {}): AsyncGenerator<Page<FormFieldValue>> {
+    const path = `/processes/${pathId("processId", processId)}/steps/${pathId("stepId", stepId)}/actions/${pathId("actionId", actionId)}/`;
+    const limit = clampPageSize(query.limit, "limit");
+    const fetchPage = async (page: number): Promise<Page<FormFieldValue> | null> => {
+      try {
+        return await this.call({
+          endpoint: "formFieldPages",
+          method: "GET",
+          path: withQuery(path, { ...query, page, limit }),
+          schema: FormFieldPageSchema,
+          what: "a form-field page",
+        });
+      } catch (err) {
+        // a later page can vanish when the result set shrinks between requests ("Invalid page."): it is the end
+        if (page > 1 && err instanceof ApiError && err.status === 404) return null;
+        throw err;
+      }
+    };
+    return numberedPages(fetchPage, this.concurrency);
+  }
+
+  stats(): RequestStats {
+    return this.recorder.snapshot();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.http.close();
+  }
+
+  // ---- machinery -------------------------------------------------------------------------------------------------
+
+  private emit(e: ClientEvent): void {
+    if (!this.onEvent) return;
+    try {
+      this.onEvent(e);
+    } catch {
+      // a failing logger must not break requests
+    }
+  }
+
+  private clean(text: string): string {
+    return redact(text, this.apiKey);
+  }
+
+  /** One attempt: a rate-limiter slot and a concurrency slot, then the exchange. */
+  private attempt(spec: CallSpec<unknown>, bodyText: string | undefined): Promise<HttpResult> {
+    return this.limit(async () => {
+      if (this.closed) throw new ClientClosedError();
+      const waited = await this.limiter.acquire();
+      if (waited > 0) this.recorder.waited(waited);
+      if (waited >= 1000) this.emit({ type: "rate-limited", delayMs: waited, source: "client" });
+      const headers = bodyText === undefined ? this.headers : { ...this.headers, "content-type": "application/json" };
+      this.recorder.started();
+      const t0 = Date.now();
+      const result = await this.http.send({
+        method: spec.method,
+        path: this.base.basePath + spec.path,
+        headers,
+        body: bodyText,
+        timeoutMs: this.timeoutMs,
+      });
+      const status = result.kind === "response" ? result.status : 0;
+      this.recorder.finished(spec.endpoint, status);
+      this.emit({ type: "request", method: spec.method, path: spec.path, status, ms: Date.now() - t0 });
+      return result;
+    });
+  }
+
+  private async call<T>(spec: CallSpec<T>): Promise<T> {
+    if (this.closed) throw new ClientClosedError();
+    const started = Date.now();
+    const bodyText = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > 1) this.recorder.retried(spec.endpoint);
+      const result = await this.attempt(spec, bodyText);
+
+      // Can we afford another attempt after waiting delayMs? Bounded by attempts and by total time.
+      const retryAfter = (delayMs: number, reason: string): boolean => {
+        if (attempt >= this.maxAttempts) return false;
+        if (Date.now() - started + delayMs > this.maxRetryTimeMs) return false;
+        this.emit({ type: "retry", method: spec.method, path: spec.path, attempt: attempt + 1, reason, delayMs });
+        return true;
+      };
+      const backoff = (): number => backoffDelay(attempt, this.retryBaseMs, this.retryMaxDelayMs);
+
+      if (result.kind === "response") {
+        const { status } = result;
+        if (status >= 200 && status < 300) return this.parse(spec, result);
+        const serverDelay = parseRetryAfter(result.headers["retry-after"], result.headers["date"]);
+        if (status === 429) {
+          // a refusal: nothing was applied, so POSTs retry too; the pause holds back every caller of the client
+          const delay = serverDelay ?? Math.max(1000, backoff());
+          this.limiter.pause(delay);
+          this.emit({ type: "rate-limited", delayMs: delay, source: "server" });
+          if (retryAfter(delay, "429 Too Many Requests")) continue; // acquire() waits out the pause
+          throw this.apiError(spec, result, attempt);
+        }
+        if (spec.method === "POST" && POST_OUTCOME_UNKNOWN_STATUS.has(status)) {
+          this.recorder.outcomeUnknown();
+          throw new OutcomeUnknownError({
+            method: spec.method,
+            path: spec.path,
+            body: spec.body,
+            status,
+            reason: this.clean(`answered ${status}: ${errorDetail(result.text)}`),
+          });
+        }
+        if (spec.method === "GET" && RETRYABLE_STATUS.has(status)) {
+          const delay = Math.min(serverDelay ?? backoff(), this.retryMaxDelayMs);
+          if (retryAfter(delay, `${status}`)) {
+            await sleep(delay);
+            continue;
+          }
+        }
+        throw this.apiError(spec, result, attempt);
+      }
+
+      const failure: HttpFailure = result;
+      if (spec.method === "POST" && !failure.neverSent) {
+        this.recorder.outcomeUnknown();
+        throw new OutcomeUnknownError({
+          method: spec.method,
+          path: spec.path,
+          body: spec.body,
+          reason: this.clean(failure.status === undefined ? failure.reason : `${failure.reason} while reading a ${failure.status} answer`),
+          ...(failure.status === undefined ? {} : { status: failure.status }),
+          cause: failure.cause,
+        });
+      }
+      if (failure.retryable) {
+        const delay = backoff();
+        if (retryAfter(delay, this.clean(failure.reason))) {
+          await sleep(delay);
+          continue;
+        }
+      }
+      throw new TransportError({
+        method: spec.method,
+        path: spec.path,
+        reason: this.clean(failure.reason),
+        attempts: attempt,
+        neverSent: failure.neverSent,
+        cause: failure.cause,
+      });
+    }
+  }
+
+  private apiError(spec: CallSpec<unknown>, res: HttpResponse, attempts: number): ApiError {
+    let detail = errorDetail(res.text);
+    if (res.status >= 300 && res.status < 400 && res.headers["location"]) detail ||= `redirect to ${describeLink(res.headers["location"])}`;
+    return new ApiError({ status: res.status, method: spec.method, path: spec.path, detail: this.clean(detail), attempts });
+  }
+
+  private parse<T>(spec: CallSpec<T>, res: HttpResponse): T {
+    const shapeError = (problem: string, jsonPath?: string): ResponseShapeError =>
+      new ResponseShapeError({
+        method: spec.method,
+        path: spec.path,
+        status: res.status,
+        what: spec.what,
+        problem: this.clean(problem),
+        ...(jsonPath === undefined ? {} : { jsonPath }),
+      });
+    const ct = res.headers["content-type"];
+    if (!isJsonContentType(ct)) {
+      throw shapeError(`response is not JSON (content-type ${ct ?? "none"}): ${errorDetail(res.text)}`);
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(res.text);
+    } catch (err) {
+      throw shapeError(`response is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+    }
+    const parsed = spec.schema.safeParse(data);
+    if (!parsed.success) {
+      const { jsonPath, problem } = describeIssue(parsed.error);
+      throw shapeError(problem, jsonPath);
+    }
+    return parsed.data;
+  }
+}
+
+/** Creates a client. Throws InsecureUrlError (plain http:// to a non-loopback host) before any request. */
+export function createClient(opts: ClientOptions): ApiClient {
+  return new Client(opts);
+}

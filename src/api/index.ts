@@ -1,0 +1,7 @@
+/** Public surface of the API client. */
+export * from "./client.js";
+export * from "./errors.js";
+export * from "./schemas.js";
+export { ENDPOINTS } from "./stats.js";
+export { serializeQuery } from "./query.js";
+export { isLoopbackHost } from "./url-guard.js";

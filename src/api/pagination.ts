@@ -1,0 +1,58 @@
+/** The two pagination styles of the service as async generators of pages. */
+import type { Page } from "./client.js";
+
+/**
+ * Cursor pagination (4.2): fetch the first path, then follow each page's `next` (resolved to a path under the base
+ * URL by `resolveNext`, which throws for links that leave it) until it is null. A link seen twice is a server loop.
+ */
+export async function* cursorPages<T>(
+  firstPath: string,
+  fetchPage: (path: string) => Promise<Page<T>>,
+  resolveNext: (next: string, from: string) => string,
+): AsyncGenerator<Page<T>> {
+  const seen = new Set<string>();
+  let path: string | null = firstPath;
+  while (path !== null) {
+    if (seen.has(path)) throw new Error(`pagination loop: ${path} was already fetched`);
+    seen.add(path);
+    const page: Page<T> = await fetchPage(path);
+    yield page;
+    path = page.next === null ? null : resolveNext(page.next, path);
+  }
+}
+
+/**
+ * Page-number pagination (4.6). Page 1 tells the total; the later pages are then fetched concurrently — at most
+ * `window` ahead of the consumer, to bound memory — and yielded strictly in page order. `fetchPage` resolves null for
+ * a page past the end (the result set shrank meanwhile); a last page that still has `next` (it grew) is followed.
+ */
+export async function* numberedPages<T>(
+  fetchPage: (page: number) => Promise<Page<T> | null>,
+  window: number,
+): AsyncGenerator<Page<T>> {
+  const first = await fetchPage(1);
+  if (first === null) return;
+  if (first.next === null || first.results.length === 0) {
+    yield first;
+    return;
+  }
+  // the server may clamp the requested limit: the size of page 1 is the real page size
+  const pageSize = first.results.length;
+  const lastPage = Math.max(1, Math.ceil(first.count / pageSize));
+  const pending: Array<Promise<Page<T> | null>> = [];
+  let nextToStart = 2;
+  const start = (): void => {
+    const p = fetchPage(nextToStart++);
+    p.catch(() => undefined); // observed when awaited; avoids unhandled rejections if the consumer stops early
+    pending.push(p);
+  };
+  while (nextToStart <= lastPage && pending.length < Math.max(1, window)) start();
+  yield first;
+  while (pending.length > 0) {
+    const page = await pending.shift();
+    if (page === null || page === undefined) return;
+    if (nextToStart <= lastPage) start();
+    else if (pending.length === 0 && page.next !== null && page.results.length > 0) start();
+    yield page;
+  }
+}
