@@ -69,6 +69,8 @@ export interface RulePlanSummary {
   /** instances for which `when` held */
   matched: number;
   changes: number;
+  /** matched instances an action did not apply to (not running, step not active), shown rather than failed */
+  skipped: number;
   status: "ok" | "failed";
 }
 

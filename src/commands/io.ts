@@ -1,0 +1,25 @@
+/** The edges a command touches, passed in so commands run the same in the CLI and in tests. */
+export interface CommandIO {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** stdout is a terminal (colours, on top of NO_COLOR) */
+  stdoutIsTTY: boolean;
+  /** stderr is a terminal (progress) */
+  stderrIsTTY: boolean;
+}
+
+export function processIO(): CommandIO {
+  return {
+    stdout: (s) => void process.stdout.write(s),
+    stderr: (s) => void process.stderr.write(s),
+    env: process.env,
+    stdoutIsTTY: process.stdout.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
+  };
+}
+
+/** Colours only on a terminal and never with NO_COLOR (https://no-color.org) set to anything non-empty. */
+export function useColor(io: CommandIO): boolean {
+  return io.stdoutIsTTY && !io.env.NO_COLOR && io.env.TERM !== "dumb";
+}

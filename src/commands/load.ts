@@ -1,0 +1,19 @@
+/** Loads rules for a command; on any error prints the located diagnostics to stderr and yields nothing. */
+import { loadRules } from "../rules/index.js";
+import type { RuleSet } from "../rules/types.js";
+import { UserError } from "../cli/exit.js";
+import type { CommandIO } from "./io.js";
+
+export async function loadRuleSetOrReport(paths: string[], only: string[], io: CommandIO): Promise<RuleSet | undefined> {
+  const result = await loadRules(paths, only.length > 0 ? { only } : undefined);
+  for (const d of result.diagnostics) {
+    io.stderr(`${d.file}:${d.line}:${d.col}  ${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
+  }
+  if (!result.ruleSet) return undefined;
+  if (only.length > 0) {
+    const known = new Set(result.ruleSet.rules.map((r) => r.name));
+    const missing = only.filter((n) => !known.has(n));
+    if (missing.length > 0) throw new UserError(`--rule names no loaded rule: ${missing.join(", ")}`);
+  }
+  return result.ruleSet;
+}

@@ -1,0 +1,47 @@
+/**
+ * `npm run demo`: starts the sandbox in-process on a free loopback port and shows the dry-run plan of the starter
+ * rules in `rules/` against its demo data. Nothing is applied.
+ */
+import { startSandbox } from "./sandbox/index.js";
+import { planCommand } from "./commands/plan.js";
+import { processIO } from "./commands/io.js";
+
+async function main(): Promise<void> {
+  const sandbox = await startSandbox({ port: 0 });
+  const io = processIO();
+  try {
+    io.stderr(`Sandbox serving demo data at ${sandbox.baseUrl} (key sandbox-admin)\n\n`);
+    const code = await planCommand(
+      {
+        paths: ["rules/"],
+        format: "text",
+        detailedExitcode: false,
+        rules: [],
+        quiet: false,
+        connection: {
+          baseUrl: sandbox.baseUrl,
+          apiKey: "sandbox-admin",
+          rateLimitPerMin: 0,
+          concurrency: 4,
+          timeoutMs: 30_000,
+          insecureHttp: false,
+        },
+      },
+      io,
+    );
+    io.stderr(
+      "\nThat was a dry run. To try it yourself:\n" +
+        "  npx flowrules sandbox --port 4010            # in one terminal\n" +
+        "  export FLOWRULES_BASE_URL=http://127.0.0.1:4010/api FLOWRULES_API_KEY=sandbox-admin\n" +
+        "  npx flowrules plan rules/ --out plan.json     # then: npx flowrules apply plan.json\n",
+    );
+    process.exitCode = code === 2 ? 0 : code;
+  } finally {
+    await sandbox.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,41 @@
+/**
+ * Facts fetched once per run, whichever rule asks first (after json-rules-engine's almanac): field values by
+ * `step:action` and instance, and full records when more than one rule of a workflow needs them.
+ */
+import type { InstanceRecord } from "../api/schemas.js";
+import { fieldKey } from "./field-values.js";
+
+/** Marks "read, and the field holds no value" as distinct from "not read yet". */
+export const ABSENT: unique symbol = Symbol("absent");
+
+export interface Almanac {
+  values: Map<string, Map<number, unknown>>;
+  records: Map<number, InstanceRecord>;
+}
+
+export function newAlmanac(): Almanac {
+  return { values: new Map(), records: new Map() };
+}
+
+export function rememberValue(al: Almanac, key: string, instanceId: number, inputObject: unknown): void {
+  let m = al.values.get(key);
+  if (!m) {
+    m = new Map();
+    al.values.set(key, m);
+  }
+  m.set(instanceId, inputObject === undefined || inputObject === null ? ABSENT : inputObject);
+}
+
+/** Records every form-field value an injected snapshot carries, so no rule reads those fields again. */
+export function rememberSnapshotValues(al: Almanac, record: InstanceRecord, knownKeys: Iterable<string>): void {
+  const seen = new Set<string>();
+  for (const step of record.process_snapshot?.steps ?? []) {
+    for (const action of step.actions ?? []) {
+      const key = fieldKey(step.id, action.id);
+      seen.add(key);
+      rememberValue(al, key, record.id, action.input_object);
+    }
+  }
+  // a field the rule reads that the snapshot does not mention has no value in this instance
+  for (const key of knownKeys) if (!seen.has(key)) rememberValue(al, key, record.id, undefined);
+}

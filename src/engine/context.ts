@@ -1,0 +1,76 @@
+/**
+ * The JSONata context of `when` and of templated values (DESIGN section 1): `instance`, `fields`, `snapshot`, `tags`,
+ * `now`, plus `$daysSince(ts)`, `$hoursUntil(ts)`; `$now()` returns the plan's start so one plan is one instant.
+ */
+import type { CompiledRule } from "../rules/types.js";
+import { fieldKey, plainValue } from "./field-values.js";
+import type { InstanceData } from "./instance-data.js";
+
+export interface EvalContext {
+  instance: Record<string, unknown>;
+  fields: Record<string, unknown>;
+  snapshot: unknown;
+  tags: string[];
+  now: string;
+}
+
+const MS_PER_DAY = 86_400_000;
+const MS_PER_HOUR = 3_600_000;
+
+function toMillis(ts: unknown): number | undefined {
+  if (typeof ts !== "string" && typeof ts !== "number") return undefined;
+  const ms = typeof ts === "number" ? ts : Date.parse(ts);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+export type Bindings = Record<string, unknown>;
+
+/** Bindings for one plan; built once per plan so evaluation allocates nothing per instance for them. */
+export function planBindings(now: Date): Bindings {
+  const nowMs = now.getTime();
+  const nowIso = now.toISOString();
+  return {
+    // undefined (not an error) for a missing or unparsable time, so `$daysSince(instance.deadline) > 3` is just false
+    daysSince: (ts: unknown) => {
+      const ms = toMillis(ts);
+      return ms === undefined ? undefined : (nowMs - ms) / MS_PER_DAY;
+    },
+    hoursUntil: (ts: unknown) => {
+      const ms = toMillis(ts);
+      return ms === undefined ? undefined : (ms - nowMs) / MS_PER_HOUR;
+    },
+    now: () => nowIso,
+  };
+}
+
+/** The `fields` object of one rule for one instance: alias → plain value; an alias with no value is absent. */
+export function fieldsFor(rule: CompiledRule, data: InstanceData): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [alias, ref] of Object.entries(rule.fields)) {
+    const v = plainValue(data.values.get(fieldKey(ref.step, ref.action)));
+    if (v !== undefined) fields[alias] = v;
+  }
+  return fields;
+}
+
+/** The instance as the context shows it: the full record when read, always with id, name, status, process_id. */
+export function instanceView(data: InstanceData): Record<string, unknown> {
+  return {
+    ...(data.record ?? {}),
+    id: data.id,
+    name: data.name,
+    status: data.status,
+    ...(data.public_url !== undefined ? { public_url: data.public_url } : {}),
+    process_id: data.process_id,
+  };
+}
+
+export function buildContext(rule: CompiledRule, data: InstanceData, nowIso: string): EvalContext {
+  return {
+    instance: instanceView(data),
+    fields: fieldsFor(rule, data),
+    snapshot: data.record?.process_snapshot,
+    tags: data.record?.tags ?? [],
+    now: nowIso,
+  };
+}

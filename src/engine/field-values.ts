@@ -1,0 +1,33 @@
+/**
+ * Input objects → plain values for `fields.*` (DESIGN section 1): text/number `{inputValue: v}` → v, date
+ * `{date}` → the ISO string, radio → the selected option, checklist → the checked items; any other shape is passed
+ * through as stored. "No value" is ABSENT (undefined), never null, so `fields.amount < 100` is simply false.
+ */
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+export function plainValue(inputObject: unknown): unknown {
+  if (inputObject === null || inputObject === undefined) return undefined;
+  if (!isRecord(inputObject)) return inputObject;
+  if (Object.keys(inputObject).length === 0) return undefined;
+  if ("date" in inputObject && Object.keys(inputObject).length === 1) {
+    return inputObject.date ?? undefined;
+  }
+  if ("inputValue" in inputObject) {
+    const v = inputObject.inputValue;
+    if (v === null || v === undefined) return undefined;
+    if (isRecord(v)) {
+      if ("radioItemSelected" in v) return v.radioItemSelected ?? undefined;
+      if ("itemsChecked" in v) return Array.isArray(v.itemsChecked) ? v.itemsChecked : undefined;
+    }
+    return v;
+  }
+  return inputObject;
+}
+
+/** Key of one form field in the per-instance value maps. */
+export function fieldKey(step: number, action: number): string {
+  return `${step}:${action}`;
+}

@@ -1,0 +1,113 @@
+/**
+ * Hydration: fetch, for one page of selected instances, only what the rule's expressions need, at the lowest
+ * request cost the API allows (DESIGN section 5):
+ * - nothing beyond the list element → no request at all;
+ * - field values only → one form-field request (spec 4.6, `instance_ids` = the page's ids) per field not already
+ *   known, unless reading the few instances one by one is cheaper;
+ * - anything of the full record → one GET /instances/{id}/?inject_values=true per instance not already read, which
+ *   brings every field value with it.
+ */
+import type { ApiClient, InstanceListItem, InstanceRecord } from "../api/index.js";
+import type { FieldRef } from "../rules/types.js";
+import { ABSENT, rememberSnapshotValues, rememberValue, type Almanac } from "./almanac.js";
+import { fieldKey } from "./field-values.js";
+import type { InstanceData, InstanceStatus } from "./instance-data.js";
+
+/** The most ids one form-field request carries (spec 4.6 pages hold at most 500). */
+export const FIELD_BATCH = 500;
+
+export interface PageNeeds {
+  processId: number;
+  record: boolean;
+  /** keep read records in the almanac (another rule of the workflow needs them too) */
+  cacheRecords: boolean;
+  fields: FieldRef[];
+}
+
+function asStatus(s: string): InstanceStatus {
+  return s === "completed" || s === "aborted" ? s : "running";
+}
+
+async function readRecords(client: ApiClient, al: Almanac, ids: number[], needs: PageNeeds): Promise<Map<number, InstanceRecord>> {
+  const out = new Map<number, InstanceRecord>();
+  const keys = needs.fields.map((f) => fieldKey(f.step, f.action));
+  const missing: number[] = [];
+  for (const id of ids) {
+    const cached = al.records.get(id);
+    if (cached) out.set(id, cached);
+    else missing.push(id);
+  }
+  const read = await Promise.all(missing.map((id) => client.getInstance(id, { injectValues: true })));
+  for (const record of read) {
+    out.set(record.id, record);
+    rememberSnapshotValues(al, record, keys);
+    if (needs.cacheRecords) al.records.set(record.id, record);
+  }
+  return out;
+}
+
+async function readFields(client: ApiClient, al: Almanac, ids: number[], needs: PageNeeds): Promise<void> {
+  const todo = needs.fields
+    .map((f) => ({ ref: f, key: fieldKey(f.step, f.action) }))
+    .map(({ ref, key }) => ({ ref, key, ids: ids.filter((id) => !al.values.get(key)?.has(id)) }))
+    .filter((t) => t.ids.length > 0);
+  if (todo.length === 0) return;
+
+  const bulkCost = todo.reduce((n, t) => n + Math.ceil(t.ids.length / FIELD_BATCH), 0);
+  const unread = new Set(todo.flatMap((t) => t.ids));
+  if (unread.size < bulkCost) {
+    // fewer instances than field requests: one read per instance brings every field
+    await readRecords(client, al, [...unread], { ...needs, cacheRecords: needs.cacheRecords });
+    return;
+  }
+  await Promise.all(
+    todo.flatMap((t) => {
+      const batches: number[][] = [];
+      for (let i = 0; i < t.ids.length; i += FIELD_BATCH) batches.push(t.ids.slice(i, i + FIELD_BATCH));
+      return batches.map(async (batch) => {
+        const pages = client.formFieldPages(needs.processId, t.ref.step, t.ref.action, {
+          instance_ids: batch,
+          limit: FIELD_BATCH,
+        });
+        const found = new Set<number>();
+        for await (const page of pages) {
+          for (const r of page.results) {
+            found.add(r.instance_id);
+            rememberValue(al, t.key, r.instance_id, r.value);
+          }
+        }
+        // the endpoint lists only instances where the field is used with a value: the rest have none
+        for (const id of batch) if (!found.has(id)) rememberValue(al, t.key, id, undefined);
+      });
+    }),
+  );
+}
+
+export async function hydratePage(
+  client: ApiClient,
+  al: Almanac,
+  items: InstanceListItem[],
+  needs: PageNeeds,
+): Promise<InstanceData[]> {
+  const ids = items.map((i) => i.id);
+  const records = needs.record ? await readRecords(client, al, ids, needs) : undefined;
+  if (!needs.record && needs.fields.length > 0) await readFields(client, al, ids, needs);
+  return items.map((item) => {
+    const values = new Map<string, unknown>();
+    for (const f of needs.fields) {
+      const key = fieldKey(f.step, f.action);
+      const v = al.values.get(key)?.get(item.id);
+      if (v !== undefined) values.set(key, v === ABSENT ? undefined : v);
+    }
+    const record = records?.get(item.id);
+    return {
+      id: item.id,
+      name: item.name,
+      status: asStatus(item.status),
+      public_url: item.public_url ?? null,
+      process_id: needs.processId,
+      ...(record ? { record } : {}),
+      values,
+    };
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * The live planning pipeline: resolve → select (cursor pages of 500) → hydrate → evaluate → assemble. Everything
+ * that touches the network goes through the API client; the plan itself comes from the pure functions.
+ */
+import type { ApiClient } from "../api/index.js";
+import type { CompiledRule, FieldRef, RuleSet } from "../rules/types.js";
+import { VERSION } from "../version.js";
+import { newAlmanac } from "./almanac.js";
+import { addOutcome, assemblePlan, newRuleResult, type RuleResult } from "./assemble.js";
+import { planBindings } from "./context.js";
+import { evaluateInstance } from "./evaluate-instance.js";
+import { hydratePage } from "./hydrate.js";
+import type { Plan, PlanError } from "./plan-types.js";
+import { prefetch } from "./prefetch.js";
+import { resolveWorkflows } from "./resolve.js";
+import { needsRecord, selectQuery } from "./select.js";
+
+export interface PlanProgress {
+  rule: string;
+  /** instances of this rule's selection processed so far */
+  done: number;
+  /** total of the selection, from the first page's `count` */
+  total: number;
+}
+
+export interface RunPlanOptions {
+  client: ApiClient;
+  ruleSet: RuleSet;
+  /** the plan's start; relative dates and `$now()` resolve against it */
+  now?: Date;
+  onProgress?: (p: PlanProgress) => void;
+  /** keep only instances with `id % count === index` (deterministic sharding of the selection) */
+  shard?: { index: number; count: number };
+}
+
+function fieldRefs(rule: CompiledRule): FieldRef[] {
+  return rule.needs.fields.flatMap((alias) => {
+    const ref = rule.fields[alias];
+    return ref ? [ref] : [];
+  });
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
+  const { client, ruleSet } = opts;
+  const now = opts.now ?? new Date();
+  const nowIso = now.toISOString();
+  const bindings = planBindings(now);
+  const almanac = newAlmanac();
+  const errors: PlanError[] = [];
+  const results: RuleResult[] = [];
+
+  let resolved;
+  try {
+    resolved = await resolveWorkflows(client, ruleSet.rules);
+  } catch (err) {
+    resolved = new Map(ruleSet.rules.map((r) => [r.name, { error: `rule "${r.name}": ${errorMessage(err)}` }]));
+  }
+
+  // records are kept for reuse only when several rules of one workflow read them
+  const recordReaders = new Map<number, number>();
+  for (const rule of ruleSet.rules) {
+    const r = resolved.get(rule.name);
+    if (r && "id" in r && needsRecord(rule)) recordReaders.set(r.id, (recordReaders.get(r.id) ?? 0) + 1);
+  }
+
+  for (const rule of ruleSet.rules) {
+    const r = resolved.get(rule.name);
+    if (!r || "error" in r) {
+      errors.push({ code: "resolve", rule: rule.name, message: r && "error" in r ? r.error : `rule "${rule.name}": unresolved` });
+      results.push(newRuleResult(rule, null));
+      continue;
+    }
+    const result = newRuleResult(rule, r.id, r.name);
+    results.push(result);
+    const needs = {
+      processId: r.id,
+      record: needsRecord(rule),
+      cacheRecords: (recordReaders.get(r.id) ?? 0) > 1,
+      fields: fieldRefs(rule),
+    };
+    try {
+      let done = 0;
+      for await (const page of prefetch(client.instancePages(r.id, selectQuery(rule.select, now)))) {
+        const items = opts.shard
+          ? page.results.filter((i) => i.id % (opts.shard?.count ?? 1) === (opts.shard?.index ?? 0))
+          : page.results;
+        const data = await hydratePage(client, almanac, items, needs);
+        for (const d of data) addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
+        done += page.results.length;
+        opts.onProgress?.({ rule: rule.name, done, total: page.count });
+      }
+    } catch (err) {
+      // an API failure fails this rule's plan (none of its changes), the others are still planned
+      result.changes = [];
+      result.reportEntries.clear();
+      errors.push({ code: "api", rule: rule.name, message: `rule "${rule.name}": ${errorMessage(err)}` });
+    }
+  }
+
+  return assemblePlan(results, {
+    createdAt: now,
+    baseUrl: client.baseUrl,
+    rulesDigest: ruleSet.digest,
+    version: VERSION,
+    requests: client.stats().total,
+    errors,
+  });
+}

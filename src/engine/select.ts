@@ -1,0 +1,38 @@
+/**
+ * `select` → query parameters of the v2 instance list (spec 4.2). Keys are already the service's parameter names;
+ * relative date-times are resolved once against the plan's start so every page of a plan asks the same question.
+ */
+import type { CompiledRule, SelectSpec } from "../rules/types.js";
+import { DATE_TIME_PARAMS, resolveDateTime } from "../rules/datetime.js";
+
+export type ListQuery = Record<string, string | number | boolean | Array<string | number>>;
+
+const DATE_TIME = new Set(DATE_TIME_PARAMS);
+
+export function selectQuery(select: SelectSpec, now: Date): ListQuery {
+  const query: ListQuery = {};
+  for (const [key, value] of Object.entries(select)) {
+    if (DATE_TIME.has(key) && typeof value === "string") query[key] = resolveDateTime(value, now);
+    else if (key === "status" && typeof value === "string") query[key] = [value];
+    else query[key] = value;
+  }
+  return query;
+}
+
+/** The step a rule's selection guarantees active (spec 4.2 `active_step_id`), if any. */
+export function selectedActiveStep(select: SelectSpec): number | undefined {
+  const v = select.active_step_id;
+  if (typeof v === "number") return v;
+  if (typeof v === "string" && /^\d+$/.test(v)) return Number(v);
+  return undefined;
+}
+
+/**
+ * Whether planning this rule needs the full record: the rule reads it, or it acts on a step whose activity the
+ * server-side selection does not already guarantee (then active_step_ids must be read to plan correctly).
+ */
+export function needsRecord(rule: CompiledRule): boolean {
+  if (rule.needs.record) return true;
+  const active = selectedActiveStep(rule.select);
+  return rule.actions.some((a) => (a.kind === "complete_step" || a.kind === "save_step") && a.step !== active);
+}

@@ -1,0 +1,120 @@
+/**
+ * Markdown for pull-request comments (after Atlantis): summary and rule table outside a collapsible block, the diff
+ * inside, and the whole comment under the 65,536-character limit however big the plan, saying what was left out.
+ */
+import { PRESENTATION } from "../../actions/index.js";
+import type { Plan, PlannedChange, PlannedReport } from "../../engine/plan-types.js";
+import { diffKeys, showValue, summaryLine } from "./summary.js";
+import type { PlanFormatter } from "./types.js";
+
+/** GitHub's comment limit is 65,536 characters; keep a margin for the footer. */
+export const MARKDOWN_LIMIT = 65_536;
+const MAX_ERRORS = 50;
+const MAX_REPORT_ROWS = 50;
+
+/** Table cells must not break the table: escape pipes, flatten newlines. */
+function md(v: unknown): string {
+  let s: string;
+  if (v === null || v === undefined) s = "";
+  else if (typeof v === "string") s = v;
+  else if (Array.isArray(v)) s = v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(", ");
+  else s = JSON.stringify(v);
+  return s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+}
+
+function mermaidLabel(s: string): string {
+  return s.replace(/"/g, "'").replace(/\r?\n/g, " ");
+}
+
+export function reportMarkdown(r: PlannedReport): string {
+  const lines: string[] = [];
+  lines.push(`#### ${md(r.title)}`, "");
+  lines.push(`Rule \`${r.rule}\`: ${r.rows.length} ${r.rows.length === 1 ? "instance" : "instances"} grouped by \`${r.group_by}\`.`, "");
+  if (r.groups.length > 0) {
+    lines.push("```mermaid", `pie showData title ${mermaidLabel(r.title)} by ${r.group_by}`);
+    for (const g of r.groups) lines.push(`    "${mermaidLabel(g.key)}" : ${g.count}`);
+    lines.push("```", "");
+  }
+  lines.push(`| ${md(r.group_by)} | count |`, "|---|---:|");
+  for (const g of r.groups) lines.push(`| ${md(g.key)} | ${g.count} |`);
+  if (r.rows.length > 0) {
+    lines.push("", `<details><summary>Instances (${r.rows.length})</summary>`, "");
+    lines.push(`| ${r.columns.map(md).join(" | ")} |`, `|${r.columns.map(() => "---").join("|")}|`);
+    for (const row of r.rows.slice(0, MAX_REPORT_ROWS)) lines.push(`| ${r.columns.map((c) => md(row[c])).join(" | ")} |`);
+    if (r.rows.length > MAX_REPORT_ROWS) lines.push("", `… ${r.rows.length - MAX_REPORT_ROWS} more rows in the JSON plan.`);
+    lines.push("", "</details>");
+  }
+  lines.push("");
+  return lines.join("\n");
+}
+
+function changeBlock(ch: PlannedChange): string {
+  const p = PRESENTATION[ch.kind];
+  const what = ch.kind === "abort" ? "abort" : `${ch.kind === "complete_step" ? "complete" : "save"} step ${ch.step_id}`;
+  const lines = [`@@ ${p.symbol} #${ch.instance_id} ${ch.instance_name.replace(/\r?\n/g, " ")}: ${what} @@`];
+  for (const key of diffKeys(ch.before, ch.after)) {
+    if (key in ch.before) lines.push(`- ${key}: ${showValue(ch.before[key])}`);
+    lines.push(`+ ${key}: ${showValue(ch.after[key])}`);
+  }
+  return lines.join("\n");
+}
+
+export const markdown: PlanFormatter = (plan, options) => {
+  const limit = options.maxChars ?? MARKDOWN_LIMIT;
+  const where = options.planFile ? `\`${options.planFile}\`` : "the JSON plan (`flowrules plan --out plan.json`)";
+  const head: string[] = [];
+  head.push("## flowrules plan", "", `**${summaryLine(plan)}**`, "");
+  head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
+  for (const r of plan.rules) {
+    const wf = r.workflow_id === null ? "—" : `${r.workflow_id}${r.workflow_name ? ` ${md(r.workflow_name)}` : ""}`;
+    head.push(`| \`${r.name}\` | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${r.status === "ok" ? "ok" : "**failed**"} |`);
+  }
+  head.push("");
+  if (plan.errors.length > 0) {
+    head.push(`**Errors (${plan.errors.length})**`, "");
+    for (const e of plan.errors.slice(0, MAX_ERRORS)) head.push(`- ${md(e.message)}`);
+    if (plan.errors.length > MAX_ERRORS) head.push(`- … ${plan.errors.length - MAX_ERRORS} more in ${where}`);
+    head.push("");
+  }
+  const footer = `\n_Planned at ${plan.created_at} against ${plan.base_url || "fixtures"} by flowrules ${plan.flowrules_version}._\n`;
+
+  let out = head.join("\n");
+  const budget = (): number => limit - out.length - footer.length - 400;
+
+  if (plan.reports.length > 0) {
+    let shown = 0;
+    let section = "### Reports\n\n";
+    for (const r of plan.reports) {
+      const block = reportMarkdown(r);
+      if (section.length + block.length > budget()) break;
+      section += block;
+      shown++;
+    }
+    if (shown < plan.reports.length) section += `\n… ${plan.reports.length - shown} reports left out to fit the comment; see ${where}.\n`;
+    out += `${section}\n`;
+  }
+
+  if (plan.changes.length > 0) {
+    let body = "";
+    let shown = 0;
+    let currentRule = "";
+    for (const ch of plan.changes) {
+      let piece = "";
+      if (ch.rule !== currentRule) {
+        piece += `${currentRule ? "```\n\n" : ""}#### \`${ch.rule}\`\n\n\`\`\`diff\n`;
+      }
+      piece += `${changeBlock(ch)}\n`;
+      if (body.length + piece.length > budget() - 200) break;
+      body += piece;
+      currentRule = ch.rule;
+      shown++;
+    }
+    if (currentRule) body += "```\n";
+    const left = plan.changes.length - shown;
+    const note = left > 0 ? `\n${left} of ${plan.changes.length} changes left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; the full plan is in ${where}.\n` : "";
+    const legendKinds = [...new Set(plan.changes.map((c) => c.kind))];
+    const legend = legendKinds.map((k) => `${PRESENTATION[k].symbol} ${PRESENTATION[k].legend}`).join(" · ");
+    out += `<details><summary>Changes (${plan.changes.length}) — ${legend}</summary>\n\n${body}${note}\n</details>\n`;
+  }
+  return out + footer;
+};

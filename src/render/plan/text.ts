@@ -1,0 +1,79 @@
+/** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
+import pc from "picocolors";
+import { MUTATING_KINDS, PRESENTATION } from "../../actions/index.js";
+import type { Plan, PlannedReport } from "../../engine/plan-types.js";
+import { diffKeys, showValue, summaryLine } from "./summary.js";
+import type { PlanFormatter } from "./types.js";
+
+/** Rows of a report shown in the terminal; the JSON plan and --report-dir carry all of them. */
+const MAX_REPORT_ROWS = 20;
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)];
+}
+
+function cell(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "string") return v;
+  if (Array.isArray(v)) return v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(", ");
+  return JSON.stringify(v);
+}
+
+export function reportLines(r: PlannedReport, maxRows = MAX_REPORT_ROWS): string[] {
+  const total = r.rows.length;
+  const out = [`Report ${r.title} (rule ${r.rule}): ${total} ${total === 1 ? "instance" : "instances"} by ${r.group_by}`];
+  out.push(...table([r.group_by, "count"], r.groups.map((g) => [g.key, String(g.count)])).map((l) => `  ${l}`));
+  if (total > 0) {
+    out.push("");
+    const rows = r.rows.slice(0, maxRows).map((row) => r.columns.map((c) => cell(row[c])));
+    out.push(...table(r.columns, rows).map((l) => `  ${l}`));
+    if (total > maxRows) out.push(`  … ${total - maxRows} more rows in the JSON plan`);
+  }
+  return out;
+}
+
+export const text: PlanFormatter = (plan, { color }) => {
+  const c = pc.createColors(color);
+  const paint = (kind: keyof typeof PRESENTATION, s: string): string => c[PRESENTATION[kind].colour](s);
+  const out: string[] = [];
+  out.push(c.bold(`flowrules plan against ${plan.base_url || "(fixtures)"} at ${plan.created_at}`));
+
+  const used = MUTATING_KINDS.filter((k) => plan.changes.some((ch) => ch.kind === k));
+  if (used.length > 0) {
+    out.push(`Legend: ${used.map((k) => `${paint(k, PRESENTATION[k].symbol)} ${PRESENTATION[k].legend}`).join("   ")}`);
+  }
+
+  for (const rule of plan.rules) {
+    const wf = rule.workflow_id === null ? "unresolved workflow" : `workflow ${rule.workflow_id}${rule.workflow_name ? ` ${rule.workflow_name}` : ""}`;
+    const status = rule.status === "failed" ? c.red(" FAILED") : "";
+    out.push("");
+    out.push(
+      c.bold(`Rule ${rule.name}`) +
+        ` (${wf}): ${rule.selected} selected, ${rule.matched} matched, ${rule.changes} ${rule.changes === 1 ? "change" : "changes"}` +
+        (rule.skipped > 0 ? `, ${rule.skipped} skipped` : "") +
+        status,
+    );
+    for (const ch of plan.changes.filter((x) => x.rule === rule.name)) {
+      const p = PRESENTATION[ch.kind];
+      const what = ch.kind === "abort" ? "abort" : `${ch.kind === "complete_step" ? "complete" : "save"} step ${ch.step_id}`;
+      out.push(`  ${paint(ch.kind, p.symbol)} #${ch.instance_id} ${JSON.stringify(ch.instance_name)}: ${what}`);
+      for (const key of diffKeys(ch.before, ch.after)) {
+        out.push(`      ${key}: ${c.dim(showValue(ch.before[key]))} → ${showValue(ch.after[key])}`);
+      }
+    }
+    for (const r of plan.reports.filter((x) => x.rule === rule.name)) {
+      out.push(...reportLines(r).map((l) => `  ${l}`));
+    }
+  }
+
+  if (plan.errors.length > 0) {
+    out.push("");
+    out.push(c.red(c.bold(`Errors (${plan.errors.length}):`)));
+    for (const e of plan.errors) out.push(`  ${c.red("!")} ${e.message}`);
+  }
+  out.push("");
+  out.push(c.bold(summaryLine(plan)));
+  return `${out.join("\n")}\n`;
+};

@@ -1,0 +1,13 @@
+/** Every plan output format is one module exporting one function of this type (after Spectral's formatters). */
+import type { Plan } from "../../engine/plan-types.js";
+
+export interface PlanRenderOptions {
+  /** ANSI colours (text only): on a TTY and without NO_COLOR */
+  color: boolean;
+  /** where the full JSON plan is written, mentioned when output is truncated */
+  planFile?: string;
+  /** character budget of the whole output (markdown: the 65,536-character pull-request comment limit) */
+  maxChars?: number;
+}
+
+export type PlanFormatter = (plan: Plan, options: PlanRenderOptions) => string;
