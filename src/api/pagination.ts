@@ -1,5 +1,6 @@
 /** The two pagination styles of the service as async generators of pages. */
 import type { Page } from "./client.js";
+import { ResponseShapeError } from "./errors.js";
 
 /**
  * Cursor pagination (4.2): fetch the first path, then follow each page's `next` (resolved to a path under the base
@@ -13,7 +14,9 @@ export async function* cursorPages<T>(
   const seen = new Set<string>();
   let path: string | null = firstPath;
   while (path !== null) {
-    if (seen.has(path)) throw new Error(`pagination loop: ${path} was already fetched`);
+    if (seen.has(path)) {
+      throw new ResponseShapeError({ method: "GET", path, status: 200, what: "a page", problem: "pagination loop: the next link points to a page already fetched" });
+    }
     seen.add(path);
     const page: Page<T> = await fetchPage(path);
     yield page;

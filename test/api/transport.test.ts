@@ -292,6 +292,17 @@ describe("pagination safety", () => {
     expect(s.requests.map((r) => r.url).slice(1)).toEqual(["/api/v2/processes/7/instances/?cursor=2", "/api/v2/processes/7/instances/?cursor=3"]);
   });
 
+  it("stops a server that links a page to itself", async () => {
+    const s = await server((req, res) =>
+      sendJson(res, 200, { count: 9, next: `/api${(req.url ?? "").slice(4)}`, previous: null, results: [{ id: 1, name: "a", status: "running" }] }),
+    );
+    const { c } = client(s.baseUrl);
+    const err = await caught((async () => { for await (const _ of c.instancePages(3, { page_size: 1 })) void _; })());
+    expect(err).toBeInstanceOf(ResponseShapeError);
+    expect((err as Error).message).toMatch(/pagination loop/);
+    expect(s.requests.length).toBe(1);
+  });
+
   it("form-field pages are fetched concurrently but yielded in page order", async () => {
     const total = 23;
     const s = await server((req, res) => {
