@@ -1,0 +1,135 @@
+/** Checks across rules: unique names, and actions a rule's own select rules out or that other rules may contest. */
+import type { CompiledAction, CompiledRule, Diagnostic, SourcePos } from "./types.js";
+
+export interface NamedAt {
+  name: string;
+  pos: SourcePos;
+}
+
+function at(p: SourcePos): string {
+  return `${p.file}:${p.line}:${p.col}`;
+}
+
+export function duplicateNames(names: readonly NamedAt[]): Diagnostic[] {
+  const first = new Map<string, SourcePos>();
+  const out: Diagnostic[] = [];
+  for (const n of names) {
+    const prev = first.get(n.name);
+    if (prev) {
+      out.push({
+        ...n.pos,
+        severity: "error",
+        code: "duplicate-name",
+        message: `duplicate rule name "${n.name}": also defined at ${at(prev)} (names must be unique across all loaded files)`,
+        rule: n.name,
+      });
+    } else {
+      first.set(n.name, n.pos);
+    }
+  }
+  return out;
+}
+
+type StepAction = Extract<CompiledAction, { kind: "complete_step" | "save_step" }>;
+
+function isStepAction(a: CompiledAction): a is StepAction {
+  return a.kind === "complete_step" || a.kind === "save_step";
+}
+
+function verb(a: CompiledAction): string {
+  return a.kind === "complete_step" ? "completes" : a.kind === "save_step" ? "saves" : a.kind === "abort" ? "aborts" : "reports";
+}
+
+function warn(pos: SourcePos, rule: string, code: string, message: string): Diagnostic {
+  return { ...pos, severity: "warning", code, message, rule };
+}
+
+/** A step action or abort that the rule's own select can never leave applicable. */
+export function selectContradictions(rule: CompiledRule): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const status = rule.select.status;
+  const statuses = status === undefined ? undefined : (Array.isArray(status) ? status : [status]).map(String);
+  const active = rule.select.active_step_id;
+  for (const a of rule.actions) {
+    if (a.kind === "report") continue;
+    if (statuses && !statuses.includes("running")) {
+      const what = isStepAction(a) ? `step ${a.step}` : "instances";
+      out.push(
+        warn(
+          a.pos,
+          rule.name,
+          "select-excludes",
+          `rule "${rule.name}" ${verb(a)} ${what}, but its select.status (${statuses.join(", ")}) only selects ` +
+            `instances that are not running, where ${isStepAction(a) ? "no step is active" : "there is nothing to abort"}`,
+        ),
+      );
+      continue;
+    }
+    if (isStepAction(a) && active !== undefined && !Array.isArray(active) && String(active) !== String(a.step)) {
+      out.push(
+        warn(
+          a.pos,
+          rule.name,
+          "select-excludes",
+          `rule "${rule.name}" ${verb(a)} step ${a.step}, but its select.active_step_id is ${String(active)}: the ` +
+            `selected instances have step ${String(active)} active, so step ${a.step} may well not be`,
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+function workflowKey(r: CompiledRule): string {
+  return "id" in r.workflow ? `id:${r.workflow.id}` : `name:${r.workflow.name}`;
+}
+
+function workflowLabel(r: CompiledRule): string {
+  return "id" in r.workflow ? `workflow ${r.workflow.id}` : `workflow "${r.workflow.name}"`;
+}
+
+/** Two mutations that may meet on one instance. Only a warning: conflicts are judged per instance at plan time. */
+function clash(a: CompiledAction, b: CompiledAction): string | undefined {
+  if (isStepAction(a) && isStepAction(b) && a.step === b.step) return `both act on step ${a.step}`;
+  if (a.kind === "abort" && isStepAction(b)) return `one aborts instances in which the other ${verb(b)} step ${b.step}`;
+  if (b.kind === "abort" && isStepAction(a)) return `one aborts instances in which the other ${verb(a)} step ${a.step}`;
+  return undefined;
+}
+
+export function possibleConflicts(rules: readonly CompiledRule[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  rules.forEach((r, i) => {
+    // within one rule: two actions on the same step, or an abort next to a step action
+    r.actions.forEach((a, j) => {
+      for (const b of r.actions.slice(j + 1)) {
+        const why = clash(a, b);
+        if (why) {
+          out.push(warn(b.pos, r.name, "conflict", `two actions of rule "${r.name}" may conflict: ${why}`));
+        }
+      }
+    });
+    for (const q of rules.slice(0, i)) {
+      if (workflowKey(q) !== workflowKey(r)) continue;
+      for (const a of q.actions) {
+        for (const b of r.actions) {
+          const why = clash(a, b);
+          if (!why) continue;
+          out.push(
+            warn(
+              b.pos,
+              r.name,
+              "conflict",
+              `rules "${q.name}" (${at(a.pos)}) and "${r.name}" may conflict on ${workflowLabel(r)}: ${why}; an ` +
+                "instance matched by both is reported as a conflict at plan time",
+            ),
+          );
+        }
+      }
+    }
+  });
+  return out;
+}
+
+export function setChecks(rules: readonly CompiledRule[]): Diagnostic[] {
+  return [...rules.flatMap(selectContradictions), ...possibleConflicts(rules)];
+}

@@ -1,0 +1,132 @@
+/**
+ * Compiles one rule of a parsed file. It runs even when the schema found errors in the rule (so a file's JSONata and
+ * alias mistakes are all reported in one go), but checks that would only echo a schema error are skipped.
+ */
+import type { CompiledAction, CompiledRule, Diagnostic, FieldRef, SelectSpec } from "./types.js";
+import type { SourceFile } from "./positions.js";
+import { posOfKey, scalarIndexToPos } from "./positions.js";
+import { compileJsonata } from "./jsonata-compile.js";
+import { checkExpr } from "./expr-checks.js";
+import { compileAction } from "./compile-actions.js";
+import { computeNeeds } from "./needs.js";
+import { posIn, report, type RuleContext } from "./compile-context.js";
+
+/** Aliases are read as `fields.<alias>` in JSONata, so they must be plain identifiers. */
+export const ALIAS_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function fieldRefs(raw: unknown): Record<string, FieldRef> {
+  const out: Record<string, FieldRef> = {};
+  if (!isRecord(raw)) return out;
+  for (const [alias, v] of Object.entries(raw)) {
+    if (isRecord(v) && typeof v.step === "number" && typeof v.action === "number") {
+      out[alias] = { step: v.step, action: v.action };
+    }
+  }
+  return out;
+}
+
+function selectSpec(raw: unknown): SelectSpec {
+  const out: SelectSpec = {};
+  if (!isRecord(raw)) return out;
+  for (const [k, v] of Object.entries(raw)) {
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[k] = v;
+    else if (Array.isArray(v)) out[k] = v.filter((x): x is string | number => typeof x === "string" || typeof x === "number");
+  }
+  return out;
+}
+
+export interface RuleCompileResult {
+  rule?: CompiledRule;
+  diagnostics: Diagnostic[];
+}
+
+/** `badKeys` are the rule's top-level keys the schema already reported ("" for the rule itself). */
+export function compileRule(src: SourceFile, index: number, raw: unknown, badKeys: ReadonlySet<string>): RuleCompileResult {
+  if (!isRecord(raw)) return { diagnostics: [] };
+  const name = typeof raw.name === "string" && raw.name !== "" ? raw.name : undefined;
+  const rawFields = raw.fields;
+  const fieldsUsable = rawFields === undefined || rawFields === null || isRecord(rawFields);
+  const ctx: RuleContext = {
+    src,
+    path: ["rules", String(index)],
+    name,
+    label: name !== undefined ? `rule "${name}"` : `rules[${index}]`,
+    aliases: fieldsUsable ? Object.keys(isRecord(rawFields) ? rawFields : {}) : undefined,
+    diagnostics: [],
+    refs: [],
+  };
+
+  if (isRecord(rawFields)) {
+    for (const alias of Object.keys(rawFields)) {
+      if (ALIAS_RE.test(alias)) continue;
+      report(
+        ctx,
+        "error",
+        "alias",
+        posOfKey(src, [...ctx.path, "fields"], alias),
+        `field alias "${alias}" in ${ctx.label} must be an identifier (letters, digits and _, not starting with a ` +
+          `digit) so that JSONata can read it as fields.${alias.replace(/[^A-Za-z0-9_]/g, "_")}`,
+      );
+    }
+  }
+
+  let when: CompiledRule["when"];
+  if (typeof raw.when === "string" && raw.when.trim() !== "") {
+    const at = scalarIndexToPos(src, [...ctx.path, "when"]);
+    const where = `"when" of ${ctx.label}`;
+    const c = compileJsonata(raw.when, at, where, name);
+    if (c.ok) {
+      when = c.expr;
+      const checked = checkExpr({ expr: c.expr, at, where, rule: name, aliases: ctx.aliases });
+      ctx.diagnostics.push(...checked.diagnostics);
+      ctx.refs.push(checked.refs);
+    } else {
+      ctx.diagnostics.push(c.diagnostic);
+    }
+  }
+
+  const actions: CompiledAction[] = [];
+  let actionsOk = Array.isArray(raw.actions);
+  if (Array.isArray(raw.actions)) {
+    raw.actions.forEach((item: unknown, j) => {
+      const a = compileAction(item, j, ctx);
+      if (a) actions.push(a);
+      else actionsOk = false;
+    });
+  }
+
+  const reportKeys = actions.flatMap((a) => (a.kind === "report" ? [a.group_by, ...a.columns] : []));
+  const needs = computeNeeds(ctx.aliases ?? [], ctx.refs, reportKeys);
+
+  const failed = badKeys.size > 0 || !actionsOk || ctx.diagnostics.some((d) => d.severity === "error");
+  if (failed || name === undefined) return { diagnostics: ctx.diagnostics };
+
+  const workflow: CompiledRule["workflow"] | undefined =
+    typeof raw.workflow === "number"
+      ? { id: raw.workflow }
+      : isRecord(raw.workflow) && typeof raw.workflow.name === "string"
+        ? { name: raw.workflow.name }
+        : undefined;
+  if (!workflow) return { diagnostics: ctx.diagnostics };
+
+  const limits: CompiledRule["limits"] = {};
+  if (isRecord(raw.limits) && typeof raw.limits.max_instances === "number") limits.max_instances = raw.limits.max_instances;
+
+  const rule: CompiledRule = {
+    name,
+    ...(typeof raw.description === "string" ? { description: raw.description } : {}),
+    pos: posIn(ctx),
+    workflow,
+    fields: fieldRefs(rawFields),
+    select: selectSpec(raw.select),
+    ...(when ? { when } : {}),
+    actions,
+    limits,
+    needs,
+  };
+  return { rule, diagnostics: ctx.diagnostics };
+}

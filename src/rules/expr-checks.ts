@@ -1,0 +1,58 @@
+/** Static checks on one compiled expression: declared aliases, existing functions, names the context holds. */
+import { RECORD_COLUMNS } from "../actions/report.js";
+import type { CompiledExpr, Diagnostic, SourcePos } from "./types.js";
+import { BUILTIN_FUNCTIONS, CONTEXT_NAMES, HELPER_FUNCTIONS, exprRefs, type ExprRefs } from "./ast-refs.js";
+import { closest, didYouMean } from "./suggest.js";
+
+export interface ExprCheckInput {
+  expr: CompiledExpr;
+  /** maps an index in the compiled text to the file */
+  at: (i: number) => SourcePos;
+  /** the expression text as compiled (untrimmed), to which `at` and the AST positions refer */
+  where: string;
+  rule?: string;
+  /** declared aliases; undefined when `fields` itself is broken (no alias check then) */
+  aliases?: readonly string[];
+}
+
+export function checkExpr(input: ExprCheckInput): { refs: ExprRefs; diagnostics: Diagnostic[] } {
+  const refs = exprRefs(input.expr.expr);
+  const diagnostics: Diagnostic[] = [];
+  const d = (severity: Diagnostic["severity"], code: string, at: number, message: string): void => {
+    diagnostics.push({ ...input.at(at), severity, code, message, ...(input.rule !== undefined ? { rule: input.rule } : {}) });
+  };
+  const aliases = input.aliases;
+  if (aliases !== undefined) {
+    for (const f of refs.fields) {
+      if (aliases.includes(f.name)) continue;
+      const declared =
+        aliases.length > 0 ? `; declared aliases: ${aliases.join(", ")}` : '; the rule declares no aliases: add them under "fields:"';
+      const hint = didYouMean(f.name, aliases);
+      d("error", "unknown-field", f.at, `unknown field alias "${f.name}" in ${input.where}${hint}${declared}`);
+    }
+  }
+  const known = new Set<string>([...BUILTIN_FUNCTIONS, ...HELPER_FUNCTIONS, ...refs.bound]);
+  for (const c of refs.calls) {
+    if (known.has(c.name)) continue;
+    const hint = closest(c.name, [...known]);
+    d(
+      "error",
+      "unknown-function",
+      c.at,
+      `unknown function "$${c.name}" in ${input.where}${hint !== undefined ? `; did you mean "$${hint}"?` : ""}`,
+    );
+  }
+  for (const r of refs.unknownRoots) {
+    let hint: string;
+    if (aliases?.includes(r.name)) hint = `; did you mean "fields.${r.name}"?`;
+    else if ((RECORD_COLUMNS as readonly string[]).includes(r.name)) hint = `; did you mean "instance.${r.name}"?`;
+    else hint = didYouMean(r.name, CONTEXT_NAMES);
+    d(
+      "warning",
+      "unknown-name",
+      r.at,
+      `"${r.name}" is not in the context of ${input.where}, which holds ${CONTEXT_NAMES.join(", ")}${hint}`,
+    );
+  }
+  return { refs, diagnostics };
+}

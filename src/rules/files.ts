@@ -1,0 +1,64 @@
+/** Expands the paths given on the command line into the ordered list of rule files to read. */
+import { readdir, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+
+export interface FileListing {
+  files: string[];
+  /** paths that could not be used, with the reason (missing, empty folder, unreadable) */
+  problems: Array<{ path: string; message: string }>;
+}
+
+const RULE_FILE = /\.ya?ml$/i;
+/** rule tests live next to rules but belong to `flowrules test` */
+const TEST_FILE = /\.test\.ya?ml$/i;
+
+export function isRuleFileName(name: string): boolean {
+  return RULE_FILE.test(name) && !TEST_FILE.test(name);
+}
+
+async function walk(dir: string, out: string[]): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  // sorted by name so the file order (and the digest) does not depend on the filesystem
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const e of entries) {
+    if (e.name.startsWith(".") || e.name === "node_modules") continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) await walk(p, out);
+    else if (e.isFile() && isRuleFileName(e.name)) out.push(p);
+  }
+}
+
+/** Files are taken as given (whatever their name); folders contribute every *.yaml / *.yml below them, sorted. */
+export async function listRuleFiles(paths: string[]): Promise<FileListing> {
+  const files: string[] = [];
+  const problems: FileListing["problems"] = [];
+  const seen = new Set<string>();
+  for (const p of paths) {
+    let isDir: boolean;
+    try {
+      isDir = (await stat(p)).isDirectory();
+    } catch {
+      problems.push({ path: p, message: `no such file or folder: ${p}` });
+      continue;
+    }
+    const found: string[] = [];
+    if (isDir) {
+      try {
+        await walk(p, found);
+      } catch (err) {
+        problems.push({ path: p, message: `cannot read folder ${p}: ${(err as Error).message}` });
+        continue;
+      }
+      if (found.length === 0) problems.push({ path: p, message: `no rule files (*.yaml, *.yml) in ${p}` });
+    } else {
+      found.push(p);
+    }
+    for (const f of found) {
+      const key = resolve(f);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      files.push(f);
+    }
+  }
+  return { files, problems };
+}

@@ -1,0 +1,57 @@
+/** Compiles a JSONata expression once, turning a syntax error into a diagnostic at its place in the YAML file. */
+import jsonata from "jsonata";
+import type { CompiledExpr, Diagnostic, SourcePos } from "./types.js";
+
+export type CompileOutcome = { ok: true; expr: CompiledExpr } | { ok: false; diagnostic: Diagnostic };
+
+interface JsonataSyntaxError {
+  code?: string;
+  position?: number;
+  token?: string;
+  message: string;
+}
+
+function asSyntaxError(err: unknown): JsonataSyntaxError {
+  if (typeof err === "object" && err !== null) {
+    const e = err as Record<string, unknown>;
+    return {
+      code: typeof e.code === "string" ? e.code : undefined,
+      position: typeof e.position === "number" ? e.position : undefined,
+      token: typeof e.token === "string" ? e.token : undefined,
+      message: typeof e.message === "string" ? e.message : String(err),
+    };
+  }
+  return { message: String(err) };
+}
+
+/** jsonata reports the end of the offending token; point at its start instead. */
+export function errorIndex(e: JsonataSyntaxError, length: number): number {
+  if (e.position === undefined) return 0;
+  const start = e.token && e.token !== "(end)" ? e.position - e.token.length : e.position;
+  return Math.max(0, Math.min(start, length));
+}
+
+/**
+ * `text` is compiled as is (so jsonata's positions index into it); `at` maps an index in `text` to the file.
+ * `where` names the expression in messages (`"when" in rule "x"`).
+ */
+export function compileJsonata(text: string, at: (i: number) => SourcePos, where: string, rule?: string): CompileOutcome {
+  const lead = text.length - text.trimStart().length;
+  try {
+    const expr = jsonata(text);
+    return { ok: true, expr: { source: text.trim(), expr, pos: at(lead) } };
+  } catch (err) {
+    const e = asSyntaxError(err);
+    const code = e.code ? ` (${e.code})` : "";
+    return {
+      ok: false,
+      diagnostic: {
+        ...at(errorIndex(e, text.length)),
+        severity: "error",
+        code: "jsonata",
+        message: `invalid JSONata in ${where}: ${e.message}${code}`,
+        ...(rule !== undefined ? { rule } : {}),
+      },
+    };
+  }
+}

@@ -1,0 +1,118 @@
+/** loadRules: files → YAML → schema → compiled rules → set checks. Never throws: every problem is a diagnostic. */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import type { CompiledRule, Diagnostic, LoadResult } from "./types.js";
+import { listRuleFiles } from "./files.js";
+import { parseRuleFile } from "./parse.js";
+import { checkSchema } from "./schema-check.js";
+import { compileRule } from "./compile.js";
+import { duplicateNames, setChecks, type NamedAt } from "./checks.js";
+import { posOfValue } from "./positions.js";
+import { didYouMean } from "./suggest.js";
+
+export interface LoadOptions {
+  /** keep only these rules (by name); an unknown name is an error */
+  only?: string[];
+}
+
+export const DEFAULT_RULE_PATHS = ["rules/"];
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function internal(file: string, err: unknown): Diagnostic {
+  const msg = err instanceof Error ? err.message : String(err);
+  return { file, line: 0, col: 0, severity: "error", code: "internal", message: `internal error while loading: ${msg}` };
+}
+
+interface FileOutcome {
+  rules: CompiledRule[];
+  names: NamedAt[];
+  diagnostics: Diagnostic[];
+}
+
+function loadText(file: string, text: string): FileOutcome {
+  const out: FileOutcome = { rules: [], names: [], diagnostics: [] };
+  const parsed = parseRuleFile(file, text);
+  out.diagnostics.push(...parsed.diagnostics);
+  if (parsed.data === undefined && parsed.diagnostics.some((d) => d.severity === "error")) return out;
+  const { src, data } = parsed;
+  const schema = checkSchema(src, data);
+  out.diagnostics.push(...schema.diagnostics);
+  const raw = isRecord(data) && Array.isArray(data.rules) ? data.rules : [];
+  raw.forEach((r: unknown, i) => {
+    if (isRecord(r) && typeof r.name === "string" && r.name !== "") {
+      out.names.push({ name: r.name, pos: posOfValue(src, ["rules", String(i), "name"]) });
+    }
+    const c = compileRule(src, i, r, schema.badKeys.get(i) ?? new Set());
+    out.diagnostics.push(...c.diagnostics);
+    if (c.rule) out.rules.push(c.rule);
+  });
+  return out;
+}
+
+function byPlace(files: readonly string[]): (a: Diagnostic, b: Diagnostic) => number {
+  const order = new Map(files.map((f, i) => [f, i]));
+  return (a, b) =>
+    (order.get(a.file) ?? -1) - (order.get(b.file) ?? -1) || a.line - b.line || a.col - b.col;
+}
+
+export async function loadRules(paths: string[], opts: LoadOptions = {}): Promise<LoadResult> {
+  const diagnostics: Diagnostic[] = [];
+  const listing = await listRuleFiles(paths.length > 0 ? paths : DEFAULT_RULE_PATHS).catch((err: unknown) => {
+    diagnostics.push(internal(paths.join(" "), err));
+    return { files: [], problems: [] };
+  });
+  for (const p of listing.problems) {
+    diagnostics.push({ file: p.path, line: 0, col: 0, severity: "error", code: "file", message: p.message });
+  }
+  const hash = createHash("sha256");
+  const rules: CompiledRule[] = [];
+  const names: NamedAt[] = [];
+  for (const file of listing.files) {
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (err) {
+      diagnostics.push({
+        file, line: 0, col: 0, severity: "error", code: "file",
+        message: `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`,
+      });
+      continue;
+    }
+    hash.update(text);
+    try {
+      const out = loadText(file, text);
+      diagnostics.push(...out.diagnostics);
+      rules.push(...out.rules);
+      names.push(...out.names);
+    } catch (err) {
+      diagnostics.push(internal(file, err));
+    }
+  }
+  try {
+    diagnostics.push(...duplicateNames(names), ...setChecks(rules));
+  } catch (err) {
+    diagnostics.push(internal(listing.files[0] ?? "", err));
+  }
+
+  let selected = rules;
+  if (opts.only && opts.only.length > 0) {
+    const all = names.map((n) => n.name);
+    for (const want of opts.only) {
+      if (all.includes(want)) continue;
+      diagnostics.push({
+        file: "", line: 0, col: 0, severity: "error", code: "unknown-rule",
+        message: `no rule named "${want}" in ${listing.files.join(", ") || paths.join(", ")}${didYouMean(want, all)}`,
+      });
+    }
+    selected = rules.filter((r) => opts.only?.includes(r.name));
+  }
+
+  diagnostics.sort(byPlace(listing.files));
+  const ok = !diagnostics.some((d) => d.severity === "error");
+  return ok
+    ? { ruleSet: { rules: selected, files: listing.files, digest: hash.digest("hex") }, diagnostics }
+    : { diagnostics };
+}

@@ -1,0 +1,30 @@
+/** What a rule reads beyond the list element: the engine hydrates exactly this (DESIGN section 5). */
+import type { RuleNeeds } from "./types.js";
+import type { ExprRefs } from "./ast-refs.js";
+import { LIST_ELEMENT_KEYS } from "./ast-refs.js";
+
+/** Report keys (columns, group_by) available from the list element without reading the record. */
+function keyFromListElement(key: string): boolean {
+  return (LIST_ELEMENT_KEYS as readonly string[]).includes(key);
+}
+
+/**
+ * `reportKeys` are normalised report columns and group_by values (`fields.<alias>` or record keys). The fields come
+ * out in declaration order, so the result is stable.
+ */
+export function computeNeeds(aliases: readonly string[], exprs: readonly ExprRefs[], reportKeys: readonly string[]): RuleNeeds {
+  const read = new Set<string>();
+  let all = false;
+  let record = false;
+  for (const r of exprs) {
+    for (const f of r.fields) read.add(f.name);
+    all ||= r.allFields;
+    record ||= r.record;
+  }
+  for (const k of reportKeys) {
+    if (k.startsWith("fields.")) read.add(k.slice("fields.".length));
+    else if (!keyFromListElement(k)) record = true;
+  }
+  const fields = aliases.filter((a) => all || read.has(a));
+  return { fields, record };
+}

@@ -1,0 +1,53 @@
+/** Parses one rule file as YAML, keeping what is needed to point messages at line:col. */
+import { LineCounter, parseDocument } from "yaml";
+import type { Diagnostic } from "./types.js";
+import { posAt, type SourceFile } from "./positions.js";
+
+export interface ParsedFile {
+  src: SourceFile;
+  /** the plain JS value; undefined when the YAML had errors */
+  data?: unknown;
+  diagnostics: Diagnostic[];
+}
+
+/** yaml's messages are written for parser authors; these say what to fix. */
+function yamlMessage(code: string, message: string, text: string, offset: number): string {
+  if (code === "DUPLICATE_KEY") {
+    const key = /^\s*"?([^":\n]+)"?\s*:/.exec(text.slice(offset))?.[1]?.trim();
+    return key ? `duplicate key "${key}": each key may appear once per mapping` : "duplicate key in mapping";
+  }
+  if (code === "TAB_AS_INDENT") return "tab used for indentation: YAML indents with spaces";
+  if (code === "MULTIPLE_DOCS") return "a rule file holds one YAML document: put further rules in the same `rules:` list";
+  if (code === "BLOCK_AS_IMPLICIT_KEY") {
+    return "a plain value may not contain \": \"; quote it (e.g. when: 'a: b') or use a block scalar (|)";
+  }
+  return `YAML: ${message.replace(/\s+at line \d+, column \d+.*$/s, "")}`;
+}
+
+export function parseRuleFile(file: string, text: string): ParsedFile {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, keepSourceTokens: true, prettyErrors: false, uniqueKeys: true });
+  const src: SourceFile = { file, text, doc, lines };
+  const diagnostics: Diagnostic[] = [];
+  for (const e of doc.errors) {
+    diagnostics.push({
+      ...posAt(src, e.pos[0]),
+      severity: "error",
+      code: e.code === "DUPLICATE_KEY" ? "duplicate-key" : "yaml",
+      message: yamlMessage(e.code, e.message, text, e.pos[0]),
+    });
+  }
+  if (diagnostics.length > 0) return { src, diagnostics };
+  for (const w of doc.warnings) {
+    diagnostics.push({ ...posAt(src, w.pos[0]), severity: "warning", code: "yaml", message: `YAML: ${w.message}` });
+  }
+  let data: unknown;
+  try {
+    // aliases are legal YAML, but a tiny file must not expand into gigabytes (billion laughs)
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    diagnostics.push({ ...posAt(src, 0), severity: "error", code: "yaml", message: `YAML: ${(err as Error).message}` });
+    return { src, diagnostics };
+  }
+  return { src, data, diagnostics };
+}
