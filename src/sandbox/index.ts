@@ -1,0 +1,117 @@
+/**
+ * flowrules sandbox: a faithful, self-contained, in-memory Workflow Instance Service (DESIGN section 4).
+ *
+ *   const sb = await startSandbox({ port: 0, instances: 500, seed: 1 });
+ *   await fetch(`${sb.baseUrl}/processes/`, { headers: { Authorization: "Api-Key sandbox-admin" } });
+ *   sb.store.update(100001, (i) => { i.tags.push("edited"); });   // an outside edit
+ *   sb.requests();                                                 // what the client sent, in order
+ *   await sb.close();
+ */
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { CursorCodec } from "./cursor.js";
+import { Faults, checkFaults, type FaultSettings } from "./faults.js";
+import { RequestLog, type RequestLogEntry } from "./request-log.js";
+import { createSandboxServer } from "./server.js";
+import { SandboxStore } from "./store.js";
+
+export type { RequestLogEntry } from "./request-log.js";
+export { SandboxStore, type StepAction } from "./store.js";
+export type { InstanceState, InstanceStatus, Priority, VisibilityMode } from "./state.js";
+export type { InstanceRecord, ListElement, ProcessSnapshot, WorkflowRecord } from "./serialize.js";
+export { USERS, WORKFLOWS, TAG_POOL } from "./catalog.js";
+export { FIRST_INSTANCE_ID } from "./generate.js";
+
+export interface SandboxOptions {
+  /** default 0 (a free port) here; the CLI defaults to 4010 */
+  port?: number;
+  /** default 200 */
+  instances?: number;
+  /** default 1 */
+  seed?: number;
+  latencyMs?: number;
+  failRate?: number;
+  /** 0 = off */
+  rateLimitPerMin?: number;
+  resetRate?: number;
+  /** pin the clock for deterministic tests; default: real time, data generated relative to the start */
+  now?: Date;
+}
+
+export interface RunningSandbox {
+  /** "http://127.0.0.1:PORT/api" (no trailing slash) */
+  baseUrl: string;
+  /** "http://127.0.0.1:PORT" */
+  origin: string;
+  port: number;
+  /** same data as GET /__sandbox/requests */
+  requests(): RequestLogEntry[];
+  clearRequests(): void;
+  /** direct, in-process access to the data (see store.ts) */
+  store: SandboxStore;
+  /** change fault flags at run time */
+  setFaults(f: Partial<Pick<SandboxOptions, "latencyMs" | "failRate" | "rateLimitPerMin" | "resetRate">>): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_INSTANCES = 200;
+export const DEFAULT_SEED = 1;
+/** Generous upper bound so a typo cannot exhaust memory. */
+export const MAX_INSTANCES = 1_000_000;
+
+export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
+  const port = opts.port ?? 0;
+  const instances = opts.instances ?? DEFAULT_INSTANCES;
+  const seed = opts.seed ?? DEFAULT_SEED;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be an integer 0–65535, got ${port}`);
+  if (!Number.isInteger(instances) || instances < 0 || instances > MAX_INSTANCES) {
+    throw new RangeError(`instances must be an integer 0–${MAX_INSTANCES}, got ${instances}`);
+  }
+  if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
+  if (opts.now && Number.isNaN(opts.now.getTime())) throw new RangeError("now must be a valid Date");
+  const faultSettings: Partial<FaultSettings> = {
+    latencyMs: opts.latencyMs,
+    failRate: opts.failRate,
+    rateLimitPerMin: opts.rateLimitPerMin,
+    resetRate: opts.resetRate,
+  };
+  checkFaults(faultSettings);
+
+  const store = new SandboxStore({ seed, instances, now: opts.now });
+  const log = new RequestLog();
+  const faults = new Faults(seed, Object.fromEntries(Object.entries(faultSettings).filter(([, v]) => v !== undefined)));
+  const server = createSandboxServer({ store, log, faults, cursors: new CursorCodec(seed) });
+  await listen(server, port);
+  const actualPort = (server.address() as AddressInfo).port;
+  const origin = `http://127.0.0.1:${actualPort}`;
+  store.setOrigin(origin);
+
+  let closing: Promise<void> | undefined;
+  return {
+    baseUrl: `${origin}/api`,
+    origin,
+    port: actualPort,
+    requests: () => log.list(),
+    clearRequests: () => log.clear(),
+    store,
+    setFaults: (f) => faults.set(f),
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once("error", onError);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
+}

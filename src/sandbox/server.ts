@@ -1,0 +1,174 @@
+/**
+ * The HTTP server: request log, faults, body limits, routing, auth, error answers. Every failure becomes a JSON
+ * answer `{"detail": "..."}`; nothing a client sends can crash the process.
+ *
+ * Pipeline for /api requests: read body (413) → latency → rate limit (429) → random failure (503) → route (404/405)
+ * → auth (401) → handler → for a successful POST, maybe a reset fault (applied, then the socket is destroyed).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { authenticate } from "./access.js";
+import { bodyForLog, decodeBody, readBody, type DecodedBody } from "./body.js";
+import type { ApiResponse, RequestContext } from "./context.js";
+import type { CursorCodec } from "./cursor.js";
+import { HttpError } from "./errors.js";
+import type { Faults } from "./faults.js";
+import { Query, queryRecord } from "./query.js";
+import type { RequestLog, RequestLogEntry } from "./request-log.js";
+import { API_ROUTES, allowHeader, matchRoute } from "./routes.js";
+import type { SandboxStore } from "./store.js";
+
+export interface ServerDeps {
+  store: SandboxStore;
+  log: RequestLog;
+  faults: Faults;
+  cursors: CursorCodec;
+}
+
+export function createSandboxServer(deps: ServerDeps): Server {
+  const server = createServer((req, res) => {
+    handle(deps, req, res).catch((err: unknown) => {
+      // Last resort: a bug in the sandbox is a 500, never a crash.
+      process.stderr.write(`sandbox: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      if (!res.headersSent && !res.destroyed) send(req, res, { status: 500, body: { detail: "Internal sandbox error." } });
+    });
+  });
+  server.on("clientError", (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"detail":"Bad request."}');
+    else socket.destroy();
+  });
+  return server;
+}
+
+async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const method = (req.method ?? "GET").toUpperCase();
+  let url: URL;
+  try {
+    url = new URL(req.url ?? "/", "http://127.0.0.1");
+  } catch {
+    send(req, res, { status: 400, body: { detail: "Malformed request URL." } });
+    return;
+  }
+  const path = url.pathname;
+
+  if (path === "/__sandbox/requests" || path.startsWith("/__sandbox/")) {
+    await drain(req);
+    send(req, res, control(deps, method, path));
+    return;
+  }
+  if (path !== "/api" && !path.startsWith("/api/")) {
+    await drain(req);
+    send(req, res, { status: 404, body: { detail: `Not found: ${path}. The API is served under /api.` } });
+    return;
+  }
+
+  const entry: RequestLogEntry = {
+    method,
+    path,
+    query: queryRecord(url.searchParams),
+    body: null,
+    status: 0,
+    at: new Date().toISOString(),
+  };
+  deps.log.add(entry);
+
+  let response: ApiResponse;
+  try {
+    const body = await readAndDecode(req);
+    entry.body = bodyForLog(body);
+    response = await answer(deps, req, method, path, url.searchParams, body);
+  } catch (err) {
+    response = errorResponse(err);
+  }
+  entry.status = response.status;
+
+  if (method === "POST" && response.status >= 200 && response.status < 300 && deps.faults.shouldReset()) {
+    // The change is applied; the client never learns it. This is the exactly-once test case.
+    entry.reset = true;
+    req.socket.destroy();
+    return;
+  }
+  send(req, res, response);
+}
+
+async function readAndDecode(req: IncomingMessage): Promise<DecodedBody> {
+  const raw = await readBody(req);
+  return decodeBody(raw, req.headers["content-type"]);
+}
+
+async function answer(
+  deps: ServerDeps,
+  req: IncomingMessage,
+  method: string,
+  path: string,
+  searchParams: URLSearchParams,
+  body: DecodedBody,
+): Promise<ApiResponse> {
+  await deps.faults.delay();
+  const retryAfter = deps.faults.rateLimit(req.headers.authorization ?? "(no key)", Date.now());
+  if (retryAfter !== null) {
+    throw new HttpError(429, `Rate limit exceeded: at most ${deps.faults.settings.rateLimitPerMin} requests a minute. Retry in ${retryAfter} s.`, {
+      "Retry-After": String(retryAfter),
+    });
+  }
+  if (deps.faults.shouldFail()) throw new HttpError(503, "Service temporarily unavailable (sandbox fail-rate fault). Retry later.");
+
+  const match = matchRoute(API_ROUTES, path);
+  if (!match) throw new HttpError(404, `Not found: no endpoint at ${method} ${path}.`);
+  const allow = allowHeader(match.route);
+  if (method === "OPTIONS") return { status: 204, body: null, headers: { Allow: allow } };
+  const verb = method === "HEAD" ? "GET" : method;
+  const handler = verb === "GET" || verb === "POST" ? match.route.methods[verb] : undefined;
+  if (!handler) throw new HttpError(405, `Method "${method}" not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow });
+
+  const user = authenticate(req.headers.authorization);
+  const ctx: RequestContext = {
+    method,
+    path,
+    params: match.params,
+    searchParams,
+    query: new Query(searchParams),
+    body,
+    user,
+    store: deps.store,
+    cursors: deps.cursors,
+  };
+  return handler(ctx);
+}
+
+function errorResponse(err: unknown): ApiResponse {
+  if (err instanceof HttpError) return { status: err.status, body: { detail: err.detail }, headers: err.headers };
+  // A bug in the sandbox: answer 500 (and say so on stderr) rather than crash.
+  process.stderr.write(`sandbox: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return { status: 500, body: { detail: "Internal sandbox error." } };
+}
+
+/** /__sandbox/requests: the request log (GET) and clearing it (DELETE). No key needed. */
+function control(deps: ServerDeps, method: string, path: string): ApiResponse {
+  if (path !== "/__sandbox/requests") return { status: 404, body: { detail: `Not found: ${path}.` } };
+  if (method === "GET" || method === "HEAD") return { status: 200, body: deps.log.list() };
+  if (method === "DELETE") {
+    deps.log.clear();
+    return { status: 204, body: null };
+  }
+  return { status: 405, body: { detail: `Method "${method}" not allowed on ${path}.` }, headers: { Allow: "GET, HEAD, DELETE" } };
+}
+
+function send(req: IncomingMessage, res: ServerResponse, response: ApiResponse): void {
+  if (res.destroyed || res.writableEnded) return;
+  const noBody = response.status === 204 || response.body === null;
+  const payload = noBody ? "" : JSON.stringify(response.body);
+  res.statusCode = response.status;
+  for (const [k, v] of Object.entries(response.headers ?? {})) res.setHeader(k, v);
+  if (!noBody) res.setHeader("Content-Type", response.contentType ?? "application/json");
+  res.setHeader("Content-Length", Buffer.byteLength(payload));
+  res.end(req.method === "HEAD" ? undefined : payload);
+}
+
+/** Reads and drops a body we do not use, so keep-alive connections stay in sync. */
+async function drain(req: IncomingMessage): Promise<void> {
+  try {
+    await readBody(req);
+  } catch {
+    // oversized or broken: irrelevant for these paths
+  }
+}
