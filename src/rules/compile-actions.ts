@@ -34,7 +34,7 @@ function reportKey(
       posIn(ctx, ...rel),
       `unknown field alias "${alias}" in ${what} of ${ctx.label}` +
         (hint !== undefined ? `; did you mean "fields.${hint}"?` : "") +
-        (aliases.length > 0 ? `; declared aliases: ${aliases.join(", ")}` : '; the rule declares no aliases under "fields:"'),
+        (aliases.length > 0 ? ` (declared: ${aliases.join(", ")})` : ' (the rule declares no aliases under "fields:")'),
     );
     return undefined;
   }
@@ -49,8 +49,8 @@ function reportKey(
     "error",
     "report-key",
     posIn(ctx, ...rel),
-    `unknown ${what} "${key}" in ${ctx.label}${suggestion}; use one of ${recordKeys.join(", ")}` +
-      (aliases.length > 0 ? `, or a field alias (${aliases.map((a) => `fields.${a}`).join(", ")})` : ""),
+    `unknown ${what} "${key}" in ${ctx.label}${suggestion} (valid: ${recordKeys.join(", ")}` +
+      (aliases.length > 0 ? `, or a field alias: ${aliases.map((a) => `fields.${a}`).join(", ")})` : ")"),
   );
   return undefined;
 }

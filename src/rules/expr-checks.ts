@@ -26,7 +26,7 @@ export function checkExpr(input: ExprCheckInput): { refs: ExprRefs; diagnostics:
     for (const f of refs.fields) {
       if (aliases.includes(f.name)) continue;
       const declared =
-        aliases.length > 0 ? `; declared aliases: ${aliases.join(", ")}` : '; the rule declares no aliases: add them under "fields:"';
+        aliases.length > 0 ? ` (declared: ${aliases.join(", ")})` : ' (the rule declares no aliases: add them under "fields:")';
       const hint = didYouMean(f.name, aliases);
       d("error", "unknown-field", f.at, `unknown field alias "${f.name}" in ${input.where}${hint}${declared}`);
     }

@@ -2,6 +2,12 @@
 import jsonata from "jsonata";
 import type { CompiledExpr, Diagnostic, SourcePos } from "./types.js";
 
+/**
+ * Guardrails for every compiled expression: a runaway expression (infinite recursion, a huge loop) is cut off with a
+ * clear error for that instance instead of hanging the plan. Generous for real rules, which evaluate in microseconds.
+ */
+export const EVAL_LIMITS = { timeout: 1_000, stack: 500 } as const;
+
 export type CompileOutcome = { ok: true; expr: CompiledExpr } | { ok: false; diagnostic: Diagnostic };
 
 interface JsonataSyntaxError {
@@ -38,7 +44,7 @@ export function errorIndex(e: JsonataSyntaxError, length: number): number {
 export function compileJsonata(text: string, at: (i: number) => SourcePos, where: string, rule?: string): CompileOutcome {
   const lead = text.length - text.trimStart().length;
   try {
-    const expr = jsonata(text);
+    const expr = jsonata(text, { ...EVAL_LIMITS });
     return { ok: true, expr: { source: text.trim(), expr, pos: at(lead) } };
   } catch (err) {
     const e = asSyntaxError(err);

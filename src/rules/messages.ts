@@ -122,10 +122,10 @@ export function collapseAnyOf(errors: ErrorObject[]): ErrorObject[] {
 
 function formatHint(format: string): string {
   if (format === DATE_TIME_FORMAT) {
-    return 'is not a date-time: write an ISO 8601 date-time (2024-05-01T00:00:00Z), "now", or a signed ISO 8601 duration (-P30D, -PT6H)';
+    return 'not a date-time: write an ISO 8601 date-time (2024-05-01T00:00:00Z), "now", or a signed ISO 8601 duration (-P30D, -PT6H)';
   }
-  if (format === RUNTIME_FORMAT) return "is not a duration: write 00:50, 01 09:30, 02:30:00 or PT50M";
-  return `is not a valid ${format}`;
+  if (format === RUNTIME_FORMAT) return "not a duration: write 00:50, 01 09:30, 02:30:00 or PT50M";
+  return `not a valid ${format}`;
 }
 
 /** One diagnostic for one (already collapsed) ajv error; `base` is the path of the validated value in the file. */
@@ -182,7 +182,7 @@ export function toDiagnostic(e: ErrorObject, ctx: MessageContext, base: readonly
       break;
     }
     case "format":
-      message = `${w} ${show(e.data)} ${formatHint(String(p.format))}`;
+      message = `${w} is ${show(e.data)}, ${formatHint(String(p.format))}`;
       break;
     case "minimum":
       message = `${w} must be at least ${String(p.limit)}, not ${show(e.data)}`;
@@ -217,11 +217,25 @@ export function toDiagnostic(e: ErrorObject, ctx: MessageContext, base: readonly
   return { ...pos, severity: "error", code, message, ...(rule !== undefined ? { rule } : {}) };
 }
 
+/** A missing required key that an unknown key next to it is a typo of ("nam" for "name"): one mistake, one message. */
+function typoCovered(e: ErrorObject, all: readonly ErrorObject[]): boolean {
+  if (e.keyword !== "required") return false;
+  const parent: unknown = e.parentSchema;
+  const props = isRecord(parent) && isRecord(parent.properties) ? Object.keys(parent.properties) : [];
+  return all.some(
+    (o) =>
+      o.keyword === "additionalProperties" &&
+      o.instancePath === e.instancePath &&
+      didYouMean(String(o.params.additionalProperty), props) === `; did you mean "${String(e.params.missingProperty)}"?`,
+  );
+}
+
 /** Diagnostics for a list of raw ajv errors, one per mistake. */
 export function schemaMessages(errors: ErrorObject[], ctx: MessageContext, base: readonly string[] = []): Diagnostic[] {
   const seen = new Set<string>();
   const out: Diagnostic[] = [];
-  for (const e of collapseAnyOf(errors)) {
+  const collapsed = collapseAnyOf(errors);
+  for (const e of collapsed.filter((x) => !typoCovered(x, collapsed))) {
     const d = toDiagnostic(e, ctx, base);
     const key = `${d.line}:${d.col}:${d.message}`;
     if (seen.has(key)) continue;

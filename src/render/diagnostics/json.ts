@@ -1,0 +1,23 @@
+/** One JSON document: `{ valid, errors, warnings, files, rules, diagnostics: [...] }`. */
+import { counts, type DiagnosticFormatter } from "./types.js";
+
+export const json: DiagnosticFormatter = (diagnostics, opts) => {
+  const { errors, warnings } = counts(diagnostics);
+  const doc = {
+    valid: errors === 0,
+    errors,
+    warnings,
+    ...(opts.files !== undefined ? { files: opts.files } : {}),
+    ...(opts.rules !== undefined ? { rules: opts.rules } : {}),
+    diagnostics: diagnostics.map((d) => ({
+      file: d.file,
+      line: d.line,
+      col: d.col,
+      severity: d.severity,
+      code: d.code,
+      message: d.message,
+      ...(d.rule !== undefined ? { rule: d.rule } : {}),
+    })),
+  };
+  return `${JSON.stringify(doc, null, 2)}\n`;
+};

@@ -1,0 +1,20 @@
+/** `file:line:col  error  message  (rule)` lines, then one closing count line. */
+import pc from "picocolors";
+import { counts, location, plural, type DiagnosticFormatter } from "./types.js";
+
+export const text: DiagnosticFormatter = (diagnostics, opts) => {
+  const c = pc.createColors(opts.color);
+  const lines = diagnostics.map((d) => {
+    const sev = d.severity === "error" ? c.red("error") : c.yellow("warning");
+    const rule = d.rule !== undefined ? `  ${c.dim(`(${d.rule})`)}` : "";
+    return `${c.bold(location(d))}  ${sev}  ${d.message}${rule}`;
+  });
+  const { errors, warnings } = counts(diagnostics);
+  const checked =
+    opts.files !== undefined ? ` in ${plural(opts.files, "file")}${opts.rules !== undefined ? `, ${plural(opts.rules, "rule")}` : ""}` : "";
+  const summary =
+    errors > 0
+      ? c.red(`✖ ${plural(errors, "error")}, ${plural(warnings, "warning")}${checked}`)
+      : c.green(`✔ valid${checked}${warnings > 0 ? ` (${plural(warnings, "warning")})` : ""}`);
+  return [...lines, ...(lines.length > 0 ? [""] : []), summary, ""].join("\n");
+};

@@ -1,0 +1,27 @@
+/** One module per output format for diagnostics, all of this one type: a new format is a new file. */
+import type { Diagnostic } from "../../rules/types.js";
+
+export interface DiagnosticFormatOptions {
+  /** ANSI colours (only on a TTY, never with NO_COLOR); decided by the caller */
+  color: boolean;
+  /** how many files and rules were checked, for the closing line */
+  files?: number;
+  rules?: number;
+}
+
+export type DiagnosticFormatter = (diagnostics: readonly Diagnostic[], opts: DiagnosticFormatOptions) => string;
+
+export function counts(diagnostics: readonly Diagnostic[]): { errors: number; warnings: number } {
+  const errors = diagnostics.filter((d) => d.severity === "error").length;
+  return { errors, warnings: diagnostics.length - errors };
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** `file:line:col`, or just the file when the problem has no place inside it (a missing file). */
+export function location(d: Diagnostic): string {
+  if (d.file === "") return "flowrules";
+  return d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
+}
