@@ -241,7 +241,7 @@ describe("faults", () => {
     const [a, b] = await Promise.all([c.listWorkflows(), c.getInstance(100001)]);
     expect(a.length).toBeGreaterThan(0);
     expect(b.id).toBe(100001);
-    const pause = events.find((e) => e.type === "rate-limited" && e.source === "server");
+    const pause = events.find((e): e is Extract<ClientEvent, { type: "rate-limited" }> => e.type === "rate-limited" && e.source === "server");
     expect(pause?.delayMs).toBeGreaterThanOrEqual(1000);
     expect(pause?.delayMs).toBeLessThanOrEqual(2000);
     const log = sb.requests();
