@@ -292,7 +292,7 @@ class Client implements ApiClient {
   }
 
   /** One attempt: a rate-limiter slot and a concurrency slot, then the exchange. */
-  private attempt(spec: CallSpec<unknown>, bodyText: string | undefined): Promise<HttpResult> {
+  private attempt(spec: CallSpec<unknown>, bodyText: string | undefined): Promise<HttpResult & { ms: number }> {
     return this.limit(async () => {
       if (this.closed) throw new ClientClosedError();
       const waited = await this.limiter.acquire();
@@ -310,23 +310,28 @@ class Client implements ApiClient {
       });
       const status = result.kind === "response" ? result.status : 0;
       this.recorder.finished(spec.endpoint, status);
-      this.emit({ type: "request", method: spec.method, path: spec.path, status, ms: Date.now() - t0 });
-      return result;
+      const ms = Date.now() - t0;
+      this.emit({ type: "request", method: spec.method, path: spec.path, status, ms });
+      return { ...result, ms };
     });
   }
 
   private async call<T>(spec: CallSpec<T>): Promise<T> {
     if (this.closed) throw new ClientClosedError();
-    const started = Date.now();
+    // Time spent retrying: backoff delays, 429 pauses and the repeated exchanges. Waiting in the client's own queue
+    // does not count, or a call queued behind a long batch would lose its retries before it ever ran.
+    let retryTimeMs = 0;
     const bodyText = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     for (let attempt = 1; ; attempt++) {
       if (attempt > 1) this.recorder.retried(spec.endpoint);
       const result = await this.attempt(spec, bodyText);
+      if (attempt > 1) retryTimeMs += result.ms;
 
       // Can we afford another attempt after waiting delayMs? Bounded by attempts and by total time.
       const retryAfter = (delayMs: number, reason: string): boolean => {
         if (attempt >= this.maxAttempts) return false;
-        if (Date.now() - started + delayMs > this.maxRetryTimeMs) return false;
+        if (retryTimeMs + delayMs > this.maxRetryTimeMs) return false;
+        retryTimeMs += delayMs;
         this.emit({ type: "retry", method: spec.method, path: spec.path, attempt: attempt + 1, reason, delayMs });
         return true;
       };

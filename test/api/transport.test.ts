@@ -163,6 +163,16 @@ describe("error answers", () => {
     expect(s.requests.length).toBe(2);
   });
 
+  it("GET retries honour a 503's Retry-After and stop at maxRetryTimeMs", async () => {
+    const s = await server((_req, res) => sendJson(res, 503, { detail: "busy" }, { "retry-after": "0.3" }));
+    const { c, events } = client(s.baseUrl, { maxAttempts: 10, maxRetryTimeMs: 1050 });
+    const err = await caught(c.getInstance(1));
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).attempts).toBe(4); // 3 waits of 300 ms fit in 1050 ms, a 4th does not
+    expect(s.requests.length).toBe(4);
+    expect(events.filter((e) => e.type === "retry").map((e) => (e.type === "retry" ? e.delayMs : 0))).toEqual([300, 300, 300]);
+  });
+
   it("a 400 carries the service's detail and is not retried", async () => {
     const s = await server((_req, res) => sendJson(res, 400, { detail: "step 20111 is not active" }));
     const { c } = client(s.baseUrl);
