@@ -37,6 +37,8 @@ const TEXT_POOLS: Record<string, readonly string[]> = {
   Comment: ["Within budget", "Over budget, postpone", "Urgent for Q4", "Fine"],
   Justification: ["Needed for month-end close", "New role", "Project onboarding", "Audit support"],
 };
+/** Amount and Currency of an expense claim: nearly always filled, so the demo rules have data to decide on. */
+const KEY_FIELDS = new Set([50222, 50223]);
 const GENERIC_TEXT = ["See attachment", "Done", "n/a", "Follow-up needed"];
 
 export interface GenerateOptions {
@@ -104,7 +106,7 @@ function generateOne(id: number, seed: number, now: number): InstanceState {
       const isCurrent = k === atIndex && status !== "completed";
       step.actions.forEach((action, j) => {
         // On the step still waiting, only the first fields tend to be filled (the rest are the approver's).
-        const p = isCurrent && j >= 2 ? 0.15 : 0.85;
+        const p = KEY_FIELDS.has(action.id) ? 0.95 : isCurrent && j >= 2 ? 0.15 : 0.85;
         if (rnd.chance(p)) values.set(action.id, valueFor(action, rnd, startedTime));
       });
     }
@@ -170,7 +172,7 @@ function numberFor(name: string, rnd: Prng): number {
   const cents = (lo: number, hi: number): number => rnd.int(lo * 100, hi * 100) / 100;
   switch (name) {
     case "Amount": // about half under 100, so "approve small expenses" matches a good share
-      return rnd.chance(0.5) ? cents(5, 99) : cents(100, 2500);
+      return rnd.chance(0.55) ? cents(5, 99) : cents(100, 2500);
     case "Quantity":
       return rnd.int(1, 20);
     case "Unit price":
@@ -185,6 +187,6 @@ function numberFor(name: string, rnd: Prng): number {
 function radioFor(action: CatalogAction, rnd: Prng): string {
   const options = action.options ?? [];
   // EUR dominates the currency field for the same reason as Amount above.
-  if (action.name === "Currency") return rnd.weighted([["EUR", 65], ["USD", 20], ["GBP", 15]] as const);
+  if (action.name === "Currency") return rnd.weighted([["EUR", 70], ["USD", 18], ["GBP", 12]] as const);
   return rnd.pick(options);
 }

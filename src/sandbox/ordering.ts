@@ -107,6 +107,22 @@ export function buildSorted(instances: readonly InstanceState[], order: readonly
   return { items: pairs.map((p) => p.inst), keys: pairs.map((p) => p.key) };
 }
 
+/**
+ * Moves one changed instance to its new place in a sorted view (O(n) array moves, no re-sort), so a mutation does not
+ * make the next list request pay for a full sort.
+ */
+export function repositionInView(view: SortedView, inst: InstanceState, order: readonly OrderField[], asOf: number): void {
+  const at = view.items.indexOf(inst);
+  if (at >= 0) {
+    view.items.splice(at, 1);
+    view.keys.splice(at, 1);
+  }
+  const key = sortKeyOf(inst, order, asOf);
+  const to = lowerBound(view, key, order, true);
+  view.items.splice(to, 0, inst);
+  view.keys.splice(to, 0, key);
+}
+
 /** First index whose key is strictly greater than `key` (or >= when `inclusive`), by binary search. */
 export function lowerBound(view: SortedView, key: SortKey, order: readonly OrderField[], inclusive: boolean): number {
   let lo = 0, hi = view.keys.length;

@@ -5,14 +5,14 @@
  *            `record(id, opts)` (exactly what GET /instances/{id}/ shows), `status(id)`, `now()`.
  * Changing:  `update(id, fn)` for any outside edit (e.g. `store.update(100001, (i) => { i.tags.push("x"); })`),
  *            plus `setValue`, `applyStep` (save/complete, as 4.4 does) and `abort` (as 4.5 does).
- * Every change bumps `version`, drops cached sort orders, and (unless `{ touch: false }`) sets last_updated_time to
+ * Every change bumps `version`, moves the instance within cached sort orders, and (unless `{ touch: false }`) sets last_updated_time to
  * the clock — strictly later than the previous value, so every change is visible even with a pinned clock.
  */
 import type { CatalogStep } from "./catalog.js";
 import { StateError } from "./errors.js";
 import { generateInstances } from "./generate.js";
 import { orderedSteps, stepInWorkflow, workflowOf } from "./lookup.js";
-import { buildSorted, orderingKey, usesRuntime, type OrderField, type SortedView } from "./ordering.js";
+import { buildSorted, orderingKey, repositionInView, usesRuntime, type OrderField, type SortedView } from "./ordering.js";
 import { instanceRecord, type InstanceRecord, type RecordOptions, type Urls } from "./serialize.js";
 import { cloneState, statusOf, type InstanceState, type InstanceStatus } from "./state.js";
 
@@ -31,12 +31,19 @@ export interface StepAction {
 
 const MAX_CACHED_ORDERS = 24;
 
+interface CachedView {
+  processId: number;
+  order: readonly OrderField[];
+  asOf: number;
+  view: SortedView;
+}
+
 export class SandboxStore {
   readonly seed: number;
   private readonly pinnedNow: number | null;
   private readonly byId = new Map<number, InstanceState>();
   private readonly byProcess = new Map<number, InstanceState[]>();
-  private readonly sortCache = new Map<string, SortedView>();
+  private readonly sortCache = new Map<string, CachedView>();
   private currentVersion = 0;
   private currentUrls: Urls = { origin: "http://127.0.0.1", baseUrl: "http://127.0.0.1/api" };
 
@@ -61,7 +68,7 @@ export class SandboxStore {
     return new Date(this.nowMs());
   }
 
-  /** Increases on every change; cursors and caches are tied to it. */
+  /** Increases on every change (tests can use it to see that something changed). */
   get version(): number {
     return this.currentVersion;
   }
@@ -132,7 +139,7 @@ export class SandboxStore {
     mutate(inst);
     if (inst.id !== before || inst.processId !== processId) throw new Error("update must not change id or processId");
     if (opts.touch !== false) inst.lastUpdatedTime = Math.max(this.nowMs(), (inst.lastUpdatedTime ?? 0) + 1);
-    this.changed();
+    this.changed(inst);
     return cloneState(inst);
   }
 
@@ -193,16 +200,16 @@ export class SandboxStore {
    */
   sorted(processId: number, order: readonly OrderField[], asOf: number): SortedView {
     const key = `${processId}|${orderingKey(order)}|${usesRuntime(order) ? asOf : ""}`;
-    let view = this.sortCache.get(key);
-    if (!view) {
-      view = buildSorted(this.byProcess.get(processId) ?? [], order, asOf);
+    let cached = this.sortCache.get(key);
+    if (!cached) {
+      cached = { processId, order: [...order], asOf, view: buildSorted(this.byProcess.get(processId) ?? [], order, asOf) };
       if (this.sortCache.size >= MAX_CACHED_ORDERS) {
         const oldest = this.sortCache.keys().next();
         if (!oldest.done) this.sortCache.delete(oldest.value);
       }
-      this.sortCache.set(key, view);
+      this.sortCache.set(key, cached);
     }
-    return view;
+    return cached.view;
   }
 
   private completeInPlace(inst: InstanceState, step: CatalogStep): void {
@@ -223,8 +230,11 @@ export class SandboxStore {
     }
   }
 
-  private changed(): void {
+  /** Keeps cached sort orders correct after one instance changed. */
+  private changed(inst: InstanceState): void {
     this.currentVersion++;
-    this.sortCache.clear();
+    for (const cached of this.sortCache.values()) {
+      if (cached.processId === inst.processId) repositionInView(cached.view, inst, cached.order, cached.asOf);
+    }
   }
 }
