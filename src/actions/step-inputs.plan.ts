@@ -24,7 +24,8 @@ export async function planStepAction(
   const { rule, action, data, ctx, bindings } = input;
   if (data.status !== "running") return { skipped: `instance is ${data.status}` };
   const active = data.record?.active_step_ids;
-  if (active && !active.includes(action.step)) return { skipped: `step ${action.step} is not active` };
+  const inactive = active ? !active.includes(action.step) : data.stepActive?.get(action.step) === false;
+  if (inactive) return { skipped: `step ${action.step} is not active` };
 
   const actions: Array<{ action_id: number; input_object: unknown }> = [];
   const before: Record<string, unknown> = {};

@@ -19,6 +19,11 @@ export interface InstanceData {
    * Missing keys mean "not read" (the planner treats them as absent too).
    */
   values: Map<string, unknown>;
+  /**
+   * whether a step is active, for the steps the rule acts on, when learnt without reading the record (a filtered
+   * list by active_step_id); the record's active_step_ids win when both are known
+   */
+  stepActive?: Map<number, boolean>;
 }
 
 /** Status of a full record, derived from its times (spec 2.3 has no status field). */

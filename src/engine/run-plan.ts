@@ -13,7 +13,7 @@ import { hydratePage } from "./hydrate.js";
 import type { Plan, PlanError } from "./plan-types.js";
 import { prefetch } from "./prefetch.js";
 import { resolveWorkflows } from "./resolve.js";
-import { needsRecord, selectQuery } from "./select.js";
+import { selectQuery, stepsToProbe, type ListQuery } from "./select.js";
 
 export interface PlanProgress {
   rule: string;
@@ -44,6 +44,22 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** For each step: the ids of the selected instances that have it active (same selection + active_step_id). */
+async function probeActiveSteps(
+  client: ApiClient,
+  processId: number,
+  query: ListQuery,
+  steps: number[],
+): Promise<Array<[number, Set<number>]>> {
+  const out: Array<[number, Set<number>]> = [];
+  for (const step of steps) {
+    const ids = new Set<number>();
+    for await (const item of client.instances(processId, { ...query, active_step_id: step })) ids.add(item.id);
+    out.push([step, ids]);
+  }
+  return out;
+}
+
 export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const { client, ruleSet } = opts;
   const now = opts.now ?? new Date();
@@ -64,7 +80,7 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const recordReaders = new Map<number, number>();
   for (const rule of ruleSet.rules) {
     const r = resolved.get(rule.name);
-    if (r && "id" in r && needsRecord(rule)) recordReaders.set(r.id, (recordReaders.get(r.id) ?? 0) + 1);
+    if (r && "id" in r && rule.needs.record) recordReaders.set(r.id, (recordReaders.get(r.id) ?? 0) + 1);
   }
 
   for (const rule of ruleSet.rules) {
@@ -78,17 +94,22 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
     results.push(result);
     const needs = {
       processId: r.id,
-      record: needsRecord(rule),
+      record: rule.needs.record,
       cacheRecords: (recordReaders.get(r.id) ?? 0) > 1,
       fields: fieldRefs(rule),
     };
     try {
+      const query = selectQuery(rule.select, now);
+      const probes = needs.record ? [] : await probeActiveSteps(client, r.id, query, stepsToProbe(rule));
       let done = 0;
-      for await (const page of prefetch(client.instancePages(r.id, selectQuery(rule.select, now)))) {
+      for await (const page of prefetch(client.instancePages(r.id, query))) {
         const items = opts.shard
           ? page.results.filter((i) => i.id % (opts.shard?.count ?? 1) === (opts.shard?.index ?? 0))
           : page.results;
         const data = await hydratePage(client, almanac, items, needs);
+        for (const d of data) {
+          if (probes.length > 0) d.stepActive = new Map(probes.map(([step, ids]) => [step, ids.has(d.id)]));
+        }
         for (const d of data) addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
         done += page.results.length;
         opts.onProgress?.({ rule: rule.name, done, total: page.count });

@@ -28,11 +28,12 @@ export function selectedActiveStep(select: SelectSpec): number | undefined {
 }
 
 /**
- * Whether planning this rule needs the full record: the rule reads it, or it acts on a step whose activity the
- * server-side selection does not already guarantee (then active_step_ids must be read to plan correctly).
+ * Steps the rule acts on whose activity its selection does not guarantee. Unless the full record is read anyway, the
+ * engine learns which selected instances have them active from the same selection filtered by `active_step_id`: a
+ * few list pages instead of one read per instance.
  */
-export function needsRecord(rule: CompiledRule): boolean {
-  if (rule.needs.record) return true;
+export function stepsToProbe(rule: CompiledRule): number[] {
   const active = selectedActiveStep(rule.select);
-  return rule.actions.some((a) => (a.kind === "complete_step" || a.kind === "save_step") && a.step !== active);
+  const steps = rule.actions.flatMap((a) => (a.kind === "complete_step" || a.kind === "save_step") && a.step !== active ? [a.step] : []);
+  return [...new Set(steps)];
 }

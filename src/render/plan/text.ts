@@ -60,7 +60,12 @@ export const text: PlanFormatter = (plan, { color }) => {
       const what = ch.kind === "abort" ? "abort" : `${ch.kind === "complete_step" ? "complete" : "save"} step ${ch.step_id}`;
       out.push(`  ${paint(ch.kind, p.symbol)} #${ch.instance_id} ${JSON.stringify(ch.instance_name)}: ${what}`);
       for (const key of diffKeys(ch.before, ch.after)) {
-        out.push(`      ${key}: ${c.dim(showValue(ch.before[key]))} → ${showValue(ch.after[key])}`);
+        // a value the plan did not need to read is shown as set, not as a guessed before → after
+        out.push(
+          key in ch.before
+            ? `      ${key}: ${c.dim(showValue(ch.before[key]))} → ${showValue(ch.after[key])}`
+            : `      ${key}: set to ${showValue(ch.after[key])}`,
+        );
       }
     }
     for (const r of plan.reports.filter((x) => x.rule === rule.name)) {

@@ -1,0 +1,89 @@
+/**
+ * What `flowrules explain` (and a failing rule test) says about one rule and one instance. Plain data: the text and
+ * JSON renderers, and the test runner's failure messages, all read this one shape.
+ */
+import type { PlannedChange } from "../plan-types.js";
+
+/** pass / fail as checked on the record; unknown when the record cannot tell (e.g. lead_user, organization). */
+export type FilterResult = "pass" | "fail" | "unknown";
+
+export interface FilterCheck {
+  /** the `select` key, a 4.2 query parameter */
+  key: string;
+  /** the value as written in the rule */
+  value: unknown;
+  /** the value the server would be sent, when it differs (relative date-times resolved at `now`) */
+  resolved?: unknown;
+  result: FilterResult;
+  /** what the instance has, in words: "status running", "tags: travel, q4", "no deadline" */
+  actual: string;
+}
+
+export interface FieldExplanation {
+  alias: string;
+  step: number;
+  action: number;
+  /** false when the field has no value in this instance (then `fields.<alias>` is absent) */
+  present: boolean;
+  /** the plain value `fields.<alias>` holds */
+  value?: unknown;
+}
+
+/** `when` or one of its top-level `and` / `or` operands, evaluated on its own in the rule's context. */
+export interface ClauseExplanation {
+  source: string;
+  /** the JSONata result (undefined: JSONata yielded nothing, e.g. a missing field) */
+  value?: unknown;
+  holds: boolean;
+  error?: string;
+  /** set when this clause is itself an `and` / `or` of parts */
+  op?: "and" | "or";
+  parts?: ClauseExplanation[];
+}
+
+export interface ReportExplanation {
+  title: string;
+  group_by: string;
+  /** the groups the instance counts under */
+  keys: string[];
+  row: Record<string, unknown>;
+}
+
+export interface RuleExplanation {
+  rule: string;
+  workflow_id: number | null;
+  /** whether the instance belongs to the rule's workflow; nothing else is checked when it does not */
+  in_workflow: boolean;
+  filters: FilterCheck[];
+  /** fail when a filter fails; unknown when none fails but one cannot be checked */
+  selected: FilterResult;
+  fields: FieldExplanation[];
+  /** absent when the rule has no `when` (every selected instance matches) */
+  when?: ClauseExplanation;
+  /** selected (or not ruled out) and `when` holds */
+  matched: boolean;
+  changes: PlannedChange[];
+  /** actions that do not apply to this instance (not running, step not active) */
+  skipped: string[];
+  reports: ReportExplanation[];
+  /** an evaluation error (the plan would report it for this instance) */
+  error?: string;
+}
+
+export interface InstanceSummary {
+  id: number;
+  name: string;
+  status: string;
+  process_id: number;
+  active_step_ids: number[];
+  tags: string[];
+}
+
+export interface Explanation {
+  now: string;
+  base_url?: string;
+  instance: InstanceSummary;
+  rules: RuleExplanation[];
+  /** loaded rules of other workflows, named so an empty result is not a mystery */
+  other_rules: Array<{ rule: string; workflow: string }>;
+}
