@@ -78,7 +78,7 @@ export const markdown: PlanFormatter = (plan, options) => {
   }
   const footer = `\n_Planned at ${plan.created_at} against ${plan.base_url || "fixtures"} by flowrules ${plan.flowrules_version}._\n`;
 
-  let out = head.join("\n");
+  let out = `${head.join("\n")}\n`;
   const budget = (): number => limit - out.length - footer.length - 400;
 
   if (plan.reports.length > 0) {

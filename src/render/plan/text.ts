@@ -80,5 +80,5 @@ export const text: PlanFormatter = (plan, { color }) => {
   }
   out.push("");
   out.push(c.bold(summaryLine(plan)));
-  return `${out.join("\n")}\n`;
+  return `${out.map((l) => l.trimEnd()).join("\n")}\n`;
 };
