@@ -58,29 +58,21 @@ function byPlace(files: readonly string[]): (a: Diagnostic, b: Diagnostic) => nu
     (order.get(a.file) ?? -1) - (order.get(b.file) ?? -1) || a.line - b.line || a.col - b.col;
 }
 
-export async function loadRules(paths: string[], opts: LoadOptions = {}): Promise<LoadResult> {
-  const diagnostics: Diagnostic[] = [];
-  const listing = await listRuleFiles(paths.length > 0 ? paths : DEFAULT_RULE_PATHS).catch((err: unknown) => {
-    diagnostics.push(internal(paths.join(" "), err));
-    return { files: [], problems: [] };
-  });
-  for (const p of listing.problems) {
-    diagnostics.push({ file: p.path, line: 0, col: 0, severity: "error", code: "file", message: p.message });
-  }
+export interface RuleSource {
+  file: string;
+  text: string;
+}
+
+/**
+ * The whole pipeline over texts already read (the rule-test runner and the property test use it without disk I/O).
+ * `problems` are diagnostics found before (missing paths, unreadable files); they count as errors of the set.
+ */
+export function compileSources(sources: readonly RuleSource[], opts: LoadOptions = {}, problems: Diagnostic[] = []): LoadResult {
+  const diagnostics: Diagnostic[] = [...problems];
   const hash = createHash("sha256");
   const rules: CompiledRule[] = [];
   const names: NamedAt[] = [];
-  for (const file of listing.files) {
-    let text: string;
-    try {
-      text = await readFile(file, "utf8");
-    } catch (err) {
-      diagnostics.push({
-        file, line: 0, col: 0, severity: "error", code: "file",
-        message: `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`,
-      });
-      continue;
-    }
+  for (const { file, text } of sources) {
     hash.update(text);
     try {
       const out = loadText(file, text);
@@ -94,7 +86,7 @@ export async function loadRules(paths: string[], opts: LoadOptions = {}): Promis
   try {
     diagnostics.push(...duplicateNames(names), ...setChecks(rules));
   } catch (err) {
-    diagnostics.push(internal(listing.files[0] ?? "", err));
+    diagnostics.push(internal(sources[0]?.file ?? "", err));
   }
 
   let selected = rules;
@@ -104,15 +96,38 @@ export async function loadRules(paths: string[], opts: LoadOptions = {}): Promis
       if (all.includes(want)) continue;
       diagnostics.push({
         file: "", line: 0, col: 0, severity: "error", code: "unknown-rule",
-        message: `no rule named "${want}" in ${listing.files.join(", ") || paths.join(", ")}${didYouMean(want, all)}`,
+        message: `no rule named "${want}" in ${sources.map((s) => s.file).join(", ") || "the given paths"}${didYouMean(want, all)}`,
       });
     }
     selected = rules.filter((r) => opts.only?.includes(r.name));
   }
 
-  diagnostics.sort(byPlace(listing.files));
+  const files = sources.map((s) => s.file);
+  diagnostics.sort(byPlace(files));
   const ok = !diagnostics.some((d) => d.severity === "error");
-  return ok
-    ? { ruleSet: { rules: selected, files: listing.files, digest: hash.digest("hex") }, diagnostics }
-    : { diagnostics };
+  return ok ? { ruleSet: { rules: selected, files, digest: hash.digest("hex") }, diagnostics } : { diagnostics };
+}
+
+/** Loads rule files and folders (default `rules/`); never throws, every problem is a diagnostic. */
+export async function loadRules(paths: string[], opts: LoadOptions = {}): Promise<LoadResult> {
+  const problems: Diagnostic[] = [];
+  const listing = await listRuleFiles(paths.length > 0 ? paths : DEFAULT_RULE_PATHS).catch((err: unknown) => {
+    problems.push(internal(paths.join(" "), err));
+    return { files: [], problems: [] };
+  });
+  for (const p of listing.problems) {
+    problems.push({ file: p.path, line: 0, col: 0, severity: "error", code: "file", message: p.message });
+  }
+  const sources: RuleSource[] = [];
+  for (const file of listing.files) {
+    try {
+      sources.push({ file, text: await readFile(file, "utf8") });
+    } catch (err) {
+      problems.push({
+        file, line: 0, col: 0, severity: "error", code: "file",
+        message: `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`,
+      });
+    }
+  }
+  return compileSources(sources, opts, problems);
 }

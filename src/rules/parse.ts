@@ -17,6 +17,9 @@ function yamlMessage(code: string, message: string, text: string, offset: number
     return key ? `duplicate key "${key}": each key may appear once per mapping` : "duplicate key in mapping";
   }
   if (code === "TAB_AS_INDENT") return "tab used for indentation: YAML indents with spaces";
+  if (code === "UNEXPECTED_TOKEN" && message.startsWith("Unexpected scalar at node end")) {
+    return "text after a quoted value: quote the whole value instead (e.g. when: '\"vip\" in tags')";
+  }
   if (code === "MULTIPLE_DOCS") return "a rule file holds one YAML document: put further rules in the same `rules:` list";
   if (code === "BLOCK_AS_IMPLICIT_KEY") {
     return "a plain value may not contain \": \"; quote it (e.g. when: 'a: b') or use a block scalar (|)";

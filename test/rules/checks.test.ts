@@ -1,0 +1,68 @@
+/** Whole-set checks: warnings for actions a rule's select rules out and for rules that may contest an instance. */
+import { describe, expect, it } from "vitest";
+import { compileSources } from "../../src/rules/index.js";
+import { errorsOf, loadText, warningsOf } from "./helpers.js";
+
+const complete = (step: number) => `actions:\n      - complete_step: { step: ${step} }`;
+
+function file(rules: string[]): string {
+  return `version: 1\nrules:\n${rules.join("\n")}\n`;
+}
+
+function rule(name: string, workflow: string, rest: string): string {
+  return `  - name: ${name}\n    workflow: ${workflow}\n    ${rest}`;
+}
+
+describe("set checks", () => {
+  it("warns when select.status leaves no running instance for a step action", () => {
+    const r = loadText(file([rule("done", "1042", `select: { status: [completed, aborted] }\n    ${complete(20111)}`)]));
+    expect(errorsOf(r)).toEqual([]);
+    expect(r.ruleSet).toBeDefined();
+    const w = warningsOf(r);
+    expect(w).toHaveLength(1);
+    expect(w[0]).toMatchObject({ code: "select-excludes", rule: "done", line: 7, col: 9 });
+    expect(w[0]!.message).toMatch(/completes step 20111, but its select\.status \(completed, aborted\)/);
+  });
+
+  it("warns for an abort of instances select keeps from running", () => {
+    const r = loadText(file([rule("gone", "1042", "select: { status: aborted }\n    actions: [abort]")]));
+    expect(warningsOf(r).map((d) => d.message)).toEqual([expect.stringMatching(/aborts instances, but its select\.status \(aborted\)/)]);
+  });
+
+  it("warns when select.active_step_id is another step", () => {
+    const r = loadText(file([rule("other", "1042", `select: { active_step_id: 20110 }\n    ${complete(20111)}`)]));
+    expect(warningsOf(r).map((d) => d.message)).toEqual([expect.stringMatching(/completes step 20111, but its select\.active_step_id is 20110/)]);
+  });
+
+  it("no warning when select allows the action", () => {
+    const r = loadText(file([rule("ok", "1042", `select: { status: [running], active_step_id: "20111" }\n    ${complete(20111)}`)]));
+    expect(r.diagnostics).toEqual([]);
+  });
+
+  it("warns when two rules of one workflow act on the same step, naming both", () => {
+    const r = compileSources([
+      { file: "a.yaml", text: file([rule("first", "1042", complete(20111))]) },
+      { file: "b.yaml", text: file([rule("second", "1042", "actions:\n      - save_step: { step: 20111 }"), rule("elsewhere", "1043", complete(20111))]) },
+    ]);
+    const w = warningsOf(r);
+    expect(w).toHaveLength(1);
+    expect(w[0]).toMatchObject({ file: "b.yaml", code: "conflict", rule: "second" });
+    expect(w[0]!.message).toMatch(/rules "first" \(a\.yaml:6:9\) and "second" may conflict on workflow 1042: both act on step 20111/);
+  });
+
+  it("warns when one rule aborts where another acts, also for workflows given by name", () => {
+    const wf = "{ name: Expense claim }";
+    const r = loadText(file([rule("stop", wf, "actions: [abort]"), rule("go", wf, complete(20111))]));
+    expect(warningsOf(r).map((d) => d.message)).toEqual([expect.stringMatching(/"stop" .* and "go" may conflict on workflow "Expense claim": one aborts instances in which the other completes step 20111/)]);
+  });
+
+  it("reports never conflict", () => {
+    const r = loadText(file([rule("r1", "1042", "actions:\n      - report: { group_by: tags }"), rule("r2", "1042", "actions: [abort]")]));
+    expect(r.diagnostics).toEqual([]);
+  });
+
+  it("warns for two actions of one rule on the same step", () => {
+    const r = loadText(file([rule("twice", "1042", "actions:\n      - save_step: { step: 1 }\n      - complete_step: { step: 1 }")]));
+    expect(warningsOf(r).map((d) => d.message)).toEqual([expect.stringMatching(/two actions of rule "twice" may conflict: both act on step 1/)]);
+  });
+});
