@@ -23,7 +23,7 @@ export interface Answer<T = unknown> {
 export interface CallOptions {
   key?: KeyName | null;
   method?: string;
-  body?: BodyInit;
+  body?: string | FormData | URLSearchParams;
   headers?: Record<string, string>;
 }
 
