@@ -1,11 +1,29 @@
-import type { Command } from "commander";
-import { notBuilt } from "./not-built.js";
+import { Option, type Command } from "commander";
+import { explainCommand, parseInstanceId, type ExplainFormat } from "../commands/explain.js";
+import { processIO } from "../commands/io.js";
+import { addConnectionOptions, connectionSettings } from "./connection.js";
+
+const collect = (v: string, acc: string[]): string[] => [...acc, v];
 
 export function registerExplain(program: Command): void {
-  notBuilt(
-    program
-      .command("explain")
-      .description("why one live instance matches each rule or not (GET only)")
-      .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"]),
-  );
+  const cmd = program
+    .command("explain")
+    .description("why one live instance matches each rule or not (GET only, never a change)")
+    .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
+    .requiredOption("--instance <id>", "the instance to explain")
+    .option("--rule <name>", "explain only this rule (repeatable)", collect, [])
+    .addOption(new Option("--format <format>", "output format").choices(["text", "json"]).default("text"));
+  addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>) => {
+    const io = processIO();
+    process.exitCode = await explainCommand(
+      {
+        paths,
+        instance: parseInstanceId(opts.instance),
+        rules: (opts.rule as string[] | undefined) ?? [],
+        format: opts.format as ExplainFormat,
+        connection: connectionSettings(opts, io.env),
+      },
+      io,
+    );
+  });
 }

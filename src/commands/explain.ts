@@ -1,0 +1,115 @@
+/**
+ * `flowrules explain`: one live instance, every loaded rule of its workflow, and why each matches or not. Reads only:
+ * GET /instances/{id}/?inject_values=true, plus GET /processes/ when a rule names its workflow by name. Never a
+ * mutation, whatever the rules say.
+ */
+import { createClient, FlowrulesApiError, type ApiClient } from "../api/index.js";
+import type { ConnectionSettings } from "../cli/connection.js";
+import { EXIT_ERROR, EXIT_OK, UserError } from "../cli/exit.js";
+import { planBindings } from "../engine/context.js";
+import {
+  explainJson,
+  explainRule,
+  explainText,
+  instanceFromRecord,
+  workflowIdOf,
+  type Explanation,
+} from "../engine/explain/index.js";
+import { resolveWorkflows } from "../engine/resolve.js";
+import type { RuleSet } from "../rules/types.js";
+import { useColor, type CommandIO } from "./io.js";
+import { loadRuleSetOrReport } from "./load.js";
+
+export type ExplainFormat = "text" | "json";
+
+export interface ExplainCommandOptions {
+  paths: string[];
+  instance: number;
+  rules: string[];
+  format: ExplainFormat;
+  connection: ConnectionSettings;
+  /** the instant relative dates and $now() resolve against; default: now */
+  now?: Date;
+}
+
+/** `--instance` must be a positive whole number: it becomes a path segment. */
+export function parseInstanceId(raw: unknown): number {
+  const s = String(raw ?? "").trim();
+  if (!/^\d+$/.test(s) || Number(s) < 1 || !Number.isSafeInteger(Number(s))) {
+    throw new UserError(`--instance must be an instance id (a positive whole number), got ${JSON.stringify(raw)}`);
+  }
+  return Number(s);
+}
+
+async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCommandOptions, io: CommandIO): Promise<Explanation | undefined> {
+  let record;
+  try {
+    record = await client.getInstance(opts.instance, { injectValues: true });
+  } catch (err) {
+    if (!(err instanceof FlowrulesApiError)) throw err;
+    io.stderr(`flowrules explain: cannot read instance ${opts.instance}: ${err.message}\n`);
+    return undefined;
+  }
+  const processId = workflowIdOf(record);
+  if (processId === undefined) {
+    io.stderr(`flowrules explain: instance ${opts.instance} names no workflow (process ${JSON.stringify(record.process)})\n`);
+    return undefined;
+  }
+  const data = instanceFromRecord(record, processId);
+  const now = opts.now ?? new Date();
+  const bindings = planBindings(now);
+  // GET /processes/ only when some rule names its workflow by name (resolveWorkflows asks lazily)
+  const resolved = await resolveWorkflows(client, ruleSet.rules);
+  const out: Explanation = {
+    now: now.toISOString(),
+    base_url: client.baseUrl,
+    instance: {
+      id: data.id,
+      name: data.name,
+      status: data.status,
+      process_id: processId,
+      active_step_ids: record.active_step_ids ?? [],
+      tags: record.tags ?? [],
+    },
+    rules: [],
+    other_rules: [],
+  };
+  for (const rule of ruleSet.rules) {
+    const r = resolved.get(rule.name);
+    if (!r || "error" in r) {
+      out.other_rules.push({ rule: rule.name, workflow: r && "error" in r ? `unresolved: ${r.error}` : "unresolved" });
+      continue;
+    }
+    if (r.id !== processId) {
+      out.other_rules.push({ rule: rule.name, workflow: `workflow ${r.id}` });
+      continue;
+    }
+    out.rules.push(await explainRule(rule, data, { now, workflowId: r.id, bindings }));
+  }
+  return out;
+}
+
+export async function explainCommand(opts: ExplainCommandOptions, io: CommandIO): Promise<number> {
+  const ruleSet = await loadRuleSetOrReport(opts.paths, opts.rules, io);
+  if (!ruleSet) return EXIT_ERROR;
+  const client = createClient({
+    baseUrl: opts.connection.baseUrl,
+    apiKey: opts.connection.apiKey,
+    rateLimitPerMin: opts.connection.rateLimitPerMin,
+    concurrency: opts.connection.concurrency,
+    timeoutMs: opts.connection.timeoutMs,
+    insecureHttp: opts.connection.insecureHttp,
+  });
+  try {
+    const explanation = await explainWith(client, ruleSet, opts, io);
+    if (!explanation) return EXIT_ERROR;
+    io.stdout(opts.format === "json" ? explainJson(explanation) : explainText(explanation, useColor(io)));
+    return EXIT_OK;
+  } catch (err) {
+    if (!(err instanceof FlowrulesApiError)) throw err;
+    io.stderr(`flowrules explain: ${err.message}\n`);
+    return EXIT_ERROR;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * One rule against one instance, with the reasons: each `select` filter checked on the record, the fields the rule
+ * reads, `when` and its clauses, and what the rule would plan (through the same evaluateInstance the planner uses, so
+ * an explanation can never disagree with a plan).
+ */
+import type { CompiledRule } from "../../rules/types.js";
+import { buildContext, planBindings, type Bindings } from "../context.js";
+import { evaluateInstance } from "../evaluate-instance.js";
+import { fieldKey, plainValue } from "../field-values.js";
+import type { InstanceData } from "../instance-data.js";
+import { explainWhen } from "./clauses.js";
+import { checkFilters, selectionResult } from "./filters.js";
+import type { FieldExplanation, ReportExplanation, RuleExplanation } from "./types.js";
+
+export interface ExplainOptions {
+  now: Date;
+  /** the rule's workflow id, resolved (a rule naming its workflow by name needs GET /processes/ first) */
+  workflowId: number | null;
+  bindings?: Bindings;
+}
+
+function fieldsRead(rule: CompiledRule, data: InstanceData): FieldExplanation[] {
+  return rule.needs.fields.flatMap((alias) => {
+    const ref = rule.fields[alias];
+    if (!ref) return [];
+    const value = plainValue(data.values.get(fieldKey(ref.step, ref.action)));
+    return [{ alias, step: ref.step, action: ref.action, present: value !== undefined, ...(value !== undefined ? { value } : {}) }];
+  });
+}
+
+export async function explainRule(rule: CompiledRule, data: InstanceData, opts: ExplainOptions): Promise<RuleExplanation> {
+  const out: RuleExplanation = {
+    rule: rule.name,
+    workflow_id: opts.workflowId,
+    in_workflow: opts.workflowId === data.process_id,
+    filters: [],
+    selected: "fail",
+    fields: [],
+    matched: false,
+    changes: [],
+    skipped: [],
+    reports: [],
+  };
+  if (!out.in_workflow) return out;
+  const bindings = opts.bindings ?? planBindings(opts.now);
+  const nowIso = opts.now.toISOString();
+  out.filters = checkFilters(rule.select, data, opts.now);
+  out.selected = selectionResult(out.filters);
+  out.fields = fieldsRead(rule, data);
+  if (rule.when) out.when = await explainWhen(rule.when, buildContext(rule, data, nowIso), bindings);
+
+  const outcome = await evaluateInstance(rule, data, nowIso, bindings);
+  if (outcome.error) out.error = outcome.error.message;
+  out.matched = out.selected !== "fail" && outcome.matched && !outcome.error;
+  if (!out.matched) return out;
+  out.changes = outcome.changes;
+  out.skipped = outcome.skipped;
+  out.reports = outcome.reportEntries.flatMap(({ actionIndex, entry }): ReportExplanation[] => {
+    const action = rule.actions[actionIndex];
+    if (action?.kind !== "report") return [];
+    return [{ title: action.title ?? rule.name, group_by: action.group_by, keys: entry.keys, row: entry.row }];
+  });
+  return out;
+}

@@ -1,0 +1,6 @@
+/** `flowrules explain --format json`: the Explanation as one JSON document, for tools. */
+import type { Explanation } from "./types.js";
+
+export function explainJson(e: Explanation): string {
+  return `${JSON.stringify({ format_version: 1, ...e }, null, 2)}\n`;
+}

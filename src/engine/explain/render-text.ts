@@ -1,0 +1,90 @@
+/**
+ * Terminal output of `flowrules explain`: per rule a verdict line, then select (✓ / ✗ / ? per filter), the fields
+ * it reads, `when` with its clauses, and the changes it would plan.
+ */
+import pc from "picocolors";
+import { diffKeys, showValue } from "../../render/plan/summary.js";
+import type { PlannedChange } from "../plan-types.js";
+import { show, showWritten } from "./show.js";
+import type { ClauseExplanation, Explanation, FilterResult, RuleExplanation } from "./types.js";
+
+type Colors = ReturnType<typeof pc.createColors>;
+
+function mark(c: Colors, r: FilterResult | boolean): string {
+  if (r === true || r === "pass") return c.green("✓");
+  if (r === false || r === "fail") return c.red("✗");
+  return c.yellow("?");
+}
+
+function pad(rows: Array<[string, string]>, indent: string): string[] {
+  const w = Math.max(0, ...rows.map(([a]) => a.length));
+  return rows.map(([a, b]) => `${indent}${a.padEnd(w)}  ${b}`.trimEnd());
+}
+
+function clauseLines(c: Colors, cl: ClauseExplanation, indent: string): string[] {
+  const value = cl.error ? c.red(`error: ${cl.error}`) : `→ ${show(cl.value)}`;
+  const lines = [`${indent}${mark(c, cl.error ? "fail" : cl.holds)} ${cl.source}  ${value}`];
+  if (cl.parts) {
+    lines.push(`${indent}  ${c.dim(cl.op === "and" ? "all of:" : "any of:")}`);
+    for (const p of cl.parts) lines.push(...clauseLines(c, p, `${indent}    `));
+  }
+  return lines;
+}
+
+function changeLines(ch: PlannedChange, indent: string): string[] {
+  const what = ch.kind === "abort" ? "abort the instance" : `${ch.kind === "complete_step" ? "complete" : "save"} step ${ch.step_id}`;
+  const out = [`${indent}${what}  (${ch.request.method} ${ch.request.path})`];
+  for (const k of diffKeys(ch.before, ch.after)) out.push(`${indent}    ${k}: ${showValue(ch.before[k])} → ${showValue(ch.after[k])}`);
+  return out;
+}
+
+function verdict(c: Colors, r: RuleExplanation): string {
+  if (r.error) return c.red("ERROR");
+  if (r.selected === "fail") return c.red("not selected");
+  if (!r.matched) return c.yellow("selected, `when` does not hold");
+  const note = r.selected === "unknown" ? " (if the filters marked ? hold on the server)" : "";
+  const acts = r.changes.length > 0 ? `would plan ${r.changes.length} ${r.changes.length === 1 ? "change" : "changes"}` : "no change";
+  return c.green(`MATCHES, ${acts}${r.reports.length > 0 ? `, in ${r.reports.length} report(s)` : ""}`) + note;
+}
+
+export function ruleLines(c: Colors, r: RuleExplanation): string[] {
+  const out = [c.bold(`Rule ${r.rule}`) + `: ${verdict(c, r)}`];
+  out.push("  select" + (r.filters.length === 0 ? ": (none: every instance of the workflow)" : ""));
+  out.push(...pad(r.filters.map((f) => [`${mark(c, f.result)} ${f.key} = ${showWritten(f.value)}${f.resolved !== undefined ? ` (${showWritten(f.resolved)})` : ""}`, c.dim(f.actual)]), "    "));
+  if (r.fields.length > 0) {
+    out.push("  fields");
+    out.push(...pad(r.fields.map((f) => [`${f.alias} (${f.step}:${f.action})`, `= ${show(f.value)}`]), "    "));
+  }
+  if (r.when) {
+    out.push("  when");
+    out.push(...clauseLines(c, r.when, "    "));
+  } else {
+    out.push("  when: (none: every selected instance matches)");
+  }
+  if (r.error) out.push(`  ${c.red(r.error)}`);
+  if (r.matched) {
+    if (r.changes.length > 0) {
+      out.push("  changes");
+      for (const ch of r.changes) out.push(...changeLines(ch, "    "));
+    }
+    for (const s of r.skipped) out.push(`  skipped ${s}`);
+    for (const rep of r.reports) out.push(`  report ${JSON.stringify(rep.title)}: counts under ${rep.group_by} ${rep.keys.map((k) => JSON.stringify(k)).join(", ")}`);
+  }
+  return out;
+}
+
+export function explainText(e: Explanation, color: boolean): string {
+  const c = pc.createColors(color);
+  const i = e.instance;
+  const out = [
+    c.bold(`Instance ${i.id} ${JSON.stringify(i.name)}`) +
+      ` — workflow ${i.process_id}, ${i.status}, active steps: ${i.active_step_ids.join(", ") || "none"}, tags: ${i.tags.join(", ") || "none"}`,
+    c.dim(`explained at ${e.now}${e.base_url ? ` against ${e.base_url}` : ""}`),
+  ];
+  for (const r of e.rules) out.push("", ...ruleLines(c, r));
+  if (e.rules.length === 0) out.push("", `No loaded rule acts on workflow ${i.process_id}.`);
+  if (e.other_rules.length > 0) {
+    out.push("", c.dim(`Not for this workflow: ${e.other_rules.map((o) => `${o.rule} (${o.workflow})`).join(", ")}`));
+  }
+  return `${out.join("\n")}\n`;
+}
