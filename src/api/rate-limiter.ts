@@ -23,7 +23,7 @@ export class RateLimiter {
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(opts: RateLimiterOptions) {
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? ((): number => Date.now()); // looked up per call, so a faked clock in tests is seen
     this.perMs = Math.max(0, opts.perMinute) / 60_000;
     this.burst = opts.burst ?? Math.min(10, Math.max(1, Math.round(opts.perMinute / 20)));
     this.tokens = this.burst;
