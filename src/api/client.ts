@@ -328,7 +328,7 @@ class Client implements ApiClient {
       if (attempt > 1) retryTimeMs += result.ms;
 
       // Can we afford another attempt after waiting delayMs? Bounded by attempts and by total time.
-      const retryAfter = (delayMs: number, reason: string): boolean => {
+      const mayRetry = (delayMs: number, reason: string): boolean => {
         if (attempt >= this.maxAttempts) return false;
         if (retryTimeMs + delayMs > this.maxRetryTimeMs) return false;
         retryTimeMs += delayMs;
@@ -346,7 +346,7 @@ class Client implements ApiClient {
           const delay = serverDelay ?? Math.max(1000, backoff());
           this.limiter.pause(delay);
           this.emit({ type: "rate-limited", delayMs: delay, source: "server" });
-          if (retryAfter(delay, "429 Too Many Requests")) continue; // acquire() waits out the pause
+          if (mayRetry(delay, "429 Too Many Requests")) continue; // acquire() waits out the pause
           throw this.apiError(spec, result, attempt);
         }
         if (spec.method === "POST" && POST_OUTCOME_UNKNOWN_STATUS.has(status)) {
@@ -361,7 +361,7 @@ class Client implements ApiClient {
         }
         if (spec.method === "GET" && RETRYABLE_STATUS.has(status)) {
           const delay = Math.min(serverDelay ?? backoff(), this.retryMaxDelayMs);
-          if (retryAfter(delay, `${status}`)) {
+          if (mayRetry(delay, `${status}`)) {
             await sleep(delay);
             continue;
           }
@@ -383,7 +383,7 @@ class Client implements ApiClient {
       }
       if (failure.retryable) {
         const delay = backoff();
-        if (retryAfter(delay, this.clean(failure.reason))) {
+        if (mayRetry(delay, this.clean(failure.reason))) {
           await sleep(delay);
           continue;
         }
