@@ -80,7 +80,13 @@ function container(data: unknown, segs: readonly string[]): string {
     const inner = keyPath(segs.slice(2));
     return inner === "" ? ruleLabel(r) : `${inner} of ${ruleLabel(r)}`;
   }
-  return segs.length === 0 ? "the top of the file" : `"${keyPath(segs)}"`;
+  return segs.length === 0 ? "" : `"${keyPath(segs)}"`;
+}
+
+/** `in rule "x"`, `in select of rule "x"`, `at the top of the file` */
+function inContainer(data: unknown, segs: readonly string[]): string {
+  const c = container(data, segs);
+  return c === "" ? "at the top of the file" : `in ${c}`;
 }
 
 function show(v: unknown): string {
@@ -146,19 +152,19 @@ export function toDiagnostic(e: ErrorObject, ctx: MessageContext, base: readonly
       const props = isRecord(parent) && isRecord(parent.properties) ? Object.keys(parent.properties) : [];
       if (segs.at(-1) === "select" && (ENGINE_OWNED_PARAMS as readonly string[]).includes(key)) {
         message =
-          `"${key}" is not allowed in ${container(data, segs)}: the engine owns paging and ordering ` +
+          `"${key}" is not allowed ${inContainer(data, segs)}: the engine owns paging and ordering ` +
           "(it asks for 500 a page and follows the cursor)";
         code = "engine-owned";
       } else {
         const hint = didYouMean(key, props);
-        message = `unknown key "${key}" in ${container(data, segs)}${hint || (props.length > 0 ? `; expected one of: ${props.join(", ")}` : "")}`;
+        message = `unknown key "${key}" ${inContainer(data, segs)}${hint || (props.length > 0 ? `; expected one of: ${props.join(", ")}` : "")}`;
         code = "unknown-key";
       }
       break;
     }
     case "required": {
       const key = String(p.missingProperty);
-      message = `missing required key "${key}" in ${container(data, segs)}`;
+      message = `missing required key "${key}" ${inContainer(data, segs)}`;
       break;
     }
     case "type": {

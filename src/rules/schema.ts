@@ -150,7 +150,10 @@ function ruleSchema(): JsonSchema {
           "identifier (letters, digits, _; not starting with a digit).",
         additionalProperties: { $ref: "#/$defs/field" },
       },
-      select: { $ref: "#/$defs/select" },
+      select: {
+        $ref: "#/$defs/select",
+        description: "Server-side filters: query parameters of the v2 instance list (spec 4.2), verbatim.",
+      },
       when: {
         type: "string",
         minLength: 1,

@@ -21,11 +21,11 @@ describe("schema messages", () => {
   });
 
   it("missing version", () => {
-    expect(only("rules: []\n").message).toBe('missing required key "version" in the top of the file');
+    expect(only("rules: []\n").message).toBe('missing required key "version" at the top of the file');
   });
 
   it("unknown top-level key with suggestion", () => {
-    expect(only("version: 1\nrule: []\nrules: []\n")).toMatchObject({ line: 2, col: 1, message: 'unknown key "rule" in the top of the file; did you mean "rules"?' });
+    expect(only("version: 1\nrule: []\nrules: []\n")).toMatchObject({ line: 2, col: 1, message: 'unknown key "rule" at the top of the file; did you mean "rules"?' });
   });
 
   it("unknown key without a close match lists the valid keys", () => {
