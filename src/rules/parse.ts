@@ -27,12 +27,50 @@ function yamlMessage(code: string, message: string, text: string, offset: number
   return `YAML: ${message.replace(/\s+at line \d+, column \d+.*$/s, "")}`;
 }
 
+/**
+ * yaml notices an unclosed `[` or `{` only where the next block starts; the mistake is at the opener. Scans back
+ * for the last opener left unclosed (quotes and comments skipped) so the message points at it.
+ */
+export function unclosedOpener(text: string, before: number, kind: "[" | "{"): number | undefined {
+  const stack: number[] = [];
+  for (let i = 0; i < before && i < text.length; i++) {
+    const c = text[i];
+    if (c === "#" && (i === 0 || /\s/.test(text[i - 1] ?? ""))) {
+      while (i < before && text[i] !== "\n") i++;
+    } else if ((c === '"' || c === "'") && (i === 0 || /[\s[{,:]/.test(text[i - 1] ?? ""))) {
+      const q = c;
+      i++;
+      while (i < before && text[i] !== q) i += q === '"' && text[i] === "\\" ? 2 : 1;
+    } else if (c === "[" || c === "{") {
+      stack.push(i);
+    } else if ((c === "]" || c === "}") && stack.length > 0) {
+      stack.pop();
+    }
+  }
+  return [...stack].reverse().find((i) => text[i] === kind);
+}
+
 export function parseRuleFile(file: string, text: string): ParsedFile {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, keepSourceTokens: true, prettyErrors: false, uniqueKeys: true });
   const src: SourceFile = { file, text, doc, lines };
   const diagnostics: Diagnostic[] = [];
+  const flowReported = new Set<number>();
   for (const e of doc.errors) {
+    const flow = /end with an? ([\]}])/.exec(e.message);
+    const opener = flow ? unclosedOpener(text, e.pos[0], flow[1] === "]" ? "[" : "{") : undefined;
+    if (flow && opener !== undefined) {
+      // nested unclosed collections fail together where the next block starts: one mistake, one message
+      if (flowReported.has(e.pos[0])) continue;
+      flowReported.add(e.pos[0]);
+      diagnostics.push({
+        ...posAt(src, opener),
+        severity: "error",
+        code: "yaml",
+        message: `unclosed "${text[opener] ?? ""}": close it with "${flow[1] ?? ""}" on the same line or indent its continuation`,
+      });
+      continue;
+    }
     diagnostics.push({
       ...posAt(src, e.pos[0]),
       severity: "error",

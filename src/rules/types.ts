@@ -13,6 +13,10 @@ export interface SourcePos {
 
 export type Severity = "error" | "warning";
 
+/**
+ * A problem found while loading. `line`/`col` are 0 when it has no place inside a file (a missing path); `file` is ""
+ * when it concerns no file at all (an unknown `--rule` name).
+ */
 export interface Diagnostic extends SourcePos {
   severity: Severity;
   /** a short stable code, e.g. "schema", "yaml", "jsonata", "unknown-field", "duplicate-name", "conflict" */

@@ -136,7 +136,7 @@ describe("validate command (built binary)", () => {
     expect(ok.stdout).toContain("✔ valid");
     const bad = run([`${BROKEN}/bad-yaml.yaml`, "--format", "github"]);
     expect(bad.status).toBe(1);
-    expect(bad.stdout).toMatch(/^::error file=.*bad-yaml\.yaml,line=5,col=5/);
+    expect(bad.stdout).toMatch(/^::error file=.*bad-yaml\.yaml,line=4,col=15/);
     expect(bad.stdout + bad.stderr).not.toMatch(/\n\s+at /);
   });
 

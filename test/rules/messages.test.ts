@@ -123,6 +123,10 @@ describe("YAML messages", () => {
     expect(only(rule('when: "vip" in tags\nactions: [abort]'))).toMatchObject({ line: 5, message: expect.stringMatching(/quote the whole value/) });
   });
 
+  it("an unclosed flow mapping points at its opener, skipping brackets in quotes and comments", () => {
+    expect(only('version: 1 # [\nrules: ["[",\n  { name: x\n')).toMatchObject({ line: 3, col: 3, message: expect.stringMatching(/^unclosed "\{"/) });
+  });
+
   it("two documents", () => {
     expect(only("version: 1\nrules: []\n---\nversion: 1\n").message).toMatch(/one YAML document/);
   });
