@@ -67,7 +67,10 @@ export function parseFilters(q: Query, opts: FilterOptions): Predicate {
   const tags = q.many("tags");
   if (tags.length) {
     const set = new Set(tags);
-    preds.push((i) => i.tags.some((t) => set.has(t)));
+    preds.push((i) => {
+      for (const t of i.tags) if (set.has(t)) return true;
+      return false;
+    });
   }
 
   const org = q.int("organization");

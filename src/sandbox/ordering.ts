@@ -101,9 +101,14 @@ export interface SortedView {
 }
 
 export function buildSorted(instances: readonly InstanceState[], order: readonly OrderField[], asOf: number): SortedView {
+  if (order.length === 0) {
+    // default ordering: id ascending, which is how the store keeps each workflow's instances
+    const items = [...instances];
+    if (items.some((inst, k) => k > 0 && (items[k - 1] as InstanceState).id > inst.id)) items.sort((a, b) => a.id - b.id);
+    return { items, keys: items.map((inst) => [inst.id]) };
+  }
   const pairs = instances.map((inst) => ({ inst, key: sortKeyOf(inst, order, asOf) }));
-  if (order.length > 0) pairs.sort((a, b) => compareKeys(a.key, b.key, order));
-  else pairs.sort((a, b) => a.inst.id - b.inst.id);
+  pairs.sort((a, b) => compareKeys(a.key, b.key, order));
   return { items: pairs.map((p) => p.inst), keys: pairs.map((p) => p.key) };
 }
 

@@ -37,10 +37,11 @@ export function listInstances(ctx: RequestContext): ApiResponse {
   const match = (i: InstanceState): boolean => visible(i) && filter(i);
 
   const view = ctx.store.sorted(workflow.id, order, asOf);
-  let count = 0;
-  for (const inst of view.items) if (match(inst)) count++;
-
-  const page = cursor?.r ? pageBefore(view, order, cursor.k, pageSize, match) : pageAfter(view, order, cursor?.k, pageSize, match);
+  // One pass: positions (in the sorted view) of every matching instance; count and page both come from it.
+  const matches: number[] = [];
+  for (let i = 0; i < view.items.length; i++) if (match(view.items[i] as InstanceState)) matches.push(i);
+  const count = matches.length;
+  const page = cursor ? pageAt(view, order, matches, cursor, pageSize) : firstPage(matches, pageSize);
   const make = (index: number, r: boolean): string => {
     const payload: CursorPayload = { v: 1, p: workflow.id, o: oKey, t: asOf, k: view.keys[index] as SortKey, r };
     return linkWith(ctx, { cursor: ctx.cursors.encode(payload) });
@@ -64,38 +65,34 @@ export function listInstances(ctx: RequestContext): ApiResponse {
 }
 
 interface Page {
+  /** positions in the sorted view */
   indices: number[];
   hasNext: boolean;
   hasPrevious: boolean;
 }
 
-type Match = (i: InstanceState) => boolean;
-
-/** The page after a position (or the first page). */
-function pageAfter(view: SortedView, order: OrderField[], key: SortKey | undefined, size: number, match: Match): Page {
-  const start = key ? lowerBound(view, key, order, false) : 0;
-  const indices: number[] = [];
-  let i = start;
-  for (; i < view.items.length && indices.length < size; i++) if (match(view.items[i] as InstanceState)) indices.push(i);
-  return { indices, hasNext: anyMatch(view, i, view.items.length, match), hasPrevious: anyMatchBackward(view, start - 1, match) };
+function firstPage(matches: number[], size: number): Page {
+  return { indices: matches.slice(0, size), hasNext: matches.length > size, hasPrevious: false };
 }
 
-/** The page ending just before a position (a "previous" link). */
-function pageBefore(view: SortedView, order: OrderField[], key: SortKey, size: number, match: Match): Page {
-  const end = lowerBound(view, key, order, true);
-  const indices: number[] = [];
-  let i = end - 1;
-  for (; i >= 0 && indices.length < size; i--) if (match(view.items[i] as InstanceState)) indices.push(i);
-  indices.reverse();
-  return { indices, hasNext: anyMatch(view, end, view.items.length, match), hasPrevious: anyMatchBackward(view, i, match) };
+/** The page after the cursor's position, or (for a "previous" cursor) the page ending just before it. */
+function pageAt(view: SortedView, order: OrderField[], matches: number[], cursor: CursorPayload, size: number): Page {
+  const position = lowerBound(view, cursor.k, order, cursor.r);
+  const j = firstAtOrAfter(matches, position);
+  if (!cursor.r) {
+    return { indices: matches.slice(j, j + size), hasNext: j + size < matches.length, hasPrevious: j > 0 };
+  }
+  const from = Math.max(0, j - size);
+  return { indices: matches.slice(from, j), hasNext: j < matches.length, hasPrevious: from > 0 };
 }
 
-function anyMatch(view: SortedView, from: number, to: number, match: Match): boolean {
-  for (let i = from; i < to; i++) if (match(view.items[i] as InstanceState)) return true;
-  return false;
-}
-
-function anyMatchBackward(view: SortedView, from: number, match: Match): boolean {
-  for (let i = from; i >= 0; i--) if (match(view.items[i] as InstanceState)) return true;
-  return false;
+/** Index of the first element of the ascending `sorted` that is >= value. */
+function firstAtOrAfter(sorted: number[], value: number): number {
+  let lo = 0, hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
