@@ -1,11 +1,131 @@
+/**
+ * `flowrules apply`: commander wiring, terminal prompt and signals only; the logic lives in src/commands/apply.ts.
+ *
+ * SIGINT/SIGTERM: the first one stops starting new requests (those in flight finish and are journalled, the summary
+ * is printed, the lock released); a second one exits at once — the journal is written line by line, so a resume
+ * decides whatever was in flight by reading. The lock file is removed on exit either way.
+ */
+import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
-import { notBuilt } from "./not-built.js";
+import { z } from "zod";
+import { applyCommand, DEFAULT_LOCK_FILE, type Confirm } from "../commands/apply.js";
+import { processIO } from "../commands/io.js";
+import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from "../engine/apply/batches.js";
+import { addConnectionOptions, connectionSettings } from "./connection.js";
+import { EXIT_ERROR, UserError } from "./exit.js";
+
+const collect = (v: string, acc: string[]): string[] => [...acc, v];
+
+/** "30" (minutes), "90s", "30m", "2h" → milliseconds. */
+export function parseLockTimeout(raw: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$/i.exec(raw);
+  if (!m) throw new UserError(`--lock-timeout must be minutes or a duration such as 90s, 30m, 2h; got "${raw}"`);
+  const n = Number(m[1]);
+  const unit = (m[2] ?? "m").toLowerCase();
+  const ms = unit === "s" ? n * 1000 : unit === "h" ? n * 3_600_000 : n * 60_000;
+  if (ms < 1000) throw new UserError(`--lock-timeout must be at least 1 s, got "${raw}"`);
+  return ms;
+}
+
+const Flags = z.object({
+  autoApprove: z.boolean().optional(),
+  journal: z.string().optional(),
+  batchSize: z.string().optional(),
+  lockFile: z.string().optional(),
+  lockTimeout: z.string().optional(),
+  clockSkew: z.string().optional(),
+  detailedExitcode: z.boolean().optional(),
+  quiet: z.boolean().optional(),
+  rule: z.array(z.string()).optional(),
+});
+
+function wholeNumber(name: string, raw: string | undefined, min: number, max: number, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+    throw new UserError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function terminalConfirm(): Confirm {
+  return {
+    isTTY: process.stdin.isTTY === true,
+    async ask(question) {
+      // the question goes to stderr: stdout carries the plan
+      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+      try {
+        return await rl.question(question);
+      } finally {
+        rl.close();
+      }
+    },
+  };
+}
+
+/** First signal: stop gracefully; second: leave now (exit handlers remove the lock). */
+function interruptions(): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (!controller.signal.aborted) {
+      process.stderr.write(`\nflowrules: ${sig}: no new requests; finishing those in flight (again to stop at once)\n`);
+      controller.abort();
+      return;
+    }
+    process.exit(sig === "SIGINT" ? 130 : 143);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
+}
 
 export function registerApply(program: Command): void {
-  notBuilt(
-    program
-      .command("apply")
-      .description("execute a saved plan exactly once, or plan and apply rules with --auto-approve")
-      .argument("[paths...]", "a plan.json, or rule files/folders with --auto-approve"),
-  );
+  const cmd = program
+    .command("apply")
+    .description("execute a saved plan exactly once, or plan and apply rules with --auto-approve")
+    .argument("[paths...]", "a plan.json, or rule files/folders (with --auto-approve, or confirmed on a terminal)", ["rules/"])
+    .option("--auto-approve", "plan the rules and apply without asking (for schedules)")
+    .option("--journal <file>", "journal file (default: <plan>.journal.jsonl beside the plan)")
+    .option("--batch-size <n>", `ids per bulk abort request (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_SIZE})`)
+    .option("--lock-file <file>", `lock against concurrent applies (default ${DEFAULT_LOCK_FILE})`)
+    .option("--lock-timeout <duration>", "a lock older than this is stale: minutes, or 90s / 30m / 2h (default 30m)")
+    .option("--clock-skew <seconds>", "assumed bound on the clock difference with the service, for staleness (default 60)")
+    .option("--detailed-exitcode", "exit 0 when nothing was applied, 2 when changes were applied, 1 on any stale or failed change")
+    .option("--rule <name>", "with rule paths: plan only this rule (repeatable)", collect, [])
+    .option("-q, --quiet", "no progress on stderr");
+  addConnectionOptions(cmd).action(async (paths: string[], raw: Record<string, unknown>) => {
+    const io = processIO();
+    const parsed = Flags.safeParse(raw);
+    if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+    const f = parsed.data;
+    const { signal, dispose } = interruptions();
+    try {
+      process.exitCode = await applyCommand(
+        {
+          paths,
+          autoApprove: f.autoApprove === true,
+          ...(f.journal ? { journal: f.journal } : {}),
+          batchSize: wholeNumber("batch-size", f.batchSize, 1, MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE),
+          ...(f.lockFile ? { lockFile: f.lockFile } : {}),
+          ...(f.lockTimeout ? { lockTimeoutMs: parseLockTimeout(f.lockTimeout) } : {}),
+          clockSkewMs: wholeNumber("clock-skew", f.clockSkew, 0, 86_400, 60) * 1000,
+          detailedExitcode: f.detailedExitcode === true,
+          quiet: f.quiet === true,
+          rules: f.rule ?? [],
+          connection: connectionSettings(raw, io.env),
+          confirm: terminalConfirm(),
+          signal,
+        },
+        io,
+      );
+      if (signal.aborted && process.exitCode === 0) process.exitCode = EXIT_ERROR;
+    } finally {
+      dispose();
+    }
+  });
 }

@@ -1,0 +1,218 @@
+/**
+ * `flowrules apply`: executes a saved plan exactly once, or plans rules and applies them in one go.
+ *
+ *   apply plan.json                      every check before any request, then lock → journal → execute → summary
+ *   apply [paths...] --auto-approve      lock → plan → save plan under .flowrules/runs/ → the same as above
+ *   apply [paths...]   (on a terminal)   shows the plan and applies only after "yes"
+ *
+ * A plan file is told from rule paths by content (a JSON object with `format_version`), or by a .json name.
+ */
+import { mkdir } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { createClient, type ClientOptions } from "../api/index.js";
+import type { ConnectionSettings } from "../cli/connection.js";
+import { EXIT_ERROR, EXIT_OK, UserError } from "../cli/exit.js";
+import { DEFAULT_BATCH_SIZE } from "../engine/apply/batches.js";
+import { executePlan } from "../engine/apply/execute.js";
+import { Journal } from "../engine/apply/journal.js";
+import { acquireLock, describeTakeOver, type HeldLock } from "../engine/apply/lock.js";
+import { loadPlanFile, looksLikePlanFile, type LoadedPlan } from "../engine/apply/plan-file.js";
+import { DEFAULT_CLOCK_SKEW_MS } from "../engine/apply/staleness.js";
+import { applyExitCode, countOutcomes, renderSummary } from "../engine/apply/summary.js";
+import { PLAN_FORMATS } from "../render/plan/index.js";
+import { VERSION } from "../version.js";
+import { useColor, type CommandIO } from "./io.js";
+import { loadRuleSetOrReport } from "./load.js";
+import { planRuleSet, writePlanFile } from "./plan.js";
+
+export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
+export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
+export const RUNS_DIR = ".flowrules/runs";
+
+/** Asks the person at the terminal (stdin). */
+export interface Confirm {
+  /** stdin is a terminal */
+  isTTY: boolean;
+  ask(question: string): Promise<string>;
+}
+
+export interface ApplyCommandOptions {
+  paths: string[];
+  autoApprove: boolean;
+  /** journal file; default `<plan>.journal.jsonl` */
+  journal?: string;
+  batchSize?: number;
+  /** default .flowrules/apply.lock under cwd */
+  lockFile?: string;
+  lockTimeoutMs?: number;
+  clockSkewMs?: number;
+  detailedExitcode: boolean;
+  quiet: boolean;
+  /** only these rules (rule paths only) */
+  rules: string[];
+  connection: ConnectionSettings;
+  /** where .flowrules/ lives and relative paths resolve; default process.cwd() */
+  cwd?: string;
+  confirm?: Confirm;
+  /** aborted on SIGINT/SIGTERM: no new request starts, the ones in flight finish and are journalled */
+  signal?: AbortSignal;
+  /** knobs for tests and benchmarks */
+  tuning?: { verifyDelayMs?: number; maxSendAttempts?: number; client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">> };
+}
+
+type Mode = { kind: "plan"; file: string } | { kind: "rules"; paths: string[] };
+
+async function detectMode(paths: string[], cwd: string): Promise<Mode> {
+  const abs = paths.map((p) => resolve(cwd, p));
+  const plans: string[] = [];
+  for (const [i, p] of abs.entries()) {
+    if ((await looksLikePlanFile(p)) || /\.json$/i.test(paths[i] ?? "")) plans.push(p);
+  }
+  if (plans.length === 0) return { kind: "rules", paths: abs };
+  if (paths.length > 1) throw new UserError("a saved plan is applied on its own: flowrules apply plan.json (rule paths go without a plan file)");
+  return { kind: "plan", file: plans[0] ?? "" };
+}
+
+/** A path for messages: relative to cwd when below it. */
+function shown(file: string, cwd: string): string {
+  const rel = relative(cwd, file);
+  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
+}
+
+export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
+  const cwd = opts.cwd ?? process.cwd();
+  const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
+  const mode = await detectMode(opts.paths, cwd);
+  if (mode.kind === "plan") {
+    if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
+    // every refusal (format, shape, digest, errors, base URL) happens here, before the lock and any request
+    const loaded = await loadPlanFile(mode.file, opts.connection.baseUrl);
+    const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${mode.file}.journal.jsonl`;
+    return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, () =>
+      applyLoaded(loaded, journalFile, { ...opts, batchSize }, cwd, io),
+    );
+  }
+
+  if (!opts.autoApprove && !opts.confirm?.isTTY) {
+    throw new UserError(
+      "refusing to apply rules without a review: there is no terminal to confirm on. Save a plan and apply it " +
+        "(flowrules plan … --out plan.json, then flowrules apply plan.json), or pass --auto-approve",
+    );
+  }
+  const ruleSet = await loadRuleSetOrReport(mode.paths, opts.rules, io);
+  if (!ruleSet) return EXIT_ERROR;
+  const what = `${opts.paths.join(" ")}${opts.autoApprove ? " (auto-approve)" : ""}`;
+  return withLock(opts, cwd, what, io, async (lock) => {
+    const plan = await planRuleSet(ruleSet, opts.connection, io, { quiet: opts.quiet });
+    if (plan.errors.length > 0) {
+      for (const e of plan.errors) io.stderr(`plan error: ${e.message}\n`);
+      io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
+      return EXIT_ERROR;
+    }
+    if (plan.changes.length === 0) {
+      io.stdout("Nothing to apply: the rules plan no changes.\n");
+      return EXIT_OK;
+    }
+    if (!opts.autoApprove) {
+      io.stdout(PLAN_FORMATS.text(plan, { color: useColor(io) }));
+      const answer = await opts.confirm?.ask(`Apply these ${plan.changes.length} changes to ${plan.base_url}? Only 'yes' is accepted: `);
+      if ((answer ?? "").trim() !== "yes") {
+        io.stderr("Apply cancelled; nothing was changed.\n");
+        return EXIT_ERROR;
+      }
+      if (!lock.stillHeld()) {
+        throw new UserError(`the lock ${shown(lock.file, cwd)} was taken over while waiting for the answer; nothing was changed — run again`);
+      }
+    }
+    // the applied plan is kept, like a saved one: the journal refers to it and a resume needs it
+    const stamp = plan.created_at.replace(/[:.]/g, "-");
+    const dir = join(cwd, RUNS_DIR, `${stamp}-${process.pid}`);
+    await mkdir(dir, { recursive: true });
+    const planFile = join(dir, "plan.json");
+    await writePlanFile(planFile, plan);
+    const loaded = await loadPlanFile(planFile, opts.connection.baseUrl);
+    const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
+    if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
+    return applyLoaded(loaded, journalFile, { ...opts, batchSize }, cwd, io);
+  });
+}
+
+async function withLock(
+  opts: ApplyCommandOptions,
+  cwd: string,
+  applying: string,
+  io: CommandIO,
+  body: (lock: HeldLock) => Promise<number>,
+): Promise<number> {
+  const file = resolve(cwd, opts.lockFile ?? DEFAULT_LOCK_FILE);
+  const lock = acquireLock(file, { applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS });
+  try {
+    if (lock.tookOver) io.stderr(`flowrules: ${describeTakeOver(shown(file, cwd), lock.tookOver)}\n`);
+    return await body(lock);
+  } finally {
+    lock.release();
+  }
+}
+
+async function applyLoaded(
+  loaded: LoadedPlan,
+  journalFile: string,
+  opts: ApplyCommandOptions & { batchSize: number },
+  cwd: string,
+  io: CommandIO,
+): Promise<number> {
+  const { plan } = loaded;
+  const instanceOf = new Map(plan.changes.map((c) => [c.id, c.instance_id]));
+  const journal = Journal.open(journalFile, loaded.digest, (id) => instanceOf.get(id));
+  const say = (line: string): void => {
+    if (!opts.quiet) io.stderr(`${line}\n`);
+  };
+  if (journal.skippedLines > 0) io.stderr(`flowrules: ignored ${journal.skippedLines} unreadable line(s) of the journal ${shown(journalFile, cwd)} (torn by a crash?)\n`);
+  if (journal.earlierRuns > 0) say(`resuming: the journal records ${journal.earlierRuns} earlier run(s) of this plan`);
+
+  const c = opts.connection;
+  const client = createClient({
+    baseUrl: c.baseUrl,
+    apiKey: c.apiKey,
+    rateLimitPerMin: c.rateLimitPerMin,
+    concurrency: c.concurrency,
+    timeoutMs: c.timeoutMs,
+    insecureHttp: c.insecureHttp,
+    ...opts.tuning?.client,
+  });
+  try {
+    journal.start({ flowrules_version: VERSION, plan_file: loaded.file });
+    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${client.baseUrl}`);
+    const result = await executePlan(client, plan, journal, {
+      batchSize: opts.batchSize,
+      clockSkewMs: opts.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
+      maxSendAttempts: opts.tuning?.maxSendAttempts ?? 3,
+      verifyDelayMs: opts.tuning?.verifyDelayMs ?? 1000,
+      concurrency: c.concurrency,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      progress: say,
+    });
+    const counts = countOutcomes(result.outcomes);
+    journal.append({
+      event: "finish",
+      applied: counts.applied,
+      stale: counts.stale,
+      failed: counts.failed,
+      not_aborted: counts.not_aborted,
+    });
+    io.stdout(
+      renderSummary({
+        outcomes: result.outcomes,
+        stats: client.stats(),
+        journalFile: shown(journalFile, cwd),
+        planFile: shown(loaded.file, cwd),
+        listedAsChanged: result.listedAsChanged,
+        readToCheck: result.readToCheck,
+      }),
+    );
+    return applyExitCode(result.outcomes, opts.detailedExitcode);
+  } finally {
+    journal.close();
+    await client.close();
+  }
+}

@@ -1,0 +1,406 @@
+/**
+ * Executes a checked plan, exactly once per change, journalling every step:
+ *
+ * 1. changes the journal shows done are skipped;
+ * 2. staleness (see staleness.ts): one list per workflow, then reads of the listed instances only — and of those
+ *    whose journal shows an intent without an outcome (decided by reading: took effect → done, else judged and sent);
+ * 3. complete/save: one request each, instances concurrently (at most `concurrency` in flight, so at most that many
+ *    intents can be open when the process dies), the changes of one instance in plan order;
+ * 4. aborts: bulk batches of `batchSize`, the ids returned checked against the ids sent.
+ *
+ * A request whose outcome is unknown is never repeated before a read shows it did not take effect; repeats are
+ * bounded by `maxSendAttempts`.
+ */
+import pLimit from "p-limit";
+import {
+  ApiError,
+  CompleteStepBodySchema,
+  OutcomeUnknownError,
+  ResponseShapeError,
+  TransportError,
+  type ApiClient,
+  type InstanceRecord,
+} from "../../api/index.js";
+import { sleep } from "../../api/retry.js";
+import { batches } from "./batches.js";
+import { describeStatus, readForCheck } from "./instance-state.js";
+import type { Journal } from "./journal.js";
+import type { AppliedHow, ChangeOutcome } from "./outcome.js";
+import { isStepChange, type ApplyChange, type PlanFile, type StepChange } from "./plan-file.js";
+import { abortedSince, changedSince, staleReason } from "./staleness.js";
+import { effectOf } from "./verify.js";
+
+export interface ExecuteOptions {
+  batchSize: number;
+  clockSkewMs: number;
+  /** sends of one change in one run, at most (a repeat happens only after a read showed no effect) */
+  maxSendAttempts: number;
+  /** pause before reading after an unknown outcome, so a request still in the server's hands can land first */
+  verifyDelayMs: number;
+  concurrency: number;
+  signal?: AbortSignal;
+  /** progress lines (stderr) */
+  progress?: (line: string) => void;
+}
+
+export interface ExecuteResult {
+  /** one per planned change, in plan order */
+  outcomes: ChangeOutcome[];
+  /** instances of the plan's workflows listed as changed since the plan */
+  listedAsChanged: number;
+  /** instances read to judge staleness or decide an earlier intent */
+  readToCheck: number;
+}
+
+function message(err: unknown): string {
+  if (err instanceof ApiError) return `the service answered ${err.status}${err.detail ? `: ${err.detail}` : ""}`;
+  if (err instanceof OutcomeUnknownError || err instanceof TransportError) return err.reason;
+  return err instanceof Error ? err.message : String(err);
+}
+
+function notVisible(err: unknown): boolean {
+  return err instanceof ApiError && (err.status === 404 || err.status === 403);
+}
+
+class Execution {
+  private readonly outcomes = new Map<string, ChangeOutcome>();
+  /** intents of earlier runs shown (by a list) not to have taken effect */
+  private readonly resolvedNotApplied = new Set<string>();
+  /** set when going on is pointless (the key was refused) */
+  private halted: string | undefined;
+  private listed = 0;
+  private reads = 0;
+
+  constructor(
+    private readonly client: ApiClient,
+    private readonly plan: PlanFile,
+    private readonly journal: Journal,
+    private readonly opts: ExecuteOptions,
+  ) {}
+
+  async run(): Promise<ExecuteResult> {
+    const pending = this.skipDone();
+    if (pending.length > 0) {
+      const ready = await this.judge(pending);
+      await this.sendSteps(ready.filter(isStepChange));
+      await this.sendAborts(ready.filter((c) => c.kind === "abort"));
+    }
+    const outcomes = this.plan.changes.map(
+      (c) => this.outcomes.get(c.id) ?? { change: c, status: "not_started" as const, reason: "not attempted" },
+    );
+    return { outcomes, listedAsChanged: this.listed, readToCheck: this.reads };
+  }
+
+  // ---- 1. the journal ----------------------------------------------------------------------------------------
+
+  private skipDone(): ApplyChange[] {
+    const pending: ApplyChange[] = [];
+    for (const c of this.plan.changes) {
+      const h = this.journal.historyOf(c.id);
+      if (h.done) this.outcomes.set(c.id, { change: c, status: "already_done", how: h.done.how, reason: `applied by an earlier run at ${h.done.at}` });
+      else if (h.notAborted !== undefined) this.outcomes.set(c.id, { change: c, status: "not_aborted", reason: `${h.notAborted} (earlier run)` });
+      else pending.push(c);
+    }
+    return pending;
+  }
+
+  private unresolved(c: ApplyChange): boolean {
+    return this.journal.historyOf(c.id).unresolvedIntent && !this.resolvedNotApplied.has(c.id);
+  }
+
+  private baseline(c: ApplyChange): string | undefined {
+    return this.journal.baselineOf(c.instance_id) ?? c.precondition.last_updated_time;
+  }
+
+  // ---- 2. staleness and earlier intents --------------------------------------------------------------------------
+
+  private async judge(pending: ApplyChange[]): Promise<ApplyChange[]> {
+    const { clockSkewMs } = this.opts;
+    await this.resolveEarlierAborts(pending);
+    const open = pending.filter((c) => !this.outcomes.has(c.id));
+    if (open.length === 0) return [];
+
+    const since = new Date(Date.parse(this.plan.created_at) - clockSkewMs);
+    const workflows = new Set(open.map((c) => c.process_id));
+    this.say(`checking ${open.length} change${open.length === 1 ? "" : "s"} for staleness: instances of ${workflows.size} workflow${workflows.size === 1 ? "" : "s"} updated since ${since.toISOString()}`);
+    const changed = await changedSince(this.client, workflows, since);
+    this.listed = changed.size;
+
+    const toRead = [...new Set(open.filter((c) => changed.has(c.instance_id) || this.unresolved(c)).map((c) => c.instance_id))];
+    const records = await this.readAll(toRead);
+    this.reads = toRead.length;
+
+    const ready: ApplyChange[] = [];
+    for (const c of open) {
+      const r = records.get(c.instance_id);
+      if (r === undefined) {
+        ready.push(c); // not changed since the plan: its precondition still holds
+        continue;
+      }
+      const unresolved = this.unresolved(c);
+      if (r instanceof Error) {
+        if (unresolved) this.failed(c, `an earlier run may have sent it, and the instance could not be read to decide: ${message(r)}`, true);
+        else if (notVisible(r)) this.stale(c, `the instance is no longer found or visible (${message(r)})`);
+        else this.failed(c, `could not read the instance to check it: ${message(r)}`);
+        continue;
+      }
+      if (unresolved) {
+        const effect = effectOf(c, r);
+        if (effect.applied) {
+          this.done(c, "verified", r.last_updated_time, `an earlier run's request took effect: ${effect.detail}`);
+          continue;
+        }
+      }
+      const why = staleReason(c, r, { baseline: this.baseline(c), listedAsChanged: changed.has(c.instance_id) });
+      if (why) this.stale(c, why);
+      else ready.push(c);
+    }
+    return ready;
+  }
+
+  /** Aborts an earlier run may have sent: one list of recently aborted instances per workflow decides them all. */
+  private async resolveEarlierAborts(pending: ApplyChange[]): Promise<void> {
+    const open = pending.filter((c) => c.kind === "abort" && this.unresolved(c));
+    if (open.length === 0) return;
+    const times = open.map((c) => Date.parse(this.journal.historyOf(c.id).lastIntentAt ?? this.plan.created_at));
+    const since = new Date(Math.min(...times) - this.opts.clockSkewMs);
+    const aborted = await abortedSince(this.client, open.map((c) => c.process_id), since);
+    for (const c of open) {
+      if (aborted.has(c.instance_id)) this.done(c, "verified", undefined, "an earlier run's bulk abort took effect (listed as aborted)");
+      else this.resolvedNotApplied.add(c.id);
+    }
+  }
+
+  private async readAll(ids: number[]): Promise<Map<number, InstanceRecord | Error>> {
+    const limit = pLimit(this.opts.concurrency);
+    const out = new Map<number, InstanceRecord | Error>();
+    await Promise.all(
+      ids.map((id) =>
+        limit(async () => {
+          try {
+            out.set(id, await readForCheck(this.client, id));
+          } catch (err) {
+            out.set(id, err instanceof Error ? err : new Error(String(err)));
+          }
+        }),
+      ),
+    );
+    return out;
+  }
+
+  // ---- 3. complete_step / save_step ------------------------------------------------------------------------------
+
+  private async sendSteps(changes: StepChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const byInstance = new Map<number, StepChange[]>();
+    for (const c of changes) byInstance.set(c.instance_id, [...(byInstance.get(c.instance_id) ?? []), c]);
+    const limit = pLimit(this.opts.concurrency);
+    await Promise.all(
+      [...byInstance.values()].map((group) =>
+        limit(async () => {
+          for (const c of group) {
+            if (this.stopped(c)) continue;
+            await this.sendStep(c);
+          }
+        }),
+      ),
+    );
+  }
+
+  private async sendStep(c: StepChange): Promise<void> {
+    const body = CompleteStepBodySchema.parse(c.request.body);
+    let lastUnknown = "";
+    for (let attempt = 1; attempt <= this.opts.maxSendAttempts; attempt++) {
+      if (attempt > 1 && this.stopped(c)) return;
+      this.journal.append({ event: "intent", change: c.id, attempt });
+      try {
+        const record = await this.client.completeStep(c.instance_id, body);
+        this.done(c, "response", record.last_updated_time);
+        return;
+      } catch (err) {
+        if (err instanceof ResponseShapeError) {
+          // a 2xx: it took effect, whatever the body looked like
+          this.done(c, "response", undefined, `answered ${err.status} with an unexpected body`);
+          return;
+        }
+        if (err instanceof OutcomeUnknownError) {
+          lastUnknown = err.reason;
+          const decided = await this.decideStep(c, err.reason);
+          if (decided) return;
+          continue; // surely not applied, still holds: send again
+        }
+        await this.refused(c, err);
+        return;
+      }
+    }
+    this.failed(c, `outcome unknown ${this.opts.maxSendAttempts} times (last: ${lastUnknown}); reading showed no effect each time, so it was not applied`);
+  }
+
+  /** After an unknown outcome: read, and settle the change (true) or report it may be sent again (false). */
+  private async decideStep(c: StepChange, reason: string): Promise<boolean> {
+    await sleep(this.opts.verifyDelayMs);
+    let record: InstanceRecord;
+    try {
+      record = await readForCheck(this.client, c.instance_id);
+    } catch (err) {
+      this.failed(c, `outcome unknown (${reason}) and the instance could not be read to decide: ${message(err)}`, true);
+      return true;
+    }
+    const effect = effectOf(c, record);
+    if (effect.applied) {
+      this.done(c, "verified", record.last_updated_time, `outcome unknown (${reason}); reading showed it took effect: ${effect.detail}`);
+      return true;
+    }
+    const why = staleReason(c, record, { baseline: this.baseline(c), listedAsChanged: false });
+    if (why) {
+      this.stale(c, `outcome unknown (${reason}), not applied, and it no longer holds: ${why}`);
+      return true;
+    }
+    return false;
+  }
+
+  /** The service refused (or the request never left): classify, reading the instance when it may have gone stale. */
+  private async refused(c: StepChange, err: unknown): Promise<void> {
+    if (err instanceof ApiError && err.status === 401) {
+      this.halted = `the service refused the API key (${message(err)})`;
+      this.failed(c, this.halted);
+      return;
+    }
+    if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {
+      // most often the instance changed between our check and the request (step completed meanwhile)
+      try {
+        const record = await readForCheck(this.client, c.instance_id);
+        const why = staleReason(c, record, { baseline: this.baseline(c), listedAsChanged: false });
+        if (why) {
+          this.stale(c, `${why} (the service refused: ${err.detail || err.status})`);
+          return;
+        }
+      } catch {
+        // fall through: report the refusal itself
+      }
+    }
+    const sent = err instanceof TransportError ? " (not sent)" : "";
+    this.failed(c, `${message(err)}${sent}`);
+  }
+
+  // ---- 4. bulk aborts --------------------------------------------------------------------------------------------
+
+  private async sendAborts(changes: ApplyChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const limit = pLimit(this.opts.concurrency);
+    const all = batches(changes, this.opts.batchSize);
+    this.say(`aborting ${changes.length} instance${changes.length === 1 ? "" : "s"} in ${all.length} batch${all.length === 1 ? "" : "es"} of at most ${this.opts.batchSize}`);
+    await Promise.all(all.map((batch, i) => limit(() => this.sendBatch(batch, i + 1))));
+  }
+
+  private async sendBatch(batch: ApplyChange[], n: number): Promise<void> {
+    let remaining = batch.filter((c) => !this.stopped(c));
+    let lastUnknown = "";
+    for (let attempt = 1; attempt <= this.opts.maxSendAttempts && remaining.length > 0; attempt++) {
+      if (attempt > 1) remaining = remaining.filter((c) => !this.stopped(c));
+      if (remaining.length === 0) return;
+      this.journal.appendAll(remaining.map((c) => ({ event: "intent" as const, change: c.id, attempt, batch: n })));
+      const sentAt = Date.now();
+      try {
+        const answer = await this.client.bulkAbort(remaining.map((c) => c.instance_id));
+        const returned = new Set(answer.ids);
+        const missing: ApplyChange[] = [];
+        for (const c of remaining) {
+          if (returned.has(c.instance_id)) this.done(c, "returned", undefined);
+          else missing.push(c);
+        }
+        await this.explainNotAborted(missing);
+        return;
+      } catch (err) {
+        if (err instanceof OutcomeUnknownError || err instanceof ResponseShapeError) {
+          lastUnknown = err instanceof OutcomeUnknownError ? err.reason : `answered ${err.status} with an unexpected body`;
+          const left = await this.decideBatch(remaining, sentAt, lastUnknown);
+          if (left === undefined) return;
+          remaining = left;
+          continue;
+        }
+        if (err instanceof ApiError && err.status === 401) this.halted = `the service refused the API key (${message(err)})`;
+        const sent = err instanceof TransportError ? " (not sent)" : "";
+        for (const c of remaining) this.failed(c, `bulk abort batch ${n}: ${message(err)}${sent}`);
+        return;
+      }
+    }
+    for (const c of remaining) {
+      this.failed(c, `bulk abort outcome unknown ${this.opts.maxSendAttempts} times (last: ${lastUnknown}); the instance was not aborted as of the last check`);
+    }
+  }
+
+  /**
+   * After a bulk abort of unknown outcome: one list per workflow of the instances aborted since the request decides
+   * the whole batch. Returns the changes still to send, or undefined when the batch is settled.
+   */
+  private async decideBatch(remaining: ApplyChange[], sentAt: number, reason: string): Promise<ApplyChange[] | undefined> {
+    await sleep(this.opts.verifyDelayMs);
+    let aborted: Set<number>;
+    try {
+      aborted = await abortedSince(this.client, remaining.map((c) => c.process_id), new Date(sentAt - this.opts.clockSkewMs));
+    } catch (err) {
+      for (const c of remaining) this.failed(c, `bulk abort outcome unknown (${reason}) and it could not be checked: ${message(err)}`, true);
+      return undefined;
+    }
+    const left: ApplyChange[] = [];
+    for (const c of remaining) {
+      if (aborted.has(c.instance_id)) this.done(c, "verified", undefined, `bulk abort outcome unknown (${reason}); listed as aborted since`);
+      else left.push(c);
+    }
+    return left;
+  }
+
+  /** Ids the bulk abort did not return: read each to say why. */
+  private async explainNotAborted(missing: ApplyChange[]): Promise<void> {
+    const records = await this.readAll(missing.map((c) => c.instance_id));
+    for (const c of missing) {
+      const r = records.get(c.instance_id);
+      let why: string;
+      if (r === undefined) why = "not returned by the bulk abort";
+      else if (r instanceof Error) why = notVisible(r) ? `not found or not visible to this API key (${message(r)})` : `not returned, and it could not be read: ${message(r)}`;
+      else if (r.aborted_time) why = `already aborted (at ${r.aborted_time})`;
+      else if (r.completed_time) why = `completed (at ${r.completed_time})`;
+      else why = `still ${describeStatus(r)}: the service did not abort it (the API key may not be allowed to abort in this workflow)`;
+      this.notAborted(c, why);
+    }
+  }
+
+  // ---- bookkeeping -----------------------------------------------------------------------------------------------
+
+  /** True (and the change marked not started) when the run was interrupted or halted. */
+  private stopped(c: ApplyChange): boolean {
+    const why = this.opts.signal?.aborted ? "interrupted before it was sent" : this.halted ? `not sent: ${this.halted}` : undefined;
+    if (why === undefined) return false;
+    if (!this.outcomes.has(c.id)) this.outcomes.set(c.id, { change: c, status: "not_started", reason: why });
+    return true;
+  }
+
+  private done(c: ApplyChange, how: AppliedHow, lastUpdated: string | null | undefined, detail?: string): void {
+    this.journal.append({ event: "done", change: c.id, how, ...(lastUpdated ? { last_updated_time: lastUpdated } : {}) });
+    this.outcomes.set(c.id, { change: c, status: "applied", how, ...(detail ? { reason: detail } : {}) });
+  }
+
+  private stale(c: ApplyChange, reason: string): void {
+    this.journal.append({ event: "stale", change: c.id, reason });
+    this.outcomes.set(c.id, { change: c, status: "stale", reason });
+  }
+
+  private failed(c: ApplyChange, reason: string, outcomeUnknown = false): void {
+    this.journal.append({ event: "failed", change: c.id, reason, ...(outcomeUnknown ? { outcome_unknown: true } : {}) });
+    this.outcomes.set(c.id, { change: c, status: "failed", reason });
+  }
+
+  private notAborted(c: ApplyChange, reason: string): void {
+    this.journal.append({ event: "not_aborted", change: c.id, reason });
+    this.outcomes.set(c.id, { change: c, status: "not_aborted", reason });
+  }
+
+  private say(line: string): void {
+    this.opts.progress?.(line);
+  }
+}
+
+export function executePlan(client: ApiClient, plan: PlanFile, journal: Journal, opts: ExecuteOptions): Promise<ExecuteResult> {
+  return new Execution(client, plan, journal, opts).run();
+}

@@ -1,0 +1,200 @@
+/**
+ * The apply lock: one file, created exclusively, so two schedules never apply at once. It holds its owner (pid,
+ * host, start time, what it applies, a random token). A lock is stale — and taken over, with a message — when it is
+ * older than the timeout, or when its pid is gone on this very host (a kill -9 leaves the file behind).
+ *
+ * Creation is atomic with its content: the owner is written to a private temp file which is then hard-linked to the
+ * lock path (link fails when the path exists), so nobody ever reads a half-written lock. Take-over renames the stale
+ * file away first (only one contender can rename it) and checks it renamed the lock it judged stale.
+ */
+import { randomBytes } from "node:crypto";
+import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { dirname } from "node:path";
+import { z } from "zod";
+import { UserError } from "../../cli/exit.js";
+
+const OwnerSchema = z.object({
+  pid: z.number().int(),
+  host: z.string(),
+  started_at: z.string(),
+  applying: z.string(),
+  token: z.string(),
+});
+export type LockOwner = z.infer<typeof OwnerSchema>;
+
+export interface LockOptions {
+  /** what this run applies, shown to a second run ("plan.json", "rules/ (auto-approve)") */
+  applying: string;
+  /** a lock older than this is stale */
+  timeoutMs: number;
+  now?: () => number;
+}
+
+export interface TakeOver {
+  owner: LockOwner | undefined;
+  why: string;
+}
+
+/** Formats a duration for messages: "45 s", "12 min", "3 h 5 min". */
+export function age(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 120) return `${s} s`;
+  const min = Math.round(s / 60);
+  if (min < 120) return `${min} min`;
+  return `${Math.floor(min / 60)} h ${min % 60} min`;
+}
+
+export class HeldLock {
+  private released = false;
+  private readonly onExit = (): void => this.release();
+
+  constructor(
+    readonly file: string,
+    readonly owner: LockOwner,
+    /** set when a stale lock was taken over */
+    readonly tookOver: TakeOver | undefined,
+  ) {
+    // a last resort for exits that skip our finally blocks (process.exit in a signal handler)
+    process.once("exit", this.onExit);
+  }
+
+  /** Still ours? (a human who sat on a prompt past the timeout may have lost it to a take-over) */
+  stillHeld(): boolean {
+    return !this.released && readOwner(this.file)?.token === this.owner.token;
+  }
+
+  /** Removes the lock file if it is still ours. Synchronous, so it works in an exit handler. Idempotent. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    process.removeListener("exit", this.onExit);
+    try {
+      if (readOwner(this.file)?.token === this.owner.token) unlinkSync(this.file);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function readOwner(file: string): LockOwner | undefined {
+  try {
+    const parsed = OwnerSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function errCode(err: unknown): string | undefined {
+  return typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : undefined;
+}
+
+/** Whether a pid runs on this host (EPERM: it runs, under another user). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errCode(err) === "EPERM";
+  }
+}
+
+/** Why a lock is stale, or undefined when it must be respected. */
+function staleness(file: string, owner: LockOwner | undefined, opts: LockOptions, now: number): string | undefined {
+  if (!owner) {
+    // unreadable content: a lock is never half-written (see above), so this is damage; judge by the file's age
+    let mtime: number;
+    try {
+      mtime = statSync(file).mtimeMs;
+    } catch {
+      return "it vanished";
+    }
+    return now - mtime > opts.timeoutMs ? `its content is unreadable and it is ${age(now - mtime)} old` : undefined;
+  }
+  const started = Date.parse(owner.started_at);
+  if (!Number.isNaN(started) && now - started > opts.timeoutMs) {
+    return `it is ${age(now - started)} old, beyond the lock timeout of ${age(opts.timeoutMs)}`;
+  }
+  if (owner.host === hostname() && owner.pid !== process.pid && !pidAlive(owner.pid)) {
+    return `its process ${owner.pid} is gone`;
+  }
+  return undefined;
+}
+
+function describe(owner: LockOwner | undefined, now: number): string {
+  if (!owner) return "an unknown owner (the lock file is unreadable)";
+  const started = Date.parse(owner.started_at);
+  const since = Number.isNaN(started) ? owner.started_at : `${age(now - started)} ago`;
+  return `pid ${owner.pid} on ${owner.host}, started ${since}, applying ${owner.applying}`;
+}
+
+/**
+ * Takes the lock or throws a UserError naming its owner and age. A stale lock is taken over (reported in
+ * `tookOver`, for the caller to say so).
+ */
+export function acquireLock(file: string, opts: LockOptions): HeldLock {
+  const now = opts.now ?? Date.now;
+  mkdirSync(dirname(file), { recursive: true });
+  const owner: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    started_at: new Date(now()).toISOString(),
+    applying: opts.applying,
+    token: randomBytes(12).toString("hex"),
+  };
+  const tmp = `${file}.${process.pid}.${owner.token}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(owner, null, 2)}\n`, { mode: 0o644 });
+  let tookOver: TakeOver | undefined;
+  try {
+    for (let round = 0; round < 5; round++) {
+      try {
+        linkSync(tmp, file);
+        return new HeldLock(file, owner, tookOver);
+      } catch (err) {
+        if (errCode(err) !== "EEXIST") throw err;
+      }
+      const current = readOwner(file);
+      const why = staleness(file, current, opts, now());
+      if (why === undefined) {
+        throw new UserError(
+          `another apply holds the lock ${file}: ${describe(current, now())}. ` +
+            `Wait for it to finish; the lock is considered stale after --lock-timeout (${age(opts.timeoutMs)}) or when its process is gone`,
+        );
+      }
+      // move the stale lock aside; only one contender can rename this very file
+      const aside = `${file}.stale.${process.pid}.${owner.token}`;
+      try {
+        renameSync(file, aside);
+      } catch (err) {
+        if (errCode(err) === "ENOENT") continue; // someone else moved it: try again
+        throw err;
+      }
+      const moved = readOwner(aside);
+      if (current && moved?.token !== current.token) {
+        // we moved a fresh lock that replaced the stale one meanwhile: put it back and re-judge
+        try {
+          linkSync(aside, file);
+        } catch {
+          // a third run got in between; it holds the lock now
+        }
+        unlinkSync(aside);
+        continue;
+      }
+      unlinkSync(aside);
+      tookOver = { owner: current, why };
+    }
+    throw new UserError(`could not take the lock ${file}: other runs keep taking it`);
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // ignore
+    }
+  }
+}
+
+/** One line for the user about a take-over. */
+export function describeTakeOver(file: string, t: TakeOver, now = Date.now()): string {
+  return `took over the stale lock ${file} (${describe(t.owner, now)}): ${t.why}`;
+}

@@ -1,0 +1,76 @@
+/**
+ * Staleness, cheaply. Reading every planned instance would cost one request per change; instead, per workflow of the
+ * plan, one filtered v2 list (`last_updated_time_after`, cursor pages of 500) names the instances changed since the
+ * plan was made. Only planned instances on that list are read and judged; the others have not changed, so what held
+ * at plan time still holds.
+ *
+ * Clock skew: `created_at` comes from the planning host's clock, `last_updated_time` from the service's. We assume
+ * they differ by less than `clockSkewMs` (default 60 s) and list from `created_at - clockSkewMs`. That margin can only
+ * add instances to the list; for each of them the record's `last_updated_time` is compared with the planned one
+ * (precondition.last_updated_time, or the value our own journal recorded after changing it), so an instance merely
+ * touched within the margin before the plan is not stale — unless the plan did not record its last_updated_time,
+ * in which case it is treated as changed (refusing is the safe side).
+ */
+import type { ApiClient, InstanceRecord } from "../../api/index.js";
+import { activeSteps, statusOf, timeOf } from "./instance-state.js";
+import { isStepChange, type ApplyChange } from "./plan-file.js";
+
+export const DEFAULT_CLOCK_SKEW_MS = 60_000;
+
+/** Ids of the instances of these workflows updated at or after `since` (one list per workflow, 500 a page). */
+export async function changedSince(client: ApiClient, processIds: Iterable<number>, since: Date): Promise<Set<number>> {
+  const ids = new Set<number>();
+  const query = { last_updated_time_after: since.toISOString(), page_size: 500 };
+  await Promise.all(
+    [...new Set(processIds)].map(async (pid) => {
+      for await (const item of client.instances(pid, query)) ids.add(item.id);
+    }),
+  );
+  return ids;
+}
+
+/** Ids of the instances of these workflows aborted at or after `since` (to decide a bulk abort of unknown outcome). */
+export async function abortedSince(client: ApiClient, processIds: Iterable<number>, since: Date): Promise<Set<number>> {
+  const ids = new Set<number>();
+  const query = { status: ["aborted"], aborted_time_after: since.toISOString(), page_size: 500 };
+  await Promise.all(
+    [...new Set(processIds)].map(async (pid) => {
+      for await (const item of client.instances(pid, query)) ids.add(item.id);
+    }),
+  );
+  return ids;
+}
+
+export interface StaleContext {
+  /** the instance's last_updated_time the change was planned against (or that our own last change left), if known */
+  baseline: string | undefined;
+  /** the instance is on the changed-since list (only consulted when there is no baseline) */
+  listedAsChanged: boolean;
+}
+
+/** Why the change no longer holds on this record, or undefined when it may be sent. */
+export function staleReason(change: ApplyChange, record: InstanceRecord, ctx: StaleContext): string | undefined {
+  const status = statusOf(record);
+  if (status !== "running") {
+    const when = status === "aborted" ? record.aborted_time : record.completed_time;
+    return `the instance is no longer running: ${status}${when ? ` at ${when}` : ""}`;
+  }
+  if (isStepChange(change)) {
+    const active = activeSteps(record);
+    if (!active.includes(change.step_id)) {
+      return `step ${change.step_id} is no longer active (active: ${active.length > 0 ? active.join(", ") : "none"})`;
+    }
+  }
+  const now = timeOf(record.last_updated_time);
+  if (ctx.baseline !== undefined) {
+    const planned = timeOf(ctx.baseline);
+    if (now !== undefined && now !== planned) {
+      return `the instance changed since the plan (last updated ${record.last_updated_time ?? "?"}, planned against ${ctx.baseline})`;
+    }
+    return undefined;
+  }
+  if (ctx.listedAsChanged) {
+    return `the instance changed since the plan (last updated ${record.last_updated_time ?? "?"}; the plan did not record an earlier last_updated_time to compare with)`;
+  }
+  return undefined;
+}

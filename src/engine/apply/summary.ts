@@ -1,0 +1,113 @@
+/**
+ * The closing summary of an apply (stdout): one headline, a table by kind, one line per stale / failed / not aborted /
+ * not started change (rule, instance, kind, reason), the number of requests, and where the journal is. Plain text,
+ * no secrets: reasons come from our own words and the service's `detail`, which the client already redacts.
+ */
+import type { RequestStats } from "../../api/index.js";
+import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../../cli/exit.js";
+import type { ChangeOutcome, OutcomeStatus } from "./outcome.js";
+
+export interface SummaryInput {
+  outcomes: ChangeOutcome[];
+  stats: RequestStats;
+  journalFile: string;
+  planFile: string;
+  /** instances listed as changed since the plan / read to check */
+  listedAsChanged: number;
+  readToCheck: number;
+}
+
+const KINDS = ["complete_step", "save_step", "abort"] as const;
+const COLUMNS: Array<{ status: OutcomeStatus; title: string }> = [
+  { status: "applied", title: "applied" },
+  { status: "already_done", title: "done earlier" },
+  { status: "stale", title: "stale" },
+  { status: "failed", title: "failed" },
+  { status: "not_aborted", title: "not aborted" },
+  { status: "not_started", title: "not started" },
+];
+const SECTIONS: Array<{ status: OutcomeStatus; title: string }> = [
+  { status: "stale", title: "Stale, skipped (the plan no longer holds for them):" },
+  { status: "failed", title: "Failed:" },
+  { status: "not_aborted", title: "Not aborted (the bulk abort did not return their ids):" },
+  { status: "not_started", title: "Not started:" },
+];
+
+export type Counts = Record<OutcomeStatus, number>;
+
+export function countOutcomes(outcomes: ChangeOutcome[]): Counts {
+  const counts: Counts = { applied: 0, already_done: 0, stale: 0, failed: 0, not_aborted: 0, not_started: 0 };
+  for (const o of outcomes) counts[o.status] += 1;
+  return counts;
+}
+
+/** 1 when anything did not go as planned; with --detailed-exitcode 2 when changes were applied, else 0. */
+export function applyExitCode(outcomes: ChangeOutcome[], detailed: boolean): number {
+  const c = countOutcomes(outcomes);
+  if (c.stale + c.failed + c.not_aborted + c.not_started > 0) return EXIT_ERROR;
+  return detailed && c.applied > 0 ? EXIT_CHANGES : EXIT_OK;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join("  ").trimEnd());
+}
+
+function describeChange(o: ChangeOutcome): string {
+  const c = o.change;
+  const step = c.step_id !== undefined ? ` step ${c.step_id}` : "";
+  return `rule ${c.rule}, instance ${c.instance_id}, ${c.kind}${step}: ${o.reason ?? "no reason recorded"}`;
+}
+
+export function requestLine(stats: RequestStats): string {
+  const e = stats.byEndpoint;
+  const posts = e.completeStep.ok + e.completeStep.failed + e.bulkAbort.ok + e.bulkAbort.failed;
+  const extras = [
+    stats.retries ? `${stats.retries} ${stats.retries === 1 ? "retry" : "retries"}` : "",
+    stats.rateLimited ? `${stats.rateLimited} answered 429` : "",
+    stats.outcomeUnknown ? `${stats.outcomeUnknown} with unknown outcome, decided by reading` : "",
+  ].filter(Boolean);
+  return `Requests: ${stats.total} (${stats.total - posts} GET, ${posts} POST${extras.length ? `; ${extras.join(", ")}` : ""})`;
+}
+
+export function renderSummary(s: SummaryInput): string {
+  const c = countOutcomes(s.outcomes);
+  const total = s.outcomes.length;
+  const lines: string[] = [];
+  const problems = c.stale + c.failed + c.not_aborted + c.not_started;
+  const head = [`${plural(c.applied, "change")} applied`];
+  if (c.already_done) head.push(`${c.already_done} already applied by an earlier run`);
+  if (c.stale) head.push(`${c.stale} stale`);
+  if (c.failed) head.push(`${c.failed} failed`);
+  if (c.not_aborted) head.push(`${c.not_aborted} not aborted`);
+  if (c.not_started) head.push(`${c.not_started} not started`);
+  lines.push(`Apply ${problems > 0 ? "incomplete" : "complete"}: ${head.join(", ")} (of ${plural(total, "planned change")}).`);
+
+  const kinds = KINDS.filter((k) => s.outcomes.some((o) => o.change.kind === k));
+  const columns = COLUMNS.filter((col) => col.status === "applied" || c[col.status] > 0);
+  if (kinds.length > 0) {
+    const rows = [["", ...columns.map((col) => col.title)]];
+    for (const k of kinds) {
+      const mine = s.outcomes.filter((o) => o.change.kind === k);
+      rows.push([k, ...columns.map((col) => String(mine.filter((o) => o.status === col.status).length))]);
+    }
+    lines.push(...table(rows).map((l) => `  ${l}`));
+  }
+  for (const section of SECTIONS) {
+    const list = s.outcomes.filter((o) => o.status === section.status);
+    if (list.length === 0) continue;
+    lines.push(section.title);
+    for (const o of list) lines.push(`  - ${describeChange(o)}`);
+  }
+  lines.push(requestLine(s.stats));
+  if (s.listedAsChanged > 0 || s.readToCheck > 0) {
+    lines.push(`Staleness: ${plural(s.listedAsChanged, "instance")} changed since the plan in its workflows, ${s.readToCheck} read to check`);
+  }
+  lines.push(`Plan: ${s.planFile}`);
+  lines.push(`Journal: ${s.journalFile}`);
+  return `${lines.join("\n")}\n`;
+}
