@@ -80,6 +80,21 @@ export function selectContradictions(rule: CompiledRule): Diagnostic[] {
   return out;
 }
 
+/** `select.process` naming another workflow than the rule's own: the list is that workflow's, so nothing matches. */
+export function processMismatch(rule: CompiledRule): Diagnostic[] {
+  const p = rule.select.process;
+  if (p === undefined || !("id" in rule.workflow) || String(p) === String(rule.workflow.id)) return [];
+  return [
+    warn(
+      rule.pos,
+      rule.name,
+      "select-excludes",
+      `rule "${rule.name}" lists instances of workflow ${rule.workflow.id}, but its select.process is ${String(p)}: ` +
+        "no instance can match; drop select.process (the workflow is already in the request path)",
+    ),
+  ];
+}
+
 function workflowKey(r: CompiledRule): string {
   return "id" in r.workflow ? `id:${r.workflow.id}` : `name:${r.workflow.name}`;
 }
@@ -96,6 +111,18 @@ function clash(a: CompiledAction, b: CompiledAction): string | undefined {
   return undefined;
 }
 
+function statuses(r: CompiledRule): string[] | undefined {
+  const s = r.select.status;
+  return s === undefined ? undefined : (Array.isArray(s) ? s : [s]).map(String);
+}
+
+/** Selects whose statuses share none can never hand both rules the same instance. */
+function disjoint(a: CompiledRule, b: CompiledRule): boolean {
+  const sa = statuses(a);
+  const sb = statuses(b);
+  return sa !== undefined && sb !== undefined && !sa.some((x) => sb.includes(x));
+}
+
 export function possibleConflicts(rules: readonly CompiledRule[]): Diagnostic[] {
   const out: Diagnostic[] = [];
   rules.forEach((r, i) => {
@@ -109,7 +136,7 @@ export function possibleConflicts(rules: readonly CompiledRule[]): Diagnostic[] 
       }
     });
     for (const q of rules.slice(0, i)) {
-      if (workflowKey(q) !== workflowKey(r)) continue;
+      if (workflowKey(q) !== workflowKey(r) || disjoint(q, r)) continue;
       for (const a of q.actions) {
         for (const b of r.actions) {
           const why = clash(a, b);
@@ -131,5 +158,5 @@ export function possibleConflicts(rules: readonly CompiledRule[]): Diagnostic[] 
 }
 
 export function setChecks(rules: readonly CompiledRule[]): Diagnostic[] {
-  return [...rules.flatMap(selectContradictions), ...possibleConflicts(rules)];
+  return [...rules.flatMap(selectContradictions), ...rules.flatMap(processMismatch), ...possibleConflicts(rules)];
 }

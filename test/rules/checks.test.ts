@@ -34,6 +34,12 @@ describe("set checks", () => {
     expect(warningsOf(r).map((d) => d.message)).toEqual([expect.stringMatching(/completes step 20111, but its select\.active_step_id is 20110/)]);
   });
 
+  it("warns when select.process names another workflow", () => {
+    const r = loadText(file([rule("proc", "1042", "select: { process: 1043 }\n    actions: [abort]")]));
+    expect(warningsOf(r).map((d) => d.message)).toEqual([expect.stringMatching(/select\.process is 1043: no instance can match/)]);
+    expect(loadText(file([rule("same", "1042", "select: { process: 1042 }\n    actions: [abort]")])).diagnostics).toEqual([]);
+  });
+
   it("no warning when select allows the action", () => {
     const r = loadText(file([rule("ok", "1042", `select: { status: [running], active_step_id: "20111" }\n    ${complete(20111)}`)]));
     expect(r.diagnostics).toEqual([]);
@@ -54,6 +60,11 @@ describe("set checks", () => {
     const wf = "{ name: Expense claim }";
     const r = loadText(file([rule("stop", wf, "actions: [abort]"), rule("go", wf, complete(20111))]));
     expect(warningsOf(r).map((d) => d.message)).toEqual([expect.stringMatching(/"stop" .* and "go" may conflict on workflow "Expense claim": one aborts instances in which the other completes step 20111/)]);
+  });
+
+  it("rules whose select.status share no value cannot meet", () => {
+    const r = loadText(file([rule("a", "1042", `select: { status: completed }\n    ${complete(5)}`), rule("b", "1042", `select: { status: [running] }\n    ${complete(5)}`)]));
+    expect(warningsOf(r).map((d) => d.code)).toEqual(["select-excludes"]);
   });
 
   it("reports never conflict", () => {
