@@ -1,6 +1,6 @@
 /** `flowrules sandbox`: commander wiring only; the service itself lives in src/sandbox. */
 import type { Command } from "commander";
-import { USERS, startSandbox, type SandboxOptions } from "../sandbox/index.js";
+import { USERS, describeUser, startSandbox, type SandboxOptions } from "../sandbox/index.js";
 import { UserError } from "./exit.js";
 
 interface SandboxFlags {
@@ -33,7 +33,7 @@ export function registerSandbox(program: Command): void {
       out(`flowrules sandbox: ${sandbox.store.size} instances (seed ${opts.seed ?? 1})`);
       out(`base URL: ${sandbox.baseUrl}`);
       out("demo keys (local use only):");
-      for (const u of USERS) out(`  ${u.key.padEnd(18)} ${u.role} (${u.name})`);
+      for (const u of USERS) out(`  ${u.key.padEnd(18)} ${describeUser(u)}`);
       out("try:");
       out(`  curl -H 'Authorization: Api-Key sandbox-admin' ${sandbox.baseUrl}/processes/`);
       out(`request log: ${sandbox.origin}/__sandbox/requests`);

@@ -91,3 +91,14 @@ export function canActOnStep(user: CatalogUser, workflow: CatalogWorkflow, step:
 export function canAbort(user: CatalogUser, workflow: CatalogWorkflow): boolean {
   return isAdmin(user) || isLead(user, workflow);
 }
+
+/** One line about what a demo key may do, for the CLI banner. */
+export function describeUser(user: CatalogUser): string {
+  if (isAdmin(user)) return "administrator: sees and does everything";
+  const leads = WORKFLOWS.filter((w) => isLead(user, w)).map((w) => `${w.id} ${w.name}`);
+  const owns = [...userIndex(user).ownedSteps];
+  const parts: string[] = [];
+  if (leads.length) parts.push(`lead of ${leads.join(", ")}`);
+  if (owns.length) parts.push(`owner of steps ${owns.join(", ")}`);
+  return parts.length ? parts.join("; ") : "sees no workflow";
+}

@@ -20,6 +20,7 @@ export { SandboxStore, type StepAction } from "./store.js";
 export type { InstanceState, InstanceStatus, Priority, VisibilityMode } from "./state.js";
 export type { InstanceRecord, ListElement, ProcessSnapshot, WorkflowRecord } from "./serialize.js";
 export { USERS, WORKFLOWS, TAG_POOL } from "./catalog.js";
+export { describeUser } from "./access.js";
 export { FIRST_INSTANCE_ID } from "./generate.js";
 
 export interface SandboxOptions {

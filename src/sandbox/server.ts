@@ -16,6 +16,7 @@ import { Query, queryRecord } from "./query.js";
 import type { RequestLog, RequestLogEntry } from "./request-log.js";
 import { API_ROUTES, allowHeader, matchRoute } from "./routes.js";
 import type { SandboxStore } from "./store.js";
+import { publicTracking } from "./tracking.js";
 
 export interface ServerDeps {
   store: SandboxStore;
@@ -53,6 +54,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   if (path === "/__sandbox/requests" || path.startsWith("/__sandbox/")) {
     await drain(req);
     send(req, res, control(deps, method, path));
+    return;
+  }
+  if (path.startsWith("/track/") && (method === "GET" || method === "HEAD")) {
+    await drain(req);
+    send(req, res, publicTracking(deps.store, path.slice("/track/".length)));
     return;
   }
   if (path !== "/api" && !path.startsWith("/api/")) {

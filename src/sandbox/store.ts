@@ -45,6 +45,7 @@ export class SandboxStore {
   private readonly byProcess = new Map<number, InstanceState[]>();
   private readonly sortCache = new Map<string, CachedView>();
   private currentVersion = 0;
+  private tokenIndex: Map<string, number> | undefined;
   private currentUrls: Urls = { origin: "http://127.0.0.1", baseUrl: "http://127.0.0.1/api" };
 
   constructor(opts: StoreOptions) {
@@ -121,6 +122,13 @@ export class SandboxStore {
   /** @internal live state, for the handlers: never mutate it outside `update`. */
   peek(id: number): Readonly<InstanceState> | undefined {
     return this.byId.get(id);
+  }
+
+  /** @internal the instance behind a public tracking token (tokens never change, so the index is built once). */
+  byPublicToken(token: string): Readonly<InstanceState> | undefined {
+    if (!this.tokenIndex) this.tokenIndex = new Map([...this.byId.values()].map((i) => [i.publicToken, i.id]));
+    const id = this.tokenIndex.get(token);
+    return id === undefined ? undefined : this.byId.get(id);
   }
 
   /** @internal live instances of one workflow in id order. */

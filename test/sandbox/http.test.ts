@@ -86,6 +86,17 @@ describe("HTTP surface", () => {
   });
 });
 
+describe("public tracking URL", () => {
+  it("public_url answers without a key with name, status and stage; unknown tokens are 404", async () => {
+    const id = sb.store.ids(1043)[2] ?? 0;
+    const record = sb.store.record(id);
+    const res = await fetch(record?.public_url ?? "");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ name: record?.name, workflow: "Employee onboarding", status: sb.store.status(id), stage: record?.stage });
+    expect((await fetch(`${sb.origin}/track/nope`)).status).toBe(404);
+  });
+});
+
 describe("request log", () => {
   it("records every /api request in order with full path, query, body and status; not its own endpoint", async () => {
     sb.clearRequests();
