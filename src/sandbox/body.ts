@@ -36,11 +36,17 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
       }
       chunks.push(chunk);
     });
+    let ended = false;
     req.on("end", () => {
+      ended = true;
       if (tooLarge) reject(tooLargeError());
       else resolve(Buffer.concat(chunks));
     });
     req.on("error", (err) => reject(tooLarge ? tooLargeError() : err));
+    // a client that goes away mid-body (or an oversized body we cut off) must not leave the request pending
+    req.on("close", () => {
+      if (!ended) reject(tooLarge ? tooLargeError() : new HttpError(400, "Request body incomplete: the connection closed."));
+    });
   });
 }
 
