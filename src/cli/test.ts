@@ -1,11 +1,22 @@
 import type { Command } from "commander";
-import { notBuilt } from "./not-built.js";
+import { processIO } from "../commands/io.js";
+import { testCommand } from "../commands/test.js";
 
 export function registerTest(program: Command): void {
-  notBuilt(
-    program
-      .command("test")
-      .description("run rule tests against fixture instances, no network")
-      .argument("[paths...]", "files or folders of rules and their *.test.yaml", ["rules/"]),
-  );
+  program
+    .command("test")
+    .description("run rule tests (*.test.yaml beside the rules) against fixture instances, no network")
+    .argument("[paths...]", "folders, rule files or test files", ["rules/"])
+    .option("--junit <file>", "also write the results as JUnit XML to this file (for CI)")
+    .option("--require-tests", "fail for every loaded rule that no test case names")
+    .action(async (paths: string[], opts: Record<string, unknown>) => {
+      process.exitCode = await testCommand(
+        {
+          paths,
+          ...(typeof opts.junit === "string" ? { junit: opts.junit } : {}),
+          requireTests: opts.requireTests === true,
+        },
+        processIO(),
+      );
+    });
 }

@@ -1,0 +1,32 @@
+/**
+ * `flowrules test`: rule tests against fixture instances with the pure planner — no network, no sandbox. Results
+ * table and `N passed, M failed` on stdout, located load errors on stderr, `--junit FILE` for CI; exit 1 on any
+ * failure (or, with --require-tests, on any loaded rule without a test).
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { EXIT_ERROR, EXIT_OK } from "../cli/exit.js";
+import { testsJunit } from "../render/tests/junit.js";
+import { testsText } from "../render/tests/text.js";
+import { runFailed, runTests } from "../testing/run.js";
+import { useColor, type CommandIO } from "./io.js";
+
+export interface TestCommandOptions {
+  paths: string[];
+  junit?: string;
+  requireTests: boolean;
+}
+
+export async function testCommand(opts: TestCommandOptions, io: CommandIO): Promise<number> {
+  const run = await runTests(opts.paths, { requireTests: opts.requireTests });
+  for (const d of run.diagnostics) {
+    const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
+    io.stderr(`${at}  ${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
+  }
+  io.stdout(testsText(run, useColor(io)));
+  if (opts.junit) {
+    await mkdir(dirname(opts.junit), { recursive: true });
+    await writeFile(opts.junit, testsJunit(run));
+  }
+  return runFailed(run) ? EXIT_ERROR : EXIT_OK;
+}

@@ -1,0 +1,118 @@
+/**
+ * `changes`: exactly the planned changes, matched by instance, kind and step; then, when the expectation lists
+ * `inputs`, exactly those inputs with those values. A missing change says why the instance did not get it.
+ */
+import { fieldLabel } from "../actions/step-inputs.plan.js";
+import type { PlannedChange } from "../engine/plan-types.js";
+import type { CompiledRule } from "../rules/types.js";
+import { instanceFailure, type Locate, type Observed } from "./observed.js";
+import type { ChangeExpect } from "./schema.js";
+import type { Failure } from "./types.js";
+import { sameInput, show, showInput } from "./values.js";
+import { whyLines } from "./why.js";
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** action id → input_object, from the request body of a step change. */
+function sentInputs(ch: PlannedChange): Map<number, unknown> {
+  const out = new Map<number, unknown>();
+  const body = ch.request.body;
+  const actions = isRecord(body) && Array.isArray(body.actions) ? body.actions : [];
+  for (const a of actions) if (isRecord(a) && typeof a.action_id === "number") out.set(a.action_id, a.input_object);
+  return out;
+}
+
+function describe(kind: string, step: number | undefined): string {
+  return kind === "abort" ? "abort" : `${kind} step ${step ?? "?"}`;
+}
+
+function fits(e: ChangeExpect, ch: PlannedChange): boolean {
+  return (
+    ch.instance_id === e.instance &&
+    ch.kind === e.kind &&
+    (e.step === undefined || ch.step_id === e.step) &&
+    (e.rule === undefined || ch.rule === e.rule)
+  );
+}
+
+/** An expected input key: an action id, an alias, or fields.<alias>. */
+function actionOf(key: string, rule: CompiledRule | undefined): number | undefined {
+  if (/^\d+$/.test(key)) return Number(key);
+  const alias = key.replace(/^fields\./, "");
+  return rule?.fields[alias]?.action;
+}
+
+function compareInputs(e: ChangeExpect, ch: PlannedChange, obs: Observed, locate: Locate, index: number): Failure[] {
+  if (!e.inputs) return [];
+  const rule = obs.rules.find((r) => r.name === ch.rule);
+  const sent = sentInputs(ch);
+  const out: Failure[] = [];
+  const what = describe(ch.kind, ch.step_id);
+  const label = (action: number): string => (rule && ch.step_id !== undefined ? fieldLabel(rule, ch.step_id, action) : `action ${action}`);
+  const seen = new Set<number>();
+  for (const [key, want] of Object.entries(e.inputs)) {
+    const action = actionOf(key, rule);
+    if (action === undefined) {
+      out.push({ subject: `${what} input "${key}"`, at: locate(["changes", index, "inputs", key]), expected: "an action id or a field alias of the rule", actual: `"${key}"` });
+      continue;
+    }
+    seen.add(action);
+    const subject = `${what} input ${action} (${label(action)})`;
+    if (!sent.has(action)) {
+      out.push(instanceFailure(obs, ch.instance_id, { subject, expected: show(want), actual: "(not sent)" }));
+    } else if (!sameInput(want, sent.get(action))) {
+      out.push(instanceFailure(obs, ch.instance_id, { subject, expected: show(want), actual: showInput(want, sent.get(action)) }));
+    }
+  }
+  for (const [action, input] of sent) {
+    if (seen.has(action)) continue;
+    out.push(instanceFailure(obs, ch.instance_id, { subject: `${what} input ${action} (${label(action)})`, expected: "(not sent)", actual: show(input) }));
+  }
+  return out;
+}
+
+/** Why an expected change was not planned: the rule did not match, the action was skipped, or a conflict/limit. */
+function whyMissing(e: ChangeExpect, obs: Observed): string[] {
+  const rules = e.rule ? obs.rules.filter((r) => r.name === e.rule) : obs.rules;
+  const why: string[] = [];
+  for (const r of rules) {
+    const ex = obs.explanations.get(r.name)?.get(e.instance);
+    if (!ex) {
+      why.push(`instance is not in the workflow of rule "${r.name}"`);
+      continue;
+    }
+    if (!ex.matched) why.push(...(rules.length > 1 ? [`rule ${r.name}: not matched`] : []), ...whyLines(ex));
+    else if (ex.skipped.length > 0) why.push(...ex.skipped.map((s) => `skipped ${s}`));
+  }
+  for (const err of obs.plan.errors) {
+    if (err.instance_id === e.instance || (err.code === "limit" && rules.some((r) => r.name === err.rule))) why.push(err.message);
+  }
+  return why;
+}
+
+export function compareChanges(expected: ChangeExpect[], obs: Observed, locate: Locate): Failure[] {
+  const out: Failure[] = [];
+  const left = [...obs.plan.changes];
+  expected.forEach((e, i) => {
+    const at = left.findIndex((ch) => fits(e, ch));
+    const ch = at >= 0 ? left.splice(at, 1)[0] : undefined;
+    if (!ch) {
+      out.push(instanceFailure(obs, e.instance, { subject: describe(e.kind, e.step), expected: "planned", actual: "not planned", why: whyMissing(e, obs) }));
+      return;
+    }
+    out.push(...compareInputs(e, ch, obs, locate, i));
+  });
+  for (const ch of left) {
+    const inputs = [...sentInputs(ch)].map(([a, v]) => `${a}: ${show(v)}`).join(", ");
+    out.push(
+      instanceFailure(obs, ch.instance_id, {
+        subject: `${describe(ch.kind, ch.step_id)}${obs.rules.length > 1 ? ` (rule ${ch.rule})` : ""}`,
+        expected: "not planned",
+        actual: inputs ? `planned with ${inputs}` : "planned",
+      }),
+    );
+  }
+  return out;
+}

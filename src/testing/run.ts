@@ -1,0 +1,61 @@
+/**
+ * `flowrules test`: discover test files and rules, load the rules once (loadRules, like every other verb), run every
+ * case with the pure planner, and — with requireTests — fail each loaded rule no case names.
+ */
+import { loadRules } from "../rules/index.js";
+import type { Diagnostic, RuleSet } from "../rules/types.js";
+import { discover } from "./discover.js";
+import { readTestFile } from "./parse.js";
+import { runCase } from "./run-case.js";
+import type { CaseResult, TestRun } from "./types.js";
+
+export interface RunOptions {
+  requireTests?: boolean;
+}
+
+function fileProblem(path: string, message: string): Diagnostic {
+  return { file: path, line: 0, col: 0, severity: "error", code: "file", message };
+}
+
+function untested(ruleSet: RuleSet, results: CaseResult[]): CaseResult[] {
+  const tested = new Set(results.flatMap((r) => r.rules));
+  return ruleSet.rules
+    .filter((r) => !tested.has(r.name))
+    .map((r) => ({
+      pos: r.pos,
+      rules: [r.name],
+      name: "(no test)",
+      status: "fail" as const,
+      failures: [{ subject: "--require-tests", expected: "at least one test case naming this rule", actual: "none" }],
+      durationMs: 0,
+    }));
+}
+
+export async function runTests(paths: string[], opts: RunOptions = {}): Promise<TestRun & { ruleSet?: RuleSet }> {
+  const found = await discover(paths);
+  const diagnostics: Diagnostic[] = found.problems.map((p) => fileProblem(p.path, p.message));
+  if (found.problems.length === 0 && found.testFiles.length === 0) {
+    // a CI step that runs no test must not pass silently
+    diagnostics.push(fileProblem(paths.join(" "), `no rule tests (*.test.yaml, *.test.yml) in ${paths.join(", ")}`));
+  }
+  const loaded = await loadRules(found.rulePaths);
+  diagnostics.push(...loaded.diagnostics);
+  const run: TestRun & { ruleSet?: RuleSet } = { files: found.testFiles, results: [], diagnostics };
+  if (!loaded.ruleSet) return run;
+  run.ruleSet = loaded.ruleSet;
+  for (const file of found.testFiles) {
+    const parsed = await readTestFile(file);
+    diagnostics.push(...parsed.diagnostics);
+    if (!parsed.data || !parsed.src) continue;
+    for (let index = 0; index < parsed.data.tests.length; index++) {
+      run.results.push(await runCase({ src: parsed.src, data: parsed.data, index, ruleSet: loaded.ruleSet }));
+    }
+  }
+  if (opts.requireTests) run.results.push(...untested(loaded.ruleSet, run.results));
+  return run;
+}
+
+/** Any error diagnostic (rules or test files that did not load) fails the run, as does any failed case. */
+export function runFailed(run: TestRun): boolean {
+  return run.diagnostics.some((d) => d.severity === "error") || run.results.some((r) => r.status !== "pass");
+}

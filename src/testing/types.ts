@@ -1,0 +1,47 @@
+/** Results of rule tests: what the text and JUnit formats render and what decides the exit code. */
+import type { Diagnostic, SourcePos } from "../rules/types.js";
+
+/** One difference between the expected and the actual plan, about one instance and one field where it can. */
+export interface Failure {
+  /** the instance the difference is about */
+  instance?: number;
+  instance_name?: string;
+  /** what differs: "matched", "complete_step step 20111 input 50230 (fields.comment)", "report \"X\" group \"urgent\"" */
+  subject: string;
+  expected?: string;
+  actual?: string;
+  /** why, in words: the failing select filters, the clauses of `when` that decided, the field values */
+  why?: string[];
+  /** where the test file says it (for problems in the test file itself) */
+  at?: SourcePos;
+}
+
+export type CaseStatus = "pass" | "fail" | "error";
+
+export interface CaseResult {
+  /** where the case is written */
+  pos: SourcePos;
+  rules: string[];
+  name: string;
+  status: CaseStatus;
+  failures: Failure[];
+  durationMs: number;
+}
+
+export interface TestRun {
+  /** test files found, in order */
+  files: string[];
+  results: CaseResult[];
+  /** problems that stopped whole files (YAML, schema) or the rules from loading */
+  diagnostics: Diagnostic[];
+}
+
+/** Files (rules or tests) that did not load: each counts as one failure, its diagnostics say why. */
+export function brokenFiles(run: TestRun): string[] {
+  return [...new Set(run.diagnostics.filter((d) => d.severity === "error").map((d) => d.file))];
+}
+
+export function counts(run: TestRun): { passed: number; failed: number } {
+  const passed = run.results.filter((r) => r.status === "pass").length;
+  return { passed, failed: run.results.length - passed + brokenFiles(run).length };
+}

@@ -1,0 +1,28 @@
+/**
+ * Why an instance matched a rule or not, in a few lines for a failing test: the select filters that failed, else the
+ * clauses of `when` that decided, with the values of the fields the rule reads. Built from the same explanation
+ * `flowrules explain` prints.
+ */
+import { decidingClauses, type RuleExplanation } from "../engine/explain/index.js";
+import { show, showWritten } from "../engine/explain/show.js";
+
+export function whyLines(e: RuleExplanation): string[] {
+  const out: string[] = [];
+  if (!e.in_workflow) return [`instance is not in workflow ${e.workflow_id ?? "?"} of rule "${e.rule}"`];
+  const failing = e.filters.filter((f) => f.result === "fail");
+  if (failing.length > 0) {
+    for (const f of failing) out.push(`select ${f.key} = ${showWritten(f.value)} does not hold: ${f.actual}`);
+    return out;
+  }
+  if (e.error) out.push(e.error);
+  if (e.when) {
+    for (const c of decidingClauses(e.when)) {
+      out.push(`when ${c.source} → ${c.error ? `error: ${c.error}` : show(c.value)}`);
+    }
+  } else {
+    out.push("rule has no `when`: every selected instance matches");
+  }
+  if (e.fields.length > 0) out.push(e.fields.map((f) => `fields.${f.alias} = ${show(f.value)}`).join(", "));
+  if (e.matched) for (const s of e.skipped) out.push(`skipped ${s}`);
+  return out;
+}
