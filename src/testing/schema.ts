@@ -174,6 +174,6 @@ export type FieldTypeName = z.infer<typeof FieldType>;
 
 /** The JSON Schema editors see; ajv validates against the same document for located messages. */
 export function testFileJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(TestFileSchema, { target: "draft-2020-12" });
-  return { ...schema, $id: TEST_SCHEMA_ID, title: "flowrules rule tests" };
+  const { $schema, ...rest } = z.toJSONSchema(TestFileSchema, { target: "draft-2020-12" });
+  return { $schema, $id: TEST_SCHEMA_ID, title: "flowrules rule tests", ...rest };
 }
