@@ -1,0 +1,79 @@
+/** Command line of `npm run bench` (node dist/bench/run.js [options]). */
+import { parseArgs } from "node:util";
+
+export interface BenchOptions {
+  /** sandbox sizes N */
+  sizes: number[];
+  latencyMs: number;
+  /** flowrules' requests in flight (the client default) */
+  concurrency: number;
+  seed: number;
+  /** the naive baseline runs up to this N; above it, it is modelled */
+  naiveMax: number;
+  /** instances the bulk-abort scenario aborts (0 = skip it) */
+  abortCount: number;
+  /** instances of the CPU-only evaluation loops */
+  cpuInstances: number;
+  /** run the sides in this process (RSS then includes the sandbox); the test does */
+  inProcess: boolean;
+  /** folder for latest.json and the dated copy; undefined = do not write */
+  outDir: string | undefined;
+}
+
+export const USAGE = `usage: npm run bench -- [options]
+  --sizes 1000,10000,100000   sandbox sizes N (default: all three)
+  --quick                     1000 and 10000 only, abort scenario of 1,000, CPU loop of 20,000 (about 3 minutes)
+  --naive-max N               run the naive baseline up to this N, model it above (default 10000)
+  --latency MS                sandbox latency per request (default 20)
+  --concurrency N             flowrules requests in flight (default 4, the client default)
+  --abort-count N             instances for the bulk-abort scenario (default 10000; 0 skips it)
+  --cpu N                     instances for the evaluation loops (default 100000)
+  --seed N                    sandbox seed (default 1)
+  --in-process                run both sides in this process (RSS then includes the sandbox)
+  --out DIR                   where to write latest.json and a dated copy (default bench/results; "-" = nowhere)`;
+
+function int(name: string, v: string | undefined, dflt: number, min = 0): number {
+  if (v === undefined) return dflt;
+  const n = Number(v.replace(/_/g, ""));
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number ≥ ${min}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      sizes: { type: "string" },
+      quick: { type: "boolean", default: false },
+      "naive-max": { type: "string" },
+      latency: { type: "string" },
+      concurrency: { type: "string" },
+      "abort-count": { type: "string" },
+      cpu: { type: "string" },
+      seed: { type: "string" },
+      "in-process": { type: "boolean", default: false },
+      out: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return "help";
+  const quick = values.quick === true;
+  const sizes = values.sizes
+    ? values.sizes.split(",").map((s) => int("sizes", s.trim(), 0, 1))
+    : quick
+      ? [1_000, 10_000]
+      : [1_000, 10_000, 100_000];
+  const out = values.out ?? "bench/results";
+  return {
+    sizes,
+    latencyMs: int("latency", values.latency, 20),
+    concurrency: int("concurrency", values.concurrency, 4, 1),
+    seed: int("seed", values.seed, 1),
+    naiveMax: int("naive-max", values["naive-max"], 10_000),
+    abortCount: int("abort-count", values["abort-count"], quick ? 1_000 : 10_000),
+    cpuInstances: int("cpu", values.cpu, quick ? 20_000 : 100_000, 1),
+    inProcess: values["in-process"] === true,
+    outDir: out === "-" ? undefined : out,
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * `npm run bench`: the benchmark of issue 8 — requests, wall time, time under the production rate limit, peak
+ * memory and evaluation throughput of flowrules, side by side with a naive script and the floor the API allows.
+ * Progress on stderr; the Markdown table on stdout; the JSON under bench/results/ (latest.json and a dated copy).
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseBenchArgs, USAGE } from "./args.js";
+import { runBench } from "./bench.js";
+import { renderMarkdown } from "./table.js";
+
+async function main(): Promise<number> {
+  let opts;
+  try {
+    opts = parseBenchArgs(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    return 1;
+  }
+  if (opts === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const results = await runBench(opts, (line) => process.stderr.write(`${line}\n`));
+  process.stdout.write(renderMarkdown(results));
+  if (opts.outDir) {
+    await mkdir(opts.outDir, { recursive: true });
+    const json = `${JSON.stringify(results, null, 2)}\n`;
+    const stamp = results.generated_at.replace(/[:.]/g, "-");
+    await writeFile(join(opts.outDir, "latest.json"), json);
+    await writeFile(join(opts.outDir, `${stamp}.json`), json);
+    process.stderr.write(`results written to ${join(opts.outDir, "latest.json")}\n`);
+  }
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
