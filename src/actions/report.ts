@@ -93,7 +93,10 @@ export function entry(input: ActionPlanInput<ReportAction>): ReportEntry {
   return { instance_id: data.id, keys, row };
 }
 
-/** Groups sorted by count (largest first), then key, so reports read the same on every run. */
+/**
+ * Groups sorted by count (largest first), then key by code point (not locale), so reports read the same on every run
+ * and every machine.
+ */
 export function build(rule: CompiledRule, action: ReportAction, entries: ReportEntry[]): PlannedReport {
   const groups = new Map<string, number[]>();
   for (const e of entries) {
@@ -105,7 +108,7 @@ export function build(rule: CompiledRule, action: ReportAction, entries: ReportE
   }
   const list: ReportGroup[] = [...groups.entries()]
     .map(([key, ids]) => ({ key, count: ids.length, instance_ids: ids.sort((a, b) => a - b) }))
-    .sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
+    .sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return {
     rule: rule.name,
     title: action.title ?? rule.name,

@@ -12,6 +12,7 @@ export function registerPlan(program: Command): void {
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .addOption(new Option("--format <format>", "output format").choices(["text", "markdown", "json"]).default("text"))
     .option("--out <file>", "also write the JSON plan to this file (for `flowrules apply <file>`)")
+    .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
     .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")
     .option("--rule <name>", "plan only this rule (repeatable)", collect, [])
     .option("-q, --quiet", "no progress and no request count on stderr");
@@ -22,6 +23,7 @@ export function registerPlan(program: Command): void {
         paths,
         format: opts.format as "text" | "markdown" | "json",
         ...(typeof opts.out === "string" ? { out: opts.out } : {}),
+        ...(typeof opts.reportDir === "string" ? { reportDir: opts.reportDir } : {}),
         detailedExitcode: opts.detailedExitcode === true,
         rules: (opts.rule as string[] | undefined) ?? [],
         quiet: opts.quiet === true,

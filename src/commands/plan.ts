@@ -10,7 +10,13 @@ import { withDigest } from "../engine/plan-digest.js";
 import type { Plan } from "../engine/plan-types.js";
 import { runPlan, type PlanProgress } from "../engine/run-plan.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
+import { writeReportFiles } from "../render/report/files.js";
 import type { RuleSet } from "../rules/types.js";
+import { DEFAULT_RULE_PATHS } from "../rules/index.js";
+import { rulesChangedSince } from "../ci/changed-since.js";
+import { changedRuleSet, renderPlanOutput, withChangedSince } from "../ci/changed-plan.js";
+import { shardLabel } from "../ci/shard.js";
+import { clientEventLogger, logPlan, nullLogger } from "../log/index.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { useColor, type CommandIO } from "./io.js";
 
@@ -18,12 +24,16 @@ export interface PlanCommandOptions {
   paths: string[];
   format: PlanFormat;
   out?: string;
+  /** also write each report as <rule>.csv and <rule>.json into this folder */
+  reportDir?: string;
   detailedExitcode: boolean;
   rules: string[];
   quiet: boolean;
   connection: ConnectionSettings;
   now?: Date;
   shard?: { index: number; count: number };
+  /** plan only the rules added or edited since this git ref; list the removed ones (src/ci/changed-since.ts) */
+  changedSince?: string;
 }
 
 /** Progress on stderr, only on a terminal and only for selections big enough to wait for. */
@@ -59,10 +69,16 @@ export async function planRuleSet(
     concurrency: connection.concurrency,
     timeoutMs: connection.timeoutMs,
     insecureHttp: connection.insecureHttp,
+    onEvent: clientEventLogger(io.log ?? nullLogger),
   });
+  const log = io.log ?? nullLogger;
   const started = Date.now();
   try {
-    const onProgress = progressReporter(io, opts.quiet);
+    const terminal = progressReporter(io, opts.quiet);
+    // per page of a rule's selection: the terminal line, or a debug event for log collectors
+    const onProgress = log.structured
+      ? (p: PlanProgress): void => log.event("rule.progress", { rule: p.rule, done: p.done, total: p.total }, "debug")
+      : terminal;
     const plan = await runPlan({
       client,
       ruleSet,
@@ -70,8 +86,10 @@ export async function planRuleSet(
       ...(onProgress ? { onProgress } : {}),
       ...(opts.shard ? { shard: opts.shard } : {}),
     });
-    if (!opts.quiet) {
-      const s = ((Date.now() - started) / 1000).toFixed(1);
+    const ms = Date.now() - started;
+    logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}) });
+    if (!opts.quiet && !log.structured) {
+      const s = (ms / 1000).toFixed(1);
       io.stderr(`${client.stats().total} requests to ${client.baseUrl} in ${s} s\n`);
     }
     return plan;
@@ -83,8 +101,20 @@ export async function planRuleSet(
 export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Promise<number> {
   const ruleSet = await loadRuleSetOrReport(opts.paths, opts.rules, io);
   if (!ruleSet) return EXIT_ERROR;
-  const plan = await planRuleSet(ruleSet, opts.connection, io, opts);
-  io.stdout(PLAN_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
+  const changed = opts.changedSince
+    ? await rulesChangedSince(opts.changedSince, opts.paths.length > 0 ? opts.paths : DEFAULT_RULE_PATHS)
+    : undefined;
+  if (changed) {
+    const { ref, commit, added, changed: edited, unchanged, removed } = changed;
+    io.log?.event("rules.changed", { ref, commit, added, changed: edited, unchanged: unchanged.length, removed: removed.map((r) => r.name) });
+  }
+  const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, opts.connection, io, opts);
+  const plan = changed ? withChangedSince(planned, changed, opts.rules) : planned;
+  io.stdout(renderPlanOutput(opts.format, plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
   if (opts.out) await writePlanFile(opts.out, plan);
+  if (opts.reportDir) {
+    const files = await writeReportFiles(opts.reportDir, plan);
+    if (!opts.quiet) io.stderr(`${files.length / 2} ${files.length === 2 ? "report" : "reports"} written to ${opts.reportDir}\n`);
+  }
   return planExitCode(plan, opts.detailedExitcode);
 }

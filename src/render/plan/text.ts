@@ -29,7 +29,7 @@ export function reportLines(r: PlannedReport, maxRows = MAX_REPORT_ROWS): string
     out.push("");
     const rows = r.rows.slice(0, maxRows).map((row) => r.columns.map((c) => cell(row[c])));
     out.push(...table(r.columns, rows).map((l) => `  ${l}`));
-    if (total > maxRows) out.push(`  … ${total - maxRows} more rows in the JSON plan`);
+    if (total > maxRows) out.push(`  … ${total - maxRows} more rows in the JSON plan (--out) and in --report-dir files`);
   }
   return out;
 }
