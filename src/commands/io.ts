@@ -1,3 +1,5 @@
+import type { Logger } from "../log/types.js";
+
 /** The edges a command touches, passed in so commands run the same in the CLI and in tests. */
 export interface CommandIO {
   stdout: (s: string) => void;
@@ -7,6 +9,8 @@ export interface CommandIO {
   stdoutIsTTY: boolean;
   /** stderr is a terminal (progress) */
   stderrIsTTY: boolean;
+  /** structured events (`--log-format`); absent means none are logged (src/log) */
+  log?: Logger;
 }
 
 export function processIO(): CommandIO {

@@ -1,0 +1,88 @@
+/**
+ * `plan --changed-since <ref>`: which rules were added, edited or removed between a git ref and the working tree,
+ * for the rule paths given. The working tree (not HEAD) is the "now" side, so it works the same on a CI checkout of
+ * the pull request and on a developer's uncommitted edits.
+ */
+import { readFile, realpath, stat } from "node:fs/promises";
+import { basename, dirname, join, relative, sep } from "node:path";
+import { isRuleFileName, listRuleFiles } from "../rules/index.js";
+import { UserError } from "../cli/exit.js";
+import { filesAt, repoRoot, resolveCommit, showFile } from "./git.js";
+import { diffDefinitions, ruleDefinitions, type DefinitionDiff, type RuleDefinition } from "./rule-definitions.js";
+
+export interface ChangedSince extends DefinitionDiff {
+  ref: string;
+  /** the commit the ref named when compared */
+  commit: string;
+}
+
+/** The same files `loadRules` reads from a folder: *.yaml / *.yml but no *.test.yaml, nothing under dot folders or node_modules. */
+function isRuleFileBelow(pathBelow: string): boolean {
+  const parts = pathBelow.split("/");
+  const name = parts[parts.length - 1] ?? "";
+  if (parts.some((p) => p.startsWith(".") || p === "node_modules")) return false;
+  return isRuleFileName(name);
+}
+
+const toPosix = (p: string): string => p.split(sep).join("/");
+
+interface Located {
+  root: string;
+  /** the path relative to the repository root, posix separators, "" for the root itself */
+  inRepo: string;
+  isDir: boolean;
+}
+
+async function locate(path: string): Promise<Located> {
+  let real: string;
+  let isDir: boolean;
+  try {
+    real = await realpath(path);
+    isDir = (await stat(real)).isDirectory();
+  } catch {
+    throw new UserError(`no such file or folder: ${path}`);
+  }
+  const root = await realpath(await repoRoot(isDir ? real : dirname(real)));
+  return { root, inRepo: toPosix(relative(root, real)), isDir };
+}
+
+/** The rule definitions under `paths` at `ref`, and in the files as they are now. */
+export async function rulesChangedSince(ref: string, paths: string[], cwd = process.cwd()): Promise<ChangedSince> {
+  const located = await Promise.all(paths.map(locate));
+  const roots = [...new Set(located.map((l) => l.root))];
+  const root = roots[0];
+  if (root === undefined) throw new UserError("--changed-since needs at least one rule path");
+  if (roots.length > 1) throw new UserError(`--changed-since: the rule paths are in different git repositories (${roots.join(", ")})`);
+  const commit = await resolveCommit(ref, root);
+
+  // the files under each path, at the ref and now (a folder is listed from git at the ref, from disk now)
+  const before: RuleDefinition[] = [];
+  const now: RuleDefinition[] = [];
+  const seenBefore = new Set<string>();
+  const nowFiles = new Set<string>();
+  for (const l of located) {
+    const atRef = await filesAt(commit, l.inRepo, root);
+    for (const f of atRef) {
+      // a folder contributes its rule files; a file given by name counts whatever its name (as loadRules does)
+      const below = l.isDir ? (l.inRepo === "" ? f : f.slice(l.inRepo.length + 1)) : basename(f);
+      if (l.isDir && !isRuleFileBelow(below)) continue;
+      if (!l.isDir && f !== l.inRepo) continue;
+      if (seenBefore.has(f)) continue;
+      seenBefore.add(f);
+      const shown = toPosix(relative(cwd, join(root, f))) || f;
+      before.push(...ruleDefinitions(shown, await showFile(commit, f, root)));
+    }
+    for (const f of await filesNow(l, root)) nowFiles.add(f);
+  }
+  for (const f of [...nowFiles].sort()) {
+    const shown = toPosix(relative(cwd, join(root, f)));
+    now.push(...ruleDefinitions(shown, await readFile(join(root, f), "utf8")));
+  }
+  return { ref, commit, ...diffDefinitions(before, now) };
+}
+
+/** Rule files under a located path on disk, relative to the repository root. */
+async function filesNow(l: Located, root: string): Promise<string[]> {
+  const listing = await listRuleFiles([join(root, l.inRepo)]);
+  return listing.files.map((f) => toPosix(relative(root, f)));
+}

@@ -1,0 +1,61 @@
+/**
+ * A rule's definition as a comparable string: the canonical JSON (keys sorted) of its YAML mapping. Comments,
+ * quoting, key order and formatting do not count as a change; anchors and aliases are resolved first, so editing an
+ * anchor counts for every rule that uses it.
+ */
+import { parseDocument } from "yaml";
+import { canonicalJson } from "../engine/plan-digest.js";
+
+export interface RuleDefinition {
+  name: string;
+  /** the file it is defined in, as the caller names it */
+  file: string;
+  canonical: string;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The rules of one file by name. A file that does not parse yields none: its rules cannot be compared, so the
+ * other side's rules of the same names count as added (or removed), which errs towards planning more.
+ */
+export function ruleDefinitions(file: string, text: string): RuleDefinition[] {
+  const doc = parseDocument(text, { uniqueKeys: false });
+  if (doc.errors.length > 0) return [];
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 10_000 });
+  } catch {
+    return [];
+  }
+  if (!isRecord(data) || !Array.isArray(data.rules)) return [];
+  const out: RuleDefinition[] = [];
+  for (const r of data.rules as unknown[]) {
+    if (isRecord(r) && typeof r.name === "string" && r.name !== "") out.push({ name: r.name, file, canonical: canonicalJson(r) });
+  }
+  return out;
+}
+
+export interface DefinitionDiff {
+  added: string[];
+  changed: string[];
+  unchanged: string[];
+  removed: Array<{ name: string; file: string }>;
+}
+
+/** Compares two rule sets by rule name (a rename is a removal and an addition; a move between files is no change). */
+export function diffDefinitions(before: RuleDefinition[], now: RuleDefinition[]): DefinitionDiff {
+  const old = new Map(before.map((d) => [d.name, d]));
+  const current = new Map(now.map((d) => [d.name, d]));
+  const out: DefinitionDiff = { added: [], changed: [], unchanged: [], removed: [] };
+  for (const [name, d] of current) {
+    const prev = old.get(name);
+    if (!prev) out.added.push(name);
+    else if (prev.canonical !== d.canonical) out.changed.push(name);
+    else out.unchanged.push(name);
+  }
+  for (const [name, d] of old) if (!current.has(name)) out.removed.push({ name, file: d.file });
+  return out;
+}
