@@ -87,7 +87,9 @@ function whyMissing(e: ChangeExpect, obs: Observed): string[] {
     else if (ex.skipped.length > 0) why.push(...ex.skipped.map((s) => `skipped ${s}`));
   }
   for (const err of obs.plan.errors) {
-    if (err.instance_id === e.instance || (err.code === "limit" && rules.some((r) => r.name === err.rule))) why.push(err.message);
+    const concerns = err.instance_id === e.instance || (err.code === "limit" && rules.some((r) => r.name === err.rule));
+    // an evaluation error is already explained by the clause that failed
+    if (concerns && err.code !== "evaluation") why.push(err.message);
   }
   return why;
 }

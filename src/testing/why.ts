@@ -14,11 +14,11 @@ export function whyLines(e: RuleExplanation): string[] {
     for (const f of failing) out.push(`select ${f.key} = ${showWritten(f.value)} does not hold: ${f.actual}`);
     return out;
   }
-  if (e.error) out.push(e.error);
+  const deciding = e.when ? decidingClauses(e.when) : [];
+  // the clause that failed to evaluate says it more precisely than the rule-level message
+  if (e.error && !deciding.some((c) => c.error)) out.push(e.error);
   if (e.when) {
-    for (const c of decidingClauses(e.when)) {
-      out.push(`when ${c.source} → ${c.error ? `error: ${c.error}` : show(c.value)}`);
-    }
+    for (const c of deciding) out.push(`when ${c.source} → ${c.error ? `error: ${c.error}` : show(c.value)}`);
   } else {
     out.push("rule has no `when`: every selected instance matches");
   }
