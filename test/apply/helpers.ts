@@ -158,3 +158,48 @@ export function stateHolds(sb: RunningSandbox, c: { kind: string; instance_id: n
   const body = c.request.body as { actions: Array<{ action_id: number; input_object: unknown }> };
   return body.actions.every((a) => JSON.stringify(inst.values.get(a.action_id)) === JSON.stringify(a.input_object));
 }
+
+/** A plan built by hand from sandbox data (for cases the planner would not produce), signed like a real one. */
+export async function handPlan(
+  sb: RunningSandbox,
+  dir: string,
+  changes: Plan["changes"],
+  name = "hand-plan.json",
+): Promise<{ file: string; plan: Plan }> {
+  const plan: Plan = {
+    format_version: 1,
+    flowrules_version: "test",
+    created_at: new Date().toISOString(),
+    base_url: sb.baseUrl,
+    rules_digest: "sha256:test",
+    rules: [],
+    changes,
+    reports: [],
+    errors: [],
+    summary: {
+      complete_step: changes.filter((c) => c.kind === "complete_step").length,
+      save_step: changes.filter((c) => c.kind === "save_step").length,
+      abort: changes.filter((c) => c.kind === "abort").length,
+      reports: 0,
+      errors: 0,
+    },
+  };
+  const file = join(dir, name);
+  await writePlanFile(file, plan);
+  return { file, plan };
+}
+
+export function abortChange(rule: string, inst: { id: number; processId: number; name: string }): Plan["changes"][number] {
+  return {
+    id: `${rule}:abort:${inst.id}`,
+    rule,
+    instance_id: inst.id,
+    instance_name: inst.name,
+    process_id: inst.processId,
+    kind: "abort",
+    request: { method: "POST", path: "/instances/bulk/abort", body: { ids: [inst.id] } },
+    before: { status: "running" },
+    after: { status: "aborted" },
+    precondition: { status: "running" },
+  };
+}
