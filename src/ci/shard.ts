@@ -29,3 +29,13 @@ export function inShard(instanceId: number, shard: Shard): boolean {
 }
 
 export const shardLabel = (shard: Shard): string => `${shard.index}/${shard.count}`;
+
+/**
+ * A saved plan's share for one worker: its changes filtered by instance id the same way planning filters the
+ * selection. Taken after the plan's digest was checked (the file itself is never changed), so n workers can apply
+ * one reviewed plan side by side.
+ */
+export function shardOfPlan<P extends { changes: ReadonlyArray<{ instance_id: number }> }>(plan: P, shard: Shard | undefined): P {
+  if (!shard) return plan;
+  return { ...plan, changes: plan.changes.filter((c) => inShard(c.instance_id, shard)) };
+}

@@ -12,6 +12,8 @@ import { applyCommand, DEFAULT_LOCK_FILE, type Confirm } from "../commands/apply
 import { processIO } from "../commands/io.js";
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from "../engine/apply/batches.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
+import { parseShard } from "../ci/shard.js";
+import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { EXIT_ERROR, UserError } from "./exit.js";
 
 const collect = (v: string, acc: string[]): string[] => [...acc, v];
@@ -37,6 +39,7 @@ const Flags = z.object({
   detailedExitcode: z.boolean().optional(),
   quiet: z.boolean().optional(),
   rule: z.array(z.string()).optional(),
+  shard: z.string().optional(),
 });
 
 function wholeNumber(name: string, raw: string | undefined, min: number, max: number, fallback: number): number {
@@ -97,15 +100,19 @@ export function registerApply(program: Command): void {
     .option("--clock-skew <seconds>", "assumed bound on the clock difference with the service, for staleness (default 60)")
     .option("--detailed-exitcode", "exit 0 when nothing was applied, 2 when changes were applied, 1 on any stale or failed change")
     .option("--rule <name>", "with rule paths: plan only this rule (repeatable)", collect, [])
-    .option("-q, --quiet", "no progress on stderr");
-  addConnectionOptions(cmd).action(async (paths: string[], raw: Record<string, unknown>) => {
-    const io = processIO();
+    .option("-q, --quiet", "no progress on stderr")
+    .option("--shard <i/n>", "apply only the changes (or, with rule paths, plan only the instances) with id % n == i, e.g. 0/4");
+  addConnectionOptions(cmd).action(async (paths: string[], raw: Record<string, unknown>, command: Command) => {
+    const io = withLogger(processIO(), commandLogger(command));
     const parsed = Flags.safeParse(raw);
     if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
     const f = parsed.data;
+    const shard = f.shard === undefined ? undefined : parseShard(f.shard);
+    const connection = connectionSettings(raw, io.env);
     const { signal, dispose } = interruptions();
     try {
-      process.exitCode = await applyCommand(
+      const fields = { paths, auto_approve: f.autoApprove === true, base_url: connection.baseUrl, ...(f.shard ? { shard: f.shard } : {}) };
+      process.exitCode = await runLogged(io, "apply", fields, (io) => applyCommand(
         {
           paths,
           autoApprove: f.autoApprove === true,
@@ -117,12 +124,13 @@ export function registerApply(program: Command): void {
           detailedExitcode: f.detailedExitcode === true,
           quiet: f.quiet === true,
           rules: f.rule ?? [],
-          connection: connectionSettings(raw, io.env),
+          connection,
+          ...(shard ? { shard } : {}),
           confirm: terminalConfirm(),
           signal,
         },
         io,
-      );
+      ));
       if (signal.aborted && process.exitCode === 0) process.exitCode = EXIT_ERROR;
     } finally {
       dispose();

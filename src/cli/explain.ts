@@ -1,6 +1,7 @@
 import { Option, type Command } from "commander";
 import { explainCommand, parseInstanceId, type ExplainFormat } from "../commands/explain.js";
 import { processIO } from "../commands/io.js";
+import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
 
 const collect = (v: string, acc: string[]): string[] => [...acc, v];
@@ -13,17 +14,19 @@ export function registerExplain(program: Command): void {
     .requiredOption("--instance <id>", "the instance to explain")
     .option("--rule <name>", "explain only this rule (repeatable)", collect, [])
     .addOption(new Option("--format <format>", "output format").choices(["text", "json"]).default("text"));
-  addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>) => {
-    const io = processIO();
-    process.exitCode = await explainCommand(
+  addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
+    const io = withLogger(processIO(), commandLogger(command));
+    const instance = parseInstanceId(opts.instance);
+    const connection = connectionSettings(opts, io.env);
+    process.exitCode = await runLogged(io, "explain", { paths, instance, base_url: connection.baseUrl }, (io) => explainCommand(
       {
         paths,
-        instance: parseInstanceId(opts.instance),
+        instance,
         rules: (opts.rule as string[] | undefined) ?? [],
         format: opts.format as ExplainFormat,
-        connection: connectionSettings(opts, io.env),
+        connection,
       },
       io,
-    );
+    ));
   });
 }

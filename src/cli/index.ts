@@ -4,6 +4,7 @@ import { CommanderError } from "commander";
 import { buildProgram } from "./program.js";
 import { UserError, EXIT_ERROR } from "./exit.js";
 import { formatError } from "./errors.js";
+import { createLogger } from "../log/index.js";
 
 async function main(): Promise<void> {
   const program = buildProgram();
@@ -16,8 +17,14 @@ async function main(): Promise<void> {
       process.exitCode = err.exitCode === 0 ? 0 : EXIT_ERROR;
       return;
     }
-    process.stderr.write(`flowrules: ${formatError(err)}\n`);
     process.exitCode = err instanceof UserError ? err.exitCode : EXIT_ERROR;
+    if (program.opts<{ logFormat?: string }>().logFormat === "json") {
+      // with --log-format json every stderr line is a JSON event, the failure too
+      const log = createLogger({ format: "json", write: (s) => process.stderr.write(s), secrets: [process.env.FLOWRULES_API_KEY] });
+      log.event("run.failed", { message: formatError(err), exit_code: process.exitCode }, "error");
+      return;
+    }
+    process.stderr.write(`flowrules: ${formatError(err)}\n`);
   }
 }
 

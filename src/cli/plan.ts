@@ -1,6 +1,8 @@
 import { Option, type Command } from "commander";
 import { planCommand } from "../commands/plan.js";
 import { processIO } from "../commands/io.js";
+import { parseShard } from "../ci/shard.js";
+import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
 
 const collect = (v: string, acc: string[]): string[] => [...acc, v];
@@ -15,10 +17,16 @@ export function registerPlan(program: Command): void {
     .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
     .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")
     .option("--rule <name>", "plan only this rule (repeatable)", collect, [])
-    .option("-q, --quiet", "no progress and no request count on stderr");
-  addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>) => {
-    const io = processIO();
-    process.exitCode = await planCommand(
+    .option("-q, --quiet", "no progress and no request count on stderr")
+    .option("--shard <i/n>", "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4")
+    .option("--changed-since <git-ref>", "plan only the rules added or edited since this git ref; list removed ones");
+  addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
+    const io = withLogger(processIO(), commandLogger(command));
+    const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
+    const changedSince = typeof opts.changedSince === "string" ? opts.changedSince : undefined;
+    const connection = connectionSettings(opts, io.env);
+    const fields = { paths, base_url: connection.baseUrl, ...(opts.shard ? { shard: opts.shard } : {}), ...(changedSince ? { changed_since: changedSince } : {}) };
+    process.exitCode = await runLogged(io, "plan", fields, (io) => planCommand(
       {
         paths,
         format: opts.format as "text" | "markdown" | "json",
@@ -27,9 +35,11 @@ export function registerPlan(program: Command): void {
         detailedExitcode: opts.detailedExitcode === true,
         rules: (opts.rule as string[] | undefined) ?? [],
         quiet: opts.quiet === true,
-        connection: connectionSettings(opts, io.env),
+        connection,
+        ...(shard ? { shard } : {}),
+        ...(changedSince ? { changedSince } : {}),
       },
       io,
-    );
+    ));
   });
 }

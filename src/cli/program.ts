@@ -7,6 +7,7 @@ import { registerApply } from "./apply.js";
 import { registerTest } from "./test.js";
 import { registerExplain } from "./explain.js";
 import { registerSandbox } from "./sandbox.js";
+import { addLogFormatOption } from "../log/cli.js";
 
 export function buildProgram(): Command {
   const program = new Command("flowrules")
@@ -14,6 +15,8 @@ export function buildProgram(): Command {
     .version(VERSION, "-V, --version", "print the flowrules version")
     .showHelpAfterError("(run with --help for usage)")
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  // global: accepted before or after any verb, read by each verb with optsWithGlobals()
+  addLogFormatOption(program);
   registerValidate(program);
   registerPlan(program);
   registerApply(program);

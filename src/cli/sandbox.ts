@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { USERS, describeUser, startSandbox, type SandboxOptions } from "../sandbox/index.js";
 import { UserError } from "./exit.js";
+import { commandLogger } from "../log/index.js";
 
 interface SandboxFlags {
   port: string;
@@ -24,7 +25,8 @@ export function registerSandbox(program: Command): void {
     .option("--fail-rate <r>", "share of requests (0–1) answered 503")
     .option("--rate-limit <per_min>", "requests a minute per key before 429 with Retry-After (0 = off)")
     .option("--reset-rate <r>", "share of mutations (0–1) applied and then answered by closing the connection")
-    .action(async (flags: SandboxFlags) => {
+    .action(async (flags: SandboxFlags, command: Command) => {
+      const log = commandLogger(command);
       const opts = parseFlags(flags);
       const sandbox = await startSandbox(opts).catch((err: unknown) => {
         throw new UserError(`cannot start the sandbox: ${err instanceof Error ? err.message : String(err)}`);
@@ -38,6 +40,7 @@ export function registerSandbox(program: Command): void {
       out(`  curl -H 'Authorization: Api-Key sandbox-admin' ${sandbox.baseUrl}/processes/`);
       out(`request log: ${sandbox.origin}/__sandbox/requests`);
       out("Ctrl-C to stop.");
+      log.event("sandbox.started", { base_url: sandbox.baseUrl, instances: sandbox.store.size, seed: opts.seed ?? 1 });
       await new Promise<void>((resolve) => {
         const stop = (): void => {
           process.off("SIGINT", stop);
@@ -47,7 +50,8 @@ export function registerSandbox(program: Command): void {
         process.on("SIGINT", stop);
         process.on("SIGTERM", stop);
       });
-      process.stderr.write("flowrules sandbox: stopped.\n");
+      if (log.structured) log.event("sandbox.stopped", { base_url: sandbox.baseUrl });
+      else process.stderr.write("flowrules sandbox: stopped.\n");
     });
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { processIO } from "../commands/io.js";
 import { testCommand } from "../commands/test.js";
+import { commandLogger, runLogged, withLogger } from "../log/index.js";
 
 export function registerTest(program: Command): void {
   program
@@ -9,14 +10,15 @@ export function registerTest(program: Command): void {
     .argument("[paths...]", "folders, rule files or test files", ["rules/"])
     .option("--junit <file>", "also write the results as JUnit XML to this file (for CI)")
     .option("--require-tests", "fail for every loaded rule that no test case names")
-    .action(async (paths: string[], opts: Record<string, unknown>) => {
-      process.exitCode = await testCommand(
+    .action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
+      const io = withLogger(processIO(), commandLogger(command));
+      process.exitCode = await runLogged(io, "test", { paths }, (io) => testCommand(
         {
           paths,
           ...(typeof opts.junit === "string" ? { junit: opts.junit } : {}),
           requireTests: opts.requireTests === true,
         },
-        processIO(),
-      );
+        io,
+      ));
     });
 }

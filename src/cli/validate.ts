@@ -1,5 +1,7 @@
 /** `flowrules validate [paths...]`: schema, JSONata, aliases, names and conflicts, without any request. */
 import { Option, type Command } from "commander";
+import { processIO } from "../commands/io.js";
+import { commandLogger, runLogged, withLogger, type Logger } from "../log/index.js";
 import { loadRules } from "../rules/index.js";
 import { DIAGNOSTIC_FORMATS, DIAGNOSTIC_FORMAT_NAMES, type DiagnosticFormat } from "../render/diagnostics/index.js";
 import { EXIT_ERROR, EXIT_OK } from "./exit.js";
@@ -18,8 +20,14 @@ export async function runValidate(
   paths: string[],
   opts: ValidateOptions,
   color = false,
+  log?: Logger,
 ): Promise<{ output: string; exitCode: number }> {
   const result = await loadRules(paths);
+  for (const d of result.diagnostics) {
+    const { file, line, col, severity, code, message, rule } = d;
+    log?.event("rule.diagnostic", { file, line, col, severity, code, message, ...(rule ? { rule } : {}) }, severity === "error" ? "error" : "warn");
+  }
+  if (result.ruleSet) log?.event("rules.loaded", { files: result.ruleSet.files.length, rules: result.ruleSet.rules.length });
   const errors = result.diagnostics.some((d) => d.severity === "error");
   const output = DIAGNOSTIC_FORMATS[opts.format](result.diagnostics, {
     color,
@@ -34,11 +42,14 @@ export function registerValidate(program: Command): void {
     .description("check rule files (schema, JSONata, aliases, names, conflicts) without any request")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .addOption(new Option("--format <format>", "output format").choices(DIAGNOSTIC_FORMAT_NAMES).default("text"))
-    .action(async (paths: string[], opts: ValidateOptions) => {
+    .action(async (paths: string[], opts: ValidateOptions, command: Command) => {
       try {
-        const { output, exitCode } = await runValidate(paths, opts, useColor());
-        process.stdout.write(output);
-        process.exitCode = exitCode;
+        const io = withLogger(processIO(), commandLogger(command));
+        process.exitCode = await runLogged(io, "validate", { paths, format: opts.format }, async (io) => {
+          const { output, exitCode } = await runValidate(paths, opts, useColor(), io.log);
+          io.stdout(output);
+          return exitCode;
+        });
       } catch (err) {
         // loadRules does not throw by design; anything that still does becomes one line, never a stack trace
         process.stderr.write(`flowrules validate: internal error: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -21,6 +21,8 @@ import { DEFAULT_CLOCK_SKEW_MS } from "../engine/apply/staleness.js";
 import { applyExitCode, countOutcomes, renderSummary } from "../engine/apply/summary.js";
 import { PLAN_FORMATS } from "../render/plan/index.js";
 import { VERSION } from "../version.js";
+import { shardOfPlan, type Shard } from "../ci/shard.js";
+import { clientEventLogger, logOutcomes, nullLogger } from "../log/index.js";
 import { useColor, type CommandIO } from "./io.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { planRuleSet, writePlanFile } from "./plan.js";
@@ -50,6 +52,8 @@ export interface ApplyCommandOptions {
   quiet: boolean;
   /** only these rules (rule paths only) */
   rules: string[];
+  /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/ci/shard.ts) */
+  shard?: Shard;
   connection: ConnectionSettings;
   /** where .flowrules/ lives and relative paths resolve; default process.cwd() */
   cwd?: string;
@@ -86,7 +90,8 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
     // every refusal (format, shape, digest, errors, base URL) happens here, before the lock and any request
-    const loaded = await loadPlanFile(mode.file, opts.connection.baseUrl);
+    const checked = await loadPlanFile(mode.file, opts.connection.baseUrl);
+    const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${mode.file}.journal.jsonl`;
     return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, () =>
       applyLoaded(loaded, journalFile, { ...opts, batchSize }, cwd, io),
@@ -103,7 +108,7 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   if (!ruleSet) return EXIT_ERROR;
   const what = `${opts.paths.join(" ")}${opts.autoApprove ? " (auto-approve)" : ""}`;
   return withLock(opts, cwd, what, io, async (lock) => {
-    const plan = await planRuleSet(ruleSet, opts.connection, io, { quiet: opts.quiet });
+    const plan = await planRuleSet(ruleSet, opts.connection, io, { quiet: opts.quiet, ...(opts.shard ? { shard: opts.shard } : {}) });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${e.message}\n`);
       io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
@@ -178,6 +183,7 @@ async function applyLoaded(
     concurrency: c.concurrency,
     timeoutMs: c.timeoutMs,
     insecureHttp: c.insecureHttp,
+    onEvent: clientEventLogger(io.log ?? nullLogger),
     ...opts.tuning?.client,
   });
   try {
@@ -193,6 +199,9 @@ async function applyLoaded(
       progress: say,
     });
     const counts = countOutcomes(result.outcomes);
+    const log = io.log ?? nullLogger;
+    logOutcomes(log, result.outcomes);
+    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, requests: client.stats().total });
     journal.append({
       event: "finish",
       applied: counts.applied,

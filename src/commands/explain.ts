@@ -19,6 +19,7 @@ import { resolveWorkflows } from "../engine/resolve.js";
 import type { RuleSet } from "../rules/types.js";
 import { useColor, type CommandIO } from "./io.js";
 import { loadRuleSetOrReport } from "./load.js";
+import { clientEventLogger, nullLogger } from "../log/index.js";
 
 export type ExplainFormat = "text" | "json";
 
@@ -99,9 +100,11 @@ export async function explainCommand(opts: ExplainCommandOptions, io: CommandIO)
     concurrency: opts.connection.concurrency,
     timeoutMs: opts.connection.timeoutMs,
     insecureHttp: opts.connection.insecureHttp,
+    onEvent: clientEventLogger(io.log ?? nullLogger),
   });
   try {
     const explanation = await explainWith(client, ruleSet, opts, io);
+    io.log?.event("explain.finished", { instance: opts.instance, rules: explanation?.rules.length ?? 0, requests: client.stats().total });
     if (!explanation) return EXIT_ERROR;
     io.stdout(opts.format === "json" ? explainJson(explanation) : explainText(explanation, useColor(io)));
     return EXIT_OK;

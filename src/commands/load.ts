@@ -7,6 +7,12 @@ import type { CommandIO } from "./io.js";
 export async function loadRuleSetOrReport(paths: string[], only: string[], io: CommandIO): Promise<RuleSet | undefined> {
   const result = await loadRules(paths, only.length > 0 ? { only } : undefined);
   for (const d of result.diagnostics) {
+    if (io.log?.structured) {
+      // one event per diagnostic, with its place as fields a log collector can index
+      const { file, line, col, severity, code, message, rule } = d;
+      io.log.event("rule.diagnostic", { file, line, col, severity, code, message, ...(rule ? { rule } : {}) }, severity === "error" ? "error" : "warn");
+      continue;
+    }
     io.stderr(`${d.file}:${d.line}:${d.col}  ${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
   }
   if (!result.ruleSet) return undefined;

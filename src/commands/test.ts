@@ -10,6 +10,7 @@ import { testsJunit } from "../render/tests/junit.js";
 import { testsText } from "../render/tests/text.js";
 import { runFailed, runTests } from "../testing/run.js";
 import { useColor, type CommandIO } from "./io.js";
+import { logTestRun } from "../log/index.js";
 
 export interface TestCommandOptions {
   paths: string[];
@@ -23,6 +24,7 @@ export async function testCommand(opts: TestCommandOptions, io: CommandIO): Prom
     const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
     io.stderr(`${at}  ${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
   }
+  if (io.log) logTestRun(io.log, run);
   io.stdout(testsText(run, useColor(io)));
   if (opts.junit) {
     await mkdir(dirname(opts.junit), { recursive: true });

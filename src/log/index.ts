@@ -12,3 +12,4 @@ export { withLogger } from "./io.js";
 export { runLogged } from "./run.js";
 export { logPlan } from "./plan-events.js";
 export { logOutcomes } from "./apply-events.js";
+export { logTestRun } from "./test-events.js";
