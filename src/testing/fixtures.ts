@@ -21,7 +21,7 @@ export interface FixtureEnv {
 }
 
 export interface FixtureProblem {
-  /** path inside the fixture, e.g. ["fields", "amout"] */
+  /** path inside the fixture, e.g. ["fields", "amout"]; the message is about the key at its end */
   path: Array<string | number>;
   message: string;
 }

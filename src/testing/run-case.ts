@@ -8,7 +8,7 @@ import { explainRule, type RuleExplanation } from "../engine/explain/index.js";
 import type { InstanceData } from "../engine/instance-data.js";
 import { planFromInstances, type PureRuleInput } from "../engine/plan-pure.js";
 import { resolveDateTime } from "../rules/datetime.js";
-import { posOfValue, type SourceFile } from "../rules/positions.js";
+import { posOfKey, posOfValue, type SourceFile } from "../rules/positions.js";
 import { didYouMean } from "../rules/suggest.js";
 import type { CompiledRule, FieldRef, RuleSet } from "../rules/types.js";
 import { compareChanges } from "./compare-changes.js";
@@ -136,10 +136,12 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
       if (!inWorkflow(f.value, rule, data)) continue;
       const built = buildInstance(f.value, { now, aliases, fieldTypes, processId: workflowId });
       for (const p of built.problems) {
-        const key = `${f.path.join("/")}:${p.message}`;
-        if (reported.has(key)) continue;
-        reported.add(key);
-        result.failures.push(problem([...f.path, ...p.path], p.message));
+        const seen = `${f.path.join("/")}:${p.message}`;
+        if (reported.has(seen)) continue;
+        reported.add(seen);
+        const key = p.path.at(-1);
+        const at = posOfKey(src, [...f.path, ...p.path.slice(0, -1)].map(String), String(key ?? ""));
+        result.failures.push({ subject: p.message, at });
       }
       const e = await explainRule(rule, built.data, { now, workflowId, bindings });
       explained.set(f.value.id, e);
