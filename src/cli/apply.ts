@@ -56,8 +56,14 @@ function terminalConfirm(): Confirm {
     async ask(question) {
       // the question goes to stderr: stdout carries the plan
       const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+      // Ctrl-C or Ctrl-D at the prompt is a "no" (readline would otherwise leave the question pending forever)
+      const cancel = new AbortController();
+      rl.on("SIGINT", () => cancel.abort());
+      rl.on("close", () => cancel.abort());
       try {
-        return await rl.question(question);
+        return await rl.question(question, { signal: cancel.signal });
+      } catch {
+        return "";
       } finally {
         rl.close();
       }

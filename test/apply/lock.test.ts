@@ -64,19 +64,17 @@ describe("the apply lock", () => {
   });
 
   it("takes over a lock older than --lock-timeout, even of a live process", async () => {
-    {
-      const dir = await tempDir();
-      const file = await writeLock(dir, { pid: process.ppid, started_at: new Date(Date.now() - 45 * 60_000).toISOString() });
-      const lock = acquireLock(file, { applying: "x", timeoutMs: 30 * 60_000 });
-      expect(lock.tookOver?.why).toMatch(/45 min old, beyond the lock timeout of 30 min/);
-      const owner = JSON.parse(await readFile(file, "utf8")) as { pid: number };
-      expect(owner.pid).toBe(process.pid);
-      lock.release();
-      expect(existsSync(file)).toBe(false);
-      // a live, recent lock of another process is respected
-      await writeLock(dir, { pid: process.ppid, started_at: new Date(Date.now() - 5 * 60_000).toISOString() });
-      expect(() => acquireLock(file, { applying: "x", timeoutMs: 30 * 60_000 })).toThrow(/another apply holds the lock .*started 5 min ago/);
-    }
+    const dir = await tempDir();
+    const file = await writeLock(dir, { pid: process.ppid, started_at: new Date(Date.now() - 45 * 60_000).toISOString() });
+    const lock = acquireLock(file, { applying: "x", timeoutMs: 30 * 60_000 });
+    expect(lock.tookOver?.why).toMatch(/45 min old, beyond the lock timeout of 30 min/);
+    const owner = JSON.parse(await readFile(file, "utf8")) as { pid: number };
+    expect(owner.pid).toBe(process.pid);
+    lock.release();
+    expect(existsSync(file)).toBe(false);
+    // a live, recent lock of another process is respected
+    await writeLock(dir, { pid: process.ppid, started_at: new Date(Date.now() - 5 * 60_000).toISOString() });
+    expect(() => acquireLock(file, { applying: "x", timeoutMs: 30 * 60_000 })).toThrow(/another apply holds the lock .*started 5 min ago/);
   });
 
   it("is released when the apply fails", async () => {
