@@ -14,6 +14,8 @@ const MAX_STEM = 100;
 export function safeStem(name: string): string {
   const s = name
     .normalize("NFKD")
+    // accents come apart into base letter + combining mark under NFKD: keep the letter, drop the mark
+    .replace(/\p{M}+/gu, "")
     .replace(/[^A-Za-z0-9._-]+/g, "_")
     .replace(/^[._-]+/, "")
     .slice(0, MAX_STEM)
