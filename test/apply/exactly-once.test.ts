@@ -19,9 +19,12 @@ describe("apply exactly once", () => {
     expect(plan.changes.length).toBeGreaterThan(20);
 
     sb.clearRequests();
+    // 20 % of requests answered 503 (GETs are retried by the client, POSTs are outcome unknown), 30 % of the
+    // mutations applied and then answered by a closed connection; attempts are raised so that a run of bad draws
+    // cannot exhaust them (0.2^10 per change)
     sb.setFaults({ failRate: 0.2, latencyMs: 5, resetRate: 0.3 });
     const io = captureIO();
-    const code = await runApply(sb, dir, { paths: [file], batchSize: 7, tuning: { maxSendAttempts: 6 } }, io);
+    const code = await runApply(sb, dir, { paths: [file], batchSize: 7, tuning: { maxSendAttempts: 10, client: { maxAttempts: 10 } } }, io);
     sb.setFaults({ failRate: 0, latencyMs: 0, resetRate: 0 });
 
     const log = sb.requests();

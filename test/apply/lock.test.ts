@@ -36,8 +36,8 @@ describe("the apply lock", () => {
     const { file, plan } = await makePlan(sb, dir, MIXED_RULES);
     sb.setFaults({ latencyMs: 40 });
     const first = runApply(sb, dir, { paths: [file] });
-    // the lock is taken synchronously before the first request
-    await new Promise((r) => setTimeout(r, 20));
+    // start the second once the first holds the lock
+    while (!existsSync(join(dir, ".flowrules", "apply.lock"))) await new Promise((r) => setTimeout(r, 2));
     const second = await runApply(sb, dir, { paths: [file] }).then(
       () => undefined,
       (e: unknown) => e,
