@@ -1,17 +1,24 @@
 /**
  * `flowrules test <paths...>`: which test files to run and which rules to load. A folder contributes every
- * `*.test.yaml` / `*.test.yml` below it (and its rules); a rule file brings its sibling `<name>.test.yaml`; a test
- * file named on its own brings its companion rule file `<name>.yaml` (or, without one, the rules of its folder).
+ * `*.test.yaml` / `*.test.yml` below it (and its rule files); a rule file brings its sibling `<name>.test.yaml`; a
+ * test file named on its own brings its companion rule file `<name>.yaml` (or, without one, the rules of its folder).
+ *
+ * Inside folders, YAML that is plainly not a rule file — no top-level `version:` or `rules:` key, e.g. the CI
+ * workflows and Kubernetes manifests kept next to the rules in examples/ci/ — is left out instead of failing the run.
+ * A file named on the command line is always loaded as given.
  */
-import { access, readdir, stat } from "node:fs/promises";
+import { access, readFile, readdir, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
+import { listRuleFiles } from "../rules/files.js";
 
 export const TEST_FILE_RE = /\.test\.ya?ml$/i;
 
 export interface Discovery {
   testFiles: string[];
-  /** paths for loadRules (it skips test files inside folders itself) */
+  /** rule files (and folders without any) for loadRules */
   rulePaths: string[];
+  /** YAML files inside the folders that are not rule files (no top-level version / rules) */
+  skipped: string[];
   problems: Array<{ path: string; message: string }>;
 }
 
@@ -35,6 +42,22 @@ async function walk(dir: string, out: string[]): Promise<void> {
   }
 }
 
+/** A rule file has `version:` or `rules:` at the top level; a CI workflow or a manifest has neither. */
+export function looksLikeRuleFile(text: string): boolean {
+  return /^(?:version|rules)[ \t]*:/m.test(text);
+}
+
+async function ruleFilesIn(dir: string): Promise<{ files: string[]; skipped: string[] }> {
+  const listing = await listRuleFiles([dir]);
+  const files: string[] = [];
+  const skipped: string[] = [];
+  for (const f of listing.files) {
+    const text = await readFile(f, "utf8").catch(() => "version:");
+    (looksLikeRuleFile(text) ? files : skipped).push(f);
+  }
+  return { files, skipped };
+}
+
 async function firstExisting(candidates: string[]): Promise<string | undefined> {
   for (const c of candidates) if (await exists(c)) return c;
   return undefined;
@@ -44,6 +67,7 @@ export async function discover(paths: string[]): Promise<Discovery> {
   const testFiles: string[] = [];
   const rulePaths: string[] = [];
   const problems: Discovery["problems"] = [];
+  const skipped: string[] = [];
   const seenTests = new Set<string>();
   const seenRules = new Set<string>();
   const addTest = (p: string): void => {
@@ -69,11 +93,17 @@ export async function discover(paths: string[]): Promise<Discovery> {
       const found: string[] = [];
       await walk(p, found);
       found.forEach(addTest);
-      addRules(p);
+      const rules = await ruleFilesIn(p);
+      skipped.push(...rules.skipped);
+      // a folder with no rule file at all is still handed over, so loadRules says so
+      if (rules.files.length > 0) rules.files.forEach(addRules);
+      else addRules(p);
     } else if (TEST_FILE_RE.test(p)) {
       addTest(p);
       const stem = join(dirname(p), basename(p).replace(TEST_FILE_RE, ""));
-      addRules((await firstExisting([`${stem}.yaml`, `${stem}.yml`])) ?? dirname(p));
+      const companion = await firstExisting([`${stem}.yaml`, `${stem}.yml`]);
+      if (companion) addRules(companion);
+      else (await ruleFilesIn(dirname(p))).files.forEach(addRules);
     } else {
       addRules(p);
       const stem = p.replace(/\.ya?ml$/i, "");
@@ -81,5 +111,5 @@ export async function discover(paths: string[]): Promise<Discovery> {
       if (sibling) addTest(sibling);
     }
   }
-  return { testFiles, rulePaths, problems };
+  return { testFiles, rulePaths, skipped, problems };
 }
