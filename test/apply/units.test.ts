@@ -1,0 +1,93 @@
+/** The pure parts of apply: deciding an effect from a record, staleness of a read record, batches, option parsing. */
+import { describe, expect, it } from "vitest";
+import type { InstanceRecord } from "../../src/api/index.js";
+import { parseLockTimeout } from "../../src/cli/apply.js";
+import { batches } from "../../src/engine/apply/batches.js";
+import type { ApplyChange } from "../../src/engine/apply/plan-file.js";
+import { staleReason } from "../../src/engine/apply/staleness.js";
+import { effectOf } from "../../src/engine/apply/verify.js";
+
+const T0 = "2026-01-01T10:00:00.000Z";
+const T1 = "2026-01-01T11:00:00.000Z";
+
+function change(kind: ApplyChange["kind"], extra: Partial<ApplyChange> = {}): ApplyChange {
+  const step = kind === "abort" ? {} : { step_id: 20111 };
+  return {
+    id: `r:${kind}:1`,
+    rule: "r",
+    instance_id: 1,
+    instance_name: "one",
+    process_id: 1042,
+    kind,
+    ...step,
+    request:
+      kind === "abort"
+        ? { method: "POST", path: "/instances/bulk/abort", body: { ids: [1] } }
+        : {
+            method: "POST",
+            path: "/instances/1/complete_step/",
+            body: { step_id: 20111, mode: kind === "save_step" ? "save" : "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] },
+          },
+    before: {},
+    after: {},
+    precondition: { status: "running", ...(kind === "abort" ? {} : { active_step_id: 20111 }) },
+    ...extra,
+  };
+}
+
+function record(r: Partial<InstanceRecord> & { steps?: Array<{ id: number; completed_time?: string | null; actions?: Array<{ id: number; input_object?: unknown }> }> }): InstanceRecord {
+  const { steps, ...rest } = r;
+  return { id: 1, active_step_ids: [20111], last_updated_time: T0, process_snapshot: { id: 1042, steps: steps ?? [] }, ...rest } as InstanceRecord;
+}
+
+describe("effectOf (after an unknown outcome)", () => {
+  it("complete_step: took effect when the step was completed, not when it is still active or the instance was aborted", () => {
+    const c = change("complete_step");
+    expect(effectOf(c, record({ active_step_ids: [20112], steps: [{ id: 20111, completed_time: T1 }] })).applied).toBe(true);
+    expect(effectOf(c, record({ steps: [{ id: 20111, completed_time: null }] })).applied).toBe(false);
+    expect(effectOf(c, record({ active_step_ids: [], aborted_time: T1, steps: [{ id: 20111, completed_time: null }] })).applied).toBe(false);
+    // without completion times: moving on without an abort counts
+    expect(effectOf(c, record({ active_step_ids: [20112] })).applied).toBe(true);
+  });
+
+  it("save_step: took effect only when every value sent is stored", () => {
+    const c = change("save_step");
+    expect(effectOf(c, record({ steps: [{ id: 20111, actions: [{ id: 50230, input_object: { inputValue: "ok" } }] }] })).applied).toBe(true);
+    expect(effectOf(c, record({ steps: [{ id: 20111, actions: [{ id: 50230, input_object: { inputValue: "other" } }] }] })).applied).toBe(false);
+    expect(effectOf(c, record({ steps: [{ id: 20111, actions: [{ id: 50230 }] }] })).applied).toBe(false);
+  });
+
+  it("abort: took effect when aborted_time is set", () => {
+    expect(effectOf(change("abort"), record({ aborted_time: T1 })).applied).toBe(true);
+    expect(effectOf(change("abort"), record({})).applied).toBe(false);
+  });
+});
+
+describe("staleReason", () => {
+  const listed = { baseline: undefined, listedAsChanged: true };
+  it("compares last_updated_time with the baseline when there is one", () => {
+    expect(staleReason(change("complete_step"), record({}), { baseline: T0, listedAsChanged: true })).toBeUndefined();
+    expect(staleReason(change("complete_step"), record({ last_updated_time: T1 }), { baseline: T0, listedAsChanged: false })).toMatch(/changed since the plan/);
+  });
+  it("without a baseline, an instance on the changed list is stale", () => {
+    expect(staleReason(change("abort"), record({}), listed)).toMatch(/did not record an earlier last_updated_time/);
+    expect(staleReason(change("abort"), record({}), { baseline: undefined, listedAsChanged: false })).toBeUndefined();
+  });
+  it("checks the precondition on the record", () => {
+    expect(staleReason(change("save_step"), record({ active_step_ids: [20112] }), { baseline: T0, listedAsChanged: false })).toMatch(/step 20111 is no longer active \(active: 20112\)/);
+    expect(staleReason(change("abort"), record({ completed_time: T1 }), { baseline: T0, listedAsChanged: false })).toMatch(/no longer running: completed at/);
+  });
+});
+
+describe("small parts", () => {
+  it("batches", () => {
+    expect(batches([1, 2, 3, 4, 5], 2)).toEqual([[1, 2], [3, 4], [5]]);
+    expect(() => batches([1], 0)).toThrow(RangeError);
+  });
+  it("--lock-timeout", () => {
+    expect(parseLockTimeout("30")).toBe(30 * 60_000);
+    expect(parseLockTimeout("90s")).toBe(90_000);
+    expect(parseLockTimeout("2h")).toBe(7_200_000);
+    expect(() => parseLockTimeout("soon")).toThrow(/--lock-timeout/);
+  });
+});
