@@ -141,6 +141,37 @@ tests:
   });
 });
 
+describe("flowrules test: several rules in one case", () => {
+  it("plans them together: matched per rule, and a conflict on one step is an expected error", async () => {
+    const rules = `${RULES}  - name: save-note
+    workflow: 1042
+    fields:
+      amount: { step: 20111, action: 50222 }
+    select: { status: [running], active_step_id: 20111 }
+    when: fields.amount < 50
+    actions:
+      - save_step:
+          step: 20111
+          inputs: [{ action: 50230, value: { inputValue: "note" } }]
+`;
+    const r = await run(`tests:
+  - name: both rules act on instance 1
+    rule: [approve-small, save-note]
+    expect:
+      matched: { approve-small: [1], save-note: [1] }
+      errors: [{ code: conflict, instance: 1 }]
+  - name: a plain list is ambiguous with two rules
+    rule: [approve-small, save-note]
+    expect:
+      matched: [1]
+`, { rules });
+    expect(r.out).toMatch(/^pass\s+approve-small, save-note\s+both rules act on instance 1/m);
+    expect(r.out).toMatch(/^ERROR\s+approve-small, save-note\s+a plain list is ambiguous/m);
+    expect(r.out).toContain("matched: { <rule>: [ids] }");
+    expect(r.code).toBe(1);
+  });
+});
+
 describe("flowrules test: JUnit and --require-tests", () => {
   it("writes well-formed JUnit XML with the right counts", async () => {
     const r = await run(`tests:
