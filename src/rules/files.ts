@@ -4,6 +4,8 @@ import { join, resolve } from "node:path";
 
 export interface FileListing {
   files: string[];
+  /** the files found by walking a folder (not named on the command line) */
+  fromFolders: Set<string>;
   /** paths that could not be used, with the reason (missing, empty folder, unreadable) */
   problems: Array<{ path: string; message: string }>;
 }
@@ -31,6 +33,7 @@ async function walk(dir: string, out: string[]): Promise<void> {
 /** Files are taken as given (whatever their name); folders contribute every *.yaml / *.yml below them, sorted. */
 export async function listRuleFiles(paths: string[]): Promise<FileListing> {
   const files: string[] = [];
+  const fromFolders = new Set<string>();
   const problems: FileListing["problems"] = [];
   const seen = new Set<string>();
   for (const p of paths) {
@@ -58,7 +61,17 @@ export async function listRuleFiles(paths: string[]): Promise<FileListing> {
       if (seen.has(key)) continue;
       seen.add(key);
       files.push(f);
+      if (isDir) fromFolders.add(f);
     }
   }
-  return { files, problems };
+  return { files, fromFolders, problems };
+}
+
+/**
+ * A rule file has `version:` or `rules:` at the top level; a CI workflow or a Kubernetes manifest kept beside the
+ * rules (examples/ci/) has neither. Inside folders such YAML is left out instead of failing the whole set; a file
+ * named on the command line is always read as rules, and a rule file with a typo in one key still has the other.
+ */
+export function looksLikeRuleFile(text: string): boolean {
+  return /^(?:version|rules)[ \t]*:/m.test(text);
 }

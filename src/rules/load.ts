@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { CompiledRule, Diagnostic, LoadResult } from "./types.js";
-import { listRuleFiles } from "./files.js";
+import { listRuleFiles, looksLikeRuleFile } from "./files.js";
 import { parseRuleFile } from "./parse.js";
 import { checkSchema } from "./schema-check.js";
 import { compileRule } from "./compile.js";
@@ -113,7 +113,7 @@ export async function loadRules(paths: string[], opts: LoadOptions = {}): Promis
   const problems: Diagnostic[] = [];
   const listing = await listRuleFiles(paths.length > 0 ? paths : DEFAULT_RULE_PATHS).catch((err: unknown) => {
     problems.push(internal(paths.join(" "), err));
-    return { files: [], problems: [] };
+    return { files: [], fromFolders: new Set<string>(), problems: [] };
   });
   for (const p of listing.problems) {
     problems.push({ file: p.path, line: 0, col: 0, severity: "error", code: "file", message: p.message });
@@ -121,7 +121,9 @@ export async function loadRules(paths: string[], opts: LoadOptions = {}): Promis
   const sources: RuleSource[] = [];
   for (const file of listing.files) {
     try {
-      sources.push({ file, text: await readFile(file, "utf8") });
+      const text = await readFile(file, "utf8");
+      if (listing.fromFolders.has(file) && !looksLikeRuleFile(text)) continue;
+      sources.push({ file, text });
     } catch (err) {
       problems.push({
         file, line: 0, col: 0, severity: "error", code: "file",

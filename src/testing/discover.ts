@@ -9,7 +9,7 @@
  */
 import { access, readFile, readdir, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { listRuleFiles } from "../rules/files.js";
+import { listRuleFiles, looksLikeRuleFile } from "../rules/files.js";
 
 export const TEST_FILE_RE = /\.test\.ya?ml$/i;
 
@@ -42,10 +42,6 @@ async function walk(dir: string, out: string[]): Promise<void> {
   }
 }
 
-/** A rule file has `version:` or `rules:` at the top level; a CI workflow or a manifest has neither. */
-export function looksLikeRuleFile(text: string): boolean {
-  return /^(?:version|rules)[ \t]*:/m.test(text);
-}
 
 async function ruleFilesIn(dir: string): Promise<{ files: string[]; skipped: string[] }> {
   const listing = await listRuleFiles([dir]);
