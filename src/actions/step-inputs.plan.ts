@@ -5,6 +5,7 @@
 import type { CompiledAction, CompiledRule } from "../rules/types.js";
 import { evalValue } from "../engine/evaluate.js";
 import { fieldKey, plainValue } from "../engine/field-values.js";
+import { canonicalJson } from "../engine/plan-digest.js";
 import type { ActionOutcome, ActionPlanInput } from "./types.js";
 
 type StepAction = Extract<CompiledAction, { kind: "complete_step" | "save_step" }>;
@@ -34,6 +35,7 @@ export async function planStepAction(
     before[`step ${action.step}`] = "active";
     after[`step ${action.step}`] = "completed";
   }
+  let alreadyHeld = mode === "save" && action.inputs.length > 0;
   for (const inp of action.inputs) {
     const value = await evalValue(inp.value, ctx, bindings);
     actions.push({ action_id: inp.action, input_object: value });
@@ -42,6 +44,11 @@ export async function planStepAction(
     // "before" only when hydration read it; an unread value is left out rather than guessed
     if (data.values.has(key)) before[label] = plainValue(data.values.get(key)) ?? null;
     after[label] = plainValue(value) ?? null;
+    alreadyHeld &&= data.values.has(key) && canonicalJson(before[label]) === canonicalJson(after[label]);
+  }
+  // a save whose every value already holds changes nothing: leaving it out keeps scheduled runs idempotent
+  if (alreadyHeld) {
+    return { skipped: `step ${action.step} already holds these values` };
   }
   const kind = mode === "complete" ? "complete_step" : "save_step";
   return {

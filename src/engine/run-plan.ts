@@ -33,10 +33,22 @@ export interface RunPlanOptions {
   shard?: { index: number; count: number };
 }
 
+/**
+ * Fields to read for a rule: those its expressions read, plus those its save_step actions write, so that a save whose
+ * values already hold is left out of the plan and a scheduled run of a save rule is idempotent.
+ */
 function fieldRefs(rule: CompiledRule): FieldRef[] {
-  return rule.needs.fields.flatMap((alias) => {
+  const refs = rule.needs.fields.flatMap((alias) => {
     const ref = rule.fields[alias];
     return ref ? [ref] : [];
+  });
+  for (const a of rule.actions) {
+    if (a.kind === "save_step") for (const i of a.inputs) refs.push({ step: a.step, action: i.action });
+  }
+  const seen = new Set<string>();
+  return refs.filter((r) => {
+    const k = `${r.step}:${r.action}`;
+    return seen.has(k) ? false : (seen.add(k), true);
   });
 }
 

@@ -145,6 +145,34 @@ rules:
     expect(plan.changes.map((c) => `${c.rule}:${c.instance_id}`)).toEqual(["first:9"]);
   });
 
+  it("leaves out a save whose values the step already holds, so scheduled runs are idempotent", async () => {
+    const rs = await rulesFromYaml(`
+version: 1
+rules:
+  - name: note
+    workflow: 1044
+    actions:
+      - save_step: { step: 20131, inputs: [ { action: 50264, value: { inputValue: "check {{ instance.id }}" } } ] }
+`);
+    const plan = await planFromInstances(
+      [
+        {
+          rule: rs.rules[0]!,
+          workflowId: 1044,
+          instances: [
+            instance({ id: 1, process_id: 1044, values: { "20131:50264": { inputValue: "check 1" } } }),
+            instance({ id: 2, process_id: 1044, values: { "20131:50264": { inputValue: "older note" } } }),
+            instance({ id: 3, process_id: 1044 }),
+          ],
+        },
+      ],
+      NOW,
+    );
+    expect(plan.changes.map((c) => c.instance_id)).toEqual([2, 3]);
+    expect(plan.changes[0]?.before).toEqual({ "action 50264": "older note" });
+    expect(plan.rules[0]).toMatchObject({ matched: 3, skipped: 1 });
+  });
+
   it("plans one abort when two rules abort the same instance", async () => {
     const rs = await rulesFromYaml(`
 version: 1
