@@ -140,9 +140,13 @@ describe("--log-format json", () => {
     const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
     try {
       await new Promise<void>((ready, fail) => {
-        child.stderr.on("data", () => stderr.includes("sandbox.started") && ready());
+        child.stderr.on("data", () => /sandbox\.started.*\n/.test(stderr) && ready());
         child.on("close", () => fail(new Error(`sandbox exited early: ${stderr}`)));
       });
+      // one answered request: the sandbox is past start-up, its signal handlers are in place
+      const started = events(stderr)[0];
+      const res = await fetch(`${new URL(String(started?.base_url)).origin}/__sandbox/requests`);
+      expect(res.status).toBe(200);
     } finally {
       child.kill("SIGTERM");
     }
