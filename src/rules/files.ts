@@ -18,16 +18,18 @@ export function isRuleFileName(name: string): boolean {
   return RULE_FILE.test(name) && !TEST_FILE.test(name);
 }
 
-async function walk(dir: string, out: string[]): Promise<void> {
+/** Files below `dir` whose name passes `keep`, sorted by name, skipping hidden folders and node_modules. */
+export async function walkFiles(dir: string, keep: (name: string) => boolean, out: string[] = []): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   // sorted by name so the file order (and the digest) does not depend on the filesystem
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
     if (e.name.startsWith(".") || e.name === "node_modules") continue;
     const p = join(dir, e.name);
-    if (e.isDirectory()) await walk(p, out);
-    else if (e.isFile() && isRuleFileName(e.name)) out.push(p);
+    if (e.isDirectory()) await walkFiles(p, keep, out);
+    else if (e.isFile() && keep(e.name)) out.push(p);
   }
+  return out;
 }
 
 /** Files are taken as given (whatever their name); folders contribute every *.yaml / *.yml below them, sorted. */
@@ -47,7 +49,7 @@ export async function listRuleFiles(paths: string[]): Promise<FileListing> {
     const found: string[] = [];
     if (isDir) {
       try {
-        await walk(p, found);
+        await walkFiles(p, isRuleFileName, found);
       } catch (err) {
         problems.push({ path: p, message: `cannot read folder ${p}: ${(err as Error).message}` });
         continue;

@@ -7,9 +7,9 @@
  * workflows and Kubernetes manifests kept next to the rules in examples/ci/ — is left out instead of failing the run.
  * A file named on the command line is always loaded as given.
  */
-import { access, readFile, readdir, stat } from "node:fs/promises";
+import { access, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { listRuleFiles, looksLikeRuleFile } from "../rules/files.js";
+import { listRuleFiles, looksLikeRuleFile, walkFiles } from "../rules/files.js";
 
 export const TEST_FILE_RE = /\.test\.ya?ml$/i;
 
@@ -31,16 +31,6 @@ async function exists(p: string): Promise<boolean> {
   }
 }
 
-async function walk(dir: string, out: string[]): Promise<void> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const e of entries) {
-    if (e.name.startsWith(".") || e.name === "node_modules") continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory()) await walk(p, out);
-    else if (e.isFile() && TEST_FILE_RE.test(e.name)) out.push(p);
-  }
-}
 
 
 async function ruleFilesIn(dir: string): Promise<{ files: string[]; skipped: string[] }> {
@@ -87,7 +77,7 @@ export async function discover(paths: string[]): Promise<Discovery> {
     }
     if (isDir) {
       const found: string[] = [];
-      await walk(p, found);
+      await walkFiles(p, (name) => TEST_FILE_RE.test(name), found);
       found.forEach(addTest);
       const rules = await ruleFilesIn(p);
       skipped.push(...rules.skipped);
