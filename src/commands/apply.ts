@@ -189,7 +189,14 @@ async function applyLoaded(
   try {
     journal.start({ flowrules_version: VERSION, plan_file: loaded.file });
     say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${client.baseUrl}`);
+    const log = io.log ?? nullLogger;
+    // change events stream as outcomes are known; the ones never attempted are logged at the end
+    const logged = new Set<string>();
     const result = await executePlan(client, plan, journal, {
+      onOutcome: (o) => {
+        logged.add(o.change.id);
+        logOutcomes(log, [o]);
+      },
       batchSize: opts.batchSize,
       clockSkewMs: opts.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
       maxSendAttempts: opts.tuning?.maxSendAttempts ?? 3,
@@ -199,8 +206,7 @@ async function applyLoaded(
       progress: say,
     });
     const counts = countOutcomes(result.outcomes);
-    const log = io.log ?? nullLogger;
-    logOutcomes(log, result.outcomes);
+    logOutcomes(log, result.outcomes.filter((o) => !logged.has(o.change.id)));
     log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, requests: client.stats().total });
     journal.append({
       event: "finish",

@@ -41,6 +41,8 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** progress lines (stderr) */
   progress?: (line: string) => void;
+  /** called once per change as its outcome is known (for streamed log events) */
+  onOutcome?: (outcome: ChangeOutcome) => void;
 }
 
 export interface ExecuteResult {
@@ -97,8 +99,8 @@ class Execution {
     const pending: ApplyChange[] = [];
     for (const c of this.plan.changes) {
       const h = this.journal.historyOf(c.id);
-      if (h.done) this.outcomes.set(c.id, { change: c, status: "already_done", how: h.done.how, reason: `applied by an earlier run at ${h.done.at}` });
-      else if (h.notAborted !== undefined) this.outcomes.set(c.id, { change: c, status: "not_aborted", reason: `${h.notAborted} (earlier run)` });
+      if (h.done) this.record({ change: c, status: "already_done", how: h.done.how, reason: `applied by an earlier run at ${h.done.at}` });
+      else if (h.notAborted !== undefined) this.record({ change: c, status: "not_aborted", reason: `${h.notAborted} (earlier run)` });
       else pending.push(c);
     }
     return pending;
@@ -372,28 +374,34 @@ class Execution {
   private stopped(c: ApplyChange): boolean {
     const why = this.opts.signal?.aborted ? "interrupted before it was sent" : this.halted ? `not sent: ${this.halted}` : undefined;
     if (why === undefined) return false;
-    if (!this.outcomes.has(c.id)) this.outcomes.set(c.id, { change: c, status: "not_started", reason: why });
+    if (!this.outcomes.has(c.id)) this.record({ change: c, status: "not_started", reason: why });
     return true;
   }
 
   private done(c: ApplyChange, how: AppliedHow, lastUpdated: string | null | undefined, detail?: string): void {
     this.journal.append({ event: "done", change: c.id, how, ...(lastUpdated ? { last_updated_time: lastUpdated } : {}) });
-    this.outcomes.set(c.id, { change: c, status: "applied", how, ...(detail ? { reason: detail } : {}) });
+    this.record({ change: c, status: "applied", how, ...(detail ? { reason: detail } : {}) });
   }
 
   private stale(c: ApplyChange, reason: string): void {
     this.journal.append({ event: "stale", change: c.id, reason });
-    this.outcomes.set(c.id, { change: c, status: "stale", reason });
+    this.record({ change: c, status: "stale", reason });
   }
 
   private failed(c: ApplyChange, reason: string, outcomeUnknown = false): void {
     this.journal.append({ event: "failed", change: c.id, reason, ...(outcomeUnknown ? { outcome_unknown: true } : {}) });
-    this.outcomes.set(c.id, { change: c, status: "failed", reason });
+    this.record({ change: c, status: "failed", reason });
   }
 
   private notAborted(c: ApplyChange, reason: string): void {
     this.journal.append({ event: "not_aborted", change: c.id, reason });
-    this.outcomes.set(c.id, { change: c, status: "not_aborted", reason });
+    this.record({ change: c, status: "not_aborted", reason });
+  }
+
+  /** Every outcome goes through here, so callers can stream it (log events) as it happens. */
+  private record(o: ChangeOutcome): void {
+    this.outcomes.set(o.change.id, o);
+    this.opts.onOutcome?.(o);
   }
 
   private say(line: string): void {
