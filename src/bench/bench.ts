@@ -36,9 +36,12 @@ function sideRun(m: Measured, verification: Verification): SideRun {
     modelled: false,
     requests: { plan: m.requests.plan, apply: m.requests.apply, total: m.requests.plan.total + m.requests.apply.total },
     wallMs: { plan: planMs, apply: applyMs, total: planMs + applyMs },
-    maxRssBytes: m.result.maxRssBytes,
-    ...(plan ? { planPeakRssBytes: plan.peakRssBytes } : {}),
-    rssScope: m.rssScope,
+    rss: {
+      planBytes: plan?.maxRssBytes ?? 0,
+      applyBytes: apply?.maxRssBytes ?? 0,
+      maxBytes: m.result.maxRssBytes,
+      scope: m.rssScope,
+    },
     outcome: m.result.outcome,
     verification,
   };
@@ -50,8 +53,8 @@ async function runSide(o: BenchOptions, n: number, side: SideName, log: Log, rul
     const before = snapshotRunning(sb.store);
     const workDir = await mkdtemp(join(tmpdir(), `flowrules-bench-${side}-`));
     try {
-      const job = { side, baseUrl: sb.baseUrl, concurrency: o.concurrency, workDir, ...(rulesYaml ? { rulesYaml } : {}) };
-      const m = await measureSide(sb, job, o.inProcess);
+      const options = { baseUrl: sb.baseUrl, concurrency: o.concurrency, workDir, ...(rulesYaml ? { rulesYaml } : {}) };
+      const m = await measureSide(sb, { side, options }, o.inProcess);
       const v = verify(sb.store, expected, before);
       const run = sideRun(m, v);
       log(
@@ -109,7 +112,8 @@ rules:
 `;
     const workDir = await mkdtemp(join(tmpdir(), "flowrules-bench-abort-"));
     try {
-      const m = await measureSide(sb, { side: "flowrules", baseUrl: sb.baseUrl, concurrency: o.concurrency, workDir, rulesYaml: yaml }, o.inProcess);
+      const options = { baseUrl: sb.baseUrl, concurrency: o.concurrency, workDir, rulesYaml: yaml };
+      const m = await measureSide(sb, { side: "flowrules", options }, o.inProcess);
       const aborted = running.slice(0, o.abortCount).filter((id) => sb.store.peek(id)?.abortedTime != null).length;
       const stillRunning = running.slice(o.abortCount).filter((id) => sb.store.peek(id)?.abortedTime == null).length;
       const [plan, apply] = m.result.phases;
@@ -184,7 +188,7 @@ export async function runBench(o: BenchOptions, log: Log): Promise<BenchResults>
       abort_batch: ABORT_BATCH,
       rss: o.inProcess
         ? "getrusage max RSS of this one process (sandbox included)"
-        : "getrusage max RSS of the child process that ran the side (the sandbox runs in the parent, not counted)",
+        : "getrusage max RSS of the child processes that ran the side — flowrules plan and apply each in its own, the naive script in one (the sandbox runs in the parent, not counted)",
     },
     runs,
     ...(abort ? { abort } : {}),

@@ -1,26 +1,30 @@
 /**
- * Entry of the child process that runs one side of the benchmark, so that its peak resident set (getrusage) is its
- * own and not the sandbox's. Protocol over the IPC channel of `fork`:
+ * Entry of a child process that runs part of the benchmark, so that its peak resident set (getrusage) is its own
+ * and not the sandbox's. flowrules runs as two children, one for `plan --out` and one for `apply plan.json`, as the
+ * CLI does; the naive script is one child for both its phases. Protocol over the IPC channel of `fork`:
  *
  *   parent → child  { type: "run", job }
- *   child → parent  { type: "phase", phase }      after each phase; the child waits for
+ *   child → parent  { type: "phase", phase }      naive only, after each phase; the child then waits for
  *   parent → child  { type: "ack" }               (the parent has cut the request log there)
- *   child → parent  { type: "result", result } | { type: "error", message }
+ *   child → parent  { type: "result", output } | { type: "error", message }
  */
-import type { PhaseName, SideName, SideResult } from "./side.js";
+import type { ApplyStepResult, FlowrulesSideOptions, PlanStepResult } from "./flowrules.js";
+import type { PhaseName, SideResult } from "./side.js";
 
-export interface ChildJob {
-  side: SideName;
-  baseUrl: string;
-  concurrency: number;
-  workDir: string;
-  rulesYaml?: string;
-}
+export type ChildJob =
+  | { kind: "naive"; baseUrl: string }
+  | { kind: "flowrules-plan"; options: FlowrulesSideOptions }
+  | { kind: "flowrules-apply"; options: FlowrulesSideOptions };
+
+export type ChildOutput =
+  | { kind: "naive"; result: SideResult }
+  | { kind: "flowrules-plan"; result: PlanStepResult }
+  | { kind: "flowrules-apply"; result: ApplyStepResult };
 
 export type ToChild = { type: "run"; job: ChildJob } | { type: "ack" };
 export type FromChild =
   | { type: "phase"; phase: PhaseName }
-  | { type: "result"; result: SideResult }
+  | { type: "result"; output: ChildOutput }
   | { type: "error"; message: string };
 
 function send(msg: FromChild): void {
@@ -36,17 +40,21 @@ function phaseHook(phase: PhaseName): Promise<void> {
   });
 }
 
+// each job loads only its own code: the naive script's memory must not include the engine's modules
+async function execute(job: ChildJob): Promise<ChildOutput> {
+  switch (job.kind) {
+    case "naive":
+      return { kind: "naive", result: await (await import("./naive.js")).runNaive(job.baseUrl, phaseHook) };
+    case "flowrules-plan":
+      return { kind: "flowrules-plan", result: await (await import("./flowrules.js")).planStep(job.options) };
+    case "flowrules-apply":
+      return { kind: "flowrules-apply", result: await (await import("./flowrules.js")).applyStep(job.options) };
+  }
+}
+
 async function run(job: ChildJob): Promise<void> {
   try {
-    // each side loads only its own code: the naive script's memory must not include the engine's modules
-    const result =
-      job.side === "naive"
-        ? await (await import("./naive.js")).runNaive(job.baseUrl, phaseHook)
-        : await (await import("./flowrules.js")).runFlowrules(
-            { baseUrl: job.baseUrl, concurrency: job.concurrency, workDir: job.workDir, ...(job.rulesYaml ? { rulesYaml: job.rulesYaml } : {}) },
-            phaseHook,
-          );
-    send({ type: "result", result });
+    send({ type: "result", output: await execute(job) });
   } catch (err) {
     send({ type: "error", message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   }

@@ -2,16 +2,17 @@
  * Runs one side of the benchmark against a running sandbox and counts what it sent, phase by phase, from the
  * sandbox's request log (the server's view: every request that arrived, retries included).
  *
- * By default the side runs in a child process (child.ts) so its peak RSS is its own; `inProcess` runs it here (the
- * test does, on tiny N), in which case the RSS figures include the sandbox and say so.
+ * By default each side runs in child processes (child.ts) so its peak RSS is its own — flowrules as two, `plan --out`
+ * then `apply plan.json`; `inProcess` runs it here (the test does, on tiny N), and the RSS figures then include the
+ * sandbox and say so.
  */
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { RequestLogEntry, RunningSandbox } from "../sandbox/index.js";
-import type { ChildJob, FromChild, ToChild } from "./child.js";
-import { runFlowrules } from "./flowrules.js";
+import type { ChildJob, ChildOutput, FromChild, ToChild } from "./child.js";
+import { runFlowrules, sideResult, type FlowrulesSideOptions } from "./flowrules.js";
 import { runNaive } from "./naive.js";
-import type { PhaseName, SideResult } from "./side.js";
+import type { PhaseName, SideName, SideResult } from "./side.js";
 
 export const REQUEST_KINDS = ["list", "field", "read", "complete_step", "bulk_abort", "processes", "other"] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
@@ -50,28 +51,29 @@ export function countRequests(entries: ReadonlyArray<Pick<RequestLogEntry, "meth
 export interface Measured {
   result: SideResult;
   requests: Record<PhaseName, PhaseRequests>;
-  /** "child" when the RSS figures are the side's own process; "in-process" when they include the sandbox */
+  /** "child" when the RSS figures are the side's own processes; "in-process" when they include the sandbox */
   rssScope: "child" | "in-process";
 }
 
+/** What to run: one side, against one sandbox. */
+export interface SideJob {
+  side: SideName;
+  options: FlowrulesSideOptions;
+}
+
 /** Takes the log of the phase that just ended and starts the next one afresh. */
-function cutter(sb: RunningSandbox): { cut: (phase: PhaseName) => void; requests: Partial<Record<PhaseName, PhaseRequests>> } {
-  const requests: Partial<Record<PhaseName, PhaseRequests>> = {};
+function cutter(sb: RunningSandbox): { cut: (phase: PhaseName) => void; requests: () => Record<PhaseName, PhaseRequests> } {
+  const taken: Partial<Record<PhaseName, PhaseRequests>> = {};
   return {
-    requests,
     cut: (phase) => {
-      requests[phase] = countRequests(sb.requests());
+      taken[phase] = countRequests(sb.requests());
       sb.clearRequests();
     },
+    requests: () => ({ plan: taken.plan ?? countRequests([]), apply: taken.apply ?? countRequests([]) }),
   };
 }
 
-function complete(requests: Partial<Record<PhaseName, PhaseRequests>>): Record<PhaseName, PhaseRequests> {
-  const empty = countRequests([]);
-  return { plan: requests.plan ?? empty, apply: requests.apply ?? empty };
-}
-
-export async function measureSide(sb: RunningSandbox, job: ChildJob, inProcess: boolean): Promise<Measured> {
+export async function measureSide(sb: RunningSandbox, job: SideJob, inProcess: boolean): Promise<Measured> {
   sb.clearRequests();
   const c = cutter(sb);
   if (inProcess) {
@@ -79,20 +81,27 @@ export async function measureSide(sb: RunningSandbox, job: ChildJob, inProcess: 
       c.cut(phase);
       return Promise.resolve();
     };
-    const result =
-      job.side === "naive"
-        ? await runNaive(job.baseUrl, hook)
-        : await runFlowrules({ baseUrl: job.baseUrl, concurrency: job.concurrency, workDir: job.workDir, ...(job.rulesYaml ? { rulesYaml: job.rulesYaml } : {}) }, hook);
-    return { result, requests: complete(c.requests), rssScope: "in-process" };
+    const result = job.side === "naive" ? await runNaive(job.options.baseUrl, hook) : await runFlowrules(job.options, hook);
+    return { result, requests: c.requests(), rssScope: "in-process" };
   }
-  const result = await inChild(job, c.cut);
-  return { result, requests: complete(c.requests), rssScope: "child" };
+  if (job.side === "naive") {
+    const out = await inChild({ kind: "naive", baseUrl: job.options.baseUrl }, c.cut);
+    if (out.kind !== "naive") throw new Error(`unexpected child output ${out.kind}`);
+    return { result: out.result, requests: c.requests(), rssScope: "child" };
+  }
+  // `flowrules plan --out` and `flowrules apply plan.json`: two processes, as on the command line
+  const plan = await inChild({ kind: "flowrules-plan", options: job.options }, c.cut);
+  c.cut("plan");
+  const apply = await inChild({ kind: "flowrules-apply", options: job.options }, c.cut);
+  c.cut("apply");
+  if (plan.kind !== "flowrules-plan" || apply.kind !== "flowrules-apply") throw new Error("unexpected child output");
+  return { result: sideResult(plan.result, apply.result), requests: c.requests(), rssScope: "child" };
 }
 
-function inChild(job: ChildJob, cut: (phase: PhaseName) => void): Promise<SideResult> {
+function inChild(job: ChildJob, cut: (phase: PhaseName) => void): Promise<ChildOutput> {
   const script = fileURLToPath(new URL("./child.js", import.meta.url));
   const child = fork(script, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  return new Promise<SideResult>((resolve, reject) => {
+  return new Promise<ChildOutput>((resolve, reject) => {
     let settled = false;
     const settle = (f: () => void): void => {
       if (!settled) {
@@ -105,13 +114,13 @@ function inChild(job: ChildJob, cut: (phase: PhaseName) => void): Promise<SideRe
         cut(msg.phase);
         child.send({ type: "ack" } satisfies ToChild);
       } else if (msg.type === "result") {
-        settle(() => resolve(msg.result));
+        settle(() => resolve(msg.output));
       } else {
-        settle(() => reject(new Error(`the ${job.side} side failed: ${msg.message}`)));
+        settle(() => reject(new Error(`the ${job.kind} child failed: ${msg.message}`)));
       }
     });
     child.on("error", (err) => settle(() => reject(err)));
-    child.on("exit", (code) => settle(() => reject(new Error(`the ${job.side} child exited (code ${code}) without a result`))));
+    child.on("exit", (code) => settle(() => reject(new Error(`the ${job.kind} child exited (code ${code}) without a result`))));
     child.send({ type: "run", job } satisfies ToChild);
   });
 }

@@ -37,7 +37,7 @@ function sideRow(run: SizeRun, name: string, side: SideRun): string[] {
     `${(side.requests.total / run.floor.total).toFixed(2)}×`,
     `${side.modelled ? "≈ " : ""}${duration(side.wallMs.total)}`,
     at100PerMin(side.requests.total),
-    side.modelled ? "–" : mb(side.maxRssBytes),
+    side.rss === undefined ? "–" : `${mb(side.rss.planBytes)} / ${mb(side.rss.applyBytes)}`,
   ];
 }
 
@@ -59,7 +59,7 @@ function mainTable(r: BenchResults): string {
     rows.push(sideRow(run, "naive", run.naive));
   }
   return table(
-    ["N", "run", "plan requests", "apply requests", "total", "× floor", "wall time", "at 100 req/min", "peak RSS"],
+    ["N", "run", "plan requests", "apply requests", "total", "× floor", "wall time", "at 100 req/min", "peak RSS plan / apply"],
     rows,
     ["r", "l", "r", "r", "r", "r", "r", "r", "r"],
   );
@@ -122,7 +122,7 @@ export function renderMarkdown(r: BenchResults): string {
   const cpu = r.cpu;
   out.push(
     table(
-      ["evaluation, data in memory", `instances / s (${int(cpu.instances)} instances, ${int(cpu.matched)} match)`],
+      ["evaluation, data in memory", `instances / s (${int(cpu.instances)} instances, ${int(cpu.matched)} match; best of ${cpu.rounds})`],
       [
         ["bare `jsonata(expr).evaluate(ctx)`", int(cpu.bareJsonataPerSec)],
         ["the rule's compiled expression (guardrails, bindings)", int(cpu.compiledExprPerSec)],
