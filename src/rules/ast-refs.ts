@@ -43,6 +43,8 @@ export interface ExprRefs {
   /** `$f(...)` calls, with the names bound inside the expression (`$x := …`, lambda parameters) */
   calls: NameRef[];
   bound: Set<string>;
+  /** regular expression literals, with the index where each starts */
+  regexes: Array<{ re: RegExp; at: number }>;
 }
 
 interface Node {
@@ -77,7 +79,7 @@ function children(n: Node): unknown[] {
 }
 
 export function exprRefs(expr: Expression): ExprRefs {
-  const refs: ExprRefs = { fields: [], allFields: false, record: false, unknownRoots: [], calls: [], bound: new Set() };
+  const refs: ExprRefs = { fields: [], allFields: false, record: false, unknownRoots: [], calls: [], bound: new Set(), regexes: [] };
   const everything = (): void => {
     refs.record = true;
     refs.allFields = true;
@@ -190,6 +192,13 @@ export function exprRefs(expr: Expression): ExprRefs {
           if (isNode(a) && typeof a.value === "string") refs.bound.add(a.value);
         }
         walkAny(n.body, "lambda");
+        return;
+      case "regex":
+        if (n.value instanceof RegExp) {
+          // the token ends at `position`: /source/ and the flags written (JSONata adds g)
+          const written = n.value.source.length + 2 + n.value.flags.replace("g", "").length;
+          refs.regexes.push({ re: n.value, at: Math.max(0, (n.position ?? written) - written) });
+        }
         return;
       case "bind":
         if (isNode(n.lhs) && typeof n.lhs.value === "string") refs.bound.add(n.lhs.value);

@@ -9,6 +9,7 @@ import { compileJsonata } from "./jsonata-compile.js";
 import { checkExpr } from "./expr-checks.js";
 import { compileAction } from "./compile-actions.js";
 import { computeNeeds } from "./needs.js";
+import { clip } from "./messages.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
 
 /** Aliases are read as `fields.<alias>` in JSONata, so they must be plain identifiers. */
@@ -54,7 +55,7 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     src,
     path: ["rules", String(index)],
     name,
-    label: name !== undefined ? `rule "${name}"` : `rules[${index}]`,
+    label: name !== undefined ? `rule "${clip(name)}"` : `rules[${index}]`,
     aliases: fieldsUsable ? Object.keys(isRecord(rawFields) ? rawFields : {}) : undefined,
     diagnostics: [],
     refs: [],

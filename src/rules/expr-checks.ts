@@ -2,6 +2,7 @@
 import { RECORD_COLUMNS } from "../actions/report.js";
 import type { CompiledExpr, Diagnostic, SourcePos } from "./types.js";
 import { BUILTIN_FUNCTIONS, CONTEXT_NAMES, HELPER_FUNCTIONS, exprRefs, type ExprRefs } from "./ast-refs.js";
+import { backtrackingRisk } from "./regex-safety.js";
 import { closest, didYouMean } from "./suggest.js";
 
 export interface ExprCheckInput {
@@ -41,6 +42,12 @@ export function checkExpr(input: ExprCheckInput): { refs: ExprRefs; diagnostics:
       c.at,
       `unknown function "$${c.name}" in ${input.where}${hint !== undefined ? `; did you mean "$${hint}"?` : ""}`,
     );
+  }
+  for (const { re, at } of refs.regexes) {
+    const risk = backtrackingRisk(re);
+    if (risk === undefined) continue;
+    const shown = `/${re.source.length > 60 ? `${re.source.slice(0, 60)}…` : re.source}/${re.flags.replace("g", "")}`;
+    d("error", "regex", at, `regular expression ${shown} in ${input.where} could hang on some values: ${risk}`);
   }
   for (const r of refs.unknownRoots) {
     let hint: string;

@@ -1,12 +1,31 @@
 /** Compiles a JSONata expression once, turning a syntax error into a diagnostic at its place in the YAML file. */
 import jsonata from "jsonata";
 import type { CompiledExpr, Diagnostic, SourcePos } from "./types.js";
+// a regex that backtracks without end cannot be cut off by the timeout: see regex-safety.ts (sets V8 flags on import)
+import "./regex-safety.js";
 
 /**
  * Guardrails for every compiled expression: a runaway expression (infinite recursion, a huge loop) is cut off with a
  * clear error for that instance instead of hanging the plan. Generous for real rules, which evaluate in microseconds.
  */
 export const EVAL_LIMITS = { timeout: 1_000, stack: 500 } as const;
+
+/** Depth of a syntax tree, walked without recursion (a deep tree is what we are guarding against). */
+export function astDepth(ast: unknown): number {
+  let max = 0;
+  const seen = new Set<object>();
+  const stack: Array<[unknown, number]> = [[ast, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() ?? [undefined, 0];
+    if (typeof v !== "object" || v === null || seen.has(v) || v instanceof RegExp) continue;
+    seen.add(v);
+    const isNode = !Array.isArray(v) && typeof (v as { type?: unknown }).type === "string";
+    const d = isNode ? depth + 1 : depth;
+    if (d > max) max = d;
+    for (const child of Object.values(v)) if (typeof child === "object" && child !== null) stack.push([child, d]);
+  }
+  return max - 1;
+}
 
 export type CompileOutcome = { ok: true; expr: CompiledExpr } | { ok: false; diagnostic: Diagnostic };
 
@@ -45,9 +64,13 @@ export function compileJsonata(text: string, at: (i: number) => SourcePos, where
   const lead = text.length - text.trimStart().length;
   try {
     const expr = jsonata(text, { ...EVAL_LIMITS });
+    // an expression nested deeper than evaluation may go could never run; refuse it here, where it is located
+    if (astDepth(expr.ast()) > EVAL_LIMITS.stack) throw new RangeError("nested too deeply");
     return { ok: true, expr: { source: text.trim(), expr, pos: at(lead) } };
   } catch (err) {
     const e = asSyntaxError(err);
+    // jsonata's parser recurses per nesting level: a deeply nested expression overflows the stack
+    if (err instanceof RangeError) e.message = `nested too deeply (more than ${EVAL_LIMITS.stack} levels; a few are plenty for a rule)`;
     const code = e.code ? ` (${e.code})` : "";
     return {
       ok: false,

@@ -9,6 +9,7 @@ import { compileRule } from "./compile.js";
 import { duplicateNames, setChecks, type NamedAt } from "./checks.js";
 import { posOfValue } from "./positions.js";
 import { didYouMean } from "./suggest.js";
+import { clip } from "./messages.js";
 
 export interface LoadOptions {
   /** keep only these rules (by name); an unknown name is an error */
@@ -16,6 +17,8 @@ export interface LoadOptions {
 }
 
 export const DEFAULT_RULE_PATHS = ["rules/"];
+const MAX_MESSAGE = 1000;
+const MAX_RULE_LABEL = 80;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -104,6 +107,12 @@ export function compileSources(sources: readonly RuleSource[], opts: LoadOptions
 
   const files = sources.map((s) => s.file);
   diagnostics.sort(byPlace(files));
+  // last line of defence against huge values quoted in messages (most messages already shorten what they quote)
+  for (const [i, d] of diagnostics.entries()) {
+    if (d.message.length > MAX_MESSAGE || (d.rule !== undefined && d.rule.length > MAX_RULE_LABEL)) {
+      diagnostics[i] = { ...d, message: clip(d.message, MAX_MESSAGE), ...(d.rule !== undefined ? { rule: clip(d.rule, MAX_RULE_LABEL) } : {}) };
+    }
+  }
   const ok = !diagnostics.some((d) => d.severity === "error");
   return ok ? { ruleSet: { rules: selected, files, digest: hash.digest("hex") }, diagnostics } : { diagnostics };
 }

@@ -42,13 +42,21 @@ function typeWords(t: unknown): string {
   return list.map((x) => TYPE_WORDS[String(x)] ?? String(x)).join(" or ");
 }
 
+/** A value quoted in a message, shortened: a 20 MB string in a rule file must not become a 20 MB message. */
+export function clip(text: string, max = 80): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** At most this many schema messages per validated value; the rest are counted in one closing message. */
+export const MAX_SCHEMA_MESSAGES = 100;
+
 /** The rule an error is in, from the path (`/rules/3/...`). */
 export function ruleAt(data: unknown, segs: readonly string[]): { index: number; name?: string } | undefined {
   if (segs[0] !== "rules" || segs[1] === undefined) return undefined;
   const index = Number(segs[1]);
   const rules = isRecord(data) ? data.rules : undefined;
   const rule: unknown = Array.isArray(rules) ? rules[index] : undefined;
-  const name = isRecord(rule) && typeof rule.name === "string" && rule.name !== "" ? rule.name : undefined;
+  const name = isRecord(rule) && typeof rule.name === "string" && rule.name !== "" ? clip(rule.name) : undefined;
   return { index, name };
 }
 
@@ -90,7 +98,7 @@ function inContainer(data: unknown, segs: readonly string[]): string {
 }
 
 function show(v: unknown): string {
-  return typeof v === "string" ? `"${v}"` : JSON.stringify(v) ?? String(v);
+  return clip(typeof v === "string" ? `"${v}"` : JSON.stringify(v) ?? String(v));
 }
 
 /** Keeps, for each failed anyOf, only the errors of the branch that fits the value's type. */
@@ -148,16 +156,17 @@ export function toDiagnostic(e: ErrorObject, ctx: MessageContext, base: readonly
     case "additionalProperties": {
       const key = String(p.additionalProperty);
       pos = posOfKey(src, segs, key);
+      const shownKey = clip(key);
       const parent: unknown = e.parentSchema;
       const props = isRecord(parent) && isRecord(parent.properties) ? Object.keys(parent.properties) : [];
       if (segs.at(-1) === "select" && (ENGINE_OWNED_PARAMS as readonly string[]).includes(key)) {
         message =
-          `"${key}" is not allowed ${inContainer(data, segs)}: the engine owns paging and ordering ` +
+          `"${shownKey}" is not allowed ${inContainer(data, segs)}: the engine owns paging and ordering ` +
           "(it asks for 500 a page and follows the cursor)";
         code = "engine-owned";
       } else {
         const hint = didYouMean(key, props);
-        message = `unknown key "${key}" ${inContainer(data, segs)}${hint || (props.length > 0 ? `; expected one of: ${props.join(", ")}` : "")}`;
+        message = `unknown key "${shownKey}" ${inContainer(data, segs)}${hint || (props.length > 0 ? `; expected one of: ${props.join(", ")}` : "")}`;
         code = "unknown-key";
       }
       break;
@@ -241,7 +250,14 @@ export function schemaMessages(errors: ErrorObject[], ctx: MessageContext, base:
   const seen = new Set<string>();
   const out: Diagnostic[] = [];
   const collapsed = collapseAnyOf(errors);
-  for (const e of collapsed.filter((x) => !typoCovered(x, collapsed))) {
+  const kept = collapsed.filter((x) => !typoCovered(x, collapsed));
+  for (const [i, e] of kept.entries()) {
+    if (out.length >= MAX_SCHEMA_MESSAGES) {
+      // a hostile or generated file can hold 100,000 mistakes: name the first ones, count the rest
+      const left = kept.length - i;
+      out.push({ ...toDiagnostic(e, ctx, base), message: `${left} more schema error${left === 1 ? "" : "s"} here and below not shown; fix the ones above first` });
+      break;
+    }
     const d = toDiagnostic(e, ctx, base);
     const key = `${d.line}:${d.col}:${d.message}`;
     if (seen.has(key)) continue;

@@ -1,5 +1,5 @@
 /** Parses one rule file as YAML, keeping what is needed to point messages at line:col. */
-import { LineCounter, parseDocument } from "yaml";
+import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument, type Document } from "yaml";
 import type { Diagnostic } from "./types.js";
 import { posAt, type SourceFile } from "./positions.js";
 
@@ -16,6 +16,8 @@ function yamlMessage(code: string, message: string, text: string, offset: number
     const key = /^\s*"?([^":\n]+)"?\s*:/.exec(text.slice(offset))?.[1]?.trim();
     return key ? `duplicate key "${key}": each key may appear once per mapping` : "duplicate key in mapping";
   }
+  // yaml's composer recurses per level: a file nested hundreds deep (hostile or generated) runs out of stack
+  if (/Maximum call stack size exceeded/.test(message)) return "nested too deeply: rule files nest a few levels, not hundreds";
   if (code === "TAB_AS_INDENT") return "tab used for indentation: YAML indents with spaces";
   if (code === "UNEXPECTED_TOKEN" && message.startsWith("Unexpected scalar at node end")) {
     return "text after a quoted value: quote the whole value instead (e.g. when: '\"vip\" in tags')";
@@ -50,9 +52,68 @@ export function unclosedOpener(text: string, before: number, kind: "[" | "{"): n
   return [...stack].reverse().find((i) => text[i] === kind);
 }
 
+/** Bounds that keep the checks after parsing fast on any input (a rule file is written by people, in git). */
+export const MAX_RULE_FILE_CHARS = 1024 * 1024;
+export const MAX_COLLECTION_ENTRIES = 1000;
+
+interface StructureProblem {
+  offset: number;
+  code: string;
+  message: string;
+}
+
+/**
+ * Keys that repeat an earlier key of the same mapping (equal scalar values, as yaml's own `uniqueKeys` judges them),
+ * and lists or mappings too long to check quickly. yaml compares each key with every earlier one, which takes
+ * minutes for a mapping of 100,000 keys; this is one pass with a set per mapping, iterative so that depth cannot
+ * exhaust the stack.
+ */
+function structureProblems(doc: Document.Parsed, text: string): StructureProblem[] {
+  const out: StructureProblem[] = [];
+  const stack: unknown[] = [doc.contents];
+  const tooMany = (n: number, what: string, offset: number): void =>
+    void out.push({
+      offset,
+      code: "too-large",
+      message: `${what} of ${n} entries: a rule file holds at most ${MAX_COLLECTION_ENTRIES} per list or mapping (split it into several files)`,
+    });
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      if (node.items.length > MAX_COLLECTION_ENTRIES) tooMany(node.items.length, "a mapping", node.range?.[0] ?? 0);
+      const seen = new Set<unknown>();
+      for (const item of node.items) {
+        if (!isPair(item)) continue;
+        const key: unknown = item.key;
+        if (isScalar(key)) {
+          const offset = key.range?.[0] ?? 0;
+          if (seen.has(key.value)) {
+            out.push({ offset, code: "duplicate-key", message: yamlMessage("DUPLICATE_KEY", "Map keys must be unique", text, offset) });
+          } else seen.add(key.value);
+        } else if (key) stack.push(key);
+        stack.push(item.value);
+      }
+    } else if (isSeq(node)) {
+      if (node.items.length > MAX_COLLECTION_ENTRIES) tooMany(node.items.length, "a list", node.range?.[0] ?? 0);
+      for (const item of node.items) stack.push(item);
+    }
+  }
+  return out.sort((a, b) => a.offset - b.offset);
+}
+
 export function parseRuleFile(file: string, text: string): ParsedFile {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, keepSourceTokens: true, prettyErrors: false, uniqueKeys: true });
+  if (text.length > MAX_RULE_FILE_CHARS) {
+    lines.addNewLine(0);
+    const src: SourceFile = { file, text, doc: parseDocument(""), lines };
+    const size = `${(text.length / 1024 / 1024).toFixed(1)} MiB`;
+    return {
+      src,
+      diagnostics: [{ ...posAt(src, 0), severity: "error", code: "too-large", message: `the file holds ${size} of text: a rule file may hold at most 1 MiB (split it into several files)` }],
+    };
+  }
+  // duplicate keys are found by structureProblems (linear), not by yaml's uniqueKeys (quadratic)
+  const doc = parseDocument(text, { lineCounter: lines, keepSourceTokens: true, prettyErrors: false, uniqueKeys: false });
   const src: SourceFile = { file, text, doc, lines };
   const diagnostics: Diagnostic[] = [];
   const flowReported = new Set<number>();
@@ -78,6 +139,9 @@ export function parseRuleFile(file: string, text: string): ParsedFile {
       message: yamlMessage(e.code, e.message, text, e.pos[0]),
     });
   }
+  for (const p of structureProblems(doc, text)) {
+    diagnostics.push({ ...posAt(src, p.offset), severity: "error", code: p.code, message: p.message });
+  }
   if (diagnostics.length > 0) return { src, diagnostics };
   for (const w of doc.warnings) {
     diagnostics.push({ ...posAt(src, w.pos[0]), severity: "warning", code: "yaml", message: `YAML: ${w.message}` });
@@ -87,7 +151,15 @@ export function parseRuleFile(file: string, text: string): ParsedFile {
     // aliases are legal YAML, but a tiny file must not expand into gigabytes (billion laughs)
     data = doc.toJS({ maxAliasCount: 100 });
   } catch (err) {
-    diagnostics.push({ ...posAt(src, 0), severity: "error", code: "yaml", message: `YAML: ${(err as Error).message}` });
+    const message = (err as Error).message;
+    diagnostics.push({
+      ...posAt(src, 0),
+      severity: "error",
+      code: "yaml",
+      message: /Excessive alias count/.test(message)
+        ? "YAML aliases (*name) expand too far: this looks like a \"billion laughs\" file; use fewer aliases"
+        : `YAML: ${message}`,
+    });
     return { src, diagnostics };
   }
   return { src, data, diagnostics };
