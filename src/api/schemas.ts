@@ -139,6 +139,13 @@ export function jsonPathOf(path: ReadonlyArray<PropertyKey>): string {
   return out;
 }
 
+/** zod's "expected object, received undefined" says that a key is missing. */
+function plainProblem(message: string): string {
+  const text = message.replace(/^Invalid input: /, "");
+  const missing = /^expected (.+), received undefined$/.exec(text);
+  return missing ? `missing (expected ${missing[1] ?? "a value"})` : text;
+}
+
 /** First mismatch of a failed parse, as { jsonPath, problem } ("expected number, received string"). */
 export function describeIssue(error: z.ZodError): { jsonPath: string; problem: string } {
   const issue = error.issues[0];
@@ -149,9 +156,9 @@ export function describeIssue(error: z.ZodError): { jsonPath: string; problem: s
     if (inner) {
       return {
         jsonPath: jsonPathOf([...issue.path, ...inner.path]),
-        problem: inner.message.replace(/^Invalid input: /, ""),
+        problem: plainProblem(inner.message),
       };
     }
   }
-  return { jsonPath: jsonPathOf(issue.path), problem: issue.message.replace(/^Invalid input: /, "") };
+  return { jsonPath: jsonPathOf(issue.path), problem: plainProblem(issue.message) };
 }

@@ -163,9 +163,22 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string): Promi
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new UserError(`${file} is not valid JSON (${err instanceof Error ? err.message : String(err)}); write plans with \`flowrules plan --out\``);
+    // JSON.parse quotes the text around the mistake, newlines included: keep the refusal on one short line
+    const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
+    throw new UserError(`${file} is not valid JSON (${why.length > 160 ? `${why.slice(0, 160)}…` : why}); write plans with \`flowrules plan --out\``);
   }
   return checkPlan(raw, file, expectedBaseUrl);
+}
+
+/** A value quoted in a refusal: short, whatever the file holds. */
+function clipJson(v: unknown): string {
+  let s: string;
+  try {
+    s = JSON.stringify(v) ?? String(v);
+  } catch {
+    s = typeof v;
+  }
+  return s.length > 60 ? `${s.slice(0, 60)}…` : s;
 }
 
 /** The checks of loadPlanFile on already parsed JSON. */
@@ -174,7 +187,7 @@ export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string): 
   const version = (raw as Record<string, unknown>).format_version;
   if (version !== SUPPORTED_FORMAT_VERSION) {
     throw new UserError(
-      `${file} has format_version ${JSON.stringify(version)}; this flowrules applies format_version ${SUPPORTED_FORMAT_VERSION} only — plan again with this version`,
+      `${file} has ${version === undefined ? "no format_version" : `format_version ${clipJson(version)}`}; this flowrules applies format_version ${SUPPORTED_FORMAT_VERSION} only — plan again with this version`,
     );
   }
   const parsed = PlanFileSchema.safeParse(raw);
@@ -184,7 +197,14 @@ export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string): 
   }
   const plan = parsed.data;
   // the digest covers the file as written (unknown keys too), not our parsed view of it
-  const actual = planDigest(raw as Plan & { digest?: string });
+  let actual: string;
+  try {
+    actual = planDigest(raw as Plan & { digest?: string });
+  } catch (err) {
+    // canonical JSON recurses: a file nested thousands deep is no plan flowrules wrote
+    if (err instanceof RangeError) throw new UserError(`${file} is nested too deeply to be a plan; write plans with \`flowrules plan --out\``);
+    throw err;
+  }
   if (actual !== plan.digest) {
     throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to apply it — plan again`);
   }
