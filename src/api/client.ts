@@ -58,6 +58,8 @@ export interface ClientOptions {
   retryBaseMs?: number;
   /** cap of one backoff delay; default 30_000 */
   retryMaxDelayMs?: number;
+  /** a larger response body fails the exchange; default 64 MiB */
+  maxResponseBytes?: number;
 }
 
 export type ClientEvent =
@@ -179,7 +181,12 @@ class Client implements ApiClient {
     this.onEvent = opts.onEvent;
     this.limiter = new RateLimiter({ perMinute: Math.max(0, opts.rateLimitPerMin ?? 100) });
     this.limit = pLimit(this.concurrency);
-    this.http = new HttpTransport({ origin: this.base.origin, connections: this.concurrency, timeoutMs: this.timeoutMs });
+    this.http = new HttpTransport({
+      origin: this.base.origin,
+      connections: this.concurrency,
+      timeoutMs: this.timeoutMs,
+      ...(opts.maxResponseBytes === undefined ? {} : { maxResponseBytes: opts.maxResponseBytes }),
+    });
     this.headers = {
       authorization: `Api-Key ${opts.apiKey}`,
       "user-agent": `flowrules/${VERSION} (node ${process.versions.node})`,

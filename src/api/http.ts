@@ -40,7 +40,15 @@ export interface TransportOptions {
   origin: string;
   connections: number;
   timeoutMs: number;
+  /** a response body beyond this is cut off and the exchange fails (a broken or hostile server must not exhaust memory) */
+  maxResponseBytes?: number;
 }
+
+/** Far beyond any page of 500 full records, far below what would exhaust memory. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** Thrown while reading a body that outgrows the limit. */
+class ResponseTooLarge extends Error {}
 
 /** Errors raised while opening the connection: nothing was written to the server. */
 const CONNECT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "UND_ERR_CONNECT_TIMEOUT"]);
@@ -82,8 +90,10 @@ function flattenHeaders(raw: Record<string, string | string[] | undefined>): Rec
 
 export class HttpTransport {
   private readonly pool: Pool;
+  private readonly maxResponseBytes: number;
 
   constructor(opts: TransportOptions) {
+    this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.pool = new Pool(opts.origin, {
       connections: opts.connections,
       // connect failures surface as UND_ERR_CONNECT_TIMEOUT (surely not sent) before our whole-exchange timeout
@@ -114,9 +124,24 @@ export class HttpTransport {
         signal: controller.signal,
       });
       status = res.statusCode;
-      const text = await res.body.text();
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+        size += buf.length;
+        if (size > this.maxResponseBytes) {
+          res.body.destroy();
+          throw new ResponseTooLarge(`response body larger than ${this.maxResponseBytes} bytes`);
+        }
+        chunks.push(buf);
+      }
+      const text = Buffer.concat(chunks).toString("utf8");
       return { kind: "response", status: res.statusCode, headers: flattenHeaders(res.headers), text };
     } catch (err) {
+      if (err instanceof ResponseTooLarge) {
+        // asking again brings the same answer; a POST's outcome stays unknown (neverSent is false)
+        return { kind: "failure", reason: err.message, neverSent: false, retryable: false, cause: err, ...(status === undefined ? {} : { status }) };
+      }
       const failure = classifyFailure(err, timedOut, req.timeoutMs);
       return status === undefined ? { kind: "failure", ...failure } : { kind: "failure", ...failure, status, neverSent: false };
     } finally {

@@ -220,14 +220,12 @@ class Execution {
         this.done(c, "response", record.last_updated_time);
         return;
       } catch (err) {
-        if (err instanceof ResponseShapeError) {
-          // a 2xx: it took effect, whatever the body looked like
-          this.done(c, "response", undefined, `answered ${err.status} with an unexpected body`);
-          return;
-        }
-        if (err instanceof OutcomeUnknownError) {
-          lastUnknown = err.reason;
-          const decided = await this.decideStep(c, err.reason);
+        if (err instanceof OutcomeUnknownError || err instanceof ResponseShapeError) {
+          // a 2xx with a body that is not the instance record may come from a proxy or a captive portal, not from
+          // the service: like a lost answer, it is decided by reading the instance, never assumed applied
+          const reason = err instanceof OutcomeUnknownError ? err.reason : `answered ${err.status} with an unexpected body`;
+          lastUnknown = reason;
+          const decided = await this.decideStep(c, reason);
           if (decided) return;
           continue; // surely not applied, still holds: send again
         }
