@@ -2,7 +2,7 @@
  * `flowrules plan`: load and validate the rules (no request before they are valid), plan against the service, render
  * to stdout, optionally write the JSON plan, and choose the exit code of the CLI contract.
  */
-import { writeFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { createClient } from "../api/index.js";
 import type { ConnectionSettings } from "../cli/connection.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../cli/exit.js";
@@ -51,8 +51,39 @@ export function planExitCode(plan: Plan, detailed: boolean): number {
   return detailed && plan.changes.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }
 
+const CHANGES_MARKER = "\u0001flowrules-changes\u0001";
+
+/**
+ * Writes the JSON plan (the same bytes as `JSON.stringify(withDigest(plan), null, 2)`) change by change, so a plan of
+ * 100,000 changes is never held as one string.
+ */
 export async function writePlanFile(file: string, plan: Plan): Promise<void> {
-  await writeFile(file, `${JSON.stringify(withDigest(plan), null, 2)}\n`, { mode: 0o644 });
+  const signed = withDigest(plan);
+  const head = JSON.stringify({ ...signed, changes: CHANGES_MARKER }, null, 2);
+  const at = head.indexOf(JSON.stringify(CHANGES_MARKER));
+  const fh = await open(file, "w", 0o644);
+  try {
+    let buf = head.slice(0, at);
+    const flush = async (force: boolean): Promise<void> => {
+      if (force || buf.length >= 1 << 20) {
+        await fh.write(buf);
+        buf = "";
+      }
+    };
+    if (signed.changes.length === 0) buf += "[]";
+    else {
+      buf += "[\n";
+      for (const [i, change] of signed.changes.entries()) {
+        buf += JSON.stringify(change, null, 2).replace(/^/gm, "    ") + (i < signed.changes.length - 1 ? ",\n" : "\n");
+        await flush(false);
+      }
+      buf += "  ]";
+    }
+    buf += `${head.slice(at + JSON.stringify(CHANGES_MARKER).length)}\n`;
+    await flush(true);
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Plans an already loaded rule set against the service; shared by `plan` and `apply --auto-approve`. */

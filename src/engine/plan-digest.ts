@@ -1,22 +1,62 @@
 /**
  * A plan's digest: sha256 over its canonical JSON (keys sorted, `digest` itself left out). `apply` recomputes it to
- * refuse a plan file edited after review.
+ * refuse a plan file edited after review. The canonical form is streamed into the hash in chunks, never built as
+ * one string: a plan of 100,000 changes would otherwise cost well over 100 MB for the digest alone.
  */
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import type { Plan } from "./plan-types.js";
 
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
+const CHUNK = 64 * 1024;
+
+/** Writes the canonical JSON of `value` to `emit` piece by piece. */
+function writeCanonical(value: unknown, emit: (s: string) => void): void {
+  if (value === null || typeof value !== "object") {
+    emit(JSON.stringify(value) ?? "null");
+    return;
+  }
+  if (Array.isArray(value)) {
+    emit("[");
+    value.forEach((v, i) => {
+      if (i > 0) emit(",");
+      writeCanonical(v === undefined ? null : v, emit);
+    });
+    emit("]");
+    return;
+  }
   const entries = Object.entries(value as Record<string, unknown>)
     .filter(([, v]) => v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  emit("{");
+  entries.forEach(([k, v], i) => {
+    emit(i > 0 ? `,${JSON.stringify(k)}:` : `${JSON.stringify(k)}:`);
+    writeCanonical(v, emit);
+  });
+  emit("}");
+}
+
+export function canonicalJson(value: unknown): string {
+  const parts: string[] = [];
+  writeCanonical(value, (s) => parts.push(s));
+  return parts.join("");
+}
+
+function hashCanonical(hash: Hash, value: unknown): void {
+  let buf = "";
+  writeCanonical(value, (s) => {
+    buf += s;
+    if (buf.length >= CHUNK) {
+      hash.update(buf);
+      buf = "";
+    }
+  });
+  hash.update(buf);
 }
 
 export function planDigest(plan: Plan | (Plan & { digest?: string })): string {
   const { digest: _ignored, ...rest } = plan as Plan & { digest?: string };
-  return `sha256:${createHash("sha256").update(canonicalJson(rest)).digest("hex")}`;
+  const hash = createHash("sha256");
+  hashCanonical(hash, rest);
+  return `sha256:${hash.digest("hex")}`;
 }
 
 export type SignedPlan = Plan & { digest: string };

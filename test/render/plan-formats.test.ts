@@ -5,6 +5,11 @@ import { planDigest } from "../../src/engine/plan-digest.js";
 import { PLAN_FORMATS } from "../../src/render/plan/index.js";
 import { MARKDOWN_LIMIT } from "../../src/render/plan/markdown.js";
 import { useColor } from "../../src/commands/io.js";
+import { writePlanFile } from "../../src/commands/plan.js";
+import { withDigest } from "../../src/engine/plan-digest.js";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { instance } from "../helpers/instances.js";
 import { rulesFromYaml } from "../helpers/rules.js";
 
@@ -117,5 +122,16 @@ describe("plan formats", () => {
     expect(doc.digest).toBe(planDigest(doc));
     const edited = { ...doc, changes: doc.changes.slice(1) };
     expect(planDigest(edited)).not.toBe(doc.digest);
+  });
+
+  it("--out writes, change by change, exactly the bytes of the pretty-printed signed plan", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "flowrules-planfile-"));
+    const base = await fixedPlan();
+    const tricky = { ...base.changes[0]!, instance_name: "line\nbreak \"quoted\" — ü", after: { "fields.note": "a\n  b" } };
+    for (const plan of [base, { ...base, changes: [] }, { ...base, changes: [tricky, ...base.changes] }]) {
+      const file = join(dir, "plan.json");
+      await writePlanFile(file, plan);
+      expect(await readFile(file, "utf8")).toBe(`${JSON.stringify(withDigest(plan), null, 2)}\n`);
+    }
   });
 });

@@ -3,7 +3,7 @@
  * all pass before a single request is sent — format version, shape (named by JSON path), digest (tampering), plan
  * errors, and base URL. Each refusal is a UserError with one clear line.
  */
-import { readFile, stat } from "node:fs/promises";
+import { open, readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { CompleteStepBodySchema, describeIssue } from "../../api/schemas.js";
 import { normaliseBaseUrl } from "../../api/url-guard.js";
@@ -70,30 +70,37 @@ const ChangeSchema = z
     }
   });
 
-export const PlanFileSchema = z
-  .object({
-    format_version: z.literal(SUPPORTED_FORMAT_VERSION),
-    flowrules_version: z.string(),
-    created_at: isoDateTime,
-    base_url: z.string().min(1),
-    rules_digest: z.string(),
-    rules: z.array(z.unknown()),
-    changes: z.array(ChangeSchema),
-    reports: z.array(z.unknown()),
-    errors: z.array(
-      z.object({ code: z.string(), message: z.string(), rule: z.string().optional(), instance_id: z.number().optional() }),
-    ),
-    summary: z.record(z.string(), z.unknown()),
-    digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' }),
-  })
-  .superRefine((p, ctx) => {
-    const seen = new Map<string, number>();
-    p.changes.forEach((c, i) => {
-      const first = seen.get(c.id);
-      if (first !== undefined) ctx.addIssue({ code: "custom", path: ["changes", i, "id"], message: `duplicate change id (also $.changes[${first}].id)` });
-      else seen.set(c.id, i);
-    });
+const PlanObject = z.object({
+  format_version: z.literal(SUPPORTED_FORMAT_VERSION),
+  flowrules_version: z.string(),
+  created_at: isoDateTime,
+  base_url: z.string().min(1),
+  rules_digest: z.string(),
+  rules: z.array(z.unknown()),
+  changes: z.array(ChangeSchema),
+  reports: z.array(z.unknown()),
+  errors: z.array(
+    z.object({ code: z.string(), message: z.string(), rule: z.string().optional(), instance_id: z.number().optional() }),
+  ),
+  summary: z.record(z.string(), z.unknown()),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' }),
+});
+
+function uniqueChangeIds(p: { changes: Array<{ id: string }> }, ctx: z.RefinementCtx): void {
+  const seen = new Map<string, number>();
+  p.changes.forEach((c, i) => {
+    const first = seen.get(c.id);
+    if (first !== undefined) ctx.addIssue({ code: "custom", path: ["changes", i, "id"], message: `duplicate change id (also $.changes[${first}].id)` });
+    else seen.set(c.id, i);
   });
+}
+
+export const PlanFileSchema = PlanObject.superRefine(uniqueChangeIds);
+
+/** The plan with its changes already parsed one by one (see parseInPlace): they are taken as they are. */
+const PlanWithParsedChanges = PlanObject.extend({
+  changes: z.array(z.custom<z.infer<typeof ChangeSchema>>(() => true)),
+}).superRefine(uniqueChangeIds);
 
 export type PlanFile = z.infer<typeof PlanFileSchema>;
 export type ApplyChange = PlanFile["changes"][number];
@@ -131,10 +138,15 @@ export async function looksLikePlanFile(path: string): Promise<boolean> {
   try {
     const s = await stat(path);
     if (!s.isFile() || s.size > MAX_PLAN_BYTES) return false;
-    const text = await readFile(path, "utf8");
-    if (!/^\s*\{/.test(text)) return false;
-    const data: unknown = JSON.parse(text);
-    return typeof data === "object" && data !== null && !Array.isArray(data) && "format_version" in data;
+    // the head is enough: plans start with `{` and name their format_version first; loadPlanFile checks the rest
+    const fh = await open(path, "r");
+    try {
+      const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
+      const head = buffer.subarray(0, bytesRead).toString("utf8");
+      return /^\s*\{/.test(head) && /"format_version"\s*:/.test(head);
+    } finally {
+      await fh.close();
+    }
   } catch {
     return false;
   }
@@ -162,6 +174,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string): Promi
   let raw: unknown;
   try {
     raw = JSON.parse(text);
+    text = ""; // the parsed plan is all we keep: a 100,000-change file is tens of MB of text
   } catch (err) {
     // JSON.parse quotes the text around the mistake, newlines included: keep the refusal on one short line
     const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
@@ -181,6 +194,30 @@ function clipJson(v: unknown): string {
   return s.length > 60 ? `${s.slice(0, 60)}…` : s;
 }
 
+function refuseShape(file: string, error: z.ZodError, prefix: PropertyKey[] = []): never {
+  const { jsonPath, problem } = describeIssue(error);
+  const path = prefix.length > 0 ? `$${prefix.map((k) => (typeof k === "number" ? `[${k}]` : `.${String(k)}`)).join("")}${jsonPath.slice(1)}` : jsonPath;
+  throw new UserError(`${file} is not a valid plan at ${path}: ${problem}`);
+}
+
+/**
+ * Validates the plan with each change parsed on its own and put back in place of its raw form, so a large plan is
+ * not copied whole by the schema (the raw changes become garbage one by one).
+ */
+function parseInPlace(raw: Record<string, unknown>, file: string): PlanFile {
+  const changes = raw.changes;
+  if (Array.isArray(changes)) {
+    for (let i = 0; i < changes.length; i++) {
+      const one = ChangeSchema.safeParse(changes[i]);
+      if (!one.success) refuseShape(file, one.error, ["changes", i]);
+      changes[i] = one.data;
+    }
+  }
+  const parsed = (Array.isArray(changes) ? PlanWithParsedChanges : PlanFileSchema).safeParse(raw);
+  if (!parsed.success) refuseShape(file, parsed.error);
+  return parsed.data;
+}
+
 /** The checks of loadPlanFile on already parsed JSON. */
 export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string): LoadedPlan {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new UserError(`${file} is not a plan: expected a JSON object`);
@@ -190,13 +227,8 @@ export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string): 
       `${file} has ${version === undefined ? "no format_version" : `format_version ${clipJson(version)}`}; this flowrules applies format_version ${SUPPORTED_FORMAT_VERSION} only — plan again with this version`,
     );
   }
-  const parsed = PlanFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const { jsonPath, problem } = describeIssue(parsed.error);
-    throw new UserError(`${file} is not a valid plan at ${jsonPath}: ${problem}`);
-  }
-  const plan = parsed.data;
-  // the digest covers the file as written (unknown keys too), not our parsed view of it
+  // the digest covers the file as written (unknown keys too), not our parsed view of it: computed before the
+  // changes are replaced by their parsed form below, reported after the shape checks
   let actual: string;
   try {
     actual = planDigest(raw as Plan & { digest?: string });
@@ -205,6 +237,7 @@ export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string): 
     if (err instanceof RangeError) throw new UserError(`${file} is nested too deeply to be a plan; write plans with \`flowrules plan --out\``);
     throw err;
   }
+  const plan = parseInPlace(raw as Record<string, unknown>, file);
   if (actual !== plan.digest) {
     throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to apply it — plan again`);
   }
