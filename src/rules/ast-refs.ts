@@ -42,6 +42,8 @@ export interface ExprRefs {
   unknownRoots: NameRef[];
   /** `$f(...)` calls, with the names bound inside the expression (`$x := …`, lambda parameters) */
   calls: NameRef[];
+  /** `name(...)`: a call of a plain name, which JSONata only reports at run time (functions start with `$`) */
+  nameCalls: NameRef[];
   bound: Set<string>;
   /** regular expression literals, with the index where each starts */
   regexes: Array<{ re: RegExp; at: number }>;
@@ -79,7 +81,7 @@ function children(n: Node): unknown[] {
 }
 
 export function exprRefs(expr: Expression): ExprRefs {
-  const refs: ExprRefs = { fields: [], allFields: false, record: false, unknownRoots: [], calls: [], bound: new Set(), regexes: [] };
+  const refs: ExprRefs = { fields: [], allFields: false, record: false, unknownRoots: [], calls: [], nameCalls: [], bound: new Set(), regexes: [] };
   const everything = (): void => {
     refs.record = true;
     refs.allFields = true;
@@ -181,6 +183,13 @@ export function exprRefs(expr: Expression): ExprRefs {
         const proc = n.procedure;
         if (isNode(proc) && proc.type === "variable" && typeof proc.value === "string") {
           refs.calls.push({ name: proc.value, at: nameStart(proc) });
+        } else if (isNode(proc) && proc.type === "path" && Array.isArray(proc.steps) && proc.steps.length === 1) {
+          const step: unknown = proc.steps[0];
+          if (isNode(step) && step.type === "name" && typeof step.value === "string") {
+            refs.nameCalls.push({ name: step.value, at: nameStart(step) });
+          } else {
+            walkAny(proc, scope);
+          }
         } else {
           walkAny(proc, scope);
         }

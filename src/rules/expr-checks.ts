@@ -43,6 +43,16 @@ export function checkExpr(input: ExprCheckInput): { refs: ExprRefs; diagnostics:
       `unknown function "$${c.name}" in ${input.where}${hint !== undefined ? `; did you mean "$${hint}"?` : ""}`,
     );
   }
+  for (const c of refs.nameCalls) {
+    const hint = known.has(c.name) ? c.name : closest(c.name, [...known]);
+    d(
+      "error",
+      "unknown-function",
+      c.at,
+      `"${c.name}(…)" in ${input.where} calls a name, not a function (functions start with $)` +
+        (hint !== undefined ? `; did you mean "$${hint}"?` : ""),
+    );
+  }
   for (const { re, at } of refs.regexes) {
     const risk = backtrackingRisk(re);
     if (risk === undefined) continue;

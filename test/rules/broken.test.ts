@@ -39,6 +39,7 @@ const CASES: Array<[string, Omit<Expected, "file">]> = [
   ["workflow-bad.yaml", { line: 4, col: 17, code: "unknown-key", message: /^unknown key "nam" in workflow of rule "workflow-bad"; did you mean "name"\?$/ }],
   ["missing-actions.yaml", { line: 3, col: 5, code: "schema", message: /^missing required key "actions" in rule "no-actions"$/ }],
   ["unknown-function.yaml", { line: 5, col: 12, code: "unknown-function", message: /^unknown function "\$dayssince" .*; did you mean "\$daysSince"\?$/ }],
+  ["name-call.yaml", { line: 5, col: 11, code: "unknown-function", message: /^"not\(…\)" in "when" of rule "name-call" calls a name, not a function .*; did you mean "\$not"\?$/ }],
 ];
 
 describe("broken rule files: one located error each", () => {
