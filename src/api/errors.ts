@@ -147,8 +147,34 @@ export class ClientClosedError extends FlowrulesApiError {
   }
 }
 
-/** Replaces every occurrence of the secret in a text (defence in depth for bodies and low-level error messages). */
-export function redact(text: string, secret: string): string {
+/** Below this length a key is only masked whole: its 8-character pieces could be ordinary words. */
+const PARTIAL_FROM = 20;
+/** The shortest piece of a long key that is masked on its own (a server echoing "k-1a2b3c4d…" leaks half a key). */
+const PIECE = 8;
+
+/**
+ * Replaces every occurrence of the secret in a text, and of any piece of 8 or more characters of a secret of 20 or
+ * more (defence in depth for bodies and low-level error messages: a server may echo part of the key back).
+ */
+export function redact(text: string, secret: string, mask = "[REDACTED]"): string {
   if (secret.length < 3) return text;
-  return text.split(secret).join("[REDACTED]");
+  let out = text.split(secret).join(mask);
+  if (secret.length < PARTIAL_FROM || out.length < PIECE) return out;
+  const pieces = new Set<string>();
+  for (let i = 0; i + PIECE <= secret.length; i++) pieces.add(secret.slice(i, i + PIECE));
+  let result = "";
+  let i = 0;
+  while (i < out.length) {
+    if (i + PIECE <= out.length && pieces.has(out.slice(i, i + PIECE))) {
+      let end = i + PIECE;
+      while (end < out.length && secret.includes(out.slice(i, end + 1))) end++;
+      result += mask;
+      i = end;
+    } else {
+      result += out[i];
+      i++;
+    }
+  }
+  out = result;
+  return out;
 }

@@ -4,6 +4,8 @@
  */
 import { Option, type Command } from "commander";
 import { z } from "zod";
+import { InsecureUrlError } from "../api/errors.js";
+import { isLoopbackHost } from "../api/url-guard.js";
 import { UserError } from "./exit.js";
 
 export interface ConnectionSettings {
@@ -63,6 +65,10 @@ export function connectionSettings(opts: Record<string, unknown>, env: NodeJS.Pr
     if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol");
   } catch {
     throw new UserError(`--base-url / FLOWRULES_BASE_URL is not an http(s) URL: ${JSON.stringify(baseUrl)}`);
+  }
+  // refused here, before any rule or plan file is read and long before a socket could open (the client checks too)
+  if (!insecureHttp && new URL(baseUrl).protocol === "http:" && !isLoopbackHost(new URL(baseUrl).hostname)) {
+    throw new UserError(new InsecureUrlError(new URL(baseUrl).host).message);
   }
   const apiKey = env.FLOWRULES_API_KEY;
   if (!apiKey) throw new UserError("no API key: set FLOWRULES_API_KEY (it is never taken as a flag, so it stays out of shell history and CI logs)");

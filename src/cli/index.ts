@@ -5,6 +5,7 @@ import { buildProgram } from "./program.js";
 import { UserError, EXIT_ERROR } from "./exit.js";
 import { formatError } from "./errors.js";
 import { createLogger } from "../log/index.js";
+import { redactor } from "../log/redact.js";
 
 async function main(): Promise<void> {
   const program = buildProgram();
@@ -24,7 +25,8 @@ async function main(): Promise<void> {
       log.event("run.failed", { message: formatError(err), exit_code: process.exitCode }, "error");
       return;
     }
-    process.stderr.write(`flowrules: ${formatError(err)}\n`);
+    // the last line of defence, as the loggers are: no error text carries the key (a swapped variable, a server echo)
+    process.stderr.write(`flowrules: ${redactor([process.env.FLOWRULES_API_KEY])(formatError(err))}\n`);
   }
 }
 

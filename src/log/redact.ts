@@ -2,6 +2,8 @@
  * Secrets never reach a log line. Callers do not put the API key in fields, but an error message from a lower layer
  * could quote it, so the logger scrubs its final output as a last line of defence.
  */
+import { redact } from "../api/errors.js";
+
 const MASK = "[redacted]";
 
 /** Returns a function that replaces every occurrence of each secret (ignoring empty or trivially short ones). */
@@ -14,7 +16,8 @@ export function redactor(secrets: ReadonlyArray<string | undefined>): (s: string
   return (s) => {
     let out = s;
     for (const secret of list) {
-      if (out.includes(secret)) out = out.split(secret).join(MASK);
+      // whole, and any long piece of a long key (src/api/errors.ts)
+      out = redact(out, secret, MASK);
       // a JSON-escaped form of the secret (quotes, backslashes) is what a JSON line would carry
       const escaped = JSON.stringify(secret).slice(1, -1);
       if (escaped !== secret && out.includes(escaped)) out = out.split(escaped).join(MASK);

@@ -51,11 +51,14 @@ function readAll(req: IncomingMessage): Promise<string> {
   });
 }
 
-async function forwardTo(origin: string, req: IncomingMessage, body: string): Promise<Answer> {
+async function forwardTo(origin: string, req: IncomingMessage, body: string, keys: Record<string, string>): Promise<Answer> {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
     if (typeof v === "string" && !["host", "connection", "content-length", "keep-alive"].includes(k)) headers[k] = v;
   }
+  // a key of the test's own stands for a demo key of the sandbox
+  const key = /^Api-Key (.+)$/.exec(headers.authorization ?? "")?.[1];
+  if (key !== undefined && keys[key] !== undefined) headers.authorization = `Api-Key ${keys[key]}`;
   const res = await fetch(`${origin}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(body ? { body } : {}) });
   const out: Record<string, string> = {};
   for (const k of ["content-type", "retry-after", "date"]) {
@@ -70,7 +73,7 @@ function send(res: ServerResponse, a: Answer): void {
   res.end(a.body);
 }
 
-export async function startHostileProxy(sandboxOrigin: string): Promise<HostileProxy> {
+export async function startHostileProxy(sandboxOrigin: string, opts: { keys?: Record<string, string> } = {}): Promise<HostileProxy> {
   const seen: Exchange[] = [];
   let rule: (ex: Exchange) => Hostility = () => ({});
   const server = createServer((req, res) => {
@@ -80,7 +83,7 @@ export async function startHostileProxy(sandboxOrigin: string): Promise<HostileP
       const ex: Exchange = { method: req.method ?? "GET", path: url.pathname.replace(/^\/api/, ""), query: url.search, body };
       seen.push(ex);
       const h = rule(ex);
-      const upstream: Answer = h.forward === false ? { status: 200, headers: { "content-type": "application/json" }, body: "{}" } : await forwardTo(sandboxOrigin, req, body);
+      const upstream: Answer = h.forward === false ? { status: 200, headers: { "content-type": "application/json" }, body: "{}" } : await forwardTo(sandboxOrigin, req, body, opts.keys ?? {});
       if (h.destroy) {
         req.socket.destroy();
         return;
