@@ -42,7 +42,8 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
       if (tooLarge) reject(tooLargeError());
       else resolve(Buffer.concat(chunks));
     });
-    req.on("error", (err) => reject(tooLarge ? tooLargeError() : err));
+    // "aborted" / ECONNRESET: the client went away (or a slow one was cut off) mid-body; not a sandbox bug
+    req.on("error", () => reject(tooLarge ? tooLargeError() : new HttpError(400, "Request body incomplete: the connection closed.")));
     // a client that goes away mid-body (or an oversized body we cut off) must not leave the request pending
     req.on("close", () => {
       if (!ended) reject(tooLarge ? tooLargeError() : new HttpError(400, "Request body incomplete: the connection closed."));

@@ -25,17 +25,37 @@ export interface ServerDeps {
   cursors: CursorCodec;
 }
 
-export function createSandboxServer(deps: ServerDeps): Server {
-  const server = createServer((req, res) => {
+/**
+ * Clients that send slowly (slowloris) are cut off: headers must arrive within `headersMs`, the whole request within
+ * `requestMs`, checked every `checkEveryMs`. Node's defaults (60 s, 300 s, checked every 30 s) let a few hundred
+ * idle sockets hold the sandbox for minutes.
+ */
+export interface ServerTimeouts {
+  headersMs: number;
+  requestMs: number;
+  checkEveryMs: number;
+}
+
+export const SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, checkEveryMs: 1_000 };
+
+export function createSandboxServer(deps: ServerDeps, timeouts: ServerTimeouts = SERVER_TIMEOUTS): Server {
+  const options = { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkEveryMs };
+  const server = createServer(options, (req, res) => {
     handle(deps, req, res).catch((err: unknown) => {
       // Last resort: a bug in the sandbox is a 500, never a crash.
       process.stderr.write(`sandbox: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       if (!res.headersSent && !res.destroyed) send(req, res, { status: 500, body: { detail: "Internal sandbox error." } });
     });
   });
-  server.on("clientError", (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"detail":"Bad request."}');
-    else socket.destroy();
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return void socket.destroy();
+    const answer = (status: string, detail: string): void => {
+      const body = JSON.stringify({ detail });
+      socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    };
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") answer("408 Request Timeout", "Request timeout: the request did not arrive in time.");
+    else if (err.code === "HPE_HEADER_OVERFLOW") answer("431 Request Header Fields Too Large", "Request headers too large.");
+    else answer("400 Bad Request", "Bad request.");
   });
   return server;
 }
