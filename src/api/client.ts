@@ -302,6 +302,18 @@ class Client implements ApiClient {
   private attempt(spec: CallSpec<unknown>, bodyText: string | undefined): Promise<HttpResult & { ms: number }> {
     return this.limit(async () => {
       if (this.closed) throw new ClientClosedError();
+      // a 429 asked every caller to wait longer than any call may spend retrying ("quota exhausted, come back
+      // tomorrow"): refuse at once instead of holding every caller for that long; nothing is sent
+      const held = this.limiter.pausedFor();
+      if (held > this.maxRetryTimeMs) {
+        throw new ApiError({
+          status: 429,
+          method: spec.method,
+          path: spec.path,
+          detail: `not sent: the service asked to wait ${Math.ceil(held / 1000)} s (Retry-After), longer than the retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`,
+          attempts: 0,
+        });
+      }
       const waited = await this.limiter.acquire();
       if (waited > 0) this.recorder.waited(waited);
       if (waited >= 1000) this.emit({ type: "rate-limited", delayMs: waited, source: "client" });

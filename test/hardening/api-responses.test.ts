@@ -32,7 +32,7 @@ const via = (s: RunningSandbox, p: HostileProxy): RunningSandbox => ({ ...s, bas
 
 const HTML = '<!DOCTYPE html><html><head><title>Sign in to the guest network</title></head><body><form action="/login">…</form></body></html>';
 const html = (status = 200): Answer => ({ status, headers: { "content-type": "text/html; charset=utf-8" }, body: HTML });
-const json = (body: unknown, status = 200): Answer => ({ status, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Answer => ({ status, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
 
 interface JournalLine {
   event: string;
@@ -135,6 +135,20 @@ describe("hostile API responses: the client", () => {
       await client.close();
     }
   }, 60_000);
+
+  it("a 429 that asks to come back tomorrow fails the call, and the next ones at once, instead of holding them for a day", async () => {
+    ({ proxy } = await setUp(20));
+    proxy.setRule(() => ({ forward: false, answer: json({ detail: "daily quota exhausted" }, 429, { "retry-after": "86400" }) }));
+    const client = createClient({ baseUrl: proxy.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, maxRetryTimeMs: 5_000 });
+    try {
+      await expect(client.listWorkflows()).rejects.toThrow(/GET \/processes\/ → 429 Too Many Requests: daily quota exhausted/);
+      await expect(client.getInstance(1)).rejects.toThrow(/not sent: the service asked to wait 86400 s \(Retry-After\), longer than the retry budget of 5 s/);
+      await expect(client.completeStep(1, { step_id: 20111 })).rejects.toThrow(/→ 429 .*not sent/);
+      expect(proxy.seen).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
+  }, 20_000);
 
   it("a body larger than 64 MiB is cut off with a clear error instead of exhausting memory", async () => {
     ({ proxy } = await setUp(20));
@@ -257,6 +271,23 @@ describe("hostile API responses: apply", () => {
     expect(io.out()).toMatch(/bulk abort outcome unknown 3 times .*not aborted as of the last check/);
     for (const c of plan.changes) expect(stateHolds(s, c)).toBe(false);
   });
+
+  it("a 429 for a day on the first mutations: every change fails at once, no more requests than were in flight, exit 1", async () => {
+    const { sb: s, proxy: p } = await setUp();
+    const dir = await tempDir();
+    const { file, plan } = await makePlan(via(s, p), dir, MIXED_RULES);
+    p.setRule((ex) => (ex.method === "POST" ? { forward: false, answer: json({ detail: "daily quota exhausted" }, 429, { "retry-after": "86400" }) } : {}));
+    s.clearRequests();
+    const io = captureIO();
+    expect(await runApply(via(s, p), dir, { paths: [file] }, io)).toBe(1);
+    // the requests already in flight (--concurrency 4) got the 429; nothing was sent after it
+    expect(p.seen.filter((ex) => ex.method === "POST").length).toBeLessThanOrEqual(4);
+    expect(s.requests().filter((r) => r.method === "POST")).toEqual([]);
+    const lines = await journal(`${file}.journal.jsonl`);
+    expect(lines.filter((l) => l.event === "done")).toEqual([]);
+    expect(lines.filter((l) => l.event === "failed")).toHaveLength(plan.changes.length);
+    expect(io.out()).toMatch(/longer than the retry budget/);
+  }, 30_000);
 
   it("garbage from the staleness list stops the run before any change is sent, with one clear error", async () => {
     const { sb: s, proxy: p } = await setUp();
