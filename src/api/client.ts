@@ -270,7 +270,7 @@ class Client implements ApiClient {
         throw err;
       }
     };
-    return numberedPages(fetchPage, this.concurrency);
+    return numberedPages(fetchPage, this.concurrency, path);
   }
 
   stats(): RequestStats {

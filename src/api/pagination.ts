@@ -13,15 +13,33 @@ export async function* cursorPages<T>(
 ): AsyncGenerator<Page<T>> {
   const seen = new Set<string>();
   let path: string | null = firstPath;
+  let bound: number | undefined;
   while (path !== null) {
     if (seen.has(path)) {
       throw new ResponseShapeError({ method: "GET", path, status: 200, what: "a page", problem: "pagination loop: the next link points to a page already fetched" });
     }
     seen.add(path);
     const page: Page<T> = await fetchPage(path);
+    bound ??= pageBound(page);
+    if (page.next !== null && seen.size >= bound) {
+      throw new ResponseShapeError({ method: "GET", path, status: 200, what: "a page", problem: endlessProblem(seen.size, page.count) });
+    }
     yield page;
     path = page.next === null ? null : resolveNext(page.next, path);
   }
+}
+
+/**
+ * How many pages a listing may take, from its first page: twice what its count needs, and 10 more for a set that
+ * grows meanwhile. A server that keeps answering `next` beyond that (fresh cursors, every page number) would
+ * otherwise be followed forever.
+ */
+function pageBound(first: Page<unknown>): number {
+  return 2 * Math.ceil(first.count / Math.max(1, first.results.length)) + 10;
+}
+
+function endlessProblem(pages: number, count: number): string {
+  return `pagination does not end: ${pages} pages fetched for a count of ${count}, and the last one still has a next link`;
 }
 
 /**
@@ -32,6 +50,8 @@ export async function* cursorPages<T>(
 export async function* numberedPages<T>(
   fetchPage: (page: number) => Promise<Page<T> | null>,
   window: number,
+  /** the listing's path, for messages */
+  path = "a page-numbered listing",
 ): AsyncGenerator<Page<T>> {
   const first = await fetchPage(1);
   if (first === null) return;
@@ -51,11 +71,15 @@ export async function* numberedPages<T>(
   };
   while (nextToStart <= lastPage && pending.length < Math.max(1, window)) start();
   yield first;
+  const bound = pageBound(first);
   while (pending.length > 0) {
     const page = await pending.shift();
     if (page === null || page === undefined) return;
     if (nextToStart <= lastPage) start();
-    else if (pending.length === 0 && page.next !== null && page.results.length > 0) start();
+    else if (pending.length === 0 && page.next !== null && page.results.length > 0) {
+      if (nextToStart > bound) throw new ResponseShapeError({ method: "GET", path, status: 200, what: "a page", problem: endlessProblem(nextToStart - 1, first.count) });
+      start();
+    }
     yield page;
   }
 }

@@ -150,6 +150,32 @@ describe("hostile API responses: the client", () => {
     }
   }, 20_000);
 
+  it("pagination that never ends (a fresh next link, or results for every page number) is cut off with a clear error", async () => {
+    ({ proxy } = await setUp(20));
+    const p = proxy;
+    p.setRule((ex) => {
+      const n = Number(/cursor=(\d+)/.exec(ex.query)?.[1] ?? /page=(\d+)/.exec(ex.query)?.[1] ?? 1);
+      if (ex.path.startsWith("/v2/")) {
+        return { forward: false, answer: json({ count: 2, next: `${p.baseUrl}${ex.path}?cursor=${n + 1}`, previous: null, results: [{ id: n, name: "x", status: "running" }] }) };
+      }
+      return { forward: false, answer: json({ count: 2, next: `${p.baseUrl}${ex.path}?page=${n + 1}`, previous: null, results: [{ instance_id: n, value: null }] }) };
+    });
+    const client = createClient({ baseUrl: p.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0 });
+    const drain = async (pages: AsyncGenerator<unknown>): Promise<number> => {
+      let n = 0;
+      for await (const _ of pages) n += 1;
+      return n;
+    };
+    try {
+      await expect(drain(client.instancePages(1042))).rejects.toThrow(/GET \/v2\/processes\/1042\/instances\/\?cursor=\d+: pagination does not end: \d+ pages fetched for a count of 2/);
+      await expect(drain(client.formFieldPages(1042, 20111, 50222))).rejects.toThrow(/GET \/processes\/1042\/steps\/20111\/actions\/50222\/: pagination does not end/);
+      // bounded: twice what the count needs, and ten more
+      expect(p.seen.length).toBeLessThan(40);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("a body larger than 64 MiB is cut off with a clear error instead of exhausting memory", async () => {
     ({ proxy } = await setUp(20));
     proxy.setRule(() => ({ forward: false, hugeBytes: 80 * 1024 * 1024 }));
