@@ -52,8 +52,9 @@ function applyChild(sb: RunningSandbox, dir: string, file: string): Run {
 async function whenOrEnd(run: Run, until: () => boolean): Promise<void> {
   let ended = false;
   void run.done.then(() => (ended = true));
-  while (!until()) {
+  for (let i = 0; !until(); i++) {
     if (ended) throw new Error("the apply finished before the kill point");
+    if (i > 20_000) throw new Error("the kill point was never reached");
     await new Promise((r) => setTimeout(r, 3));
   }
 }

@@ -135,7 +135,7 @@ describe("the API key never appears", () => {
     const slowDone = new Promise<void>((r) => slow.on("close", () => r()));
     const lockFile = join(dir, ".flowrules", "apply.lock");
     let lockText = "";
-    while (lockText === "" && slow.exitCode === null) {
+    for (let i = 0; i < 20_000 && lockText === "" && slow.exitCode === null; i++) {
       if (existsSync(lockFile)) lockText = await readFile(lockFile, "utf8").catch(() => "");
       else await new Promise((r) => setTimeout(r, 2));
     }
