@@ -7,6 +7,13 @@ import { formatError } from "./errors.js";
 import { createLogger } from "../log/index.js";
 import { redactor } from "../log/redact.js";
 
+/**
+ * A reader that goes away (`flowrules plan | head`, a killed `tee`) makes writes fail with EPIPE. Unhandled, that
+ * kills the process with a stack trace — in the middle of an apply. Output nobody reads is dropped instead, and the
+ * run finishes (its journal, lock and exit code unaffected).
+ */
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
+
 async function main(): Promise<void> {
   const program = buildProgram();
   program.exitOverride();

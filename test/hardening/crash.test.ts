@@ -137,4 +137,35 @@ describe("kill -9 at ten seeded points", () => {
     expect([...counts.keys()].sort()).toEqual(a.plan.changes.map(changeKey).sort());
     expect(endState(crashed)).toEqual(endState(clean));
   }, 90_000);
+
+  it("a reader that goes away (plan | head, a killed tee) neither crashes the CLI with a stack trace nor stops an apply", async () => {
+    const sb = await startSandbox({ port: 0, instances: 600, seed: SEED, latencyMs: 5 });
+    sandboxes.push(sb);
+    const dir = await tempDir();
+    const { file, plan } = await makePlan(sb, dir, MIXED_RULES);
+    const env = { PATH: process.env.PATH, FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" };
+
+    // plan | head -c 100: stdout closes after the first chunk
+    const head = spawn(process.execPath, [CLI, "plan", join(dir, "rules.yaml"), "--format", "json"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(head);
+    let stderr = "";
+    head.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    head.stdout?.once("data", () => head.stdout?.destroy());
+    const headCode = await new Promise<number | null>((r) => head.on("close", (code) => r(code)));
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
+    expect(headCode).toBe(0);
+
+    // an apply whose stdout and stderr both go away at once still applies everything, once, and finishes its journal
+    sb.clearRequests();
+    const apply = spawn(process.execPath, [CLI, "apply", file, "--detailed-exitcode"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(apply);
+    apply.stdout?.destroy();
+    apply.stderr?.destroy();
+    const code = await new Promise<number | null>((r) => apply.on("close", (c) => r(c)));
+    expect(code).toBe(2);
+    const counts = effectiveMutations(sb);
+    expect(plan.changes.filter((c) => counts.get(changeKey(c)) !== 1)).toEqual([]);
+    expect(await readFile(`${file}.journal.jsonl`, "utf8")).toContain('"event":"finish"');
+    expect(existsSync(join(dir, ".flowrules", "apply.lock"))).toBe(false);
+  }, 60_000);
 });
