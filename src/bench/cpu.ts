@@ -16,6 +16,7 @@ import type { InstanceData, InstanceStatus } from "../engine/instance-data.js";
 import { fieldKey } from "../engine/field-values.js";
 import { compileBenchRules } from "./flowrules.js";
 import { AMOUNT_ACTION, CURRENCY_ACTION, STEP_ID, WORKFLOW_ID } from "./scenario.js";
+import { Prng } from "../sandbox/prng.js";
 
 export const THREE_CLAUSES = 'fields.amount < 100 and fields.currency = "EUR" and instance.status = "running"';
 
@@ -43,17 +44,6 @@ export interface CpuResult {
   evaluateInstancePerSec: number;
 }
 
-/** A small deterministic generator (mulberry32), so every run evaluates the same data. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Row {
   amount: number | undefined;
@@ -62,7 +52,9 @@ interface Row {
 }
 
 function rows(n: number): Row[] {
-  const r = rng(42);
+  // the sandbox's seeded generator, so every run evaluates the same data
+  const prng = new Prng(42);
+  const r = (): number => prng.next();
   const out: Row[] = [];
   for (let i = 0; i < n; i++) {
     const amount = r() < 0.95 ? Math.round((r() < 0.55 ? 5 + r() * 94 : 100 + r() * 2400) * 100) / 100 : undefined;

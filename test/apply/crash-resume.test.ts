@@ -3,7 +3,7 @@
  * that is left) and by SIGTERM (graceful) — then run again: every change ends applied exactly once.
  * Uses dist/: `npm test` builds first; this file builds when dist/ lacks the apply command.
  */
-import { execSync, spawn, type ChildProcess } from "node:child_process";
+import { execSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,9 +11,9 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { changeKey, effectiveMutations, makePlan, MIXED_RULES, posts, stateHolds, tempDir } from "./helpers.js";
+import { spawnCli, type CliRun } from "../helpers/cli.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI = join(ROOT, "dist", "cli", "index.js");
 
 let sb: RunningSandbox | undefined;
 const children: ChildProcess[] = [];
@@ -28,35 +28,14 @@ afterEach(async () => {
   sb = undefined;
 });
 
-interface Run {
-  child: ChildProcess;
-  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
-}
-
-function applyChild(dir: string, args: string[]): Run {
-  const child = spawn(process.execPath, [CLI, "apply", ...args], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH,
-      FLOWRULES_BASE_URL: sb?.baseUrl,
-      FLOWRULES_API_KEY: "sandbox-admin",
-      FLOWRULES_RATE_LIMIT: "0",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return { child, done };
+function applyChild(dir: string, args: string[]): CliRun {
+  const run = spawnCli(["apply", ...args], { FLOWRULES_BASE_URL: sb?.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" }, { cwd: dir });
+  children.push(run.child);
+  return run;
 }
 
 /** Polls the sandbox until `n` mutations have arrived (the child is mid-apply). */
-async function untilPosts(n: number, run: Run): Promise<void> {
+async function untilPosts(n: number, run: CliRun): Promise<void> {
   let finished = false;
   void run.done.then(() => (finished = true));
   while (posts(sb as RunningSandbox).length < n) {

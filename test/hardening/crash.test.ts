@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Plan } from "../../src/engine/plan-types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { changeKey, effectiveMutations, makePlan, MIXED_RULES, posts, runApply, stateHolds, tempDir } from "../apply/helpers.js";
-import { CLI } from "../helpers/cli.js";
+import { CLI, spawnCli, type CliRun } from "../helpers/cli.js";
 import { prng } from "./helpers.js";
 
 /** seeded and deterministic; FLOWRULES_CRASH_SEED tries other kill points */
@@ -26,30 +26,18 @@ afterEach(async () => {
   for (const s of sandboxes.splice(0)) await s.close();
 });
 
-interface Run {
-  child: ChildProcess;
-  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
-}
-
-function applyChild(sb: RunningSandbox, dir: string, file: string): Run {
-  const child = spawn(process.execPath, [CLI, "apply", file, "--batch-size", String(BATCH), "--detailed-exitcode"], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })),
+function applyChild(sb: RunningSandbox, dir: string, file: string): CliRun {
+  const run = spawnCli(
+    ["apply", file, "--batch-size", String(BATCH), "--detailed-exitcode"],
+    { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" },
+    { cwd: dir },
   );
-  return { child, done };
+  children.push(run.child);
+  return run;
 }
 
 /** Resolves when `until()` holds, or rejects if the child ends first. */
-async function whenOrEnd(run: Run, until: () => boolean): Promise<void> {
+async function whenOrEnd(run: CliRun, until: () => boolean): Promise<void> {
   let ended = false;
   void run.done.then(() => (ended = true));
   for (let i = 0; !until(); i++) {

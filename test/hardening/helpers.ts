@@ -1,6 +1,7 @@
 /** Shared checks of the hardening suite. */
 import { expect } from "vitest";
 import type { LoadResult } from "../../src/rules/types.js";
+import { Prng } from "../../src/sandbox/prng.js";
 
 /**
  * The loader's contract on any input: a valid rule set with no errors, or at least one error — and every diagnostic
@@ -24,14 +25,8 @@ export function expectLocated(r: LoadResult, text: string, file = "hostile.yaml"
   }
 }
 
-/** A deterministic PRNG (mulberry32) for seeded choices outside fast-check. */
+/** A deterministic generator for seeded choices outside fast-check: the sandbox's own (mulberry32). */
 export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const p = new Prng(seed);
+  return () => p.next();
 }

@@ -1,5 +1,5 @@
 /** Runs the built CLI (dist/) as a child process, the way users and CI do. `npm test` builds first. */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 export const CLI = fileURLToPath(new URL("../../dist/cli/index.js", import.meta.url));
@@ -10,19 +10,32 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, opts: { cwd?: string; input?: string } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: opts.cwd ?? process.cwd(),
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(opts.input ?? "");
+export interface CliRun {
+  child: ChildProcess;
+  /** settles when the child has exited and its pipes are drained */
+  done: Promise<CliResult & { signal: NodeJS.Signals | null }>;
+}
+
+/** Starts the CLI with only PATH and HOME inherited plus `env`; the caller may kill it mid-run. */
+export function spawnCli(args: string[], env: Record<string, string | undefined> = {}, opts: { cwd?: string; input?: string } = {}): CliRun {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd ?? process.cwd(),
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdin?.end(opts.input);
+  const done = new Promise<CliResult & { signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, opts: { cwd?: string; input?: string } = {}): Promise<CliResult> {
+  const { code, stdout, stderr } = await spawnCli(args, env, { ...opts, input: opts.input ?? "" }).done;
+  return { code, stdout, stderr };
 }
