@@ -4,7 +4,7 @@
  */
 import { startSandbox } from "./sandbox/index.js";
 import { planCommand } from "./commands/plan.js";
-import { processIO } from "./commands/io.js";
+import { processIO } from "./log/command-io.js";
 
 async function main(): Promise<void> {
   const sandbox = await startSandbox({ port: 0 });

@@ -2,7 +2,7 @@
 import type { JsonSchema } from "./schema-types.js";
 import type { ActionPlanInput } from "./types.js";
 import type { CompiledAction, CompiledRule } from "../rules/types.js";
-import type { PlannedReport, ReportGroup } from "../engine/plan-types.js";
+import type { PlannedReport, ReportGroup } from "../plan/types.js";
 
 export const kind = "report" as const;
 

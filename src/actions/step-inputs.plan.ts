@@ -4,8 +4,8 @@
  */
 import type { CompiledAction, CompiledRule } from "../rules/types.js";
 import { evalValue } from "../engine/evaluate.js";
-import { fieldKey, plainValue } from "../engine/field-values.js";
-import { canonicalJson } from "../engine/plan-digest.js";
+import { fieldKey, plainValue } from "../model/field-values.js";
+import { canonicalJson } from "../plan/digest.js";
 import type { ActionOutcome, ActionPlanInput } from "./types.js";
 
 type StepAction = Extract<CompiledAction, { kind: "complete_step" | "save_step" }>;

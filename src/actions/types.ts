@@ -1,8 +1,8 @@
 /** What an action module receives to plan one matched instance, and the pieces of output it owns. */
 import type { CompiledAction, CompiledRule } from "../rules/types.js";
 import type { Bindings, EvalContext } from "../engine/context.js";
-import type { InstanceData } from "../engine/instance-data.js";
-import type { PlannedChange } from "../engine/plan-types.js";
+import type { InstanceData } from "./instance.js";
+import type { PlannedChange } from "../plan/types.js";
 
 export interface ActionPlanInput<A extends CompiledAction = CompiledAction> {
   rule: CompiledRule;

@@ -5,7 +5,7 @@
  */
 import pLimit, { type LimitFunction } from "p-limit";
 import type { z } from "zod";
-import { VERSION } from "../version.js";
+import { VERSION } from "../model/version.js";
 import {
   ApiError,
   ClientClosedError,

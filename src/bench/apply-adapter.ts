@@ -5,7 +5,7 @@
  * by the orchestrator on the sandbox's own data, not taken from this summary.
  */
 import { applyCommand } from "../commands/apply.js";
-import type { CommandIO } from "../commands/io.js";
+import type { CommandIO } from "../log/command-io.js";
 
 export interface ApplyRun {
   planFile: string;

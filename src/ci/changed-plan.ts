@@ -3,7 +3,7 @@
  * comparison in the plan — `changed_since` and `removed_rules` in the JSON plan (added keys; the contract's keys are
  * untouched), a note in the text and Markdown outputs so a reviewer sees what the change itself does.
  */
-import type { Plan } from "../engine/plan-types.js";
+import type { Plan } from "../plan/types.js";
 import { PLAN_FORMATS, type PlanFormat, type PlanRenderOptions } from "../render/plan/index.js";
 import { MARKDOWN_LIMIT } from "../render/plan/markdown.js";
 import type { RuleSet } from "../rules/types.js";

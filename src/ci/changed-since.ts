@@ -6,7 +6,7 @@
 import { readFile, realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { isRuleFileName, listRuleFiles } from "../rules/index.js";
-import { UserError } from "../cli/exit.js";
+import { UserError } from "../model/errors.js";
 import { filesAt, repoRoot, resolveCommit, showFile } from "./git.js";
 import { diffDefinitions, ruleDefinitions, type DefinitionDiff, type RuleDefinition } from "./rule-definitions.js";
 

@@ -3,7 +3,7 @@
  * by one). Failures become UserErrors that say what to do, never git's raw usage text.
  */
 import { execFile } from "node:child_process";
-import { UserError } from "../cli/exit.js";
+import { UserError } from "../model/errors.js";
 
 /** A rule file at a ref can be large; git output is buffered whole. */
 const MAX_BUFFER = 64 * 1024 * 1024;

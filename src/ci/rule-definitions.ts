@@ -4,7 +4,7 @@
  * anchor counts for every rule that uses it.
  */
 import { parseDocument } from "yaml";
-import { canonicalJson } from "../engine/plan-digest.js";
+import { canonicalJson } from "../plan/digest.js";
 
 export interface RuleDefinition {
   name: string;

@@ -9,12 +9,12 @@ import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { z } from "zod";
 import { applyCommand, DEFAULT_LOCK_FILE, type Confirm } from "../commands/apply.js";
-import { processIO } from "../commands/io.js";
+import { processIO } from "../log/command-io.js";
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from "../engine/apply/batches.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
-import { parseShard } from "../ci/shard.js";
+import { parseShard } from "../plan/shard.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
-import { EXIT_ERROR, UserError } from "./exit.js";
+import { EXIT_ERROR, UserError } from "../model/errors.js";
 
 const collect = (v: string, acc: string[]): string[] => [...acc, v];
 

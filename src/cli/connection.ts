@@ -6,7 +6,7 @@ import { Option, type Command } from "commander";
 import { z } from "zod";
 import { InsecureUrlError } from "../api/errors.js";
 import { isLoopbackHost } from "../api/url-guard.js";
-import { UserError } from "./exit.js";
+import { UserError } from "../model/errors.js";
 
 export interface ConnectionSettings {
   baseUrl: string;

@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { explainCommand, parseInstanceId, type ExplainFormat } from "../commands/explain.js";
-import { processIO } from "../commands/io.js";
+import { processIO } from "../log/command-io.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
 

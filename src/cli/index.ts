@@ -2,7 +2,7 @@
 /** flowrules command-line entry. Errors reach the user as one line, never as a stack trace. */
 import { CommanderError } from "commander";
 import { buildProgram } from "./program.js";
-import { UserError, EXIT_ERROR } from "./exit.js";
+import { UserError, EXIT_ERROR } from "../model/errors.js";
 import { formatError } from "./errors.js";
 import { createLogger } from "../log/index.js";
 import { redactor } from "../log/redact.js";

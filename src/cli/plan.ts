@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { planCommand } from "../commands/plan.js";
-import { processIO } from "../commands/io.js";
-import { parseShard } from "../ci/shard.js";
+import { processIO } from "../log/command-io.js";
+import { parseShard } from "../plan/shard.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
 

@@ -1,6 +1,6 @@
 /** commander wiring: one file per verb registers its command; this file only assembles them. */
 import { Command } from "commander";
-import { VERSION } from "../version.js";
+import { VERSION } from "../model/version.js";
 import { registerValidate } from "./validate.js";
 import { registerPlan } from "./plan.js";
 import { registerApply } from "./apply.js";

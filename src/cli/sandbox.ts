@@ -1,7 +1,7 @@
 /** `flowrules sandbox`: commander wiring only; the service itself lives in src/sandbox. */
 import type { Command } from "commander";
 import { USERS, describeUser, startSandbox, type SandboxOptions } from "../sandbox/index.js";
-import { UserError } from "./exit.js";
+import { UserError } from "../model/errors.js";
 import { commandLogger } from "../log/index.js";
 
 interface SandboxFlags {

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { processIO } from "../commands/io.js";
+import { processIO } from "../log/command-io.js";
 import { testCommand } from "../commands/test.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 

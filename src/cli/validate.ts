@@ -1,10 +1,10 @@
 /** `flowrules validate [paths...]`: schema, JSONata, aliases, names and conflicts, without any request. */
 import { Option, type Command } from "commander";
-import { processIO } from "../commands/io.js";
+import { processIO } from "../log/command-io.js";
 import { commandLogger, runLogged, withLogger, type Logger } from "../log/index.js";
 import { loadRules } from "../rules/index.js";
 import { DIAGNOSTIC_FORMATS, DIAGNOSTIC_FORMAT_NAMES, type DiagnosticFormat } from "../render/diagnostics/index.js";
-import { EXIT_ERROR, EXIT_OK } from "./exit.js";
+import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 
 export interface ValidateOptions {
   format: DiagnosticFormat;

@@ -5,7 +5,7 @@
  */
 import { createClient, FlowrulesApiError, type ApiClient } from "../api/index.js";
 import type { ConnectionSettings } from "../cli/connection.js";
-import { EXIT_ERROR, EXIT_OK, UserError } from "../cli/exit.js";
+import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { planBindings } from "../engine/context.js";
 import {
   explainJson,
@@ -17,7 +17,7 @@ import {
 } from "../engine/explain/index.js";
 import { resolveWorkflows } from "../engine/resolve.js";
 import type { RuleSet } from "../rules/types.js";
-import { useColor, type CommandIO } from "./io.js";
+import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 

@@ -1,8 +1,8 @@
 /** Loads rules for a command; on any error prints the located diagnostics to stderr and yields nothing. */
 import { loadRules } from "../rules/index.js";
 import type { RuleSet } from "../rules/types.js";
-import { UserError } from "../cli/exit.js";
-import type { CommandIO } from "./io.js";
+import { UserError } from "../model/errors.js";
+import type { CommandIO } from "../log/command-io.js";
 
 export async function loadRuleSetOrReport(paths: string[], only: string[], io: CommandIO): Promise<RuleSet | undefined> {
   const result = await loadRules(paths, only.length > 0 ? { only } : undefined);

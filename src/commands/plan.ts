@@ -5,9 +5,9 @@
 import { open } from "node:fs/promises";
 import { createClient } from "../api/index.js";
 import type { ConnectionSettings } from "../cli/connection.js";
-import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../cli/exit.js";
-import { withDigest } from "../engine/plan-digest.js";
-import type { Plan } from "../engine/plan-types.js";
+import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
+import { withDigest } from "../plan/digest.js";
+import type { Plan } from "../plan/types.js";
 import { runPlan, type PlanProgress } from "../engine/run-plan.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { writeReportFiles } from "../render/report/files.js";
@@ -15,10 +15,10 @@ import type { RuleSet } from "../rules/types.js";
 import { DEFAULT_RULE_PATHS } from "../rules/index.js";
 import { rulesChangedSince } from "../ci/changed-since.js";
 import { changedRuleSet, renderPlanOutput, withChangedSince } from "../ci/changed-plan.js";
-import { shardLabel } from "../ci/shard.js";
+import { shardLabel } from "../plan/shard.js";
 import { clientEventLogger, logPlan, nullLogger } from "../log/index.js";
 import { loadRuleSetOrReport } from "./load.js";
-import { useColor, type CommandIO } from "./io.js";
+import { useColor, type CommandIO } from "../log/command-io.js";
 
 export interface PlanCommandOptions {
   paths: string[];

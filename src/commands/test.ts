@@ -5,11 +5,11 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { EXIT_ERROR, EXIT_OK } from "../cli/exit.js";
+import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { testsJunit } from "../render/tests/junit.js";
 import { testsText } from "../render/tests/text.js";
-import { runFailed, runTests } from "../testing/run.js";
-import { useColor, type CommandIO } from "./io.js";
+import { runFailed, runTests } from "../rule-tests/run.js";
+import { useColor, type CommandIO } from "../log/command-io.js";
 import { logTestRun } from "../log/index.js";
 
 export interface TestCommandOptions {

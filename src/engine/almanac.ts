@@ -3,7 +3,7 @@
  * `step:action` and instance, and full records when more than one rule of a workflow needs them.
  */
 import type { InstanceRecord } from "../api/schemas.js";
-import { fieldKey } from "./field-values.js";
+import { fieldKey } from "../model/field-values.js";
 
 /** Marks "read, and the field holds no value" as distinct from "not read yet". */
 export const ABSENT: unique symbol = Symbol("absent");

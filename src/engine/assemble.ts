@@ -7,7 +7,7 @@ import { report } from "../actions/index.js";
 import type { ReportEntry } from "../actions/report.js";
 import { resolveConflicts } from "./conflicts.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
-import type { Plan, PlanError, PlannedChange, PlannedReport, RulePlanSummary } from "./plan-types.js";
+import type { Plan, PlanError, PlannedChange, PlannedReport, RulePlanSummary } from "../plan/types.js";
 
 export interface RuleResult {
   rule: CompiledRule;

@@ -4,7 +4,7 @@
  * changes to that instance are left out: never resolved silently. Two rules that both abort one instance agree; the
  * instance is aborted once.
  */
-import type { PlannedChange, PlanError } from "./plan-types.js";
+import type { PlannedChange, PlanError } from "../plan/types.js";
 
 export interface ConflictResult {
   changes: PlannedChange[];

@@ -3,8 +3,8 @@
  * `now`, plus `$daysSince(ts)`, `$hoursUntil(ts)`; `$now()` returns the plan's start so one plan is one instant.
  */
 import type { CompiledRule } from "../rules/types.js";
-import { fieldKey, plainValue } from "./field-values.js";
-import type { InstanceData } from "./instance-data.js";
+import { fieldKey, plainValue } from "../model/field-values.js";
+import type { InstanceData } from "../actions/instance.js";
 
 export interface EvalContext {
   instance: Record<string, unknown>;

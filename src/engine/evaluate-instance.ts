@@ -8,8 +8,8 @@ import type { ReportEntry } from "../actions/report.js";
 import type { ActionOutcome } from "../actions/types.js";
 import { buildContext, type Bindings } from "./context.js";
 import { evalExpr, truthy } from "./evaluate.js";
-import type { InstanceData } from "./instance-data.js";
-import type { PlannedChange, PlanError } from "./plan-types.js";
+import type { InstanceData } from "../actions/instance.js";
+import type { PlannedChange, PlanError } from "../plan/types.js";
 
 export interface InstanceOutcome {
   instance_id: number;

@@ -10,8 +10,8 @@
 import type { ApiClient, InstanceListItem, InstanceRecord } from "../api/index.js";
 import type { FieldRef } from "../rules/types.js";
 import { ABSENT, rememberSnapshotValues, rememberValue, type Almanac } from "./almanac.js";
-import { fieldKey } from "./field-values.js";
-import type { InstanceData, InstanceStatus } from "./instance-data.js";
+import { fieldKey } from "../model/field-values.js";
+import type { InstanceData, InstanceStatus } from "../actions/instance.js";
 
 /** The most ids one form-field request carries (spec 4.6 pages hold at most 500). */
 export const FIELD_BATCH = 500;

@@ -3,12 +3,12 @@
  * pipeline (run-plan.ts) feeds the same functions page by page.
  */
 import type { CompiledRule } from "../rules/types.js";
-import { VERSION } from "../version.js";
+import { VERSION } from "../model/version.js";
 import { addOutcome, assemblePlan, newRuleResult } from "./assemble.js";
 import { planBindings } from "./context.js";
 import { evaluateInstance } from "./evaluate-instance.js";
-import type { InstanceData } from "./instance-data.js";
-import type { Plan } from "./plan-types.js";
+import type { InstanceData } from "../actions/instance.js";
+import type { Plan } from "../plan/types.js";
 
 export interface PureRuleInput {
   rule: CompiledRule;

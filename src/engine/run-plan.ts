@@ -4,13 +4,13 @@
  */
 import type { ApiClient } from "../api/index.js";
 import type { CompiledRule, FieldRef, RuleSet } from "../rules/types.js";
-import { VERSION } from "../version.js";
+import { VERSION } from "../model/version.js";
 import { newAlmanac } from "./almanac.js";
 import { addOutcome, assemblePlan, newRuleResult, type RuleResult } from "./assemble.js";
 import { planBindings } from "./context.js";
 import { evaluateInstance } from "./evaluate-instance.js";
 import { hydratePage } from "./hydrate.js";
-import type { Plan, PlanError } from "./plan-types.js";
+import type { Plan, PlanError } from "../plan/types.js";
 import { prefetch } from "./prefetch.js";
 import { resolveWorkflows } from "./resolve.js";
 import { selectQuery, stepsToProbe, type ListQuery } from "./select.js";

@@ -3,7 +3,7 @@
  * stderr (progress, warnings, lock notices) becomes a `message` event, so stderr stays one JSON object per line
  * without touching each call site; terminal-only progress (\r redraws) is turned off.
  */
-import type { CommandIO } from "../commands/io.js";
+import type { CommandIO } from "./command-io.js";
 import type { Logger } from "./types.js";
 
 export function withLogger(io: CommandIO, log: Logger): CommandIO {

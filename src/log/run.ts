@@ -3,10 +3,10 @@
  * the duration and counts tallied from the events of the run — so every verb reports counts the same way without
  * threading counters through the commands. A thrown error is left to the CLI entry, which logs `run.failed`.
  */
-import type { CommandIO } from "../commands/io.js";
+import type { CommandIO } from "./command-io.js";
 import { nullLogger } from "./null.js";
 import type { LogFields, Logger } from "./types.js";
-import { VERSION } from "../version.js";
+import { VERSION } from "../model/version.js";
 
 /** Counters of run.finished: event name → key (and optionally a numeric field of the event to add up). */
 const TALLIES: Array<{ event: string; key: string; field?: string }> = [

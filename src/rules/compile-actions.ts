@@ -3,7 +3,7 @@ import { GROUP_BY_KEYS, RECORD_COLUMNS } from "../actions/report.js";
 import type { CompiledAction, StepInput } from "./types.js";
 import { compileValue } from "./compile-value.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
-import { closest } from "./suggest.js";
+import { closest } from "../model/suggest.js";
 
 export const DEFAULT_REPORT_COLUMNS = ["id", "name", "status"] as const;
 

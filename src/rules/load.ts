@@ -8,7 +8,7 @@ import { checkSchema } from "./schema-check.js";
 import { compileRule } from "./compile.js";
 import { duplicateNames, setChecks, type NamedAt } from "./checks.js";
 import { posOfValue } from "./positions.js";
-import { didYouMean } from "./suggest.js";
+import { didYouMean } from "../model/suggest.js";
 import { clip } from "./messages.js";
 
 export interface LoadOptions {

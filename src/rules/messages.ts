@@ -5,7 +5,7 @@
 import type { ErrorObject } from "ajv";
 import type { Diagnostic } from "./types.js";
 import { posOfKey, posOfValue, splitPointer, type SourceFile } from "./positions.js";
-import { didYouMean } from "./suggest.js";
+import { didYouMean } from "../model/suggest.js";
 import { DATE_TIME_FORMAT, ENGINE_OWNED_PARAMS, RUNTIME_FORMAT } from "./schema.js";
 
 export interface MessageContext {

@@ -15,7 +15,7 @@ import {
   type ClientEvent,
   type ClientOptions,
 } from "../../src/api/index.js";
-import { VERSION } from "../../src/version.js";
+import { VERSION } from "../../src/model/version.js";
 import { closedPort, sendJson, startLocalServer, type LocalServer } from "./helpers.js";
 
 const KEY = "tk-7f3a9c1e-unique-transport-key";

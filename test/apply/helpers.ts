@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ConnectionSettings } from "../../src/cli/connection.js";
 import { applyCommand, type ApplyCommandOptions } from "../../src/commands/apply.js";
-import type { CommandIO } from "../../src/commands/io.js";
+import type { CommandIO } from "../../src/log/command-io.js";
 import { planRuleSet, writePlanFile } from "../../src/commands/plan.js";
-import type { Plan } from "../../src/engine/plan-types.js";
+import type { Plan } from "../../src/plan/types.js";
 import { loadRules } from "../../src/rules/index.js";
 import type { RequestLogEntry, RunningSandbox } from "../../src/sandbox/index.js";
 

@@ -5,8 +5,8 @@
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { planDigest } from "../../src/engine/plan-digest.js";
-import type { Plan } from "../../src/engine/plan-types.js";
+import { planDigest } from "../../src/plan/digest.js";
+import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { captureIO, changeKey, effectiveMutations, makePlan, MIXED_RULES, runApply, stateHolds, tempDir } from "./helpers.js";
 

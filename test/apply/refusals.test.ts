@@ -2,9 +2,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { UserError } from "../../src/cli/exit.js";
-import { withDigest } from "../../src/engine/plan-digest.js";
-import type { Plan } from "../../src/engine/plan-types.js";
+import { UserError } from "../../src/model/errors.js";
+import { withDigest } from "../../src/plan/digest.js";
+import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { captureIO, connection, makePlan, MIXED_RULES, runApply, tempDir } from "./helpers.js";
 

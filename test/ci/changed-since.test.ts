@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rulesChangedSince } from "../../src/ci/changed-since.js";
 import { diffDefinitions, ruleDefinitions } from "../../src/ci/rule-definitions.js";
-import { UserError } from "../../src/cli/exit.js";
+import { UserError } from "../../src/model/errors.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
 import { tempRepo, type TempRepo } from "./git-repo.js";

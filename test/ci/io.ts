@@ -1,5 +1,5 @@
 /** An in-memory CommandIO for running commands in-process. */
-import type { CommandIO } from "../../src/commands/io.js";
+import type { CommandIO } from "../../src/log/command-io.js";
 import type { Logger } from "../../src/log/index.js";
 
 export interface MemoryIO extends CommandIO {

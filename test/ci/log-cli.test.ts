@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Plan } from "../../src/engine/plan-types.js";
+import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { CLI, runCli } from "../helpers/cli.js";
 

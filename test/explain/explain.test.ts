@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { explainCommand, type ExplainFormat } from "../../src/commands/explain.js";
 import type { Explanation, RuleExplanation } from "../../src/engine/explain/index.js";
-import { plainValue } from "../../src/engine/field-values.js";
+import { plainValue } from "../../src/model/field-values.js";
 import { startSandbox, type InstanceState, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
-import { captureIO, tempFiles } from "../testing/helpers.js";
+import { captureIO, tempFiles } from "../rule-tests/helpers.js";
 
 const NOW = new Date("2026-03-02T10:00:00.000Z");
 const RULES = `version: 1

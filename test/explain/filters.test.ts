@@ -1,7 +1,7 @@
 /** `select` filters checked on a record, with the sandbox's semantics, and `unknown` where the record cannot tell. */
 import { describe, expect, it } from "vitest";
 import { checkFilters, selectionResult } from "../../src/engine/explain/index.js";
-import type { InstanceData } from "../../src/engine/instance-data.js";
+import type { InstanceData } from "../../src/actions/instance.js";
 import type { InstanceRecord } from "../../src/api/schemas.js";
 
 const now = new Date("2025-05-01T00:00:00Z");

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Plan } from "../../src/engine/plan-types.js";
+import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { changeKey, effectiveMutations, makePlan, MIXED_RULES, posts, runApply, stateHolds, tempDir } from "../apply/helpers.js";
 import { CLI, spawnCli, type CliRun } from "../helpers/cli.js";

@@ -1,5 +1,5 @@
 /** Compact fixture instances for the pure planner. */
-import type { InstanceData, InstanceStatus } from "../../src/engine/instance-data.js";
+import type { InstanceData, InstanceStatus } from "../../src/actions/instance.js";
 import type { InstanceRecord } from "../../src/api/schemas.js";
 
 export interface Fixture {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { planFromInstances } from "../../src/engine/plan-pure.js";
-import type { Plan } from "../../src/engine/plan-types.js";
-import { planDigest } from "../../src/engine/plan-digest.js";
+import type { Plan } from "../../src/plan/types.js";
+import { planDigest } from "../../src/plan/digest.js";
 import { PLAN_FORMATS } from "../../src/render/plan/index.js";
 import { MARKDOWN_LIMIT } from "../../src/render/plan/markdown.js";
-import { useColor } from "../../src/commands/io.js";
+import { useColor } from "../../src/log/command-io.js";
 import { writePlanFile } from "../../src/commands/plan.js";
-import { withDigest } from "../../src/engine/plan-digest.js";
+import { withDigest } from "../../src/plan/digest.js";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

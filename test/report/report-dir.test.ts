@@ -6,11 +6,11 @@ import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planCommand } from "../../src/commands/plan.js";
-import type { Plan } from "../../src/engine/plan-types.js";
+import type { Plan } from "../../src/plan/types.js";
 import { csvCell, reportCsv } from "../../src/render/report/csv.js";
 import { reportStems, safeStem } from "../../src/render/report/files.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { captureIO, tempFiles } from "../testing/helpers.js";
+import { captureIO, tempFiles } from "../rule-tests/helpers.js";
 
 const RULES = `version: 1
 rules:

@@ -1,7 +1,7 @@
 /** `flowrules sandbox`: flag validation and a start/stop cycle, in-process. */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";
-import { UserError } from "../../src/cli/exit.js";
+import { UserError } from "../../src/model/errors.js";
 
 function program(): ReturnType<typeof buildProgram> {
   return buildProgram().exitOverride();

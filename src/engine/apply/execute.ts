@@ -26,7 +26,7 @@ import { batches } from "./batches.js";
 import { describeStatus, readForCheck } from "./instance-state.js";
 import type { Journal } from "./journal.js";
 import type { AppliedHow, ChangeOutcome } from "./outcome.js";
-import { isStepChange, type ApplyChange, type PlanFile, type StepChange } from "./plan-file.js";
+import { isStepChange, type ApplyChange, type PlanFile, type StepChange } from "../../plan/read.js";
 import { abortedSince, changedSince, staleReason } from "./staleness.js";
 import { effectOf } from "./verify.js";
 

@@ -16,7 +16,7 @@ import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeSync,
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { UserError } from "../../cli/exit.js";
+import { UserError } from "../../model/errors.js";
 
 const at = z.string();
 const EventSchema = z.discriminatedUnion("event", [

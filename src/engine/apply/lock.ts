@@ -12,7 +12,7 @@ import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, wr
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { UserError } from "../../cli/exit.js";
+import { UserError } from "../../model/errors.js";
 
 const OwnerSchema = z.object({
   pid: z.number().int(),

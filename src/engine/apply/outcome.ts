@@ -1,5 +1,5 @@
 /** What happened to each planned change in one apply run. */
-import type { ApplyChange } from "./plan-file.js";
+import type { ApplyChange } from "../../plan/read.js";
 
 export type OutcomeStatus =
   /** took effect in this run (answered, returned by the bulk abort, or confirmed by reading after an unknown outcome) */

@@ -13,7 +13,7 @@
  */
 import type { ApiClient, InstanceRecord } from "../../api/index.js";
 import { activeSteps, statusOf, timeOf } from "./instance-state.js";
-import { isStepChange, type ApplyChange } from "./plan-file.js";
+import { isStepChange, type ApplyChange } from "../../plan/read.js";
 
 export const DEFAULT_CLOCK_SKEW_MS = 60_000;
 

@@ -4,7 +4,7 @@
  * no secrets: reasons come from our own words and the service's `detail`, which the client already redacts.
  */
 import type { RequestStats } from "../../api/index.js";
-import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../../cli/exit.js";
+import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../../model/errors.js";
 import type { ChangeOutcome, OutcomeStatus } from "./outcome.js";
 
 export interface SummaryInput {

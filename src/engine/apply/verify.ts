@@ -9,9 +9,9 @@
  * - abort: aborted_time is set.
  */
 import type { InstanceRecord, SnapshotStep } from "../../api/index.js";
-import { canonicalJson } from "../plan-digest.js";
+import { canonicalJson } from "../../plan/digest.js";
 import { activeSteps, statusOf } from "./instance-state.js";
-import type { ApplyChange } from "./plan-file.js";
+import type { ApplyChange } from "../../plan/read.js";
 
 export interface Effect {
   applied: boolean;

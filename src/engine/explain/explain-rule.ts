@@ -6,8 +6,8 @@
 import type { CompiledRule } from "../../rules/types.js";
 import { buildContext, planBindings, type Bindings } from "../context.js";
 import { evaluateInstance } from "../evaluate-instance.js";
-import { fieldKey, plainValue } from "../field-values.js";
-import type { InstanceData } from "../instance-data.js";
+import { fieldKey, plainValue } from "../../model/field-values.js";
+import type { InstanceData } from "../../actions/instance.js";
 import { explainWhen } from "./clauses.js";
 import { checkFilters, selectionResult } from "./filters.js";
 import type { FieldExplanation, ReportExplanation, RuleExplanation } from "./types.js";

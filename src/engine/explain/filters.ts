@@ -8,7 +8,7 @@
  */
 import { DATE_TIME_PARAMS, resolveDateTime } from "../../rules/datetime.js";
 import type { SelectSpec } from "../../rules/types.js";
-import type { InstanceData } from "../instance-data.js";
+import type { InstanceData } from "../../actions/instance.js";
 import { runtimeMs, showRuntime } from "./runtime.js";
 import type { FilterCheck, FilterResult } from "./types.js";
 

@@ -3,8 +3,8 @@
  * the record's times (spec 2.3 has none), workflow id from the `process` URI, every injected form-field value.
  */
 import type { InstanceRecord } from "../../api/schemas.js";
-import { fieldKey } from "../field-values.js";
-import { statusFromRecord, type InstanceData } from "../instance-data.js";
+import { fieldKey } from "../../model/field-values.js";
+import { statusFromRecord, type InstanceData } from "../../actions/instance.js";
 
 /** `{base_url}/processes/1042/` → 1042; the snapshot's id when the URI says nothing usable. */
 export function workflowIdOf(record: InstanceRecord): number | undefined {

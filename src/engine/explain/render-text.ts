@@ -4,7 +4,7 @@
  */
 import pc from "picocolors";
 import { diffKeys, showValue } from "../../render/plan/summary.js";
-import type { PlannedChange } from "../plan-types.js";
+import type { PlannedChange } from "../../plan/types.js";
 import { show, showWritten } from "./show.js";
 import type { ClauseExplanation, Explanation, FilterResult, RuleExplanation } from "./types.js";
 

@@ -2,7 +2,7 @@
  * What `flowrules explain` (and a failing rule test) says about one rule and one instance. Plain data: the text and
  * JSON renderers, and the test runner's failure messages, all read this one shape.
  */
-import type { PlannedChange } from "../plan-types.js";
+import type { PlannedChange } from "../../plan/types.js";
 
 /** pass / fail as checked on the record; unknown when the record cannot tell (e.g. lead_user, organization). */
 export type FilterResult = "pass" | "fail" | "unknown";

@@ -1,5 +1,5 @@
 /** The JSON plan (DESIGN section 3 contract), with its digest, two-space indented, keys in a fixed order. */
-import { withDigest } from "../../engine/plan-digest.js";
+import { withDigest } from "../../plan/digest.js";
 import type { PlanFormatter } from "./types.js";
 
 export const json: PlanFormatter = (plan) => `${JSON.stringify(withDigest(plan), null, 2)}\n`;

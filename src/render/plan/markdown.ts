@@ -3,7 +3,7 @@
  * inside, and the whole comment under the 65,536-character limit however big the plan, saying what was left out.
  */
 import { PRESENTATION } from "../../actions/index.js";
-import type { Plan, PlannedChange, PlannedReport } from "../../engine/plan-types.js";
+import type { Plan, PlannedChange, PlannedReport } from "../../plan/types.js";
 import { diffKeys, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 

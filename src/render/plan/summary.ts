@@ -1,6 +1,6 @@
 /** The one summary line every format shares, e.g. `Plan: 12 steps to complete, 3 to save, 1 report.` */
 import { MUTATING_KINDS, PRESENTATION } from "../../actions/index.js";
-import type { Plan } from "../../engine/plan-types.js";
+import type { Plan } from "../../plan/types.js";
 
 export function summaryLine(plan: Plan): string {
   const parts: string[] = [];

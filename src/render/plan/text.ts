@@ -1,7 +1,7 @@
 /** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
 import pc from "picocolors";
 import { MUTATING_KINDS, PRESENTATION } from "../../actions/index.js";
-import type { Plan, PlannedReport } from "../../engine/plan-types.js";
+import type { Plan, PlannedReport } from "../../plan/types.js";
 import { diffKeys, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 

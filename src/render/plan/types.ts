@@ -1,5 +1,5 @@
 /** Every plan output format is one module exporting one function of this type (after Spectral's formatters). */
-import type { Plan } from "../../engine/plan-types.js";
+import type { Plan } from "../../plan/types.js";
 
 export interface PlanRenderOptions {
   /** ANSI colours (text only): on a TTY and without NO_COLOR */

@@ -4,7 +4,7 @@
  * with = + - @ (or a tab / CR) gets a leading apostrophe so spreadsheet programs show it instead of running it as a
  * formula: instance names and field values are user input (CSV injection).
  */
-import type { PlannedReport } from "../../engine/plan-types.js";
+import type { PlannedReport } from "../../plan/types.js";
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 

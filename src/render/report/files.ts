@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Plan } from "../../engine/plan-types.js";
+import type { Plan } from "../../plan/types.js";
 import { reportCsv } from "./csv.js";
 import { reportJson } from "./json.js";
 

@@ -1,5 +1,5 @@
 /** A report as its own JSON document: the plan's report (groups with counts and ids, rows) plus when and where. */
-import type { Plan, PlannedReport } from "../../engine/plan-types.js";
+import type { Plan, PlannedReport } from "../../plan/types.js";
 
 export function reportJson(r: PlannedReport, plan: Pick<Plan, "created_at" | "base_url" | "flowrules_version">): string {
   const doc = {

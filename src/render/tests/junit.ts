@@ -5,7 +5,7 @@
  */
 import { failureLines } from "./text.js";
 import pc from "picocolors";
-import { brokenFiles, type CaseResult, type TestRun } from "../../testing/types.js";
+import { brokenFiles, type CaseResult, type TestRun } from "../../rule-tests/types.js";
 
 /** XML 1.0 text: escape markup, drop characters XML cannot carry at all (control characters, lone surrogates). */
 export function xmlEscape(s: string): string {

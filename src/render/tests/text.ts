@@ -3,7 +3,7 @@
  * expected vs actual for the instance and field that differ, then the closing `N passed, M failed` line.
  */
 import pc from "picocolors";
-import { brokenFiles, counts, type CaseResult, type Failure, type TestRun } from "../../testing/types.js";
+import { brokenFiles, counts, type CaseResult, type Failure, type TestRun } from "../../rule-tests/types.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 

@@ -5,12 +5,12 @@
  */
 import { open, readFile, stat } from "node:fs/promises";
 import { z } from "zod";
-import { CompleteStepBodySchema, describeIssue } from "../../api/schemas.js";
-import { normaliseBaseUrl } from "../../api/url-guard.js";
-import { UserError } from "../../cli/exit.js";
-import { BULK_ABORT_PATH } from "../../actions/abort.js";
-import { planDigest } from "../plan-digest.js";
-import type { Plan } from "../plan-types.js";
+import { CompleteStepBodySchema, describeIssue } from "../api/schemas.js";
+import { normaliseBaseUrl } from "../api/url-guard.js";
+import { UserError } from "../model/errors.js";
+import { BULK_ABORT_PATH } from "../actions/abort.js";
+import { planDigest } from "./digest.js";
+import type { Plan } from "./types.js";
 
 /** The plan format this version of apply executes. */
 export const SUPPORTED_FORMAT_VERSION = 1;

@@ -3,7 +3,7 @@
  * the instances with `id % n === i`: deterministic, needs no coordination, and every change, report row and conflict
  * of one instance lands in the same shard, so the union of the n plans is the unsharded plan.
  */
-import { UserError } from "../cli/exit.js";
+import { UserError } from "../model/errors.js";
 
 export interface Shard {
   index: number;

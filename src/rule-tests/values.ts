@@ -1,5 +1,5 @@
 /** Comparing and showing expected vs actual values in rule tests. */
-import { plainValue } from "../engine/field-values.js";
+import { plainValue } from "../model/field-values.js";
 import { isIsoDateTime } from "../rules/datetime.js";
 import { isInputObject } from "./input-objects.js";
 

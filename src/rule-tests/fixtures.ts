@@ -4,8 +4,8 @@
  * the select check and `instance.*` / `snapshot` expressions all see one consistent instance.
  */
 import type { InstanceRecord } from "../api/schemas.js";
-import { fieldKey } from "../engine/field-values.js";
-import { statusFromRecord, type InstanceData } from "../engine/instance-data.js";
+import { fieldKey } from "../model/field-values.js";
+import { statusFromRecord, type InstanceData } from "../actions/instance.js";
 import { resolveDateTime } from "../rules/datetime.js";
 import type { FieldRef } from "../rules/types.js";
 import { toInputObject } from "./input-objects.js";

@@ -4,7 +4,7 @@
  * one string: a plan of 100,000 changes would otherwise cost well over 100 MB for the digest alone.
  */
 import { createHash, type Hash } from "node:crypto";
-import type { Plan } from "./plan-types.js";
+import type { Plan } from "./types.js";
 
 const CHUNK = 64 * 1024;
 

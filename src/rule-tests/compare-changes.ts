@@ -3,7 +3,7 @@
  * `inputs`, exactly those inputs with those values. A missing change says why the instance did not get it.
  */
 import { fieldLabel } from "../actions/step-inputs.plan.js";
-import type { PlannedChange } from "../engine/plan-types.js";
+import type { PlannedChange } from "../plan/types.js";
 import type { CompiledRule } from "../rules/types.js";
 import { instanceFailure, type Locate, type Observed } from "./observed.js";
 import type { ChangeExpect } from "./schema.js";

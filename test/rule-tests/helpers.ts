@@ -2,7 +2,7 @@
 import { mkdtemp, mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { CommandIO } from "../../src/commands/io.js";
+import type { CommandIO } from "../../src/log/command-io.js";
 
 export interface Captured {
   io: CommandIO;

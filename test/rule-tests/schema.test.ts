@@ -1,9 +1,9 @@
 /** The published test-file schema is the generated one, describes every key, and the shipped test files point at it. */
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { discover } from "../../src/testing/discover.js";
-import { parseTestText } from "../../src/testing/parse.js";
-import { testSchemaText, TEST_SCHEMA_FILE } from "../../src/testing/write-schema.js";
+import { discover } from "../../src/rule-tests/discover.js";
+import { parseTestText } from "../../src/rule-tests/parse.js";
+import { testSchemaText, TEST_SCHEMA_FILE } from "../../src/rule-tests/write-schema.js";
 
 function undescribed(schema: unknown, path: string, out: string[]): string[] {
   if (typeof schema !== "object" || schema === null) return out;

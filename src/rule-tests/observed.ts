@@ -1,6 +1,6 @@
 /** What one test case produced: the plan, and per rule and instance the explanation (selected? matched? why?). */
 import type { RuleExplanation } from "../engine/explain/index.js";
-import type { Plan } from "../engine/plan-types.js";
+import type { Plan } from "../plan/types.js";
 import type { CompiledRule, SourcePos } from "../rules/types.js";
 import type { Failure } from "./types.js";
 

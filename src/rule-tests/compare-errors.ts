@@ -1,5 +1,5 @@
 /** `errors`: exactly the plan's errors (limit, conflict, evaluation). Without the key, a plan error fails the case. */
-import type { PlanError } from "../engine/plan-types.js";
+import type { PlanError } from "../plan/types.js";
 import type { Observed } from "./observed.js";
 import type { ErrorExpect } from "./schema.js";
 import type { Failure } from "./types.js";

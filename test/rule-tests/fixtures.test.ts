@@ -1,8 +1,8 @@
 /** Compact fixtures → instances: input objects by type, times relative to `now`, status from times, the snapshot. */
 import { describe, expect, it } from "vitest";
-import { plainValue } from "../../src/engine/field-values.js";
-import { buildInstance } from "../../src/testing/fixtures.js";
-import { toInputObject } from "../../src/testing/input-objects.js";
+import { plainValue } from "../../src/model/field-values.js";
+import { buildInstance } from "../../src/rule-tests/fixtures.js";
+import { toInputObject } from "../../src/rule-tests/input-objects.js";
 
 const now = new Date("2025-03-01T12:00:00Z");
 

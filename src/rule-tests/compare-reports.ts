@@ -1,5 +1,5 @@
 /** `reports`: the groups (key → count or exactly these ids) and row counts of each report the case plans. */
-import type { PlannedReport } from "../engine/plan-types.js";
+import type { PlannedReport } from "../plan/types.js";
 import type { Locate, Observed } from "./observed.js";
 import type { ReportExpect } from "./schema.js";
 import type { Failure } from "./types.js";

@@ -1,4 +1,4 @@
-import type { Logger } from "../log/types.js";
+import type { Logger } from "./types.js";
 
 /** The edges a command touches, passed in so commands run the same in the CLI and in tests. */
 export interface CommandIO {

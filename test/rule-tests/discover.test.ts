@@ -1,7 +1,7 @@
 /** Which test files `flowrules test` runs and which rule files it loads. */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { discover } from "../../src/testing/discover.js";
+import { discover } from "../../src/rule-tests/discover.js";
 import { looksLikeRuleFile } from "../../src/rules/files.js";
 import { tempFiles } from "./helpers.js";
 

@@ -5,11 +5,11 @@
  */
 import { planBindings } from "../engine/context.js";
 import { explainRule, type RuleExplanation } from "../engine/explain/index.js";
-import type { InstanceData } from "../engine/instance-data.js";
+import type { InstanceData } from "../actions/instance.js";
 import { planFromInstances, type PureRuleInput } from "../engine/plan-pure.js";
 import { resolveDateTime } from "../rules/datetime.js";
 import { posOfKey, posOfValue, type SourceFile } from "../rules/positions.js";
-import { didYouMean } from "../rules/suggest.js";
+import { didYouMean } from "../model/suggest.js";
 import type { CompiledRule, FieldRef, RuleSet } from "../rules/types.js";
 import { compareChanges } from "./compare-changes.js";
 import { compareErrors } from "./compare-errors.js";
