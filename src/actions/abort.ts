@@ -1,55 +1,104 @@
 /** abort: stop every matched running instance; planned per instance, sent in bulk batches at apply. */
-import type { JsonSchema } from "./schema-types.js";
-import type { ActionOutcome, ActionPlanInput, KindPresentation } from "./types.js";
-import type { CompiledAction } from "../rules/types.js";
+import { z } from "zod";
+import { describeStatus, statusOf } from "./instance.js";
+import type { SourcePos } from "../model/rule-types.js";
+import type { MutatingActionKind } from "./types.js";
 
-export const kind = "abort" as const;
-
-/** The spec's bulk-stop path: no trailing slash (spec 4.5). */
+/** The service's bulk-stop path has no trailing slash (docs/service.md, "Bulk abort"). */
 export const BULK_ABORT_PATH = "/instances/bulk/abort";
 
 const description =
   "Stop (abort) every matched running instance. Planned per instance; sent in batches to POST /instances/bulk/abort.";
 
-/** Written as the bare string `abort`, or as `{ abort: {} }`. */
-export const schema: JsonSchema = {
-  anyOf: [
-    { const: "abort", description },
-    {
-      type: "object",
-      description,
-      properties: { abort: { type: "object", description, properties: {}, additionalProperties: false } },
-      required: ["abort"],
-      additionalProperties: false,
-    },
-  ],
-};
-
-export const presentation: KindPresentation = {
-  symbol: "✗",
-  legend: "abort the instance",
-  summary: (n) => `${n} ${n === 1 ? "instance" : "instances"} to abort`,
-  colour: "red",
-};
-
-export function plan(input: ActionPlanInput<Extract<CompiledAction, { kind: "abort" }>>): Promise<ActionOutcome> {
-  const { rule, data } = input;
-  if (data.status !== "running") return Promise.resolve({ skipped: `instance is ${data.status}` });
-  return Promise.resolve({
-    change: {
-      id: `${rule.name}:abort:${data.id}`,
-      rule: rule.name,
-      instance_id: data.id,
-      instance_name: data.name,
-      process_id: data.process_id,
-      kind: "abort",
-      request: { method: "POST", path: BULK_ABORT_PATH, body: { ids: [data.id] } },
-      before: { status: "running" },
-      after: { status: "aborted" },
-      precondition: {
-        status: "running",
-        ...(data.record?.last_updated_time ? { last_updated_time: data.record.last_updated_time } : {}),
-      },
-    },
-  });
+export interface AbortAction {
+  kind: "abort";
+  pos: SourcePos;
 }
+
+export const abort: MutatingActionKind<"abort", AbortAction> = {
+  kind: "abort",
+  mutating: true,
+  description,
+  // written as the bare string `abort`, or as `{ abort: {} }`; two alternatives of the `action` list (no nested
+  // anyOf), so editors offer every kind
+  schema: {
+    anyOf: [
+      { const: "abort", description },
+      {
+        type: "object",
+        description,
+        properties: { abort: { type: "object", description, properties: {}, additionalProperties: false } },
+        required: ["abort"],
+        additionalProperties: false,
+      },
+    ],
+  },
+  bare: true,
+  presentation: {
+    symbol: "✗",
+    legend: "abort the instance",
+    summary: (n) => `${n} ${n === 1 ? "instance" : "instances"} to abort`,
+    colour: "red",
+  },
+
+  compile: (_body, ctx) => ({ kind: "abort", pos: ctx.pos }),
+  reads: () => [],
+  target: () => "instance",
+  phrase: () => "aborts instances",
+
+  plan({ rule, data }) {
+    if (data.status !== "running") return Promise.resolve({ skipped: `instance is ${data.status}` });
+    return Promise.resolve({
+      change: {
+        id: `${rule.name}:abort:${data.id}`,
+        rule: rule.name,
+        instance_id: data.id,
+        instance_name: data.name,
+        process_id: data.process_id,
+        kind: "abort",
+        request: { method: "POST", path: BULK_ABORT_PATH, body: { ids: [data.id] } },
+        before: { status: "running" },
+        after: { status: "aborted" },
+        precondition: {
+          status: "running",
+          ...(data.record?.last_updated_time ? { last_updated_time: data.record.last_updated_time } : {}),
+        },
+      },
+    });
+  },
+
+  describe: () => ({ label: "abort", effect: "aborts it" }),
+  changeTarget: () => "instance",
+
+  checkChange(c, issue) {
+    if (c.request.path !== BULK_ABORT_PATH) issue(["request", "path"], `an abort is sent to ${BULK_ABORT_PATH}`);
+    const body = z.object({ ids: z.tuple([z.literal(c.instance_id)]) }).safeParse(c.request.body);
+    if (!body.success) issue(["request", "body"], `an abort's body must be {"ids": [${c.instance_id}]}`);
+  },
+
+  effect: (_c, record) =>
+    record.aborted_time
+      ? { applied: true, detail: `aborted at ${record.aborted_time}` }
+      : { applied: false, detail: `not aborted (${statusOf(record)})` },
+
+  send: {
+    mode: "batch",
+    send: async (client, ids) => (await client.bulkAbort(ids)).ids,
+    // one list of recently aborted instances per workflow decides a whole batch
+    async tookEffectSince(client, processIds, since) {
+      const ids = new Set<number>();
+      const query = { status: ["aborted"], aborted_time_after: since.toISOString(), page_size: 500 };
+      await Promise.all(
+        [...new Set(processIds)].map(async (pid) => {
+          for await (const item of client.instances(pid, query)) ids.add(item.id);
+        }),
+      );
+      return ids;
+    },
+    whyNot(r) {
+      if (r.aborted_time) return `already aborted (at ${r.aborted_time})`;
+      if (r.completed_time) return `completed (at ${r.completed_time})`;
+      return `still ${describeStatus(r)}: the service did not abort it (the API key may not be allowed to abort in this workflow)`;
+    },
+  },
+};

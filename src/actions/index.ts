@@ -1,21 +1,71 @@
-/** The registry of action kinds. A new kind is a new module here; nothing else enumerates them. */
-import * as completeStep from "./complete_step.js";
-import * as saveStep from "./save_step.js";
-import * as abort from "./abort.js";
-import * as report from "./report.js";
-import type { MutatingKind } from "../rules/types.js";
-import type { KindPresentation } from "./types.js";
+/**
+ * The registry of action kinds. A new kind is a new module and one entry in ACTIONS; every other part of flowrules
+ * (schema, compiler, planner, conflicts, renderers, apply, plan-file checks, rule tests) reads it from here.
+ */
+import { abort } from "./abort.js";
+import { completeStep } from "./complete_step.js";
+import { report } from "./report.js";
+import { saveStep } from "./save_step.js";
+import type { PlanChange } from "../plan/types.js";
+import type { ChangeIssue, MutatingActionKind, ReportActionKind } from "./types.js";
 
-export const ACTION_MODULES = [completeStep, saveStep, abort, report] as const;
-export const ACTION_KINDS = ACTION_MODULES.map((m) => m.kind);
+/** Every kind, in the order plans list their changes and summaries count them. */
+export const ACTIONS = [completeStep, saveStep, abort, report] as const;
 
-/** Mutating kinds in the order summaries list them. */
-export const MUTATING_KINDS: readonly MutatingKind[] = ["complete_step", "save_step", "abort"];
+type AnyKind = (typeof ACTIONS)[number];
+/** The compiled form of an `actions:` entry, one variant per kind. */
+export type CompiledAction = NonNullable<ReturnType<AnyKind["compile"]>>;
+export type ActionKindName = AnyKind["kind"];
+export type MutatingKind = Extract<AnyKind, { mutating: true }>["kind"];
+export type MutatingAction = Extract<CompiledAction, { kind: MutatingKind }>;
 
-export const PRESENTATION: Record<MutatingKind, KindPresentation> = {
-  complete_step: completeStep.presentation,
-  save_step: saveStep.presentation,
-  abort: abort.presentation,
-};
+// eslint-style wide views of the registry: a kind's module typed by its own action, used through its kind name
+type WideMutating = MutatingActionKind<string, { kind: string; pos: CompiledAction["pos"] }>;
+type WideReport = ReportActionKind<string, { kind: string; pos: CompiledAction["pos"] }>;
 
-export { completeStep, saveStep, abort, report };
+export const ACTION_KINDS: readonly ActionKindName[] = ACTIONS.map((m) => m.kind);
+export const MUTATING_KINDS: readonly MutatingKind[] = ACTIONS.flatMap((m) => (m.mutating ? [m.kind] : []));
+
+const byName = new Map<string, WideMutating | WideReport>(ACTIONS.map((m) => [m.kind, m as unknown as WideMutating | WideReport]));
+
+/** The module of a kind a plan or a rule names; throws for a kind this version does not know (never a default). */
+export function actionKind(kind: string): WideMutating | WideReport {
+  const m = byName.get(kind);
+  if (!m) throw new Error(`unknown action kind "${kind}" (this flowrules knows ${ACTION_KINDS.join(", ")})`);
+  return m;
+}
+
+/** The module of a mutating kind, as named by a planned change. */
+export function mutatingKind(kind: string): WideMutating {
+  const m = actionKind(kind);
+  if (!m.mutating) throw new Error(`"${kind}" makes no change`);
+  return m;
+}
+
+export function isMutating(a: CompiledAction): a is MutatingAction {
+  return actionKind(a.kind).mutating;
+}
+
+/** Position of a kind in ACTIONS: the order of changes of one instance and of summary counts. */
+export function kindOrder(kind: string): number {
+  return ACTION_KINDS.indexOf(kind as ActionKindName);
+}
+
+export { abort, completeStep, report, saveStep };
+export type { ReportAction } from "./report.js";
+export type { AbortAction } from "./abort.js";
+export type { StepAction } from "./step-kind.js";
+export * from "./types.js";
+
+/**
+ * A plan-file change as apply must find it: of a mutating kind this version knows, with a request that says exactly
+ * what its kind, instance and step say (each kind checks its own).
+ */
+export function checkPlannedChange(change: PlanChange, issue: ChangeIssue): void {
+  const m = byName.get(change.kind);
+  if (!m || !m.mutating) {
+    issue(["kind"], `unknown kind "${change.kind}"; this flowrules applies ${MUTATING_KINDS.join(", ")}`);
+    return;
+  }
+  m.checkChange(change, issue);
+}

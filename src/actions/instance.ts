@@ -32,3 +32,27 @@ export function statusFromRecord(record: { completed_time?: string | null; abort
   if (record.completed_time) return "completed";
   return "running";
 }
+
+/** The record has no status field: it follows from its end times. */
+export function statusOf(record: InstanceRecord): InstanceStatus {
+  return statusFromRecord(record);
+}
+
+export function activeSteps(record: InstanceRecord): number[] {
+  return record.active_step_ids ?? [];
+}
+
+/** "completed (at 2024-…)", "aborted (at …)" or "running". */
+export function describeStatus(record: InstanceRecord): string {
+  const s = statusOf(record);
+  if (s === "aborted") return `aborted (at ${record.aborted_time ?? "?"})`;
+  if (s === "completed") return `completed (at ${record.completed_time ?? "?"})`;
+  return "running";
+}
+
+/** Epoch ms of an ISO time, or undefined. */
+export function timeOf(iso: string | null | undefined): number | undefined {
+  if (!iso) return undefined;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? undefined : t;
+}

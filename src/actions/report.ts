@@ -1,10 +1,8 @@
 /** report: no mutation; a table of the matched instances grouped by one key. */
-import type { JsonSchema } from "./schema-types.js";
-import type { ActionPlanInput } from "./types.js";
-import type { CompiledAction, CompiledRule } from "../rules/types.js";
+import { closest } from "../model/suggest.js";
+import type { SourcePos } from "../model/rule-types.js";
 import type { PlannedReport, ReportGroup } from "../plan/types.js";
-
-export const kind = "report" as const;
+import type { ActionCompileContext, ActionPlanInput, ReportActionKind, ReportEntry, RuleInfo } from "./types.js";
 
 /** Instance-record keys a report may group by besides a field alias. */
 export const GROUP_BY_KEYS = ["tags", "status", "priority", "stage"] as const;
@@ -19,7 +17,11 @@ export const NO_TAG = "(no tag)";
 export const NO_VALUE = "(no value)";
 export const REGULAR_PRIORITY = "Regular";
 
-export const schema: JsonSchema = {
+export const DEFAULT_REPORT_COLUMNS = ["id", "name", "status"] as const;
+
+const description = "Report the matched instances grouped by a key. Makes no change.";
+
+const schema = {
   type: "object",
   description: "Report the matched instances grouped by a key. Makes no change.",
   properties: {
@@ -49,13 +51,65 @@ export const schema: JsonSchema = {
   additionalProperties: false,
 };
 
-type ReportAction = Extract<CompiledAction, { kind: "report" }>;
+export interface ReportAction {
+  kind: "report";
+  group_by: string;
+  columns: string[];
+  title?: string;
+  pos: SourcePos;
+}
 
-/** One matched instance as the report sees it: the group keys it counts under and its row. */
-export interface ReportEntry {
-  instance_id: number;
-  keys: string[];
-  row: Record<string, unknown>;
+/**
+ * A report key as written (`amount`, `fields.amount`, `deadline`) to its normal form (`fields.amount`, `deadline`);
+ * undefined, after reporting, when it names nothing. Record keys win over an alias of the same name.
+ */
+function reportKey(
+  key: string,
+  recordKeys: readonly string[],
+  ctx: ActionCompileContext,
+  rel: Array<string | number>,
+  what: string,
+): string | undefined {
+  const aliases = ctx.aliases;
+  if (key.startsWith("fields.")) {
+    const alias = key.slice("fields.".length);
+    if (aliases === undefined || aliases.includes(alias)) return key;
+    const hint = closest(alias, aliases);
+    ctx.error(
+      "unknown-field",
+      rel,
+      `unknown field alias "${alias}" in ${what} of ${ctx.label}` +
+        (hint !== undefined ? `; did you mean "fields.${hint}"?` : "") +
+        (aliases.length > 0 ? ` (declared: ${aliases.join(", ")})` : ' (the rule declares no aliases under "fields:")'),
+    );
+    return undefined;
+  }
+  if (recordKeys.includes(key)) return key;
+  if (aliases?.includes(key)) return `fields.${key}`;
+  if (aliases === undefined) return undefined;
+  const candidates = [...recordKeys, ...aliases.map((a) => `fields.${a}`)];
+  const hint = closest(key, [...candidates, ...aliases]);
+  const suggestion = hint === undefined ? "" : `; did you mean "${aliases.includes(hint) ? `fields.${hint}` : hint}"?`;
+  ctx.error(
+    "report-key",
+    rel,
+    `unknown ${what} "${key}" in ${ctx.label}${suggestion} (valid: ${recordKeys.join(", ")}` +
+      (aliases.length > 0 ? `, or a field alias: ${aliases.map((a) => `fields.${a}`).join(", ")})` : ")"),
+  );
+  return undefined;
+}
+
+function compile(body: Record<string, unknown>, ctx: ActionCompileContext): ReportAction | undefined {
+  const groupBy = typeof body.group_by === "string" ? reportKey(body.group_by, GROUP_BY_KEYS, ctx, ["group_by"], "group_by") : undefined;
+  const written = Array.isArray(body.columns) ? body.columns : [...DEFAULT_REPORT_COLUMNS];
+  const columns: string[] = [];
+  written.forEach((c: unknown, k) => {
+    if (typeof c !== "string") return;
+    const n = reportKey(c, RECORD_COLUMNS, ctx, ["columns", k], "report column");
+    if (n !== undefined) columns.push(n);
+  });
+  if (groupBy === undefined || columns.length !== written.length) return undefined;
+  return { kind: "report", group_by: groupBy, columns, ...(typeof body.title === "string" ? { title: body.title } : {}), pos: ctx.pos };
 }
 
 function groupKeys(value: unknown, none: string): string[] {
@@ -69,7 +123,7 @@ function columnValue(column: string, input: ActionPlanInput<ReportAction>): unkn
   return input.ctx.instance[column];
 }
 
-export function entry(input: ActionPlanInput<ReportAction>): ReportEntry {
+function entry(input: ActionPlanInput<ReportAction>): ReportEntry {
   const { action, ctx, data } = input;
   let keys: string[];
   switch (action.group_by) {
@@ -97,7 +151,7 @@ export function entry(input: ActionPlanInput<ReportAction>): ReportEntry {
  * Groups sorted by count (largest first), then key by code point (not locale), so reports read the same on every run
  * and every machine.
  */
-export function build(rule: CompiledRule, action: ReportAction, entries: ReportEntry[]): PlannedReport {
+function build(rule: RuleInfo, action: ReportAction, entries: ReportEntry[]): PlannedReport {
   const groups = new Map<string, number[]>();
   for (const e of entries) {
     for (const k of e.keys) {
@@ -118,3 +172,15 @@ export function build(rule: CompiledRule, action: ReportAction, entries: ReportE
     rows: [...entries].sort((a, b) => a.instance_id - b.instance_id).map((e) => e.row),
   };
 }
+
+export const report: ReportActionKind<"report", ReportAction> = {
+  kind: "report",
+  mutating: false,
+  description,
+  schema,
+  bare: false,
+  compile,
+  reads: () => [],
+  entry,
+  build,
+};

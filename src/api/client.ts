@@ -16,7 +16,7 @@ import {
   redact,
 } from "./errors.js";
 import { HttpTransport, type HttpFailure, type HttpResponse, type HttpResult } from "./http.js";
-import { cursorPages, numberedPages } from "./pagination.js";
+import { cursorPages, numberedPages, type Page } from "./pagination.js";
 import { pathId, withQuery, type Query } from "./query.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { RETRYABLE_STATUS, backoffDelay, parseRetryAfter, sleep } from "./retry.js";
@@ -73,12 +73,7 @@ export type InstanceListQuery = Record<string, string | number | boolean | null 
 /** `instance_ids` and other arrays are comma-joined, `status` repeated; `page` and `limit` are managed by the client */
 export type FormFieldQuery = InstanceListQuery;
 
-export interface Page<T> {
-  count: number;
-  next: string | null;
-  previous: string | null;
-  results: T[];
-}
+export type { Page } from "./pagination.js";
 
 export type { EndpointName, EndpointStats, RequestStats } from "./stats.js";
 

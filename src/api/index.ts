@@ -5,3 +5,4 @@ export * from "./schemas.js";
 export { ENDPOINTS } from "./stats.js";
 export { serializeQuery } from "./query.js";
 export { isLoopbackHost } from "./url-guard.js";
+export * from "./connection.js";

@@ -1,6 +1,13 @@
 /** The two pagination styles of the service as async generators of pages. */
-import type { Page } from "./client.js";
 import { ResponseShapeError } from "./errors.js";
+
+/** One page of a listing (the pagination envelope). */
+export interface Page<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
 
 /**
  * Cursor pagination (4.2): fetch the first path, then follow each page's `next` (resolved to a path under the base

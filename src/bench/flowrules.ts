@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createClient } from "../api/index.js";
-import { runPlan } from "../engine/run-plan.js";
+import { runPlan } from "../engine/plan-live.js";
 import type { Plan } from "../plan/types.js";
 import { writePlanFile } from "../commands/plan.js";
 import { compileSources } from "../rules/index.js";

@@ -1,40 +1,10 @@
 /** `flowrules validate [paths...]`: schema, JSONata, aliases, names and conflicts, without any request. */
 import { Option, type Command } from "commander";
 import { processIO } from "../log/command-io.js";
-import { commandLogger, runLogged, withLogger, type Logger } from "../log/index.js";
-import { loadRules } from "../rules/index.js";
-import { DIAGNOSTIC_FORMATS, DIAGNOSTIC_FORMAT_NAMES, type DiagnosticFormat } from "../render/diagnostics/index.js";
-import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
-
-export interface ValidateOptions {
-  format: DiagnosticFormat;
-}
-
-/** Colours only on a terminal and never with NO_COLOR (https://no-color.org). */
-export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
-  return Boolean(stream.isTTY) && !("NO_COLOR" in process.env && process.env.NO_COLOR !== "");
-}
-
-/** Runs the validation and returns the output and exit code (kept apart from process I/O for tests). */
-export async function runValidate(
-  paths: string[],
-  opts: ValidateOptions,
-  color = false,
-  log?: Logger,
-): Promise<{ output: string; exitCode: number }> {
-  const result = await loadRules(paths);
-  for (const d of result.diagnostics) {
-    const { file, line, col, severity, code, message, rule } = d;
-    log?.event("rule.diagnostic", { file, line, col, severity, code, message, ...(rule ? { rule } : {}) }, severity === "error" ? "error" : "warn");
-  }
-  if (result.ruleSet) log?.event("rules.loaded", { files: result.ruleSet.files.length, rules: result.ruleSet.rules.length });
-  const errors = result.diagnostics.some((d) => d.severity === "error");
-  const output = DIAGNOSTIC_FORMATS[opts.format](result.diagnostics, {
-    color,
-    ...(result.ruleSet ? { files: result.ruleSet.files.length, rules: result.ruleSet.rules.length } : {}),
-  });
-  return { output, exitCode: errors ? EXIT_ERROR : EXIT_OK };
-}
+import { commandLogger, runLogged, withLogger } from "../log/index.js";
+import { DIAGNOSTIC_FORMAT_NAMES } from "../render/validate/index.js";
+import { EXIT_ERROR } from "../model/errors.js";
+import { runValidate, useColor, type ValidateOptions } from "../commands/validate.js";
 
 export function registerValidate(program: Command): void {
   program

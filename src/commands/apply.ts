@@ -9,20 +9,23 @@
  */
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { createClient, type ClientOptions } from "../api/index.js";
-import type { ConnectionSettings } from "../cli/connection.js";
+import { clientFrom, type ClientOptions } from "../api/index.js";
+import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../engine/apply/batches.js";
 import { executePlan } from "../engine/apply/execute.js";
 import { Journal } from "../engine/apply/journal.js";
 import { acquireLock, describeTakeOver, type HeldLock } from "../engine/apply/lock.js";
-import { loadPlanFile, looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
+import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
+import { loadPlanForApply } from "../engine/apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../engine/apply/staleness.js";
-import { applyExitCode, countOutcomes, renderSummary } from "../engine/apply/summary.js";
+import { applyExitCode, countOutcomes } from "../engine/apply/outcome.js";
+import { renderSummary } from "../render/apply/text.js";
 import { PLAN_FORMATS } from "../render/plan/index.js";
 import { VERSION } from "../model/version.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
-import { clientEventLogger, logOutcomes, nullLogger } from "../log/index.js";
+import { clientEventLogger, nullLogger } from "../log/index.js";
+import { logOutcomes } from "../render/events/apply.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { planRuleSet, writePlanFile } from "./plan.js";
@@ -90,7 +93,7 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
     // every refusal (format, shape, digest, errors, base URL) happens here, before the lock and any request
-    const checked = await loadPlanFile(mode.file, opts.connection.baseUrl);
+    const checked = await loadPlanForApply(mode.file, opts.connection.baseUrl);
     const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${mode.file}.journal.jsonl`;
     return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, () =>
@@ -135,7 +138,7 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
     await mkdir(dir, { recursive: true });
     const planFile = join(dir, "plan.json");
     await writePlanFile(planFile, plan);
-    const loaded = await loadPlanFile(planFile, opts.connection.baseUrl);
+    const loaded = await loadPlanForApply(planFile, opts.connection.baseUrl);
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
     if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
     return applyLoaded(loaded, journalFile, { ...opts, batchSize }, cwd, io);
@@ -176,13 +179,7 @@ async function applyLoaded(
   if (journal.earlierRuns > 0) say(`resuming: the journal records ${journal.earlierRuns} earlier run(s) of this plan`);
 
   const c = opts.connection;
-  const client = createClient({
-    baseUrl: c.baseUrl,
-    apiKey: c.apiKey,
-    rateLimitPerMin: c.rateLimitPerMin,
-    concurrency: c.concurrency,
-    timeoutMs: c.timeoutMs,
-    insecureHttp: c.insecureHttp,
+  const client = clientFrom(c, {
     onEvent: clientEventLogger(io.log ?? nullLogger),
     ...opts.tuning?.client,
   });

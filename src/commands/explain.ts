@@ -3,14 +3,14 @@
  * GET /instances/{id}/?inject_values=true, plus GET /processes/ when a rule names its workflow by name. Never a
  * mutation, whatever the rules say.
  */
-import { createClient, FlowrulesApiError, type ApiClient } from "../api/index.js";
-import type { ConnectionSettings } from "../cli/connection.js";
+import { clientFrom, FlowrulesApiError, type ApiClient } from "../api/index.js";
+import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { planBindings } from "../engine/context.js";
+import { explainJson } from "../render/explain/json.js";
+import { explainText } from "../render/explain/text.js";
 import {
-  explainJson,
   explainRule,
-  explainText,
   instanceFromRecord,
   workflowIdOf,
   type Explanation,
@@ -93,13 +93,7 @@ async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCom
 export async function explainCommand(opts: ExplainCommandOptions, io: CommandIO): Promise<number> {
   const ruleSet = await loadRuleSetOrReport(opts.paths, opts.rules, io);
   if (!ruleSet) return EXIT_ERROR;
-  const client = createClient({
-    baseUrl: opts.connection.baseUrl,
-    apiKey: opts.connection.apiKey,
-    rateLimitPerMin: opts.connection.rateLimitPerMin,
-    concurrency: opts.connection.concurrency,
-    timeoutMs: opts.connection.timeoutMs,
-    insecureHttp: opts.connection.insecureHttp,
+  const client = clientFrom(opts.connection, {
     onEvent: clientEventLogger(io.log ?? nullLogger),
   });
   try {

@@ -3,18 +3,13 @@ import { loadRules } from "../rules/index.js";
 import type { RuleSet } from "../rules/types.js";
 import { UserError } from "../model/errors.js";
 import type { CommandIO } from "../log/command-io.js";
+import { logDiagnostics } from "../render/events/validate.js";
+import { diagnosticLine } from "../render/validate/text.js";
 
 export async function loadRuleSetOrReport(paths: string[], only: string[], io: CommandIO): Promise<RuleSet | undefined> {
   const result = await loadRules(paths, only.length > 0 ? { only } : undefined);
-  for (const d of result.diagnostics) {
-    if (io.log?.structured) {
-      // one event per diagnostic, with its place as fields a log collector can index
-      const { file, line, col, severity, code, message, rule } = d;
-      io.log.event("rule.diagnostic", { file, line, col, severity, code, message, ...(rule ? { rule } : {}) }, severity === "error" ? "error" : "warn");
-      continue;
-    }
-    io.stderr(`${d.file}:${d.line}:${d.col}  ${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
-  }
+  if (io.log?.structured) logDiagnostics(io.log, result.diagnostics);
+  else for (const d of result.diagnostics) io.stderr(`${diagnosticLine(d)}\n`);
   if (!result.ruleSet) return undefined;
   if (only.length > 0) {
     const known = new Set(result.ruleSet.rules.map((r) => r.name));

@@ -3,12 +3,12 @@
  * to stdout, optionally write the JSON plan, and choose the exit code of the CLI contract.
  */
 import { open } from "node:fs/promises";
-import { createClient } from "../api/index.js";
-import type { ConnectionSettings } from "../cli/connection.js";
+import { clientFrom } from "../api/index.js";
+import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { withDigest } from "../plan/digest.js";
 import type { Plan } from "../plan/types.js";
-import { runPlan, type PlanProgress } from "../engine/run-plan.js";
+import { runPlan, type PlanProgress } from "../engine/plan-live.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { writeReportFiles } from "../render/report/files.js";
 import type { RuleSet } from "../rules/types.js";
@@ -16,7 +16,8 @@ import { DEFAULT_RULE_PATHS } from "../rules/index.js";
 import { rulesChangedSince } from "../ci/changed-since.js";
 import { changedRuleSet, renderPlanOutput, withChangedSince } from "../ci/changed-plan.js";
 import { shardLabel } from "../plan/shard.js";
-import { clientEventLogger, logPlan, nullLogger } from "../log/index.js";
+import { clientEventLogger, nullLogger } from "../log/index.js";
+import { logPlan } from "../render/events/plan.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 
@@ -93,13 +94,7 @@ export async function planRuleSet(
   io: CommandIO,
   opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number } },
 ): Promise<Plan> {
-  const client = createClient({
-    baseUrl: connection.baseUrl,
-    apiKey: connection.apiKey,
-    rateLimitPerMin: connection.rateLimitPerMin,
-    concurrency: connection.concurrency,
-    timeoutMs: connection.timeoutMs,
-    insecureHttp: connection.insecureHttp,
+  const client = clientFrom(connection, {
     onEvent: clientEventLogger(io.log ?? nullLogger),
   });
   const log = io.log ?? nullLogger;

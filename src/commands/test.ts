@@ -6,11 +6,11 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
-import { testsJunit } from "../render/tests/junit.js";
-import { testsText } from "../render/tests/text.js";
+import { testsJunit } from "../render/test-results/junit.js";
+import { testsText } from "../render/test-results/text.js";
 import { runFailed, runTests } from "../rule-tests/run.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
-import { logTestRun } from "../log/index.js";
+import { logTestRun } from "../render/events/test.js";
 
 export interface TestCommandOptions {
   paths: string[];

@@ -3,8 +3,7 @@
  * conflicts, stable ordering and the summary. Pure: the same outcomes always give the same plan.
  */
 import type { CompiledRule } from "../rules/types.js";
-import { report } from "../actions/index.js";
-import type { ReportEntry } from "../actions/report.js";
+import { actionKind, isMutating, kindOrder, MUTATING_KINDS, type ReportEntry } from "../actions/index.js";
 import { resolveConflicts } from "./conflicts.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
 import type { Plan, PlanError, PlannedChange, PlannedReport, RulePlanSummary } from "../plan/types.js";
@@ -55,8 +54,6 @@ export interface PlanMeta {
   errors?: PlanError[];
 }
 
-const KIND_ORDER = { complete_step: 0, save_step: 1, abort: 2 } as const;
-
 export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   const errors: PlanError[] = [...(meta.errors ?? [])];
   const failed = new Set<string>(meta.errors?.flatMap((e) => (e.rule ? [e.rule] : [])) ?? []);
@@ -66,7 +63,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   for (const r of results) {
     errors.push(...r.errors);
     const limit = r.rule.limits.max_instances;
-    const mutating = r.rule.actions.some((a) => a.kind !== "report");
+    const mutating = r.rule.actions.some(isMutating);
     if (limit !== undefined && mutating && r.matched > limit) {
       failed.add(r.rule.name);
       errors.push({
@@ -79,13 +76,10 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
       continue;
     }
     candidate.push(...r.changes);
-    for (const [actionIndex, entries] of r.reportEntries) {
-      const action = r.rule.actions[actionIndex];
-      if (action?.kind === "report") reports.push(report.build(r.rule, action, entries));
-    }
-    // a report rule that matched nothing still shows, with no groups
     for (const [i, action] of r.rule.actions.entries()) {
-      if (action.kind === "report" && !r.reportEntries.has(i)) reports.push(report.build(r.rule, action, []));
+      const kind = actionKind(action.kind);
+      // a report rule that matched nothing still shows, with no groups
+      if (!kind.mutating) reports.push(kind.build(r.rule, action, r.reportEntries.get(i) ?? []));
     }
   }
 
@@ -96,7 +90,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     (a, b) =>
       (order.get(a.rule) ?? 0) - (order.get(b.rule) ?? 0) ||
       a.instance_id - b.instance_id ||
-      KIND_ORDER[a.kind] - KIND_ORDER[b.kind] ||
+      kindOrder(a.kind) - kindOrder(b.kind) ||
       (a.step_id ?? 0) - (b.step_id ?? 0),
   );
   const perRule = new Map<string, number>();
@@ -112,7 +106,8 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     skipped: r.skipped,
     status: failed.has(r.rule.name) || r.errors.length > 0 ? "failed" : "ok",
   }));
-  const count = (k: PlannedChange["kind"]): number => changes.filter((c) => c.kind === k).length;
+  const byKind: Record<string, number> = {};
+  for (const k of MUTATING_KINDS) byKind[k] = changes.filter((c) => c.kind === k).length;
 
   return {
     format_version: 1,
@@ -125,9 +120,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     reports,
     errors,
     summary: {
-      complete_step: count("complete_step"),
-      save_step: count("save_step"),
-      abort: count("abort"),
+      ...byKind,
       reports: reports.length,
       errors: errors.length,
       ...(meta.requests !== undefined ? { requests: meta.requests } : {}),

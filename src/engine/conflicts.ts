@@ -4,6 +4,7 @@
  * changes to that instance are left out: never resolved silently. Two rules that both abort one instance agree; the
  * instance is aborted once.
  */
+import { mutatingKind } from "../actions/index.js";
 import type { PlannedChange, PlanError } from "../plan/types.js";
 
 export interface ConflictResult {
@@ -11,14 +12,20 @@ export interface ConflictResult {
   errors: PlanError[];
 }
 
+/** The same whole-instance change planned by two rules (two rules aborting one instance): sent once. */
+function sameWholeInstance(a: PlannedChange, b: PlannedChange): boolean {
+  return a.kind === b.kind && mutatingKind(a.kind).changeTarget(a) === "instance";
+}
+
 function clash(a: PlannedChange, b: PlannedChange): boolean {
-  if (a.kind === "abort" && b.kind === "abort") return false;
-  if (a.kind === "abort" || b.kind === "abort") return true;
-  return a.step_id === b.step_id;
+  const ta = mutatingKind(a.kind).changeTarget(a);
+  const tb = mutatingKind(b.kind).changeTarget(b);
+  if (ta === "instance" || tb === "instance") return true;
+  return ta.step === tb.step;
 }
 
 function describe(c: PlannedChange): string {
-  return c.kind === "abort" ? "aborts it" : `${c.kind === "complete_step" ? "completes" : "saves"} step ${c.step_id}`;
+  return mutatingKind(c.kind).describe(c).effect;
 }
 
 export function resolveConflicts(changes: PlannedChange[]): ConflictResult {
@@ -38,7 +45,7 @@ export function resolveConflicts(changes: PlannedChange[]): ConflictResult {
         const a = list[i];
         const b = list[j];
         if (!a || !b) continue;
-        if (a.kind === "abort" && b.kind === "abort") {
+        if (sameWholeInstance(a, b)) {
           dropped.add(b); // the same abort, planned by two rules: send it once
           continue;
         }

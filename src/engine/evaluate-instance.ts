@@ -3,11 +3,9 @@
  * async evaluation; no I/O.
  */
 import type { CompiledRule } from "../rules/types.js";
-import { completeStep, saveStep, abort, report } from "../actions/index.js";
-import type { ReportEntry } from "../actions/report.js";
-import type { ActionOutcome } from "../actions/types.js";
+import { actionKind, type ActionPlanInput, type ReportEntry } from "../actions/index.js";
 import { buildContext, type Bindings } from "./context.js";
-import { evalExpr, truthy } from "./evaluate.js";
+import { evalExpr, evalValue, truthy } from "./evaluate.js";
 import type { InstanceData } from "../actions/instance.js";
 import type { PlannedChange, PlanError } from "../plan/types.js";
 
@@ -32,24 +30,17 @@ export async function evaluateInstance(
   try {
     outcome.matched = rule.when ? truthy(await evalExpr(rule.when, ctx, bindings)) : true;
     if (!outcome.matched) return outcome;
+    const evaluate: ActionPlanInput<unknown>["evaluate"] = (v) => evalValue(v, ctx, bindings);
     for (const [actionIndex, action] of rule.actions.entries()) {
-      let result: ActionOutcome | undefined;
-      switch (action.kind) {
-        case "complete_step":
-          result = await completeStep.plan({ rule, action, data, ctx, bindings });
-          break;
-        case "save_step":
-          result = await saveStep.plan({ rule, action, data, ctx, bindings });
-          break;
-        case "abort":
-          result = await abort.plan({ rule, action, data, ctx, bindings });
-          break;
-        case "report":
-          outcome.reportEntries.push({ actionIndex, entry: report.entry({ rule, action, data, ctx, bindings }) });
-          break;
+      const input = { rule, action, data, ctx, evaluate };
+      const kind = actionKind(action.kind);
+      if (!kind.mutating) {
+        outcome.reportEntries.push({ actionIndex, entry: kind.entry(input) });
+        continue;
       }
-      if (result && "change" in result) outcome.changes.push(result.change);
-      else if (result) outcome.skipped.push(`${action.kind}: ${result.skipped}`);
+      const result = await kind.plan(input);
+      if ("change" in result) outcome.changes.push(result.change);
+      else outcome.skipped.push(`${action.kind}: ${result.skipped}`);
     }
   } catch (err) {
     // one instance's failure is reported and leaves the others alone; none of its changes are planned

@@ -2,6 +2,7 @@
  * `select` → query parameters of the v2 instance list (spec 4.2). Keys are already the service's parameter names;
  * relative date-times are resolved once against the plan's start so every page of a plan asks the same question.
  */
+import { actionKind } from "../actions/index.js";
 import type { CompiledRule, SelectSpec } from "../rules/types.js";
 import { DATE_TIME_PARAMS, resolveDateTime } from "../rules/datetime.js";
 
@@ -34,6 +35,10 @@ export function selectedActiveStep(select: SelectSpec): number | undefined {
  */
 export function stepsToProbe(rule: CompiledRule): number[] {
   const active = selectedActiveStep(rule.select);
-  const steps = rule.actions.flatMap((a) => (a.kind === "complete_step" || a.kind === "save_step") && a.step !== active ? [a.step] : []);
+  const steps = rule.actions.flatMap((a) => {
+    const kind = actionKind(a.kind);
+    const target = kind.mutating ? kind.target(a) : "instance";
+    return target !== "instance" && target.step !== active ? [target.step] : [];
+  });
   return [...new Set(steps)];
 }

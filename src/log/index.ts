@@ -10,6 +10,3 @@ export { clientEventLogger } from "./client-events.js";
 export { addLogFormatOption, commandLogger, logFormatOf } from "./cli.js";
 export { withLogger } from "./io.js";
 export { runLogged } from "./run.js";
-export { logPlan } from "./plan-events.js";
-export { logOutcomes } from "./apply-events.js";
-export { logTestRun } from "./test-events.js";

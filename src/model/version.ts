@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 
-/** The package version, read once from package.json (dist/ and src/ both sit one level below it). */
+/** The package version, read once from package.json (src/model/ and dist/model/ both sit two levels below it). */
 export const VERSION: string = (() => {
-  const raw: unknown = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  const raw: unknown = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
   return typeof raw === "object" && raw !== null && "version" in raw && typeof raw.version === "string"
     ? raw.version
     : "0.0.0";

@@ -4,7 +4,7 @@
  * one string: a plan of 100,000 changes would otherwise cost well over 100 MB for the digest alone.
  */
 import { createHash, type Hash } from "node:crypto";
-import type { Plan } from "./types.js";
+import type { Plan, SignedPlan } from "./types.js";
 
 const CHUNK = 64 * 1024;
 
@@ -59,7 +59,6 @@ export function planDigest(plan: Plan | (Plan & { digest?: string })): string {
   return `sha256:${hash.digest("hex")}`;
 }
 
-export type SignedPlan = Plan & { digest: string };
 
 export function withDigest(plan: Plan): SignedPlan {
   return { ...plan, digest: planDigest(plan) };

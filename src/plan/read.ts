@@ -5,86 +5,21 @@
  */
 import { open, readFile, stat } from "node:fs/promises";
 import { z } from "zod";
-import { CompleteStepBodySchema, describeIssue } from "../api/schemas.js";
+import { describeIssue } from "../api/schemas.js";
 import { normaliseBaseUrl } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
-import { BULK_ABORT_PATH } from "../actions/abort.js";
 import { planDigest } from "./digest.js";
-import type { Plan } from "./types.js";
-
-/** The plan format this version of apply executes. */
-export const SUPPORTED_FORMAT_VERSION = 1;
+import { ChangeSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
+import type { Plan, PlanChange, PlanFile } from "./types.js";
 
 /** A plan file larger than this is not a plan we wrote (about 1 kB a change: far beyond any max_instances). */
 const MAX_PLAN_BYTES = 512 * 1024 * 1024;
 
-const isoDateTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected an ISO 8601 date-time" });
-
-const PreconditionSchema = z.object({
-  status: z.literal("running"),
-  active_step_id: z.number().int().nonnegative().optional(),
-  last_updated_time: isoDateTime.optional(),
-});
-
-const ChangeSchema = z
-  .object({
-    id: z.string().min(1),
-    rule: z.string().min(1),
-    instance_id: z.number().int().nonnegative(),
-    instance_name: z.string().nullish().transform((v) => v ?? ""),
-    process_id: z.number().int().nonnegative(),
-    kind: z.enum(["complete_step", "save_step", "abort"]),
-    step_id: z.number().int().nonnegative().optional(),
-    request: z.object({ method: z.literal("POST"), path: z.string().min(1), body: z.unknown() }),
-    before: z.record(z.string(), z.unknown()),
-    after: z.record(z.string(), z.unknown()),
-    precondition: PreconditionSchema,
-  })
-  .superRefine((c, ctx) => {
-    // apply sends request.body as it stands: it must say exactly what kind, instance and step say, so what the
-    // reviewer read (kind, step) is what is executed
-    const issue = (path: PropertyKey[], message: string): void => void ctx.addIssue({ code: "custom", path, message });
-    if (c.kind === "abort") {
-      if (c.request.path !== BULK_ABORT_PATH) issue(["request", "path"], `an abort is sent to ${BULK_ABORT_PATH}`);
-      const body = z.object({ ids: z.tuple([z.literal(c.instance_id)]) }).safeParse(c.request.body);
-      if (!body.success) issue(["request", "body"], `an abort's body must be {"ids": [${c.instance_id}]}`);
-      return;
-    }
-    if (c.step_id === undefined) {
-      issue(["step_id"], `a ${c.kind} change needs step_id`);
-      return;
-    }
-    const path = `/instances/${c.instance_id}/complete_step/`;
-    if (c.request.path !== path) issue(["request", "path"], `expected ${path}`);
-    const body = CompleteStepBodySchema.safeParse(c.request.body);
-    if (!body.success) {
-      const d = describeIssue(body.error);
-      issue(["request", "body", ...jsonPathKeys(d.jsonPath)], d.problem);
-      return;
-    }
-    if (body.data.step_id !== c.step_id) issue(["request", "body", "step_id"], `expected ${c.step_id} (the change's step_id)`);
-    const mode = c.kind === "complete_step" ? "complete" : "save";
-    if ((body.data.mode ?? "complete") !== mode) issue(["request", "body", "mode"], `a ${c.kind} change is sent with mode "${mode}"`);
-    if (c.precondition.active_step_id !== undefined && c.precondition.active_step_id !== c.step_id) {
-      issue(["precondition", "active_step_id"], `expected ${c.step_id} (the change's step_id)`);
-    }
-  });
-
-const PlanObject = z.object({
-  format_version: z.literal(SUPPORTED_FORMAT_VERSION),
-  flowrules_version: z.string(),
-  created_at: isoDateTime,
-  base_url: z.string().min(1),
-  rules_digest: z.string(),
-  rules: z.array(z.unknown()),
-  changes: z.array(ChangeSchema),
-  reports: z.array(z.unknown()),
-  errors: z.array(
-    z.object({ code: z.string(), message: z.string(), rule: z.string().optional(), instance_id: z.number().optional() }),
-  ),
-  summary: z.record(z.string(), z.unknown()),
-  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' }),
-});
+/**
+ * Checks one change beyond its shape (src/actions: the kind is known and its request says exactly what kind,
+ * instance and step say). Passed in by apply, which knows the action kinds; this package does not.
+ */
+export type ChangeCheck = (change: PlanChange, issue: (path: PropertyKey[], message: string) => void) => void;
 
 function uniqueChangeIds(p: { changes: Array<{ id: string }> }, ctx: z.RefinementCtx): void {
   const seen = new Map<string, number>();
@@ -95,31 +30,12 @@ function uniqueChangeIds(p: { changes: Array<{ id: string }> }, ctx: z.Refinemen
   });
 }
 
-export const PlanFileSchema = PlanObject.superRefine(uniqueChangeIds);
+export const PlanFileSchema = SignedPlanSchema.superRefine(uniqueChangeIds);
 
 /** The plan with its changes already parsed one by one (see parseInPlace): they are taken as they are. */
-const PlanWithParsedChanges = PlanObject.extend({
-  changes: z.array(z.custom<z.infer<typeof ChangeSchema>>(() => true)),
+const PlanWithParsedChanges = SignedPlanSchema.extend({
+  changes: z.array(z.custom<PlanChange>(() => true)),
 }).superRefine(uniqueChangeIds);
-
-export type PlanFile = z.infer<typeof PlanFileSchema>;
-export type ApplyChange = PlanFile["changes"][number];
-export type StepChange = ApplyChange & { kind: "complete_step" | "save_step"; step_id: number };
-
-export function isStepChange(c: ApplyChange): c is StepChange {
-  return c.kind !== "abort" && c.step_id !== undefined;
-}
-
-/** `$.a[2].b` → ["a", 2, "b"] (for nesting a body issue under request.body). */
-function jsonPathKeys(jsonPath: string): PropertyKey[] {
-  const keys: PropertyKey[] = [];
-  for (const m of jsonPath.matchAll(/\.([A-Za-z_$][\w$]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]/g)) {
-    if (m[1] !== undefined) keys.push(m[1]);
-    else if (m[2] !== undefined) keys.push(Number(m[2]));
-    else if (m[3] !== undefined) keys.push(m[3]);
-  }
-  return keys;
-}
 
 /** Two base URLs name the same service (scheme and host case, default port and trailing slashes do not matter). */
 export function sameBaseUrl(a: string, b: string): boolean {
@@ -163,7 +79,7 @@ export interface LoadedPlan {
  * Reads and checks a plan file; every refusal happens here, before any request.
  * `expectedBaseUrl` is the configured service (--base-url / FLOWRULES_BASE_URL).
  */
-export async function loadPlanFile(file: string, expectedBaseUrl: string): Promise<LoadedPlan> {
+export async function loadPlanFile(file: string, expectedBaseUrl: string, check?: ChangeCheck): Promise<LoadedPlan> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -180,7 +96,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string): Promi
     const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
     throw new UserError(`${file} is not valid JSON (${why.length > 160 ? `${why.slice(0, 160)}…` : why}); write plans with \`flowrules plan --out\``);
   }
-  return checkPlan(raw, file, expectedBaseUrl);
+  return checkPlan(raw, file, expectedBaseUrl, check);
 }
 
 /** A value quoted in a refusal: short, whatever the file holds. */
@@ -204,11 +120,14 @@ function refuseShape(file: string, error: z.ZodError, prefix: PropertyKey[] = []
  * Validates the plan with each change parsed on its own and put back in place of its raw form, so a large plan is
  * not copied whole by the schema (the raw changes become garbage one by one).
  */
-function parseInPlace(raw: Record<string, unknown>, file: string): PlanFile {
+function parseInPlace(raw: Record<string, unknown>, file: string, check?: ChangeCheck): PlanFile {
   const changes = raw.changes;
   if (Array.isArray(changes)) {
+    const schema = check
+      ? ChangeSchema.superRefine((c, ctx) => check(c, (path, message) => void ctx.addIssue({ code: "custom", path, message })))
+      : ChangeSchema;
     for (let i = 0; i < changes.length; i++) {
-      const one = ChangeSchema.safeParse(changes[i]);
+      const one = schema.safeParse(changes[i]);
       if (!one.success) refuseShape(file, one.error, ["changes", i]);
       changes[i] = one.data;
     }
@@ -219,7 +138,7 @@ function parseInPlace(raw: Record<string, unknown>, file: string): PlanFile {
 }
 
 /** The checks of loadPlanFile on already parsed JSON. */
-export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string): LoadedPlan {
+export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string, check?: ChangeCheck): LoadedPlan {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new UserError(`${file} is not a plan: expected a JSON object`);
   const version = (raw as Record<string, unknown>).format_version;
   if (version !== SUPPORTED_FORMAT_VERSION) {
@@ -237,7 +156,7 @@ export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string): 
     if (err instanceof RangeError) throw new UserError(`${file} is nested too deeply to be a plan; write plans with \`flowrules plan --out\``);
     throw err;
   }
-  const plan = parseInPlace(raw as Record<string, unknown>, file);
+  const plan = parseInPlace(raw as Record<string, unknown>, file, check);
   if (actual !== plan.digest) {
     throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to apply it — plan again`);
   }

@@ -2,7 +2,7 @@
  * `changes`: exactly the planned changes, matched by instance, kind and step; then, when the expectation lists
  * `inputs`, exactly those inputs with those values. A missing change says why the instance did not get it.
  */
-import { fieldLabel } from "../actions/step-inputs.plan.js";
+import { fieldLabel } from "../actions/step-kind.js";
 import type { PlannedChange } from "../plan/types.js";
 import type { CompiledRule } from "../rules/types.js";
 import { instanceFailure, type Locate, type Observed } from "./observed.js";
@@ -25,7 +25,7 @@ function sentInputs(ch: PlannedChange): Map<number, unknown> {
 }
 
 function describe(kind: string, step: number | undefined): string {
-  return kind === "abort" ? "abort" : `${kind} step ${step ?? "?"}`;
+  return step === undefined ? kind : `${kind} step ${step}`;
 }
 
 function fits(e: ChangeExpect, ch: PlannedChange): boolean {

@@ -6,7 +6,7 @@
 import { planBindings } from "../engine/context.js";
 import { explainRule, type RuleExplanation } from "../engine/explain/index.js";
 import type { InstanceData } from "../actions/instance.js";
-import { planFromInstances, type PureRuleInput } from "../engine/plan-pure.js";
+import { planFromInstances, type PureRuleInput } from "../engine/plan-offline.js";
 import { resolveDateTime } from "../rules/datetime.js";
 import { posOfKey, posOfValue, type SourceFile } from "../rules/positions.js";
 import { didYouMean } from "../model/suggest.js";

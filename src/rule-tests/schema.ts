@@ -3,6 +3,7 @@
  * (`schemas/rules-test.schema.json`, for editors via `# yaml-language-server: $schema=`) both come from here, so they
  * cannot drift. Every key carries a description (editor hover text).
  */
+import { MUTATING_KINDS } from "../actions/index.js";
 import { z } from "zod";
 import { DATE_TIME_FORMAT } from "../rules/schema.js";
 
@@ -79,7 +80,7 @@ const IdsByRule = z
 export const ChangeExpectSchema = z
   .strictObject({
     instance: Id.describe("Instance id the change is for."),
-    kind: z.enum(["complete_step", "save_step", "abort"]).describe("Kind of change."),
+    kind: z.enum(MUTATING_KINDS).describe("Kind of change."),
     step: Id.optional().describe("The step (complete_step / save_step)."),
     rule: z.string().optional().describe("The rule planning it (only needed when the case tests several rules)."),
     inputs: z

@@ -1,4 +1,5 @@
 /** Checks across rules: unique names, and actions a rule's own select rules out or that other rules may contest. */
+import { actionKind, type ChangeTarget } from "../actions/index.js";
 import type { CompiledAction, CompiledRule, Diagnostic, SourcePos } from "./types.js";
 
 export interface NamedAt {
@@ -30,14 +31,16 @@ export function duplicateNames(names: readonly NamedAt[]): Diagnostic[] {
   return out;
 }
 
-type StepAction = Extract<CompiledAction, { kind: "complete_step" | "save_step" }>;
-
-function isStepAction(a: CompiledAction): a is StepAction {
-  return a.kind === "complete_step" || a.kind === "save_step";
+/** What a mutating action acts on (a step, or the whole instance); undefined for a report. */
+function targetOf(a: CompiledAction): ChangeTarget | undefined {
+  const kind = actionKind(a.kind);
+  return kind.mutating ? kind.target(a) : undefined;
 }
 
-function verb(a: CompiledAction): string {
-  return a.kind === "complete_step" ? "completes" : a.kind === "save_step" ? "saves" : a.kind === "abort" ? "aborts" : "reports";
+/** "completes step 20111", "aborts instances" */
+function phrase(a: CompiledAction): string {
+  const kind = actionKind(a.kind);
+  return kind.mutating ? kind.phrase(a) : "reports";
 }
 
 function warn(pos: SourcePos, rule: string, code: string, message: string): Diagnostic {
@@ -51,28 +54,28 @@ export function selectContradictions(rule: CompiledRule): Diagnostic[] {
   const statuses = status === undefined ? undefined : (Array.isArray(status) ? status : [status]).map(String);
   const active = rule.select.active_step_id;
   for (const a of rule.actions) {
-    if (a.kind === "report") continue;
+    const target = targetOf(a);
+    if (target === undefined) continue;
     if (statuses && !statuses.includes("running")) {
-      const what = isStepAction(a) ? `step ${a.step}` : "instances";
       out.push(
         warn(
           a.pos,
           rule.name,
           "select-excludes",
-          `rule "${rule.name}" ${verb(a)} ${what}, but its select.status (${statuses.join(", ")}) only selects ` +
-            `instances that are not running, where ${isStepAction(a) ? "no step is active" : "there is nothing to abort"}`,
+          `rule "${rule.name}" ${phrase(a)}, but its select.status (${statuses.join(", ")}) only selects ` +
+            `instances that are not running, where ${target === "instance" ? "there is nothing to change" : "no step is active"}`,
         ),
       );
       continue;
     }
-    if (isStepAction(a) && active !== undefined && !Array.isArray(active) && String(active) !== String(a.step)) {
+    if (target !== "instance" && active !== undefined && !Array.isArray(active) && String(active) !== String(target.step)) {
       out.push(
         warn(
           a.pos,
           rule.name,
           "select-excludes",
-          `rule "${rule.name}" ${verb(a)} step ${a.step}, but its select.active_step_id is ${String(active)}: the ` +
-            `selected instances have step ${String(active)} active, so step ${a.step} may well not be`,
+          `rule "${rule.name}" ${phrase(a)}, but its select.active_step_id is ${String(active)}: the ` +
+            `selected instances have step ${String(active)} active, so step ${target.step} may well not be`,
         ),
       );
     }
@@ -105,10 +108,14 @@ function workflowLabel(r: CompiledRule): string {
 
 /** Two mutations that may meet on one instance. Only a warning: conflicts are judged per instance at plan time. */
 function clash(a: CompiledAction, b: CompiledAction): string | undefined {
-  if (isStepAction(a) && isStepAction(b) && a.step === b.step) return `both act on step ${a.step}`;
-  if (a.kind === "abort" && isStepAction(b)) return `one aborts instances in which the other ${verb(b)} step ${b.step}`;
-  if (b.kind === "abort" && isStepAction(a)) return `one aborts instances in which the other ${verb(a)} step ${a.step}`;
-  return undefined;
+  const ta = targetOf(a);
+  const tb = targetOf(b);
+  if (ta === undefined || tb === undefined) return undefined;
+  if (ta !== "instance" && tb !== "instance") return ta.step === tb.step ? `both act on step ${ta.step}` : undefined;
+  if (ta === "instance" && tb !== "instance") return `one ${phrase(a)} in which the other ${phrase(b)}`;
+  if (tb === "instance" && ta !== "instance") return `one ${phrase(b)} in which the other ${phrase(a)}`;
+  // two whole-instance actions of one kind agree (an instance aborted by two rules is aborted once)
+  return a.kind === b.kind ? undefined : `one ${phrase(a)} and the other ${phrase(b)}`;
 }
 
 function statuses(r: CompiledRule): string[] | undefined {

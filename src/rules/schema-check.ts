@@ -2,7 +2,7 @@
  * Schema validation of one parsed file. Actions are checked per entry against the schema of the kind they name, so
  * a typo in a report gets a report message instead of one message per action kind.
  */
-import { ACTION_KINDS } from "../actions/index.js";
+import { ACTION_KINDS, ACTIONS } from "../actions/index.js";
 import type { Diagnostic } from "./types.js";
 import { posOfKey, posOfValue, type SourceFile } from "./positions.js";
 import { ruleAt, schemaMessages, typeName, type MessageContext } from "./messages.js";
@@ -30,16 +30,17 @@ function actionDiagnostics(ctx: MessageContext, ruleIdx: number, actIdx: number,
     { ...pos, severity: "error", code, message, ...(r?.name !== undefined ? { rule: r.name } : {}) },
   ];
   const kinds: readonly string[] = ACTION_KINDS;
+  const bare: string[] = ACTIONS.flatMap((m) => (m.bare ? [m.kind] : []));
   const listed = kinds.join(", ");
   if (typeof item === "string") {
-    if (item === "abort") return [];
+    if (bare.includes(item)) return [];
     if (kinds.includes(item)) {
       return err(posOfValue(src, path), `action "${item}" in ${label} needs its options: write "- ${item}: { ... }"`);
     }
     return err(posOfValue(src, path), `unknown action "${item}" in ${label}${didYouMean(item, kinds) || `; expected one of: ${listed}`}`, "unknown-action");
   }
   if (!isRecord(item)) {
-    return err(posOfValue(src, path), `action in ${label} must be "abort" or a mapping with one of ${listed}, not ${typeName(item)}`);
+    return err(posOfValue(src, path), `action in ${label} must be ${bare.map((k) => `"${k}"`).join(" or ")} or a mapping with one of ${listed}, not ${typeName(item)}`);
   }
   const keys = Object.keys(item);
   const known = keys.filter((k) => kinds.includes(k));

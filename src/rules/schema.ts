@@ -2,7 +2,7 @@
  * The JSON Schema (draft 2020-12) of a rule file, assembled from the action modules' fragments. This object is what
  * ajv validates against at run time and what `write-schema` writes to schemas/rules.schema.json for editors.
  */
-import { ACTION_MODULES } from "../actions/index.js";
+import { ACTIONS } from "../actions/index.js";
 import type { JsonSchema } from "../actions/schema-types.js";
 import { DATE_TIME_PARAMS } from "./datetime.js";
 
@@ -113,8 +113,8 @@ export function selectSchema(): JsonSchema {
 
 function actionSchema(): JsonSchema {
   return {
-    description: `One action: ${ACTION_MODULES.map((m) => m.kind).join(", ")}.`,
-    anyOf: ACTION_MODULES.map((m) => ({ $ref: `#/$defs/action_${m.kind}` })),
+    description: `One action: ${ACTIONS.map((m) => m.kind).join(", ")}.`,
+    anyOf: ACTIONS.map((m) => ({ $ref: `#/$defs/action_${m.kind}` })),
   };
 }
 
@@ -201,7 +201,7 @@ export function buildRulesSchema(): JsonSchema {
     select: selectSchema(),
     action: actionSchema(),
   };
-  for (const m of ACTION_MODULES) defs[`action_${m.kind}`] = m.schema;
+  for (const m of ACTIONS) defs[`action_${m.kind}`] = m.schema;
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     $id: SCHEMA_ID,

@@ -1,7 +1,7 @@
 /** ajv set up once with the rule-file schema, its custom formats, and one validator per action kind. */
 import Ajv2020Module from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
-import { ACTION_MODULES } from "../actions/index.js";
+import { ACTIONS } from "../actions/index.js";
 import { isDateTimeValue } from "./datetime.js";
 import { buildRulesSchema, DATE_TIME_FORMAT, RUNTIME_FORMAT, SCHEMA_ID } from "./schema.js";
 
@@ -32,7 +32,7 @@ function validators(): Validators {
   const file = ajv.getSchema(SCHEMA_ID);
   if (!file) throw new Error("rule-file schema did not compile");
   const action = new Map<string, ValidateFunction>();
-  for (const m of ACTION_MODULES) {
+  for (const m of ACTIONS) {
     const v = ajv.getSchema(`${SCHEMA_ID}#/$defs/action_${m.kind}`);
     if (!v) throw new Error(`schema of action ${m.kind} did not compile`);
     action.set(m.kind, v);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { InstanceRecord } from "../../src/api/index.js";
 import { parseLockTimeout } from "../../src/cli/apply.js";
 import { batches } from "../../src/engine/apply/batches.js";
-import type { ApplyChange } from "../../src/plan/read.js";
+import type { PlanChange as ApplyChange } from "../../src/plan/types.js";
 import { staleReason } from "../../src/engine/apply/staleness.js";
 import { effectOf } from "../../src/engine/apply/verify.js";
 

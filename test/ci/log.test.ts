@@ -1,7 +1,7 @@
 /** The logger module: JSON and text formats, redaction, stderr capture in json mode, run events with counts. */
 import { describe, expect, it } from "vitest";
 import { clientEventLogger, createLogger, jsonLogger, nullLogger, redactor, runLogged, textLogger, withLogger } from "../../src/log/index.js";
-import { logOutcomes } from "../../src/log/apply-events.js";
+import { logOutcomes } from "../../src/render/events/apply.js";
 import type { ChangeOutcome } from "../../src/engine/apply/outcome.js";
 import { memoryIO } from "./io.js";
 

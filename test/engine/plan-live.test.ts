@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.js";
-import { runPlan } from "../../src/engine/run-plan.js";
+import { runPlan } from "../../src/engine/plan-live.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import type { InstanceState } from "../../src/sandbox/index.js";
 import { rulesFromYaml } from "../helpers/rules.js";

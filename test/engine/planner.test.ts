@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planFromInstances } from "../../src/engine/plan-pure.js";
+import { planFromInstances } from "../../src/engine/plan-offline.js";
 import { instance } from "../helpers/instances.js";
 import { rulesFromYaml } from "../helpers/rules.js";
 

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { planFromInstances } from "../../src/engine/plan-pure.js";
+import { planFromInstances } from "../../src/engine/plan-offline.js";
 import { compileSources } from "../../src/rules/index.js";
 import type { CompiledRule } from "../../src/rules/types.js";
 import { instance } from "../helpers/instances.js";

@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { stringify } from "yaml";
 import { describe, expect, it } from "vitest";
-import { planFromInstances } from "../../src/engine/plan-pure.js";
+import { planFromInstances } from "../../src/engine/plan-offline.js";
 import { withDigest } from "../../src/plan/digest.js";
 import { compileSources } from "../../src/rules/index.js";
 import { MAX_COLLECTION_ENTRIES, MAX_RULE_FILE_CHARS } from "../../src/rules/parse.js";

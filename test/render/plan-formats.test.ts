@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planFromInstances } from "../../src/engine/plan-pure.js";
+import { planFromInstances } from "../../src/engine/plan-offline.js";
 import type { Plan } from "../../src/plan/types.js";
 import { planDigest } from "../../src/plan/digest.js";
 import { PLAN_FORMATS } from "../../src/render/plan/index.js";

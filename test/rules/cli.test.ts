@@ -2,9 +2,10 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { Command } from "commander";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { registerValidate, runValidate, useColor } from "../../src/cli/validate.js";
-import { github } from "../../src/render/diagnostics/github.js";
-import { text } from "../../src/render/diagnostics/text.js";
+import { registerValidate } from "../../src/cli/validate.js";
+import { runValidate, useColor } from "../../src/commands/validate.js";
+import { github } from "../../src/render/validate/github.js";
+import { text } from "../../src/render/validate/text.js";
 import type { Diagnostic } from "../../src/rules/types.js";
 import { FIXTURES } from "./helpers.js";
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { renderRulesSchema, SCHEMA_FILE } from "../../src/rules/write-schema.js";
 import { buildRulesSchema } from "../../src/rules/schema.js";
-import { ACTION_MODULES } from "../../src/actions/index.js";
+import { ACTIONS } from "../../src/actions/index.js";
 import { DATE_TIME_PARAMS } from "../../src/rules/datetime.js";
 import { isRuntimeValue } from "../../src/rules/validate-schema.js";
 
@@ -61,7 +61,7 @@ describe("rules.schema.json", () => {
 
   it("is assembled from the action modules' fragments", () => {
     const defs = schema.$defs as Json;
-    for (const m of ACTION_MODULES) expect(defs[`action_${m.kind}`]).toBe(m.schema);
+    for (const m of ACTIONS) expect(defs[`action_${m.kind}`]).toBe(m.schema);
   });
 
   it("select offers exactly the query parameters of spec 4.2 without paging and ordering", () => {

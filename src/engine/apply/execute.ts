@@ -4,17 +4,19 @@
  * 1. changes the journal shows done are skipped;
  * 2. staleness (see staleness.ts): one list per workflow, then reads of the listed instances only — and of those
  *    whose journal shows an intent without an outcome (decided by reading: took effect → done, else judged and sent);
- * 3. complete/save: one request each, instances concurrently (at most `concurrency` in flight, so at most that many
- *    intents can be open when the process dies), the changes of one instance in plan order;
- * 4. aborts: bulk batches of `batchSize`, the ids returned checked against the ids sent.
+ * 3. kinds sent one request each (complete/save): instances concurrently (at most `concurrency` in flight, so at most
+ *    that many intents can be open when the process dies), the changes of one instance in plan order;
+ * 4. kinds sent in batches (abort): batches of `batchSize`, the ids returned checked against the ids sent.
+ *
+ * How each kind is sent and how a record shows it took effect is the kind's own (src/actions).
  *
  * A request whose outcome is unknown is never repeated before a read shows it did not take effect; repeats are
  * bounded by `maxSendAttempts`.
  */
 import pLimit from "p-limit";
+import { mutatingKind, type BatchSender, type EachSender } from "../../actions/index.js";
 import {
   ApiError,
-  CompleteStepBodySchema,
   OutcomeUnknownError,
   ResponseShapeError,
   TransportError,
@@ -23,11 +25,11 @@ import {
 } from "../../api/index.js";
 import { sleep } from "../../api/retry.js";
 import { batches } from "./batches.js";
-import { describeStatus, readForCheck } from "./instance-state.js";
+import { readForCheck } from "./instance-state.js";
 import type { Journal } from "./journal.js";
 import type { AppliedHow, ChangeOutcome } from "./outcome.js";
-import { isStepChange, type ApplyChange, type PlanFile, type StepChange } from "../../plan/read.js";
-import { abortedSince, changedSince, staleReason } from "./staleness.js";
+import type { PlanChange as ApplyChange, PlanFile } from "../../plan/types.js";
+import { changedSince, staleReason } from "./staleness.js";
 import { effectOf } from "./verify.js";
 
 export interface ExecuteOptions {
@@ -84,8 +86,11 @@ class Execution {
     const pending = this.skipDone();
     if (pending.length > 0) {
       const ready = await this.judge(pending);
-      await this.sendSteps(ready.filter(isStepChange));
-      await this.sendAborts(ready.filter((c) => c.kind === "abort"));
+      await this.sendEach(ready.filter((c) => senderOf(c).mode === "each"));
+      // batch kinds one after another, each in its own batches
+      const batched = new Map<string, ApplyChange[]>();
+      for (const c of ready) if (senderOf(c).mode === "batch") batched.set(c.kind, [...(batched.get(c.kind) ?? []), c]);
+      for (const list of batched.values()) await this.sendBatches(list);
     }
     const outcomes = this.plan.changes.map(
       (c) => this.outcomes.get(c.id) ?? { change: c, status: "not_started" as const, reason: "not attempted" },
@@ -118,7 +123,7 @@ class Execution {
 
   private async judge(pending: ApplyChange[]): Promise<ApplyChange[]> {
     const { clockSkewMs } = this.opts;
-    await this.resolveEarlierAborts(pending);
+    await this.resolveEarlierBatches(pending);
     const open = pending.filter((c) => !this.outcomes.has(c.id));
     if (open.length === 0) return [];
 
@@ -160,16 +165,19 @@ class Execution {
     return ready;
   }
 
-  /** Aborts an earlier run may have sent: one list of recently aborted instances per workflow decides them all. */
-  private async resolveEarlierAborts(pending: ApplyChange[]): Promise<void> {
-    const open = pending.filter((c) => c.kind === "abort" && this.unresolved(c));
-    if (open.length === 0) return;
-    const times = open.map((c) => Date.parse(this.journal.historyOf(c.id).lastIntentAt ?? this.plan.created_at));
-    const since = new Date(Math.min(...times) - this.opts.clockSkewMs);
-    const aborted = await abortedSince(this.client, open.map((c) => c.process_id), since);
-    for (const c of open) {
-      if (aborted.has(c.instance_id)) this.done(c, "verified", undefined, "an earlier run's bulk abort took effect (listed as aborted)");
-      else this.resolvedNotApplied.add(c.id);
+  /** Batched changes an earlier run may have sent: one listing per kind and workflow decides them all. */
+  private async resolveEarlierBatches(pending: ApplyChange[]): Promise<void> {
+    const byKind = new Map<string, ApplyChange[]>();
+    for (const c of pending) if (senderOf(c).mode === "batch" && this.unresolved(c)) byKind.set(c.kind, [...(byKind.get(c.kind) ?? []), c]);
+    for (const [kind, open] of byKind) {
+      const times = open.map((c) => Date.parse(this.journal.historyOf(c.id).lastIntentAt ?? this.plan.created_at));
+      const since = new Date(Math.min(...times) - this.opts.clockSkewMs);
+      const sender = batchSender(kind);
+      const took = await sender.tookEffectSince(this.client, open.map((c) => c.process_id), since);
+      for (const c of open) {
+        if (took.has(c.instance_id)) this.done(c, "verified", undefined, `an earlier run's batch took effect (listed: ${mutatingKind(kind).describe(c).label} done since)`);
+        else this.resolvedNotApplied.add(c.id);
+      }
     }
   }
 
@@ -190,11 +198,11 @@ class Execution {
     return out;
   }
 
-  // ---- 3. complete_step / save_step ------------------------------------------------------------------------------
+  // ---- 3. kinds sent one request each ----------------------------------------------------------------------------
 
-  private async sendSteps(changes: StepChange[]): Promise<void> {
+  private async sendEach(changes: ApplyChange[]): Promise<void> {
     if (changes.length === 0) return;
-    const byInstance = new Map<number, StepChange[]>();
+    const byInstance = new Map<number, ApplyChange[]>();
     for (const c of changes) byInstance.set(c.instance_id, [...(byInstance.get(c.instance_id) ?? []), c]);
     const limit = pLimit(this.opts.concurrency);
     await Promise.all(
@@ -202,21 +210,21 @@ class Execution {
         limit(async () => {
           for (const c of group) {
             if (this.stopped(c)) continue;
-            await this.sendStep(c);
+            await this.sendOne(c);
           }
         }),
       ),
     );
   }
 
-  private async sendStep(c: StepChange): Promise<void> {
-    const body = CompleteStepBodySchema.parse(c.request.body);
+  private async sendOne(c: ApplyChange): Promise<void> {
+    const sender = eachSender(c.kind);
     let lastUnknown = "";
     for (let attempt = 1; attempt <= this.opts.maxSendAttempts; attempt++) {
       if (attempt > 1 && this.stopped(c)) return;
       this.journal.append({ event: "intent", change: c.id, attempt });
       try {
-        const record = await this.client.completeStep(c.instance_id, body);
+        const record = await sender.send(this.client, c);
         this.done(c, "response", record.last_updated_time);
         return;
       } catch (err) {
@@ -225,7 +233,7 @@ class Execution {
           // the service: like a lost answer, it is decided by reading the instance, never assumed applied
           const reason = err instanceof OutcomeUnknownError ? err.reason : `answered ${err.status} with an unexpected body`;
           lastUnknown = reason;
-          const decided = await this.decideStep(c, reason);
+          const decided = await this.decideOne(c, reason);
           if (decided) return;
           continue; // surely not applied, still holds: send again
         }
@@ -237,7 +245,7 @@ class Execution {
   }
 
   /** After an unknown outcome: read, and settle the change (true) or report it may be sent again (false). */
-  private async decideStep(c: StepChange, reason: string): Promise<boolean> {
+  private async decideOne(c: ApplyChange, reason: string): Promise<boolean> {
     await sleep(this.opts.verifyDelayMs);
     let record: InstanceRecord;
     try {
@@ -260,7 +268,7 @@ class Execution {
   }
 
   /** The service refused (or the request never left): classify, reading the instance when it may have gone stale. */
-  private async refused(c: StepChange, err: unknown): Promise<void> {
+  private async refused(c: ApplyChange, err: unknown): Promise<void> {
     if (err instanceof ApiError && err.status === 401) {
       this.halted = `the service refused the API key (${message(err)})`;
       this.failed(c, this.halted);
@@ -283,17 +291,20 @@ class Execution {
     this.failed(c, `${message(err)}${sent}`);
   }
 
-  // ---- 4. bulk aborts --------------------------------------------------------------------------------------------
+  // ---- 4. kinds sent in batches ---------------------------------------------------------------------------------
 
-  private async sendAborts(changes: ApplyChange[]): Promise<void> {
-    if (changes.length === 0) return;
+  /** Changes of one batch kind. */
+  private async sendBatches(changes: ApplyChange[]): Promise<void> {
+    const first = changes[0];
+    if (first === undefined) return;
     const limit = pLimit(this.opts.concurrency);
     const all = batches(changes, this.opts.batchSize);
-    this.say(`aborting ${changes.length} instance${changes.length === 1 ? "" : "s"} in ${all.length} batch${all.length === 1 ? "" : "es"} of at most ${this.opts.batchSize}`);
+    this.say(`${mutatingKind(first.kind).describe(first).label}: ${changes.length} instance${changes.length === 1 ? "" : "s"} in ${all.length} batch${all.length === 1 ? "" : "es"} of at most ${this.opts.batchSize}`);
     await Promise.all(all.map((batch, i) => limit(() => this.sendBatch(batch, i + 1))));
   }
 
   private async sendBatch(batch: ApplyChange[], n: number): Promise<void> {
+    const sender = batchSender(batch[0]?.kind ?? "");
     let remaining = batch.filter((c) => !this.stopped(c));
     let lastUnknown = "";
     for (let attempt = 1; attempt <= this.opts.maxSendAttempts && remaining.length > 0; attempt++) {
@@ -302,19 +313,18 @@ class Execution {
       this.journal.appendAll(remaining.map((c) => ({ event: "intent" as const, change: c.id, attempt, batch: n })));
       const sentAt = Date.now();
       try {
-        const answer = await this.client.bulkAbort(remaining.map((c) => c.instance_id));
-        const returned = new Set(answer.ids);
+        const returned = new Set(await sender.send(this.client, remaining.map((c) => c.instance_id)));
         const missing: ApplyChange[] = [];
         for (const c of remaining) {
           if (returned.has(c.instance_id)) this.done(c, "returned", undefined);
           else missing.push(c);
         }
-        await this.explainNotAborted(missing);
+        await this.explainNotReturned(missing, sender);
         return;
       } catch (err) {
         if (err instanceof OutcomeUnknownError || err instanceof ResponseShapeError) {
           lastUnknown = err instanceof OutcomeUnknownError ? err.reason : `answered ${err.status} with an unexpected body`;
-          const left = await this.decideBatch(remaining, sentAt, lastUnknown);
+          const left = await this.decideBatch(remaining, sentAt, lastUnknown, sender);
           if (left === undefined) return;
           remaining = left;
           continue;
@@ -334,11 +344,11 @@ class Execution {
    * After a bulk abort of unknown outcome: one list per workflow of the instances aborted since the request decides
    * the whole batch. Returns the changes still to send, or undefined when the batch is settled.
    */
-  private async decideBatch(remaining: ApplyChange[], sentAt: number, reason: string): Promise<ApplyChange[] | undefined> {
+  private async decideBatch(remaining: ApplyChange[], sentAt: number, reason: string, sender: BatchSender): Promise<ApplyChange[] | undefined> {
     await sleep(this.opts.verifyDelayMs);
     let aborted: Set<number>;
     try {
-      aborted = await abortedSince(this.client, remaining.map((c) => c.process_id), new Date(sentAt - this.opts.clockSkewMs));
+      aborted = await sender.tookEffectSince(this.client, remaining.map((c) => c.process_id), new Date(sentAt - this.opts.clockSkewMs));
     } catch (err) {
       for (const c of remaining) this.failed(c, `bulk abort outcome unknown (${reason}) and it could not be checked: ${message(err)}`, true);
       return undefined;
@@ -351,17 +361,15 @@ class Execution {
     return left;
   }
 
-  /** Ids the bulk abort did not return: read each to say why. */
-  private async explainNotAborted(missing: ApplyChange[]): Promise<void> {
+  /** Ids the batch did not return: read each to say why. */
+  private async explainNotReturned(missing: ApplyChange[], sender: BatchSender): Promise<void> {
     const records = await this.readAll(missing.map((c) => c.instance_id));
     for (const c of missing) {
       const r = records.get(c.instance_id);
       let why: string;
       if (r === undefined) why = "not returned by the bulk abort";
       else if (r instanceof Error) why = notVisible(r) ? `not found or not visible to this API key (${message(r)})` : `not returned, and it could not be read: ${message(r)}`;
-      else if (r.aborted_time) why = `already aborted (at ${r.aborted_time})`;
-      else if (r.completed_time) why = `completed (at ${r.completed_time})`;
-      else why = `still ${describeStatus(r)}: the service did not abort it (the API key may not be allowed to abort in this workflow)`;
+      else why = sender.whyNot(r);
       this.notAborted(c, why);
     }
   }
@@ -405,6 +413,22 @@ class Execution {
   private say(line: string): void {
     this.opts.progress?.(line);
   }
+}
+
+function senderOf(c: ApplyChange): EachSender | BatchSender {
+  return mutatingKind(c.kind).send;
+}
+
+function eachSender(kind: string): EachSender {
+  const s = mutatingKind(kind).send;
+  if (s.mode !== "each") throw new Error(`${kind} is sent in batches`);
+  return s;
+}
+
+function batchSender(kind: string): BatchSender {
+  const s = mutatingKind(kind).send;
+  if (s.mode !== "batch") throw new Error(`${kind} is sent one request each`);
+  return s;
 }
 
 export function executePlan(client: ApiClient, plan: PlanFile, journal: Journal, opts: ExecuteOptions): Promise<ExecuteResult> {

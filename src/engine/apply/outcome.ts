@@ -1,5 +1,6 @@
 /** What happened to each planned change in one apply run. */
-import type { ApplyChange } from "../../plan/read.js";
+import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../../model/errors.js";
+import type { PlanChange as ApplyChange } from "../../plan/types.js";
 
 export type OutcomeStatus =
   /** took effect in this run (answered, returned by the bulk abort, or confirmed by reading after an unknown outcome) */
@@ -24,3 +25,19 @@ export interface ChangeOutcome {
   reason?: string;
   how?: AppliedHow;
 }
+
+export type Counts = Record<OutcomeStatus, number>;
+
+export function countOutcomes(outcomes: ChangeOutcome[]): Counts {
+  const counts: Counts = { applied: 0, already_done: 0, stale: 0, failed: 0, not_aborted: 0, not_started: 0 };
+  for (const o of outcomes) counts[o.status] += 1;
+  return counts;
+}
+
+/** 1 when anything did not go as planned; with --detailed-exitcode 2 when changes were applied, else 0. */
+export function applyExitCode(outcomes: ChangeOutcome[], detailed: boolean): number {
+  const c = countOutcomes(outcomes);
+  if (c.stale + c.failed + c.not_aborted + c.not_started > 0) return EXIT_ERROR;
+  return detailed && c.applied > 0 ? EXIT_CHANGES : EXIT_OK;
+}
+

@@ -13,7 +13,7 @@
  */
 import type { ApiClient, InstanceRecord } from "../../api/index.js";
 import { activeSteps, statusOf, timeOf } from "./instance-state.js";
-import { isStepChange, type ApplyChange } from "../../plan/read.js";
+import type { PlanChange as ApplyChange } from "../../plan/types.js";
 
 export const DEFAULT_CLOCK_SKEW_MS = 60_000;
 
@@ -21,18 +21,6 @@ export const DEFAULT_CLOCK_SKEW_MS = 60_000;
 export async function changedSince(client: ApiClient, processIds: Iterable<number>, since: Date): Promise<Set<number>> {
   const ids = new Set<number>();
   const query = { last_updated_time_after: since.toISOString(), page_size: 500 };
-  await Promise.all(
-    [...new Set(processIds)].map(async (pid) => {
-      for await (const item of client.instances(pid, query)) ids.add(item.id);
-    }),
-  );
-  return ids;
-}
-
-/** Ids of the instances of these workflows aborted at or after `since` (to decide a bulk abort of unknown outcome). */
-export async function abortedSince(client: ApiClient, processIds: Iterable<number>, since: Date): Promise<Set<number>> {
-  const ids = new Set<number>();
-  const query = { status: ["aborted"], aborted_time_after: since.toISOString(), page_size: 500 };
   await Promise.all(
     [...new Set(processIds)].map(async (pid) => {
       for await (const item of client.instances(pid, query)) ids.add(item.id);
@@ -55,10 +43,11 @@ export function staleReason(change: ApplyChange, record: InstanceRecord, ctx: St
     const when = status === "aborted" ? record.aborted_time : record.completed_time;
     return `the instance is no longer running: ${status}${when ? ` at ${when}` : ""}`;
   }
-  if (isStepChange(change)) {
+  const step = change.precondition.active_step_id;
+  if (step !== undefined) {
     const active = activeSteps(record);
-    if (!active.includes(change.step_id)) {
-      return `step ${change.step_id} is no longer active (active: ${active.length > 0 ? active.join(", ") : "none"})`;
+    if (!active.includes(step)) {
+      return `step ${step} is no longer active (active: ${active.length > 0 ? active.join(", ") : "none"})`;
     }
   }
   const now = timeOf(record.last_updated_time);

@@ -2,9 +2,8 @@
  * Markdown for pull-request comments (after Atlantis): summary and rule table outside a collapsible block, the diff
  * inside, and the whole comment under the 65,536-character limit however big the plan, saying what was left out.
  */
-import { PRESENTATION } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport } from "../../plan/types.js";
-import { diffKeys, showValue, summaryLine } from "./summary.js";
+import { describeChange, diffKeys, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 
 /** GitHub's comment limit is 65,536 characters; keep a margin for the footer. */
@@ -49,8 +48,8 @@ export function reportMarkdown(r: PlannedReport): string {
 }
 
 function changeBlock(ch: PlannedChange): string {
-  const p = PRESENTATION[ch.kind];
-  const what = ch.kind === "abort" ? "abort" : `${ch.kind === "complete_step" ? "complete" : "save"} step ${ch.step_id}`;
+  const p = presentation(ch.kind);
+  const what = describeChange(ch).label;
   const lines = [`@@ ${p.symbol} #${ch.instance_id} ${ch.instance_name.replace(/\r?\n/g, " ")}: ${what} @@`];
   for (const key of diffKeys(ch.before, ch.after)) {
     if (key in ch.before) lines.push(`- ${key}: ${showValue(ch.before[key])}`);
@@ -113,7 +112,7 @@ export const markdown: PlanFormatter = (plan, options) => {
     const left = plan.changes.length - shown;
     const note = left > 0 ? `\n${left} of ${plan.changes.length} changes left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; the full plan is in ${where}.\n` : "";
     const legendKinds = [...new Set(plan.changes.map((c) => c.kind))];
-    const legend = legendKinds.map((k) => `${PRESENTATION[k].symbol} ${PRESENTATION[k].legend}`).join(" · ");
+    const legend = legendKinds.map((k) => `${presentation(k).symbol} ${presentation(k).legend}`).join(" · ");
     out += `<details><summary>Changes (${plan.changes.length}) — ${legend}</summary>\n\n${body}${note}\n</details>\n`;
   }
   return out + footer;

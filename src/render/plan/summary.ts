@@ -1,12 +1,27 @@
 /** The one summary line every format shares, e.g. `Plan: 12 steps to complete, 3 to save, 1 report.` */
-import { MUTATING_KINDS, PRESENTATION } from "../../actions/index.js";
-import type { Plan } from "../../plan/types.js";
+import { MUTATING_KINDS, mutatingKind, type ChangeDescription, type KindPresentation } from "../../actions/index.js";
+import type { Plan, PlannedChange } from "../../plan/types.js";
+
+/** How a kind shows itself (symbol, legend, colour, summary phrase). */
+export function presentation(kind: string): KindPresentation {
+  return mutatingKind(kind).presentation;
+}
+
+/** A change as every view names it ("complete step 20111", "abort"). */
+export function describeChange(change: PlannedChange): ChangeDescription {
+  return mutatingKind(change.kind).describe(change);
+}
+
+/** Mutating kinds that occur in the plan, in registry order (for legends). */
+export function kindsUsed(plan: Plan): string[] {
+  return MUTATING_KINDS.filter((k) => plan.changes.some((ch) => ch.kind === k));
+}
 
 export function summaryLine(plan: Plan): string {
   const parts: string[] = [];
   for (const k of MUTATING_KINDS) {
-    const n = plan.summary[k];
-    if (n > 0) parts.push(PRESENTATION[k].summary(n));
+    const n = plan.summary[k] ?? 0;
+    if (n > 0) parts.push(presentation(k).summary(n));
   }
   const r = plan.summary.reports;
   if (r > 0) parts.push(`${r} ${r === 1 ? "report" : "reports"}`);

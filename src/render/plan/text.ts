@@ -1,8 +1,7 @@
 /** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
 import pc from "picocolors";
-import { MUTATING_KINDS, PRESENTATION } from "../../actions/index.js";
 import type { Plan, PlannedReport } from "../../plan/types.js";
-import { diffKeys, showValue, summaryLine } from "./summary.js";
+import { describeChange, diffKeys, kindsUsed, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 
 /** Rows of a report shown in the terminal; the JSON plan and --report-dir carry all of them. */
@@ -36,13 +35,13 @@ export function reportLines(r: PlannedReport, maxRows = MAX_REPORT_ROWS): string
 
 export const text: PlanFormatter = (plan, { color }) => {
   const c = pc.createColors(color);
-  const paint = (kind: keyof typeof PRESENTATION, s: string): string => c[PRESENTATION[kind].colour](s);
+  const paint = (kind: string, s: string): string => c[presentation(kind).colour](s);
   const out: string[] = [];
   out.push(c.bold(`flowrules plan against ${plan.base_url || "(fixtures)"} at ${plan.created_at}`));
 
-  const used = MUTATING_KINDS.filter((k) => plan.changes.some((ch) => ch.kind === k));
+  const used = kindsUsed(plan);
   if (used.length > 0) {
-    out.push(`Legend: ${used.map((k) => `${paint(k, PRESENTATION[k].symbol)} ${PRESENTATION[k].legend}`).join("   ")}`);
+    out.push(`Legend: ${used.map((k) => `${paint(k, presentation(k).symbol)} ${presentation(k).legend}`).join("   ")}`);
   }
 
   for (const rule of plan.rules) {
@@ -56,8 +55,8 @@ export const text: PlanFormatter = (plan, { color }) => {
         status,
     );
     for (const ch of plan.changes.filter((x) => x.rule === rule.name)) {
-      const p = PRESENTATION[ch.kind];
-      const what = ch.kind === "abort" ? "abort" : `${ch.kind === "complete_step" ? "complete" : "save"} step ${ch.step_id}`;
+      const p = presentation(ch.kind);
+      const what = describeChange(ch).label;
       out.push(`  ${paint(ch.kind, p.symbol)} #${ch.instance_id} ${JSON.stringify(ch.instance_name)}: ${what}`);
       for (const key of diffKeys(ch.before, ch.after)) {
         // a value the plan did not need to read is shown as set, not as a guessed before → after

@@ -3,9 +3,9 @@
  * not started change (rule, instance, kind, reason), the number of requests, and where the journal is. Plain text,
  * no secrets: reasons come from our own words and the service's `detail`, which the client already redacts.
  */
+import { MUTATING_KINDS } from "../../actions/index.js";
 import type { RequestStats } from "../../api/index.js";
-import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../../model/errors.js";
-import type { ChangeOutcome, OutcomeStatus } from "./outcome.js";
+import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../engine/apply/outcome.js";
 
 export interface SummaryInput {
   outcomes: ChangeOutcome[];
@@ -17,7 +17,6 @@ export interface SummaryInput {
   readToCheck: number;
 }
 
-const KINDS = ["complete_step", "save_step", "abort"] as const;
 const COLUMNS: Array<{ status: OutcomeStatus; title: string }> = [
   { status: "applied", title: "applied" },
   { status: "already_done", title: "done earlier" },
@@ -32,21 +31,6 @@ const SECTIONS: Array<{ status: OutcomeStatus; title: string }> = [
   { status: "not_aborted", title: "Not aborted (the bulk abort did not return their ids):" },
   { status: "not_started", title: "Not started:" },
 ];
-
-export type Counts = Record<OutcomeStatus, number>;
-
-export function countOutcomes(outcomes: ChangeOutcome[]): Counts {
-  const counts: Counts = { applied: 0, already_done: 0, stale: 0, failed: 0, not_aborted: 0, not_started: 0 };
-  for (const o of outcomes) counts[o.status] += 1;
-  return counts;
-}
-
-/** 1 when anything did not go as planned; with --detailed-exitcode 2 when changes were applied, else 0. */
-export function applyExitCode(outcomes: ChangeOutcome[], detailed: boolean): number {
-  const c = countOutcomes(outcomes);
-  if (c.stale + c.failed + c.not_aborted + c.not_started > 0) return EXIT_ERROR;
-  return detailed && c.applied > 0 ? EXIT_CHANGES : EXIT_OK;
-}
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -87,7 +71,7 @@ export function renderSummary(s: SummaryInput): string {
   if (c.not_started) head.push(`${c.not_started} not started`);
   lines.push(`Apply ${problems > 0 ? "incomplete" : "complete"}: ${head.join(", ")} (of ${plural(total, "planned change")}).`);
 
-  const kinds = KINDS.filter((k) => s.outcomes.some((o) => o.change.kind === k));
+  const kinds = MUTATING_KINDS.filter((k) => s.outcomes.some((o) => o.change.kind === k));
   const columns = COLUMNS.filter((col) => col.status === "applied" || c[col.status] > 0);
   if (kinds.length > 0) {
     const rows = [["", ...columns.map((col) => col.title)]];

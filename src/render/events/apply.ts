@@ -2,8 +2,8 @@
  * What an apply did, one event per planned change: `change.applied` (this run), `change.skipped` (done by an
  * earlier run, stale, never started) or `change.failed` (refused, undecidable, not aborted) — then `apply.finished`.
  */
-import type { ChangeOutcome, OutcomeStatus } from "../engine/apply/outcome.js";
-import type { Logger, LogLevel } from "./types.js";
+import type { ChangeOutcome, OutcomeStatus } from "../../engine/apply/outcome.js";
+import type { Logger, LogLevel } from "../../log/types.js";
 
 const EVENT: Record<OutcomeStatus, { name: string; level: LogLevel }> = {
   applied: { name: "change.applied", level: "info" },

@@ -2,6 +2,7 @@
  * The live planning pipeline: resolve → select (cursor pages of 500) → hydrate → evaluate → assemble. Everything
  * that touches the network goes through the API client; the plan itself comes from the pure functions.
  */
+import { actionKind } from "../actions/index.js";
 import type { ApiClient } from "../api/index.js";
 import type { CompiledRule, FieldRef, RuleSet } from "../rules/types.js";
 import { VERSION } from "../model/version.js";
@@ -34,17 +35,15 @@ export interface RunPlanOptions {
 }
 
 /**
- * Fields to read for a rule: those its expressions read, plus those its save_step actions write, so that a save whose
- * values already hold is left out of the plan and a scheduled run of a save rule is idempotent.
+ * Fields to read for a rule: those its expressions read, plus those its actions read (a save reads the values it
+ * writes, so that one whose values already hold is left out and a scheduled run of a save rule is idempotent).
  */
 function fieldRefs(rule: CompiledRule): FieldRef[] {
   const refs = rule.needs.fields.flatMap((alias) => {
     const ref = rule.fields[alias];
     return ref ? [ref] : [];
   });
-  for (const a of rule.actions) {
-    if (a.kind === "save_step") for (const i of a.inputs) refs.push({ step: a.step, action: i.action });
-  }
+  for (const a of rule.actions) refs.push(...actionKind(a.kind).reads(a));
   const seen = new Set<string>();
   return refs.filter((r) => {
     const k = `${r.step}:${r.action}`;

@@ -1,14 +1,19 @@
 /** `file:line:col  error  message  (rule)` lines, then one closing count line. */
 import pc from "picocolors";
+import type { Diagnostic } from "../../rules/types.js";
 import { counts, location, plural, type DiagnosticFormatter } from "./types.js";
+
+/** One diagnostic as one line; also how every verb that loads rules reports them on stderr. */
+export function diagnosticLine(d: Diagnostic, color = false): string {
+  const c = pc.createColors(color);
+  const sev = d.severity === "error" ? c.red("error") : c.yellow("warning");
+  const rule = d.rule !== undefined ? `  ${c.dim(`(${d.rule})`)}` : "";
+  return `${c.bold(location(d))}  ${sev}  ${d.message}${rule}`;
+}
 
 export const text: DiagnosticFormatter = (diagnostics, opts) => {
   const c = pc.createColors(opts.color);
-  const lines = diagnostics.map((d) => {
-    const sev = d.severity === "error" ? c.red("error") : c.yellow("warning");
-    const rule = d.rule !== undefined ? `  ${c.dim(`(${d.rule})`)}` : "";
-    return `${c.bold(location(d))}  ${sev}  ${d.message}${rule}`;
-  });
+  const lines = diagnostics.map((d) => diagnosticLine(d, opts.color));
   const { errors, warnings } = counts(diagnostics);
   const checked =
     opts.files !== undefined ? ` in ${plural(opts.files, "file")}${opts.rules !== undefined ? `, ${plural(opts.rules, "rule")}` : ""}` : "";

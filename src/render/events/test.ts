@@ -1,6 +1,6 @@
 /** Rule-test results as events: one `test.case` per case (failed ones at error level), then `tests.finished`. */
-import { counts, type TestRun } from "../rule-tests/types.js";
-import type { Logger } from "./types.js";
+import { counts, type TestRun } from "../../rule-tests/types.js";
+import type { Logger } from "../../log/types.js";
 
 export function logTestRun(log: Logger, run: TestRun): void {
   for (const r of run.results) {

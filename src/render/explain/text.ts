@@ -2,11 +2,12 @@
  * Terminal output of `flowrules explain`: per rule a verdict line, then select (✓ / ✗ / ? per filter), the fields
  * it reads, `when` with its clauses, and the changes it would plan.
  */
+import { mutatingKind } from "../../actions/index.js";
 import pc from "picocolors";
-import { diffKeys, showValue } from "../../render/plan/summary.js";
+import { diffKeys, showValue } from "../plan/summary.js";
 import type { PlannedChange } from "../../plan/types.js";
-import { show, showWritten } from "./show.js";
-import type { ClauseExplanation, Explanation, FilterResult, RuleExplanation } from "./types.js";
+import { show, showWritten } from "../../engine/explain/show.js";
+import type { ClauseExplanation, Explanation, FilterResult, RuleExplanation } from "../../engine/explain/types.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -32,7 +33,9 @@ function clauseLines(c: Colors, cl: ClauseExplanation, indent: string): string[]
 }
 
 function changeLines(ch: PlannedChange, indent: string): string[] {
-  const what = ch.kind === "abort" ? "abort the instance" : `${ch.kind === "complete_step" ? "complete" : "save"} step ${ch.step_id}`;
+  const kind = mutatingKind(ch.kind);
+  // a whole-instance change reads best as its legend ("abort the instance"), a step change as its label
+  const what = kind.changeTarget(ch) === "instance" ? kind.presentation.legend : kind.describe(ch).label;
   const out = [`${indent}${what}  (${ch.request.method} ${ch.request.path})`];
   for (const k of diffKeys(ch.before, ch.after)) out.push(`${indent}    ${k}: ${showValue(ch.before[k])} → ${showValue(ch.after[k])}`);
   return out;

@@ -1,5 +1,5 @@
 /** `flowrules explain --format json`: the Explanation as one JSON document, for tools. */
-import type { Explanation } from "./types.js";
+import type { Explanation } from "../../engine/explain/types.js";
 
 export function explainJson(e: Explanation): string {
   return `${JSON.stringify({ format_version: 1, ...e }, null, 2)}\n`;

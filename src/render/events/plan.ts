@@ -1,6 +1,6 @@
 /** What a plan says, as events: one `rule.planned` per rule, one `plan.error` per error, then `plan.finished`. */
-import type { Plan } from "../plan/types.js";
-import type { Logger } from "./types.js";
+import type { Plan } from "../../plan/types.js";
+import type { Logger } from "../../log/types.js";
 
 export function logPlan(log: Logger, plan: Plan, extra: { duration_ms: number; requests: number; shard?: string }): void {
   for (const r of plan.rules) {

@@ -1,0 +1,222 @@
+/**
+ * What complete_step and save_step share: both POST /instances/{id}/complete_step/ with the rule's inputs evaluated
+ * for the instance; they differ only in `mode`, in their words, and in how a record shows they took effect. Each of
+ * the two modules is this factory called with its differences.
+ */
+import { CompleteStepBodySchema, describeIssue, type InstanceRecord } from "../api/index.js";
+import { fieldKey, plainValue } from "../model/field-values.js";
+import type { SourcePos, StepInput } from "../model/rule-types.js";
+import { canonicalJson } from "../plan/digest.js";
+import type { PlanChange } from "../plan/types.js";
+import type { JsonSchema } from "./schema-types.js";
+import type { Effect, KindPresentation, MutatingActionKind, RuleInfo } from "./types.js";
+
+export interface StepAction<K extends string> {
+  kind: K;
+  step: number;
+  inputs: StepInput[];
+  pos: SourcePos;
+}
+
+export interface StepKindSpec<K extends string> {
+  kind: K;
+  /** the request's `mode` */
+  mode: "complete" | "save";
+  description: string;
+  presentation: KindPresentation;
+  /** "complete" / "save": the label is `${verb} step N` */
+  verb: string;
+  /** "completes" / "saves" */
+  verbs: string;
+  effect(change: PlanChange, record: InstanceRecord): Effect;
+}
+
+/** The name a reviewer knows a field by: its alias in this rule when it has one, else its action id. */
+export function fieldLabel(rule: RuleInfo, step: number, action: number): string {
+  for (const [alias, ref] of Object.entries(rule.fields)) {
+    if (ref.step === step && ref.action === action) return `fields.${alias}`;
+  }
+  return `action ${action}`;
+}
+
+function stepSchema(kind: string, description: string): JsonSchema {
+  return {
+    type: "object",
+    description,
+    properties: {
+      [kind]: {
+        type: "object",
+        description,
+        properties: {
+          step: {
+            type: "integer",
+            minimum: 1,
+            description: "Id of the step to act on. It must be active in the instance when the plan is applied.",
+          },
+          inputs: {
+            type: "array",
+            description: "Form-field values to send with the step, as `actions` of the complete_step request.",
+            items: {
+              type: "object",
+              properties: {
+                action: {
+                  type: "integer",
+                  minimum: 1,
+                  description: "Id of the form field (action_id), as found in the workflow editor.",
+                },
+                value: {
+                  description:
+                    "The field's input_object, in the service's form: text and number `{ inputValue: v }`, date " +
+                    "`{ date: ISO }`, radio `{ inputValue: { radioItemSelected: A } }`, checklist " +
+                    "`{ inputValue: { itemsChecked: [...], itemsNotChecked: [...] } }`. Any string may hold " +
+                    "`{{ jsonata }}` templates, evaluated per instance.",
+                },
+              },
+              required: ["action", "value"],
+              additionalProperties: false,
+            },
+          },
+        },
+        required: ["step"],
+        additionalProperties: false,
+      },
+    },
+    required: [kind],
+    additionalProperties: false,
+  };
+}
+
+/** `$.a[2].b` → ["a", 2, "b"] (for nesting a body issue under request.body). */
+function jsonPathKeys(jsonPath: string): PropertyKey[] {
+  const keys: PropertyKey[] = [];
+  for (const m of jsonPath.matchAll(/\.([A-Za-z_$][\w$]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]/g)) {
+    if (m[1] !== undefined) keys.push(m[1]);
+    else if (m[2] !== undefined) keys.push(Number(m[2]));
+    else if (m[3] !== undefined) keys.push(m[3]);
+  }
+  return keys;
+}
+
+/** The `actions` of a step request body as sent. */
+export function sentActions(change: PlanChange): Array<{ action_id: number; input_object: unknown }> {
+  const parsed = CompleteStepBodySchema.safeParse(change.request.body);
+  return parsed.success ? parsed.data.actions ?? [] : [];
+}
+
+export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActionKind<K, StepAction<K>> {
+  const { kind, mode } = spec;
+  return {
+    kind,
+    mutating: true,
+    description: spec.description,
+    schema: stepSchema(kind, spec.description),
+    bare: false,
+    presentation: spec.presentation,
+
+    compile(body, ctx) {
+      if (typeof body.step !== "number") return undefined;
+      const inputs: StepInput[] = [];
+      let ok = true;
+      const list: unknown[] = Array.isArray(body.inputs) ? body.inputs : [];
+      list.forEach((inp, k) => {
+        if (typeof inp !== "object" || inp === null || Array.isArray(inp) || typeof (inp as { action?: unknown }).action !== "number") {
+          ok = false;
+          return;
+        }
+        const { action, value: raw } = inp as { action: number; value?: unknown };
+        const value = ctx.value(raw, ["inputs", k, "value"], `inputs[${k}].value`);
+        if (value === undefined) ok = false;
+        else inputs.push({ action, value });
+      });
+      if (!ok) return undefined;
+      return { kind, step: body.step, inputs, pos: ctx.pos };
+    },
+
+    // a save reads the values it writes, so one whose values already hold can be left out (idempotent schedules)
+    reads: (a) => (mode === "save" ? a.inputs.map((i) => ({ step: a.step, action: i.action })) : []),
+    target: (a) => ({ step: a.step }),
+    phrase: (a) => `${spec.verbs} step ${a.step}`,
+
+    async plan({ rule, action, data, evaluate }) {
+      if (data.status !== "running") return { skipped: `instance is ${data.status}` };
+      const active = data.record?.active_step_ids;
+      const inactive = active ? !active.includes(action.step) : data.stepActive?.get(action.step) === false;
+      if (inactive) return { skipped: `step ${action.step} is not active` };
+
+      const actions: Array<{ action_id: number; input_object: unknown }> = [];
+      const before: Record<string, unknown> = {};
+      const after: Record<string, unknown> = {};
+      if (mode === "complete") {
+        before[`step ${action.step}`] = "active";
+        after[`step ${action.step}`] = "completed";
+      }
+      let alreadyHeld = mode === "save" && action.inputs.length > 0;
+      for (const inp of action.inputs) {
+        const value = await evaluate(inp.value);
+        actions.push({ action_id: inp.action, input_object: value });
+        const label = fieldLabel(rule, action.step, inp.action);
+        const key = fieldKey(action.step, inp.action);
+        // "before" only when hydration read it; an unread value is left out rather than guessed
+        if (data.values.has(key)) before[label] = plainValue(data.values.get(key)) ?? null;
+        after[label] = plainValue(value) ?? null;
+        alreadyHeld &&= data.values.has(key) && canonicalJson(before[label]) === canonicalJson(after[label]);
+      }
+      // a save whose every value already holds changes nothing: leaving it out keeps scheduled runs idempotent
+      if (alreadyHeld) return { skipped: `step ${action.step} already holds these values` };
+      return {
+        change: {
+          id: `${rule.name}:${kind}:${data.id}:${action.step}`,
+          rule: rule.name,
+          instance_id: data.id,
+          instance_name: data.name,
+          process_id: data.process_id,
+          kind,
+          step_id: action.step,
+          request: {
+            method: "POST",
+            path: `/instances/${data.id}/complete_step/`,
+            body: { step_id: action.step, actions, mode },
+          },
+          before,
+          after,
+          precondition: {
+            status: "running",
+            active_step_id: action.step,
+            ...(data.record?.last_updated_time ? { last_updated_time: data.record.last_updated_time } : {}),
+          },
+        },
+      };
+    },
+
+    describe: (c) => ({ label: `${spec.verb} step ${c.step_id ?? "?"}`, effect: `${spec.verbs} step ${c.step_id ?? "?"}` }),
+    changeTarget: (c) => ({ step: c.step_id ?? -1 }),
+
+    checkChange(c, issue) {
+      // apply sends request.body as it stands: it must say exactly what kind, instance and step say, so what the
+      // reviewer read (kind, step) is what is executed
+      if (c.step_id === undefined) {
+        issue(["step_id"], `a ${kind} change needs step_id`);
+        return;
+      }
+      const path = `/instances/${c.instance_id}/complete_step/`;
+      if (c.request.path !== path) issue(["request", "path"], `expected ${path}`);
+      const body = CompleteStepBodySchema.safeParse(c.request.body);
+      if (!body.success) {
+        const d = describeIssue(body.error);
+        issue(["request", "body", ...jsonPathKeys(d.jsonPath)], d.problem);
+        return;
+      }
+      if (body.data.step_id !== c.step_id) issue(["request", "body", "step_id"], `expected ${c.step_id} (the change's step_id)`);
+      if ((body.data.mode ?? "complete") !== mode) issue(["request", "body", "mode"], `a ${kind} change is sent with mode "${mode}"`);
+      if (c.precondition.active_step_id !== undefined && c.precondition.active_step_id !== c.step_id) {
+        issue(["precondition", "active_step_id"], `expected ${c.step_id} (the change's step_id)`);
+      }
+    },
+
+    effect: spec.effect,
+    send: {
+      mode: "each",
+      send: (client, c) => client.completeStep(c.instance_id, CompleteStepBodySchema.parse(c.request.body)),
+    },
+  };
+}

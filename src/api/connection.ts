@@ -1,0 +1,86 @@
+/**
+ * Connection settings shared by every verb that talks to the service, read from flags and the environment, and the
+ * one way to make a client from them. The API key comes only from the environment (FLOWRULES_API_KEY): flags end up
+ * in shell history and CI logs.
+ */
+import { z } from "zod";
+import { createClient, type ApiClient, type ClientOptions } from "./client.js";
+import { InsecureUrlError } from "./errors.js";
+import { isLoopbackHost } from "./url-guard.js";
+import { UserError } from "../model/errors.js";
+
+export interface ConnectionSettings {
+  baseUrl: string;
+  apiKey: string;
+  rateLimitPerMin: number;
+  concurrency: number;
+  timeoutMs: number;
+  insecureHttp: boolean;
+}
+
+const intText = (name: string, min: number) =>
+  z
+    .union([z.string(), z.number()])
+    .transform((v, ctx) => {
+      const n = typeof v === "number" ? v : Number(v.trim());
+      if (!Number.isInteger(n) || n < min) {
+        ctx.addIssue({ code: "custom", message: `${name} must be a whole number ≥ ${min}, got ${JSON.stringify(v)}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const RawConnection = z.object({
+  baseUrl: z.string().optional(),
+  rateLimit: intText("--rate-limit", 0).optional(),
+  concurrency: intText("--concurrency", 1).optional(),
+  timeout: intText("--timeout", 1).optional(),
+  insecureHttp: z.boolean().optional(),
+});
+
+/** Reads flags and environment into settings, or throws a UserError that says what to set. */
+export function connectionSettings(opts: Record<string, unknown>, env: NodeJS.ProcessEnv): ConnectionSettings {
+  const parsed = RawConnection.safeParse({
+    baseUrl: opts.baseUrl ?? env.FLOWRULES_BASE_URL,
+    rateLimit: opts.rateLimit ?? (env.FLOWRULES_RATE_LIMIT || undefined),
+    concurrency: opts.concurrency,
+    timeout: opts.timeout,
+    insecureHttp: opts.insecureHttp === true,
+  });
+  if (!parsed.success) throw new UserError(parsed.error.issues.map((i) => i.message).join("; "));
+  const { baseUrl, rateLimit, concurrency, timeout, insecureHttp } = parsed.data;
+  if (!baseUrl) throw new UserError("no service URL: pass --base-url or set FLOWRULES_BASE_URL (e.g. http://127.0.0.1:4010/api for `flowrules sandbox`)");
+  try {
+    const u = new URL(baseUrl);
+    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol");
+  } catch {
+    throw new UserError(`--base-url / FLOWRULES_BASE_URL is not an http(s) URL: ${JSON.stringify(baseUrl)}`);
+  }
+  // refused here, before any rule or plan file is read and long before a socket could open (the client checks too)
+  if (!insecureHttp && new URL(baseUrl).protocol === "http:" && !isLoopbackHost(new URL(baseUrl).hostname)) {
+    throw new UserError(new InsecureUrlError(new URL(baseUrl).host).message);
+  }
+  const apiKey = env.FLOWRULES_API_KEY;
+  if (!apiKey) throw new UserError("no API key: set FLOWRULES_API_KEY (it is never taken as a flag, so it stays out of shell history and CI logs)");
+  return {
+    baseUrl,
+    apiKey,
+    rateLimitPerMin: rateLimit ?? 100,
+    concurrency: concurrency ?? 4,
+    timeoutMs: timeout ?? 30_000,
+    insecureHttp: insecureHttp ?? false,
+  };
+}
+
+/** The client for these settings; `extra` adds an event sink (the logger) or test tuning. */
+export function clientFrom(settings: ConnectionSettings, extra: Partial<ClientOptions> = {}): ApiClient {
+  return createClient({
+    baseUrl: settings.baseUrl,
+    apiKey: settings.apiKey,
+    rateLimitPerMin: settings.rateLimitPerMin,
+    concurrency: settings.concurrency,
+    timeoutMs: settings.timeoutMs,
+    insecureHttp: settings.insecureHttp,
+    ...extra,
+  });
+}

@@ -1,0 +1,34 @@
+/** `flowrules validate [paths...]`: schema, JSONata, aliases, names and conflicts, without any request. */
+import { loadRules } from "../rules/index.js";
+import { DIAGNOSTIC_FORMATS, type DiagnosticFormat } from "../render/validate/index.js";
+import { logDiagnostics } from "../render/events/validate.js";
+import type { Logger } from "../log/index.js";
+import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
+
+export interface ValidateOptions {
+  format: DiagnosticFormat;
+}
+
+/** Colours only on a terminal and never with NO_COLOR (https://no-color.org). */
+export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
+  return Boolean(stream.isTTY) && !("NO_COLOR" in process.env && process.env.NO_COLOR !== "");
+}
+
+/** Runs the validation and returns the output and exit code (kept apart from process I/O for tests). */
+export async function runValidate(
+  paths: string[],
+  opts: ValidateOptions,
+  color = false,
+  log?: Logger,
+): Promise<{ output: string; exitCode: number }> {
+  const result = await loadRules(paths);
+  if (log) logDiagnostics(log, result.diagnostics);
+  if (result.ruleSet) log?.event("rules.loaded", { files: result.ruleSet.files.length, rules: result.ruleSet.rules.length });
+  const errors = result.diagnostics.some((d) => d.severity === "error");
+  const output = DIAGNOSTIC_FORMATS[opts.format](result.diagnostics, {
+    color,
+    ...(result.ruleSet ? { files: result.ruleSet.files.length, rules: result.ruleSet.rules.length } : {}),
+  });
+  return { output, exitCode: errors ? EXIT_ERROR : EXIT_OK };
+}
+

@@ -1,0 +1,114 @@
+/**
+ * The plan file: one zod schema of its JSON form (format_version 1, described in docs/design.md), from which every
+ * plan type is inferred. The planner builds these objects, every renderer reads them and `apply` parses files
+ * against the same schema, so the three cannot drift apart. Keys may be added, never renamed. What a change of each
+ * kind must look like inside (its request) is the action kind's to say: see `checkChange` in src/actions.
+ */
+import { z } from "zod";
+
+export const SUPPORTED_FORMAT_VERSION = 1;
+
+const isoDateTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected an ISO 8601 date-time" });
+
+export const RequestSchema = z.object({
+  method: z.literal("POST"),
+  /** relative to the base URL, e.g. /instances/123/complete_step/ or /instances/bulk/abort */
+  path: z.string().min(1),
+  body: z.unknown(),
+});
+
+/** What must still hold at apply time for the change to be sent. */
+export const PreconditionSchema = z.object({
+  status: z.literal("running"),
+  /** for step kinds: the step must still be active */
+  active_step_id: z.number().int().nonnegative().optional(),
+  /** the instance's last_updated_time when planned, when known (a later value means it changed since) */
+  last_updated_time: isoDateTime.optional(),
+});
+
+export const ChangeSchema = z.object({
+  /** stable id of the change within the plan: `${rule}:${kind}:${instance_id}[:${step_id}]` */
+  id: z.string().min(1),
+  rule: z.string().min(1),
+  instance_id: z.number().int().nonnegative(),
+  instance_name: z.string().nullish().transform((v) => v ?? ""),
+  process_id: z.number().int().nonnegative(),
+  /** a mutating action kind of src/actions; apply refuses a kind this version does not know */
+  kind: z.string().min(1),
+  step_id: z.number().int().nonnegative().optional(),
+  request: RequestSchema,
+  /** the values this change touches, before and after (keys: `status`, `step <id>`, `field <alias|action id>`) */
+  before: z.record(z.string(), z.unknown()),
+  after: z.record(z.string(), z.unknown()),
+  precondition: PreconditionSchema,
+});
+
+export const ReportGroupSchema = z.object({ key: z.string(), count: z.number().int(), instance_ids: z.array(z.number().int()) });
+
+export const ReportSchema = z.object({
+  rule: z.string(),
+  title: z.string(),
+  group_by: z.string(),
+  columns: z.array(z.string()),
+  groups: z.array(ReportGroupSchema),
+  /** one row per matched instance, keyed by column */
+  rows: z.array(z.record(z.string(), z.unknown())),
+});
+
+export const PlanErrorSchema = z.object({
+  rule: z.string().optional(),
+  instance_id: z.number().optional(),
+  /** "limit" | "conflict" | "evaluation" | "resolve" | "api" */
+  code: z.string(),
+  message: z.string(),
+});
+
+export const RuleSummarySchema = z.object({
+  name: z.string(),
+  workflow_id: z.number().int().nullable(),
+  workflow_name: z.string().optional(),
+  /** instances returned by the server-side selection */
+  selected: z.number().int(),
+  /** instances for which `when` held */
+  matched: z.number().int(),
+  changes: z.number().int(),
+  /** matched instances an action did not apply to (not running, step not active), shown rather than failed */
+  skipped: z.number().int(),
+  status: z.enum(["ok", "failed"]),
+});
+
+/** Counts: one key per mutating kind (in registry order), then reports, errors and, live, requests. */
+export const SummarySchema = z
+  .object({ reports: z.number().int(), errors: z.number().int(), requests: z.number().int().optional() })
+  .catchall(z.number().int());
+
+export const PlanSchema = z.object({
+  format_version: z.literal(SUPPORTED_FORMAT_VERSION),
+  flowrules_version: z.string(),
+  created_at: isoDateTime,
+  base_url: z.string().min(1),
+  rules_digest: z.string(),
+  rules: z.array(RuleSummarySchema),
+  changes: z.array(ChangeSchema),
+  reports: z.array(ReportSchema),
+  errors: z.array(PlanErrorSchema),
+  summary: SummarySchema,
+});
+
+export const DigestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' });
+
+export const SignedPlanSchema = PlanSchema.extend({ digest: DigestSchema });
+
+export type PlannedRequest = z.infer<typeof RequestSchema>;
+export type Precondition = z.infer<typeof PreconditionSchema>;
+/** A change as planned and as read back from a plan file (the same shape). */
+export type PlannedChange = z.infer<typeof ChangeSchema>;
+export type PlanChange = PlannedChange;
+export type ReportGroup = z.infer<typeof ReportGroupSchema>;
+export type PlannedReport = z.infer<typeof ReportSchema>;
+export type PlanError = z.infer<typeof PlanErrorSchema>;
+export type RulePlanSummary = z.infer<typeof RuleSummarySchema>;
+export type PlanSummary = z.infer<typeof SummarySchema>;
+export type Plan = z.infer<typeof PlanSchema>;
+export type SignedPlan = Plan & { digest: string };
+export type PlanFile = z.infer<typeof SignedPlanSchema>;
