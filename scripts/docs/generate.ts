@@ -28,7 +28,7 @@ export function generatedDocs(root: string): GeneratedDoc[] {
     "",
     "Every key of a rule file (`*.yaml` / `*.yml`, checked by `flowrules validate`) and of a rule test file",
     "(`*.test.yaml`, run by `flowrules test`), read from the JSON Schemas in `schemas/`. For what rules do and how",
-    "to write them, see the [README](../README.md#writing-rules); for the expression language, [JSONata](https://docs.jsonata.org/).",
+    "to write them, see [Writing rules](writing-rules.md); for the expression language, [JSONata](https://docs.jsonata.org/).",
     "",
     "Point your editor at the schema for completion and checks as you type:",
     "",
