@@ -153,7 +153,7 @@ class Renderer {
     const rows = props.map(([key, p]) => {
       const type = this.typeOf(p, path === "" ? key : `${path}.${key}`);
       const desc = `${p.description ?? ""}${this.variantNotes(p)}`;
-      return `| \`${key}\` | ${cell(type)} | ${required.has(key) ? "yes" : "no"} | ${cell(desc)} |`;
+      return `| \`${key}\` | ${type.replace(/\|/g, "\\|")} | ${required.has(key) ? "yes" : "no"} | ${cell(desc)} |`;
     });
     const extra =
       n.additionalProperties === false ? ["", "No other keys are allowed."] : typeof n.additionalProperties === "object" ? ["", `Other keys: ${this.typeOf(n.additionalProperties, `${path}.<name>`)}.`] : [];

@@ -65,6 +65,10 @@ describe("generated reference pages", () => {
     expect(keys.size).toBeGreaterThan(30);
     const missing = [...keys].filter((k) => !rulesMd.includes(`| \`${k}\` |`));
     expect(missing).toEqual([]);
+    // each shared definition is linked where it is used, as a working link (not escaped text)
+    for (const def of Object.keys(JSON.parse(read("schemas/rules.schema.json")).$defs as Record<string, unknown>)) {
+      expect(rulesMd, def).toContain(`[${def}](#rule-file-${def})`);
+    }
   });
 });
 
