@@ -1,9 +1,15 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 // .ci/run sets VITEST_JSON_REPORT so it can print a plain "N passed, M failed" line from the JSON report.
 const jsonReport = process.env.VITEST_JSON_REPORT;
 
 export default defineConfig({
+  resolve: {
+    // bench/ and scripts/ import flowrules as "#flowrules/<path>.js" (package.json "imports", built dist/ at run time);
+    // tests run them against the TypeScript sources instead, like tsconfig.test.json's "source" condition.
+    alias: [{ find: /^#flowrules\/(.*)\.js$/, replacement: `${fileURLToPath(new URL("./src/", import.meta.url))}$1.ts` }],
+  },
   test: {
     include: ["test/**/*.test.ts"],
     // Tests that need a service start their own sandbox on an ephemeral loopback port.

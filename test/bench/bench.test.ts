@@ -4,12 +4,12 @@
  * for sizes it is not run at, and the output renders. No timing assertion: timings depend on the machine.
  */
 import { describe, expect, it } from "vitest";
-import { parseBenchArgs } from "../../src/bench/args.js";
-import { runBench } from "../../src/bench/bench.js";
-import { floorOf, naiveRequests } from "../../src/bench/floor.js";
-import { classify, countRequests } from "../../src/bench/measure.js";
-import { renderMarkdown } from "../../src/bench/table.js";
-import type { BenchOptions } from "../../src/bench/args.js";
+import { parseBenchArgs } from "../../bench/src/args.js";
+import { runBench } from "../../bench/src/bench.js";
+import { floorOf, naiveRequests } from "../../bench/src/floor.js";
+import { classify, countRequests } from "../../bench/src/measure.js";
+import { renderMarkdown } from "../../bench/src/table.js";
+import type { BenchOptions } from "../../bench/src/args.js";
 
 const TINY: BenchOptions = {
   sizes: [400, 900],

@@ -4,7 +4,7 @@
  * and caches it; that cold figure is printed separately).
  */
 import { performance } from "node:perf_hooks";
-import { startSandbox } from "../sandbox/index.js";
+import { startSandbox } from "#flowrules/sandbox/index.js";
 
 const INSTANCES = 100_000;
 const ROUNDS = 30;

@@ -4,8 +4,8 @@
  * 100 (the default) — with the CLI's output captured instead of printed. Whether the changes took effect is checked
  * by the orchestrator on the sandbox's own data, not taken from this summary.
  */
-import { applyCommand } from "../commands/apply.js";
-import type { CommandIO } from "../log/command-io.js";
+import { applyCommand } from "#flowrules/commands/apply.js";
+import type { CommandIO } from "#flowrules/log/command-io.js";
 
 export interface ApplyRun {
   planFile: string;

@@ -2,7 +2,7 @@
  * Did a side do the work, all of it and nothing else? Checked on the sandbox's own data, so a side that sent fewer
  * requests by skipping work would be caught here rather than praised.
  */
-import type { SandboxStore } from "../sandbox/index.js";
+import type { SandboxStore } from "#flowrules/sandbox/index.js";
 import { STEP_ID, WORKFLOW_ID, type Expected } from "./scenario.js";
 
 export interface Verification {

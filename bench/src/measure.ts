@@ -8,7 +8,7 @@
  */
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { RequestLogEntry, RunningSandbox } from "../sandbox/index.js";
+import type { RequestLogEntry, RunningSandbox } from "#flowrules/sandbox/index.js";
 import type { ChildJob, ChildOutput, FromChild, ToChild } from "./child.js";
 import { runFlowrules, sideResult, type FlowrulesSideOptions } from "./flowrules.js";
 import { runNaive } from "./naive.js";

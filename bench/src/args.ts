@@ -1,4 +1,4 @@
-/** Command line of `npm run bench` (node dist/bench/run.js [options]). */
+/** Command line of `npm run bench` (node dist-extra/bench/src/run.js [options]). */
 import { parseArgs } from "node:util";
 
 export interface BenchOptions {

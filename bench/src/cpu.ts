@@ -10,13 +10,13 @@
  */
 import { performance } from "node:perf_hooks";
 import jsonata from "jsonata";
-import { planBindings } from "../engine/context.js";
-import { evaluateInstance } from "../engine/evaluate-instance.js";
-import type { InstanceData, InstanceStatus } from "../actions/instance.js";
-import { fieldKey } from "../model/field-values.js";
+import { planBindings } from "#flowrules/engine/context.js";
+import { evaluateInstance } from "#flowrules/engine/evaluate-instance.js";
+import type { InstanceData, InstanceStatus } from "#flowrules/actions/instance.js";
+import { fieldKey } from "#flowrules/model/field-values.js";
 import { compileBenchRules } from "./flowrules.js";
 import { AMOUNT_ACTION, CURRENCY_ACTION, STEP_ID, WORKFLOW_ID } from "./scenario.js";
-import { Prng } from "../sandbox/prng.js";
+import { Prng } from "#flowrules/sandbox/prng.js";
 
 export const THREE_CLAUSES = 'fields.amount < 100 and fields.currency = "EUR" and instance.status = "running"';
 

@@ -6,12 +6,12 @@
  */
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createClient } from "../api/index.js";
-import { runPlan } from "../engine/plan-live.js";
-import type { Plan } from "../plan/types.js";
-import { writePlanFile } from "../commands/plan.js";
-import { compileSources } from "../rules/index.js";
-import type { RuleSet } from "../rules/types.js";
+import { createClient } from "#flowrules/api/index.js";
+import { runPlan } from "#flowrules/engine/plan-live.js";
+import type { Plan } from "#flowrules/plan/types.js";
+import { writePlanFile } from "#flowrules/commands/plan.js";
+import { compileSources } from "#flowrules/rules/index.js";
+import type { RuleSet } from "#flowrules/rules/types.js";
 import { applyPlanFile } from "./apply-adapter.js";
 import { API_KEY, RULES_FILE, RULES_YAML } from "./scenario.js";
 import { RssSampler, type PhaseHook, type PhaseResult, type SideResult } from "./side.js";

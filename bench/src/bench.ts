@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { startSandbox, type RunningSandbox } from "../sandbox/index.js";
+import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
 import type { BenchOptions } from "./args.js";
 import { measureCpu } from "./cpu.js";
 import { floorOf, naiveRequests, NAIVE_PAGE_SIZE } from "./floor.js";

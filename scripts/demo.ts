@@ -2,9 +2,9 @@
  * `npm run demo`: starts the sandbox in-process on a free loopback port and shows the dry-run plan of the starter
  * rules in `rules/` against its demo data. Nothing is applied.
  */
-import { startSandbox } from "./sandbox/index.js";
-import { planCommand } from "./commands/plan.js";
-import { processIO } from "./log/command-io.js";
+import { startSandbox } from "#flowrules/sandbox/index.js";
+import { planCommand } from "#flowrules/commands/plan.js";
+import { processIO } from "#flowrules/log/command-io.js";
 
 async function main(): Promise<void> {
   const sandbox = await startSandbox({ port: 0 });

@@ -10,7 +10,7 @@
  * The two `when` conditions are complements, so no instance is both aborted and completed (no conflict). The broad
  * rule comes first: its field reads fill the almanac, so the narrow rule's fields cost no request at all.
  */
-import type { InstanceState } from "../sandbox/index.js";
+import type { InstanceState } from "#flowrules/sandbox/index.js";
 
 export const WORKFLOW_ID = 1042;
 export const STEP_ID = 20111;

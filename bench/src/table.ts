@@ -1,4 +1,4 @@
-/** The benchmark's results as Markdown (stdout, and the README's Performance section). */
+/** The benchmark's results as Markdown (stdout, and the tables in docs/performance.md). */
 import type { BenchResults, SideRun, SizeRun, Target } from "./results.js";
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
