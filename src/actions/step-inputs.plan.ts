@@ -5,7 +5,7 @@
 import type { CompiledAction, CompiledRule } from "../rules/types.js";
 import { evalValue } from "../engine/evaluate.js";
 import { fieldKey, plainValue } from "../engine/field-values.js";
-import { canonicalJson } from "../engine/plan-digest.js";
+import { sameValue } from "../model/values.js";
 import type { ActionOutcome, ActionPlanInput } from "./types.js";
 
 type StepAction = Extract<CompiledAction, { kind: "complete_step" | "save_step" }>;
@@ -44,7 +44,8 @@ export async function planStepAction(
     // "before" only when hydration read it; an unread value is left out rather than guessed
     if (data.values.has(key)) before[label] = plainValue(data.values.get(key)) ?? null;
     after[label] = plainValue(value) ?? null;
-    alreadyHeld &&= data.values.has(key) && canonicalJson(before[label]) === canonicalJson(after[label]);
+    // by meaning: a service may echo 12.5 as "12.50", a date with "+00:00", a checklist in another order
+    alreadyHeld &&= data.values.has(key) && sameValue(data.values.get(key), value);
   }
   // a save whose every value already holds changes nothing: leaving it out keeps scheduled runs idempotent
   if (alreadyHeld) {

@@ -9,7 +9,7 @@
  * - abort: aborted_time is set.
  */
 import type { InstanceRecord, SnapshotStep } from "../../api/index.js";
-import { canonicalJson } from "../plan-digest.js";
+import { fieldTypeOf, sameValue } from "../../model/values.js";
 import { activeSteps, statusOf } from "./instance-state.js";
 import type { ApplyChange } from "./plan-file.js";
 
@@ -35,10 +35,6 @@ function snapshotStep(record: InstanceRecord, stepId: number): SnapshotStep | un
   return record.process_snapshot?.steps?.find((s) => s.id === stepId);
 }
 
-/** null, undefined and absent all mean "no value" (sending null clears a field). */
-function same(a: unknown, b: unknown): boolean {
-  return canonicalJson(a ?? null) === canonicalJson(b ?? null);
-}
 
 export function effectOf(change: ApplyChange, record: InstanceRecord): Effect {
   if (change.kind === "abort") {
@@ -60,8 +56,10 @@ export function effectOf(change: ApplyChange, record: InstanceRecord): Effect {
   // save_step
   const actions = step?.actions ?? [];
   for (const sent of sentActions(change)) {
-    const stored = actions.find((a) => a.id === sent.action_id)?.input_object;
-    if (!same(sent.input_object, stored)) return { applied: false, detail: `action ${sent.action_id} does not hold the value sent` };
+    const action = actions.find((a) => a.id === sent.action_id);
+    // by meaning: the service may store the value in its own format ("12.50", "+00:00" with microseconds, a plain
+    // radio string); null, undefined and absent all mean "no value" (sending null clears a field)
+    if (!sameValue(sent.input_object, action?.input_object, fieldTypeOf(action?.type, action?.settings))) return { applied: false, detail: `action ${sent.action_id} does not hold the value sent` };
   }
   return { applied: true, detail: `step ${stepId} holds every value sent` };
 }
