@@ -156,11 +156,11 @@ export function normalizeValue(value: unknown, type?: FieldType): Meaning {
 export function sameValue(a: unknown, b: unknown, type?: FieldType): boolean {
   const x = normalizeValue(a, type);
   const y = normalizeValue(b, type);
-  return sameMeaning(x, y);
+  return sameMeaning(x, y, type);
 }
 
-function sameMeaning(x: Meaning, y: Meaning): boolean {
-  if (x.kind === "text" && y.kind !== "text") return sameMeaning(y, x);
+function sameMeaning(x: Meaning, y: Meaning, type: FieldType | undefined): boolean {
+  if (x.kind === "text" && y.kind !== "text") return sameMeaning(y, x, type);
   switch (x.kind) {
     case "none":
       return y.kind === "none";
@@ -172,8 +172,8 @@ function sameMeaning(x: Meaning, y: Meaning): boolean {
       return y.kind === "text" && instantOf(y.value) === x.micros;
     case "text":
       if (y.kind !== "text") return false;
-      if (x.value === y.value) return true;
-      // two date-times in different notations (…Z, …+00:00, microseconds) name one instant
+      if (x.value === y.value || type === "text") return x.value === y.value;
+      // without a type, two date-times in different notations (…Z, …+00:00, microseconds) name one instant
       {
         const tx = isoDateTimeInstant(x.value);
         return tx !== undefined && tx === isoDateTimeInstant(y.value);
