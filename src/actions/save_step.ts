@@ -1,11 +1,6 @@
 /** save_step: save data in an active step without completing it (the complete_step request with mode save). */
-import { canonicalJson } from "../plan/digest.js";
+import { fieldTypeOf, sameValue } from "../model/values.js";
 import { sentActions, stepKind } from "./step-kind.js";
-
-/** null, undefined and absent all mean "no value" (sending null clears a field). */
-function same(a: unknown, b: unknown): boolean {
-  return canonicalJson(a ?? null) === canonicalJson(b ?? null);
-}
 
 export const saveStep = stepKind({
   kind: "save_step",
@@ -25,8 +20,11 @@ export const saveStep = stepKind({
     const stepId = change.step_id ?? -1;
     const actions = record.process_snapshot?.steps?.find((s) => s.id === stepId)?.actions ?? [];
     for (const sent of sentActions(change)) {
-      const stored = actions.find((a) => a.id === sent.action_id)?.input_object;
-      if (!same(sent.input_object, stored)) return { applied: false, detail: `action ${sent.action_id} does not hold the value sent` };
+      const action = actions.find((a) => a.id === sent.action_id);
+      // by meaning: the service may store the value in its own format ("12.50", "+00:00" with microseconds, a plain
+      // radio string); null, undefined and absent all mean "no value" (sending null clears a field)
+      const type = fieldTypeOf(action?.type, action?.settings);
+      if (!sameValue(sent.input_object, action?.input_object, type)) return { applied: false, detail: `action ${sent.action_id} does not hold the value sent` };
     }
     return { applied: true, detail: `step ${stepId} holds every value sent` };
   },

@@ -6,7 +6,7 @@
 import { CompleteStepBodySchema, describeIssue, type InstanceRecord } from "../api/index.js";
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { SourcePos, StepInput } from "../model/rule-types.js";
-import { canonicalJson } from "../plan/digest.js";
+import { sameValue } from "../model/values.js";
 import type { PlanChange } from "../plan/types.js";
 import type { JsonSchema } from "./schema-types.js";
 import type { Effect, KindPresentation, MutatingActionKind, RuleInfo } from "./types.js";
@@ -159,7 +159,8 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
         // "before" only when hydration read it; an unread value is left out rather than guessed
         if (data.values.has(key)) before[label] = plainValue(data.values.get(key)) ?? null;
         after[label] = plainValue(value) ?? null;
-        alreadyHeld &&= data.values.has(key) && canonicalJson(before[label]) === canonicalJson(after[label]);
+        // by meaning: a service may echo 12.5 as "12.50", a date with "+00:00", a checklist in another order
+        alreadyHeld &&= data.values.has(key) && sameValue(data.values.get(key), value);
       }
       // a save whose every value already holds changes nothing: leaving it out keeps scheduled runs idempotent
       if (alreadyHeld) return { skipped: `step ${action.step} already holds these values` };

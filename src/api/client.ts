@@ -34,7 +34,7 @@ import {
   type Workflow,
 } from "./schemas.js";
 import { StatsRecorder, type EndpointName, type RequestStats } from "./stats.js";
-import { describeLink, normaliseBaseUrl, relativeLink, type BaseUrl } from "./url-guard.js";
+import { describeLink, linkPath, normaliseBaseUrl, relativeLink, type BaseUrl } from "./url-guard.js";
 
 export interface ClientOptions {
   /** e.g. "https://host/api" or "http://127.0.0.1:4010/api/" (trailing slash optional) */
@@ -114,6 +114,8 @@ interface CallSpec<T> {
   schema: z.ZodType<T>;
   /** what the body should be, for shape errors: "the instance record" */
   what: string;
+  /** what is asked, in words, for messages ("listing instances of workflow 1042, page 3"); default from the path */
+  asked?: string;
 }
 
 function clampPageSize(value: unknown, name: string): number {
@@ -141,6 +143,11 @@ function errorDetail(text: string): string {
     const plain = (title ?? text.replace(/<[^>]*>/g, " ")).replace(/\s+/g, " ").trim();
     return plain.length > 200 ? `${plain.slice(0, 200)}…` : plain;
   }
+}
+
+/** The words of a call for its errors, when it set them (else the error derives them from the path). */
+function asked(spec: CallSpec<unknown>): { asked?: string } {
+  return spec.asked === undefined ? {} : { asked: spec.asked };
 }
 
 class Client implements ApiClient {
@@ -200,14 +207,18 @@ class Client implements ApiClient {
       ...query,
       page_size: clampPageSize(query.page_size, "page_size"),
     });
+    const words = (n: number): string => `listing instances of workflow ${processId}, page ${n}`;
     return cursorPages(
       first,
-      (path) => this.call({ endpoint: "instancePages", method: "GET", path, schema: InstanceListPageSchema, what: "an instance list page" }),
-      (next, from) => {
-        const rel = relativeLink(this.base, next);
-        if (rel === null) throw new UnsafeLinkError({ method: "GET", path: from, link: describeLink(next) });
+      (path, n) => this.call({ endpoint: "instancePages", method: "GET", path, schema: InstanceListPageSchema, what: "an instance list page", asked: words(n) }),
+      (next, from, n) => {
+        const rel = relativeLink(this.base, next, from);
+        if (rel === null) {
+          throw new UnsafeLinkError({ method: "GET", path: from, link: linkPath(next), basePath: this.base.basePath, asked: words(n) });
+        }
         return rel;
       },
+      words,
     );
   }
 
@@ -231,6 +242,7 @@ class Client implements ApiClient {
       body,
       schema: InstanceRecordSchema,
       what: "the instance record",
+      asked: `${body.mode === "save" ? "saving" : "completing"} step ${body.step_id} of instance ${id}`,
     });
   }
 
@@ -244,13 +256,15 @@ class Client implements ApiClient {
       body: { ids },
       schema: BulkAbortResponseSchema,
       what: "the bulk abort response",
+      asked: `aborting ${ids.length} instance${ids.length === 1 ? "" : "s"}`,
     });
   }
 
   formFieldPages(processId: number, stepId: number, actionId: number, query: FormFieldQuery = {}): AsyncGenerator<Page<FormFieldValue>> {
     const path = `/processes/${pathId("processId", processId)}/steps/${pathId("stepId", stepId)}/actions/${pathId("actionId", actionId)}/`;
     const limit = clampPageSize(query.limit, "limit");
-    const fetchPage = async (page: number): Promise<Page<FormFieldValue> | null> => {
+    const words = (n: number): string => `listing values of field ${actionId} (step ${stepId}, workflow ${processId}), page ${n}`;
+    const fetchPage = async (page: number): Promise<Page<FormFieldValue> | "invalid-page"> => {
       try {
         return await this.call({
           endpoint: "formFieldPages",
@@ -258,14 +272,16 @@ class Client implements ApiClient {
           path: withQuery(path, { ...query, page, limit }),
           schema: FormFieldPageSchema,
           what: "a form-field page",
+          asked: words(page),
         });
       } catch (err) {
-        // a later page can vanish when the result set shrinks between requests ("Invalid page."): it is the end
-        if (page > 1 && err instanceof ApiError && err.status === 404) return null;
+        // only the service's own JSON "Invalid page." may mean "past the end" (numberedPages checks the count);
+        // any other 404 — a gateway's HTML page — is an error
+        if (page > 1 && err instanceof ApiError && err.status === 404 && err.detail === "Invalid page.") return "invalid-page";
         throw err;
       }
     };
-    return numberedPages(fetchPage, this.concurrency, path);
+    return numberedPages(fetchPage, this.concurrency, path, words);
   }
 
   stats(): RequestStats {
@@ -366,6 +382,7 @@ class Client implements ApiClient {
         if (spec.method === "POST" && POST_OUTCOME_UNKNOWN_STATUS.has(status)) {
           this.recorder.outcomeUnknown();
           throw new OutcomeUnknownError({
+            ...asked(spec),
             method: spec.method,
             path: spec.path,
             body: spec.body,
@@ -387,6 +404,7 @@ class Client implements ApiClient {
       if (spec.method === "POST" && !failure.neverSent) {
         this.recorder.outcomeUnknown();
         throw new OutcomeUnknownError({
+          ...asked(spec),
           method: spec.method,
           path: spec.path,
           body: spec.body,
@@ -403,6 +421,7 @@ class Client implements ApiClient {
         }
       }
       throw new TransportError({
+        ...asked(spec),
         method: spec.method,
         path: spec.path,
         reason: this.clean(failure.reason),
@@ -416,12 +435,13 @@ class Client implements ApiClient {
   private apiError(spec: CallSpec<unknown>, res: HttpResponse, attempts: number): ApiError {
     let detail = errorDetail(res.text);
     if (res.status >= 300 && res.status < 400 && res.headers["location"]) detail ||= `redirect to ${describeLink(res.headers["location"])}`;
-    return new ApiError({ status: res.status, method: spec.method, path: spec.path, detail: this.clean(detail), attempts });
+    return new ApiError({ ...asked(spec), status: res.status, method: spec.method, path: spec.path, detail: this.clean(detail), attempts });
   }
 
   private parse<T>(spec: CallSpec<T>, res: HttpResponse): T {
     const shapeError = (problem: string, jsonPath?: string): ResponseShapeError =>
       new ResponseShapeError({
+        ...asked(spec),
         method: spec.method,
         path: spec.path,
         status: res.status,

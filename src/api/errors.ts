@@ -5,6 +5,40 @@
  */
 import { STATUS_CODES } from "node:http";
 
+/** One-line messages stay short: the service's own words are cut beyond this. */
+const DETAIL_MAX = 120;
+
+function short(text: string, max = DETAIL_MAX): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function queryParam(path: string, name: string): string | undefined {
+  const q = path.indexOf("?");
+  if (q < 0) return undefined;
+  return new URLSearchParams(path.slice(q + 1)).get(name) ?? undefined;
+}
+
+/**
+ * What a request asked, in words, from its method and path (relative to the base URL): "listing instances of
+ * workflow 1042", "listing values of field 50222 (step 20111, workflow 1042), page 3", "reading instance 100234".
+ * Messages name the request this way instead of by its URL, whose query may carry hundreds of instance ids; the
+ * full path stays on the error object (`path`) for the JSON log.
+ */
+export function describeRequest(method: string, path: string): string {
+  const bare = path.split("?")[0] ?? path;
+  let m: RegExpExecArray | null;
+  if ((m = /^\/v2\/processes\/(\d+)\/instances\/?$/.exec(bare))) return `listing instances of workflow ${m[1]}`;
+  if ((m = /^\/processes\/(\d+)\/steps\/(\d+)\/actions\/(\d+)\/?$/.exec(bare))) {
+    return `listing values of field ${m[3]} (step ${m[2]}, workflow ${m[1]}), page ${queryParam(path, "page") ?? "1"}`;
+  }
+  if ((m = /^\/instances\/(\d+)\/complete_step\/?$/.exec(bare))) return `changing a step of instance ${m[1]}`;
+  if ((m = /^\/instances\/(\d+)\/?$/.exec(bare))) return `reading instance ${m[1]}`;
+  if (/^\/instances\/bulk\/abort\/?$/.test(bare)) return "aborting instances";
+  if (/^\/processes\/?$/.test(bare)) return "listing workflows";
+  return `${method} ${short(bare, 80)}`;
+}
+
 /** Common base: `err instanceof FlowrulesApiError` catches everything the client throws on purpose. */
 export class FlowrulesApiError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -24,9 +58,14 @@ export class ApiError extends FlowrulesApiError {
   /** how many HTTP requests this call sent */
   readonly attempts: number;
 
-  constructor(init: { status: number; method: string; path: string; detail: string; attempts: number }) {
+  /** what was asked, in words ("listing instances of workflow 1042, page 3") */
+  readonly asked: string;
+
+  constructor(init: { status: number; method: string; path: string; detail: string; attempts: number; asked?: string }) {
     const reason = STATUS_CODES[init.status] ?? "";
-    super(`${init.method} ${init.path} → ${init.status}${reason ? ` ${reason}` : ""}${init.detail ? `: ${init.detail}` : ""}`);
+    const asked = init.asked ?? describeRequest(init.method, init.path);
+    super(`${asked}: ${init.status}${reason ? ` ${reason}` : ""}${init.detail ? `: ${short(init.detail)}` : ""}`);
+    this.asked = asked;
     this.status = init.status;
     this.method = init.method;
     this.path = init.path;
@@ -50,12 +89,16 @@ export class OutcomeUnknownError extends FlowrulesApiError {
   /** the HTTP status, when a (gateway) status line came back */
   readonly status: number | undefined;
 
-  constructor(init: { method: string; path: string; body: unknown; reason: string; status?: number; cause?: unknown }) {
+  readonly asked: string;
+
+  constructor(init: { method: string; path: string; body: unknown; reason: string; status?: number; cause?: unknown; asked?: string }) {
+    const asked = init.asked ?? describeRequest(init.method, init.path);
     super(
-      `${init.method} ${init.path}: outcome unknown (${init.reason}); the change may or may not have been applied — ` +
+      `${asked}: outcome unknown (${short(init.reason, 80)}); the change may or may not have been applied — ` +
         `check the instance before retrying`,
       { cause: init.cause },
     );
+    this.asked = asked;
     this.method = init.method;
     this.path = init.path;
     this.body = init.body;
@@ -73,12 +116,16 @@ export class ResponseShapeError extends FlowrulesApiError {
   readonly jsonPath: string | undefined;
   readonly problem: string;
 
-  constructor(init: { method: string; path: string; status: number; what: string; jsonPath?: string; problem: string }) {
+  readonly asked: string;
+
+  constructor(init: { method: string; path: string; status: number; what: string; jsonPath?: string; problem: string; asked?: string }) {
+    const asked = init.asked ?? describeRequest(init.method, init.path);
     super(
       init.jsonPath === undefined
-        ? `${init.method} ${init.path}: ${init.problem}`
-        : `${init.method} ${init.path}: response does not match ${init.what} at ${init.jsonPath}: ${init.problem}`,
+        ? `${asked}: ${short(init.problem, 150)}`
+        : `${asked}: the answer does not match ${init.what} at ${short(init.jsonPath, 40)}: ${short(init.problem, 80)}`,
     );
+    this.asked = asked;
     this.method = init.method;
     this.path = init.path;
     this.status = init.status;
@@ -99,11 +146,15 @@ export class TransportError extends FlowrulesApiError {
   /** true when the request surely never reached the server (nothing can have been applied) */
   readonly neverSent: boolean;
 
-  constructor(init: { method: string; path: string; reason: string; attempts: number; neverSent: boolean; cause?: unknown }) {
+  readonly asked: string;
+
+  constructor(init: { method: string; path: string; reason: string; attempts: number; neverSent: boolean; cause?: unknown; asked?: string }) {
+    const asked = init.asked ?? describeRequest(init.method, init.path);
     super(
-      `${init.method} ${init.path}: ${init.reason} (${init.attempts} attempt${init.attempts === 1 ? "" : "s"})`,
+      `${asked}: ${short(init.reason, 100)} (${init.attempts} attempt${init.attempts === 1 ? "" : "s"})`,
       { cause: init.cause },
     );
+    this.asked = asked;
     this.method = init.method;
     this.path = init.path;
     this.reason = init.reason;
@@ -125,15 +176,21 @@ export class InsecureUrlError extends FlowrulesApiError {
   }
 }
 
-/** A pagination link that leaves the base URL (another origin or path): refused so the key is never sent elsewhere. */
+/**
+ * A pagination link whose path leaves the API (is not under the base URL's path): refused. Links under it are
+ * followed on the configured origin whatever host they name, so the key never goes to another host.
+ */
 export class UnsafeLinkError extends FlowrulesApiError {
   readonly method: string;
   readonly path: string;
-  /** origin and path of the refused link (its query is dropped) */
+  /** path of the refused link (its origin and query are dropped) */
   readonly link: string;
+  readonly asked: string;
 
-  constructor(init: { method: string; path: string; link: string }) {
-    super(`${init.method} ${init.path}: refusing to follow the next link ${init.link}: it is outside the base URL`);
+  constructor(init: { method: string; path: string; link: string; basePath?: string; asked?: string }) {
+    const asked = init.asked ?? describeRequest(init.method, init.path);
+    super(`${asked}: refusing to follow the next link to ${short(init.link, 80)}: its path leaves the API (${init.basePath || "/"})`);
+    this.asked = asked;
     this.method = init.method;
     this.path = init.path;
     this.link = init.link;

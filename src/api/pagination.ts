@@ -1,38 +1,61 @@
-/** The two pagination styles of the service as async generators of pages. */
+/**
+ * The two pagination styles of the service as async generators of pages. A listing either ends where the service
+ * says it ends, or fails naming the listing: it never ends early and silently (a later page answered by a gateway's
+ * 404 must not read as "no more instances", or a rule testing that a value is absent would overwrite data).
+ */
 import { ResponseShapeError } from "./errors.js";
 
 /** One page of a listing (the pagination envelope). */
 export interface Page<T> {
-  count: number;
+  /** null when the service sends none (DRF's cursor pagination) */
+  count: number | null;
   next: string | null;
   previous: string | null;
   results: T[];
 }
 
+/** What a page fetch asks, in words, for messages: "listing instances of workflow 1042, page 3". */
+export type PageWords = (page: number) => string;
+
+/** Without a count (DRF's cursor pagination sends none) a listing may take this many pages before it is called endless. */
+export const MAX_UNCOUNTED_PAGES = 100_000;
+
+function shapeError(path: string, asked: string, problem: string): ResponseShapeError {
+  return new ResponseShapeError({ method: "GET", path, status: 200, what: "a page", problem, asked });
+}
+
+/** The listing's pages added up to fewer results than its count: pages went missing. */
+function shortfall(read: number, count: number, pages: number): string {
+  return `the listing ended after ${pages} page${pages === 1 ? "" : "s"} with ${read} of the ${count} results its count announced`;
+}
+
 /**
  * Cursor pagination (4.2): fetch the first path, then follow each page's `next` (resolved to a path under the base
  * URL by `resolveNext`, which throws for links that leave it) until it is null. A link seen twice is a server loop.
+ * `count` may be missing; when present, the pages must add up to it.
  */
 export async function* cursorPages<T>(
   firstPath: string,
-  fetchPage: (path: string) => Promise<Page<T>>,
-  resolveNext: (next: string, from: string) => string,
+  fetchPage: (path: string, page: number) => Promise<Page<T>>,
+  resolveNext: (next: string, from: string, page: number) => string,
+  words: PageWords = (n) => `a listing, page ${n}`,
 ): AsyncGenerator<Page<T>> {
   const seen = new Set<string>();
   let path: string | null = firstPath;
   let bound: number | undefined;
+  let read = 0;
   while (path !== null) {
-    if (seen.has(path)) {
-      throw new ResponseShapeError({ method: "GET", path, status: 200, what: "a page", problem: "pagination loop: the next link points to a page already fetched" });
-    }
+    const n = seen.size + 1;
+    if (seen.has(path)) throw shapeError(path, words(n), "pagination loop: the next link points to a page already fetched");
     seen.add(path);
-    const page: Page<T> = await fetchPage(path);
+    const page: Page<T> = await fetchPage(path, n);
     bound ??= pageBound(page);
-    if (page.next !== null && seen.size >= bound) {
-      throw new ResponseShapeError({ method: "GET", path, status: 200, what: "a page", problem: endlessProblem(seen.size, page.count) });
-    }
+    read += page.results.length;
+    if (page.next !== null && seen.size >= bound) throw shapeError(path, words(n), endlessProblem(seen.size, page.count));
+    // the last page's count is the freshest: a set that shrank meanwhile is not a shortfall
+    if (page.next === null && page.count !== null && read < page.count) throw shapeError(path, words(n), shortfall(read, page.count, n));
     yield page;
-    path = page.next === null ? null : resolveNext(page.next, path);
+    path = page.next === null ? null : resolveNext(page.next, path, n);
   }
 }
 
@@ -42,34 +65,50 @@ export async function* cursorPages<T>(
  * otherwise be followed forever.
  */
 function pageBound(first: Page<unknown>): number {
+  if (first.count === null) return MAX_UNCOUNTED_PAGES;
   return 2 * Math.ceil(first.count / Math.max(1, first.results.length)) + 10;
 }
 
-function endlessProblem(pages: number, count: number): string {
-  return `pagination does not end: ${pages} pages fetched for a count of ${count}, and the last one still has a next link`;
+function endlessProblem(pages: number, count: number | null): string {
+  const of = count === null ? "without a count" : `for a count of ${count}`;
+  return `pagination does not end: ${pages} pages fetched ${of}, and the last one still has a next link`;
 }
 
 /**
+ * A page-number fetch: the page, or `"invalid-page"` when the service answered its own 404 `{"detail": "Invalid
+ * page."}` (the result set shrank between requests). Any other failure is thrown.
+ */
+export type NumberedFetch<T> = (page: number) => Promise<Page<T> | "invalid-page">;
+
+/**
  * Page-number pagination (4.6). Page 1 tells the total; the later pages are then fetched concurrently — at most
- * `window` ahead of the consumer, to bound memory — and yielded strictly in page order. `fetchPage` resolves null for
- * a page past the end (the result set shrank meanwhile); a last page that still has `next` (it grew) is followed.
+ * `window` ahead of the consumer, to bound memory — and yielded strictly in page order. An "Invalid page." ends the
+ * listing only when the pages read already hold the count (the set shrank meanwhile); a last page that still has
+ * `next` (it grew) is followed. Without a count, pages are followed one by one until `next` is null.
  */
 export async function* numberedPages<T>(
-  fetchPage: (page: number) => Promise<Page<T> | null>,
+  fetchPage: NumberedFetch<T>,
   window: number,
-  /** the listing's path, for messages */
+  /** the listing's path, for the error object */
   path = "a page-numbered listing",
+  words: PageWords = (n) => `a page-numbered listing, page ${n}`,
 ): AsyncGenerator<Page<T>> {
   const first = await fetchPage(1);
-  if (first === null) return;
+  if (first === "invalid-page") throw shapeError(path, words(1), "page 1 answered \"Invalid page.\"");
+  let read = first.results.length;
+  let count = first.count;
+  const ended = (n: number, page: Page<T>): void => {
+    if (page.count !== null && read < page.count) throw shapeError(path, words(n), shortfall(read, page.count, n));
+  };
   if (first.next === null || first.results.length === 0) {
+    ended(1, first);
     yield first;
     return;
   }
   // the server may clamp the requested limit: the size of page 1 is the real page size
   const pageSize = first.results.length;
-  const lastPage = Math.max(1, Math.ceil(first.count / pageSize));
-  const pending: Array<Promise<Page<T> | null>> = [];
+  const lastPage = count === null ? 1 : Math.max(1, Math.ceil(count / pageSize));
+  const pending: Array<Promise<Page<T> | "invalid-page">> = [];
   let nextToStart = 2;
   const start = (): void => {
     const p = fetchPage(nextToStart++);
@@ -77,16 +116,30 @@ export async function* numberedPages<T>(
     pending.push(p);
   };
   while (nextToStart <= lastPage && pending.length < Math.max(1, window)) start();
+  // no count: nothing tells how many pages there are, so the next one is asked for only when a page says so
+  if (count === null) start();
   yield first;
   const bound = pageBound(first);
+  let n = 1;
   while (pending.length > 0) {
     const page = await pending.shift();
-    if (page === null || page === undefined) return;
+    n++;
+    if (page === undefined) break;
+    if (page === "invalid-page") {
+      // the service's own "past the end": fine when what was read already holds the (latest) count
+      if (count !== null && read >= count) return;
+      throw shapeError(path, words(n), count === null
+        ? "the service answered \"Invalid page.\" although the previous page had a next link"
+        : `the service answered "Invalid page." after ${read} of the ${count} results its count announced`);
+    }
+    read += page.results.length;
+    if (page.count !== null) count = page.count;
     if (nextToStart <= lastPage) start();
     else if (pending.length === 0 && page.next !== null && page.results.length > 0) {
-      if (nextToStart > bound) throw new ResponseShapeError({ method: "GET", path, status: 200, what: "a page", problem: endlessProblem(nextToStart - 1, first.count) });
+      if (nextToStart > bound) throw shapeError(path, words(n), endlessProblem(nextToStart - 1, first.count));
       start();
     }
+    if (pending.length === 0 && (page.next === null || page.results.length === 0)) ended(n, page);
     yield page;
   }
 }

@@ -103,7 +103,8 @@ export type FormFieldValue = z.infer<typeof FormFieldValueSchema>;
 // 2.5 Pagination envelope
 export function pageSchema<T extends z.ZodType>(item: T) {
   return z.looseObject({
-    count: z.number().int().nonnegative(),
+    // DRF's CursorPagination sends no count: then the listing ends on `next: null`
+    count: z.number().int().nonnegative().nullish().transform((v) => v ?? null),
     next: z.string().nullish().transform((v) => v ?? null),
     previous: z.string().nullish().transform((v) => v ?? null),
     results: z.array(item),

@@ -1,6 +1,6 @@
 /**
  * Base-URL normalisation and the two guards that keep the API key where it belongs: no plain http:// to a
- * non-loopback host, and no following of links that leave the base URL.
+ * non-loopback host, and pagination links followed only on the configured origin and only under the base path.
  */
 import { isIP } from "node:net";
 import { InsecureUrlError } from "./errors.js";
@@ -43,19 +43,36 @@ export function normaliseBaseUrl(raw: string, insecureHttp: boolean): BaseUrl {
 }
 
 /**
- * A `next` link (absolute or relative) as a path relative to the base URL, or null when it points elsewhere
- * (another origin, or outside the base path): the caller refuses it.
+ * A `next` link (absolute or relative) as a path relative to the base URL, or null when its path leaves the API.
+ *
+ * Only the link's path and query are used: the request goes to the configured origin whatever host, scheme or port
+ * the link names. A service behind a proxy writes its own internal host (`http://backend.internal:8000/api/…`),
+ * `https` for `http`, `localhost` for 127.0.0.1 — and the key never goes to any host but the configured one.
+ * A relative link is read against the page it came from (`from`, relative to the base URL).
  */
-export function relativeLink(base: BaseUrl, link: string): string | null {
+export function relativeLink(base: BaseUrl, link: string, from = "/"): string | null {
   let url: URL;
   try {
-    url = new URL(link, `${base.href}/`);
+    const page = new URL(`${base.href}${from.startsWith("/") ? from : `/${from}`}`);
+    url = new URL(link.trim(), page);
   } catch {
     return null;
   }
-  if (url.origin !== base.origin) return null;
-  if (!url.pathname.startsWith(`${base.basePath}/`)) return null;
-  return url.pathname.slice(base.basePath.length) + url.search;
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  // resolve dot segments before judging the path, so /api/../admin/ cannot pass as under /api
+  const path = url.pathname;
+  if (/(^|\/)\.\.?(\/|$)|%2e%2e|%2f/i.test(path)) return null;
+  if (!path.startsWith(`${base.basePath}/`)) return null;
+  return path.slice(base.basePath.length) + url.search;
+}
+
+/** The path of a link without origin or query, for error messages (the query may carry ids or cursors). */
+export function linkPath(link: string): string {
+  try {
+    return new URL(link, "http://x").pathname;
+  } catch {
+    return link.split("?")[0]?.slice(0, 100) ?? "";
+  }
 }
 
 /** Origin and path of a link without its query, for error messages. */

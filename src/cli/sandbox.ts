@@ -1,6 +1,6 @@
 /** `flowrules sandbox`: commander wiring only; the service itself lives in src/sandbox. */
 import type { Command } from "commander";
-import { USERS, describeUser, startSandbox, type SandboxOptions } from "../sandbox/index.js";
+import { QUIRK_NAMES, USERS, describeUser, parseQuirks, startSandbox, type SandboxOptions } from "../sandbox/index.js";
 import { UserError } from "../model/errors.js";
 import { commandLogger } from "../log/index.js";
 
@@ -12,6 +12,7 @@ interface SandboxFlags {
   failRate?: string;
   rateLimit?: string;
   resetRate?: string;
+  quirks?: string;
 }
 
 export function registerSandbox(program: Command): void {
@@ -25,6 +26,7 @@ export function registerSandbox(program: Command): void {
     .option("--fail-rate <r>", "share of requests (0–1) answered 503")
     .option("--rate-limit <per_min>", "requests a minute per key before 429 with Retry-After (0 = off)")
     .option("--reset-rate <r>", "share of mutations (0–1) applied and then answered by closing the connection")
+    .option("--quirks <list>", `answer as a real service does, comma-separated: ${QUIRK_NAMES.join(", ")} (see README "Real services")`)
     .action(async (flags: SandboxFlags, command: Command) => {
       const log = commandLogger(command);
       const opts = parseFlags(flags);
@@ -34,6 +36,7 @@ export function registerSandbox(program: Command): void {
       const out = (s: string): boolean => process.stdout.write(`${s}\n`);
       out(`flowrules sandbox: ${sandbox.store.size} instances (seed ${opts.seed ?? 1})`);
       out(`base URL: ${sandbox.baseUrl}`);
+      if (sandbox.quirks.length > 0) out(`quirks: ${sandbox.quirks.join(", ")}`);
       out("demo keys (local use only):");
       for (const u of USERS) out(`  ${u.key.padEnd(18)} ${describeUser(u)}`);
       out("try:");
@@ -79,5 +82,14 @@ function parseFlags(flags: SandboxFlags): SandboxOptions {
     failRate: flags.failRate === undefined ? undefined : rate("fail-rate", flags.failRate),
     rateLimitPerMin: flags.rateLimit === undefined ? undefined : int("rate-limit", flags.rateLimit, 0, 1_000_000),
     resetRate: flags.resetRate === undefined ? undefined : rate("reset-rate", flags.resetRate),
+    quirks: flags.quirks === undefined ? undefined : quirks(flags.quirks),
   };
+}
+
+function quirks(raw: string): string[] {
+  try {
+    return parseQuirks(raw);
+  } catch (err) {
+    throw new UserError(`--quirks: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }

@@ -3,6 +3,7 @@
  * `step:action` and instance, and full records when more than one rule of a workflow needs them.
  */
 import type { InstanceRecord } from "../api/schemas.js";
+import { canonicalInput, fieldTypeOf, type FieldType } from "../model/values.js";
 import { fieldKey } from "../model/field-values.js";
 
 /** Marks "read, and the field holds no value" as distinct from "not read yet". */
@@ -11,13 +12,21 @@ export const ABSENT: unique symbol = Symbol("absent");
 export interface Almanac {
   values: Map<string, Map<number, unknown>>;
   records: Map<number, InstanceRecord>;
+  /** each field's type as the service declared it (snapshot action `type`, form-field `settings.type`) */
+  types: Map<string, FieldType>;
 }
 
 export function newAlmanac(): Almanac {
-  return { values: new Map(), records: new Map() };
+  return { values: new Map(), records: new Map(), types: new Map() };
 }
 
-export function rememberValue(al: Almanac, key: string, instanceId: number, inputObject: unknown): void {
+/**
+ * Stores a value in the documented form for its field's type (a service may send a number as "12.50", a radio value
+ * as a plain string), so `fields.*`, "before" and the planner's comparisons all see one form.
+ */
+export function rememberValue(al: Almanac, key: string, instanceId: number, inputObject: unknown, type?: FieldType): void {
+  if (type !== undefined) al.types.set(key, type);
+  inputObject = canonicalInput(inputObject, type ?? al.types.get(key));
   let m = al.values.get(key);
   if (!m) {
     m = new Map();
@@ -33,7 +42,7 @@ export function rememberSnapshotValues(al: Almanac, record: InstanceRecord, know
     for (const action of step.actions ?? []) {
       const key = fieldKey(step.id, action.id);
       seen.add(key);
-      rememberValue(al, key, record.id, action.input_object);
+      rememberValue(al, key, record.id, action.input_object, fieldTypeOf(action.type, action.settings));
     }
   }
   // a field the rule reads that the snapshot does not mention has no value in this instance

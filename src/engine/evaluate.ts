@@ -25,12 +25,35 @@ function describeJsonataError(err: unknown): string {
   return String(err);
 }
 
+/** JSONata's type errors of operators and functions (T1xxx, T2xxx): "595.54" < 150 and the like. */
+const TYPE_ERROR_RE = /^T[12]\d{3}$/;
+
+/**
+ * For a type error, which field of the expression holds a value of an unexpected type, and how to convert it: a
+ * field of unknown type keeps the service's text ("595.54"), which JSONata will not compare with a number.
+ */
+function typeHint(err: unknown, source: string, fields: Record<string, unknown>): string {
+  const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+  if (typeof code !== "string" || !TYPE_ERROR_RE.test(code)) return "";
+  for (const m of source.matchAll(/\bfields\.([A-Za-z_$][\w$]*)/g)) {
+    const alias = m[1] as string;
+    const v = fields[alias];
+    if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) {
+      return `; fields.${alias} is text here (${JSON.stringify(v.slice(0, 30))}): compare it as a number with $number(fields.${alias})`;
+    }
+    if (v !== undefined && typeof v !== "number") {
+      return `; fields.${alias} is ${Array.isArray(v) ? "a list" : typeof v === "object" ? "an object" : `a ${typeof v}`} here`;
+    }
+  }
+  return "";
+}
+
 export async function evalExpr(expr: CompiledExpr, ctx: EvalContext, bindings: Bindings): Promise<unknown> {
   try {
     return await expr.expr.evaluate(ctx, bindings);
   } catch (err) {
     throw new EvaluationError(
-      `${describeJsonataError(err)} in \`${expr.source}\` (${expr.pos.file}:${expr.pos.line}:${expr.pos.col})`,
+      `${describeJsonataError(err)}${typeHint(err, expr.source, ctx.fields)} in \`${expr.source}\` (${expr.pos.file}:${expr.pos.line}:${expr.pos.col})`,
       expr,
     );
   }

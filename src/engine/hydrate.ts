@@ -10,6 +10,7 @@
 import type { ApiClient, InstanceListItem, InstanceRecord } from "../api/index.js";
 import type { FieldRef } from "../rules/types.js";
 import { ABSENT, rememberSnapshotValues, rememberValue, type Almanac } from "./almanac.js";
+import { fieldTypeOf } from "../model/values.js";
 import { fieldKey } from "../model/field-values.js";
 import type { InstanceData, InstanceStatus } from "../actions/instance.js";
 
@@ -73,7 +74,7 @@ async function readFields(client: ApiClient, al: Almanac, ids: number[], needs: 
         for await (const page of pages) {
           for (const r of page.results) {
             found.add(r.instance_id);
-            rememberValue(al, t.key, r.instance_id, r.value);
+            rememberValue(al, t.key, r.instance_id, r.value, fieldTypeOf(r.settings));
           }
         }
         // the endpoint lists only instances where the field is used with a value: the rest have none

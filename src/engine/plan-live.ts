@@ -123,7 +123,7 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
         }
         for (const d of data) addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
         done += page.results.length;
-        opts.onProgress?.({ rule: rule.name, done, total: page.count });
+        opts.onProgress?.({ rule: rule.name, done, total: page.count ?? done });
       }
     } catch (err) {
       // an API failure fails this rule's plan (none of its changes), the others are still planned

@@ -4,11 +4,15 @@
  * through as stored. "No value" is ABSENT (undefined), never null, so `fields.amount < 100` is simply false.
  */
 
+import { canonicalInput, type FieldType } from "../model/values.js";
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-export function plainValue(inputObject: unknown): unknown {
+/** `type`, when known, reads the value as that field's type: a decimal string ("12.50") in a number field is 12.5. */
+export function plainValue(stored: unknown, type?: FieldType): unknown {
+  const inputObject = canonicalInput(stored, type);
   if (inputObject === null || inputObject === undefined) return undefined;
   if (!isRecord(inputObject)) return inputObject;
   if (Object.keys(inputObject).length === 0) return undefined;

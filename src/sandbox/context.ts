@@ -27,6 +27,8 @@ export interface ApiResponse {
   body: unknown;
   /** default application/json */
   contentType?: string;
+  /** sent as is instead of JSON of `body` (a gateway's HTML page) */
+  rawBody?: string;
   headers?: Record<string, string>;
 }
 

@@ -162,7 +162,8 @@ function dateParam(q: Query, name: string): number | undefined {
 function dateGetter(field: Exclude<DateField, "step_deadline">): (i: InstanceState) => number | null {
   switch (field) {
     case "started_time": return (i) => i.startedTime;
-    case "last_updated_time": return (i) => i.lastUpdatedTime;
+    // never changed: last updated when it started, as the record shows it
+    case "last_updated_time": return (i) => i.lastUpdatedTime ?? i.startedTime;
     case "deadline": return (i) => i.deadline;
     case "aborted_time": return (i) => i.abortedTime;
     case "completed_time": return (i) => i.completedTime;

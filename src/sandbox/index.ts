@@ -12,6 +12,7 @@ import type { Server } from "node:http";
 import { CursorCodec } from "./cursor.js";
 import { Faults, checkFaults, type FaultSettings } from "./faults.js";
 import { RequestLog, type RequestLogEntry } from "./request-log.js";
+import { Quirks } from "./quirks.js";
 import { createSandboxServer } from "./server.js";
 import { SandboxStore } from "./store.js";
 
@@ -22,6 +23,7 @@ export type { InstanceRecord, ListElement, ProcessSnapshot, WorkflowRecord } fro
 export { USERS, WORKFLOWS, TAG_POOL } from "./catalog.js";
 export { describeUser } from "./access.js";
 export { FIRST_INSTANCE_ID } from "./generate.js";
+export { QUIRK_NAMES, parseQuirks, quirkList } from "./quirks.js";
 
 export interface SandboxOptions {
   /** default 0 (a free port) here; the CLI defaults to 4010 */
@@ -37,6 +39,8 @@ export interface SandboxOptions {
   resetRate?: number;
   /** pin the clock for deterministic tests; default: real time, data generated relative to the start */
   now?: Date;
+  /** answer as a real service does (see quirks.ts and README.md "Real services"); default none: faithful answers */
+  quirks?: readonly string[];
 }
 
 export interface RunningSandbox {
@@ -48,6 +52,8 @@ export interface RunningSandbox {
   /** same data as GET /__sandbox/requests */
   requests(): RequestLogEntry[];
   clearRequests(): void;
+  /** the quirks in effect (small-pages included when another one implies it) */
+  quirks: string[];
   /** direct, in-process access to the data (see store.ts) */
   store: SandboxStore;
   /** change fault flags at run time */
@@ -77,11 +83,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     resetRate: opts.resetRate,
   };
   checkFaults(faultSettings);
+  const quirks = new Quirks(opts.quirks ?? []);
 
   const store = new SandboxStore({ seed, instances, now: opts.now });
   const log = new RequestLog();
   const faults = new Faults(seed, Object.fromEntries(Object.entries(faultSettings).filter(([, v]) => v !== undefined)));
-  const server = createSandboxServer({ store, log, faults, cursors: new CursorCodec(seed) });
+  const server = createSandboxServer({ store, log, faults, cursors: new CursorCodec(seed), quirks });
   await listen(server, port);
   const actualPort = (server.address() as AddressInfo).port;
   const origin = `http://127.0.0.1:${actualPort}`;
@@ -94,6 +101,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     port: actualPort,
     requests: () => log.list(),
     clearRequests: () => log.clear(),
+    quirks: quirks.names,
     store,
     setFaults: (f) => faults.set(f),
     close: () => {

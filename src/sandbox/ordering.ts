@@ -62,7 +62,7 @@ function sortValue(inst: InstanceState, field: OrderFieldName, asOf: number): So
   switch (field) {
     case "name": return inst.name;
     case "started_time": return inst.startedTime;
-    case "last_updated_time": return inst.lastUpdatedTime;
+    case "last_updated_time": return inst.lastUpdatedTime ?? inst.startedTime;
     case "status": return statusOf(inst);
     case "priority": return inst.priority === null ? 0 : PRIORITY_RANK[inst.priority];
     case "progress": return progressOf(inst);

@@ -56,7 +56,7 @@ export interface InstanceRecord {
   started_time: string;
   completed_time: string | null;
   aborted_time: string | null;
-  last_updated_time: string | null;
+  last_updated_time: string;
   process_snapshot: ProcessSnapshot;
   active_step_ids: number[];
   step_deadlines: { step_id: number; deadline: string }[];
@@ -124,7 +124,8 @@ export function instanceRecord(inst: InstanceState, urls: Urls, opts: RecordOpti
     started_time: new Date(inst.startedTime).toISOString(),
     completed_time: toIso(inst.completedTime),
     aborted_time: toIso(inst.abortedTime),
-    last_updated_time: toIso(inst.lastUpdatedTime),
+    // string, date-time in the spec: an instance never changed was last updated when it started
+    last_updated_time: new Date(inst.lastUpdatedTime ?? inst.startedTime).toISOString(),
     process_snapshot: processSnapshot(inst, opts),
     active_step_ids: [...inst.activeStepIds],
     step_deadlines: [...inst.stepDeadlines]

@@ -12,6 +12,7 @@ import type { ApiResponse, RequestContext } from "./context.js";
 import type { CursorCodec } from "./cursor.js";
 import { HttpError } from "./errors.js";
 import type { Faults } from "./faults.js";
+import { Quirks } from "./quirks.js";
 import { Query, queryRecord } from "./query.js";
 import type { RequestLog, RequestLogEntry } from "./request-log.js";
 import { API_ROUTES, allowHeader, matchRoute } from "./routes.js";
@@ -23,6 +24,8 @@ export interface ServerDeps {
   log: RequestLog;
   faults: Faults;
   cursors: CursorCodec;
+  /** answers as a real service gives them (quirks.ts); none by default */
+  quirks?: Quirks;
 }
 
 /**
@@ -97,6 +100,9 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   };
   deps.log.add(entry);
 
+  // the log keeps the query as sent; a quirk may change what the handler reads
+  const quirkReq = { method, path, searchParams: url.searchParams };
+  deps.quirks?.request(quirkReq);
   let response: ApiResponse;
   try {
     const body = await readAndDecode(req);
@@ -105,6 +111,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   } catch (err) {
     response = errorResponse(err);
   }
+  if (deps.quirks) response = deps.quirks.response(quirkReq, response);
   entry.status = response.status;
 
   if (method === "POST" && response.status >= 200 && response.status < 300 && deps.faults.shouldReset()) {
@@ -181,8 +188,8 @@ function control(deps: ServerDeps, method: string, path: string): ApiResponse {
 
 function send(req: IncomingMessage, res: ServerResponse, response: ApiResponse): void {
   if (res.destroyed || res.writableEnded) return;
-  const noBody = response.status === 204 || response.body === null;
-  const payload = noBody ? "" : JSON.stringify(response.body);
+  const noBody = response.rawBody === undefined && (response.status === 204 || response.body === null);
+  const payload = response.rawBody ?? (noBody ? "" : JSON.stringify(response.body));
   res.statusCode = response.status;
   for (const [k, v] of Object.entries(response.headers ?? {})) res.setHeader(k, v);
   if (!noBody) res.setHeader("Content-Type", response.contentType ?? "application/json");

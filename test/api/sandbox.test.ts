@@ -41,13 +41,13 @@ function client(extra: Partial<ClientOptions> = {}, events: ClientEvent[] = []):
   return c;
 }
 
-async function collect<T>(gen: AsyncIterable<{ results: T[]; count: number }>): Promise<{ items: T[]; counts: number[]; pages: number }> {
+async function collect<T>(gen: AsyncIterable<{ results: T[]; count: number | null }>): Promise<{ items: T[]; counts: number[]; pages: number }> {
   const items: T[] = [];
   const counts: number[] = [];
   let pages = 0;
   for await (const page of gen) {
     items.push(...page.results);
-    counts.push(page.count);
+    counts.push(page.count ?? -1);
     pages += 1;
   }
   return { items, counts, pages };
@@ -120,7 +120,7 @@ describe("endpoints", () => {
     const again = await c.completeStep(id, { step_id: 20111 }).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(ApiError);
     expect((again as ApiError).status).toBe(400);
-    expect((again as ApiError).message).toMatch(new RegExp(`^POST /instances/${id}/complete_step/ → 400 Bad Request: .+`));
+    expect((again as ApiError).message).toMatch(new RegExp(`^completing step \\d+ of instance ${id}: 400 Bad Request: .+`));
     expect(sb.requests().filter((r) => r.method === "POST").length).toBe(3);
   });
 

@@ -92,7 +92,7 @@ describe("timeouts and connection failures", () => {
     const t0 = Date.now();
     const err = await caught(c.getInstance(5));
     expect(err).toBeInstanceOf(TransportError);
-    expect((err as TransportError).message).toMatch(/GET \/instances\/5\/: timed out after 150 ms \(3 attempts\)/);
+    expect((err as TransportError).message).toMatch(/^reading instance 5: timed out after 150 ms \(3 attempts\)$/);
     expect(s.requests.length).toBe(3);
     expect(events.filter((e) => e.type === "retry").length).toBe(2);
     expect(Date.now() - t0).toBeLessThan(10_000);
@@ -158,7 +158,7 @@ describe("error answers", () => {
     const e = err as ApiError;
     expect(e.status).toBe(502);
     expect(e.detail).toBe("502 Bad Gateway");
-    expect(e.message).toBe("GET /processes/ → 502 Bad Gateway: 502 Bad Gateway");
+    expect(e.message).toBe("listing workflows: 502 Bad Gateway: 502 Bad Gateway");
     expect(e.attempts).toBe(2);
     expect(s.requests.length).toBe(2);
   });
@@ -178,7 +178,7 @@ describe("error answers", () => {
     const { c } = client(s.baseUrl);
     const err = await caught(c.completeStep(5, { step_id: 20111 }));
     expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).message).toBe("POST /instances/5/complete_step/ → 400 Bad Request: step 20111 is not active");
+    expect((err as ApiError).message).toBe("completing step 20111 of instance 5: 400 Bad Request: step 20111 is not active");
     expect(s.requests.length).toBe(1);
   });
 
@@ -218,7 +218,7 @@ describe("response shape", () => {
     const err = await caught(c.getInstance(5));
     expect(err).toBeInstanceOf(ResponseShapeError);
     expect((err as ResponseShapeError).message).toMatch(
-      /^GET \/instances\/5\/: response does not match the instance record at \$\.active_step_ids\[0\]: expected number/,
+      /^reading instance 5: the answer does not match the instance record at \$\.active_step_ids\[0\]: expected number/,
     );
     expect((err as ResponseShapeError).jsonPath).toBe("$.active_step_ids[0]");
     expect(s.requests.length).toBe(1);
@@ -232,7 +232,7 @@ describe("response shape", () => {
     const { c } = client(s.baseUrl);
     const err = await caught(c.listWorkflows());
     expect(err).toBeInstanceOf(ResponseShapeError);
-    expect((err as Error).message).toMatch(/GET \/processes\/: response is not JSON \(content-type text\/html\): Login/);
+    expect((err as Error).message).toMatch(/^listing workflows: response is not JSON \(content-type text\/html\): Login/);
   });
 
   it("truncated JSON is a ResponseShapeError", async () => {
@@ -243,7 +243,7 @@ describe("response shape", () => {
     const { c } = client(s.baseUrl);
     const err = await caught(c.instancePages(1).next());
     expect(err).toBeInstanceOf(ResponseShapeError);
-    expect((err as Error).message).toMatch(/^GET \/v2\/processes\/1\/instances\/\?page_size=500: response is not valid JSON/);
+    expect((err as Error).message).toMatch(/^listing instances of workflow 1, page 1: response is not valid JSON/);
   });
 
   it("a body cut short (content-length not reached) is retried for a GET", async () => {
@@ -263,15 +263,29 @@ describe("response shape", () => {
 });
 
 describe("pagination safety", () => {
-  it("refuses a next link to another host and never sends the key there", async () => {
-    const evil = await server((_req, res) => sendJson(res, 200, { count: 0, next: null, previous: null, results: [] }));
+  it("follows a next link naming another host on the configured origin: the key never goes there", async () => {
+    const other = await server((_req, res) => sendJson(res, 200, { count: 0, next: null, previous: null, results: [] }));
+    const s = await server((req, res) =>
+      new URL(req.url ?? "", "http://x").searchParams.get("cursor") === "abc"
+        ? sendJson(res, 200, { count: 2, next: null, previous: null, results: [{ id: 2, name: "b", status: "running" }] })
+        : sendJson(res, 200, {
+            count: 2,
+            next: `${other.origin}/api/v2/processes/1/instances/?cursor=abc`,
+            previous: null,
+            results: [{ id: 1, name: "a", status: "running" }],
+          }),
+    );
+    const { c } = client(s.baseUrl);
+    const seen: number[] = [];
+    for await (const item of c.instances(1)) seen.push(item.id);
+    expect(seen).toEqual([1, 2]);
+    expect(s.requests.map((r) => r.url)[1]).toBe("/api/v2/processes/1/instances/?cursor=abc");
+    expect(other.requests.length).toBe(0);
+  });
+
+  it("refuses a next link whose path leaves the API, in one line naming the listing", async () => {
     const s = await server((_req, res) =>
-      sendJson(res, 200, {
-        count: 2,
-        next: `${evil.origin}/api/v2/processes/1/instances/?cursor=abc`,
-        previous: null,
-        results: [{ id: 1, name: "a", status: "running" }],
-      }),
+      sendJson(res, 200, { count: 2, next: "http://127.0.0.1:1/admin/export/?cursor=abc", previous: null, results: [{ id: 1, name: "a", status: "running" }] }),
     );
     const { c } = client(s.baseUrl);
     const seen: number[] = [];
@@ -281,9 +295,9 @@ describe("pagination safety", () => {
       })(),
     );
     expect(err).toBeInstanceOf(UnsafeLinkError);
-    expect((err as Error).message).not.toMatch(/cursor=abc/);
+    expect((err as Error).message).toBe("listing instances of workflow 1, page 1: refusing to follow the next link to /admin/export/: its path leaves the API (/api)");
     expect(seen).toEqual([1]);
-    expect(evil.requests.length).toBe(0);
+    expect(s.requests.length).toBe(1);
   });
 
   it("follows relative and absolute next links under the base URL, clamping page_size to 500", async () => {

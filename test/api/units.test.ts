@@ -64,14 +64,19 @@ describe("base URL and link guard", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it("resolves next links under the base URL and refuses the rest", () => {
+  it("takes path and query of next links under the base path, whatever host they name, and refuses the rest", () => {
     const base = normaliseBaseUrl("https://h.example/api", false);
     expect(relativeLink(base, "https://h.example/api/v2/processes/1/instances/?cursor=abc")).toBe("/v2/processes/1/instances/?cursor=abc");
     expect(relativeLink(base, "/api/v2/processes/1/instances/?cursor=x")).toBe("/v2/processes/1/instances/?cursor=x");
-    expect(relativeLink(base, "https://evil.example/api/v2/?cursor=x")).toBeNull();
-    expect(relativeLink(base, "http://h.example/api/v2/?cursor=x")).toBeNull(); // scheme downgrade
+    // the path is kept, the origin is always the configured one: the key never goes to the named host
+    expect(relativeLink(base, "http://backend.internal:8000/api/v2/?cursor=x")).toBe("/v2/?cursor=x");
+    expect(relativeLink(base, "http://h.example/api/v2/?cursor=x")).toBe("/v2/?cursor=x");
+    expect(relativeLink(base, "https://evil.example/api/v2/?cursor=x")).toBe("/v2/?cursor=x");
+    expect(relativeLink(base, "?page=2", "/processes/1/steps/2/actions/3/?page=1")).toBe("/processes/1/steps/2/actions/3/?page=2");
     expect(relativeLink(base, "https://h.example/other/v2/")).toBeNull();
     expect(relativeLink(base, "https://h.example/apix/v2/")).toBeNull();
+    expect(relativeLink(base, "https://h.example/api/../admin/")).toBeNull();
+    expect(relativeLink(base, "javascript:alert(1)")).toBeNull();
   });
 });
 

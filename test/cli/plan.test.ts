@@ -92,7 +92,7 @@ rules:
   it("reports an authentication failure with the request and status, not the key", async () => {
     const r = await runCli(["plan", "-q"], { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "wrong-key-1234" });
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/GET \/.* → 401/);
+    expect(r.stdout).toMatch(/: 401 Unauthorized/);
     expect(r.stdout + r.stderr).not.toContain("wrong-key-1234");
   });
 

@@ -212,7 +212,7 @@ rules:
     const plan = await runPlan({ client: c, ruleSet: rs, now: NOW });
     await c.close();
     expect(plan.errors[0]).toMatchObject({ code: "api", rule: "hidden" });
-    expect(plan.errors[0]?.message).toMatch(/GET \/v2\/processes\/1044\/instances\/.* 404/);
+    expect(plan.errors[0]?.message).toMatch(/listing instances of workflow 1044, page 1: 404/);
     expect(plan.errors[0]?.message).not.toContain("sandbox-outsider");
     expect(plan.changes).toEqual([]);
   });

@@ -20,6 +20,7 @@ describe("flowrules sandbox", () => {
     [["--fail-rate", "2"], /--fail-rate/],
     [["--rate-limit", "x"], /--rate-limit/],
     [["--reset-rate", "-0.1"], /--reset-rate/],
+    [["--quirks", "decimal-strings,bogus"], /^--quirks: unknown quirk "bogus"; known: decimal-strings, /],
   ];
   for (const [args, message] of bad) {
     it(`rejects ${args.join(" ")} with a clear UserError (exit 1)`, async () => {

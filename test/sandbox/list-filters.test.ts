@@ -88,7 +88,7 @@ describe("4.2 filters", () => {
   const now = NOW.getTime();
   const dateCases: [string, (i: InstanceState) => number | null][] = [
     ["started_time", (i) => i.startedTime],
-    ["last_updated_time", (i) => i.lastUpdatedTime],
+    ["last_updated_time", (i) => i.lastUpdatedTime ?? i.startedTime], // never changed: its start, as the record shows
     ["deadline", (i) => i.deadline],
     ["aborted_time", (i) => i.abortedTime],
     ["completed_time", (i) => i.completedTime],

@@ -14,7 +14,7 @@ const PRIORITY: Record<string, number> = { H: 1, V: 2 };
 const getters: Record<string, (i: InstanceState) => Val> = {
   name: (i) => i.name,
   started_time: (i) => i.startedTime,
-  last_updated_time: (i) => i.lastUpdatedTime,
+  last_updated_time: (i) => i.lastUpdatedTime ?? i.startedTime, // never changed: its start, as the record shows
   status: statusOf,
   priority: (i) => (i.priority ? (PRIORITY[i.priority] ?? 0) : 0),
   progress: progressOf,

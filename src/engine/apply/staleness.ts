@@ -12,6 +12,7 @@
  * in which case it is treated as changed (refusing is the safe side).
  */
 import type { ApiClient, InstanceRecord } from "../../api/index.js";
+import { instantOf } from "../../model/values.js";
 import { activeSteps, statusOf, timeOf } from "./instance-state.js";
 import type { PlanChange as ApplyChange } from "../../plan/types.js";
 
@@ -50,9 +51,10 @@ export function staleReason(change: ApplyChange, record: InstanceRecord, ctx: St
       return `step ${step} is no longer active (active: ${active.length > 0 ? active.join(", ") : "none"})`;
     }
   }
-  const now = timeOf(record.last_updated_time);
+  // as instants, to the microsecond a service may keep: "…:00.123456+00:00" and "…:00.123456Z" are one time
+  const now = microsOf(record.last_updated_time);
   if (ctx.baseline !== undefined) {
-    const planned = timeOf(ctx.baseline);
+    const planned = microsOf(ctx.baseline);
     if (now !== undefined && now !== planned) {
       return `the instance changed since the plan (last updated ${record.last_updated_time ?? "?"}, planned against ${ctx.baseline})`;
     }
@@ -62,4 +64,10 @@ export function staleReason(change: ApplyChange, record: InstanceRecord, ctx: St
     return `the instance changed since the plan (last updated ${record.last_updated_time ?? "?"}; the plan did not record an earlier last_updated_time to compare with)`;
   }
   return undefined;
+}
+
+function microsOf(iso: string | null | undefined): number | undefined {
+  if (!iso) return undefined;
+  const ms = timeOf(iso);
+  return instantOf(iso) ?? (ms === undefined ? undefined : ms * 1000);
 }

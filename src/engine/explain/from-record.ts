@@ -3,6 +3,7 @@
  * the record's times (spec 2.3 has none), workflow id from the `process` URI, every injected form-field value.
  */
 import type { InstanceRecord } from "../../api/schemas.js";
+import { canonicalInput, fieldTypeOf } from "../../model/values.js";
 import { fieldKey } from "../../model/field-values.js";
 import { statusFromRecord, type InstanceData } from "../../actions/instance.js";
 
@@ -18,7 +19,10 @@ export function snapshotValues(record: InstanceRecord): Map<string, unknown> {
   const values = new Map<string, unknown>();
   for (const step of record.process_snapshot?.steps ?? []) {
     // an action without input_object was read and holds no value: present with undefined ("read, no value")
-    for (const action of step.actions ?? []) values.set(fieldKey(step.id, action.id), action.input_object ?? undefined);
+    for (const action of step.actions ?? []) {
+      const stored = canonicalInput(action.input_object ?? undefined, fieldTypeOf(action.type, action.settings));
+      values.set(fieldKey(step.id, action.id), stored);
+    }
   }
   return values;
 }
