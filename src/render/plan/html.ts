@@ -27,6 +27,11 @@ export function esc(v: unknown): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** Text for element content only (quotes need no escaping there; values are full of them and rows are many). */
+function text(v: string): string {
+  return v.replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
 /** JSON safe inside a <script> element: no `</script>`, no `<!--`, no line separators that end a JS string. */
 export function scriptJson(v: unknown): string {
   return JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
@@ -57,7 +62,7 @@ function cut(s: string): string {
 function valueHtml(tag: "del" | "ins", v: unknown): string {
   const s = showValue(v);
   const title = s.length > MAX_VALUE_CHARS ? ` title="${esc(s)}"` : "";
-  return `<${tag}${title}>${esc(cut(s))}</${tag}>`;
+  return `<${tag}${title}>${text(cut(s))}</${tag}>`;
 }
 
 function cellText(v: unknown): string {
@@ -73,8 +78,8 @@ function diffHtml(ch: PlannedChange): string {
     // a value the plan did not need to read is shown as set, not as a guessed before → after
     lines.push(
       key in ch.before
-        ? `<code>${esc(key)}</code> ${valueHtml("del", ch.before[key])} → ${valueHtml("ins", ch.after[key])}`
-        : `<code>${esc(key)}</code> set to ${valueHtml("ins", ch.after[key])}`,
+        ? `${text(key)} ${valueHtml("del", ch.before[key])} → ${valueHtml("ins", ch.after[key])}`
+        : `${text(key)} set to ${valueHtml("ins", ch.after[key])}`,
     );
   }
   return lines.join("<br>");
@@ -83,12 +88,13 @@ function diffHtml(ch: PlannedChange): string {
 function changeRow(ch: PlannedChange): string {
   const { symbol, label } = kindLabel(ch);
   const audit = isAudit(ch) ? ` <span class="badge">audit</span>` : "";
+  // as few elements and bytes as readable: at 10,000 changes the page's load time is mostly parsing these rows.
+  // The four cells are kind, instance, step, before → after (styled by position).
   return (
-    `<li class="ch k-${ch.kind}${isAudit(ch) ? " audit" : ""}" data-change-id="${esc(ch.id)}">` +
-    `<span class="kind"><span class="sym" aria-hidden="true">${esc(symbol)}</span> ${esc(label)}${audit}</span>` +
-    `<span class="inst"><span class="id">#${ch.instance_id}</span> ${esc(ch.instance_name)}</span>` +
-    `<span class="step">${ch.step_id === undefined ? "" : `step ${ch.step_id}`}</span>` +
-    `<span class="diff">${diffHtml(ch)}</span></li>`
+    `<li data-change-id="${esc(ch.id)}"><span><b class="k-${ch.kind}">${text(symbol)}</b> ${text(label)}${audit}</span>` +
+    `<span><i>#${ch.instance_id}</i> ${text(ch.instance_name)}</span>` +
+    `<span>${ch.step_id === undefined ? "" : `step ${ch.step_id}`}</span>` +
+    `<span>${diffHtml(ch)}</span></li>`
   );
 }
 
@@ -186,7 +192,7 @@ function countsList(plan: Plan): string {
   const items: string[] = [];
   for (const k of MUTATING_KINDS) {
     const { symbol, label } = kindLabel({ kind: k });
-    items.push(`<div class="count k-${k}" data-count="${k}"><dt><span aria-hidden="true">${esc(symbol)}</span> ${esc(label)}</dt><dd>${plan.summary[k]}</dd></div>`);
+    items.push(`<div class="count" data-count="${k}"><dt><b class="k-${k}" aria-hidden="true">${esc(symbol)}</b> ${esc(label)}</dt><dd>${plan.summary[k]}</dd></div>`);
   }
   items.push(`<div class="count" data-count="reports"><dt>reports</dt><dd>${plan.summary.reports}</dd></div>`);
   items.push(`<div class="count${plan.errors.length > 0 ? " failed" : ""}" data-count="errors"><dt>errors</dt><dd>${plan.errors.length}</dd></div>`);
@@ -249,7 +255,7 @@ const STYLE = `
 [hidden]{display:none!important}
 body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
 main{max-width:1200px;margin:0 auto;padding:16px 20px 48px}
-code,.id,.diff{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
 a{color:var(--info)}
 a:focus-visible,input:focus-visible,summary:focus-visible{outline:2px solid var(--info);outline-offset:2px}
 .skip{position:absolute;left:-9999px}.skip:focus{left:8px;top:8px;background:var(--bg);padding:4px 8px;z-index:2}
@@ -257,7 +263,7 @@ h1{font-size:22px;margin:8px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bo
 .summary{font-size:16px;font-weight:600;margin:4px 0}.meta{color:var(--muted);margin:0 0 8px}
 .counts{display:flex;flex-wrap:wrap;gap:8px;margin:12px 0}.count{border:1px solid var(--line);border-radius:6px;padding:6px 12px;min-width:120px;background:var(--soft)}
 .count dt{color:var(--muted);font-size:12px}.count dd{margin:0;font-size:20px;font-weight:600}
-.k-complete_step .sym,.count.k-complete_step dt span{color:var(--ok)}.k-save_step .sym,.count.k-save_step dt span{color:var(--warn)}.k-abort .sym,.count.k-abort dt span{color:var(--bad)}
+.k-complete_step{color:var(--ok)}.k-save_step{color:var(--warn)}.k-abort{color:var(--bad)}
 .failed,.count.failed dd{color:var(--bad)}.ok{color:var(--ok)}
 table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}thead th{background:var(--soft)}
 .num{text-align:right;font-variant-numeric:tabular-nums}.scroll{overflow-x:auto}
@@ -271,13 +277,16 @@ table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid var(--line);p
 .filter input{font:inherit;padding:5px 8px;min-width:min(420px,100%);border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
 .filter output{color:var(--muted)}
 .rule-changes h3 .n{color:var(--muted);font-weight:400;font-size:13px}
-.head,.ch{display:grid;grid-template-columns:11rem 16rem 6rem minmax(0,1fr);gap:10px;padding:4px 6px}
+.head,.chunk>li{display:grid;grid-template-columns:11rem 16rem 6rem minmax(0,1fr);gap:10px;padding:4px 6px}
 .head{color:var(--muted);font-size:12px;border-bottom:1px solid var(--line)}
 .chunk{list-style:none;margin:0;padding:0}.chunk.full{content-visibility:auto;contain-intrinsic-size:auto 3600px}
-.ch{border-bottom:1px solid var(--line)}.ch:nth-child(even){background:var(--soft)}
-.inst{overflow-wrap:anywhere}.id{color:var(--muted)}.step{color:var(--muted)}.diff{overflow-wrap:anywhere}
+.chunk>li{border-bottom:1px solid var(--line)}.chunk>li:nth-child(even){background:var(--soft)}
+.chunk>li>span:nth-child(2){overflow-wrap:anywhere}.chunk>li>span:nth-child(3),.chunk i{color:var(--muted);font-style:normal}
+.chunk>li>span:nth-child(4){overflow-wrap:anywhere;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
+.chunk i{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
+.chunk b,.count b{font-weight:400}
 del{background:var(--del);text-decoration:line-through;text-decoration-color:var(--muted)}ins{background:var(--ins);text-decoration:none}
-@media (max-width:800px){.head{display:none}.ch{grid-template-columns:1fr}}
+@media (max-width:800px){.head{display:none}.chunk>li{grid-template-columns:1fr}}
 footer{color:var(--muted);margin-top:32px;font-size:12px}
 `;
 

@@ -102,9 +102,9 @@ describe("plan --format html with hostile values", () => {
     expect(opened.errors).toEqual([]);
     const injected = await page.evaluate("[window.__x, window.__y, window.__z, window.__w, document.querySelectorAll('img, iframe').length, document.scripts.length]");
     expect(injected).toEqual([undefined, undefined, undefined, undefined, 0, 2]);
-    expect(await page.textContent('[data-change-id="hostile-names:save_step:1:20111"] .inst')).toBe(`#1 ${IMG}`);
-    expect(await page.textContent('[data-change-id="hostile-names:save_step:2:20111"] .inst')).toBe(`#2 ${SCRIPT}`);
-    expect(await page.textContent('[data-change-id="hostile-names:save_step:2:20111"] .diff')).toContain(ATTR);
+    expect(await page.textContent('[data-change-id="hostile-names:save_step:1:20111"] > span:nth-child(2)')).toBe(`#1 ${IMG}`);
+    expect(await page.textContent('[data-change-id="hostile-names:save_step:2:20111"] > span:nth-child(2)')).toBe(`#2 ${SCRIPT}`);
+    expect(await page.textContent('[data-change-id="hostile-names:save_step:2:20111"] > span:nth-child(4)')).toContain(ATTR);
     expect(await page.textContent("#errors")).toContain(`cannot evaluate ${IMG}`);
     expect(await page.textContent("#rules")).toContain(SVG);
     expect(await page.textContent("#reports h3")).toBe(`Report ${IMG}`);
