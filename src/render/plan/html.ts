@@ -279,7 +279,7 @@ table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid var(--line);p
 .rule-changes h3 .n{color:var(--muted);font-weight:400;font-size:13px}
 .head,.chunk>li{display:grid;grid-template-columns:11rem 16rem 6rem minmax(0,1fr);gap:10px;padding:4px 6px}
 .head{color:var(--muted);font-size:12px;border-bottom:1px solid var(--line)}
-.chunk{list-style:none;margin:0;padding:0}.chunk.full{content-visibility:auto;contain-intrinsic-size:auto 3600px}
+.chunk{list-style:none;margin:0;padding:0}.chunk.full{content-visibility:auto;contain-intrinsic-size:auto 4800px}
 .chunk>li{border-bottom:1px solid var(--line)}.chunk>li:nth-child(even){background:var(--soft)}
 .chunk>li>span:nth-child(2){overflow-wrap:anywhere}.chunk>li>span:nth-child(3),.chunk i{color:var(--muted);font-style:normal}
 .chunk>li>span:nth-child(4){overflow-wrap:anywhere;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
