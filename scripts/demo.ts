@@ -33,7 +33,8 @@ async function main(): Promise<void> {
       "\nThat was a dry run. To try it yourself:\n" +
         "  npx flowrules sandbox --port 4010            # in one terminal\n" +
         "  export FLOWRULES_BASE_URL=http://127.0.0.1:4010/api FLOWRULES_API_KEY=sandbox-admin\n" +
-        "  npx flowrules plan rules/ --out plan.json     # then: npx flowrules apply plan.json\n",
+        "  npx flowrules plan rules/ --out plan.json     # then: npx flowrules apply plan.json\n" +
+        "  npx flowrules plan rules/ --format html --out plan.json > plan.html   # review it in a browser\n",
     );
     process.exitCode = code === 2 ? 0 : code;
   } finally {

@@ -13,7 +13,9 @@ if (!api || !project || !mr || !token) {
 
 let plan = await readFile(file, "utf8").catch(() => "");
 if (plan.trim() === "") plan = `## flowrules plan\n\n**The plan failed before it could be shown** (exit code ${exitCode}); see the job log.\n`;
-const body = `${MARKER}\n${plan}\nFull JSON plan and reports: artifacts of [the plan job](${jobUrl ?? ""}).\n`;
+// artifacts/file/ shows one file of the job's artifacts (they are there once the job ends, `when: always`)
+const html = jobUrl ? `[plan.html](${jobUrl}/artifacts/file/plan.html)` : "`plan.html`";
+const body = `${MARKER}\n${plan}\nEvery change, searchable, reports as charts: ${html}. Full JSON plan and reports: artifacts of [the plan job](${jobUrl ?? ""}).\n`;
 
 const notes = `${api}/projects/${encodeURIComponent(project)}/merge_requests/${mr}/notes`;
 const headers = { "PRIVATE-TOKEN": token, "Content-Type": "application/json" };
