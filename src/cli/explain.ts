@@ -1,3 +1,4 @@
+import { EXPLAIN_FORMAT_NAMES } from "../render/explain/index.js";
 import { Option, type Command } from "commander";
 import { explainCommand, parseInstanceId, type ExplainFormat } from "../commands/explain.js";
 import { processIO } from "../log/command-io.js";
@@ -13,7 +14,7 @@ export function registerExplain(program: Command): void {
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .requiredOption("--instance <id>", "the instance to explain")
     .option("--rule <name>", "explain only this rule (repeatable)", collect, [])
-    .addOption(new Option("--format <format>", "output format").choices(["text", "json"]).default("text"));
+    .addOption(new Option("--format <format>", "output format").choices(EXPLAIN_FORMAT_NAMES).default("text"));
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const instance = parseInstanceId(opts.instance);

@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { planCommand } from "../commands/plan.js";
-import type { PlanFormat } from "../render/plan/index.js";
+import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { processIO } from "../log/command-io.js";
 import { parseShard } from "../plan/shard.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
@@ -13,7 +13,7 @@ export function registerPlan(program: Command): void {
     .command("plan")
     .description("show the API calls the rules imply against live data (dry run)")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
-    .addOption(new Option("--format <format>", "output format").choices(["text", "markdown", "json", "html"]).default("text"))
+    .addOption(new Option("--format <format>", "output format").choices(Object.keys(PLAN_FORMATS)).default("text"))
     .option("--out <file>", "also write the JSON plan to this file (for `flowrules apply <file>`)")
     .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
     .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")

@@ -7,8 +7,7 @@ import { clientFrom, FlowrulesApiError, type ApiClient } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { planBindings } from "../engine/context.js";
-import { explainJson } from "../render/explain/json.js";
-import { explainText } from "../render/explain/text.js";
+import { EXPLAIN_FORMATS } from "../render/explain/index.js";
 import {
   explainRule,
   instanceFromRecord,
@@ -21,7 +20,8 @@ import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 
-export type ExplainFormat = "text" | "json";
+export type { ExplainFormat } from "../render/explain/index.js";
+import type { ExplainFormat } from "../render/explain/index.js";
 
 export interface ExplainCommandOptions {
   paths: string[];
@@ -100,7 +100,7 @@ export async function explainCommand(opts: ExplainCommandOptions, io: CommandIO)
     const explanation = await explainWith(client, ruleSet, opts, io);
     io.log?.event("explain.finished", { instance: opts.instance, rules: explanation?.rules.length ?? 0, requests: client.stats().total });
     if (!explanation) return EXIT_ERROR;
-    io.stdout(opts.format === "json" ? explainJson(explanation) : explainText(explanation, useColor(io)));
+    io.stdout(EXPLAIN_FORMATS[opts.format](explanation, { color: useColor(io) }));
     return EXIT_OK;
   } catch (err) {
     if (!(err instanceof FlowrulesApiError)) throw err;
