@@ -35,6 +35,7 @@ import {
 } from "./schemas.js";
 import { StatsRecorder, type EndpointName, type RequestStats } from "./stats.js";
 import { describeLink, linkPath, normaliseBaseUrl, relativeLink, type BaseUrl } from "./url-guard.js";
+import { errorMessage } from "../model/guards.js";
 
 export interface ClientOptions {
   /** e.g. "https://host/api" or "http://127.0.0.1:4010/api/" (trailing slash optional) */
@@ -457,7 +458,7 @@ class Client implements ApiClient {
     try {
       data = JSON.parse(res.text);
     } catch (err) {
-      throw shapeError(`response is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+      throw shapeError(`response is not valid JSON (${errorMessage(err)})`);
     }
     const parsed = spec.schema.safeParse(data);
     if (!parsed.success) {

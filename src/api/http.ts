@@ -4,6 +4,7 @@
  * request surely never reached the server — the fact that decides whether a POST may be retried.
  */
 import { Pool } from "undici";
+import { errorMessage } from "../model/guards.js";
 
 export interface HttpRequest {
   method: "GET" | "POST";
@@ -70,7 +71,7 @@ export function classifyFailure(err: unknown, timedOut: boolean, timeoutMs: numb
   if (timedOut) return { reason: `timed out after ${timeoutMs} ms`, neverSent: false, retryable: true, cause: err };
   const code = errorField(err, "code") ?? "";
   const syscall = errorField(err, "syscall") ?? "";
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   if (code === "UND_ERR_CONNECT_TIMEOUT") return { reason: "connect timeout", neverSent: true, retryable: true, cause: err };
   if (CONNECT_CODES.has(code) || CONNECT_SYSCALLS.has(syscall)) {
     return { reason: `could not connect (${code || message})`, neverSent: true, retryable: true, cause: err };

@@ -5,6 +5,7 @@
  */
 import { parseDocument } from "yaml";
 import { canonicalJson } from "../plan/digest.js";
+import { isRecord } from "../model/guards.js";
 
 export interface RuleDefinition {
   name: string;
@@ -13,9 +14,6 @@ export interface RuleDefinition {
   canonical: string;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /**
  * The rules of one file by name. A file that does not parse yields none: its rules cannot be compared, so the

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { QUIRK_NAMES, USERS, describeUser, parseQuirks, startSandbox, type SandboxOptions } from "../sandbox/index.js";
 import { UserError } from "../model/errors.js";
 import { commandLogger } from "../log/index.js";
+import { errorMessage } from "../model/guards.js";
 
 interface SandboxFlags {
   port: string;
@@ -31,7 +32,7 @@ export function registerSandbox(program: Command): void {
       const log = commandLogger(command);
       const opts = parseFlags(flags);
       const sandbox = await startSandbox(opts).catch((err: unknown) => {
-        throw new UserError(`cannot start the sandbox: ${err instanceof Error ? err.message : String(err)}`);
+        throw new UserError(`cannot start the sandbox: ${errorMessage(err)}`);
       });
       const out = (s: string): boolean => process.stdout.write(`${s}\n`);
       out(`flowrules sandbox: ${sandbox.store.size} instances (seed ${opts.seed ?? 1})`);
@@ -90,6 +91,6 @@ function quirks(raw: string): string[] {
   try {
     return parseQuirks(raw);
   } catch (err) {
-    throw new UserError(`--quirks: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UserError(`--quirks: ${errorMessage(err)}`);
   }
 }

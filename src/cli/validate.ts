@@ -5,6 +5,7 @@ import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { DIAGNOSTIC_FORMAT_NAMES } from "../render/validate/index.js";
 import { EXIT_ERROR } from "../model/errors.js";
 import { runValidate, useColor, type ValidateOptions } from "../commands/validate.js";
+import { errorMessage } from "../model/guards.js";
 
 export function registerValidate(program: Command): void {
   program
@@ -22,7 +23,7 @@ export function registerValidate(program: Command): void {
         });
       } catch (err) {
         // loadRules does not throw by design; anything that still does becomes one line, never a stack trace
-        process.stderr.write(`flowrules validate: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.stderr.write(`flowrules validate: internal error: ${errorMessage(err)}\n`);
         process.exitCode = EXIT_ERROR;
       }
     });

@@ -8,6 +8,7 @@ import { buildContext, type Bindings } from "./context.js";
 import { evalExpr, evalValue, truthy } from "./evaluate.js";
 import type { InstanceData } from "../actions/instance.js";
 import type { PlannedChange, PlanError } from "../plan/types.js";
+import { errorMessage } from "../model/guards.js";
 
 export interface InstanceOutcome {
   instance_id: number;
@@ -50,7 +51,7 @@ export async function evaluateInstance(
       code: "evaluation",
       rule: rule.name,
       instance_id: data.id,
-      message: `rule "${rule.name}", instance ${data.id}: ${err instanceof Error ? err.message : String(err)}`,
+      message: `rule "${rule.name}", instance ${data.id}: ${errorMessage(err)}`,
     };
   }
   return outcome;

@@ -15,6 +15,7 @@ import type { Plan, PlanError } from "../plan/types.js";
 import { prefetch } from "./prefetch.js";
 import { resolveWorkflows } from "./resolve.js";
 import { selectQuery, stepsToProbe, type ListQuery } from "./select.js";
+import { errorMessage } from "../model/guards.js";
 
 export interface PlanProgress {
   rule: string;
@@ -51,9 +52,6 @@ function fieldRefs(rule: CompiledRule): FieldRef[] {
   });
 }
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** For each step: the ids of the selected instances that have it active (same selection + active_step_id). */
 async function probeActiveSteps(

@@ -5,10 +5,8 @@
  */
 
 import { canonicalInput, type FieldType } from "../model/values.js";
+import { isRecord } from "./guards.js";
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** `type`, when known, reads the value as that field's type: a decimal string ("12.50") in a number field is 12.5. */
 export function plainValue(stored: unknown, type?: FieldType): unknown {

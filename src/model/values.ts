@@ -11,6 +11,7 @@
 
 /** The field types the service documents; any other string is treated as unknown. */
 export type FieldType = "text" | "number" | "date" | "radio" | "checklist";
+import { isRecord } from "./guards.js";
 
 /** What a value means, ready to compare. */
 export type Meaning =
@@ -25,9 +26,6 @@ export type Meaning =
   /** any other shape, as canonical JSON (keys sorted) */
   | { kind: "other"; json: string };
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The documented type of a field from a snapshot action (`type`) or a form-field record's `settings.type`. */
 export function fieldTypeOf(...sources: unknown[]): FieldType | undefined {

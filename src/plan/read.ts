@@ -11,6 +11,7 @@ import { UserError } from "../model/errors.js";
 import { planDigest } from "./digest.js";
 import { ChangeSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
 import type { Plan, PlanChange, PlanFile } from "./types.js";
+import { errorMessage } from "../model/guards.js";
 
 /** A plan file larger than this is not a plan we wrote (about 1 kB a change: far beyond any max_instances). */
 const MAX_PLAN_BYTES = 512 * 1024 * 1024;
@@ -93,7 +94,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
     text = ""; // the parsed plan is all we keep: a 100,000-change file is tens of MB of text
   } catch (err) {
     // JSON.parse quotes the text around the mistake, newlines included: keep the refusal on one short line
-    const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
+    const why = errorMessage(err).replace(/\s+/g, " ");
     throw new UserError(`${file} is not valid JSON (${why.length > 160 ? `${why.slice(0, 160)}…` : why}); write plans with \`flowrules plan --out\``);
   }
   return checkPlan(raw, file, expectedBaseUrl, check);

@@ -10,10 +10,8 @@ import type { ChangeExpect } from "./schema.js";
 import type { Failure } from "./types.js";
 import { sameInput, show, showInput } from "./values.js";
 import { whyLines } from "./why.js";
+import { isRecord } from "../model/guards.js";
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** action id → input_object, from the request body of a step change. */
 function sentInputs(ch: PlannedChange): Map<number, unknown> {

@@ -7,10 +7,8 @@
  */
 import { isDateTimeValue, isIsoDateTime, resolveDateTime } from "../rules/datetime.js";
 import type { FieldTypeName } from "./schema.js";
+import { isRecord } from "../model/guards.js";
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** `{inputValue: ...}` or `{date: ...}`: the documented input-object forms. */
 export function isInputObject(v: unknown): v is Record<string, unknown> {

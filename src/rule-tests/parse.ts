@@ -12,6 +12,7 @@ import { posOfValue, type SourceFile } from "../rules/positions.js";
 import { DATE_TIME_FORMAT } from "../rules/schema.js";
 import type { Diagnostic } from "../rules/types.js";
 import { testFileJsonSchema, TestFileSchema, type TestFileData } from "./schema.js";
+import { errorMessage } from "../model/guards.js";
 
 export interface ParsedTestFile {
   file: string;
@@ -68,7 +69,7 @@ export async function readTestFile(file: string): Promise<ParsedTestFile> {
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
-    const message = `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`;
+    const message = `cannot read ${file}: ${errorMessage(err)}`;
     return { file, diagnostics: [{ file, line: 0, col: 0, severity: "error", code: "file", message }] };
   }
   return parseTestText(file, text);

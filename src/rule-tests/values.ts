@@ -2,10 +2,8 @@
 import { plainValue } from "../model/field-values.js";
 import { isIsoDateTime } from "../rules/datetime.js";
 import { isInputObject } from "./input-objects.js";
+import { isRecord } from "../model/guards.js";
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** Deep equality where two ISO date-times are equal when they name the same instant (…:00Z = …:00.000Z). */
 export function sameValue(a: unknown, b: unknown): boolean {

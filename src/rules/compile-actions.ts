@@ -5,10 +5,8 @@
 import { ACTIONS, actionKind, type ActionCompileContext, type CompiledAction } from "../actions/index.js";
 import { compileValue } from "./compile-value.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
+import { isRecord } from "../model/guards.js";
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The kind an entry names and its body: `- abort` (a bare kind) or `- <kind>: { ... }`. */
 function entryOf(item: unknown): { kind: string; body: Record<string, unknown> } | undefined {

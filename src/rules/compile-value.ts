@@ -5,10 +5,8 @@ import { checkExpr } from "./expr-checks.js";
 import { hasTemplate, splitTemplate } from "./templates.js";
 import { scalarIndexToPos } from "./positions.js";
 import { report, type RuleContext } from "./compile-context.js";
+import { isRecord } from "../model/guards.js";
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function compileString(s: string, rel: string[], ctx: RuleContext, where: string): CompiledValue | undefined {
   const at = scalarIndexToPos(ctx.src, [...ctx.path, ...rel]);

@@ -11,13 +11,11 @@ import { compileAction } from "./compile-actions.js";
 import { computeNeeds } from "./needs.js";
 import { clip } from "./messages.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
+import { isRecord } from "../model/guards.js";
 
 /** Aliases are read as `fields.<alias>` in JSONata, so they must be plain identifiers. */
 export const ALIAS_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function fieldRefs(raw: unknown): Record<string, FieldRef> {
   const out: Record<string, FieldRef> = {};

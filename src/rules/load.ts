@@ -10,6 +10,7 @@ import { duplicateNames, setChecks, type NamedAt } from "./checks.js";
 import { posOfValue } from "./positions.js";
 import { didYouMean } from "../model/suggest.js";
 import { clip } from "./messages.js";
+import { errorMessage, isRecord } from "../model/guards.js";
 
 export interface LoadOptions {
   /** keep only these rules (by name); an unknown name is an error */
@@ -20,12 +21,9 @@ export const DEFAULT_RULE_PATHS = ["rules/"];
 const MAX_MESSAGE = 1000;
 const MAX_RULE_LABEL = 80;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function internal(file: string, err: unknown): Diagnostic {
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errorMessage(err);
   return { file, line: 0, col: 0, severity: "error", code: "internal", message: `internal error while loading: ${msg}` };
 }
 
@@ -136,7 +134,7 @@ export async function loadRules(paths: string[], opts: LoadOptions = {}): Promis
     } catch (err) {
       problems.push({
         file, line: 0, col: 0, severity: "error", code: "file",
-        message: `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`,
+        message: `cannot read ${file}: ${errorMessage(err)}`,
       });
     }
   }

@@ -7,6 +7,7 @@ import type { Diagnostic } from "./types.js";
 import { posOfKey, posOfValue, splitPointer, type SourceFile } from "./positions.js";
 import { didYouMean } from "../model/suggest.js";
 import { DATE_TIME_FORMAT, ENGINE_OWNED_PARAMS, RUNTIME_FORMAT } from "./schema.js";
+import { isRecord } from "../model/guards.js";
 
 export interface MessageContext {
   src: SourceFile;
@@ -14,9 +15,6 @@ export interface MessageContext {
   data: unknown;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 export function typeName(v: unknown): string {
   if (v === null || v === undefined) return "empty";

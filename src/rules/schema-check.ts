@@ -8,6 +8,7 @@ import { posOfKey, posOfValue, type SourceFile } from "./positions.js";
 import { ruleAt, schemaMessages, typeName, type MessageContext } from "./messages.js";
 import { validateAction, validateFile } from "./validate-schema.js";
 import { didYouMean } from "../model/suggest.js";
+import { isRecord } from "../model/guards.js";
 
 const ACTION_PATH = /^\/rules\/\d+\/actions\/\d+(?:\/|$)/;
 
@@ -17,9 +18,6 @@ export interface SchemaResult {
   badKeys: Map<number, Set<string>>;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function actionDiagnostics(ctx: MessageContext, ruleIdx: number, actIdx: number, item: unknown): Diagnostic[] {
   const { src, data } = ctx;

@@ -31,6 +31,7 @@ import type { AppliedHow, ChangeOutcome } from "./outcome.js";
 import type { PlanChange as ApplyChange, PlanFile } from "../../plan/types.js";
 import { changedSince, staleReason } from "./staleness.js";
 import { effectOf } from "./verify.js";
+import { errorMessage } from "../../model/guards.js";
 
 export interface ExecuteOptions {
   batchSize: number;
@@ -59,7 +60,7 @@ export interface ExecuteResult {
 function message(err: unknown): string {
   if (err instanceof ApiError) return `the service answered ${err.status}${err.detail ? `: ${err.detail}` : ""}`;
   if (err instanceof OutcomeUnknownError || err instanceof TransportError) return err.reason;
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 function notVisible(err: unknown): boolean {

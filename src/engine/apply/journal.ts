@@ -17,6 +17,7 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { UserError } from "../../model/errors.js";
+import { errorMessage } from "../../model/guards.js";
 
 const at = z.string();
 const EventSchema = z.discriminatedUnion("event", [
@@ -216,7 +217,7 @@ function readEvents(file: string, planDigest: string): { events: JournalEvent[];
     if (typeof err === "object" && err !== null && "code" in err && (err as { code: unknown }).code === "ENOENT") {
       return { events: [], skipped: 0, otherPlans: 0 };
     }
-    throw new UserError(`cannot read the journal ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UserError(`cannot read the journal ${file}: ${errorMessage(err)}`);
   }
   const events: JournalEvent[] = [];
   let skipped = 0;
