@@ -1,5 +1,5 @@
 /**
- * The request floor of the benchmark's work (DESIGN section 5), and the naive baseline's request count.
+ * The request floor of the benchmark's work (docs/design.md, "Performance model"), and the naive baseline's request count.
  *
  * Plan: every rule needs its own selection listed (the narrow rule's `active_step_id` filter is information only a
  * filtered list or a record read gives), 500 a page; each field the conditions read is fetched once per instance
@@ -28,7 +28,7 @@ export function floorOf(w: Workload, abortBatch = ABORT_BATCH): Floor {
   return { plan, apply, total: plan + apply };
 }
 
-/** v1-style pages of 100, one record read per instance, one request per mutation (DESIGN section 5, "naive"). */
+/** v1-style pages of 100, one record read per instance, one request per mutation (docs/design.md, "Performance model": naive). */
 export const NAIVE_PAGE_SIZE = 100;
 
 export function naiveRequests(w: Workload): Floor {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the benchmark of issue 8 — requests, wall time, time under the production rate limit, peak
+ * `npm run bench`: the benchmark — requests, wall time, time under the production rate limit, peak
  * memory and evaluation throughput of flowrules, side by side with a naive script and the floor the API allows.
  * Progress on stderr; the Markdown table on stdout; the JSON under bench/results/ (latest.json and a dated copy).
  */

@@ -18,7 +18,7 @@ export const AMOUNT_ACTION = 50222;
 export const CURRENCY_ACTION = 50223;
 export const COMMENT_ACTION = 50230;
 export const DATE_ACTION = 50231;
-/** form fields the conditions read (K in DESIGN section 5) */
+/** form fields the conditions read (K in docs/design.md, "Performance model") */
 export const FIELDS_READ = 2;
 /** ids per bulk abort request: the apply default (the sandbox accepts 500; the spec states no maximum) */
 export const ABORT_BATCH = 100;

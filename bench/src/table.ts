@@ -115,7 +115,7 @@ export function renderMarkdown(r: BenchResults): string {
   out.push(workloadTable(r));
   out.push("");
   out.push(
-    `Floor (DESIGN §5): plan = ceil(selected/500) list pages + ceil(at-step/500) list pages (the approval rule's own selection) + ` +
+    `Floor (docs/design.md, Performance model): plan = ceil(selected/500) list pages + ceil(at-step/500) list pages (the approval rule's own selection) + ` +
       `2 fields × ceil(selected/500) form-field pages; apply = one complete_step each + ceil(aborts/${c.abort_batch}) bulk aborts + 1 staleness list.`,
   );
   out.push("");

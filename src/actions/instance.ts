@@ -26,7 +26,7 @@ export interface InstanceData {
   stepActive?: Map<number, boolean>;
 }
 
-/** Status of a full record, derived from its times (spec 2.3 has no status field). */
+/** Status of a full record, derived from its times (the full record has no status field: docs/service.md, "Resources"). */
 export function statusFromRecord(record: { completed_time?: string | null; aborted_time?: string | null }): InstanceStatus {
   if (record.aborted_time) return "aborted";
   if (record.completed_time) return "completed";

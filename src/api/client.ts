@@ -1,6 +1,6 @@
 /**
- * The API client: the only way flowrules talks to the Workflow Instance Service. One method per endpoint of spec
- * section 4, typed by the zod schemas; pagination as async generators; a shared rate limiter and concurrency limit;
+ * The API client: the only way flowrules talks to the Workflow Instance Service. One method per endpoint of
+ * docs/service.md, typed by the zod schemas; pagination as async generators; a shared rate limiter and concurrency limit;
  * retries that never repeat a POST that may have reached the server.
  */
 import pLimit, { type LimitFunction } from "p-limit";
@@ -100,7 +100,7 @@ export interface ApiClient {
   close(): Promise<void>;
 }
 
-/** Largest page the service serves (spec section 8); also our default, since requests are the unit of cost. */
+/** Largest page the service serves (docs/service.md, "Limits"); also our default, since requests are the unit of cost. */
 export const MAX_PAGE_SIZE = 500;
 
 /** POST answers after which the change may or may not have been applied. */

@@ -1,5 +1,5 @@
 /**
- * Query-string serialisation for the list endpoints (spec 4.2 / 4.6): `status` is a repeated parameter
+ * Query-string serialisation for the list endpoints (docs/service.md: "List instances", "Form-field values"): `status` is a repeated parameter
  * (?status=a&status=b); every other array is comma-joined (tags, ordering, instance_ids); null/undefined are omitted.
  */
 

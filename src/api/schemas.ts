@@ -1,5 +1,5 @@
 /**
- * zod schemas for the resources of spec section 2, with their inferred types.
+ * zod schemas for the resources of docs/service.md ("Resources"), with their inferred types.
  *
  * Tolerant on purpose: objects are loose (unknown fields are kept, so a newer service does not break us), and fields
  * the spec does not promise are `nullish`. Strict only where the engine relies on a value (ids, instance status).
@@ -33,7 +33,7 @@ export const InstanceListItemSchema = z.looseObject({
 });
 export type InstanceListItem = z.infer<typeof InstanceListItemSchema>;
 
-// process_snapshot: structure left open by the spec; DESIGN section 4 fixes the shape both sides assume.
+// process_snapshot: structure left open by the spec; docs/design.md ("process_snapshot") fixes the shape both sides assume.
 export const SnapshotActionSchema = z.looseObject({
   id: z.number().int(),
   name: nullishString,

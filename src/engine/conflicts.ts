@@ -1,5 +1,5 @@
 /**
- * Conflicts are judged per instance (DESIGN section 1): two rules changing the same step of one instance, or one
+ * Conflicts are judged per instance (docs/writing-rules.md): two rules changing the same step of one instance, or one
  * aborting an instance another acts on. A conflict is reported naming both rules and the instance, and both sides'
  * changes to that instance are left out: never resolved silently. Two rules that both abort one instance agree; the
  * instance is aborted once.

@@ -1,5 +1,5 @@
 /**
- * The JSONata context of `when` and of templated values (DESIGN section 1): `instance`, `fields`, `snapshot`, `tags`,
+ * The JSONata context of `when` and of templated values (docs/writing-rules.md): `instance`, `fields`, `snapshot`, `tags`,
  * `now`, plus `$daysSince(ts)`, `$hoursUntil(ts)`; `$now()` returns the plan's start so one plan is one instant.
  */
 import type { CompiledRule } from "../rules/types.js";

@@ -1,8 +1,8 @@
 /**
  * Hydration: fetch, for one page of selected instances, only what the rule's expressions need, at the lowest
- * request cost the API allows (DESIGN section 5):
+ * request cost the API allows (docs/design.md, "Performance model"):
  * - nothing beyond the list element → no request at all;
- * - field values only → one form-field request (spec 4.6, `instance_ids` = the page's ids) per field not already
+ * - field values only → one form-field request (the form-field listing, `instance_ids` = the page's ids) per field not already
  *   known, unless reading the few instances one by one is cheaper;
  * - anything of the full record → one GET /instances/{id}/?inject_values=true per instance not already read, which
  *   brings every field value with it.
@@ -14,7 +14,7 @@ import { fieldTypeOf } from "../model/values.js";
 import { fieldKey } from "../model/field-values.js";
 import type { InstanceData, InstanceStatus } from "../actions/instance.js";
 
-/** The most ids one form-field request carries (spec 4.6 pages hold at most 500). */
+/** The most ids one form-field request carries (form-field pages hold at most 500: docs/service.md, "Limits"). */
 export const FIELD_BATCH = 500;
 
 export interface PageNeeds {

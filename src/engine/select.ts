@@ -1,5 +1,5 @@
 /**
- * `select` → query parameters of the v2 instance list (spec 4.2). Keys are already the service's parameter names;
+ * `select` → query parameters of the v2 instance list (docs/service.md, "List instances"). Keys are already the service's parameter names;
  * relative date-times are resolved once against the plan's start so every page of a plan asks the same question.
  */
 import { actionKind } from "../actions/index.js";
@@ -20,7 +20,7 @@ export function selectQuery(select: SelectSpec, now: Date): ListQuery {
   return query;
 }
 
-/** The step a rule's selection guarantees active (spec 4.2 `active_step_id`), if any. */
+/** The step a rule's selection guarantees active (`active_step_id` of the instance list), if any. */
 export function selectedActiveStep(select: SelectSpec): number | undefined {
   const v = select.active_step_id;
   if (typeof v === "number") return v;

@@ -1,4 +1,4 @@
-/** Exit codes of the CLI contract (DESIGN section 3). */
+/** Exit codes of the CLI contract (docs/cli.md). */
 export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
 /** success with changes, only with --detailed-exitcode */

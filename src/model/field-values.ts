@@ -1,5 +1,5 @@
 /**
- * Input objects → plain values for `fields.*` (DESIGN section 1): text/number `{inputValue: v}` → v, date
+ * Input objects → plain values for `fields.*` (docs/writing-rules.md): text/number `{inputValue: v}` → v, date
  * `{date}` → the ISO string, radio → the selected option, checklist → the checked items; any other shape is passed
  * through as stored. "No value" is ABSENT (undefined), never null, so `fields.amount < 100` is simply false.
  */

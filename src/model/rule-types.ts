@@ -54,7 +54,7 @@ export interface FieldRef {
 }
 
 /**
- * `select` as written (keys are the query parameters of spec 4.2, verbatim). Date-time values may still be `now` or
+ * `select` as written (keys are the query parameters of the v2 instance list, verbatim). Date-time values may still be `now` or
  * a signed ISO 8601 duration; the engine resolves them once, at the plan's start.
  */
 export type SelectSpec = Record<string, string | number | boolean | Array<string | number>>;

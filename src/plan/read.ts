@@ -1,5 +1,5 @@
 /**
- * The plan file as `apply` reads it: a zod schema of the DESIGN section 3 JSON contract, plus the checks that must
+ * The plan file as `apply` reads it: a zod schema of the JSON plan format (docs/design.md, "The JSON plan"), plus the checks that must
  * all pass before a single request is sent — format version, shape (named by JSON path), digest (tampering), plan
  * errors, and base URL. Each refusal is a UserError with one clear line.
  */

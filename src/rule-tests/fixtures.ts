@@ -55,7 +55,7 @@ function fieldValues(f: Fixture, env: FixtureEnv, problems: FixtureProblem[]): M
   return values;
 }
 
-/** process_snapshot in the shape DESIGN section 4 fixes, holding the fixture's values. */
+/** process_snapshot in the shape docs/design.md ("process_snapshot") fixes, holding the fixture's values. */
 function snapshot(processId: number, values: Map<string, unknown>): NonNullable<InstanceRecord["process_snapshot"]> {
   const steps = new Map<number, Array<{ id: number; input_object?: unknown }>>();
   for (const [key, input] of values) {

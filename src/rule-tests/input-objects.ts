@@ -1,5 +1,5 @@
 /**
- * Plain fixture values → the input objects the service stores (DESIGN section 4), so fixtures read like the data
+ * Plain fixture values → the input objects the service stores (docs/design.md, "process_snapshot"), so fixtures read like the data
  * and the engine still sees what it would see live: text/number `{inputValue}`, date `{date}`, radio
  * `{inputValue: {radioItemSelected}}`, checklist `{inputValue: {itemsChecked, itemsNotChecked}}`. Without a declared
  * type the form follows the value (a list is a checklist, an ISO date-time a date, anything else `inputValue`); an

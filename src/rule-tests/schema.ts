@@ -69,7 +69,7 @@ export const FixtureSchema = z
     record: z
       .record(z.string(), z.unknown())
       .optional()
-      .describe("Any other keys of the full instance record (spec 2.3), merged as given (e.g. step_assignments)."),
+      .describe("Any other keys of the full instance record (docs/service.md, Resources), merged as given (e.g. step_assignments)."),
   })
   .describe("A fixture instance, written compactly: only the fields the test cares about.");
 

@@ -8,7 +8,7 @@ import type { Expression } from "jsonata";
 /** Names at the top of the evaluation context. */
 export const CONTEXT_NAMES = ["instance", "fields", "snapshot", "tags", "now"] as const;
 
-/** Keys of `instance` that come with the list element (spec 2.2), so reading them needs no GET /instances/{id}/. */
+/** Keys of `instance` that come with the list element (docs/service.md, "Resources"), so reading them needs no GET /instances/{id}/. */
 export const LIST_ELEMENT_KEYS = ["id", "name", "status", "public_url"] as const;
 
 /** Functions bound by the engine in addition to JSONata's own. */

@@ -63,7 +63,7 @@ export function resolveDateTime(value: string, now: Date): string {
   throw new Error(`not a date-time, "now" or a signed ISO 8601 duration: ${JSON.stringify(value)}`);
 }
 
-/** The date-time query parameters of spec 4.2 (relative values allowed in `select`). */
+/** The date-time query parameters of the instance list (relative values allowed in `select`). */
 export const DATE_TIME_PARAMS: readonly string[] = [
   "started_time", "last_updated_time", "deadline", "step_deadline", "aborted_time", "completed_time", "ended_time",
 ].flatMap((p) => [`${p}_after`, `${p}_before`]);

@@ -1,4 +1,4 @@
-/** What a rule reads beyond the list element: the engine hydrates exactly this (DESIGN section 5). */
+/** What a rule reads beyond the list element: the engine hydrates exactly this (docs/design.md, "Performance model"). */
 import type { RuleNeeds } from "./types.js";
 import type { ExprRefs } from "./ast-refs.js";
 import { LIST_ELEMENT_KEYS } from "./ast-refs.js";

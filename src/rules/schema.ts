@@ -12,7 +12,7 @@ export const SCHEMA_ID = "https://flowrules.dev/schemas/rules.schema.json";
 export const DATE_TIME_FORMAT = "flowrules-date-time";
 export const RUNTIME_FORMAT = "flowrules-duration";
 
-/** `select` keys that exist in spec 4.2 but belong to the engine. */
+/** `select` keys that the instance list takes but belong to the engine. */
 export const ENGINE_OWNED_PARAMS = ["cursor", "page_size", "ordering"] as const;
 
 export const INSTANCE_STATUSES = ["running", "completed", "aborted"] as const;
@@ -60,7 +60,7 @@ const progress = (bound: "min" | "max"): JsonSchema => ({
   description: `${bound === "min" ? "Minimum" : "Maximum"} progress of the instance, in percent (0 to 100).`,
 });
 
-/** The query parameters of spec 4.2, verbatim, minus paging and ordering (the engine owns those). */
+/** The query parameters of the v2 instance list, verbatim, minus paging and ordering (the engine owns those). */
 export function selectSchema(): JsonSchema {
   const properties: Record<string, JsonSchema> = {
     status: {
@@ -104,7 +104,7 @@ export function selectSchema(): JsonSchema {
   return {
     type: "object",
     description:
-      "Server-side filters: query parameters of GET /v2/processes/{id}/instances/ (spec 4.2), verbatim. Paging " +
+      "Server-side filters: query parameters of GET /v2/processes/{id}/instances/ (see docs/service.md), verbatim. Paging " +
       "(cursor, page_size) and ordering are the engine's.",
     properties,
     additionalProperties: false,
@@ -152,7 +152,7 @@ function ruleSchema(): JsonSchema {
       },
       select: {
         $ref: "#/$defs/select",
-        description: "Server-side filters: query parameters of the v2 instance list (spec 4.2), verbatim.",
+        description: "Server-side filters: query parameters of the v2 instance list (see docs/service.md), verbatim.",
       },
       when: {
         type: "string",

@@ -1,5 +1,5 @@
 /**
- * Who sees and does what (spec section 5, DESIGN section 4).
+ * Who sees and does what (docs/service.md, "Authentication"; docs/sandbox.md).
  * - administrator: every workflow and instance; may complete any step and abort any instance.
  * - workflow lead (user listed in `leads`): the workflow and all its instances; any of its steps; may abort.
  * - step owner: sees a workflow containing a step it owns; sees an instance by its visibility_mode — public: all;

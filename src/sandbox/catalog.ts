@@ -48,7 +48,7 @@ export interface CatalogUser {
   teams: number[];
 }
 
-/** Demo keys: fixed strings for local use only (DESIGN section 4). */
+/** Demo keys: fixed strings for local use only (docs/sandbox.md). */
 export const USERS: readonly CatalogUser[] = [
   { id: 1, name: "Ada Admin", key: "sandbox-admin", role: "administrator", teams: [10] },
   { id: 2, name: "Lee Lead", key: "sandbox-lead", role: "lead", teams: [11] },

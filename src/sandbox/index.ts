@@ -1,5 +1,5 @@
 /**
- * flowrules sandbox: a faithful, self-contained, in-memory Workflow Instance Service (DESIGN section 4).
+ * flowrules sandbox: a faithful, self-contained, in-memory Workflow Instance Service (docs/sandbox.md).
  *
  *   const sb = await startSandbox({ port: 0, instances: 500, seed: 1 });
  *   await fetch(`${sb.baseUrl}/processes/`, { headers: { Authorization: "Api-Key sandbox-admin" } });

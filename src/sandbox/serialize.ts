@@ -1,4 +1,4 @@
-/** API shapes (spec section 2) built from the internal state. Key order follows the spec's tables. */
+/** API shapes (docs/service.md, "Resources") built from the internal state. Key order follows the spec's tables. */
 import type { CatalogAction, CatalogWorkflow } from "./catalog.js";
 import { toIso } from "./dates.js";
 import { orderedSteps, workflowOf } from "./lookup.js";
@@ -102,7 +102,7 @@ export function processSnapshot(inst: InstanceState, opts: RecordOptions): Proce
     steps: orderedSteps(workflow).map((step) => {
       const actions = step.actions.map((a) => snapshotAction(a, inst, opts));
       const base = { id: step.id, name: step.name, position: step.position, type: step.type };
-      // key order as in DESIGN section 4: completed_time (when asked for) before actions
+      // key order as in docs/design.md ("process_snapshot"): completed_time (when asked for) before actions
       return opts.stepsTimeFrame
         ? { ...base, completed_time: toIso(inst.stepCompletedTimes.get(step.id) ?? null), actions }
         : { ...base, actions };

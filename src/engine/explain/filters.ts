@@ -1,5 +1,5 @@
 /**
- * The `select` filters of spec 4.2 checked client-side on one instance (its list element and full record), with the
+ * The `select` filters (instance-list query parameters) checked client-side on one instance (its list element and full record), with the
  * semantics the sandbox implements: status any-of, tags any-of (OR), name/query case-insensitive substrings, date
  * bounds inclusive with relative values resolved at `now`, an instance without the date never matching. Filters the
  * record cannot answer (organization, lead_user, progress without step times) are `unknown`, never guessed.
@@ -34,7 +34,7 @@ function timeOf(data: InstanceData, field: string): string | null | undefined {
   return typeof v === "string" ? v : null;
 }
 
-/** step_deadlines elements are not described by the spec; the sandbox (and DESIGN) use { step_id, deadline }. */
+/** step_deadlines elements are not described by the spec; the sandbox (and docs/design.md) use { step_id, deadline }. */
 function activeStepDeadlines(data: InstanceData): Array<{ step: number; at: string }> {
   const active = new Set(data.record?.active_step_ids ?? []);
   const out: Array<{ step: number; at: string }> = [];

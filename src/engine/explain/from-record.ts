@@ -1,6 +1,6 @@
 /**
  * A full instance record (GET /instances/{id}/?inject_values=true) → the engine's InstanceData: status derived from
- * the record's times (spec 2.3 has none), workflow id from the `process` URI, every injected form-field value.
+ * the record's times (the full record has none), workflow id from the `process` URI, every injected form-field value.
  */
 import type { InstanceRecord } from "../../api/schemas.js";
 import { canonicalInput, fieldTypeOf } from "../../model/values.js";

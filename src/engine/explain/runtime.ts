@@ -1,5 +1,5 @@
 /**
- * total_runtime values of spec 4.2 (`00:50`, `01 09:30`, `02:30:00`, ISO 8601 `PT50M`) → milliseconds, so the
+ * total_runtime values of the instance list (`00:50`, `01 09:30`, `02:30:00`, ISO 8601 `PT50M`) → milliseconds, so the
  * total_runtime filters can be checked on a record (started_time to the end, or to `now` while running).
  */
 const CLOCK_RE = /^(?:(\d+) )?(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d{1,6})?))?$/;

@@ -1,4 +1,4 @@
-/** The JSON plan (DESIGN section 3 contract), with its digest, two-space indented, keys in a fixed order. */
+/** The JSON plan (docs/design.md, "The JSON plan"), with its digest, two-space indented, keys in a fixed order. */
 import { withDigest } from "../../plan/digest.js";
 import type { PlanFormatter } from "./types.js";
 
