@@ -1,4 +1,4 @@
-/** Writes schemas/rules-test.schema.json from the zod definition: `node dist/testing/write-schema.js`. */
+/** Writes schemas/rules-test.schema.json from the zod definition: `npm run schema`. */
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { testFileJsonSchema } from "./schema.js";
