@@ -5,3 +5,5 @@ export * from "./schemas.js";
 export { ENDPOINTS } from "./stats.js";
 export { serializeQuery } from "./query.js";
 export { isLoopbackHost } from "./url-guard.js";
+export { RateLimiter, WINDOW_SHARE, windowBudget, type Grant, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
+export { parseRateLimitHeaders, type RateLimitInfo } from "./rate-headers.js";

@@ -31,6 +31,15 @@ export function inShard(instanceId: number, shard: Shard): boolean {
 export const shardLabel = (shard: Shard): string => `${shard.index}/${shard.count}`;
 
 /**
+ * The rate budget is per API key, and n workers share one key: each takes 1/n of the default limit, so together they
+ * stay within it. Only for the default: an explicit `--rate-limit` / `FLOWRULES_RATE_LIMIT` is taken as each
+ * worker's own (the operator may have a key per worker).
+ */
+export function shardRateLimit(defaultPerMin: number, shard: Shard | undefined): number {
+  return shard ? defaultPerMin / shard.count : defaultPerMin;
+}
+
+/**
  * A saved plan's share for one worker: its changes filtered by instance id the same way planning filters the
  * selection. Taken after the plan's digest was checked (the file itself is never changed), so n workers can apply
  * one reviewed plan side by side.

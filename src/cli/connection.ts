@@ -6,11 +6,16 @@ import { Option, type Command } from "commander";
 import { z } from "zod";
 import { InsecureUrlError } from "../api/errors.js";
 import { isLoopbackHost } from "../api/url-guard.js";
+import { shardRateLimit, type Shard } from "../ci/shard.js";
 import { UserError } from "./exit.js";
+
+/** The service's documented limit: about 100 requests a minute per key. */
+export const DEFAULT_RATE_LIMIT = 100;
 
 export interface ConnectionSettings {
   baseUrl: string;
   apiKey: string;
+  /** the service's limit per minute as this process should see it (a shard's share; may be a fraction); 0 = off */
   rateLimitPerMin: number;
   concurrency: number;
   timeoutMs: number;
@@ -21,7 +26,10 @@ export function addConnectionOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option("--base-url <url>", "service base URL, e.g. https://host/api (env FLOWRULES_BASE_URL)"))
     .addOption(
-      new Option("--rate-limit <n>", "client-side limit in requests a minute, 0 = off (env FLOWRULES_RATE_LIMIT; default 100)"),
+      new Option(
+        "--rate-limit <n>",
+        "the service's limit in requests a minute; the client sends at most 95 % of it in any 60 s, 0 = off (env FLOWRULES_RATE_LIMIT; default 100, shared by --shard workers)",
+      ),
     )
     .addOption(new Option("--concurrency <n>", "requests in flight at most (default 4)"))
     .addOption(new Option("--timeout <ms>", "per-request timeout in milliseconds (default 30000)"))
@@ -48,8 +56,11 @@ const RawConnection = z.object({
   insecureHttp: z.boolean().optional(),
 });
 
-/** Reads flags and environment into settings, or throws a UserError that says what to set. */
-export function connectionSettings(opts: Record<string, unknown>, env: NodeJS.ProcessEnv): ConnectionSettings {
+/**
+ * Reads flags and environment into settings, or throws a UserError that says what to set. With a shard and no
+ * explicit rate limit, the default budget is split between the workers (src/ci/shard.ts).
+ */
+export function connectionSettings(opts: Record<string, unknown>, env: NodeJS.ProcessEnv, shard?: Shard): ConnectionSettings {
   const parsed = RawConnection.safeParse({
     baseUrl: opts.baseUrl ?? env.FLOWRULES_BASE_URL,
     rateLimit: opts.rateLimit ?? (env.FLOWRULES_RATE_LIMIT || undefined),
@@ -75,7 +86,7 @@ export function connectionSettings(opts: Record<string, unknown>, env: NodeJS.Pr
   return {
     baseUrl,
     apiKey,
-    rateLimitPerMin: rateLimit ?? 100,
+    rateLimitPerMin: rateLimit ?? shardRateLimit(DEFAULT_RATE_LIMIT, shard),
     concurrency: concurrency ?? 4,
     timeoutMs: timeout ?? 30_000,
     insecureHttp: insecureHttp ?? false,
