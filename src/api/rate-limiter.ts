@@ -186,7 +186,7 @@ export class RateLimiter implements RequestLimiter {
         this.granted += 1;
         this.stamps.set(this.granted, t); // kept even with no budget: a Limit header may bring one
         if (this.quota) this.quota.remaining -= 1;
-        return { waitedMs: this.now() - start, ticket: this.granted };
+        return { waitedMs: announced ? Math.max(0, this.now() - start) : 0, ticket: this.granted };
       }
       if (!announced) {
         announced = true;
