@@ -334,13 +334,14 @@ class Client implements ApiClient {
       if (this.closed) throw new ClientClosedError();
       // a 429 asked every caller to wait longer than any call may spend retrying ("quota exhausted, come back
       // tomorrow"): refuse at once instead of holding every caller for that long; nothing is sent
-      const held = this.limiter.pausedFor();
+      const paused = this.limiter.pausedFor();
+      const held = Math.max(paused, this.limiter.quotaFor());
       if (held > this.maxRetryTimeMs) {
         throw new ApiError({
           status: 429,
           method: spec.method,
           path: spec.path,
-          detail: `not sent: the service asked to wait ${Math.ceil(held / 1000)} s (Retry-After), longer than the retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`,
+          detail: `not sent: the service asked to wait ${Math.ceil(held / 1000)} s (${held === paused ? "Retry-After" : "its RateLimit reset"}), longer than the retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`,
           attempts: 0,
         });
       }
@@ -404,8 +405,9 @@ class Client implements ApiClient {
           this.emit({ type: "rate-limited", delayMs: delay, source: "server" });
           const left = this.maxRetryTimeMs - retryTimeMs;
           if (delay > left) {
-            const detail = `the service asked to wait ${Math.ceil(delay / 1000)} s (${serverDelay ? "Retry-After" : "rate limit"}), longer than the ${Math.max(0, Math.floor(left / 1000))} s left of this request's retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`;
-            throw new ApiError({ status, method: spec.method, path: spec.path, detail, attempts: attempt });
+            const said = this.clean(errorDetail(result.text));
+            const why = `the service asked to wait ${Math.ceil(delay / 1000)} s (${serverDelay ? "Retry-After" : quotaReset ? "its RateLimit reset" : "backoff"}), longer than the ${Math.max(0, Math.floor(left / 1000))} s left of this request's retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`;
+            throw new ApiError({ status, method: spec.method, path: spec.path, detail: said ? `${said}; ${why}` : why, attempts: attempt });
           }
           retryTimeMs += delay;
           this.emit({ type: "retry", method: spec.method, path: spec.path, attempt: attempt + 1, reason: "429 Too Many Requests", delayMs: delay });

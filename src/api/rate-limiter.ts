@@ -47,6 +47,8 @@ export interface RequestLimiter {
   pause(ms: number): void;
   /** milliseconds left in a pause set by pause(), 0 when none */
   pausedFor(): number;
+  /** milliseconds until the service's quota resets when its RateLimit headers said none is left, 0 otherwise */
+  quotaFor(): number;
   /** the exchange of request `ticket` is over (answered or failed); `info` from its answer's rate-limit headers */
   finished(ticket: number, info: RateLimitInfo): void;
 }
@@ -123,6 +125,10 @@ export class RateLimiter implements RequestLimiter {
 
   pausedFor(): number {
     return Math.max(0, this.pausedUntil - this.now());
+  }
+
+  quotaFor(): number {
+    return this.quota && this.quota.remaining <= 0 ? Math.max(0, this.quota.resetAt - this.now()) : 0;
   }
 
   finished(ticket: number, info: RateLimitInfo): void {

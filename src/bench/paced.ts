@@ -85,6 +85,10 @@ class TokenBucket implements RequestLimiter {
     return Math.max(0, this.pausedUntil - performance.now());
   }
 
+  quotaFor(): number {
+    return 0;
+  }
+
   finished(_ticket: number, _info: RateLimitInfo): void {
     // the bucket read no rate-limit headers
   }

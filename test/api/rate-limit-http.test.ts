@@ -84,6 +84,15 @@ describe("RateLimit headers", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "rate-limited", source: "client", reason: "quota" }));
   });
 
+  it("a quota used up until a reset beyond the retry budget fails the next call at once, unsent", async () => {
+    const s = await server((_req, res) => sendJson(res, 200, [], { "x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "3600" }));
+    const { c } = client(s.baseUrl, { maxRetryTimeMs: 10_000 });
+    await c.listWorkflows();
+    const err = await c.listWorkflows().catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/not sent: the service asked to wait 3600 s \(its RateLimit reset\), longer than the retry budget of 10 s/);
+    expect(s.requests).toHaveLength(1);
+  });
+
   it("a 429 with X-RateLimit-Remaining 0 and a reset but no Retry-After waits for the reset", async () => {
     const s = await server((_req, res, _body, n) =>
       n === 1 ? sendJson(res, 429, { detail: "later" }, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "2" }) : sendJson(res, 200, []),

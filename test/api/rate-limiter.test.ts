@@ -165,9 +165,12 @@ describe("following the service's headers", () => {
     const start = clock.now();
     const g = await l.acquire();
     l.finished(g.ticket, { limit: 100, remaining: 0, resetMs: 30_000 });
+    expect(l.quotaFor()).toBe(30_000); // what the client checks against its retry budget before sending
+    expect(l.pausedFor()).toBe(0);
     await l.acquire();
     expect(clock.now()).toBe(start + 30_000);
     expect(waits).toEqual([expect.objectContaining({ reason: "quota", delayMs: 30_000 })]);
+    expect(l.quotaFor()).toBe(0);
     // after the reset the old count is forgotten: the next goes at once
     const next = await l.acquire();
     expect(next.waitedMs).toBe(0);
