@@ -152,8 +152,12 @@ export class RateLimiter implements RequestLimiter {
   }
 
   private expire(t: number): void {
+    // every stamp is (re)inserted at the time it holds, so the map is in time order: stop at the first one still in
     const from = t - this.windowMs;
-    for (const [ticket, at] of this.stamps) if (at <= from) this.stamps.delete(ticket);
+    for (const [ticket, at] of this.stamps) {
+      if (at > from) break;
+      this.stamps.delete(ticket);
+    }
   }
 
   /** The earliest instant a request may go, and what holds it back. */
