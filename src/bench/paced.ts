@@ -169,7 +169,7 @@ export function renderPaced(r: PacedResults): string {
   const cell = (s: PacedSideRun | undefined, bound: number): string =>
     s ? `${duration(s.wallMs)}${bound > 0 ? ` (${(s.wallMs / bound).toFixed(2)}×)` : ""}, ${s.refused} × 429${s.complete ? "" : ", incomplete"}` : "–";
   const lines = [
-    `## Paced: ${r.limit} requests per sliding ${r.windowMs / 1000} s window (a scaled minute)`,
+    `## Paced: ${r.limit} requests per sliding ${r.windowMs / 1000} s window${r.windowMs === 60_000 ? "" : " (a scaled minute)"}`,
     "",
     "Wall time of `plan` against the window's bound ((ceil(R/100) − 1) windows), and the 429s met.",
     "before = the old token bucket (burst 5, then evenly spaced); after = the sliding window (95 a window); off = no client limit.",
