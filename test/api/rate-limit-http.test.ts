@@ -70,8 +70,9 @@ describe("RateLimit headers", () => {
       // the service's own rule: nothing before the reset it announced
       if (Date.now() < resetAt) return sendJson(res, 429, { detail: "too early" }, { "retry-after": "1" });
       if (n === 1) {
-        resetAt = Date.now() + 1_000;
-        return sendJson(res, 200, [], { "ratelimit-limit": "100", "ratelimit-remaining": "0", "ratelimit-reset": "1" });
+        // 2 s: the wait, a little under it by the time the next call comes, stays over the 1 s that is announced
+        resetAt = Date.now() + 2_000;
+        return sendJson(res, 200, [], { "ratelimit-limit": "100", "ratelimit-remaining": "0", "ratelimit-reset": "2" });
       }
       return sendJson(res, 200, []);
     });
