@@ -18,6 +18,8 @@ export interface BenchOptions {
   inProcess: boolean;
   /** folder for latest.json and the dated copy; undefined = do not write */
   outDir: string | undefined;
+  /** window of the paced scenario (src/bench/paced.ts); 0 = skip it */
+  pacedWindowMs?: number;
 }
 
 export const USAGE = `usage: npm run bench -- [options]
@@ -30,7 +32,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --cpu N                     instances for the evaluation loops (default 100000)
   --seed N                    sandbox seed (default 1)
   --in-process                run both sides in this process (RSS then includes the sandbox)
-  --out DIR                   where to write latest.json and a dated copy (default bench/results; "-" = nowhere)`;
+  --out DIR                   where to write latest.json and a dated copy (default bench/results; "-" = nowhere)
+  --paced-window MS           window of the paced scenario, 100 requests per window (default 6000, a scaled minute; 0 skips it)`;
 
 function int(name: string, v: string | undefined, dflt: number, min = 0): number {
   if (v === undefined) return dflt;
@@ -53,6 +56,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
       seed: { type: "string" },
       "in-process": { type: "boolean", default: false },
       out: { type: "string" },
+      "paced-window": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -75,5 +79,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
     cpuInstances: int("cpu", values.cpu, quick ? 20_000 : 100_000, 1),
     inProcess: values["in-process"] === true,
     outDir: out === "-" ? undefined : out,
+    pacedWindowMs: int("paced-window", values["paced-window"], 6_000),
   };
 }

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseBenchArgs, USAGE } from "./args.js";
 import { runBench } from "./bench.js";
+import { renderPaced, runPaced } from "./paced.js";
 import { renderMarkdown } from "./table.js";
 
 async function main(): Promise<number> {
@@ -21,8 +22,13 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const results = await runBench(opts, (line) => process.stderr.write(`${line}\n`));
-  process.stdout.write(renderMarkdown(results));
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const bench = await runBench(opts, log);
+  process.stdout.write(renderMarkdown(bench));
+  const windowMs = opts.pacedWindowMs ?? 0;
+  const paced = windowMs > 0 ? await runPaced({ ...opts, windowMs }, log) : undefined;
+  if (paced) process.stdout.write(`\n${renderPaced(paced)}`);
+  const results = paced ? { ...bench, paced } : bench;
   if (opts.outDir) {
     await mkdir(opts.outDir, { recursive: true });
     const json = `${JSON.stringify(results, null, 2)}\n`;

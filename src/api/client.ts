@@ -18,7 +18,8 @@ import {
 import { HttpTransport, type HttpFailure, type HttpResponse, type HttpResult } from "./http.js";
 import { cursorPages, numberedPages, type Page } from "./pagination.js";
 import { pathId, withQuery, type Query } from "./query.js";
-import { RateLimiter } from "./rate-limiter.js";
+import { parseRateLimitHeaders, type RateLimitInfo } from "./rate-headers.js";
+import { DEFAULT_WINDOW_MS, RateLimiter, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
 import { RETRYABLE_STATUS, backoffDelay, parseRetryAfter, sleep } from "./retry.js";
 import {
   BulkAbortResponseSchema,
@@ -41,17 +42,25 @@ export interface ClientOptions {
   /** e.g. "https://host/api" or "http://127.0.0.1:4010/api/" (trailing slash optional) */
   baseUrl: string;
   apiKey: string;
-  /** default 100; 0 = off. Client-side limiter, shared by every caller of this client */
+  /**
+   * The service's limit in requests per window (a minute unless `rateLimitWindowMs` says otherwise); default 100,
+   * 0 = no client-side limit. The client allows itself 95 % of it in any sliding window (rate-limiter.ts); a 429,
+   * Retry-After and RateLimit headers are followed either way. Fractions are fine (a shard's share).
+   */
   rateLimitPerMin?: number;
+  /** the window of `rateLimitPerMin`; default 60_000 (tests and the benchmark scale it down with the sandbox's) */
+  rateLimitWindowMs?: number;
+  /** replaces the window limiter (the benchmark plugs in the old token bucket to compare) */
+  limiter?: RequestLimiter;
   /** default 4; max requests in flight */
   concurrency?: number;
   /** per request (connect to last body byte); default 30_000 */
   timeoutMs?: number;
   /** allow http:// to a non-loopback host */
   insecureHttp?: boolean;
-  /** default 5 (GETs, and POSTs that surely never reached the server or were refused with 429) */
+  /** default 5: failed attempts of one call (GETs, and POSTs that surely never reached the server); 429s do not count */
   maxAttempts?: number;
-  /** bound on total time spent retrying one call; default 120_000 */
+  /** the deadline of one call's retries (backoff, 429 waits, repeated exchanges); default 120_000. 429s are retried until it is spent */
   maxRetryTimeMs?: number;
   /** retries, rate-limit waits, requests — for logs; never contains the key */
   onEvent?: (e: ClientEvent) => void;
@@ -65,8 +74,12 @@ export interface ClientOptions {
 
 export type ClientEvent =
   | { type: "retry"; method: string; path: string; attempt: number; reason: string; delayMs: number }
-  /** source "server": a 429 paused the whole client; "client": the local limiter held a request back >= 1 s */
-  | { type: "rate-limited"; delayMs: number; source?: "server" | "client" }
+  /**
+   * source "server": a 429 paused the whole client for delayMs. source "client": the limiter starts holding requests
+   * back for delayMs (>= 1 s), because the window's budget is spent (reason "window") or the service's RateLimit
+   * headers say nothing is left until their reset (reason "quota"); budget is the requests allowed per window.
+   */
+  | { type: "rate-limited"; delayMs: number; source?: "server" | "client"; reason?: "window" | "quota"; budget?: number; windowMs?: number }
   /** one HTTP exchange; status 0 = no answer (connection error, timeout) */
   | { type: "request"; method: string; path: string; status: number; ms: number };
 
@@ -156,7 +169,9 @@ class Client implements ApiClient {
   private readonly base: BaseUrl;
   private readonly apiKey: string;
   private readonly http: HttpTransport;
-  private readonly limiter: RateLimiter;
+  private readonly limiter: RequestLimiter;
+  /** end of the last limiter wait announced by an event, so four queued callers make one event, not four */
+  private announcedUntil = 0;
   private readonly limit: LimitFunction;
   private readonly recorder = new StatsRecorder();
   private readonly headers: Record<string, string>;
@@ -182,7 +197,13 @@ class Client implements ApiClient {
     this.retryBaseMs = Math.max(0, opts.retryBaseMs ?? 500);
     this.retryMaxDelayMs = Math.max(0, opts.retryMaxDelayMs ?? 30_000);
     this.onEvent = opts.onEvent;
-    this.limiter = new RateLimiter({ perMinute: Math.max(0, opts.rateLimitPerMin ?? 100) });
+    this.limiter =
+      opts.limiter ??
+      new RateLimiter({
+        perWindow: Math.max(0, opts.rateLimitPerMin ?? 100),
+        windowMs: opts.rateLimitWindowMs ?? DEFAULT_WINDOW_MS,
+        onWait: (w) => this.announceWait(w),
+      });
     this.limit = pLimit(this.concurrency);
     this.http = new HttpTransport({
       origin: this.base.origin,
@@ -306,29 +327,38 @@ class Client implements ApiClient {
     }
   }
 
+  private announceWait(w: LimiterWait): void {
+    if (w.reason === "pause" || w.delayMs < 1000) return; // a 429's pause was announced when it came
+    const until = Date.now() + w.delayMs;
+    if (until <= this.announcedUntil + 1000) return;
+    this.announcedUntil = until;
+    const budget = Number.isFinite(w.budget) ? { budget: w.budget } : {};
+    this.emit({ type: "rate-limited", delayMs: w.delayMs, source: "client", reason: w.reason, ...budget, windowMs: w.windowMs });
+  }
+
   private clean(text: string): string {
     return redact(text, this.apiKey);
   }
 
   /** One attempt: a rate-limiter slot and a concurrency slot, then the exchange. */
-  private attempt(spec: CallSpec<unknown>, bodyText: string | undefined): Promise<HttpResult & { ms: number }> {
+  private attempt(spec: CallSpec<unknown>, bodyText: string | undefined): Promise<HttpResult & { ms: number; rate: RateLimitInfo }> {
     return this.limit(async () => {
       if (this.closed) throw new ClientClosedError();
       // a 429 asked every caller to wait longer than any call may spend retrying ("quota exhausted, come back
       // tomorrow"): refuse at once instead of holding every caller for that long; nothing is sent
-      const held = this.limiter.pausedFor();
+      const paused = this.limiter.pausedFor();
+      const held = Math.max(paused, this.limiter.quotaFor());
       if (held > this.maxRetryTimeMs) {
         throw new ApiError({
           status: 429,
           method: spec.method,
           path: spec.path,
-          detail: `not sent: the service asked to wait ${Math.ceil(held / 1000)} s (Retry-After), longer than the retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`,
+          detail: `not sent: the service asked to wait ${Math.ceil(held / 1000)} s (${held === paused ? "Retry-After" : "its RateLimit reset"}), longer than the retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`,
           attempts: 0,
         });
       }
-      const waited = await this.limiter.acquire();
-      if (waited > 0) this.recorder.waited(waited);
-      if (waited >= 1000) this.emit({ type: "rate-limited", delayMs: waited, source: "client" });
+      const grant = await this.limiter.acquire();
+      if (grant.waitedMs > 0) this.recorder.waited(grant.waitedMs);
       const headers = bodyText === undefined ? this.headers : { ...this.headers, "content-type": "application/json" };
       this.recorder.started();
       const t0 = Date.now();
@@ -343,7 +373,9 @@ class Client implements ApiClient {
       this.recorder.finished(spec.endpoint, status);
       const ms = Date.now() - t0;
       this.emit({ type: "request", method: spec.method, path: spec.path, status, ms });
-      return { ...result, ms };
+      const rate = result.kind === "response" ? parseRateLimitHeaders(result.headers) : {};
+      this.limiter.finished(grant.ticket, rate);
+      return { ...result, ms, rate };
     });
   }
 
@@ -352,15 +384,18 @@ class Client implements ApiClient {
     // Time spent retrying: backoff delays, 429 pauses and the repeated exchanges. Waiting in the client's own queue
     // does not count, or a call queued behind a long batch would lose its retries before it ever ran.
     let retryTimeMs = 0;
+    // failed attempts other than 429s: a refusal is not a failure, it is retried for as long as the time budget lasts
+    let failures = 0;
     const bodyText = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     for (let attempt = 1; ; attempt++) {
       if (attempt > 1) this.recorder.retried(spec.endpoint);
       const result = await this.attempt(spec, bodyText);
       if (attempt > 1) retryTimeMs += result.ms;
+      if (result.kind === "failure" || (result.status !== 429 && (result.status < 200 || result.status >= 300))) failures += 1;
 
-      // Can we afford another attempt after waiting delayMs? Bounded by attempts and by total time.
+      // Can we afford another attempt after waiting delayMs? Bounded by failed attempts and by total time.
       const mayRetry = (delayMs: number, reason: string): boolean => {
-        if (attempt >= this.maxAttempts) return false;
+        if (failures >= this.maxAttempts) return false;
         if (retryTimeMs + delayMs > this.maxRetryTimeMs) return false;
         retryTimeMs += delayMs;
         this.emit({ type: "retry", method: spec.method, path: spec.path, attempt: attempt + 1, reason, delayMs });
@@ -373,12 +408,23 @@ class Client implements ApiClient {
         if (status >= 200 && status < 300) return this.parse(spec, result);
         const serverDelay = parseRetryAfter(result.headers["retry-after"], result.headers["date"]);
         if (status === 429) {
-          // a refusal: nothing was applied, so POSTs retry too; the pause holds back every caller of the client
-          const delay = serverDelay ?? Math.max(1000, backoff());
+          // a refusal: nothing was applied, so POSTs retry too; the pause holds back every caller of the client.
+          // The wait is the service's Retry-After, else its RateLimit reset when it says nothing is left, else backoff
+          // (a zero is read as absent: retrying at once would only be refused again)
+          const quotaReset = result.rate.remaining === 0 ? result.rate.resetMs : undefined;
+          const delay = serverDelay || quotaReset || Math.max(1000, backoff());
           this.limiter.pause(delay);
           this.emit({ type: "rate-limited", delayMs: delay, source: "server" });
-          if (mayRetry(delay, "429 Too Many Requests")) continue; // acquire() waits out the pause
-          throw this.apiError(spec, result, attempt);
+          const left = this.maxRetryTimeMs - retryTimeMs;
+          if (delay > left) {
+            const said = this.clean(errorDetail(result.text));
+            // our reason first: the detail is clipped, and the service's own words are the part that may go
+            const why = `the service asked to wait ${Math.ceil(delay / 1000)} s (${serverDelay ? "Retry-After" : quotaReset ? "its RateLimit reset" : "backoff"}), longer than the ${Math.max(0, Math.floor(left / 1000))} s left of this request's retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`;
+            throw new ApiError({ status, method: spec.method, path: spec.path, detail: said ? `${why}; it said: ${said}` : why, attempts: attempt });
+          }
+          retryTimeMs += delay;
+          this.emit({ type: "retry", method: spec.method, path: spec.path, attempt: attempt + 1, reason: "429 Too Many Requests", delayMs: delay });
+          continue; // acquire() waits out the pause
         }
         if (spec.method === "POST" && POST_OUTCOME_UNKNOWN_STATUS.has(status)) {
           this.recorder.outcomeUnknown();

@@ -9,9 +9,13 @@ import { InsecureUrlError } from "./errors.js";
 import { isLoopbackHost } from "./url-guard.js";
 import { UserError } from "../model/errors.js";
 
+/** The service's documented limit: about 100 requests a minute per key. */
+export const DEFAULT_RATE_LIMIT = 100;
+
 export interface ConnectionSettings {
   baseUrl: string;
   apiKey: string;
+  /** the service's limit per minute as this process should see it (a shard's share; may be a fraction); 0 = off */
   rateLimitPerMin: number;
   concurrency: number;
   timeoutMs: number;
@@ -38,8 +42,16 @@ const RawConnection = z.object({
   insecureHttp: z.boolean().optional(),
 });
 
-/** Reads flags and environment into settings, or throws a UserError that says what to set. */
-export function connectionSettings(opts: Record<string, unknown>, env: NodeJS.ProcessEnv): ConnectionSettings {
+/**
+ * Reads flags and environment into settings, or throws a UserError that says what to set. The rate budget is per API
+ * key, and `--shard i/n` workers share one key: with no explicit `--rate-limit` / FLOWRULES_RATE_LIMIT each takes 1/n
+ * of the default, so together they stay within it; an explicit limit is each worker's own (a key per worker).
+ */
+export function connectionSettings(
+  opts: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  shard?: { index: number; count: number },
+): ConnectionSettings {
   const parsed = RawConnection.safeParse({
     baseUrl: opts.baseUrl ?? env.FLOWRULES_BASE_URL,
     rateLimit: opts.rateLimit ?? (env.FLOWRULES_RATE_LIMIT || undefined),
@@ -65,7 +77,7 @@ export function connectionSettings(opts: Record<string, unknown>, env: NodeJS.Pr
   return {
     baseUrl,
     apiKey,
-    rateLimitPerMin: rateLimit ?? 100,
+    rateLimitPerMin: rateLimit ?? (shard ? DEFAULT_RATE_LIMIT / shard.count : DEFAULT_RATE_LIMIT),
     concurrency: concurrency ?? 4,
     timeoutMs: timeout ?? 30_000,
     insecureHttp: insecureHttp ?? false,

@@ -1,71 +1,208 @@
 /**
- * Client-side rate limiter shared by every caller of one client: a token bucket (rate per minute, small burst) plus a
- * global pause that a 429 sets, so one Retry-After holds back every caller, not just the one that was refused.
+ * Client-side rate limiter shared by every caller of one client: at most `budget` requests in any sliding window
+ * (60 s by default), so a small run goes at once and a large one runs at the window's own pace, never over it. On
+ * top of that, what the service says wins: a 429's Retry-After holds back every caller (a global pause), and
+ * `RateLimit-*` / `X-RateLimit-*` headers can shrink the budget or hold requests until the service's window resets.
  * Waiters are served first-in first-out.
+ *
+ * A request counts in the window from the moment its answer came back (from when it was sent while it is in
+ * flight). The service counts it when it arrives, which is between the two, so the client's window never holds fewer
+ * requests than the service's: alone on its key, the client does not meet a 429, however latency varies. The budget
+ * is still a little under the service's limit (WINDOW_SHARE) for other callers on the same key (a person's
+ * `explain`, a second process) and for services that count a little differently. See src/api/README.md.
  */
-import { sleep } from "./retry.js";
+import type { RateLimitInfo } from "./rate-headers.js";
+import { sleep as realSleep } from "./retry.js";
 
-export interface RateLimiterOptions {
-  /** requests a minute; 0 = no client-side limit (a pause from a 429 still applies) */
-  perMinute: number;
-  /** bucket size; defaults to a small burst: ~5 % of a minute's allowance, between 1 and 10 */
-  burst?: number;
-  now?: () => number;
+/** Share of the service's per-window limit the client allows itself: 95 of 100, leaving 5 for the above. */
+export const WINDOW_SHARE = 0.95;
+/** The production limit is stated per minute. */
+export const DEFAULT_WINDOW_MS = 60_000;
+/** Longest single sleep: the clock is looked at again after it, so a clock that jumps (tests) is followed. */
+const MAX_SLEEP_MS = 1_000;
+
+export type WaitReason = "window" | "quota" | "pause";
+
+export interface LimiterWait {
+  /** planned milliseconds until the request may go */
+  delayMs: number;
+  /** window: our own budget is spent; quota: the service's headers say none left until reset; pause: a 429's Retry-After */
+  reason: WaitReason;
+  /** requests allowed per window right now */
+  budget: number;
+  windowMs: number;
 }
 
-export class RateLimiter {
-  private readonly perMs: number;
-  private readonly burst: number;
+export interface Grant {
+  /** milliseconds this request waited for its slot */
+  waitedMs: number;
+  /** sequence number of the request, to tie an answer's rate-limit headers to what was sent after it */
+  ticket: number;
+}
+
+/** What the API client needs of a limiter (the benchmark plugs in the old token bucket for comparison). */
+export interface RequestLimiter {
+  acquire(): Promise<Grant>;
+  /** holds back every caller for `ms` (a 429's Retry-After) */
+  pause(ms: number): void;
+  /** milliseconds left in a pause set by pause(), 0 when none */
+  pausedFor(): number;
+  /** milliseconds until the service's quota resets when its RateLimit headers said none is left, 0 otherwise */
+  quotaFor(): number;
+  /** the exchange of request `ticket` is over (answered or failed); `info` from its answer's rate-limit headers */
+  finished(ticket: number, info: RateLimitInfo): void;
+}
+
+export interface RateLimiterOptions {
+  /** the service's limit: requests per window (fractions allowed: a shard's share); 0 = no client-side window */
+  perWindow: number;
+  /** default 60 s */
+  windowMs?: number;
+  /** default WINDOW_SHARE */
+  share?: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** called when a request starts to wait (once per wait of the request at the head of the queue) */
+  onWait?: (w: LimiterWait) => void;
+}
+
+/** Requests per window the client allows itself for a service limit of `perWindow`: at least 1, Infinity when off. */
+export function windowBudget(perWindow: number, share: number = WINDOW_SHARE): number {
+  if (!(perWindow > 0)) return Number.POSITIVE_INFINITY;
+  return Math.max(1, Math.floor(perWindow * share + 1e-9));
+}
+
+export class RateLimiter implements RequestLimiter {
+  private readonly windowMs: number;
+  private readonly share: number;
+  private readonly configured: number;
+  /** the budget the service's own Limit header allows, when it sent one */
+  private serverBudget = Number.POSITIVE_INFINITY;
   private readonly now: () => number;
-  private tokens: number;
-  private last: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly onWait: ((w: LimiterWait) => void) | undefined;
+  /** the requests in the current window by ticket: when sent, then when their answer came back */
+  private readonly stamps = new Map<number, number>();
+  private granted = 0;
   private pausedUntil = 0;
+  /** the service's count: `remaining` more requests until `resetAt`, as of the answer to request `ticket` */
+  private quota: { remaining: number; resetAt: number; ticket: number } | undefined;
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(opts: RateLimiterOptions) {
-    this.now = opts.now ?? ((): number => Date.now()); // looked up per call, so a faked clock in tests is seen
-    this.perMs = Math.max(0, opts.perMinute) / 60_000;
-    this.burst = opts.burst ?? Math.min(10, Math.max(1, Math.round(opts.perMinute / 20)));
-    this.tokens = this.burst;
-    this.last = this.now();
+    this.now = opts.now ?? ((): number => Date.now()); // looked up per call, so a faked Date in tests is seen
+    this.sleep = opts.sleep ?? realSleep;
+    this.onWait = opts.onWait;
+    this.share = opts.share ?? WINDOW_SHARE;
+    const windowMs = Math.max(1, opts.windowMs ?? DEFAULT_WINDOW_MS);
+    const allowed = opts.perWindow * this.share;
+    // less than one request a window (a small limit split between many shards): one request per longer window
+    this.windowMs = allowed > 0 && allowed < 1 ? Math.ceil(windowMs / allowed) : windowMs;
+    this.configured = windowBudget(opts.perWindow, this.share);
   }
 
-  /** Waits for a slot; resolves with the milliseconds waited. */
-  acquire(): Promise<number> {
+  /** Requests allowed in any window right now (Infinity when the client-side limit is off and the service said nothing). */
+  get budget(): number {
+    return Math.min(this.configured, this.serverBudget);
+  }
+
+  /** Requests sent in the window that ends now. */
+  inWindow(): number {
+    this.expire(this.now());
+    return this.stamps.size;
+  }
+
+  acquire(): Promise<Grant> {
     const turn = this.tail.then(() => this.take());
     this.tail = turn.catch(() => undefined);
     return turn;
   }
 
-  /** Holds back every caller for `ms` (a 429's Retry-After). Drains the bucket so no burst follows the pause. */
   pause(ms: number): void {
-    const until = this.now() + ms;
+    const until = this.now() + Math.max(0, ms);
     if (until > this.pausedUntil) this.pausedUntil = until;
-    this.tokens = 0;
-    this.last = Math.max(this.last, this.pausedUntil);
   }
 
-  /** Milliseconds left in a pause set by pause(), 0 when none. */
   pausedFor(): number {
     return Math.max(0, this.pausedUntil - this.now());
   }
 
-  private async take(): Promise<number> {
+  quotaFor(): number {
+    return this.quota && this.quota.remaining <= 0 ? Math.max(0, this.quota.resetAt - this.now()) : 0;
+  }
+
+  finished(ticket: number, info: RateLimitInfo): void {
+    // counted again from now: whenever it reached the service, it was no later than this
+    if (ticket > 0 && ticket <= this.granted) {
+      this.stamps.delete(ticket);
+      this.stamps.set(ticket, this.now());
+    }
+    if (info.limit !== undefined && info.limit > 0) {
+      // a limit per a longer window is spread over ours; per a shorter one it is kept whole (never more than it in ours)
+      const perOurs = info.windowMs !== undefined && info.windowMs > this.windowMs ? (info.limit * this.windowMs) / info.windowMs : info.limit;
+      this.serverBudget = windowBudget(perOurs, this.share);
+    }
+    if (info.remaining !== undefined && info.resetMs !== undefined) {
+      // answers can arrive out of order: only a newer one replaces what we know
+      if (this.quota && ticket < this.quota.ticket) return;
+      // requests sent after this one may have been counted already, or will be: spend them from what is left
+      const since = this.granted - ticket;
+      this.quota = { remaining: info.remaining - since, resetAt: this.now() + info.resetMs, ticket };
+    }
+  }
+
+  private expire(t: number): void {
+    // every stamp is (re)inserted at the time it holds, so the map is in time order: stop at the first one still in
+    const from = t - this.windowMs;
+    for (const [ticket, at] of this.stamps) {
+      if (at > from) break;
+      this.stamps.delete(ticket);
+    }
+  }
+
+  /** The earliest instant a request may go, and what holds it back. */
+  private nextSlot(t: number): { at: number; reason: WaitReason } {
+    let at = t;
+    let reason: WaitReason = "window";
+    this.expire(t);
+    const budget = this.budget;
+    const count = this.stamps.size;
+    if (count >= budget) {
+      // the request that must leave the window before one more fits: count - budget + 1 have to go
+      const times = [...this.stamps.values()].sort((a, b) => a - b);
+      at = (times[count - budget] ?? t) + this.windowMs;
+    }
+    if (this.quota) {
+      if (t >= this.quota.resetAt) this.quota = undefined;
+      else if (this.quota.remaining <= 0 && this.quota.resetAt > at) {
+        at = this.quota.resetAt;
+        reason = "quota";
+      }
+    }
+    if (this.pausedUntil > at) {
+      at = this.pausedUntil;
+      reason = "pause";
+    }
+    return { at, reason };
+  }
+
+  private async take(): Promise<Grant> {
     const start = this.now();
+    let announced = false;
     for (;;) {
       const t = this.now();
-      if (t < this.pausedUntil) {
-        await sleep(this.pausedUntil - t);
-        continue;
+      const { at, reason } = this.nextSlot(t);
+      if (at <= t) {
+        this.granted += 1;
+        this.stamps.set(this.granted, t); // kept even with no budget: a Limit header may bring one
+        if (this.quota) this.quota.remaining -= 1;
+        return { waitedMs: announced ? Math.max(0, this.now() - start) : 0, ticket: this.granted };
       }
-      if (this.perMs === 0) return this.now() - start;
-      this.tokens = Math.min(this.burst, this.tokens + Math.max(0, t - this.last) * this.perMs);
-      this.last = Math.max(this.last, t);
-      if (this.tokens >= 1) {
-        this.tokens -= 1;
-        return this.now() - start;
+      if (!announced) {
+        announced = true;
+        this.onWait?.({ delayMs: at - t, reason, budget: this.budget, windowMs: this.windowMs });
       }
-      await sleep(Math.ceil((1 - this.tokens) / this.perMs));
+      await this.sleep(Math.min(at - t, MAX_SLEEP_MS));
     }
   }
 }

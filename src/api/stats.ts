@@ -22,7 +22,7 @@ export interface RequestStats {
   retries: number;
   /** 429 answers received */
   rateLimited: number;
-  /** total milliseconds callers waited in the client-side limiter (token bucket and 429 pauses) */
+  /** total milliseconds callers waited in the client-side limiter (the window, the service's quota and 429 pauses) */
   rateLimitWaitMs: number;
   /** highest number of requests in flight at once */
   maxInFlight: number;

@@ -114,7 +114,7 @@ export function registerApply(program: Command): void {
     if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
     const f = parsed.data;
     const shard = f.shard === undefined ? undefined : parseShard(f.shard);
-    const connection = connectionSettings(raw, io.env);
+    const connection = connectionSettings(raw, io.env, shard);
     const { signal, dispose } = interruptions();
     try {
       const fields = { paths, auto_approve: f.autoApprove === true, base_url: connection.baseUrl, ...(f.shard ? { shard: f.shard } : {}) };

@@ -25,7 +25,7 @@ export function registerPlan(program: Command): void {
     const io = withLogger(processIO(), commandLogger(command));
     const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
     const changedSince = typeof opts.changedSince === "string" ? opts.changedSince : undefined;
-    const connection = connectionSettings(opts, io.env);
+    const connection = connectionSettings(opts, io.env, shard);
     const fields = { paths, base_url: connection.baseUrl, ...(opts.shard ? { shard: opts.shard } : {}), ...(changedSince ? { changed_since: changedSince } : {}) };
     process.exitCode = await runLogged(io, "plan", fields, (io) => planCommand(
       {

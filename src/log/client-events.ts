@@ -14,7 +14,13 @@ export function clientEventLogger(log: Logger): (e: ClientEvent) => void {
       case "rate-limited":
         log.event(
           "request.rate_limited",
-          { delay_ms: e.delayMs, source: e.source ?? "server" },
+          {
+            delay_ms: e.delayMs,
+            source: e.source ?? "server",
+            ...(e.reason ? { reason: e.reason } : {}),
+            ...(e.budget === undefined ? {} : { budget: e.budget }),
+            ...(e.windowMs === undefined ? {} : { window_ms: e.windowMs }),
+          },
           e.source === "client" ? "info" : "warn",
         );
         return;

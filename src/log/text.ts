@@ -16,9 +16,15 @@ const seconds = (ms: unknown): string => (typeof ms === "number" ? `${(ms / 1000
 const SENTENCES: Record<string, (f: LogFields) => string | undefined> = {
   "request.retried": (f) =>
     `retrying ${String(f.method)} ${String(f.path)} (attempt ${String(f.attempt)}: ${String(f.reason)}) in ${seconds(f.delay_ms)}`,
-  "request.rate_limited": (f) =>
-    // the local limiter holding requests back is the normal, configured pace: not worth a line
-    f.source === "server" ? `the service answered 429: every request waits ${seconds(f.delay_ms)}` : undefined,
+  "request.rate_limited": (f) => {
+    if (f.source === "server") return `the service answered 429: every request waits ${seconds(f.delay_ms)}`;
+    if (f.reason === "quota") return `the service reports its rate limit used up: waiting ${seconds(f.delay_ms)} for it to reset`;
+    // the window's own pace: a line only for a pause long enough to look like a hang
+    if (typeof f.delay_ms !== "number" || f.delay_ms < 5_000) return undefined;
+    const per = typeof f.window_ms === "number" ? `${Math.round(f.window_ms / 1000)} s` : "60 s";
+    const budget = typeof f.budget === "number" ? `${f.budget} requests` : "its requests";
+    return `rate limit: ${budget} sent in the last ${per}, waiting ${seconds(f.delay_ms)} for the window`;
+  },
 };
 
 export function textLogger(opts: TextLoggerOptions): Logger {

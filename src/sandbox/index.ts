@@ -36,6 +36,8 @@ export interface SandboxOptions {
   failRate?: number;
   /** 0 = off */
   rateLimitPerMin?: number;
+  /** the rate limit's sliding window, default 60_000 ms */
+  rateLimitWindowMs?: number;
   resetRate?: number;
   /** pin the clock for deterministic tests; default: real time, data generated relative to the start */
   now?: Date;
@@ -57,7 +59,7 @@ export interface RunningSandbox {
   /** direct, in-process access to the data (see store.ts) */
   store: SandboxStore;
   /** change fault flags at run time */
-  setFaults(f: Partial<Pick<SandboxOptions, "latencyMs" | "failRate" | "rateLimitPerMin" | "resetRate">>): void;
+  setFaults(f: Partial<Pick<SandboxOptions, "latencyMs" | "failRate" | "rateLimitPerMin" | "rateLimitWindowMs" | "resetRate">>): void;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     latencyMs: opts.latencyMs,
     failRate: opts.failRate,
     rateLimitPerMin: opts.rateLimitPerMin,
+    rateLimitWindowMs: opts.rateLimitWindowMs,
     resetRate: opts.resetRate,
   };
   checkFaults(faultSettings);

@@ -139,7 +139,9 @@ async function answer(
   await deps.faults.delay();
   const retryAfter = deps.faults.rateLimit(req.headers.authorization ?? "(no key)", Date.now());
   if (retryAfter !== null) {
-    throw new HttpError(429, `Rate limit exceeded: at most ${deps.faults.settings.rateLimitPerMin} requests a minute. Retry in ${retryAfter} s.`, {
+    const { rateLimitPerMin: limit, rateLimitWindowMs: windowMs } = deps.faults.settings;
+    const per = windowMs === 60_000 ? "a minute" : `in ${windowMs / 1000} s`;
+    throw new HttpError(429, `Rate limit exceeded: at most ${limit} requests ${per}. Retry in ${retryAfter} s.`, {
       "Retry-After": String(retryAfter),
     });
   }

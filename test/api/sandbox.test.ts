@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 afterEach(async () => {
   vi.useRealTimers();
-  sb.setFaults({ latencyMs: 0, failRate: 0, rateLimitPerMin: 0, resetRate: 0 });
+  sb.setFaults({ latencyMs: 0, failRate: 0, rateLimitPerMin: 0, rateLimitWindowMs: 60_000, resetRate: 0 });
   sb.clearRequests();
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
@@ -256,12 +256,20 @@ describe("faults", () => {
     expect(c.stats().rateLimited).toBe(refused.length);
   });
 
-  it("the client-side limiter paces requests", async () => {
-    const c = client({ rateLimitPerMin: 600 }); // 10/s, burst of 10 … then 100 ms apart
-    const t0 = Date.now();
-    await Promise.all(Array.from({ length: 14 }, () => c.listWorkflows()));
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+  it("the client-side limiter sends a window's budget at once, holds the rest for the window, says so, and meets no 429", async () => {
+    // a 1.5 s window (on both sides) keeps the test short: 10 a window, so the client's budget is 9
+    sb.setFaults({ rateLimitPerMin: 10, rateLimitWindowMs: 1_500 });
+    const events: ClientEvent[] = [];
+    const c = client({ rateLimitPerMin: 10, rateLimitWindowMs: 1_500 }, events);
+    await Promise.all(Array.from({ length: 9 }, () => c.listWorkflows()));
+    expect(c.stats().rateLimitWaitMs).toBe(0);
+    await Promise.all(Array.from({ length: 5 }, () => c.listWorkflows()));
     expect(c.stats().rateLimitWaitMs).toBeGreaterThan(0);
+    const waits = events.filter((e) => e.type === "rate-limited");
+    expect(waits).toEqual([{ type: "rate-limited", delayMs: expect.any(Number) as number, source: "client", reason: "window", budget: 9, windowMs: 1_500 }]);
+    const log = sb.requests();
+    expect(log).toHaveLength(14);
+    expect(log.filter((r) => r.status !== 200)).toEqual([]);
   });
 });
 

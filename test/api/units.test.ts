@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { serializeQuery, withQuery, pathId } from "../../src/api/query.js";
 import { normaliseBaseUrl, relativeLink, isLoopbackHost } from "../../src/api/url-guard.js";
 import { backoffDelay, parseRetryAfter } from "../../src/api/retry.js";
-import { RateLimiter } from "../../src/api/rate-limiter.js";
 import { InstanceRecordSchema, describeIssue, jsonPathOf, InstanceListItemSchema, pageSchema, FormFieldValueSchema } from "../../src/api/schemas.js";
 import { InsecureUrlError, createClient, redact } from "../../src/api/index.js";
 
@@ -98,32 +97,6 @@ describe("retry timing", () => {
     expect(backoffDelay(20, 100, 10_000, () => 1)).toBe(10_000);
     expect(backoffDelay(4, 100, 10_000, () => 0)).toBe(0);
     expect(backoffDelay(4, 100, 10_000, () => 0.5)).toBe(400);
-  });
-});
-
-describe("rate limiter", () => {
-  it("lets a small burst through, then paces at the rate", async () => {
-    let t = 0;
-    const limiter = new RateLimiter({ perMinute: 600, burst: 2, now: () => t });
-    expect(await limiter.acquire()).toBe(0);
-    expect(await limiter.acquire()).toBe(0);
-    // third must wait ~100 ms (600/min); drive the fake clock from the real sleep
-    const started = Date.now();
-    const realNow = (): number => Date.now() - started;
-    const l2 = new RateLimiter({ perMinute: 600, burst: 1, now: realNow });
-    await l2.acquire();
-    await l2.acquire();
-    await l2.acquire();
-    expect(realNow()).toBeGreaterThanOrEqual(150); // 2 waits of ~100 ms
-  });
-
-  it("a pause holds back every caller, even with the limiter off", async () => {
-    const limiter = new RateLimiter({ perMinute: 0 });
-    limiter.pause(200);
-    const t0 = Date.now();
-    await Promise.all([limiter.acquire(), limiter.acquire(), limiter.acquire()]);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(180);
-    expect(limiter.pausedFor()).toBe(0);
   });
 });
 

@@ -66,6 +66,23 @@ describe("text logger", () => {
     expect(out).toBe("flowrules: retrying GET /processes/ (attempt 2: 503) in 0.5 s\nflowrules: the service answered 429: every request waits 2.0 s\n");
     expect(log.structured).toBe(false);
   });
+
+  it("prints the limiter's waits a person would take for a hang; the JSON log carries reason, budget and window", () => {
+    let out = "";
+    const log = textLogger({ write: (s) => (out += s) });
+    const toText = clientEventLogger(log);
+    toText({ type: "rate-limited", delayMs: 3_000, source: "client", reason: "window", budget: 95, windowMs: 60_000 });
+    expect(out).toBe("");
+    toText({ type: "rate-limited", delayMs: 41_500, source: "client", reason: "window", budget: 95, windowMs: 60_000 });
+    toText({ type: "rate-limited", delayMs: 2_000, source: "client", reason: "quota", windowMs: 60_000 });
+    expect(out).toBe(
+      "flowrules: rate limit: 95 requests sent in the last 60 s, waiting 41.5 s for the window\n" +
+        "flowrules: the service reports its rate limit used up: waiting 2.0 s for it to reset\n",
+    );
+    let json = "";
+    clientEventLogger(jsonLogger({ write: (s) => (json += s) }))({ type: "rate-limited", delayMs: 41_500, source: "client", reason: "window", budget: 31, windowMs: 60_000 });
+    expect(lines(json)[0]).toMatchObject({ level: "info", event: "request.rate_limited", delay_ms: 41_500, source: "client", reason: "window", budget: 31, window_ms: 60_000 });
+  });
 });
 
 describe("withLogger and runLogged", () => {
