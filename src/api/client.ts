@@ -350,6 +350,7 @@ class Client implements ApiClient {
       const held = Math.max(paused, this.limiter.quotaFor());
       if (held > this.maxRetryTimeMs) {
         throw new ApiError({
+          ...asked(spec),
           status: 429,
           method: spec.method,
           path: spec.path,
@@ -418,9 +419,8 @@ class Client implements ApiClient {
           const left = this.maxRetryTimeMs - retryTimeMs;
           if (delay > left) {
             const said = this.clean(errorDetail(result.text));
-            // our reason first: the detail is clipped, and the service's own words are the part that may go
-            const why = `the service asked to wait ${Math.ceil(delay / 1000)} s (${serverDelay ? "Retry-After" : quotaReset ? "its RateLimit reset" : "backoff"}), longer than the ${Math.max(0, Math.floor(left / 1000))} s left of this request's retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`;
-            throw new ApiError({ status, method: spec.method, path: spec.path, detail: said ? `${why}; it said: ${said}` : why, attempts: attempt });
+            const why = `asked to wait ${Math.ceil(delay / 1000)} s (${serverDelay ? "Retry-After" : quotaReset ? "its RateLimit reset" : "backoff"}), longer than the ${Math.max(0, Math.floor(left / 1000))} s left of its retry budget of ${Math.ceil(this.maxRetryTimeMs / 1000)} s`;
+            throw new ApiError({ ...asked(spec), status, method: spec.method, path: spec.path, detail: said, note: why, attempts: attempt });
           }
           retryTimeMs += delay;
           this.emit({ type: "retry", method: spec.method, path: spec.path, attempt: attempt + 1, reason: "429 Too Many Requests", delayMs: delay });

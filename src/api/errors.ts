@@ -61,10 +61,16 @@ export class ApiError extends FlowrulesApiError {
   /** what was asked, in words ("listing instances of workflow 1042, page 3") */
   readonly asked: string;
 
-  constructor(init: { status: number; method: string; path: string; detail: string; attempts: number; asked?: string }) {
+  /**
+   * `note`: our own explanation, appended after the service's (clipped) words and never clipped itself, e.g. why a
+   * 429 was not waited out
+   */
+  constructor(init: { status: number; method: string; path: string; detail: string; attempts: number; asked?: string; note?: string }) {
     const reason = STATUS_CODES[init.status] ?? "";
     const asked = init.asked ?? describeRequest(init.method, init.path);
-    super(`${asked}: ${init.status}${reason ? ` ${reason}` : ""}${init.detail ? `: ${short(init.detail)}` : ""}`);
+    // with a note of our own the service's words get less room, so the line stays short
+    const said = [init.detail ? short(init.detail, init.note ? 40 : DETAIL_MAX) : "", init.note ?? ""].filter(Boolean).join("; ");
+    super(`${asked}: ${init.status}${reason ? ` ${reason}` : ""}${said ? `: ${said}` : ""}`);
     this.asked = asked;
     this.status = init.status;
     this.method = init.method;

@@ -55,7 +55,7 @@ describe("429 is not a failure", () => {
     const err = await c.getInstance(5).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(429);
-    expect((err as Error).message).toMatch(/asked to wait 600 s \(Retry-After\), longer than the 5 s left of this request's retry budget of 5 s/);
+    expect((err as Error).message).toMatch(/asked to wait 600 s \(Retry-After\), longer than the 5 s left of its retry budget of 5 s/);
     // a later call is refused unsent while the pause lasts
     const again = await c.listWorkflows().catch((e: unknown) => e);
     expect((again as Error).message).toMatch(/not sent: the service asked to wait/);

@@ -88,8 +88,10 @@ describe("hostile API responses: the client", () => {
   it("any answer ends in data that fits or a one-line error naming the request, never a crash or a hang", async () => {
     ({ proxy } = await setUp(20));
     const p = proxy;
-    // 429s are retried on time, not attempts: a small retry budget makes an endless 429 end at once
-    const client = createClient({ baseUrl: p.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, maxAttempts: 2, maxRetryTimeMs: 100, retryBaseMs: 1, retryMaxDelayMs: 5, timeoutMs: 3000 });
+    // 429s are retried on time, not attempts: a small retry budget makes an endless 429 end at once. A fresh client
+    // per answer: a 429 pauses the whole client, and the property is about one answer at a time
+    const newClient = () => createClient({ baseUrl: p.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, maxAttempts: 2, maxRetryTimeMs: 100, retryBaseMs: 1, retryMaxDelayMs: 5, timeoutMs: 3000 });
+    let client = newClient();
     const body = fc.oneof(
       fc.record({ pick: fc.nat(), replacement: fc.jsonValue({ maxDepth: 2 }), remove: fc.boolean() }).map((m) => ({ kind: "mutated" as const, ...m })),
       fc.jsonValue({ maxDepth: 3 }).map((v) => ({ kind: "json" as const, text: JSON.stringify(v) })),
@@ -116,6 +118,8 @@ describe("hostile API responses: the client", () => {
           if (a.status === 429) headers["retry-after"] = "0";
           const hostility: Hostility = { forward: false, answer: { status: a.status, headers, body: text }, truncate: a.cut === "truncate", destroy: a.cut === "destroy" };
           p.setRule(() => hostility);
+          await client.close();
+          client = newClient();
           const outcome = await call.run(client).then((value) => ({ value }), (error: unknown) => ({ error }));
           if ("value" in outcome) {
             // only a complete 2xx JSON answer can be taken as data
@@ -143,9 +147,9 @@ describe("hostile API responses: the client", () => {
     proxy.setRule(() => ({ forward: false, answer: json({ detail: "daily quota exhausted" }, 429, { "retry-after": "86400" }) }));
     const client = createClient({ baseUrl: proxy.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, maxRetryTimeMs: 5_000 });
     try {
-      await expect(client.listWorkflows()).rejects.toThrow(/^listing workflows: 429 Too Many Requests: daily quota exhausted$/);
+      await expect(client.listWorkflows()).rejects.toThrow(/^listing workflows: 429 Too Many Requests: daily quota exhausted/);
       await expect(client.getInstance(1)).rejects.toThrow(/not sent: the service asked to wait 86400 s \(Retry-After\), longer than the retry budget of 5 s/);
-      await expect(client.completeStep(1, { step_id: 20111 })).rejects.toThrow(/^changing a step of instance 1: 429 .*not sent/);
+      await expect(client.completeStep(1, { step_id: 20111 })).rejects.toThrow(/^completing step 20111 of instance 1: 429 .*not sent/);
       expect(proxy.seen).toHaveLength(1);
     } finally {
       await client.close();
