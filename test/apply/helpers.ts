@@ -9,43 +9,12 @@ import { planRuleSet, writePlanFile } from "../../src/commands/plan.js";
 import type { Plan } from "../../src/plan/types.js";
 import { loadRules } from "../../src/rules/index.js";
 import type { RequestLogEntry, RunningSandbox } from "../../src/sandbox/index.js";
+import { fixtureText } from "../helpers/rules.js";
 
 /** Complete step 20111 of running expense claims, save a note on purchase budget approvals, abort onboardings. */
-export const MIXED_RULES = `
-version: 1
-rules:
-  - name: approve-expenses
-    workflow: 1042
-    select: { status: [running], active_step_id: 20111 }
-    actions:
-      - complete_step:
-          step: 20111
-          inputs:
-            - action: 50230
-              value: { inputValue: "Approved by flowrules" }
-  - name: note-purchases
-    workflow: 1044
-    select: { status: [running], active_step_id: 20131 }
-    actions:
-      - save_step:
-          step: 20131
-          inputs:
-            - action: 50264
-              value: { inputValue: "Checked by flowrules" }
-  - name: abort-onboardings
-    workflow: 1043
-    select: { status: [running] }
-    actions: [abort]
-`;
+export const MIXED_RULES = fixtureText("mixed");
 
-export const ABORT_RULES = `
-version: 1
-rules:
-  - name: abort-onboardings
-    workflow: 1043
-    select: { status: [running] }
-    actions: [abort]
-`;
+export const ABORT_RULES = fixtureText("abort-onboardings");
 
 export interface CapturedIO extends CommandIO {
   out: () => string;

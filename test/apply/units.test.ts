@@ -1,11 +1,10 @@
-/** The pure parts of apply: deciding an effect from a record, staleness of a read record, batches, option parsing. */
+/** The pure parts of apply: staleness of a read record, batches, option parsing (each kind's effect: test/actions). */
 import { describe, expect, it } from "vitest";
 import type { InstanceRecord } from "../../src/api/index.js";
 import { parseLockTimeout } from "../../src/cli/apply.js";
 import { batches } from "../../src/engine/apply/batches.js";
 import type { PlanChange as ApplyChange } from "../../src/plan/types.js";
 import { staleReason } from "../../src/engine/apply/staleness.js";
-import { effectOf } from "../../src/engine/apply/verify.js";
 
 const T0 = "2026-01-01T10:00:00.000Z";
 const T1 = "2026-01-01T11:00:00.000Z";
@@ -39,29 +38,6 @@ function record(r: Partial<InstanceRecord> & { steps?: Array<{ id: number; compl
   const { steps, ...rest } = r;
   return { id: 1, active_step_ids: [20111], last_updated_time: T0, process_snapshot: { id: 1042, steps: steps ?? [] }, ...rest } as InstanceRecord;
 }
-
-describe("effectOf (after an unknown outcome)", () => {
-  it("complete_step: took effect when the step was completed, not when it is still active or the instance was aborted", () => {
-    const c = change("complete_step");
-    expect(effectOf(c, record({ active_step_ids: [20112], steps: [{ id: 20111, completed_time: T1 }] })).applied).toBe(true);
-    expect(effectOf(c, record({ steps: [{ id: 20111, completed_time: null }] })).applied).toBe(false);
-    expect(effectOf(c, record({ active_step_ids: [], aborted_time: T1, steps: [{ id: 20111, completed_time: null }] })).applied).toBe(false);
-    // without completion times: moving on without an abort counts
-    expect(effectOf(c, record({ active_step_ids: [20112] })).applied).toBe(true);
-  });
-
-  it("save_step: took effect only when every value sent is stored", () => {
-    const c = change("save_step");
-    expect(effectOf(c, record({ steps: [{ id: 20111, actions: [{ id: 50230, input_object: { inputValue: "ok" } }] }] })).applied).toBe(true);
-    expect(effectOf(c, record({ steps: [{ id: 20111, actions: [{ id: 50230, input_object: { inputValue: "other" } }] }] })).applied).toBe(false);
-    expect(effectOf(c, record({ steps: [{ id: 20111, actions: [{ id: 50230 }] }] })).applied).toBe(false);
-  });
-
-  it("abort: took effect when aborted_time is set", () => {
-    expect(effectOf(change("abort"), record({ aborted_time: T1 })).applied).toBe(true);
-    expect(effectOf(change("abort"), record({})).applied).toBe(false);
-  });
-});
 
 describe("staleReason", () => {
   const listed = { baseline: undefined, listedAsChanged: true };
