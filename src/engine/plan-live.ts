@@ -59,7 +59,7 @@ async function prefetchFields(
   rules: ReadonlyArray<{ rule: CompiledRule; needs: PageNeeds }>,
   knownKeys: (processId: number) => readonly string[],
   explain: (c: RequestChoice) => void,
-): Promise<void> {
+): Promise<Map<string, unknown>> {
   const needs: Array<{ processId: number; fields: FieldRef[]; ids: number[]; rule: string }> = [];
   for (const p of rules) {
     const q = plan.rules.get(p.rule.name);
@@ -74,31 +74,38 @@ async function prefetchFields(
   const batches = planFieldBatches(needs, (key, id) => almanac.values.get(key)?.has(id) === true);
   const byWorkflow = new Map<number, FieldBatchPlan[]>();
   for (const b of batches) byWorkflow.set(b.processId, [...(byWorkflow.get(b.processId) ?? []), b]);
+  // a failure fails the rules that read the field (their plan would be short of its values), not the others
+  const failures = new Map<string, unknown>();
   await Promise.all(
     [...byWorkflow.entries()].map(async ([processId, list]) => {
       const pages = list.reduce((n, b) => n + b.pages, 0);
       const ids = new Set(list.flatMap((b) => b.ids));
       const users = (f: FieldRef): string[] =>
         needs.filter((n) => n.processId === processId && n.fields.some((g) => g.step === f.step && g.action === f.action)).map((n) => n.rule);
-      try {
-        if (ids.size < pages) {
-          explain({ subject: "field values", workflow_id: processId, choice: "record reads", requests: ids.size, why: `${ids.size} record reads bring every field: fewer than ${pages} form-field pages`, rules: [...new Set(list.flatMap((b) => users(b.field)))] });
+      if (ids.size < pages) {
+        explain({ subject: "field values", workflow_id: processId, choice: "record reads", requests: ids.size, why: `${ids.size} record reads bring every field: fewer than ${pages} form-field pages`, rules: [...new Set(list.flatMap((b) => users(b.field)))] });
+        try {
           await readRecordsForValues(client, almanac, [...ids], knownKeys(processId));
-          return;
+        } catch (err) {
+          for (const b of list) failures.set(`${processId}:${fieldKey(b.field.step, b.field.action)}`, err);
         }
-        await Promise.all(
-          list.flatMap((b) => {
-            explain({ subject: `field ${b.field.step}/${b.field.action}`, workflow_id: processId, choice: "field pages", requests: b.pages, why: `${b.ids.length} instances not yet known, asked once for all rules, ${PAGE} a page`, rules: users(b.field) });
-            const chunks: number[][] = [];
-            for (let i = 0; i < b.ids.length; i += PAGE) chunks.push(b.ids.slice(i, i + PAGE));
-            return chunks.map((chunk) => fetchFieldBatch(client, almanac, processId, b.field, chunk));
-          }),
-        );
-      } catch {
-        // what is still unknown is asked again by each rule's own hydration, which reports the failure on that rule
+        return;
       }
+      await Promise.all(
+        list.map(async (b) => {
+          explain({ subject: `field ${b.field.step}/${b.field.action}`, workflow_id: processId, choice: "field pages", requests: b.pages, why: `${b.ids.length} instances not yet known, asked once for all rules, ${PAGE} a page`, rules: users(b.field) });
+          const chunks: number[][] = [];
+          for (let i = 0; i < b.ids.length; i += PAGE) chunks.push(b.ids.slice(i, i + PAGE));
+          try {
+            await Promise.all(chunks.map((chunk) => fetchFieldBatch(client, almanac, processId, b.field, chunk)));
+          } catch (err) {
+            failures.set(`${processId}:${fieldKey(b.field.step, b.field.action)}`, err);
+          }
+        }),
+      );
     }),
   );
+  return failures;
 }
 
 /**
@@ -268,7 +275,11 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
 
   // rules that read records first: their snapshots bring field values other rules then need not ask for
   for (const p of planned) if (p.needs.record) await evaluateRule(p);
-  await prefetchFields(client, almanac, runner, plan, planned.filter((p) => !p.needs.record && !ruleErrors.has(p.rule.name)), knownKeys, explain);
+  const fieldFailures = await prefetchFields(client, almanac, runner, plan, planned.filter((p) => !p.needs.record && !ruleErrors.has(p.rule.name)), knownKeys, explain);
+  for (const p of planned) {
+    const failed = p.needs.record ? undefined : p.needs.fields.map((f) => fieldFailures.get(`${p.needs.processId}:${fieldKey(f.step, f.action)}`)).find((e) => e !== undefined);
+    if (failed !== undefined) fail(p.rule, p.result, failed);
+  }
   for (const p of planned) if (!p.needs.record) await evaluateRule(p);
 
   const errors = ruleSet.rules.flatMap((r) => {
