@@ -23,7 +23,6 @@ import {
 } from "./query-plan.js";
 import { QueryRunner, queryWords, type RequestChoice } from "./run-queries.js";
 import type { Plan, PlanError } from "../plan/types.js";
-import { prefetch } from "./prefetch.js";
 import { resolveWorkflows } from "./resolve.js";
 import { selectQuery, stepsToProbe } from "./select.js";
 
@@ -208,6 +207,8 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const plan = planQueries(inputs);
   const runner = new QueryRunner(client, plan, almanac, { ...(opts.shard ? { shard: opts.shard } : {}), knownKeys, explain });
   for (const s of plan.selections.values()) {
+    // every listing starts now (the client caps requests in flight), so one selection's pages overlap another's work
+    if (s.source.kind === "list") void runner.listing(s.id).catch(() => undefined);
     if (s.source.kind === "filter") explain({ subject: queryWords(s), workflow_id: s.processId, choice: "filter", requests: 0, why: s.why, rules: s.users });
   }
   const fail = (rule: CompiledRule, result: RuleResult, err: unknown): void => {
