@@ -254,6 +254,17 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
       const q = plan.rules.get(rule.name);
       if (!q) return;
       const listing = await runner.listing(q.selection);
+      if (needs.record) {
+        const unread = listing.items.filter((i) => !almanac.records.has(i.id)).length;
+        explain({
+          subject: `records of ${rule.name}`,
+          workflow_id: needs.processId,
+          choice: "record reads",
+          requests: unread,
+          why: `its conditions or report read the full record${unread < listing.items.length ? `; ${listing.items.length - unread} already read for another rule` : ""}`,
+          rules: [rule.name],
+        });
+      }
       const probes: Array<[number, Set<number>]> = [];
       if (!needs.record) {
         for (const probe of q.probes) probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);

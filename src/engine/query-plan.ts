@@ -202,7 +202,7 @@ export function planQueries(inputs: readonly RuleQueryInput[]): QueryPlan {
             query: w.query,
             source: { kind: "list" },
             users: w.users,
-            why: refused ?? (w.users.length > 1 ? `listed once for ${w.users.length} users` : "listed"),
+            why: refused ?? `listed${w.users.length > 1 ? ` once for ${w.users.length} users` : ""}: no other selection of the rule set narrows to it`,
           };
     decided.set(id, sel);
   }

@@ -32,7 +32,7 @@ describe("plan --explain-requests", () => {
   it("says on stderr why each selection is listed, shared or filtered, and how priority is learnt", async () => {
     const r = await runCli(["plan", file, "--explain-requests"], env());
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/^requests: workflow 1045, status=running: list, \d+ requests?: listed once for 2 users \[by-priority, by-status\]$/m);
+    expect(r.stderr).toMatch(/^requests: workflow 1045, status=running: list, \d+ requests?: listed once for 2 users: no other selection of the rule set narrows to it \[by-priority, by-status\]$/m);
     expect(r.stderr).toMatch(/^requests: workflow 1044, status=completed: filter, 0 requests: filtered client-side from the selection of ended by status in \(completed\).*\[done\]$/m);
     expect(r.stderr).toMatch(/^requests: workflow 1045, priority of by-priority: priority lists, \d+ requests: .* instead of \d+ record reads \[by-priority\]$/m);
     expect(r.stderr).not.toContain("sandbox-admin");
