@@ -1,10 +1,11 @@
 /**
- * The live planning pipeline: resolve → select (cursor pages of 500) → hydrate → evaluate → assemble. Everything
- * that touches the network goes through the API client; the plan itself comes from the pure functions.
+ * The live planning pipeline: resolve → plan the queries of the whole rule set (./query-plan.ts) → list each
+ * distinct selection once (cursor pages of 500) → hydrate (records first, then field pages for all rules together)
+ * → evaluate → assemble. Everything that touches the network goes through the API client; the plan itself comes from
+ * the pure functions, and does not depend on which rule's request brought a value.
  */
 import { actionKind } from "../actions/index.js";
 import type { ApiClient } from "../api/index.js";
-export type { RequestChoice } from "./run-queries.js";
 import type { CompiledRule, FieldRef, RuleSet } from "../rules/types.js";
 import { VERSION } from "../model/version.js";
 import { newAlmanac } from "./almanac.js";
@@ -26,11 +27,13 @@ import type { Plan, PlanError } from "../plan/types.js";
 import { resolveWorkflows } from "./resolve.js";
 import { selectQuery, stepsToProbe } from "./select.js";
 
+export type { RequestChoice } from "./run-queries.js";
+
 export interface PlanProgress {
   rule: string;
   /** instances of this rule's selection processed so far */
   done: number;
-  /** total of the selection, from the first page's `count` */
+  /** instances of the selection this run plans (the shard's share when sharded) */
   total: number;
 }
 
