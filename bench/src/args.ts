@@ -14,6 +14,8 @@ export interface BenchOptions {
   abortCount: number;
   /** instances of the CPU-only evaluation loops */
   cpuInstances: number;
+  /** instances of the multi-rule scenario (24 rules over four workflows); 0 or absent skips it */
+  multiRuleN?: number;
   /** run the sides in this process (RSS then includes the sandbox); the test does */
   inProcess: boolean;
   /** folder for latest.json and the dated copy; undefined = do not write */
@@ -30,6 +32,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --concurrency N             flowrules requests in flight (default 4, the client default)
   --abort-count N             instances for the bulk-abort scenario (default 10000; 0 skips it)
   --cpu N                     instances for the evaluation loops (default 100000)
+  --multi-rule N              instances for the multi-rule scenario, 24 rules (default 20000; 0 skips it)
   --seed N                    sandbox seed (default 1)
   --in-process                run both sides in this process (RSS then includes the sandbox)
   --out DIR                   where to write latest.json and a dated copy (default bench/results; "-" = nowhere)
@@ -54,6 +57,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
       "abort-count": { type: "string" },
       cpu: { type: "string" },
       seed: { type: "string" },
+      "multi-rule": { type: "string" },
       "in-process": { type: "boolean", default: false },
       out: { type: "string" },
       "paced-window": { type: "string" },
@@ -77,6 +81,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
     naiveMax: int("naive-max", values["naive-max"], 10_000),
     abortCount: int("abort-count", values["abort-count"], quick ? 1_000 : 10_000),
     cpuInstances: int("cpu", values.cpu, quick ? 20_000 : 100_000, 1),
+    multiRuleN: int("multi-rule", values["multi-rule"], 20_000),
     inProcess: values["in-process"] === true,
     outDir: out === "-" ? undefined : out,
     pacedWindowMs: int("paced-window", values["paced-window"], 6_000),

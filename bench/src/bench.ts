@@ -9,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
 import type { BenchOptions } from "./args.js";
 import { measureCpu } from "./cpu.js";
+import { runMultiRule, type MultiRuleRun } from "./multi-rule.js";
 import { floorOf, naiveRequests, NAIVE_PAGE_SIZE } from "./floor.js";
 import { countRequests, measureSide, REQUEST_KINDS, type Measured, type PhaseRequests } from "./measure.js";
 import { judgeTargets, type AbortRun, type BenchResults, type SideRun, type SizeRun } from "./results.js";
@@ -168,6 +169,12 @@ export async function runBench(o: BenchOptions, log: Log): Promise<BenchResults>
     abort = await runAbort(o, log);
   }
 
+  let multi: MultiRuleRun | undefined;
+  if (o.multiRuleN) {
+    log(`multi-rule scenario at N = ${o.multiRuleN}`);
+    multi = await runMultiRule({ seed: o.seed, latencyMs: o.latencyMs, n: o.multiRuleN }, log);
+  }
+
   const partial: Omit<BenchResults, "targets"> = {
     format_version: 1,
     generated_at: new Date().toISOString(),
@@ -192,6 +199,7 @@ export async function runBench(o: BenchOptions, log: Log): Promise<BenchResults>
     },
     runs,
     ...(abort ? { abort } : {}),
+    ...(multi ? { multi } : {}),
     cpu,
   };
   return { ...partial, targets: judgeTargets(partial) };

@@ -1,5 +1,6 @@
 /** The benchmark's results (the JSON written under bench/results/) and the targets judged on them. */
 import type { CpuResult } from "./cpu.js";
+import type { MultiRuleRun } from "./multi-rule.js";
 import type { Floor } from "./floor.js";
 import type { PhaseRequests } from "./measure.js";
 import type { Workload } from "./scenario.js";
@@ -67,6 +68,8 @@ export interface BenchResults {
   };
   runs: SizeRun[];
   abort?: AbortRun;
+  /** the multi-rule scenario (requests of one plan of 24 rules) */
+  multi?: MultiRuleRun;
   cpu: CpuResult;
   targets: Target[];
 }

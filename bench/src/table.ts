@@ -1,5 +1,6 @@
 /** The benchmark's results as Markdown (stdout, and the tables in docs/performance.md). */
 import type { BenchResults, SideRun, SizeRun, Target } from "./results.js";
+import type { MultiRuleRun } from "./multi-rule.js";
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
 
@@ -95,6 +96,25 @@ function targetRow(t: Target): string[] {
   return [t.text, t.measured + (t.note ? ` — ${t.note}` : ""), verdict];
 }
 
+/** The multi-rule plan's requests by kind: before the query planner, now, and the distinct-selection floor. */
+function multiTable(m: MultiRuleRun): string {
+  const b = m.before;
+  const row = (what: string, now: number, before: number | undefined, floor: string): string[] => [what, before === undefined ? "—" : int(before), int(now), floor];
+  const head =
+    `Multi-rule plan: ${m.rules} rules over four workflows, ${m.distinctSelections} distinct selections, sandbox of ${int(m.n)}; ` +
+    `${m.changes} changes, ${m.errors} errors, in ${duration(m.wallMs)}. "Before" is the same plan before the query planner (measured on 414913f).`;
+  return `${head}\n\n${table(
+    ["requests", "before", "now", "floor: each distinct selection listed once"],
+    [
+      row("list pages", m.requests.list, b?.list, int(m.floorLists)),
+      row("form-field pages", m.requests.field, b?.field, ""),
+      row("record reads", m.requests.read, b?.read, ""),
+      row("total", m.requests.total, b?.total, ""),
+    ],
+    ["l", "r", "r", "r"],
+  )}`;
+}
+
 export function renderMarkdown(r: BenchResults): string {
   const out: string[] = [];
   const c = r.config;
@@ -141,6 +161,10 @@ export function renderMarkdown(r: BenchResults): string {
         `apply ${a.applyRequests.total} requests (${a.applyRequests.byKind.bulk_abort} bulk aborts + ${a.applyRequests.byKind.list} staleness list) ` +
         `in ${duration(a.wallMs.apply)}; ${a.verified ? "all aborted, verified in the sandbox" : "NOT all aborted"}.`,
     );
+    out.push("");
+  }
+  if (r.multi) {
+    out.push(multiTable(r.multi));
     out.push("");
   }
   out.push(table(["target", "measured", ""], r.targets.map(targetRow), ["l", "l", "l"]));

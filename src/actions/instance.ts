@@ -6,6 +6,9 @@ import type { InstanceRecord } from "../api/schemas.js";
 
 export type InstanceStatus = "running" | "completed" | "aborted";
 
+/** Record keys a filtered list can tell (`priority=V` / `priority=H` lists: null is Regular). */
+export type KnownRecordKeys = Partial<Pick<InstanceRecord, "priority">>;
+
 export interface InstanceData {
   id: number;
   name: string;
@@ -14,6 +17,8 @@ export interface InstanceData {
   process_id: number;
   /** the full record (GET /instances/{id}/?inject_values=true), when read */
   record?: InstanceRecord;
+  /** keys of the record learnt without reading it (from lists filtered by them), when the record is not read */
+  known?: KnownRecordKeys;
   /**
    * raw input objects by `step:action` key; a key that is present with `undefined` means "read, no value".
    * Missing keys mean "not read" (the planner treats them as absent too).

@@ -134,7 +134,7 @@ function entry(input: ActionPlanInput<ReportAction>): ReportEntry {
       keys = [data.status];
       break;
     case "priority":
-      keys = groupKeys(data.record?.priority, REGULAR_PRIORITY);
+      keys = groupKeys((data.record ?? data.known)?.priority, REGULAR_PRIORITY);
       break;
     case "stage":
       keys = groupKeys(data.record?.stage, "(no stage)");

@@ -8,7 +8,7 @@ import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { withDigest } from "../plan/digest.js";
 import type { Plan } from "../plan/types.js";
-import { runPlan, type PlanProgress } from "../engine/plan-live.js";
+import { runPlan, type PlanProgress, type RequestChoice } from "../engine/plan-live.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { writeReportFiles } from "../render/report/files.js";
 import type { RuleSet } from "../rules/types.js";
@@ -35,6 +35,15 @@ export interface PlanCommandOptions {
   shard?: { index: number; count: number };
   /** plan only the rules added or edited since this git ref; list the removed ones (src/ci/changed-since.ts) */
   changedSince?: string;
+  /** say on stderr why each list, field page or record read is asked (or not) */
+  explainRequests?: boolean;
+}
+
+/** One request choice of the query planner as a line for people. */
+function explainLine(c: RequestChoice): string {
+  const n = `${c.requests} request${c.requests === 1 ? "" : "s"}`;
+  const who = c.rules && c.rules.length > 0 ? ` [${c.rules.join(", ")}]` : "";
+  return `requests: workflow ${c.workflow_id}, ${c.subject}: ${c.choice}, ${n}: ${c.why}${who}\n`;
 }
 
 /** Progress on stderr, only on a terminal and only for selections big enough to wait for. */
@@ -92,7 +101,7 @@ export async function planRuleSet(
   ruleSet: RuleSet,
   connection: ConnectionSettings,
   io: CommandIO,
-  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number } },
+  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean },
 ): Promise<Plan> {
   const client = clientFrom(connection, {
     onEvent: clientEventLogger(io.log ?? nullLogger),
@@ -111,6 +120,11 @@ export async function planRuleSet(
       ...(opts.now ? { now: opts.now } : {}),
       ...(onProgress ? { onProgress } : {}),
       ...(opts.shard ? { shard: opts.shard } : {}),
+      // why each request is made: always in the JSON log, on stderr with --explain-requests
+      onRequestChoice: (c) => {
+        log.event("plan.requests", { ...c }, "debug");
+        if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
+      },
     });
     const ms = Date.now() - started;
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}) });

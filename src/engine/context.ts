@@ -56,7 +56,7 @@ export function fieldsFor(rule: CompiledRule, data: InstanceData): Record<string
 /** The instance as the context shows it: the full record when read, always with id, name, status, process_id. */
 export function instanceView(data: InstanceData): Record<string, unknown> {
   return {
-    ...(data.record ?? {}),
+    ...(data.record ?? data.known ?? {}),
     id: data.id,
     name: data.name,
     status: data.status,

@@ -12,7 +12,7 @@ import type { FieldRef } from "../rules/types.js";
 import { ABSENT, rememberSnapshotValues, rememberValue, type Almanac } from "./almanac.js";
 import { fieldTypeOf } from "../model/values.js";
 import { fieldKey } from "../model/field-values.js";
-import type { InstanceData, InstanceStatus } from "../actions/instance.js";
+import type { InstanceData, InstanceStatus, KnownRecordKeys } from "../actions/instance.js";
 
 /** The most ids one form-field request carries (form-field pages hold at most 500: docs/service.md, "Limits"). */
 export const FIELD_BATCH = 500;
@@ -23,6 +23,13 @@ export interface PageNeeds {
   /** keep read records in the almanac (another rule of the workflow needs them too) */
   cacheRecords: boolean;
   fields: FieldRef[];
+  /**
+   * every field key any rule of the workflow reads: a read snapshot that does not mention one tells its absence too,
+   * so no rule asks for it again
+   */
+  knownKeys?: readonly string[];
+  /** record keys learnt from filtered lists instead of reads, by instance */
+  known?: ReadonlyMap<number, KnownRecordKeys>;
 }
 
 function asStatus(s: string): InstanceStatus {
@@ -31,7 +38,7 @@ function asStatus(s: string): InstanceStatus {
 
 async function readRecords(client: ApiClient, al: Almanac, ids: number[], needs: PageNeeds): Promise<Map<number, InstanceRecord>> {
   const out = new Map<number, InstanceRecord>();
-  const keys = needs.fields.map((f) => fieldKey(f.step, f.action));
+  const keys = [...new Set([...needs.fields.map((f) => fieldKey(f.step, f.action)), ...(needs.knownKeys ?? [])])];
   const missing: number[] = [];
   for (const id of ids) {
     const cached = al.records.get(id);
@@ -65,23 +72,34 @@ async function readFields(client: ApiClient, al: Almanac, ids: number[], needs: 
     todo.flatMap((t) => {
       const batches: number[][] = [];
       for (let i = 0; i < t.ids.length; i += FIELD_BATCH) batches.push(t.ids.slice(i, i + FIELD_BATCH));
-      return batches.map(async (batch) => {
-        const pages = client.formFieldPages(needs.processId, t.ref.step, t.ref.action, {
-          instance_ids: batch,
-          limit: FIELD_BATCH,
-        });
-        const found = new Set<number>();
-        for await (const page of pages) {
-          for (const r of page.results) {
-            found.add(r.instance_id);
-            rememberValue(al, t.key, r.instance_id, r.value, fieldTypeOf(r.settings));
-          }
-        }
-        // the endpoint lists only instances where the field is used with a value: the rest have none
-        for (const id of batch) if (!found.has(id)) rememberValue(al, t.key, id, undefined);
-      });
+      return batches.map((batch) => fetchFieldBatch(client, al, needs.processId, t.ref, batch));
     }),
   );
+}
+
+/** One form-field request (4.6) for up to 500 ids; every id it does not list is remembered as "no value". */
+export async function fetchFieldBatch(client: ApiClient, al: Almanac, processId: number, ref: FieldRef, batch: number[]): Promise<void> {
+  const key = fieldKey(ref.step, ref.action);
+  const pages = client.formFieldPages(processId, ref.step, ref.action, { instance_ids: batch, limit: FIELD_BATCH });
+  const found = new Set<number>();
+  for await (const page of pages) {
+    for (const r of page.results) {
+      found.add(r.instance_id);
+      rememberValue(al, key, r.instance_id, r.value, fieldTypeOf(r.settings));
+    }
+  }
+  // the endpoint lists only instances where the field is used with a value: the rest have none
+  for (const id of batch) if (!found.has(id)) rememberValue(al, key, id, undefined);
+}
+
+/** Reads records (those not already kept) and keeps them, with every field value their snapshots carry. */
+export async function readAndKeepRecords(client: ApiClient, al: Almanac, ids: number[], knownKeys: readonly string[]): Promise<void> {
+  await readRecords(client, al, ids, { processId: 0, record: true, cacheRecords: true, fields: [], knownKeys });
+}
+
+/** Reads records only for the field values their snapshots carry (cheaper than field pages for a few ids). */
+export async function readRecordsForValues(client: ApiClient, al: Almanac, ids: number[], knownKeys: readonly string[]): Promise<void> {
+  await readRecords(client, al, ids, { processId: 0, record: true, cacheRecords: false, fields: [], knownKeys });
 }
 
 export async function hydratePage(
@@ -101,6 +119,7 @@ export async function hydratePage(
       if (v !== undefined) values.set(key, v === ABSENT ? undefined : v);
     }
     const record = records?.get(item.id);
+    const known = needs.known?.get(item.id);
     return {
       id: item.id,
       name: item.name,
@@ -108,6 +127,7 @@ export async function hydratePage(
       public_url: item.public_url ?? null,
       process_id: needs.processId,
       ...(record ? { record } : {}),
+      ...(known ? { known } : {}),
       values,
     };
   });

@@ -1,6 +1,8 @@
 /**
- * The live planning pipeline: resolve → select (cursor pages of 500) → hydrate → evaluate → assemble. Everything
- * that touches the network goes through the API client; the plan itself comes from the pure functions.
+ * The live planning pipeline: resolve → plan the queries of the whole rule set (./query-plan.ts) → list each
+ * distinct selection once (cursor pages of 500) → hydrate (records first, then field pages for all rules together)
+ * → evaluate → assemble. Everything that touches the network goes through the API client; the plan itself comes from
+ * the pure functions, and does not depend on which rule's request brought a value.
  */
 import { actionKind } from "../actions/index.js";
 import type { ApiClient } from "../api/index.js";
@@ -10,18 +12,29 @@ import { newAlmanac } from "./almanac.js";
 import { addOutcome, assemblePlan, newRuleResult, type RuleResult } from "./assemble.js";
 import { planBindings } from "./context.js";
 import { evaluateInstance } from "./evaluate-instance.js";
-import { hydratePage } from "./hydrate.js";
+import { fetchFieldBatch, hydratePage, readRecordsForValues, type PageNeeds } from "./hydrate.js";
+import type { Almanac } from "./almanac.js";
+import type { CompiledAction } from "../actions/index.js";
+import type { KnownRecordKeys } from "../actions/instance.js";
+import { exprRefs, LIST_ELEMENT_KEYS } from "../rules/ast-refs.js";
+import { fieldKey } from "../model/field-values.js";
+import {
+  choosePriority, PAGE, pagesFor, planFieldBatches, planQueries, priorityListSelections,
+  type FieldBatchPlan, type QueryPlan, type RuleQueryInput,
+} from "./query-plan.js";
+import { QueryRunner, queryWords, type RequestChoice } from "./run-queries.js";
 import type { Plan, PlanError } from "../plan/types.js";
-import { prefetch } from "./prefetch.js";
 import { resolveWorkflows } from "./resolve.js";
-import { selectQuery, stepsToProbe, type ListQuery } from "./select.js";
+import { selectQuery, stepsToProbe } from "./select.js";
 import { errorMessage } from "../model/guards.js";
+
+export type { RequestChoice } from "./run-queries.js";
 
 export interface PlanProgress {
   rule: string;
   /** instances of this rule's selection processed so far */
   done: number;
-  /** total of the selection, from the first page's `count` */
+  /** instances of the selection this run plans (the shard's share when sharded) */
   total: number;
 }
 
@@ -33,6 +46,69 @@ export interface RunPlanOptions {
   onProgress?: (p: PlanProgress) => void;
   /** keep only instances with `id % count === index` (deterministic sharding of the selection) */
   shard?: { index: number; count: number };
+  /** each request choice of the query planner, with its reason (`plan --explain-requests`, `plan.requests` events) */
+  onRequestChoice?: (c: RequestChoice) => void;
+}
+
+/**
+ * Field values the remaining rules need, for all of them together: per field of a workflow, the ids still unknown,
+ * one form-field request per 500 (or one read per instance when there are fewer instances than requests).
+ */
+async function prefetchFields(
+  client: ApiClient,
+  almanac: Almanac,
+  runner: QueryRunner,
+  plan: QueryPlan,
+  rules: ReadonlyArray<{ rule: CompiledRule; needs: PageNeeds }>,
+  knownKeys: (processId: number) => readonly string[],
+  explain: (c: RequestChoice) => void,
+): Promise<Map<string, unknown>> {
+  const needs: Array<{ processId: number; fields: FieldRef[]; ids: number[]; rule: string }> = [];
+  for (const p of rules) {
+    const q = plan.rules.get(p.rule.name);
+    if (!q || p.needs.fields.length === 0) continue;
+    try {
+      const { items } = await runner.listing(q.selection);
+      needs.push({ processId: p.needs.processId, fields: p.needs.fields, ids: items.map((i) => i.id), rule: p.rule.name });
+    } catch {
+      // the rule fails when it is evaluated, with the listing's error
+    }
+  }
+  const batches = planFieldBatches(needs, (key, id) => almanac.values.get(key)?.has(id) === true);
+  const byWorkflow = new Map<number, FieldBatchPlan[]>();
+  for (const b of batches) byWorkflow.set(b.processId, [...(byWorkflow.get(b.processId) ?? []), b]);
+  // a failure fails the rules that read the field (their plan would be short of its values), not the others
+  const failures = new Map<string, unknown>();
+  await Promise.all(
+    [...byWorkflow.entries()].map(async ([processId, list]) => {
+      const pages = list.reduce((n, b) => n + b.pages, 0);
+      const ids = new Set(list.flatMap((b) => b.ids));
+      const users = (f: FieldRef): string[] =>
+        needs.filter((n) => n.processId === processId && n.fields.some((g) => g.step === f.step && g.action === f.action)).map((n) => n.rule);
+      if (ids.size < pages) {
+        explain({ subject: "field values", workflow_id: processId, choice: "record reads", requests: ids.size, why: `${ids.size} record reads bring every field: fewer than ${pages} form-field pages`, rules: [...new Set(list.flatMap((b) => users(b.field)))] });
+        try {
+          await readRecordsForValues(client, almanac, [...ids], knownKeys(processId));
+        } catch (err) {
+          for (const b of list) failures.set(`${processId}:${fieldKey(b.field.step, b.field.action)}`, err);
+        }
+        return;
+      }
+      await Promise.all(
+        list.map(async (b) => {
+          explain({ subject: `field ${b.field.step}/${b.field.action}`, workflow_id: processId, choice: "field pages", requests: b.pages, why: `${b.ids.length} instances not yet known, asked once for all rules, ${PAGE} a page`, rules: users(b.field) });
+          const chunks: number[][] = [];
+          for (let i = 0; i < b.ids.length; i += PAGE) chunks.push(b.ids.slice(i, i + PAGE));
+          try {
+            await Promise.all(chunks.map((chunk) => fetchFieldBatch(client, almanac, processId, b.field, chunk)));
+          } catch (err) {
+            failures.set(`${processId}:${fieldKey(b.field.step, b.field.action)}`, err);
+          }
+        }),
+      );
+    }),
+  );
+  return failures;
 }
 
 /**
@@ -53,21 +129,33 @@ function fieldRefs(rule: CompiledRule): FieldRef[] {
 }
 
 
-/** For each step: the ids of the selected instances that have it active (same selection + active_step_id). */
-async function probeActiveSteps(
-  client: ApiClient,
-  processId: number,
-  query: ListQuery,
-  steps: number[],
-): Promise<Array<[number, Set<number>]>> {
-  const out: Array<[number, Set<number>]> = [];
-  for (const step of steps) {
-    const ids = new Set<number>();
-    for await (const item of client.instances(processId, { ...query, active_step_id: step })) ids.add(item.id);
-    out.push([step, ids]);
+/**
+ * The record is needed only for `priority` in a report (no `when` or template reads it, every action is a report):
+ * the priority lists may answer it instead of reads.
+ */
+function priorityOnly(rule: CompiledRule): boolean {
+  if (!rule.needs.record || rule.actions.some((a) => actionKind(a.kind).mutating)) return false;
+  if (rule.when && exprRefs(rule.when.expr).record) return false;
+  let priority = false;
+  for (const a of rule.actions) {
+    const keys = reportKeys(a);
+    if (keys === undefined) return false;
+    for (const k of keys) {
+      if (k === "priority") priority = true;
+      else if (!k.startsWith("fields.") && !(LIST_ELEMENT_KEYS as readonly string[]).includes(k)) return false;
+    }
   }
-  return out;
+  return priority;
 }
+
+/** A report's group_by and columns; undefined for an action of another shape. */
+function reportKeys(a: CompiledAction): string[] | undefined {
+  const r = a as Partial<{ group_by: unknown; columns: unknown }>;
+  if (typeof r.group_by !== "string" || !Array.isArray(r.columns)) return undefined;
+  return [r.group_by, ...r.columns.filter((c): c is string => typeof c === "string")];
+}
+
+const CHUNK = 500;
 
 export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const { client, ruleSet } = opts;
@@ -75,8 +163,8 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const nowIso = now.toISOString();
   const bindings = planBindings(now);
   const almanac = newAlmanac();
-  const errors: PlanError[] = [];
-  const results: RuleResult[] = [];
+  const ruleErrors = new Map<string, PlanError>();
+  const explain = opts.onRequestChoice ?? (() => undefined);
 
   let resolved;
   try {
@@ -87,50 +175,130 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
 
   // records are kept for reuse only when several rules of one workflow read them
   const recordReaders = new Map<number, number>();
-  for (const rule of ruleSet.rules) {
-    const r = resolved.get(rule.name);
-    if (r && "id" in r && rule.needs.record) recordReaders.set(r.id, (recordReaders.get(r.id) ?? 0) + 1);
-  }
-
+  const fieldKeys = new Map<number, Set<string>>();
+  const inputs: RuleQueryInput[] = [];
+  const results: RuleResult[] = [];
+  const planned: Array<{ rule: CompiledRule; result: RuleResult; needs: PageNeeds }> = [];
   for (const rule of ruleSet.rules) {
     const r = resolved.get(rule.name);
     if (!r || "error" in r) {
-      errors.push({ code: "resolve", rule: rule.name, message: r && "error" in r ? r.error : `rule "${rule.name}": unresolved` });
+      ruleErrors.set(rule.name, { code: "resolve", rule: rule.name, message: r && "error" in r ? r.error : `rule "${rule.name}": unresolved` });
       results.push(newRuleResult(rule, null));
       continue;
     }
     const result = newRuleResult(rule, r.id, r.name);
     results.push(result);
-    const needs = {
+    if (rule.needs.record) recordReaders.set(r.id, (recordReaders.get(r.id) ?? 0) + 1);
+    const fields = fieldRefs(rule);
+    const keys = fieldKeys.get(r.id) ?? new Set<string>();
+    for (const f of fields) keys.add(fieldKey(f.step, f.action));
+    fieldKeys.set(r.id, keys);
+    planned.push({ rule, result, needs: { processId: r.id, record: rule.needs.record, cacheRecords: false, fields } });
+    inputs.push({
+      rule: rule.name,
       processId: r.id,
+      query: selectQuery(rule.select, now),
       record: rule.needs.record,
-      cacheRecords: (recordReaders.get(r.id) ?? 0) > 1,
-      fields: fieldRefs(rule),
-    };
+      fields,
+      probeSteps: stepsToProbe(rule),
+      priorityOnly: priorityOnly(rule),
+    });
+  }
+  const knownKeys = (processId: number): string[] => [...(fieldKeys.get(processId) ?? [])];
+  const plan = planQueries(inputs);
+  const runner = new QueryRunner(client, plan, almanac, { ...(opts.shard ? { shard: opts.shard } : {}), knownKeys, explain });
+  for (const s of plan.selections.values()) {
+    // every listing starts now (the client caps requests in flight), so one selection's pages overlap another's work
+    if (s.source.kind === "list") void runner.listing(s.id).catch(() => undefined);
+    if (s.source.kind === "filter") explain({ subject: queryWords(s), workflow_id: s.processId, choice: "filter", requests: 0, why: s.why, rules: s.users });
+  }
+  const fail = (rule: CompiledRule, result: RuleResult, err: unknown): void => {
+    // an API failure fails this rule's plan (none of its changes), the others are still planned
+    result.changes = [];
+    result.reportEntries.clear();
+    ruleErrors.set(rule.name, { code: "api", rule: rule.name, message: `rule "${rule.name}": ${errorMessage(err)}` });
+  };
+
+  // priority from lists where that costs fewer requests than reading the records
+  for (const p of planned) {
+    const q = plan.rules.get(p.rule.name);
+    if (!q?.priorityLists) continue;
     try {
-      const query = selectQuery(rule.select, now);
-      const probes = needs.record ? [] : await probeActiveSteps(client, r.id, query, stepsToProbe(rule));
+      const base = await runner.listing(q.selection);
+      const readAnyway = plan.recordsRead.has(q.selection);
+      const toAdd = Object.values(q.priorityLists).filter((id) => !plan.selections.has(id)).length;
+      const choice = choosePriority(base.count, readAnyway ? 0 : base.items.length, toAdd);
+      explain({ subject: `priority of ${p.rule.name}`, workflow_id: p.needs.processId, choice: choice.lists ? "priority lists" : "record reads", requests: choice.lists ? toAdd * pagesFor(base.count) : readAnyway ? 0 : base.items.length, why: choice.why, rules: [p.rule.name] });
+      if (!choice.lists) continue;
+      const known = new Map<number, KnownRecordKeys>(base.items.map((i) => [i.id, { priority: null }]));
+      for (const sel of priorityListSelections(plan, p.rule.name, runner.selection(q.selection))) {
+        const value = sel.query.priority === "V" ? "V" : "H";
+        for (const i of (await runner.listing(sel.id)).items) if (known.has(i.id)) known.set(i.id, { priority: value });
+      }
+      p.needs = { ...p.needs, record: false, known };
+    } catch (err) {
+      fail(p.rule, p.result, err);
+    }
+  }
+  // records of a selection that others are filtered from by record keys are kept for those filters
+  const filteredFrom = new Set([...plan.selections.values()].flatMap((s) => (s.source.kind === "filter" && s.source.records ? [s.source.parent] : [])));
+  for (const p of planned) {
+    const selection = plan.rules.get(p.rule.name)?.selection ?? "";
+    if (p.needs.record) p.needs.cacheRecords = (recordReaders.get(p.needs.processId) ?? 0) > 1 || filteredFrom.has(selection);
+    p.needs.knownKeys = knownKeys(p.needs.processId);
+  }
+
+  const evaluateRule = async (p: (typeof planned)[number]): Promise<void> => {
+    const { rule, result, needs } = p;
+    if (ruleErrors.has(rule.name)) return;
+    try {
+      const q = plan.rules.get(rule.name);
+      if (!q) return;
+      const listing = await runner.listing(q.selection);
+      if (needs.record) {
+        const unread = listing.items.filter((i) => !almanac.records.has(i.id)).length;
+        explain({
+          subject: `records of ${rule.name}`,
+          workflow_id: needs.processId,
+          choice: "record reads",
+          requests: unread,
+          why: `its conditions or report read the full record${unread < listing.items.length ? `; ${listing.items.length - unread} already read for another rule` : ""}`,
+          rules: [rule.name],
+        });
+      }
+      const probes: Array<[number, Set<number>]> = [];
+      if (!needs.record) {
+        for (const probe of q.probes) probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);
+      }
       let done = 0;
-      for await (const page of prefetch(client.instancePages(r.id, query))) {
-        const items = opts.shard
-          ? page.results.filter((i) => i.id % (opts.shard?.count ?? 1) === (opts.shard?.index ?? 0))
-          : page.results;
+      for (let at = 0; at < listing.items.length; at += CHUNK) {
+        const items = listing.items.slice(at, at + CHUNK);
         const data = await hydratePage(client, almanac, items, needs);
         for (const d of data) {
           if (probes.length > 0) d.stepActive = new Map(probes.map(([step, ids]) => [step, ids.has(d.id)]));
         }
         for (const d of data) addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
-        done += page.results.length;
-        opts.onProgress?.({ rule: rule.name, done, total: page.count ?? done });
+        done += items.length;
+        opts.onProgress?.({ rule: rule.name, done, total: Math.max(done, listing.items.length) });
       }
     } catch (err) {
-      // an API failure fails this rule's plan (none of its changes), the others are still planned
-      result.changes = [];
-      result.reportEntries.clear();
-      errors.push({ code: "api", rule: rule.name, message: `rule "${rule.name}": ${errorMessage(err)}` });
+      fail(rule, result, err);
     }
-  }
+  };
 
+  // rules that read records first: their snapshots bring field values other rules then need not ask for
+  for (const p of planned) if (p.needs.record) await evaluateRule(p);
+  const fieldFailures = await prefetchFields(client, almanac, runner, plan, planned.filter((p) => !p.needs.record && !ruleErrors.has(p.rule.name)), knownKeys, explain);
+  for (const p of planned) {
+    const failed = p.needs.record ? undefined : p.needs.fields.map((f) => fieldFailures.get(`${p.needs.processId}:${fieldKey(f.step, f.action)}`)).find((e) => e !== undefined);
+    if (failed !== undefined) fail(p.rule, p.result, failed);
+  }
+  for (const p of planned) if (!p.needs.record) await evaluateRule(p);
+
+  const errors = ruleSet.rules.flatMap((r) => {
+    const e = ruleErrors.get(r.name);
+    return e ? [e] : [];
+  });
   return assemblePlan(results, {
     createdAt: now,
     baseUrl: client.baseUrl,

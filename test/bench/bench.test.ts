@@ -19,6 +19,7 @@ const TINY: BenchOptions = {
   naiveMax: 400,
   abortCount: 60,
   cpuInstances: 300,
+  multiRuleN: 1500,
   inProcess: true,
   outDir: undefined,
 };
@@ -55,6 +56,11 @@ describe("bench on tiny N", () => {
     expect(r.abort?.verified).toBe(true);
     expect(r.abort?.applyRequests.byKind.bulk_abort).toBe(1);
     expect(r.cpu.matched).toBeGreaterThan(0);
+
+    // the multi-rule plan lists no distinct selection twice: at most the distinct-selection floor of list pages
+    expect(r.multi?.rules).toBeGreaterThanOrEqual(20);
+    expect(r.multi?.errors).toBe(0);
+    expect(r.multi?.requests.list).toBeLessThanOrEqual(r.multi?.floorLists ?? 0);
 
     expect(r.targets.map((t) => t.id)).toEqual(["floor", "naive", "rss", "cpu", "abort"]);
     expect(r.targets.find((t) => t.id === "floor")?.met).toBe(true);

@@ -1,0 +1,134 @@
+/**
+ * Runs a query plan (./query-plan.ts) against the API: each listed selection is listed once (all its pages) and
+ * kept for the run; a filtered selection is computed from its parent's list elements or records. Every choice is
+ * told to `explain` as it is made.
+ */
+import type { ApiClient, InstanceListItem } from "../api/index.js";
+import type { Almanac } from "./almanac.js";
+import { readAndKeepRecords } from "./hydrate.js";
+import type { ClientFilter, QueryPlan, Selection } from "./query-plan.js";
+
+export interface RequestChoice {
+  /** what the choice is about: a selection (its query in words), a rule's priority, a field */
+  subject: string;
+  workflow_id: number;
+  choice: string;
+  /** requests it costs (estimated before, for choices made from a count) */
+  requests: number;
+  why: string;
+  rules?: string[];
+}
+
+export interface Listing {
+  /** the elements this run plans (the shard's share when sharded), in the service's order */
+  items: InstanceListItem[];
+  /** the selection's total as the service counts it (all shards) */
+  count: number;
+}
+
+/** A selection's query in words, without ids of instances: `status=running, active_step_id=20111`. */
+export function queryWords(s: Selection): string {
+  const parts = Object.entries(s.query).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`);
+  return parts.length > 0 ? parts.join(", ") : "(all instances)";
+}
+
+function passes(item: InstanceListItem, filters: ClientFilter[], al: Almanac): boolean {
+  const record = al.records.get(item.id);
+  return filters.every((f) => {
+    switch (f.key) {
+      case "status":
+        return f.values.includes(item.status);
+      case "priority":
+        return record?.priority === f.value;
+      case "active_step_id":
+        return (record?.active_step_ids ?? []).includes(f.step);
+      case "tags":
+        return (record?.tags ?? []).includes(f.tag);
+    }
+    return false;
+  });
+}
+
+export class QueryRunner {
+  private readonly listings = new Map<string, Promise<Listing>>();
+  private readonly recordsKept = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly client: ApiClient,
+    readonly plan: QueryPlan,
+    private readonly almanac: Almanac,
+    private readonly opts: {
+      shard?: { index: number; count: number };
+      /** field keys any rule of a workflow reads, by workflow */
+      knownKeys: (processId: number) => readonly string[];
+      explain: (c: RequestChoice) => void;
+    },
+  ) {}
+
+  private inShard(items: InstanceListItem[]): InstanceListItem[] {
+    const s = this.opts.shard;
+    return s ? items.filter((i) => i.id % s.count === s.index) : items;
+  }
+
+  /** The selection's elements, listed or filtered once per run whoever asks. */
+  listing(id: string): Promise<Listing> {
+    let p = this.listings.get(id);
+    if (!p) {
+      p = this.load(id);
+      // a failure is the failure of every rule using it, reported when each awaits it
+      p.catch(() => undefined);
+      this.listings.set(id, p);
+    }
+    return p;
+  }
+
+  /** Reads (once) and keeps the records of a selection's elements, for the filters that need them. */
+  keepRecords(id: string): Promise<void> {
+    let p = this.recordsKept.get(id);
+    if (!p) {
+      p = (async () => {
+        const sel = this.selection(id);
+        const { items } = await this.listing(id);
+        const missing = items.map((i) => i.id).filter((i) => !this.almanac.records.has(i));
+        await readAndKeepRecords(this.client, this.almanac, missing, this.opts.knownKeys(sel.processId));
+      })();
+      p.catch(() => undefined);
+      this.recordsKept.set(id, p);
+    }
+    return p;
+  }
+
+  selection(id: string): Selection {
+    const s = this.plan.selections.get(id);
+    if (!s) throw new Error(`query plan has no selection ${id}`);
+    return s;
+  }
+
+  private async load(id: string): Promise<Listing> {
+    const sel = this.selection(id);
+    const src = sel.source;
+    if (src.kind === "filter") {
+      const parent = await this.listing(src.parent);
+      if (src.records) await this.keepRecords(src.parent);
+      const items = parent.items.filter((i) => passes(i, src.filters, this.almanac));
+      return { items, count: items.length };
+    }
+    const all: InstanceListItem[] = [];
+    let count = 0;
+    let pages = 0;
+    for await (const page of this.client.instancePages(sel.processId, sel.query)) {
+      pages += 1;
+      count = page.count ?? count + page.results.length;
+      all.push(...this.inShard(page.results));
+    }
+    this.opts.explain({
+      subject: queryWords(sel),
+      workflow_id: sel.processId,
+      choice: "list",
+      requests: pages,
+      why: sel.why,
+      rules: sel.users,
+    });
+    return { items: all, count: Math.max(count, all.length) };
+  }
+}
