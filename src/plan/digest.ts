@@ -63,3 +63,31 @@ export function planDigest(plan: Plan | (Plan & { digest?: string })): string {
 export function withDigest(plan: Plan): SignedPlan {
   return { ...plan, digest: planDigest(plan) };
 }
+
+/**
+ * The digest built piece by piece, for a plan read as a stream: the caller feeds the canonical form in order (keys
+ * sorted), raw punctuation with `text` and values with `value`. Gives what planDigest gives for the same plan.
+ */
+export class CanonicalHasher {
+  private readonly hash = createHash("sha256");
+  private buf = "";
+
+  text(s: string): void {
+    this.buf += s;
+    if (this.buf.length >= CHUNK) this.flush();
+  }
+
+  value(v: unknown): void {
+    writeCanonical(v, (s) => this.text(s));
+  }
+
+  digest(): string {
+    this.flush();
+    return `sha256:${this.hash.digest("hex")}`;
+  }
+
+  private flush(): void {
+    this.hash.update(this.buf);
+    this.buf = "";
+  }
+}
