@@ -71,7 +71,7 @@ export interface ApplyCommandOptions {
   /** --max-duration as the user wrote it, for the summary */
   maxDurationText?: string;
   /** knobs for tests and benchmarks */
-  tuning?: { verifyDelayMs?: number; maxSendAttempts?: number; client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">> };
+  tuning?: { verifyDelayMs?: number; maxSendAttempts?: number; heartbeatMs?: number; client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">> };
 }
 
 type Mode = { kind: "plan"; file: string } | { kind: "rules"; paths: string[] };
@@ -166,7 +166,7 @@ async function withLock(
   const lock = acquireLock(file, { applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS });
   try {
     // the heartbeat tells a run on another host that this one still lives (on this host the pid says so)
-    lock.startHeartbeat();
+    lock.startHeartbeat(opts.tuning?.heartbeatMs);
     if (lock.tookOver) io.stderr(`flowrules: ${describeTakeOver(shown(file, cwd), lock.tookOver)}\n`);
     return await body(lock);
   } finally {
