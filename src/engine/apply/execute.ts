@@ -290,11 +290,13 @@ class Execution {
       return;
     }
     this.listed += changed.size;
-    // instances with a request in flight are judged next time, when their own change has landed
+    // instances with a request in flight are judged next time, when their own change has landed; changes settled
+    // while the list was on its way (ours, landing) need no read
     const carried = this.carriedOver;
     this.carriedOver = new Set();
     const judged = new Set<number>();
-    for (const c of left) {
+    const stillLeft = [...this.unsent.values()];
+    for (const c of stillLeft) {
       if (!changed.has(c.instance_id) && !carried.has(c.instance_id)) continue;
       if (this.inFlight.has(c.instance_id)) this.carriedOver.add(c.instance_id);
       else judged.add(c.instance_id);
@@ -302,7 +304,7 @@ class Execution {
     const records = await this.readAll([...judged]);
     this.reads += judged.size;
     let stale = 0;
-    for (const c of left) {
+    for (const c of stillLeft) {
       if (!judged.has(c.instance_id) || this.outcomes.has(c.id)) continue;
       const r = records.get(c.instance_id);
       if (r === undefined) continue;
