@@ -13,7 +13,7 @@ import { clientFrom, type ClientOptions } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../engine/apply/batches.js";
-import { DEFAULT_RECHECK_EVERY_MS, executePlan } from "../engine/apply/execute.js";
+import { DEFAULT_RECHECK_EVERY_MS, executePlan, type ApplyProgress } from "../engine/apply/execute.js";
 import { Journal } from "../engine/apply/journal.js";
 import { acquireLock, describeTakeOver, type HeldLock } from "../engine/apply/lock.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
@@ -210,6 +210,8 @@ async function applyLoaded(
     const log = io.log ?? nullLogger;
     // change events stream as outcomes are known; the ones never attempted are logged at the end
     const logged = new Set<string>();
+    let latest: ApplyProgress | undefined;
+    lock.setProgress(() => (latest ? `${latest.settled.toLocaleString("en-US")} of ${latest.total.toLocaleString("en-US")} changes settled` : "starting"));
     const result = await executePlan(client, plan, journal, {
       onOutcome: (o) => {
         logged.add(o.change.id);
@@ -226,7 +228,7 @@ async function applyLoaded(
       ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
       onProgress: (p) => {
         view.apply(p);
-        lock.setProgress(`${p.settled.toLocaleString("en-US")} of ${p.total.toLocaleString("en-US")} changes settled`);
+        latest = p;
       },
       onCheck: (check) => log.event("apply.checked", { ...check }, "debug"),
     });

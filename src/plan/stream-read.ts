@@ -37,15 +37,23 @@ async function scan(
   onValue: (key: string, text: string) => void,
   onElement: (key: string, text: string, index: number) => void,
   chunkBytes: number,
+  where: {
+    /** pass 1: where each array value skipped begins (the byte after its key's colon) */
+    onSkipped?: (key: string, offset: number) => void;
+    /** later passes: scan only the array of `key` that begins at `offset`, and stop at its end */
+    array?: { key: string; offset: number };
+  } = {},
 ): Promise<void> {
   type St = "start" | "key-or-end" | "key-next" | "key" | "colon" | "value" | "array-open" | "elem-or-end" | "elem" | "after-value" | "after-elem" | "end";
-  let st: St = "start";
+  let st: St = where.array ? "array-open" : "start";
   let key = "";
   const keys = new Set<string>();
   let keyBytes: number[] = [];
   let keyEsc = false;
-  let current: Mode = "skip";
+  let current: Mode = where.array ? "elements" : "skip";
+  if (where.array) key = where.array.key;
   let index = 0;
+  let base = where.array?.offset ?? 0; // file offset of the current chunk
   // the value or element being captured: its pieces so far, nesting depth, string state
   let parts: Buffer[] = [];
   let capturing = false;
@@ -53,7 +61,8 @@ async function scan(
   let inStr = false;
   let esc = false;
 
-  for await (const chunk of createReadStream(file, { highWaterMark: chunkBytes }) as AsyncIterable<Buffer>) {
+  const stream = createReadStream(file, { highWaterMark: chunkBytes, start: base });
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
     let from = capturing ? 0 : -1; // where the capture starts within this chunk
     let i = 0;
     while (i < chunk.length) {
@@ -77,10 +86,15 @@ async function scan(
           i += 1;
           continue;
         }
-        parts.push(chunk.subarray(from, end));
         capturing = false;
-        const text = Buffer.concat(parts).toString("utf8");
-        parts = [];
+        // most values lie within one chunk: decoded in place, without a copy
+        let text: string;
+        if (parts.length === 0) text = chunk.toString("utf8", from, end);
+        else {
+          parts.push(chunk.subarray(from, end));
+          text = Buffer.concat(parts).toString("utf8");
+          parts = [];
+        }
         if (st === "value") {
           if (current === "whole") onValue(key, text);
           st = "after-value";
@@ -127,6 +141,7 @@ async function scan(
         case "colon":
           if (b !== 0x3a) throw new NotStreamable("expected a colon");
           current = mode(key);
+          if (current === "skip") where.onSkipped?.(key, base + i + 1);
           st = current === "elements" ? "array-open" : "value";
           break;
         case "array-open":
@@ -136,6 +151,10 @@ async function scan(
           break;
         case "elem-or-end":
           if (b === 0x5d) {
+            if (where.array) {
+              stream.destroy();
+              return;
+            }
             st = "after-value";
             break;
           }
@@ -157,8 +176,13 @@ async function scan(
           break;
         case "after-elem":
           if (b === 0x2c) st = "elem";
-          else if (b === 0x5d) st = "after-value";
-          else throw new NotStreamable("expected , or ]");
+          else if (b === 0x5d) {
+            if (where.array) {
+              stream.destroy();
+              return; // the array is read: the rest of the file was checked by the first pass
+            }
+            st = "after-value";
+          } else throw new NotStreamable("expected , or ]");
           break;
         case "end":
           throw new NotStreamable("text after the object");
@@ -166,6 +190,7 @@ async function scan(
       i += 1;
     }
     if (capturing) parts.push(Buffer.from(chunk.subarray(from)));
+    base += chunk.length;
   }
   if (st !== "end") throw new NotStreamable("truncated");
 }
@@ -198,12 +223,13 @@ export async function streamPlanFile(
   check: CompactCheck,
   compact: boolean,
   /** read size; tests use a few bytes to cross every boundary */
-  chunkBytes = 1 << 20,
+  chunkBytes = 256 * 1024,
 ): Promise<{ plan: PlanFile; digest: string } | undefined> {
   try {
     // 1. the small top-level values
     const header: Record<string, unknown> = {};
     const present: string[] = [];
+    const offsets = new Map<string, number>();
     await scan(
       file,
       (k) => {
@@ -213,6 +239,7 @@ export async function streamPlanFile(
       (k, text) => void (header[k] = parseOrFail(text)),
       () => undefined,
       chunkBytes,
+      { onSkipped: (k, offset) => void offsets.set(k, offset) },
     );
     if (!present.includes("changes")) return undefined;
     const signed = ok(SignedPlanSchema.safeParse({ ...header, changes: [], reports: [] }));
@@ -258,6 +285,7 @@ export async function streamPlanFile(
           changes.push(compact ? { ...c, rule: same(c.rule), kind: same(c.kind), instance_name: "", before: NOTHING, after: NOTHING } : c);
         },
         chunkBytes,
+        { array: { key: k, offset: offsets.get(k) ?? 0 } },
       );
       hasher.text("]");
     }

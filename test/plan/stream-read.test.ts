@@ -1,7 +1,10 @@
 /** A plan read as a stream gives what the whole-file reader gives, crossing every chunk boundary, and refuses the same. */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CanonicalHasher, canonicalJson } from "../../src/plan/digest.js";
 import { checkPlannedChange } from "../../src/actions/index.js";
 import { checkPlan, loadPlanFile } from "../../src/plan/read.js";
 import { streamPlanFile } from "../../src/plan/stream-read.js";
@@ -34,6 +37,18 @@ async function reordered(src: string, to: string): Promise<void> {
 }
 
 describe("streaming plan reader", () => {
+  it("hashes any JSON value as its canonical form (keys sorted at every level)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const v = JSON.parse(JSON.stringify(value)) as unknown;
+        const h = new CanonicalHasher();
+        h.value(v);
+        expect(h.digest()).toBe(`sha256:${createHash("sha256").update(canonicalJson(v)).digest("hex")}`);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("reads what the whole-file reader reads, in chunks of a few bytes too", async () => {
     const whole = checkPlan(JSON.parse(await readFile(file, "utf8")), file, sb.baseUrl, checkPlannedChange);
     expect(whole.plan.changes.length).toBeGreaterThan(10);

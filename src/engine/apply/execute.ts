@@ -162,7 +162,7 @@ class Execution {
       await this.sendEach(ready.filter((c) => senderOf(c).mode === "each"));
       // batch kinds one after another, each in its own batches
       const batched = new Map<string, ApplyChange[]>();
-      for (const c of ready) if (senderOf(c).mode === "batch") batched.set(c.kind, [...(batched.get(c.kind) ?? []), c]);
+      for (const c of ready) if (senderOf(c).mode === "batch") pushTo(batched, c.kind, c);
       for (const list of batched.values()) await this.sendBatches(list);
     }
     const outcomes = this.plan.changes.map(
@@ -341,7 +341,7 @@ class Execution {
   /** Batched changes an earlier run may have sent: one listing per kind and workflow decides them all. */
   private async resolveEarlierBatches(pending: ApplyChange[]): Promise<void> {
     const byKind = new Map<string, ApplyChange[]>();
-    for (const c of pending) if (senderOf(c).mode === "batch" && this.unresolved(c)) byKind.set(c.kind, [...(byKind.get(c.kind) ?? []), c]);
+    for (const c of pending) if (senderOf(c).mode === "batch" && this.unresolved(c)) pushTo(byKind, c.kind, c);
     for (const [kind, open] of byKind) {
       const times = open.map((c) => Date.parse(this.journal.historyOf(c.id).lastIntentAt ?? this.plan.created_at));
       const since = new Date(Math.min(...times) - this.opts.clockSkewMs);
@@ -619,6 +619,12 @@ class Execution {
   private say(line: string): void {
     this.opts.progress?.(line);
   }
+}
+
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 /** Runs `work` over `items` with at most `size` at once, pulling lazily (no promise per item up front). */

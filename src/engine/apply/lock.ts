@@ -59,7 +59,7 @@ export class HeldLock {
   private released = false;
   private readonly onExit = (): void => this.release();
   private timer: NodeJS.Timeout | undefined;
-  private progress: string | undefined;
+  private progress: (() => string) | undefined;
 
   constructor(
     readonly file: string,
@@ -86,15 +86,18 @@ export class HeldLock {
     this.timer.unref();
   }
 
-  /** What this run has done so far, shown to a run that finds the lock held; written with the next heartbeat. */
-  setProgress(text: string): void {
-    this.progress = text;
+  /**
+   * What this run has done so far, shown to a run that finds the lock held; put into words with the next heartbeat
+   * only (it changes with every change settled).
+   */
+  setProgress(text: string | (() => string)): void {
+    this.progress = typeof text === "string" ? () => text : text;
   }
 
   /** Writes the heartbeat now. False when the lock is no longer ours (then it is left alone). */
   beat(): boolean {
     if (this.released || !this.stillHeld()) return false;
-    const next: LockOwner = { ...this.owner, heartbeat_at: new Date().toISOString(), ...(this.progress ? { progress: this.progress } : {}) };
+    const next: LockOwner = { ...this.owner, heartbeat_at: new Date().toISOString(), ...(this.progress ? { progress: this.progress() } : {}) };
     const tmp = `${this.file}.${this.owner.pid}.${this.owner.token}.beat`;
     try {
       writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o644 });
