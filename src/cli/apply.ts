@@ -29,6 +29,15 @@ export function parseLockTimeout(raw: string): number {
   return ms;
 }
 
+/** --max-duration: "90s", "14m", "2h" (a bare number is seconds) → milliseconds. */
+export function parseMaxDuration(raw: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$/i.exec(raw);
+  if (!m) throw new UserError(`--max-duration must be a duration such as 90s, 14m, 2h; got "${raw}"`);
+  const n = Number(m[1]);
+  const unit = (m[2] ?? "s").toLowerCase();
+  return Math.round(unit === "s" ? n * 1000 : unit === "h" ? n * 3_600_000 : n * 60_000);
+}
+
 const Flags = z.object({
   autoApprove: z.boolean().optional(),
   journal: z.string().optional(),
@@ -40,6 +49,8 @@ const Flags = z.object({
   quiet: z.boolean().optional(),
   rule: z.array(z.string()).optional(),
   shard: z.string().optional(),
+  recheckEvery: z.string().optional(),
+  maxDuration: z.string().optional(),
 });
 
 function wholeNumber(name: string, raw: string | undefined, min: number, max: number, fallback: number): number {
@@ -102,7 +113,9 @@ export function registerApply(program: Command): void {
     .option("--journal <file>", "journal file (default: <plan>.journal.jsonl beside the plan)")
     .option("--batch-size <n>", `ids per bulk abort request (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_SIZE})`)
     .option("--lock-file <file>", `lock against concurrent applies (default ${DEFAULT_LOCK_FILE})`)
-    .option("--lock-timeout <duration>", "a lock older than this is stale: minutes, or 90s / 30m / 2h (default 30m)")
+    .option("--lock-timeout <duration>", "a lock of another host whose heartbeat stopped this long ago is stale: minutes, or 90s / 30m / 2h (default 30m); a live apply on this host is never taken over")
+    .option("--recheck-every <seconds>", "judge staleness again at least this often while sending changes (default 60)")
+    .option("--max-duration <duration>", "start no change after this long (90s, 14m, 2h); the rest are deferred and the same apply again resumes them")
     .option("--clock-skew <seconds>", "assumed bound on the clock difference with the service, for staleness (default 60)")
     .option("--detailed-exitcode", "exit 0 when nothing was applied, 2 when changes were applied, 1 on any stale or failed change")
     .option("--rule <name>", "with rule paths: plan only this rule (repeatable)", collect, [])
@@ -127,6 +140,8 @@ export function registerApply(program: Command): void {
           ...(f.lockFile ? { lockFile: f.lockFile } : {}),
           ...(f.lockTimeout ? { lockTimeoutMs: parseLockTimeout(f.lockTimeout) } : {}),
           clockSkewMs: wholeNumber("clock-skew", f.clockSkew, 0, 86_400, 60) * 1000,
+          recheckEveryMs: wholeNumber("recheck-every", f.recheckEvery, 1, 86_400, 60) * 1000,
+          ...(f.maxDuration !== undefined ? { maxDurationMs: parseMaxDuration(f.maxDuration), maxDurationText: f.maxDuration.trim() } : {}),
           detailedExitcode: f.detailedExitcode === true,
           quiet: f.quiet === true,
           rules: f.rule ?? [],

@@ -13,7 +13,7 @@ import { clientFrom, type ClientOptions } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../engine/apply/batches.js";
-import { executePlan } from "../engine/apply/execute.js";
+import { DEFAULT_RECHECK_EVERY_MS, executePlan, type ApplyProgress } from "../engine/apply/execute.js";
 import { Journal } from "../engine/apply/journal.js";
 import { acquireLock, describeTakeOver, type HeldLock } from "../engine/apply/lock.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
@@ -26,6 +26,7 @@ import { VERSION } from "../model/version.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 import { logOutcomes } from "../render/events/apply.js";
+import { progressView } from "../render/progress/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { planRuleSet, writePlanFile } from "./plan.js";
@@ -63,8 +64,14 @@ export interface ApplyCommandOptions {
   confirm?: Confirm;
   /** aborted on SIGINT/SIGTERM: no new request starts, the ones in flight finish and are journalled */
   signal?: AbortSignal;
+  /** staleness is judged again at least this often while changes are sent (default 60 s) */
+  recheckEveryMs?: number;
+  /** no change starts after this long from the start of the run; the rest are deferred */
+  maxDurationMs?: number;
+  /** --max-duration as the user wrote it, for the summary */
+  maxDurationText?: string;
   /** knobs for tests and benchmarks */
-  tuning?: { verifyDelayMs?: number; maxSendAttempts?: number; client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">> };
+  tuning?: { verifyDelayMs?: number; maxSendAttempts?: number; heartbeatMs?: number; client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">> };
 }
 
 type Mode = { kind: "plan"; file: string } | { kind: "rules"; paths: string[] };
@@ -88,16 +95,19 @@ function shown(file: string, cwd: string): string {
 
 export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
   const cwd = opts.cwd ?? process.cwd();
+  // the run's time budget starts now: planning (with rule paths) counts against it too
+  const deadline = opts.maxDurationMs === undefined ? undefined : Date.now() + opts.maxDurationMs;
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
+  const runOpts = { ...opts, batchSize, ...(deadline !== undefined ? { deadline } : {}) };
   const mode = await detectMode(opts.paths, cwd);
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
     // every refusal (format, shape, digest, errors, base URL) happens here, before the lock and any request
-    const checked = await loadPlanForApply(mode.file, opts.connection.baseUrl);
+    const checked = await loadPlanForApply(mode.file, opts.connection.baseUrl, { compact: true });
     const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${mode.file}.journal.jsonl`;
-    return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, () =>
-      applyLoaded(loaded, journalFile, { ...opts, batchSize }, cwd, io),
+    return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, (lock) =>
+      applyLoaded(loaded, journalFile, runOpts, cwd, io, lock),
     );
   }
 
@@ -138,10 +148,10 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
     await mkdir(dir, { recursive: true });
     const planFile = join(dir, "plan.json");
     await writePlanFile(planFile, plan);
-    const loaded = await loadPlanForApply(planFile, opts.connection.baseUrl);
+    const loaded = await loadPlanForApply(planFile, opts.connection.baseUrl, { compact: true });
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
     if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
-    return applyLoaded(loaded, journalFile, { ...opts, batchSize }, cwd, io);
+    return applyLoaded(loaded, journalFile, runOpts, cwd, io, lock);
   });
 }
 
@@ -155,6 +165,8 @@ async function withLock(
   const file = resolve(cwd, opts.lockFile ?? DEFAULT_LOCK_FILE);
   const lock = acquireLock(file, { applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS });
   try {
+    // the heartbeat tells a run on another host that this one still lives (on this host the pid says so)
+    lock.startHeartbeat(opts.tuning?.heartbeatMs);
     if (lock.tookOver) io.stderr(`flowrules: ${describeTakeOver(shown(file, cwd), lock.tookOver)}\n`);
     return await body(lock);
   } finally {
@@ -165,22 +177,31 @@ async function withLock(
 async function applyLoaded(
   loaded: LoadedPlan,
   journalFile: string,
-  opts: ApplyCommandOptions & { batchSize: number },
+  opts: ApplyCommandOptions & { batchSize: number; deadline?: number },
   cwd: string,
   io: CommandIO,
+  lock: HeldLock,
 ): Promise<number> {
   const { plan } = loaded;
   const instanceOf = new Map(plan.changes.map((c) => [c.id, c.instance_id]));
   const journal = Journal.open(journalFile, loaded.digest, (id) => instanceOf.get(id));
+  instanceOf.clear(); // replayed: the journal needs it no more (one entry per change at 100,000 changes)
+  const view = progressView(io, { quiet: opts.quiet, ratePerMin: opts.connection.rateLimitPerMin });
   const say = (line: string): void => {
-    if (!opts.quiet) io.stderr(`${line}\n`);
+    if (opts.quiet) return;
+    view.clear();
+    io.stderr(`${line}\n`);
   };
   if (journal.skippedLines > 0) io.stderr(`flowrules: ignored ${journal.skippedLines} unreadable line(s) of the journal ${shown(journalFile, cwd)} (torn by a crash?)\n`);
   if (journal.earlierRuns > 0) say(`resuming: the journal records ${journal.earlierRuns} earlier run(s) of this plan`);
 
   const c = opts.connection;
+  const logClientEvent = clientEventLogger(io.log ?? nullLogger);
   const client = clientFrom(c, {
-    onEvent: clientEventLogger(io.log ?? nullLogger),
+    onEvent: (e) => {
+      logClientEvent(e);
+      view.clientEvent(e);
+    },
     ...opts.tuning?.client,
   });
   try {
@@ -189,6 +210,8 @@ async function applyLoaded(
     const log = io.log ?? nullLogger;
     // change events stream as outcomes are known; the ones never attempted are logged at the end
     const logged = new Set<string>();
+    let latest: ApplyProgress | undefined;
+    lock.setProgress(() => (latest ? `${latest.settled.toLocaleString("en-US")} of ${latest.total.toLocaleString("en-US")} changes settled` : "starting"));
     const result = await executePlan(client, plan, journal, {
       onOutcome: (o) => {
         logged.add(o.change.id);
@@ -201,7 +224,15 @@ async function applyLoaded(
       concurrency: c.concurrency,
       ...(opts.signal ? { signal: opts.signal } : {}),
       progress: say,
+      recheckEveryMs: opts.recheckEveryMs ?? DEFAULT_RECHECK_EVERY_MS,
+      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
+      onProgress: (p) => {
+        view.apply(p);
+        latest = p;
+      },
+      onCheck: (check) => log.event("apply.checked", { ...check }, "debug"),
     });
+    view.finish();
     const counts = countOutcomes(result.outcomes);
     logOutcomes(log, result.outcomes.filter((o) => !logged.has(o.change.id)));
     log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, requests: client.stats().total });
@@ -211,6 +242,7 @@ async function applyLoaded(
       stale: counts.stale,
       failed: counts.failed,
       not_aborted: counts.not_aborted,
+      deferred: counts.deferred,
     });
     io.stdout(
       renderSummary({
@@ -220,10 +252,13 @@ async function applyLoaded(
         planFile: shown(loaded.file, cwd),
         listedAsChanged: result.listedAsChanged,
         readToCheck: result.readToCheck,
+        checks: result.checks,
+        ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
       }),
     );
     return applyExitCode(result.outcomes, opts.detailedExitcode);
   } finally {
+    view.finish();
     journal.close();
     await client.close();
   }

@@ -16,6 +16,7 @@ import { DEFAULT_RULE_PATHS } from "../rules/index.js";
 import { rulesChangedSince } from "../ci/changed-since.js";
 import { changedRuleSet, renderPlanOutput, withChangedSince } from "../ci/changed-plan.js";
 import { shardLabel } from "../plan/shard.js";
+import { progressView } from "../render/progress/index.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 import { logPlan } from "../render/events/plan.js";
 import { loadRuleSetOrReport } from "./load.js";
@@ -44,16 +45,6 @@ function explainLine(c: RequestChoice): string {
   const n = `${c.requests} request${c.requests === 1 ? "" : "s"}`;
   const who = c.rules && c.rules.length > 0 ? ` [${c.rules.join(", ")}]` : "";
   return `requests: workflow ${c.workflow_id}, ${c.subject}: ${c.choice}, ${n}: ${c.why}${who}\n`;
-}
-
-/** Progress on stderr, only on a terminal and only for selections big enough to wait for. */
-function progressReporter(io: CommandIO, quiet: boolean): ((p: PlanProgress) => void) | undefined {
-  if (quiet || !io.stderrIsTTY) return undefined;
-  return (p) => {
-    if (p.total < 1000) return;
-    const pct = Math.min(100, Math.floor((p.done / p.total) * 100));
-    io.stderr(`\r${p.rule}: ${p.done}/${p.total} instances (${pct}%)${p.done >= p.total ? "\n" : ""}`);
-  };
 }
 
 export function planExitCode(plan: Plan, detailed: boolean): number {
@@ -103,22 +94,27 @@ export async function planRuleSet(
   io: CommandIO,
   opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean },
 ): Promise<Plan> {
+  // progress per rule (requests done of expected, ETA under the rate limit): a terminal line, or `progress` events
+  const view = progressView(io, { quiet: opts.quiet, ratePerMin: connection.rateLimitPerMin, rules: ruleSet.rules.length });
+  const logClientEvent = clientEventLogger(io.log ?? nullLogger);
   const client = clientFrom(connection, {
-    onEvent: clientEventLogger(io.log ?? nullLogger),
+    onEvent: (e) => {
+      logClientEvent(e);
+      view.clientEvent(e);
+    },
   });
   const log = io.log ?? nullLogger;
   const started = Date.now();
   try {
-    const terminal = progressReporter(io, opts.quiet);
-    // per page of a rule's selection: the terminal line, or a debug event for log collectors
-    const onProgress = log.structured
-      ? (p: PlanProgress): void => log.event("rule.progress", { rule: p.rule, done: p.done, total: p.total }, "debug")
-      : terminal;
+    const onProgress = (p: PlanProgress): void => {
+      if (log.structured) log.event("rule.progress", { rule: p.rule, done: p.done, total: p.total }, "debug");
+      view.plan(p);
+    };
     const plan = await runPlan({
       client,
       ruleSet,
       ...(opts.now ? { now: opts.now } : {}),
-      ...(onProgress ? { onProgress } : {}),
+      onProgress,
       ...(opts.shard ? { shard: opts.shard } : {}),
       // why each request is made: always in the JSON log, on stderr with --explain-requests
       onRequestChoice: (c) => {
@@ -126,6 +122,7 @@ export async function planRuleSet(
         if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
       },
     });
+    view.finish();
     const ms = Date.now() - started;
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}) });
     if (!opts.quiet && !log.structured) {
@@ -134,6 +131,7 @@ export async function planRuleSet(
     }
     return plan;
   } finally {
+    view.finish();
     await client.close();
   }
 }

@@ -15,6 +15,7 @@ const TALLIES: Array<{ event: string; key: string; field?: string }> = [
   { event: "change.applied", key: "applied" },
   { event: "change.skipped", key: "skipped" },
   { event: "change.failed", key: "failed" },
+  { event: "change.deferred", key: "deferred" },
   { event: "plan.error", key: "errors" },
   { event: "rule.diagnostic", key: "diagnostics" },
   { event: "request.retried", key: "retries" },

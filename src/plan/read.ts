@@ -9,6 +9,7 @@ import { describeIssue } from "../api/schemas.js";
 import { normaliseBaseUrl } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
 import { planDigest } from "./digest.js";
+import { streamPlanFile } from "./stream-read.js";
 import { ChangeSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
 import type { Plan, PlanChange, PlanFile } from "./types.js";
 import { errorMessage } from "../model/guards.js";
@@ -76,11 +77,29 @@ export interface LoadedPlan {
   file: string;
 }
 
+export interface LoadOptions {
+  /**
+   * Keep only what apply needs of each change (no before/after/instance_name) and no reports: about half the memory
+   * per change at 100,000 changes.
+   */
+  compact?: boolean;
+}
+
 /**
  * Reads and checks a plan file; every refusal happens here, before any request.
  * `expectedBaseUrl` is the configured service (--base-url / FLOWRULES_BASE_URL).
+ *
+ * A good plan is read as a stream (stream-read.ts), never whole; a file that fails any check there is read whole
+ * again, and refused in the words below.
  */
-export async function loadPlanFile(file: string, expectedBaseUrl: string, check?: ChangeCheck): Promise<LoadedPlan> {
+export async function loadPlanFile(file: string, expectedBaseUrl: string, check?: ChangeCheck, opts: LoadOptions = {}): Promise<LoadedPlan> {
+  const passes = (c: PlanChange): boolean => {
+    let good = true;
+    check?.(c, () => void (good = false));
+    return good;
+  };
+  const streamed = await streamPlanFile(file, passes, opts.compact === true).catch(() => undefined);
+  if (streamed && sameBaseUrl(streamed.plan.base_url, expectedBaseUrl)) return { plan: streamed.plan, digest: streamed.digest, file };
   let text: string;
   try {
     text = await readFile(file, "utf8");

@@ -63,18 +63,40 @@ describe("the apply lock", () => {
     expect(io.err()).toContain(`its process ${pid} is gone`);
   });
 
-  it("takes over a lock older than --lock-timeout, even of a live process", async () => {
+  it("never takes over a live process's lock on this host, whatever its age; elsewhere, only when its heartbeat stopped", async () => {
     const dir = await tempDir();
-    const file = await writeLock(dir, { pid: process.ppid, started_at: new Date(Date.now() - 45 * 60_000).toISOString() });
+    // alive on this host, started 10 hours ago, never beat: still held, even with a 1 s timeout
+    const file = await writeLock(dir, { pid: process.ppid, started_at: new Date(Date.now() - 10 * 3_600_000).toISOString() });
+    expect(() => acquireLock(file, { applying: "x", timeoutMs: 1000 })).toThrow(/another apply holds the lock .*started 10 h 0 min ago/);
+    // another host whose heartbeat stopped 45 minutes ago: taken over
+    await writeLock(dir, {
+      pid: 4242,
+      host: "elsewhere.example",
+      started_at: new Date(Date.now() - 5 * 3_600_000).toISOString(),
+      heartbeat_at: new Date(Date.now() - 45 * 60_000).toISOString(),
+    });
     const lock = acquireLock(file, { applying: "x", timeoutMs: 30 * 60_000 });
-    expect(lock.tookOver?.why).toMatch(/45 min old, beyond the lock timeout of 30 min/);
-    const owner = JSON.parse(await readFile(file, "utf8")) as { pid: number };
+    expect(lock.tookOver?.why).toMatch(/heartbeat stopped 45 min ago, beyond the lock timeout of 30 min/);
+    // ours now, and our heartbeat writes the time and the progress
+    lock.setProgress("12 of 40 changes settled");
+    expect(lock.beat()).toBe(true);
+    const owner = JSON.parse(await readFile(file, "utf8")) as { pid: number; progress: string; heartbeat_at: string };
     expect(owner.pid).toBe(process.pid);
+    expect(owner.progress).toBe("12 of 40 changes settled");
+    expect(Number.isNaN(Date.parse(owner.heartbeat_at))).toBe(false);
     lock.release();
     expect(existsSync(file)).toBe(false);
-    // a live, recent lock of another process is respected
-    await writeLock(dir, { pid: process.ppid, started_at: new Date(Date.now() - 5 * 60_000).toISOString() });
-    expect(() => acquireLock(file, { applying: "x", timeoutMs: 30 * 60_000 })).toThrow(/another apply holds the lock .*started 5 min ago/);
+    // another host, started hours ago but beating: respected, shown with its progress
+    await writeLock(dir, {
+      pid: 4242,
+      host: "elsewhere.example",
+      started_at: new Date(Date.now() - 5 * 3_600_000).toISOString(),
+      heartbeat_at: new Date(Date.now() - 5_000).toISOString(),
+      progress: "3,000 of 9,000 changes settled",
+    });
+    expect(() => acquireLock(file, { applying: "x", timeoutMs: 30 * 60_000 })).toThrow(
+      /pid 4242 on elsewhere\.example, started 5 h 0 min ago, applying old-plan\.json, 3,000 of 9,000 changes settled, last heartbeat 5 s ago/,
+    );
   });
 
   it("is released when the apply fails", async () => {

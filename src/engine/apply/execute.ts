@@ -4,6 +4,10 @@
  * 1. changes the journal shows done are skipped;
  * 2. staleness (see staleness.ts): one list per workflow, then reads of the listed instances only — and of those
  *    whose journal shows an intent without an outcome (decided by reading: took effect → done, else judged and sent);
+ *    and again during the run, at least every `recheckEveryMs` before a change starts: one list per workflow with
+ *    changes left, of the instances updated since the previous check, and the unsent changes on those judged anew —
+ *    so no change goes out more than about one interval (plus the requests already in flight) after its instance
+ *    changed at the service;
  * 3. kinds sent one request each (complete/save): instances concurrently (at most `concurrency` in flight, so at most
  *    that many intents can be open when the process dies), the changes of one instance in plan order;
  * 4. kinds sent in batches (abort): batches of `batchSize`, the ids returned checked against the ids sent.
@@ -11,9 +15,11 @@
  * How each kind is sent and how a record shows it took effect is the kind's own (src/actions).
  *
  * A request whose outcome is unknown is never repeated before a read shows it did not take effect; repeats are
- * bounded by `maxSendAttempts`.
+ * bounded by `maxSendAttempts`. With a `deadline`, no change starts after it: the rest are `deferred`, and the same
+ * plan applied again resumes them from the journal.
+ *
+ * The engine prints nothing: it reports progress and staleness checks as data (onProgress, onCheck).
  */
-import pLimit from "p-limit";
 import { mutatingKind, type BatchSender, type EachSender } from "../../actions/index.js";
 import {
   ApiError,
@@ -42,10 +48,55 @@ export interface ExecuteOptions {
   verifyDelayMs: number;
   concurrency: number;
   signal?: AbortSignal;
+  /** staleness is judged again at least this often during the run (default 60 s) */
+  recheckEveryMs?: number;
+  /** epoch ms after which no change starts (the rest are deferred) */
+  deadline?: number;
   /** progress lines (stderr) */
   progress?: (line: string) => void;
   /** called once per change as its outcome is known (for streamed log events) */
   onOutcome?: (outcome: ChangeOutcome) => void;
+  /** called as changes settle and checks run; cheap to call often (views throttle) */
+  onProgress?: (p: ApplyProgress) => void;
+  /** called after each staleness check */
+  onCheck?: (check: StalenessCheck) => void;
+  now?: () => number;
+}
+
+export const DEFAULT_RECHECK_EVERY_MS = 60_000;
+
+/** One staleness check: the list per workflow and the reads it led to. */
+export interface StalenessCheck {
+  /** when it started (this host's clock) */
+  at: string;
+  /** instances updated since this instant were listed (the previous check minus the clock-skew margin) */
+  since: string;
+  workflows: number;
+  /** instances of those workflows listed as updated */
+  listed: number;
+  /** planned instances with changes left that were read to judge them */
+  read: number;
+  /** changes skipped as stale by this check */
+  stale: number;
+}
+
+/** Where an apply stands, as data: views turn it into a terminal line or a `progress` event. */
+export interface ApplyProgress {
+  phase: "checking" | "sending";
+  /** planned changes (of this shard) */
+  total: number;
+  /** changes with an outcome so far (any status, earlier runs' included) */
+  settled: number;
+  /** changes settled by this run's own work (not skipped from the journal), for the rate */
+  settledThisRun: number;
+  applied: number;
+  stale: number;
+  failed: number;
+  deferred: number;
+  alreadyDone: number;
+  /** staleness checks so far */
+  checks: number;
+  startedAt: number;
 }
 
 export interface ExecuteResult {
@@ -55,6 +106,8 @@ export interface ExecuteResult {
   listedAsChanged: number;
   /** instances read to judge staleness or decide an earlier intent */
   readToCheck: number;
+  /** every staleness check of the run, the first (before any change) included */
+  checks: StalenessCheck[];
 }
 
 function message(err: unknown): string {
@@ -75,28 +128,48 @@ class Execution {
   private halted: string | undefined;
   private listed = 0;
   private reads = 0;
+  private readonly checks: StalenessCheck[] = [];
+  /** local time the latest check started: the next one lists from there (minus the clock-skew margin) */
+  private lastCheckAt = 0;
+  private checking: Promise<void> | undefined;
+  /** changes this run may still send, by id (removed as they settle) */
+  private readonly unsent = new Map<string, ApplyChange>();
+  /** instances with a request in flight: judged at the next check instead (their own change is landing) */
+  private readonly inFlight = new Map<number, number>();
+  private carriedOver = new Set<number>();
+  private readonly now: () => number;
+  private readonly startedAt: number;
+  private phase: ApplyProgress["phase"] = "checking";
+  private readonly tally = { applied: 0, stale: 0, failed: 0, deferred: 0, alreadyDone: 0, thisRun: 0 };
 
   constructor(
     private readonly client: ApiClient,
     private readonly plan: PlanFile,
     private readonly journal: Journal,
     private readonly opts: ExecuteOptions,
-  ) {}
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.startedAt = this.now();
+  }
 
   async run(): Promise<ExecuteResult> {
     const pending = this.skipDone();
+    this.report();
     if (pending.length > 0) {
       const ready = await this.judge(pending);
+      for (const c of ready) if (!this.outcomes.has(c.id)) this.unsent.set(c.id, c);
+      this.phase = "sending";
+      this.report();
       await this.sendEach(ready.filter((c) => senderOf(c).mode === "each"));
       // batch kinds one after another, each in its own batches
       const batched = new Map<string, ApplyChange[]>();
-      for (const c of ready) if (senderOf(c).mode === "batch") batched.set(c.kind, [...(batched.get(c.kind) ?? []), c]);
+      for (const c of ready) if (senderOf(c).mode === "batch") pushTo(batched, c.kind, c);
       for (const list of batched.values()) await this.sendBatches(list);
     }
     const outcomes = this.plan.changes.map(
       (c) => this.outcomes.get(c.id) ?? { change: c, status: "not_started" as const, reason: "not attempted" },
     );
-    return { outcomes, listedAsChanged: this.listed, readToCheck: this.reads };
+    return { outcomes, listedAsChanged: this.listed, readToCheck: this.reads, checks: this.checks };
   }
 
   // ---- 1. the journal ----------------------------------------------------------------------------------------
@@ -131,12 +204,14 @@ class Execution {
     const since = new Date(Date.parse(this.plan.created_at) - clockSkewMs);
     const workflows = new Set(open.map((c) => c.process_id));
     this.say(`checking ${open.length} change${open.length === 1 ? "" : "s"} for staleness: instances of ${workflows.size} workflow${workflows.size === 1 ? "" : "s"} updated since ${since.toISOString()}`);
+    const checkStarted = this.now();
     const changed = await changedSince(this.client, workflows, since);
     this.listed = changed.size;
 
     const toRead = [...new Set(open.filter((c) => changed.has(c.instance_id) || this.unresolved(c)).map((c) => c.instance_id))];
     const records = await this.readAll(toRead);
     this.reads = toRead.length;
+    let staleBefore = this.tally.stale;
 
     const ready: ApplyChange[] = [];
     for (const c of open) {
@@ -163,13 +238,111 @@ class Execution {
       if (why) this.stale(c, why);
       else ready.push(c);
     }
+    staleBefore = this.tally.stale - staleBefore;
+    this.noteCheck(checkStarted, since, workflows.size, changed.size, toRead.length, staleBefore);
     return ready;
+  }
+
+  private noteCheck(started: number, since: Date, workflows: number, listed: number, read: number, stale: number): void {
+    this.lastCheckAt = started;
+    const check: StalenessCheck = { at: new Date(started).toISOString(), since: since.toISOString(), workflows, listed, read, stale };
+    this.checks.push(check);
+    this.journal.append({ event: "check", since: check.since, started_at: check.at, workflows, listed, read, stale });
+    this.opts.onCheck?.(check);
+    this.report();
+  }
+
+  // ---- 2b. staleness again, during the run -----------------------------------------------------------------------
+
+  /**
+   * Before a change starts: settled (stale, deferred, …) → false; otherwise, once the interval is up, one check runs
+   * (the callers that arrive meanwhile wait for the same one) and the change is looked at again.
+   */
+  private async mayStart(c: ApplyChange): Promise<boolean> {
+    if (this.outcomes.has(c.id) || this.stopped(c)) return false;
+    const every = this.opts.recheckEveryMs ?? DEFAULT_RECHECK_EVERY_MS;
+    if (this.now() - this.lastCheckAt >= every || this.checking) {
+      this.checking ??= this.recheck().finally(() => {
+        this.checking = undefined;
+      });
+      await this.checking;
+    }
+    return !this.outcomes.has(c.id) && !this.stopped(c);
+  }
+
+  private async recheck(): Promise<void> {
+    const started = this.now();
+    const since = new Date(this.lastCheckAt - this.opts.clockSkewMs);
+    const left = [...this.unsent.values()].filter((c) => !this.outcomes.has(c.id));
+    const workflows = new Set(left.map((c) => c.process_id));
+    if (workflows.size === 0) {
+      this.lastCheckAt = started;
+      return;
+    }
+    this.phase = "checking";
+    this.report();
+    let changed: Set<number>;
+    try {
+      changed = await changedSince(this.client, workflows, since);
+    } catch (err) {
+      // without the list nothing tells which instances changed meanwhile: stop rather than send blindly
+      this.halted = `the staleness check failed: ${message(err)}`;
+      this.phase = "sending";
+      return;
+    }
+    this.listed += changed.size;
+    // instances with a request in flight are judged next time, when their own change has landed; changes settled
+    // while the list was on its way (ours, landing) need no read
+    const carried = this.carriedOver;
+    this.carriedOver = new Set();
+    const judged = new Set<number>();
+    const stillLeft = [...this.unsent.values()];
+    for (const c of stillLeft) {
+      if (!changed.has(c.instance_id) && !carried.has(c.instance_id)) continue;
+      if (this.inFlight.has(c.instance_id)) this.carriedOver.add(c.instance_id);
+      else judged.add(c.instance_id);
+    }
+    const records = await this.readAll([...judged]);
+    this.reads += judged.size;
+    let stale = 0;
+    for (const c of stillLeft) {
+      if (!judged.has(c.instance_id) || this.outcomes.has(c.id)) continue;
+      const r = records.get(c.instance_id);
+      if (r === undefined) continue;
+      if (r instanceof Error) {
+        if (notVisible(r)) {
+          this.stale(c, `the instance is no longer found or visible (${message(r)})`);
+          stale += 1;
+        } else this.failed(c, `could not read the instance to check it: ${message(r)}`);
+        continue;
+      }
+      const why = staleReason(c, r, { baseline: this.baseline(c), listedAsChanged: true });
+      if (why) {
+        this.stale(c, `${why} (found by the check at ${new Date(started).toISOString()})`);
+        stale += 1;
+      }
+    }
+    this.phase = "sending";
+    this.noteCheck(started, since, workflows.size, changed.size, judged.size, stale);
+  }
+
+  private async inFlightFor<T>(ids: number[], body: () => Promise<T>): Promise<T> {
+    for (const id of ids) this.inFlight.set(id, (this.inFlight.get(id) ?? 0) + 1);
+    try {
+      return await body();
+    } finally {
+      for (const id of ids) {
+        const n = (this.inFlight.get(id) ?? 1) - 1;
+        if (n <= 0) this.inFlight.delete(id);
+        else this.inFlight.set(id, n);
+      }
+    }
   }
 
   /** Batched changes an earlier run may have sent: one listing per kind and workflow decides them all. */
   private async resolveEarlierBatches(pending: ApplyChange[]): Promise<void> {
     const byKind = new Map<string, ApplyChange[]>();
-    for (const c of pending) if (senderOf(c).mode === "batch" && this.unresolved(c)) byKind.set(c.kind, [...(byKind.get(c.kind) ?? []), c]);
+    for (const c of pending) if (senderOf(c).mode === "batch" && this.unresolved(c)) pushTo(byKind, c.kind, c);
     for (const [kind, open] of byKind) {
       const times = open.map((c) => Date.parse(this.journal.historyOf(c.id).lastIntentAt ?? this.plan.created_at));
       const since = new Date(Math.min(...times) - this.opts.clockSkewMs);
@@ -183,19 +356,14 @@ class Execution {
   }
 
   private async readAll(ids: number[]): Promise<Map<number, InstanceRecord | Error>> {
-    const limit = pLimit(this.opts.concurrency);
     const out = new Map<number, InstanceRecord | Error>();
-    await Promise.all(
-      ids.map((id) =>
-        limit(async () => {
-          try {
-            out.set(id, await readForCheck(this.client, id));
-          } catch (err) {
-            out.set(id, err instanceof Error ? err : new Error(String(err)));
-          }
-        }),
-      ),
-    );
+    await pool(ids, this.opts.concurrency, async (id) => {
+      try {
+        out.set(id, await readForCheck(this.client, id));
+      } catch (err) {
+        out.set(id, err instanceof Error ? err : new Error(String(err)));
+      }
+    });
     return out;
   }
 
@@ -204,18 +372,17 @@ class Execution {
   private async sendEach(changes: ApplyChange[]): Promise<void> {
     if (changes.length === 0) return;
     const byInstance = new Map<number, ApplyChange[]>();
-    for (const c of changes) byInstance.set(c.instance_id, [...(byInstance.get(c.instance_id) ?? []), c]);
-    const limit = pLimit(this.opts.concurrency);
-    await Promise.all(
-      [...byInstance.values()].map((group) =>
-        limit(async () => {
-          for (const c of group) {
-            if (this.stopped(c)) continue;
-            await this.sendOne(c);
-          }
-        }),
-      ),
-    );
+    for (const c of changes) {
+      const group = byInstance.get(c.instance_id);
+      if (group) group.push(c);
+      else byInstance.set(c.instance_id, [c]);
+    }
+    await pool(byInstance.values(), this.opts.concurrency, async (group) => {
+      for (const c of group) {
+        if (!(await this.mayStart(c))) continue;
+        await this.inFlightFor([c.instance_id], () => this.sendOne(c));
+      }
+    });
   }
 
   private async sendOne(c: ApplyChange): Promise<void> {
@@ -298,10 +465,14 @@ class Execution {
   private async sendBatches(changes: ApplyChange[]): Promise<void> {
     const first = changes[0];
     if (first === undefined) return;
-    const limit = pLimit(this.opts.concurrency);
     const all = batches(changes, this.opts.batchSize);
     this.say(`${mutatingKind(first.kind).describe(first).label}: ${changes.length} instance${changes.length === 1 ? "" : "s"} in ${all.length} batch${all.length === 1 ? "" : "es"} of at most ${this.opts.batchSize}`);
-    await Promise.all(all.map((batch, i) => limit(() => this.sendBatch(batch, i + 1))));
+    await pool(all.map((batch, i) => ({ batch, n: i + 1 })), this.opts.concurrency, async ({ batch, n }) => {
+      const open: ApplyChange[] = [];
+      for (const c of batch) if (await this.mayStart(c)) open.push(c);
+      if (open.length === 0) return;
+      await this.inFlightFor(open.map((c) => c.instance_id), () => this.sendBatch(open, n));
+    });
   }
 
   private async sendBatch(batch: ApplyChange[], n: number): Promise<void> {
@@ -377,12 +548,18 @@ class Execution {
 
   // ---- bookkeeping -----------------------------------------------------------------------------------------------
 
-  /** True (and the change marked not started) when the run was interrupted or halted. */
+  /** True (and the change marked not started, or deferred) when the run was interrupted, halted or out of time. */
   private stopped(c: ApplyChange): boolean {
     const why = this.opts.signal?.aborted ? "interrupted before it was sent" : this.halted ? `not sent: ${this.halted}` : undefined;
-    if (why === undefined) return false;
-    if (!this.outcomes.has(c.id)) this.record({ change: c, status: "not_started", reason: why });
-    return true;
+    if (why !== undefined) {
+      if (!this.outcomes.has(c.id)) this.record({ change: c, status: "not_started", reason: why });
+      return true;
+    }
+    if (this.opts.deadline !== undefined && this.now() >= this.opts.deadline) {
+      if (!this.outcomes.has(c.id)) this.record({ change: c, status: "deferred", reason: "the run reached its maximum duration before this change started; the same apply again resumes it" });
+      return true;
+    }
+    return false;
   }
 
   private done(c: ApplyChange, how: AppliedHow, lastUpdated: string | null | undefined, detail?: string): void {
@@ -408,12 +585,56 @@ class Execution {
   /** Every outcome goes through here, so callers can stream it (log events) as it happens. */
   private record(o: ChangeOutcome): void {
     this.outcomes.set(o.change.id, o);
+    this.unsent.delete(o.change.id);
+    const t = this.tally;
+    if (o.status === "already_done") t.alreadyDone += 1;
+    else {
+      t.thisRun += 1;
+      if (o.status === "applied") t.applied += 1;
+      else if (o.status === "stale") t.stale += 1;
+      else if (o.status === "deferred") t.deferred += 1;
+      else t.failed += 1;
+    }
     this.opts.onOutcome?.(o);
+    this.report();
+  }
+
+  private report(): void {
+    if (!this.opts.onProgress) return;
+    const t = this.tally;
+    this.opts.onProgress({
+      phase: this.phase,
+      total: this.plan.changes.length,
+      settled: this.outcomes.size,
+      settledThisRun: t.thisRun,
+      applied: t.applied,
+      stale: t.stale,
+      failed: t.failed,
+      deferred: t.deferred,
+      alreadyDone: t.alreadyDone,
+      checks: this.checks.length,
+      startedAt: this.startedAt,
+    });
   }
 
   private say(line: string): void {
     this.opts.progress?.(line);
   }
+}
+
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** Runs `work` over `items` with at most `size` at once, pulling lazily (no promise per item up front). */
+async function pool<T>(items: Iterable<T>, size: number, work: (item: T) => Promise<void>): Promise<void> {
+  const it = items[Symbol.iterator]();
+  const worker = async (): Promise<void> => {
+    for (let next = it.next(); !next.done; next = it.next()) await work(next.value);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, size) }, worker));
 }
 
 function senderOf(c: ApplyChange): EachSender | BatchSender {

@@ -6,7 +6,8 @@
  *   {"event":"intent","change":"rule:complete_step:100001:20111","attempt":1,"at":"…"}       ← before the request
  *   {"event":"done","change":"…","how":"response","last_updated_time":"…","at":"…"}
  *   {"event":"stale"|"failed"|"not_aborted","change":"…","reason":"…","at":"…"}   (failed: outcome_unknown?)
- *   {"event":"finish","at":"…","applied":3,"stale":1,"failed":0,"not_aborted":0}
+ *   {"event":"check","since":"…","started_at":"…","workflows":2,"listed":5,"read":1,"stale":1,"at":"…"}   ← staleness
+ *   {"event":"finish","at":"…","applied":3,"stale":1,"failed":0,"not_aborted":0,"deferred":0}
  *
  * An `intent` without a later outcome means "the request may have been sent": the next run decides it by reading
  * the instance, never by sending blindly. Lines belong to the plan named by the `start` line before them, so one file
@@ -50,6 +51,17 @@ const EventSchema = z.discriminatedUnion("event", [
     at,
   }),
   z.object({ event: z.literal("not_aborted"), change: z.string(), reason: z.string(), at }),
+  /** a staleness check: instances of `workflows` workflows updated since `since` were listed, and judged */
+  z.object({
+    event: z.literal("check"),
+    since: z.string(),
+    started_at: z.string(),
+    workflows: z.number().int(),
+    listed: z.number().int(),
+    read: z.number().int(),
+    stale: z.number().int(),
+    at,
+  }),
   z.object({
     event: z.literal("finish"),
     at,
@@ -57,6 +69,8 @@ const EventSchema = z.discriminatedUnion("event", [
     stale: z.number().int(),
     failed: z.number().int(),
     not_aborted: z.number().int(),
+    /** not started before --max-duration ran out: the next run of this plan resumes them */
+    deferred: z.number().int().optional(),
   }),
 ]);
 export type JournalEvent = z.infer<typeof EventSchema>;
@@ -159,7 +173,7 @@ export class Journal {
   }
 
   private remember(e: JournalEvent): void {
-    if (e.event === "start" || e.event === "finish") return;
+    if (e.event === "start" || e.event === "finish" || e.event === "check") return;
     const h = this.history.get(e.change) ?? { unresolvedIntent: false, intents: 0 };
     switch (e.event) {
       case "intent":

@@ -2,6 +2,6 @@
 import { checkPlannedChange } from "../../actions/index.js";
 import { loadPlanFile, type LoadedPlan } from "../../plan/read.js";
 
-export function loadPlanForApply(file: string, expectedBaseUrl: string): Promise<LoadedPlan> {
-  return loadPlanFile(file, expectedBaseUrl, checkPlannedChange);
+export function loadPlanForApply(file: string, expectedBaseUrl: string, opts: { compact?: boolean } = {}): Promise<LoadedPlan> {
+  return loadPlanFile(file, expectedBaseUrl, checkPlannedChange, opts);
 }

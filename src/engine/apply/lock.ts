@@ -1,7 +1,10 @@
 /**
  * The apply lock: one file, created exclusively, so two schedules never apply at once. It holds its owner (pid,
- * host, start time, what it applies, a random token). A lock is stale — and taken over, with a message — when it is
- * older than the timeout, or when its pid is gone on this very host (a kill -9 leaves the file behind).
+ * host, start time, what it applies, a random token) and a heartbeat: while the owner runs it rewrites the file every
+ * few seconds with the time and its progress. A lock is stale — and taken over, with a message — only when its
+ * owner is gone: on this very host, when its pid no longer runs (a kill -9 leaves the file behind); elsewhere, when
+ * its heartbeat stopped for longer than the timeout. A live owner on this host is never taken over, however long it
+ * has run: an apply of 100,000 changes under the production rate limit takes most of a day.
  *
  * Creation is atomic with its content: the owner is written to a private temp file which is then hard-linked to the
  * lock path (link fails when the path exists), so nobody ever reads a half-written lock. Take-over renames the stale
@@ -20,13 +23,17 @@ const OwnerSchema = z.object({
   started_at: z.string(),
   applying: z.string(),
   token: z.string(),
+  /** refreshed while the owner runs (absent in locks of older versions: their start time stands in) */
+  heartbeat_at: z.string().optional(),
+  /** what the owner has done so far, in words ("1,234 of 5,000 changes done") */
+  progress: z.string().optional(),
 });
 export type LockOwner = z.infer<typeof OwnerSchema>;
 
 export interface LockOptions {
   /** what this run applies, shown to a second run ("plan.json", "rules/ (auto-approve)") */
   applying: string;
-  /** a lock older than this is stale */
+  /** a lock of another host whose heartbeat stopped this long ago is stale */
   timeoutMs: number;
   now?: () => number;
 }
@@ -45,9 +52,14 @@ export function age(ms: number): string {
   return `${Math.floor(min / 60)} h ${min % 60} min`;
 }
 
+/** How often the owner refreshes its lock. */
+export const HEARTBEAT_MS = 10_000;
+
 export class HeldLock {
   private released = false;
   private readonly onExit = (): void => this.release();
+  private timer: NodeJS.Timeout | undefined;
+  private progress: (() => string) | undefined;
 
   constructor(
     readonly file: string,
@@ -64,9 +76,49 @@ export class HeldLock {
     return !this.released && readOwner(this.file)?.token === this.owner.token;
   }
 
+  /**
+   * Refreshes the lock every `everyMs` while the process runs (the timer does not keep it alive). The file is
+   * replaced by a rename, so a reader sees either the old or the new content, never half of it.
+   */
+  startHeartbeat(everyMs = HEARTBEAT_MS): void {
+    if (this.timer || this.released) return;
+    this.timer = setInterval(() => this.beat(), everyMs);
+    this.timer.unref();
+  }
+
+  /**
+   * What this run has done so far, shown to a run that finds the lock held; put into words with the next heartbeat
+   * only (it changes with every change settled).
+   */
+  setProgress(text: string | (() => string)): void {
+    this.progress = typeof text === "string" ? () => text : text;
+  }
+
+  /** Writes the heartbeat now. False when the lock is no longer ours (then it is left alone). */
+  beat(): boolean {
+    if (this.released || !this.stillHeld()) return false;
+    const next: LockOwner = { ...this.owner, heartbeat_at: new Date().toISOString(), ...(this.progress ? { progress: this.progress() } : {}) };
+    const tmp = `${this.file}.${this.owner.pid}.${this.owner.token}.beat`;
+    try {
+      writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o644 });
+      renameSync(tmp, this.file);
+      return true;
+    } catch {
+      // a full disk must not stop the apply; the pid still proves the owner alive on this host
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // not written
+      }
+      return false;
+    }
+  }
+
   /** Removes the lock file if it is still ours. Synchronous, so it works in an exit handler. Idempotent. */
   release(): void {
     if (this.released) return;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
     this.released = true;
     process.removeListener("exit", this.onExit);
     try {
@@ -112,12 +164,16 @@ function staleness(file: string, owner: LockOwner | undefined, opts: LockOptions
     }
     return now - mtime > opts.timeoutMs ? `its content is unreadable and it is ${age(now - mtime)} old` : undefined;
   }
-  const started = Date.parse(owner.started_at);
-  if (!Number.isNaN(started) && now - started > opts.timeoutMs) {
-    return `it is ${age(now - started)} old, beyond the lock timeout of ${age(opts.timeoutMs)}`;
-  }
-  if (owner.host === hostname() && owner.pid !== process.pid && !pidAlive(owner.pid)) {
+  if (owner.host === hostname()) {
+    // on this host the process table is the truth: alive means held, whatever the age of the heartbeat
+    if (owner.pid === process.pid || pidAlive(owner.pid)) return undefined;
     return `its process ${owner.pid} is gone`;
+  }
+  const beat = Date.parse(owner.heartbeat_at ?? owner.started_at);
+  if (!Number.isNaN(beat) && now - beat > opts.timeoutMs) {
+    return owner.heartbeat_at
+      ? `its heartbeat stopped ${age(now - beat)} ago, beyond the lock timeout of ${age(opts.timeoutMs)}`
+      : `it is ${age(now - beat)} old without a heartbeat, beyond the lock timeout of ${age(opts.timeoutMs)}`;
   }
   return undefined;
 }
@@ -126,7 +182,10 @@ function describe(owner: LockOwner | undefined, now: number): string {
   if (!owner) return "an unknown owner (the lock file is unreadable)";
   const started = Date.parse(owner.started_at);
   const since = Number.isNaN(started) ? owner.started_at : `${age(now - started)} ago`;
-  return `pid ${owner.pid} on ${owner.host}, started ${since}, applying ${owner.applying}`;
+  const beat = owner.heartbeat_at ? Date.parse(owner.heartbeat_at) : Number.NaN;
+  const alive = Number.isNaN(beat) ? "" : `, last heartbeat ${age(now - beat)} ago`;
+  const progress = owner.progress ? `, ${owner.progress}` : "";
+  return `pid ${owner.pid} on ${owner.host}, started ${since}, applying ${owner.applying}${progress}${alive}`;
 }
 
 /**
@@ -159,7 +218,7 @@ export function acquireLock(file: string, opts: LockOptions): HeldLock {
       if (why === undefined) {
         throw new UserError(
           `another apply holds the lock ${file}: ${describe(current, now())}. ` +
-            `Wait for it to finish; the lock is considered stale after --lock-timeout (${age(opts.timeoutMs)}) or when its process is gone`,
+            `Wait for it to finish: a lock is taken over only when its process is gone (on this host) or its heartbeat stopped for --lock-timeout (${age(opts.timeoutMs)}, other hosts)`,
         );
       }
       // move the stale lock aside; only one contender can rename this very file

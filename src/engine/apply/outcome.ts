@@ -14,7 +14,9 @@ export type OutcomeStatus =
   /** an abort whose id the bulk abort did not return */
   | "not_aborted"
   /** never attempted: interrupted (SIGINT/SIGTERM) or halted (API key refused) */
-  | "not_started";
+  | "not_started"
+  /** not started because --max-duration ran out: the same apply again resumes it from the journal */
+  | "deferred";
 
 export type AppliedHow = "response" | "returned" | "verified";
 
@@ -29,12 +31,15 @@ export interface ChangeOutcome {
 export type Counts = Record<OutcomeStatus, number>;
 
 export function countOutcomes(outcomes: ChangeOutcome[]): Counts {
-  const counts: Counts = { applied: 0, already_done: 0, stale: 0, failed: 0, not_aborted: 0, not_started: 0 };
+  const counts: Counts = { applied: 0, already_done: 0, stale: 0, failed: 0, not_aborted: 0, not_started: 0, deferred: 0 };
   for (const o of outcomes) counts[o.status] += 1;
   return counts;
 }
 
-/** 1 when anything did not go as planned; with --detailed-exitcode 2 when changes were applied, else 0. */
+/**
+ * 1 when anything did not go as planned; with --detailed-exitcode 2 when changes were applied, else 0. Deferred
+ * changes (the run reached --max-duration) are not a failure: a bounded run that applied what it could succeeds.
+ */
 export function applyExitCode(outcomes: ChangeOutcome[], detailed: boolean): number {
   const c = countOutcomes(outcomes);
   if (c.stale + c.failed + c.not_aborted + c.not_started > 0) return EXIT_ERROR;

@@ -5,6 +5,7 @@
  */
 import { MUTATING_KINDS } from "../../actions/index.js";
 import type { RequestStats } from "../../api/index.js";
+import type { StalenessCheck } from "../../engine/apply/execute.js";
 import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../engine/apply/outcome.js";
 
 export interface SummaryInput {
@@ -15,6 +16,10 @@ export interface SummaryInput {
   /** instances listed as changed since the plan / read to check */
   listedAsChanged: number;
   readToCheck: number;
+  /** the staleness checks of the run, in order */
+  checks?: StalenessCheck[];
+  /** the --max-duration of the run, as given ("14m"), when there was one */
+  maxDuration?: string;
 }
 
 const COLUMNS: Array<{ status: OutcomeStatus; title: string }> = [
@@ -24,6 +29,7 @@ const COLUMNS: Array<{ status: OutcomeStatus; title: string }> = [
   { status: "failed", title: "failed" },
   { status: "not_aborted", title: "not aborted" },
   { status: "not_started", title: "not started" },
+  { status: "deferred", title: "deferred" },
 ];
 const SECTIONS: Array<{ status: OutcomeStatus; title: string }> = [
   { status: "stale", title: "Stale, skipped (the plan no longer holds for them):" },
@@ -58,6 +64,16 @@ export function requestLine(stats: RequestStats): string {
   return `Requests: ${stats.total} (${stats.total - posts} GET, ${posts} POST${extras.length ? `; ${extras.join(", ")}` : ""})`;
 }
 
+/** When each staleness check ran (all of them in the journal; here the first ones and the last, so it stays short). */
+function checksLine(checks: StalenessCheck[]): string {
+  const time = (c: StalenessCheck): string => `${c.at.slice(11, 19)}${c.stale ? ` (${c.stale} stale)` : ""}`;
+  const SHOWN = 12;
+  const list = checks.length <= SHOWN
+    ? checks.map(time).join(", ")
+    : `${checks.slice(0, SHOWN - 1).map(time).join(", ")}, … ${time(checks[checks.length - 1] as StalenessCheck)}`;
+  return `Staleness checks: ${checks.length} (UTC ${list})`;
+}
+
 export function renderSummary(s: SummaryInput): string {
   const c = countOutcomes(s.outcomes);
   const total = s.outcomes.length;
@@ -69,7 +85,9 @@ export function renderSummary(s: SummaryInput): string {
   if (c.failed) head.push(`${c.failed} failed`);
   if (c.not_aborted) head.push(`${c.not_aborted} not aborted`);
   if (c.not_started) head.push(`${c.not_started} not started`);
-  lines.push(`Apply ${problems > 0 ? "incomplete" : "complete"}: ${head.join(", ")} (of ${plural(total, "planned change")}).`);
+  if (c.deferred) head.push(`${c.deferred} deferred`);
+  const state = problems > 0 ? "incomplete" : c.deferred > 0 ? "stopped at its time limit" : "complete";
+  lines.push(`Apply ${state}: ${head.join(", ")} (of ${plural(total, "planned change")}).`);
 
   const kinds = MUTATING_KINDS.filter((k) => s.outcomes.some((o) => o.change.kind === k));
   const columns = COLUMNS.filter((col) => col.status === "applied" || c[col.status] > 0);
@@ -87,10 +105,15 @@ export function renderSummary(s: SummaryInput): string {
     lines.push(section.title);
     for (const o of list) lines.push(`  - ${describeChange(o)}`);
   }
+  if (c.deferred > 0) {
+    // listed by count only: a bounded run of a large backlog defers thousands, all in the journal
+    lines.push(`Deferred: ${plural(c.deferred, "change")} not started before ${s.maxDuration ? `--max-duration ${s.maxDuration}` : "the time limit"}; run the same apply again to resume them from the journal.`);
+  }
   lines.push(requestLine(s.stats));
   if (s.listedAsChanged > 0 || s.readToCheck > 0) {
     lines.push(`Staleness: ${plural(s.listedAsChanged, "instance")} changed since the plan in its workflows, ${s.readToCheck} read to check`);
   }
+  if (s.checks && s.checks.length > 0) lines.push(checksLine(s.checks));
   lines.push(`Plan: ${s.planFile}`);
   lines.push(`Journal: ${s.journalFile}`);
   return `${lines.join("\n")}\n`;

@@ -1,6 +1,7 @@
 /**
  * What an apply did, one event per planned change: `change.applied` (this run), `change.skipped` (done by an
- * earlier run, stale, never started) or `change.failed` (refused, undecidable, not aborted) — then `apply.finished`.
+ * earlier run, stale, never started) or `change.failed` (refused, undecidable, not aborted), `change.deferred` (not
+ * started before --max-duration ran out; status `deferred`) — then `apply.finished`.
  */
 import type { ChangeOutcome, OutcomeStatus } from "../../engine/apply/outcome.js";
 import type { Logger, LogLevel } from "../../log/types.js";
@@ -12,6 +13,7 @@ const EVENT: Record<OutcomeStatus, { name: string; level: LogLevel }> = {
   not_started: { name: "change.skipped", level: "warn" },
   failed: { name: "change.failed", level: "error" },
   not_aborted: { name: "change.failed", level: "error" },
+  deferred: { name: "change.deferred", level: "info" },
 };
 
 export function logOutcomes(log: Logger, outcomes: ChangeOutcome[]): void {
