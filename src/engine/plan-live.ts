@@ -15,6 +15,8 @@ import type { Plan, PlanError } from "../plan/types.js";
 import { prefetch } from "./prefetch.js";
 import { resolveWorkflows } from "./resolve.js";
 import { selectQuery, stepsToProbe, type ListQuery } from "./select.js";
+import { exclusionFilter, exclusionsOf, hasExclusions } from "./exclusions.js";
+import { inactiveRules } from "./active-rules.js";
 
 export interface PlanProgress {
   rule: string;
@@ -32,6 +34,8 @@ export interface RunPlanOptions {
   onProgress?: (p: PlanProgress) => void;
   /** keep only instances with `id % count === index` (deterministic sharding of the selection) */
   shard?: { index: number; count: number };
+  /** instances carrying this tag are changed by no rule (README.md, "Operating rules in production"); undefined = off */
+  optOutTag?: string;
 }
 
 /**
@@ -80,11 +84,14 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const errors: PlanError[] = [];
   const results: RuleResult[] = [];
 
+  // a rule outside its active window sends no request at all, not even to resolve its workflow
+  const inactive = inactiveRules(ruleSet.rules, now);
+  const running = ruleSet.rules.filter((r) => !inactive.has(r.name));
   let resolved;
   try {
-    resolved = await resolveWorkflows(client, ruleSet.rules);
+    resolved = await resolveWorkflows(client, running);
   } catch (err) {
-    resolved = new Map(ruleSet.rules.map((r) => [r.name, { error: `rule "${r.name}": ${errorMessage(err)}` }]));
+    resolved = new Map(running.map((r) => [r.name, { error: `rule "${r.name}": ${errorMessage(err)}` }]));
   }
 
   // records are kept for reuse only when several rules of one workflow read them
@@ -95,6 +102,11 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   }
 
   for (const rule of ruleSet.rules) {
+    const off = inactive.get(rule.name);
+    if (off) {
+      results.push({ ...newRuleResult(rule, typeof rule.workflow === "object" && "id" in rule.workflow ? rule.workflow.id : null), inactive: off });
+      continue;
+    }
     const r = resolved.get(rule.name);
     if (!r || "error" in r) {
       errors.push({ code: "resolve", rule: rule.name, message: r && "error" in r ? r.error : `rule "${rule.name}": unresolved` });
@@ -102,6 +114,7 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
       continue;
     }
     const result = newRuleResult(rule, r.id, r.name);
+    if (hasExclusions(exclusionsOf(rule, opts.optOutTag))) result.excluded = 0;
     results.push(result);
     const needs = {
       processId: r.id,
@@ -112,12 +125,22 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
     try {
       const query = selectQuery(rule.select, now);
       const probes = needs.record ? [] : await probeActiveSteps(client, r.id, query, stepsToProbe(rule));
+      const exclusion = exclusionFilter(client, rule, r.id, query, opts.optOutTag);
       let done = 0;
       for await (const page of prefetch(client.instancePages(r.id, query))) {
-        const items = opts.shard
+        const inShard = opts.shard
           ? page.results.filter((i) => i.id % (opts.shard?.count ?? 1) === (opts.shard?.index ?? 0))
           : page.results;
-        const data = await hydratePage(client, almanac, items, needs);
+        // excluded instances are counted as selected and never evaluated (nor hydrated, when known before)
+        const out = await exclusion.excluded(inShard.map((i) => i.id));
+        const items = inShard.filter((i) => !out.has(i.id));
+        const hydrated = await hydratePage(client, almanac, items, needs);
+        const data = hydrated.filter((d) => !(d.record && exclusion.excludedByRecord(d.id, d.record.tags)));
+        const excluded = inShard.length - data.length;
+        if (excluded > 0) {
+          result.selected += excluded;
+          result.excluded = (result.excluded ?? 0) + excluded;
+        }
         for (const d of data) {
           if (probes.length > 0) d.stepActive = new Map(probes.map(([step, ids]) => [step, ids.has(d.id)]));
         }
