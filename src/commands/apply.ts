@@ -29,6 +29,8 @@ import { logOutcomes } from "../render/events/apply.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { planRuleSet, writePlanFile } from "./plan.js";
+import { sendNotification, type NotifySettings } from "./notify.js";
+import { applyPayload } from "../render/notify/payload.js";
 
 export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
 export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
@@ -63,6 +65,10 @@ export interface ApplyCommandOptions {
   confirm?: Confirm;
   /** aborted on SIGINT/SIGTERM: no new request starts, the ones in flight finish and are journalled */
   signal?: AbortSignal;
+  /** instances carrying this tag are changed by no rule (rule paths); undefined = off */
+  optOutTag?: string;
+  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
+  notify?: NotifySettings;
   /** knobs for tests and benchmarks */
   tuning?: { verifyDelayMs?: number; maxSendAttempts?: number; client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">> };
 }
@@ -87,6 +93,7 @@ function shown(file: string, cwd: string): string {
 }
 
 export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
+  const startedAt = new Date();
   const cwd = opts.cwd ?? process.cwd();
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
   const mode = await detectMode(opts.paths, cwd);
@@ -97,7 +104,7 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
     const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${mode.file}.journal.jsonl`;
     return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, () =>
-      applyLoaded(loaded, journalFile, { ...opts, batchSize }, cwd, io),
+      applyLoaded(loaded, journalFile, { ...opts, batchSize, startedAt }, cwd, io),
     );
   }
 
@@ -111,14 +118,20 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   if (!ruleSet) return EXIT_ERROR;
   const what = `${opts.paths.join(" ")}${opts.autoApprove ? " (auto-approve)" : ""}`;
   return withLock(opts, cwd, what, io, async (lock) => {
-    const plan = await planRuleSet(ruleSet, opts.connection, io, { quiet: opts.quiet, ...(opts.shard ? { shard: opts.shard } : {}) });
+    const plan = await planRuleSet(ruleSet, opts.connection, io, {
+      quiet: opts.quiet,
+      ...(opts.shard ? { shard: opts.shard } : {}),
+      ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
+    });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${e.message}\n`);
       io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
       return EXIT_ERROR;
     }
-    if (plan.changes.length === 0) {
-      io.stdout("Nothing to apply: the rules plan no changes.\n");
+    const audit = plan.changes.filter((c) => c.audit === true).length;
+    if (plan.changes.length === audit) {
+      io.stdout(`Nothing to apply: the rules plan no changes${audit > 0 ? ` (${audit} in audit, never sent)` : ""}.\n`);
+      await sendNotification(opts.notify, applyPayload({ plan, outcomes: [], audit, planFile: "", journalFile: "" }, { startedAt, finishedAt: new Date() }), io);
       return EXIT_OK;
     }
     if (!opts.autoApprove) {
@@ -141,7 +154,7 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
     const loaded = await loadPlanForApply(planFile, opts.connection.baseUrl);
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
     if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
-    return applyLoaded(loaded, journalFile, { ...opts, batchSize }, cwd, io);
+    return applyLoaded(loaded, journalFile, { ...opts, batchSize, startedAt }, cwd, io);
   });
 }
 
@@ -165,11 +178,13 @@ async function withLock(
 async function applyLoaded(
   loaded: LoadedPlan,
   journalFile: string,
-  opts: ApplyCommandOptions & { batchSize: number },
+  opts: ApplyCommandOptions & { batchSize: number; startedAt: Date },
   cwd: string,
   io: CommandIO,
 ): Promise<number> {
-  const { plan } = loaded;
+  // changes of rules in audit are shown in plans and never sent: they leave here, counted apart
+  const audit = loaded.plan.changes.filter((c) => c.audit === true).length;
+  const plan = audit > 0 ? { ...loaded.plan, changes: loaded.plan.changes.filter((c) => c.audit !== true) } : loaded.plan;
   const instanceOf = new Map(plan.changes.map((c) => [c.id, c.instance_id]));
   const journal = Journal.open(journalFile, loaded.digest, (id) => instanceOf.get(id));
   const say = (line: string): void => {
@@ -185,7 +200,7 @@ async function applyLoaded(
   });
   try {
     journal.start({ flowrules_version: VERSION, plan_file: loaded.file });
-    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${client.baseUrl}`);
+    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${client.baseUrl}${audit > 0 ? ` (${audit} in audit, not sent)` : ""}`);
     const log = io.log ?? nullLogger;
     // change events stream as outcomes are known; the ones never attempted are logged at the end
     const logged = new Set<string>();
@@ -204,7 +219,7 @@ async function applyLoaded(
     });
     const counts = countOutcomes(result.outcomes);
     logOutcomes(log, result.outcomes.filter((o) => !logged.has(o.change.id)));
-    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, requests: client.stats().total });
+    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, audit, requests: client.stats().total });
     journal.append({
       event: "finish",
       applied: counts.applied,
@@ -212,16 +227,17 @@ async function applyLoaded(
       failed: counts.failed,
       not_aborted: counts.not_aborted,
     });
-    io.stdout(
-      renderSummary({
+    const summary = renderSummary({
         outcomes: result.outcomes,
         stats: client.stats(),
         journalFile: shown(journalFile, cwd),
         planFile: shown(loaded.file, cwd),
         listedAsChanged: result.listedAsChanged,
         readToCheck: result.readToCheck,
-      }),
-    );
+      });
+    io.stdout(audit > 0 ? `${summary}Audit: ${audit} ${audit === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary);
+    const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
+    await sendNotification(opts.notify, applyPayload({ plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
     return applyExitCode(result.outcomes, opts.detailedExitcode);
   } finally {
     journal.close();

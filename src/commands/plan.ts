@@ -20,6 +20,8 @@ import { clientEventLogger, nullLogger } from "../log/index.js";
 import { logPlan } from "../render/events/plan.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
+import { planPayload } from "../render/notify/payload.js";
+import { sendNotification, type NotifySettings } from "./notify.js";
 
 export interface PlanCommandOptions {
   paths: string[];
@@ -35,6 +37,10 @@ export interface PlanCommandOptions {
   shard?: { index: number; count: number };
   /** plan only the rules added or edited since this git ref; list the removed ones (src/ci/changed-since.ts) */
   changedSince?: string;
+  /** instances carrying this tag are changed by no rule; undefined = off */
+  optOutTag?: string;
+  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
+  notify?: NotifySettings;
 }
 
 /** Progress on stderr, only on a terminal and only for selections big enough to wait for. */
@@ -92,7 +98,7 @@ export async function planRuleSet(
   ruleSet: RuleSet,
   connection: ConnectionSettings,
   io: CommandIO,
-  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number } },
+  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; optOutTag?: string },
 ): Promise<Plan> {
   const client = clientFrom(connection, {
     onEvent: clientEventLogger(io.log ?? nullLogger),
@@ -111,6 +117,7 @@ export async function planRuleSet(
       ...(opts.now ? { now: opts.now } : {}),
       ...(onProgress ? { onProgress } : {}),
       ...(opts.shard ? { shard: opts.shard } : {}),
+      ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
     });
     const ms = Date.now() - started;
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}) });
@@ -125,6 +132,7 @@ export async function planRuleSet(
 }
 
 export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Promise<number> {
+  const startedAt = new Date();
   const ruleSet = await loadRuleSetOrReport(opts.paths, opts.rules, io);
   if (!ruleSet) return EXIT_ERROR;
   const changed = opts.changedSince
@@ -142,5 +150,6 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
     const files = await writeReportFiles(opts.reportDir, plan);
     if (!opts.quiet) io.stderr(`${files.length / 2} ${files.length === 2 ? "report" : "reports"} written to ${opts.reportDir}\n`);
   }
+  await sendNotification(opts.notify, planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}), io);
   return planExitCode(plan, opts.detailedExitcode);
 }
