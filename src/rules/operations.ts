@@ -4,16 +4,11 @@
  * The schema checks shapes; this checks values (dates, day names, hour ranges, time zones, tag text) and reports each
  * problem at its own line.
  */
+import type { RuleExclusions, RuleMode } from "./types.js";
 import { DAY_NAMES, isTimeZone, parseHours, type ActiveWindow } from "./active-window.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
 import { didYouMean } from "../model/suggest.js";
 
-export type RuleMode = "enforce" | "audit";
-
-export interface RuleExclusions {
-  instance_ids: number[];
-  tags: string[];
-}
 
 export interface RuleOperations {
   mode: RuleMode;

@@ -5,14 +5,20 @@
 import type { CompiledAction } from "../actions/index.js";
 import type { CompiledExpr, FieldRef, RuleNeeds, SelectSpec, SourcePos, Diagnostic } from "../model/rule-types.js";
 import type { ActiveWindow } from "./active-window.js";
-import type { RuleExclusions, RuleMode } from "./operations.js";
 
 export type {
   CompiledExpr, CompiledValue, Diagnostic, FieldRef, RuleNeeds, SelectSpec, Severity, SourcePos, StepInput,
 } from "../model/rule-types.js";
 export type { ActionKindName, CompiledAction, MutatingKind } from "../actions/index.js";
 export type { ActiveWindow } from "./active-window.js";
-export type { RuleExclusions, RuleMode } from "./operations.js";
+
+/** enforce: apply sends the rule's changes; audit: they are planned and shown, never sent */
+export type RuleMode = "enforce" | "audit";
+
+export interface RuleExclusions {
+  instance_ids: number[];
+  tags: string[];
+}
 
 export interface CompiledRule {
   name: string;
