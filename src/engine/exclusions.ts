@@ -35,10 +35,6 @@ export function excludedTags(ex: Exclusions): string[] {
   return [...new Set([...(ex.optOut !== undefined ? [ex.optOut] : []), ...ex.tags])];
 }
 
-export function hasExclusions(ex: Exclusions): boolean {
-  return ex.ids.size > 0 || excludedTags(ex).length > 0;
-}
-
 /**
  * Why an instance is excluded, in words, or undefined when it is not. `tags` are the instance's tags when known
  * (from its record); the opt-out tag is named first since it wins over any rule.

@@ -15,7 +15,7 @@ import type { Plan, PlanError } from "../plan/types.js";
 import { prefetch } from "./prefetch.js";
 import { resolveWorkflows } from "./resolve.js";
 import { selectQuery, stepsToProbe, type ListQuery } from "./select.js";
-import { exclusionFilter, exclusionsOf, hasExclusions } from "./exclusions.js";
+import { exclusionFilter } from "./exclusions.js";
 import { inactiveRules } from "./active-rules.js";
 
 export interface PlanProgress {
@@ -114,7 +114,8 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
       continue;
     }
     const result = newRuleResult(rule, r.id, r.name);
-    if (hasExclusions(exclusionsOf(rule, opts.optOutTag))) result.excluded = 0;
+    // a rule's own `exclude` is always counted; the opt-out tag only shows when it excluded something
+    if (rule.exclude) result.excluded = 0;
     results.push(result);
     const needs = {
       processId: r.id,

@@ -10,7 +10,7 @@ import { evaluateInstance } from "./evaluate-instance.js";
 import type { InstanceData } from "../actions/instance.js";
 import type { Plan } from "../plan/types.js";
 import { inactiveRules } from "./active-rules.js";
-import { exclusionReason, exclusionsOf, hasExclusions } from "./exclusions.js";
+import { exclusionReason, exclusionsOf } from "./exclusions.js";
 
 export interface PureRuleInput {
   rule: CompiledRule;
@@ -36,7 +36,7 @@ export async function planFromInstances(
       continue;
     }
     const ex = exclusionsOf(input.rule, meta.optOutTag);
-    if (hasExclusions(ex)) result.excluded = 0;
+    if (input.rule.exclude) result.excluded = 0;
     for (const data of input.instances) {
       if (exclusionReason(ex, data.id, data.record?.tags ?? []) !== undefined) {
         result.selected++;

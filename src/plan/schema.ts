@@ -76,7 +76,7 @@ export const RuleSummarySchema = z.object({
   changes: z.number().int(),
   /** matched instances an action did not apply to (not running, step not active), shown rather than failed */
   skipped: z.number().int(),
-  /** selected instances left out by the rule's `exclude` or the opt-out tag (present when any was in effect) */
+  /** selected instances left out by the rule's `exclude` or the opt-out tag (present when the rule has an `exclude`, or the opt-out tag left any out) */
   excluded: z.number().int().optional(),
   /** inactive: outside the rule's `active` window, not run (no request) */
   status: z.enum(["ok", "failed", "inactive"]),
