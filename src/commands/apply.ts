@@ -237,7 +237,7 @@ async function applyLoaded(
       });
     io.stdout(audit > 0 ? `${summary}Audit: ${audit} ${audit === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary);
     const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
-    await sendNotification(opts.notify, applyPayload({ plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
+    await sendNotification(opts.notify, applyPayload({ plan: loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
     return applyExitCode(result.outcomes, opts.detailedExitcode);
   } finally {
     journal.close();

@@ -73,8 +73,9 @@ export function planPayload(plan: Plan, times: Times, files: { planFile?: string
     for (const e of plan.errors.slice(0, MAX_LINES)) lines.push(`• ${e.message}`);
     if (plan.errors.length > MAX_LINES) lines.push(`• … ${plan.errors.length - MAX_LINES} more`);
   }
-  const extras = [audit > 0 ? `${audit} in audit (never sent)` : "", excluded > 0 ? `${excluded} instances excluded` : ""].filter(Boolean);
-  lines.unshift(`flowrules plan against ${plan.base_url}: ${summaryLine(plan).replace(/^Plan: /, "")}${extras.length ? ` (${extras.join(", ")})` : ""}`);
+  // the summary line already counts audit changes
+  const extra = excluded > 0 ? ` ${plural(excluded, "instance")} excluded.` : "";
+  lines.unshift(`flowrules plan against ${plan.base_url}: ${summaryLine(plan).replace(/^Plan: /, "")}${extra}`);
   lines.push(...ruleLines(plan), ...where(files));
   return {
     event: "plan.finished",
