@@ -98,3 +98,21 @@ describe("the CLI refuses bad operating settings before any request", () => {
     });
   }
 });
+
+describe("rule tests", () => {
+  it("a failing expectation on an excluded instance says which exclusion applied", async () => {
+    const { testCommand } = await import("../../src/commands/test.js");
+    const { captureIO: capture, tempFiles } = await import("../rule-tests/helpers.js");
+    const dir = await tempFiles({
+      "r.yaml": "version: 1\nrules:\n  - name: r\n    workflow: 1043\n    mode: audit\n    exclude: { tags: [legal-hold] }\n    actions: [abort]\n",
+      "r.test.yaml":
+        'version: 1\nnow: "2026-01-07T10:00:00Z"\ntests:\n  - name: held\n    rule: r\n    instances:\n      - { id: 1, name: A }\n      - { id: 2, name: B, tags: [legal-hold] }\n' +
+        "    expect:\n      changes:\n        - { instance: 1, kind: abort, audit: true }\n        - { instance: 2, kind: abort, audit: true }\n",
+    });
+    const c = capture();
+    const code = await testCommand({ paths: [dir], requireTests: false }, c.io);
+    expect(code).toBe(1);
+    expect(c.out()).toContain('instance is excluded: it carries the tag "legal-hold" listed in the rule\'s exclude.tags');
+    expect(c.out()).not.toMatch(/instance 1 "A"/);
+  });
+});
