@@ -12,6 +12,7 @@ import { applyCommand, DEFAULT_LOCK_FILE, type Confirm } from "../commands/apply
 import { processIO } from "../log/command-io.js";
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from "../engine/apply/batches.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
+import { addNotifyOption, addOptOutOption, notifyTargets, optOutTag } from "./operations.js";
 import { parseShard } from "../plan/shard.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { EXIT_ERROR, UserError } from "../model/errors.js";
@@ -121,6 +122,7 @@ export function registerApply(program: Command): void {
     .option("--rule <name>", "with rule paths: plan only this rule (repeatable)", collect, [])
     .option("-q, --quiet", "no progress on stderr")
     .option("--shard <i/n>", "apply only the changes (or, with rule paths, plan only the instances) with id % n == i, e.g. 0/4");
+  addNotifyOption(addOptOutOption(cmd));
   addConnectionOptions(cmd).action(async (paths: string[], raw: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const parsed = Flags.safeParse(raw);
@@ -128,6 +130,8 @@ export function registerApply(program: Command): void {
     const f = parsed.data;
     const shard = f.shard === undefined ? undefined : parseShard(f.shard);
     const connection = connectionSettings(raw, io.env, shard);
+    const optOut = optOutTag(raw, io.env);
+    const urls = notifyTargets(raw, io.env, connection.insecureHttp);
     const { signal, dispose } = interruptions();
     try {
       const fields = { paths, auto_approve: f.autoApprove === true, base_url: connection.baseUrl, ...(f.shard ? { shard: f.shard } : {}) };
@@ -147,6 +151,8 @@ export function registerApply(program: Command): void {
           rules: f.rule ?? [],
           connection,
           ...(shard ? { shard } : {}),
+          ...(optOut ? { optOutTag: optOut } : {}),
+          ...(urls.length > 0 ? { notify: { urls } } : {}),
           confirm: terminalConfirm(),
           signal,
         },

@@ -4,6 +4,7 @@ import { explainCommand, parseInstanceId, type ExplainFormat } from "../commands
 import { processIO } from "../log/command-io.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
+import { addOptOutOption, optOutTag } from "./operations.js";
 
 const collect = (v: string, acc: string[]): string[] => [...acc, v];
 
@@ -15,10 +16,12 @@ export function registerExplain(program: Command): void {
     .requiredOption("--instance <id>", "the instance to explain")
     .option("--rule <name>", "explain only this rule (repeatable)", collect, [])
     .addOption(new Option("--format <format>", "output format").choices(EXPLAIN_FORMAT_NAMES).default("text"));
+  addOptOutOption(cmd);
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const instance = parseInstanceId(opts.instance);
     const connection = connectionSettings(opts, io.env);
+    const optOut = optOutTag(opts, io.env);
     process.exitCode = await runLogged(io, "explain", { paths, instance, base_url: connection.baseUrl }, (io) => explainCommand(
       {
         paths,
@@ -26,6 +29,7 @@ export function registerExplain(program: Command): void {
         rules: (opts.rule as string[] | undefined) ?? [],
         format: opts.format as ExplainFormat,
         connection,
+        ...(optOut ? { optOutTag: optOut } : {}),
       },
       io,
     ));

@@ -5,6 +5,7 @@ import { processIO } from "../log/command-io.js";
 import { parseShard } from "../plan/shard.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
+import { addNotifyOption, addOptOutOption, notifyTargets, optOutTag } from "./operations.js";
 
 const collect = (v: string, acc: string[]): string[] => [...acc, v];
 
@@ -22,11 +23,14 @@ export function registerPlan(program: Command): void {
     .option("--shard <i/n>", "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4")
     .option("--changed-since <git-ref>", "plan only the rules added or edited since this git ref; list removed ones")
     .option("--explain-requests", "say on stderr why each list, field page or record read is made (or saved)");
+  addNotifyOption(addOptOutOption(cmd));
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
     const changedSince = typeof opts.changedSince === "string" ? opts.changedSince : undefined;
     const connection = connectionSettings(opts, io.env, shard);
+    const optOut = optOutTag(opts, io.env);
+    const urls = notifyTargets(opts, io.env, connection.insecureHttp);
     const fields = { paths, base_url: connection.baseUrl, ...(opts.shard ? { shard: opts.shard } : {}), ...(changedSince ? { changed_since: changedSince } : {}) };
     process.exitCode = await runLogged(io, "plan", fields, (io) => planCommand(
       {
@@ -41,6 +45,8 @@ export function registerPlan(program: Command): void {
         ...(shard ? { shard } : {}),
         ...(changedSince ? { changedSince } : {}),
         ...(opts.explainRequests === true ? { explainRequests: true } : {}),
+        ...(optOut ? { optOutTag: optOut } : {}),
+        ...(urls.length > 0 ? { notify: { urls } } : {}),
       },
       io,
     ));

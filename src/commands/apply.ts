@@ -30,6 +30,8 @@ import { progressView } from "../render/progress/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { planRuleSet, writePlanFile } from "./plan.js";
+import { sendNotification, type NotifySettings } from "./notify.js";
+import { applyPayload } from "../render/notify/payload.js";
 
 export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
 export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
@@ -70,6 +72,10 @@ export interface ApplyCommandOptions {
   maxDurationMs?: number;
   /** --max-duration as the user wrote it, for the summary */
   maxDurationText?: string;
+  /** instances carrying this tag are changed by no rule (rule paths); undefined = off */
+  optOutTag?: string;
+  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
+  notify?: NotifySettings;
   /** knobs for tests and benchmarks */
   tuning?: { verifyDelayMs?: number; maxSendAttempts?: number; heartbeatMs?: number; client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">> };
 }
@@ -94,11 +100,12 @@ function shown(file: string, cwd: string): string {
 }
 
 export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
+  const startedAt = new Date();
   const cwd = opts.cwd ?? process.cwd();
   // the run's time budget starts now: planning (with rule paths) counts against it too
   const deadline = opts.maxDurationMs === undefined ? undefined : Date.now() + opts.maxDurationMs;
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
-  const runOpts = { ...opts, batchSize, ...(deadline !== undefined ? { deadline } : {}) };
+  const runOpts = { ...opts, batchSize, startedAt, ...(deadline !== undefined ? { deadline } : {}) };
   const mode = await detectMode(opts.paths, cwd);
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
@@ -121,14 +128,20 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   if (!ruleSet) return EXIT_ERROR;
   const what = `${opts.paths.join(" ")}${opts.autoApprove ? " (auto-approve)" : ""}`;
   return withLock(opts, cwd, what, io, async (lock) => {
-    const plan = await planRuleSet(ruleSet, opts.connection, io, { quiet: opts.quiet, ...(opts.shard ? { shard: opts.shard } : {}) });
+    const plan = await planRuleSet(ruleSet, opts.connection, io, {
+      quiet: opts.quiet,
+      ...(opts.shard ? { shard: opts.shard } : {}),
+      ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
+    });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${e.message}\n`);
       io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
       return EXIT_ERROR;
     }
-    if (plan.changes.length === 0) {
-      io.stdout("Nothing to apply: the rules plan no changes.\n");
+    const audit = plan.changes.filter((c) => c.audit === true).length;
+    if (plan.changes.length === audit) {
+      io.stdout(`Nothing to apply: the rules plan no changes${audit > 0 ? ` (${audit} in audit, never sent)` : ""}.\n`);
+      await sendNotification(opts.notify, applyPayload({ plan, outcomes: [], audit, planFile: "", journalFile: "" }, { startedAt, finishedAt: new Date() }), io);
       return EXIT_OK;
     }
     if (!opts.autoApprove) {
@@ -177,12 +190,14 @@ async function withLock(
 async function applyLoaded(
   loaded: LoadedPlan,
   journalFile: string,
-  opts: ApplyCommandOptions & { batchSize: number; deadline?: number },
+  opts: ApplyCommandOptions & { batchSize: number; startedAt: Date; deadline?: number },
   cwd: string,
   io: CommandIO,
   lock: HeldLock,
 ): Promise<number> {
-  const { plan } = loaded;
+  // changes of rules in audit are shown in plans and never sent: they leave here, counted apart
+  const audit = loaded.plan.changes.filter((c) => c.audit === true).length;
+  const plan = audit > 0 ? { ...loaded.plan, changes: loaded.plan.changes.filter((c) => c.audit !== true) } : loaded.plan;
   const instanceOf = new Map(plan.changes.map((c) => [c.id, c.instance_id]));
   const journal = Journal.open(journalFile, loaded.digest, (id) => instanceOf.get(id));
   instanceOf.clear(); // replayed: the journal needs it no more (one entry per change at 100,000 changes)
@@ -206,7 +221,7 @@ async function applyLoaded(
   });
   try {
     journal.start({ flowrules_version: VERSION, plan_file: loaded.file });
-    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${client.baseUrl}`);
+    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${client.baseUrl}${audit > 0 ? ` (${audit} in audit, not sent)` : ""}`);
     const log = io.log ?? nullLogger;
     // change events stream as outcomes are known; the ones never attempted are logged at the end
     const logged = new Set<string>();
@@ -235,7 +250,7 @@ async function applyLoaded(
     view.finish();
     const counts = countOutcomes(result.outcomes);
     logOutcomes(log, result.outcomes.filter((o) => !logged.has(o.change.id)));
-    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, requests: client.stats().total });
+    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, audit, requests: client.stats().total });
     journal.append({
       event: "finish",
       applied: counts.applied,
@@ -244,18 +259,19 @@ async function applyLoaded(
       not_aborted: counts.not_aborted,
       deferred: counts.deferred,
     });
-    io.stdout(
-      renderSummary({
-        outcomes: result.outcomes,
-        stats: client.stats(),
-        journalFile: shown(journalFile, cwd),
-        planFile: shown(loaded.file, cwd),
-        listedAsChanged: result.listedAsChanged,
-        readToCheck: result.readToCheck,
-        checks: result.checks,
-        ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
-      }),
-    );
+    const summary = renderSummary({
+      outcomes: result.outcomes,
+      stats: client.stats(),
+      journalFile: shown(journalFile, cwd),
+      planFile: shown(loaded.file, cwd),
+      listedAsChanged: result.listedAsChanged,
+      readToCheck: result.readToCheck,
+      checks: result.checks,
+      ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
+    });
+    io.stdout(audit > 0 ? `${summary}Audit: ${audit} ${audit === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary);
+    const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
+    await sendNotification(opts.notify, applyPayload({ plan: loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
     return applyExitCode(result.outcomes, opts.detailedExitcode);
   } finally {
     view.finish();

@@ -31,6 +31,8 @@ export interface ExplainCommandOptions {
   connection: ConnectionSettings;
   /** the instant relative dates and $now() resolve against; default: now */
   now?: Date;
+  /** the opt-out tag in effect (undefined: off) */
+  optOutTag?: string;
 }
 
 /** `--instance` must be a positive whole number: it becomes a path segment. */
@@ -85,7 +87,7 @@ async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCom
       out.other_rules.push({ rule: rule.name, workflow: `workflow ${r.id}` });
       continue;
     }
-    out.rules.push(await explainRule(rule, data, { now, workflowId: r.id, bindings }));
+    out.rules.push(await explainRule(rule, data, { now, workflowId: r.id, bindings, ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}) }));
   }
   return out;
 }

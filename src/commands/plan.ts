@@ -21,6 +21,8 @@ import { clientEventLogger, nullLogger } from "../log/index.js";
 import { logPlan } from "../render/events/plan.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
+import { planPayload } from "../render/notify/payload.js";
+import { sendNotification, type NotifySettings } from "./notify.js";
 
 export interface PlanCommandOptions {
   paths: string[];
@@ -36,6 +38,10 @@ export interface PlanCommandOptions {
   shard?: { index: number; count: number };
   /** plan only the rules added or edited since this git ref; list the removed ones (src/ci/changed-since.ts) */
   changedSince?: string;
+  /** instances carrying this tag are changed by no rule; undefined = off */
+  optOutTag?: string;
+  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
+  notify?: NotifySettings;
   /** say on stderr why each list, field page or record read is asked (or not) */
   explainRequests?: boolean;
 }
@@ -92,7 +98,7 @@ export async function planRuleSet(
   ruleSet: RuleSet,
   connection: ConnectionSettings,
   io: CommandIO,
-  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean },
+  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean; optOutTag?: string },
 ): Promise<Plan> {
   // progress per rule (requests done of expected, ETA under the rate limit): a terminal line, or `progress` events
   const view = progressView(io, { quiet: opts.quiet, ratePerMin: connection.rateLimitPerMin, rules: ruleSet.rules.length });
@@ -116,6 +122,7 @@ export async function planRuleSet(
       ...(opts.now ? { now: opts.now } : {}),
       onProgress,
       ...(opts.shard ? { shard: opts.shard } : {}),
+      ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
       // why each request is made: always in the JSON log, on stderr with --explain-requests
       onRequestChoice: (c) => {
         log.event("plan.requests", { ...c }, "debug");
@@ -137,6 +144,7 @@ export async function planRuleSet(
 }
 
 export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Promise<number> {
+  const startedAt = new Date();
   const ruleSet = await loadRuleSetOrReport(opts.paths, opts.rules, io);
   if (!ruleSet) return EXIT_ERROR;
   const changed = opts.changedSince
@@ -154,5 +162,6 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
     const files = await writeReportFiles(opts.reportDir, plan);
     if (!opts.quiet) io.stderr(`${files.length / 2} ${files.length === 2 ? "report" : "reports"} written to ${opts.reportDir}\n`);
   }
+  await sendNotification(opts.notify, planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}), io);
   return planExitCode(plan, opts.detailedExitcode);
 }

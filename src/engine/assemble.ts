@@ -18,6 +18,10 @@ export interface RuleResult {
   changes: PlannedChange[];
   reportEntries: Map<number, ReportEntry[]>;
   errors: PlanError[];
+  /** instances of the selection left out by an exclusion; undefined when the rule had none in effect */
+  excluded?: number;
+  /** set when the rule was outside its `active` window and not run */
+  inactive?: { reason: string; next_active_at?: string };
 }
 
 export function newRuleResult(rule: CompiledRule, workflowId: number | null, workflowName?: string): RuleResult {
@@ -83,7 +87,10 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     }
   }
 
-  const { changes, errors: conflictErrors } = resolveConflicts(candidate);
+  // audit changes are never sent, so they cannot clash with what is
+  const resolved = resolveConflicts(candidate.filter((c) => c.audit !== true));
+  const changes = [...resolved.changes, ...candidate.filter((c) => c.audit === true)];
+  const conflictErrors = resolved.errors;
   errors.push(...conflictErrors);
   const order = new Map(results.map((r, i) => [r.rule.name, i]));
   changes.sort(
@@ -104,7 +111,9 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     matched: r.matched,
     changes: perRule.get(r.rule.name) ?? 0,
     skipped: r.skipped,
-    status: failed.has(r.rule.name) || r.errors.length > 0 ? "failed" : "ok",
+    ...(r.excluded !== undefined ? { excluded: r.excluded } : {}),
+    status: r.inactive ? "inactive" : failed.has(r.rule.name) || r.errors.length > 0 ? "failed" : "ok",
+    ...(r.inactive ? { reason: r.inactive.reason, ...(r.inactive.next_active_at ? { next_active_at: r.inactive.next_active_at } : {}) } : {}),
   }));
   const byKind: Record<string, number> = {};
   for (const k of MUTATING_KINDS) byKind[k] = changes.filter((c) => c.kind === k).length;

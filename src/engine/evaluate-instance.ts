@@ -40,7 +40,7 @@ export async function evaluateInstance(
         continue;
       }
       const result = await kind.plan(input);
-      if ("change" in result) outcome.changes.push(result.change);
+      if ("change" in result) outcome.changes.push(rule.mode === "audit" ? { ...result.change, audit: true } : result.change);
       else outcome.skipped.push(`${action.kind}: ${result.skipped}`);
     }
   } catch (err) {

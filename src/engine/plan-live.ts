@@ -25,6 +25,8 @@ import {
 import { QueryRunner, queryWords, type RequestChoice } from "./run-queries.js";
 import type { Plan, PlanError } from "../plan/types.js";
 import { resolveWorkflows } from "./resolve.js";
+import { exclusionFilter } from "./exclusions.js";
+import { inactiveRules } from "./active-rules.js";
 import { selectQuery, stepsToProbe } from "./select.js";
 import { errorMessage } from "../model/guards.js";
 
@@ -46,6 +48,8 @@ export interface RunPlanOptions {
   onProgress?: (p: PlanProgress) => void;
   /** keep only instances with `id % count === index` (deterministic sharding of the selection) */
   shard?: { index: number; count: number };
+  /** instances carrying this tag are changed by no rule (docs/rollout.md); undefined = off */
+  optOutTag?: string;
   /** each request choice of the query planner, with its reason (`plan --explain-requests`, `plan.requests` events) */
   onRequestChoice?: (c: RequestChoice) => void;
 }
@@ -166,11 +170,14 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const ruleErrors = new Map<string, PlanError>();
   const explain = opts.onRequestChoice ?? (() => undefined);
 
+  // a rule outside its active window sends no request at all, not even to resolve its workflow
+  const inactive = inactiveRules(ruleSet.rules, now);
+  const running = ruleSet.rules.filter((r) => !inactive.has(r.name));
   let resolved;
   try {
-    resolved = await resolveWorkflows(client, ruleSet.rules);
+    resolved = await resolveWorkflows(client, running);
   } catch (err) {
-    resolved = new Map(ruleSet.rules.map((r) => [r.name, { error: `rule "${r.name}": ${errorMessage(err)}` }]));
+    resolved = new Map(running.map((r) => [r.name, { error: `rule "${r.name}": ${errorMessage(err)}` }]));
   }
 
   // records are kept for reuse only when several rules of one workflow read them
@@ -180,6 +187,11 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const results: RuleResult[] = [];
   const planned: Array<{ rule: CompiledRule; result: RuleResult; needs: PageNeeds }> = [];
   for (const rule of ruleSet.rules) {
+    const off = inactive.get(rule.name);
+    if (off) {
+      results.push({ ...newRuleResult(rule, typeof rule.workflow === "object" && "id" in rule.workflow ? rule.workflow.id : null), inactive: off });
+      continue;
+    }
     const r = resolved.get(rule.name);
     if (!r || "error" in r) {
       ruleErrors.set(rule.name, { code: "resolve", rule: rule.name, message: r && "error" in r ? r.error : `rule "${rule.name}": unresolved` });
@@ -187,6 +199,8 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
       continue;
     }
     const result = newRuleResult(rule, r.id, r.name);
+    // a rule's own `exclude` is always counted; the opt-out tag only shows when it excluded something
+    if (rule.exclude) result.excluded = 0;
     results.push(result);
     if (rule.needs.record) recordReaders.set(r.id, (recordReaders.get(r.id) ?? 0) + 1);
     const fields = fieldRefs(rule);
@@ -270,15 +284,25 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
       if (!needs.record) {
         for (const probe of q.probes) probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);
       }
+      const exclusion = exclusionFilter(client, rule, needs.processId, selectQuery(rule.select, now), opts.optOutTag, needs.record);
       let done = 0;
       for (let at = 0; at < listing.items.length; at += CHUNK) {
-        const items = listing.items.slice(at, at + CHUNK);
-        const data = await hydratePage(client, almanac, items, needs);
+        const chunk = listing.items.slice(at, at + CHUNK);
+        // excluded instances are counted as selected and never evaluated (nor hydrated, when known before)
+        const out = await exclusion.excluded(chunk.map((i) => i.id));
+        const items = chunk.filter((i) => !out.has(i.id));
+        const hydrated = await hydratePage(client, almanac, items, needs);
+        const data = hydrated.filter((d) => !(d.record && exclusion.excludedByRecord(d.id, d.record.tags)));
+        const excluded = chunk.length - data.length;
+        if (excluded > 0) {
+          result.selected += excluded;
+          result.excluded = (result.excluded ?? 0) + excluded;
+        }
         for (const d of data) {
           if (probes.length > 0) d.stepActive = new Map(probes.map(([step, ids]) => [step, ids.has(d.id)]));
         }
         for (const d of data) addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
-        done += items.length;
+        done += chunk.length;
         opts.onProgress?.({ rule: rule.name, done, total: Math.max(done, listing.items.length) });
       }
     } catch (err) {

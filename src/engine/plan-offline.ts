@@ -9,6 +9,8 @@ import { planBindings } from "./context.js";
 import { evaluateInstance } from "./evaluate-instance.js";
 import type { InstanceData } from "../actions/instance.js";
 import type { Plan } from "../plan/types.js";
+import { inactiveRules } from "./active-rules.js";
+import { exclusionReason, exclusionsOf } from "./exclusions.js";
 
 export interface PureRuleInput {
   rule: CompiledRule;
@@ -20,15 +22,29 @@ export interface PureRuleInput {
 export async function planFromInstances(
   inputs: PureRuleInput[],
   now: Date,
-  meta: { baseUrl?: string; rulesDigest?: string } = {},
+  meta: { baseUrl?: string; rulesDigest?: string; optOutTag?: string } = {},
 ): Promise<Plan> {
   const bindings = planBindings(now);
   const nowIso = now.toISOString();
   const results = [];
   for (const input of inputs) {
     const result = newRuleResult(input.rule, input.workflowId);
-    for (const data of input.instances) addOutcome(result, await evaluateInstance(input.rule, data, nowIso, bindings));
     results.push(result);
+    const off = inactiveRules([input.rule], now).get(input.rule.name);
+    if (off) {
+      result.inactive = off;
+      continue;
+    }
+    const ex = exclusionsOf(input.rule, meta.optOutTag);
+    if (input.rule.exclude) result.excluded = 0;
+    for (const data of input.instances) {
+      if (exclusionReason(ex, data.id, data.record?.tags ?? []) !== undefined) {
+        result.selected++;
+        result.excluded = (result.excluded ?? 0) + 1;
+        continue;
+      }
+      addOutcome(result, await evaluateInstance(input.rule, data, nowIso, bindings));
+    }
   }
   return assemblePlan(results, {
     createdAt: now,

@@ -41,6 +41,8 @@ export const ChangeSchema = z.object({
   before: z.record(z.string(), z.unknown()),
   after: z.record(z.string(), z.unknown()),
   precondition: PreconditionSchema,
+  /** planned by a rule in `mode: audit`: shown, never sent by apply (covered by the digest like every key) */
+  audit: z.boolean().optional(),
 });
 
 export const ReportGroupSchema = z.object({ key: z.string(), count: z.number().int(), instance_ids: z.array(z.number().int()) });
@@ -74,7 +76,14 @@ export const RuleSummarySchema = z.object({
   changes: z.number().int(),
   /** matched instances an action did not apply to (not running, step not active), shown rather than failed */
   skipped: z.number().int(),
-  status: z.enum(["ok", "failed"]),
+  /** selected instances left out by the rule's `exclude` or the opt-out tag (present when the rule has an `exclude`, or the opt-out tag left any out) */
+  excluded: z.number().int().optional(),
+  /** inactive: outside the rule's `active` window, not run (no request) */
+  status: z.enum(["ok", "failed", "inactive"]),
+  /** why the rule is inactive */
+  reason: z.string().optional(),
+  /** when an inactive rule next becomes active (absent when its window has ended) */
+  next_active_at: isoDateTime.optional(),
 });
 
 /** Counts: one key per mutating kind (in registry order), then reports, errors and, live, requests. */

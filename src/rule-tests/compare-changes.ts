@@ -102,6 +102,10 @@ export function compareChanges(expected: ChangeExpect[], obs: Observed, locate: 
       out.push(instanceFailure(obs, e.instance, { subject: describe(e.kind, e.step), expected: "planned", actual: "not planned", why: whyMissing(e, obs) }));
       return;
     }
+    if (e.audit !== undefined && e.audit !== (ch.audit === true)) {
+      const mode = (audit: boolean): string => (audit ? "audit (never sent)" : "enforced");
+      out.push(instanceFailure(obs, e.instance, { subject: describe(e.kind, e.step), expected: mode(e.audit), actual: mode(ch.audit === true) }));
+    }
     out.push(...compareInputs(e, ch, obs, locate, i));
   });
   for (const ch of left) {

@@ -83,6 +83,10 @@ export const ChangeExpectSchema = z
     kind: z.enum(MUTATING_KINDS).describe("Kind of change."),
     step: Id.optional().describe("The step (complete_step / save_step)."),
     rule: z.string().optional().describe("The rule planning it (only needed when the case tests several rules)."),
+    audit: z
+      .boolean()
+      .optional()
+      .describe("true: the change is planned in audit (its rule has mode: audit; apply never sends it); false: it is enforced. Omit to leave unchecked."),
     inputs: z
       .record(z.string(), z.unknown())
       .optional()

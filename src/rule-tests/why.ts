@@ -9,6 +9,8 @@ import { show, showWritten } from "../engine/explain/show.js";
 export function whyLines(e: RuleExplanation): string[] {
   const out: string[] = [];
   if (!e.in_workflow) return [`instance is not in workflow ${e.workflow_id ?? "?"} of rule "${e.rule}"`];
+  if (e.inactive) return [`rule "${e.rule}" is inactive: ${e.inactive}`];
+  if (e.excluded) return [`instance is ${e.excluded}`];
   const failing = e.filters.filter((f) => f.result === "fail");
   if (failing.length > 0) {
     for (const f of failing) out.push(`select ${f.key} = ${showWritten(f.value)} does not hold: ${f.actual}`);

@@ -12,6 +12,7 @@ import { computeNeeds } from "./needs.js";
 import { clip } from "./messages.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
 import { isRecord } from "../model/guards.js";
+import { compileOperations } from "./operations.js";
 
 /** Aliases are read as `fields.<alias>` in JSONata, so they must be plain identifiers. */
 export const ALIAS_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -98,6 +99,8 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     });
   }
 
+  const ops = compileOperations(ctx, raw, badKeys);
+
   const reportKeys = actions.flatMap((a) => (a.kind === "report" ? [a.group_by, ...a.columns] : []));
   const needs = computeNeeds(ctx.aliases ?? [], ctx.refs, reportKeys);
 
@@ -126,6 +129,9 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     actions,
     limits,
     needs,
+    ...(ops.mode === "audit" ? { mode: ops.mode } : {}),
+    ...(ops.exclude ? { exclude: ops.exclude } : {}),
+    ...(ops.active ? { active: ops.active } : {}),
   };
   return { rule, diagnostics: ctx.diagnostics };
 }

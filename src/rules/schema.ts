@@ -167,6 +167,58 @@ function ruleSchema(): JsonSchema {
         description: "What to do with each matched instance.",
         items: { $ref: "#/$defs/action" },
       },
+      mode: {
+        type: "string",
+        enum: ["enforce", "audit"],
+        description:
+          "enforce (default): apply sends the rule's changes. audit: they are planned and shown, marked \"audit\": true, " +
+          "and apply never sends them. Roll a new rule out in audit, watch its plans, then switch to enforce.",
+      },
+      exclude: {
+        type: "object",
+        description:
+          "Instances this rule never matches, counted as `excluded` in the plan. Across all rules, an instance " +
+          "carrying the opt-out tag (--opt-out-tag, default no-automation) is excluded too.",
+        properties: {
+          instance_ids: {
+            type: "array",
+            items: { type: "integer", minimum: 1 },
+            description: "Instance ids never matched by this rule, e.g. [81234, 81240].",
+          },
+          tags: {
+            type: "array",
+            items: { type: "string", minLength: 1 },
+            description: "An instance carrying any of these tags is never matched by this rule, e.g. [vip, legal-hold].",
+          },
+        },
+        additionalProperties: false,
+      },
+      active: {
+        type: "object",
+        description:
+          "When the rule runs. Outside its window it plans nothing and sends no request; its status is `inactive`, " +
+          "with the reason and when it next becomes active. All keys are optional; days and hours are local to `timezone`.",
+        properties: {
+          from: { type: "string", description: "ISO 8601 date or date-time the window opens (2026-01-15 or 2026-01-15T08:00:00Z)." },
+          until: { type: "string", description: "ISO 8601 date or date-time the window closes (after `from`)." },
+          days: {
+            type: "array",
+            minItems: 1,
+            items: { type: "string", enum: ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] },
+            description: "Weekdays the rule runs on, e.g. [mon, tue, wed, thu, fri].",
+          },
+          hours: {
+            type: "string",
+            description: "Local time range HH:MM-HH:MM, end exclusive, e.g. \"08:00-18:00\" (\"22:00-06:00\" wraps past midnight).",
+          },
+          timezone: {
+            type: "string",
+            minLength: 1,
+            description: "IANA time zone of days and hours, e.g. Europe/Berlin (default UTC).",
+          },
+        },
+        additionalProperties: false,
+      },
       limits: {
         type: "object",
         description: "Blast-radius guards.",

@@ -4,11 +4,21 @@
  */
 import type { CompiledAction } from "../actions/index.js";
 import type { CompiledExpr, FieldRef, RuleNeeds, SelectSpec, SourcePos, Diagnostic } from "../model/rule-types.js";
+import type { ActiveWindow } from "./active-window.js";
 
 export type {
   CompiledExpr, CompiledValue, Diagnostic, FieldRef, RuleNeeds, SelectSpec, Severity, SourcePos, StepInput,
 } from "../model/rule-types.js";
 export type { ActionKindName, CompiledAction, MutatingKind } from "../actions/index.js";
+export type { ActiveWindow } from "./active-window.js";
+
+/** enforce: apply sends the rule's changes; audit: they are planned and shown, never sent */
+export type RuleMode = "enforce" | "audit";
+
+export interface RuleExclusions {
+  instance_ids: number[];
+  tags: string[];
+}
 
 export interface CompiledRule {
   name: string;
@@ -21,6 +31,12 @@ export interface CompiledRule {
   actions: CompiledAction[];
   limits: { max_instances?: number };
   needs: RuleNeeds;
+  /** audit: planned and shown, never sent (absent = enforce) */
+  mode?: RuleMode;
+  /** instances this rule never matches */
+  exclude?: RuleExclusions;
+  /** when the rule runs at all */
+  active?: ActiveWindow;
 }
 
 export interface RuleSet {

@@ -14,6 +14,7 @@ const RANK: Record<string, number> = {
   cli: 90,
   commands: 80,
   ci: 75,
+  notify: 75,
   render: 70,
   "rule-tests": 60,
   engine: 50,

@@ -11,12 +11,16 @@ import type { InstanceData } from "../../actions/instance.js";
 import { explainWhen } from "./clauses.js";
 import { checkFilters, selectionResult } from "./filters.js";
 import type { FieldExplanation, ReportExplanation, RuleExplanation } from "./types.js";
+import { exclusionReason, exclusionsOf } from "../exclusions.js";
+import { inactiveRules } from "../active-rules.js";
 
 export interface ExplainOptions {
   now: Date;
   /** the rule's workflow id, resolved (a rule naming its workflow by name needs GET /processes/ first) */
   workflowId: number | null;
   bindings?: Bindings;
+  /** the opt-out tag in effect (undefined: off) */
+  optOutTag?: string;
 }
 
 function fieldsRead(rule: CompiledRule, data: InstanceData): FieldExplanation[] {
@@ -49,9 +53,15 @@ export async function explainRule(rule: CompiledRule, data: InstanceData, opts: 
   out.fields = fieldsRead(rule, data);
   if (rule.when) out.when = await explainWhen(rule.when, buildContext(rule, data, nowIso), bindings);
 
+  const excluded = exclusionReason(exclusionsOf(rule, opts.optOutTag), data.id, data.record?.tags ?? []);
+  if (excluded) out.excluded = `excluded: ${excluded}`;
+  const inactive = inactiveRules([rule], opts.now).get(rule.name);
+  if (inactive) out.inactive = inactive.reason;
+
   const outcome = await evaluateInstance(rule, data, nowIso, bindings);
   if (outcome.error) out.error = outcome.error.message;
-  out.matched = out.selected !== "fail" && outcome.matched && !outcome.error;
+  // an excluded instance, or a rule out of its window, never matches: the plan would not touch the instance
+  out.matched = out.selected !== "fail" && outcome.matched && !outcome.error && !excluded && !inactive;
   if (!out.matched) return out;
   out.changes = outcome.changes;
   out.skipped = outcome.skipped;

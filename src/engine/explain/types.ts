@@ -66,6 +66,10 @@ export interface RuleExplanation {
   /** actions that do not apply to this instance (not running, step not active) */
   skipped: string[];
   reports: ReportExplanation[];
+  /** why the rule never matches this instance (its exclude, or the opt-out tag), when it does not */
+  excluded?: string;
+  /** why the rule does not run now (outside its active window) */
+  inactive?: string;
   /** an evaluation error (the plan would report it for this instance) */
   error?: string;
 }

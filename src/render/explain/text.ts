@@ -43,6 +43,8 @@ function changeLines(ch: PlannedChange, indent: string): string[] {
 
 function verdict(c: Colors, r: RuleExplanation): string {
   if (r.error) return c.red("ERROR");
+  if (r.inactive) return c.yellow(`INACTIVE, ${r.inactive}`);
+  if (r.excluded) return c.yellow(`EXCLUDED, ${r.excluded.replace(/^excluded: /, "")}`);
   if (r.selected === "fail") return c.red("not selected");
   if (!r.matched) return c.yellow("selected, `when` does not hold");
   const note = r.selected === "unknown" ? " (if the filters marked ? hold on the server)" : "";

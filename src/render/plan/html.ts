@@ -182,7 +182,11 @@ function rulesTable(plan: Plan): string {
       ...(withExcluded ? [`<td class="num">${excludedOf(r) ?? ""}</td>`] : []),
       `<td class="num">${r.changes}</td>`,
       `<td class="num">${r.skipped}</td>`,
-      r.status === "ok" ? `<td class="ok">ok</td>` : `<td class="failed"><strong>failed</strong></td>`,
+      r.status === "ok"
+        ? `<td class="ok">ok</td>`
+        : r.status === "inactive"
+          ? `<td title="${esc(r.reason ?? "")}">inactive</td>`
+          : `<td class="failed"><strong>failed</strong></td>`,
     ];
     out.push(`<tr data-rule="${esc(r.name)}">${cells.join("")}</tr>`);
   });

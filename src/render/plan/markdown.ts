@@ -2,7 +2,7 @@
  * Markdown for pull-request comments (after Atlantis): summary and rule table outside a collapsible block, the diff
  * inside, and the whole comment under the 65,536-character limit however big the plan, saying what was left out.
  */
-import type { Plan, PlannedChange, PlannedReport } from "../../plan/types.js";
+import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { describeChange, diffKeys, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 
@@ -47,10 +47,20 @@ export function reportMarkdown(r: PlannedReport): string {
   return lines.join("\n");
 }
 
+/** The Status cell: ok, failed, inactive (with why), with the rule's rollout state (audit, excluded). */
+function ruleState(plan: Plan, r: RulePlanSummary): string {
+  if (r.status === "inactive") return `inactive: ${md(r.reason ?? "outside its active window")}`;
+  const notes = [
+    plan.changes.some((c) => c.rule === r.name && c.audit === true) ? "audit" : "",
+    r.excluded ? `${r.excluded} excluded` : "",
+  ].filter(Boolean);
+  return `${r.status === "ok" ? "ok" : "**failed**"}${notes.length ? ` (${notes.join(", ")})` : ""}`;
+}
+
 function changeBlock(ch: PlannedChange): string {
   const p = presentation(ch.kind);
   const what = describeChange(ch).label;
-  const lines = [`@@ ${p.symbol} #${ch.instance_id} ${ch.instance_name.replace(/\r?\n/g, " ")}: ${what} @@`];
+  const lines = [`@@ ${p.symbol} #${ch.instance_id} ${ch.instance_name.replace(/\r?\n/g, " ")}: ${what}${ch.audit === true ? " (audit: not applied)" : ""} @@`];
   for (const key of diffKeys(ch.before, ch.after)) {
     if (key in ch.before) lines.push(`- ${key}: ${showValue(ch.before[key])}`);
     lines.push(`+ ${key}: ${showValue(ch.after[key])}`);
@@ -66,9 +76,18 @@ export const markdown: PlanFormatter = (plan, options) => {
   head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
   for (const r of plan.rules) {
     const wf = r.workflow_id === null ? "—" : `${r.workflow_id}${r.workflow_name ? ` ${md(r.workflow_name)}` : ""}`;
-    head.push(`| \`${r.name}\` | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${r.status === "ok" ? "ok" : "**failed**"} |`);
+    head.push(`| \`${r.name}\` | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${ruleState(plan, r)} |`);
   }
   head.push("");
+  const audit = plan.changes.filter((c) => c.audit === true).length;
+  const excluded = plan.rules.reduce((n, r) => n + (r.excluded ?? 0), 0);
+  if (audit > 0 || excluded > 0) {
+    const parts = [
+      audit > 0 ? `${audit} ${audit === 1 ? "change" : "changes"} in **audit** (shown, never applied)` : "",
+      excluded > 0 ? `${excluded} ${excluded === 1 ? "instance" : "instances"} **excluded** (rule \`exclude\` or the opt-out tag)` : "",
+    ].filter(Boolean);
+    head.push(`Rollout: ${parts.join("; ")}.`, "");
+  }
   if (plan.errors.length > 0) {
     head.push(`**Errors (${plan.errors.length})**`, "");
     for (const e of plan.errors.slice(0, MAX_ERRORS)) head.push(`- ${md(e.message)}`);

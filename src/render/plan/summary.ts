@@ -25,6 +25,8 @@ export function summaryLine(plan: Plan): string {
   }
   const r = plan.summary.reports;
   if (r > 0) parts.push(`${r} ${r === 1 ? "report" : "reports"}`);
+  const audit = plan.changes.filter((c) => c.audit === true).length;
+  if (audit > 0) parts.push(`${audit} in audit (never applied)`);
   const errors = plan.errors.length > 0 ? ` ${plan.errors.length} ${plan.errors.length === 1 ? "error" : "errors"}.` : "";
   return parts.length === 0 ? `Plan: no changes.${errors}` : `Plan: ${parts.join(", ")}.${errors}`;
 }

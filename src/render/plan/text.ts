@@ -47,17 +47,24 @@ export const text: PlanFormatter = (plan, { color }) => {
   for (const rule of plan.rules) {
     const wf = rule.workflow_id === null ? "unresolved workflow" : `workflow ${rule.workflow_id}${rule.workflow_name ? ` ${rule.workflow_name}` : ""}`;
     const status = rule.status === "failed" ? c.red(" FAILED") : "";
+    if (rule.status === "inactive") {
+      out.push("", c.bold(`Rule ${rule.name}`) + ` (${wf}): ${c.yellow("INACTIVE")}, ${rule.reason ?? "outside its active window"}`);
+      continue;
+    }
+    const audit = plan.changes.some((x) => x.rule === rule.name && x.audit === true) ? c.yellow(" [audit: not applied]") : "";
     out.push("");
     out.push(
       c.bold(`Rule ${rule.name}`) +
         ` (${wf}): ${rule.selected} selected, ${rule.matched} matched, ${rule.changes} ${rule.changes === 1 ? "change" : "changes"}` +
         (rule.skipped > 0 ? `, ${rule.skipped} skipped` : "") +
-        status,
+        (rule.excluded ? `, ${rule.excluded} excluded` : "") +
+        status +
+        audit,
     );
     for (const ch of plan.changes.filter((x) => x.rule === rule.name)) {
       const p = presentation(ch.kind);
       const what = describeChange(ch).label;
-      out.push(`  ${paint(ch.kind, p.symbol)} #${ch.instance_id} ${JSON.stringify(ch.instance_name)}: ${what}`);
+      out.push(`  ${paint(ch.kind, p.symbol)} #${ch.instance_id} ${JSON.stringify(ch.instance_name)}: ${what}${ch.audit === true ? c.yellow(" (audit)") : ""}`);
       for (const key of diffKeys(ch.before, ch.after)) {
         // a value the plan did not need to read is shown as set, not as a guessed before → after
         out.push(
