@@ -36,7 +36,8 @@ describe("staleness judged again during the apply", () => {
     const { file, plan } = await makePlan(sb, dir, MIXED_RULES);
     const steps = plan.changes.filter((c) => c.step_id !== undefined);
     expect(steps.length).toBeGreaterThan(20);
-    sb.setFaults({ latencyMs: 25 });
+    // slow answers keep the apply running while the other user edits (the edit pace is not tied to the machine's load)
+    sb.setFaults({ latencyMs: 80 });
     sb.clearRequests();
 
     // another user saves the active step of planned instances while the apply runs, from the end of the plan's
@@ -46,7 +47,7 @@ describe("staleness judged again during the apply", () => {
     const other = (async () => {
       for (const c of [...steps].reverse()) {
         if (!running) break;
-        await new Promise((r) => setTimeout(r, 40));
+        await new Promise((r) => setTimeout(r, 10));
         const res = await fetch(`${sb?.baseUrl}/instances/${c.instance_id}/complete_step/`, {
           method: "POST",
           headers: { authorization: "Api-Key sandbox-lead", "content-type": "application/json" },
