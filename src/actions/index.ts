@@ -8,6 +8,7 @@ import { report } from "./report.js";
 import { saveStep } from "./save_step.js";
 import type { PlanChange } from "../plan/types.js";
 import type { ChangeIssue, MutatingActionKind, ReportActionKind } from "./types.js";
+import type { JsonSchema } from "./schema-types.js";
 
 /** Every kind, in the order plans list their changes and summaries count them. */
 export const ACTIONS = [completeStep, saveStep, abort, report] as const;
@@ -22,6 +23,15 @@ export type MutatingAction = Extract<CompiledAction, { kind: MutatingKind }>;
 // eslint-style wide views of the registry: a kind's module typed by its own action, used through its kind name
 type WideMutating = MutatingActionKind<string, { kind: string; pos: CompiledAction["pos"] }>;
 type WideReport = ReportActionKind<string, { kind: string; pos: CompiledAction["pos"] }>;
+
+/**
+ * The alternatives of one `actions:` entry, flat: a kind whose schema is itself an `anyOf` (abort: a bare string or
+ * an object) contributes each of its alternatives. yaml-language-server drops the alternatives listed before a nested
+ * anyOf when it completes a list item, so a nested one would hide the other kinds from editors.
+ */
+export function actionAlternatives(): JsonSchema[] {
+  return ACTIONS.flatMap((m) => (Array.isArray(m.schema.anyOf) ? (m.schema.anyOf as JsonSchema[]) : [m.schema]));
+}
 
 export const ACTION_KINDS: readonly ActionKindName[] = ACTIONS.map((m) => m.kind);
 export const MUTATING_KINDS: readonly MutatingKind[] = ACTIONS.flatMap((m) => (m.mutating ? [m.kind] : []));

@@ -20,7 +20,8 @@ export function registerPlan(program: Command): void {
     .option("--rule <name>", "plan only this rule (repeatable)", collect, [])
     .option("-q, --quiet", "no progress and no request count on stderr")
     .option("--shard <i/n>", "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4")
-    .option("--changed-since <git-ref>", "plan only the rules added or edited since this git ref; list removed ones");
+    .option("--changed-since <git-ref>", "plan only the rules added or edited since this git ref; list removed ones")
+    .option("--workflows <file>", "workflow catalog to compare the live workflows with (default flowrules.workflows.json)");
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
@@ -39,6 +40,7 @@ export function registerPlan(program: Command): void {
         connection,
         ...(shard ? { shard } : {}),
         ...(changedSince ? { changedSince } : {}),
+        ...(typeof opts.workflows === "string" ? { workflows: opts.workflows } : {}),
       },
       io,
     ));

@@ -19,6 +19,7 @@ import { shardLabel } from "../plan/shard.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 import { logPlan } from "../render/events/plan.js";
 import { loadRuleSetOrReport } from "./load.js";
+import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 
 export interface PlanCommandOptions {
@@ -35,6 +36,8 @@ export interface PlanCommandOptions {
   shard?: { index: number; count: number };
   /** plan only the rules added or edited since this git ref; list the removed ones (src/ci/changed-since.ts) */
   changedSince?: string;
+  /** the workflow catalog to compare the live structure with (default flowrules.workflows.json, when present) */
+  workflows?: string;
 }
 
 /** Progress on stderr, only on a terminal and only for selections big enough to wait for. */
@@ -92,12 +95,18 @@ export async function planRuleSet(
   ruleSet: RuleSet,
   connection: ConnectionSettings,
   io: CommandIO,
-  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number } },
+  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; workflows?: string },
 ): Promise<Plan> {
   const client = clientFrom(connection, {
     onEvent: clientEventLogger(io.log ?? nullLogger),
   });
   const log = io.log ?? nullLogger;
+  const onWarning = (message: string): void => {
+    log.event("structure.warning", { message }, "warn");
+    if (!log.structured) io.stderr(`warning: ${message}\n`);
+  };
+  const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
+  catalog.warnings.forEach(onWarning);
   const started = Date.now();
   try {
     const terminal = progressReporter(io, opts.quiet);
@@ -111,6 +120,8 @@ export async function planRuleSet(
       ...(opts.now ? { now: opts.now } : {}),
       ...(onProgress ? { onProgress } : {}),
       ...(opts.shard ? { shard: opts.shard } : {}),
+      ...(catalog.catalog ? { catalog: catalog.catalog.workflows } : {}),
+      onWarning,
     });
     const ms = Date.now() - started;
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}) });

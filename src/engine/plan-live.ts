@@ -15,6 +15,9 @@ import type { Plan, PlanError } from "../plan/types.js";
 import { prefetch } from "./prefetch.js";
 import { resolveWorkflows } from "./resolve.js";
 import { selectQuery, stepsToProbe, type ListQuery } from "./select.js";
+import { fitRule } from "./structure-fit.js";
+import { structureReader } from "./structure.js";
+import type { WorkflowStructure } from "../model/structure.js";
 
 export interface PlanProgress {
   rule: string;
@@ -32,6 +35,10 @@ export interface RunPlanOptions {
   onProgress?: (p: PlanProgress) => void;
   /** keep only instances with `id % count === index` (deterministic sharding of the selection) */
   shard?: { index: number; count: number };
+  /** the committed workflow catalog, if any: the live structure is compared with it */
+  catalog?: WorkflowStructure[];
+  /** one line per warning (drift from the catalog, a structure that cannot be read) */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -94,15 +101,29 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
     if (r && "id" in r && rule.needs.record) recordReaders.set(r.id, (recordReaders.get(r.id) ?? 0) + 1);
   }
 
-  for (const rule of ruleSet.rules) {
-    const r = resolved.get(rule.name);
+  const structures = structureReader(client);
+  const warned = new Set<string>();
+  const warn = (m: string): void => {
+    if (warned.has(m)) return;
+    warned.add(m);
+    opts.onWarning?.(m);
+  };
+
+  for (const written of ruleSet.rules) {
+    const r = resolved.get(written.name);
     if (!r || "error" in r) {
-      errors.push({ code: "resolve", rule: rule.name, message: r && "error" in r ? r.error : `rule "${rule.name}": unresolved` });
-      results.push(newRuleResult(rule, null));
+      errors.push({ code: "resolve", rule: written.name, message: r && "error" in r ? r.error : `rule "${written.name}": unresolved` });
+      results.push(newRuleResult(written, null));
       continue;
     }
+    // steps and fields are checked against the live structure (names resolved to ids) before any selection
+    const fit = await fitRule(written, r.id, structures, opts.catalog);
+    fit.warnings.forEach(warn);
+    errors.push(...fit.errors);
+    const rule = fit.rule ?? written;
     const result = newRuleResult(rule, r.id, r.name);
     results.push(result);
+    if (!fit.rule) continue;
     const needs = {
       processId: r.id,
       record: rule.needs.record,

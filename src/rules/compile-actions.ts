@@ -5,6 +5,7 @@
 import { ACTIONS, actionKind, type ActionCompileContext, type CompiledAction } from "../actions/index.js";
 import { compileValue } from "./compile-value.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
+import { fieldRef, stepRef } from "./structure-refs.js";
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -36,6 +37,9 @@ export function compileAction(item: unknown, j: number, ctx: RuleContext): Compi
     error: (code, rel, message) => report(ctx, "error", code, posIn(ctx, ...base, ...rel), message),
     value: (raw, rel, where) =>
       compileValue(raw, [...base, ...rel].map(String), ctx, `actions[${j}].${kind}.${where}`),
+    stepRef: (raw, rel) => stepRef(ctx, raw, [...base, ...rel], `actions[${j}].${kind}.${rel.join(".")}`),
+    fieldRef: (raw, rel, step, value) =>
+      fieldRef(ctx, raw, [...base, ...rel], `actions[${j}].${kind}.${rel.join(".")}`, step, value && { value: value.value, rel: [...base, ...value.rel] }),
   };
   // the registry's modules are typed by their own action; the union of their results is CompiledAction
   return actionKind(kind).compile(body, actionCtx) as CompiledAction | undefined;

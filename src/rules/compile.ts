@@ -11,6 +11,7 @@ import { compileAction } from "./compile-actions.js";
 import { computeNeeds } from "./needs.js";
 import { clip } from "./messages.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
+import { fieldRef, stepRef } from "./structure-refs.js";
 
 /** Aliases are read as `fields.<alias>` in JSONata, so they must be plain identifiers. */
 export const ALIAS_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -19,22 +20,26 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function fieldRefs(raw: unknown): Record<string, FieldRef> {
+function fieldRefs(raw: unknown, ctx: RuleContext): Record<string, FieldRef> {
   const out: Record<string, FieldRef> = {};
   if (!isRecord(raw)) return out;
   for (const [alias, v] of Object.entries(raw)) {
-    if (isRecord(v) && typeof v.step === "number" && typeof v.action === "number") {
-      out[alias] = { step: v.step, action: v.action };
-    }
+    if (!isRecord(v)) continue;
+    const step = stepRef(ctx, v.step, ["fields", alias, "step"], `fields.${alias}.step`);
+    const action = step === undefined ? undefined : fieldRef(ctx, v.action, ["fields", alias, "action"], `fields.${alias}.action`, step);
+    if (step !== undefined && action !== undefined) out[alias] = { step, action };
   }
   return out;
 }
 
-function selectSpec(raw: unknown): SelectSpec {
+function selectSpec(raw: unknown, ctx: RuleContext): SelectSpec {
   const out: SelectSpec = {};
   if (!isRecord(raw)) return out;
   for (const [k, v] of Object.entries(raw)) {
-    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[k] = v;
+    // a step named in the selection stands as its key until the workflow's structure resolves it
+    const step = k === "active_step_id" ? stepRef(ctx, v, ["select", k], `select.${k}`) : undefined;
+    if (step !== undefined && step < 0) out[k] = step;
+    else if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[k] = v;
     else if (Array.isArray(v)) out[k] = v.filter((x): x is string | number => typeof x === "string" || typeof x === "number");
   }
   return out;
@@ -59,6 +64,7 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     aliases: fieldsUsable ? Object.keys(isRecord(rawFields) ? rawFields : {}) : undefined,
     diagnostics: [],
     refs: [],
+    structure: [],
   };
 
   if (isRecord(rawFields)) {
@@ -122,12 +128,13 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     ...(typeof raw.description === "string" ? { description: raw.description } : {}),
     pos: posIn(ctx),
     workflow,
-    fields: fieldRefs(rawFields),
-    select: selectSpec(raw.select),
+    fields: fieldRefs(rawFields, ctx),
+    select: selectSpec(raw.select, ctx),
     ...(when ? { when } : {}),
     actions,
     limits,
     needs,
+    structure: ctx.structure,
   };
   return { rule, diagnostics: ctx.diagnostics };
 }
