@@ -121,3 +121,38 @@ export function structureFromSnapshot(
   steps.sort((a, b) => a.position - b.position);
   return { workflow, source, steps };
 }
+
+/** An identifier from a field's name for `fields.<alias>` ("Unit price" → unit_price, "1st reviewer" → f_1st_reviewer). */
+export function aliasOf(name: string): string {
+  const base = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "");
+  if (base === "") return "field";
+  return /^[0-9]/.test(base) ? `f_${base}` : base;
+}
+
+/**
+ * One alias per form field of a workflow, unique within it: a name used by two fields is told apart by its step
+ * ("amount" and "amount_manager_approval").
+ */
+export function fieldAliases(s: WorkflowStructure): Map<number, string> {
+  const out = new Map<number, string>();
+  const taken = new Set<string>();
+  const count = new Map<string, number>();
+  for (const st of s.steps) for (const a of st.actions) count.set(aliasOf(a.name), (count.get(aliasOf(a.name)) ?? 0) + 1);
+  for (const st of s.steps) {
+    for (const a of st.actions) {
+      let alias = aliasOf(a.name);
+      if ((count.get(alias) ?? 0) > 1) alias = `${alias}_${aliasOf(st.name)}`;
+      let n = 2;
+      const base = alias;
+      while (taken.has(alias)) alias = `${base}_${n++}`;
+      taken.add(alias);
+      out.set(a.id, alias);
+    }
+  }
+  return out;
+}
