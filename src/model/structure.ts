@@ -54,7 +54,7 @@ export interface StructureRef {
   /** for a field: the key of the step it is named with */
   step?: number;
   /** for an action input: the value sent and where it is */
-  value?: { value: CompiledValue; pos: SourcePos };
+  value?: { value: CompiledValue; pos: SourcePos; where: string };
 }
 
 /** FNV-1a, folded into the negative integers: a stable stand-in for a name until it is resolved. */

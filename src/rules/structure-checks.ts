@@ -211,8 +211,9 @@ export function checkRuleStructure(rule: CompiledRule, s: WorkflowStructure): Ru
   const ids = new Map<number, number>();
   const steps = new Map<number, StructureStep>();
   const label = `rule ${q(rule.name)}`;
-  const add = (severity: StructureIssue["severity"], ref: StructureRef, message: string, pos = ref.pos): void => {
-    issues.push({ severity, pos, where: ref.where, message: `${label}: ${ref.where}: ${message}` });
+  const add = (severity: StructureIssue["severity"], ref: StructureRef, message: string, at?: { pos: SourcePos; where: string }): void => {
+    const where = at?.where ?? ref.where;
+    issues.push({ severity, pos: at?.pos ?? ref.pos, where, message: `${label}: ${where}: ${message}` });
   };
   const unknownTypes = new Set<number>();
   const refs = rule.structure ?? [];
@@ -240,12 +241,12 @@ export function checkRuleStructure(rule: CompiledRule, s: WorkflowStructure): Ru
     if (!(KNOWN_FIELD_TYPES as readonly string[]).includes(field.type)) {
       if (!unknownTypes.has(field.id)) {
         unknownTypes.add(field.id);
-        add("warning", ref, `${fieldLabel(field)} has type ${q(field.type)}, which flowrules does not know: any value is accepted`, ref.value.pos);
+        add("warning", ref, `${fieldLabel(field)} has type ${q(field.type)}, which flowrules does not know: any value is accepted`, ref.value);
       }
       continue;
     }
     const problem = valueProblem(field, ref.value.value);
-    if (problem) add("error", ref, problem, ref.value.pos);
+    if (problem) add("error", ref, problem, ref.value);
   }
   if (issues.some((i) => i.severity === "error")) return { issues };
   return { issues, rule: withIds(rule, (key) => ids.get(key) ?? key) };

@@ -34,13 +34,13 @@ export function fieldRef(
   rel: Array<string | number>,
   where: string,
   step: number,
-  value?: { value: CompiledValue; rel: Array<string | number> },
+  value?: { value: CompiledValue; rel: Array<string | number>; where: string },
 ): number | undefined {
   const w = written(raw);
   if (w === undefined) return undefined;
   const key = typeof w === "number" ? w : nameKey("field", step, w);
   const ref: StructureRef = { kind: "field", key, written: w, pos: posIn(ctx, ...rel), where, step };
-  if (value) ref.value = { value: value.value, pos: posIn(ctx, ...value.rel) };
+  if (value) ref.value = { value: value.value, pos: posIn(ctx, ...value.rel), where: value.where };
   ctx.structure.push(ref);
   return key;
 }
