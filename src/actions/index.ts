@@ -25,12 +25,14 @@ type WideMutating = MutatingActionKind<string, { kind: string; pos: CompiledActi
 type WideReport = ReportActionKind<string, { kind: string; pos: CompiledAction["pos"] }>;
 
 /**
- * The alternatives of one `actions:` entry, flat: a kind whose schema is itself an `anyOf` (abort: a bare string or
- * an object) contributes each of its alternatives. yaml-language-server drops the alternatives listed before a nested
- * anyOf when it completes a list item, so a nested one would hide the other kinds from editors.
+ * The alternatives of one `actions:` entry, flat, mappings first and bare words (`- abort`) last: a kind whose schema
+ * is itself an `anyOf` contributes each of its alternatives. yaml-language-server, completing a list item, drops the
+ * alternatives listed before a nested anyOf or a bare-word one, which hid complete_step and save_step from editors
+ * (test/editor/language-server.test.ts drives the real server).
  */
 export function actionAlternatives(): JsonSchema[] {
-  return ACTIONS.flatMap((m) => (Array.isArray(m.schema.anyOf) ? (m.schema.anyOf as JsonSchema[]) : [m.schema]));
+  const flat = ACTIONS.flatMap((m) => (Array.isArray(m.schema.anyOf) ? (m.schema.anyOf as JsonSchema[]) : [m.schema]));
+  return [...flat.filter((a) => a.type === "object"), ...flat.filter((a) => a.type !== "object")];
 }
 
 export const ACTION_KINDS: readonly ActionKindName[] = ACTIONS.map((m) => m.kind);
