@@ -25,14 +25,19 @@ type WideMutating = MutatingActionKind<string, { kind: string; pos: CompiledActi
 type WideReport = ReportActionKind<string, { kind: string; pos: CompiledAction["pos"] }>;
 
 /**
- * The alternatives of one `actions:` entry, flat, mappings first and bare words (`- abort`) last: a kind whose schema
- * is itself an `anyOf` contributes each of its alternatives. yaml-language-server, completing a list item, drops the
- * alternatives listed before a nested anyOf or a bare-word one, which hid complete_step and save_step from editors
- * (test/editor/language-server.test.ts drives the real server).
+ * The alternatives of one `actions:` entry, flat, each named: a kind's mapping form as `action_<kind>`, its bare word
+ * (`- abort`) as `action_<kind>_word`, mappings first and words last. yaml-language-server, completing a list item,
+ * drops the alternatives listed before a nested anyOf or a bare-word one, which hid complete_step and save_step from
+ * editors (test/editor/language-server.test.ts drives the real server).
  */
-export function actionAlternatives(): JsonSchema[] {
-  const flat = ACTIONS.flatMap((m) => (Array.isArray(m.schema.anyOf) ? (m.schema.anyOf as JsonSchema[]) : [m.schema]));
-  return [...flat.filter((a) => a.type === "object"), ...flat.filter((a) => a.type !== "object")];
+export function actionAlternatives(): Array<{ name: string; schema: JsonSchema }> {
+  const flat = ACTIONS.flatMap((m) =>
+    (Array.isArray(m.schema.anyOf) ? (m.schema.anyOf as JsonSchema[]) : [m.schema]).map((schema) => ({
+      name: schema.type === "object" ? `action_${m.kind}` : `action_${m.kind}_word`,
+      schema,
+    })),
+  );
+  return [...flat.filter((a) => a.schema.type === "object"), ...flat.filter((a) => a.schema.type !== "object")];
 }
 
 export const ACTION_KINDS: readonly ActionKindName[] = ACTIONS.map((m) => m.kind);

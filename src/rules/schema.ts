@@ -114,7 +114,7 @@ export function selectSchema(): JsonSchema {
 function actionSchema(): JsonSchema {
   return {
     description: `One action: ${ACTIONS.map((m) => m.kind).join(", ")}.`,
-    anyOf: actionAlternatives(),
+    anyOf: actionAlternatives().map((a) => ({ $ref: `#/$defs/${a.name}` })),
   };
 }
 
@@ -201,7 +201,7 @@ export function buildRulesSchema(): JsonSchema {
     select: selectSchema(),
     action: actionSchema(),
   };
-  for (const m of ACTIONS) defs[`action_${m.kind}`] = m.schema;
+  for (const a of actionAlternatives()) defs[a.name] = a.schema;
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     $id: SCHEMA_ID,
