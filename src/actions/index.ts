@@ -8,6 +8,7 @@ import { report } from "./report.js";
 import { saveStep } from "./save_step.js";
 import type { PlanChange } from "../plan/types.js";
 import type { ChangeIssue, MutatingActionKind, ReportActionKind } from "./types.js";
+import type { JsonSchema } from "./schema-types.js";
 
 /** Every kind, in the order plans list their changes and summaries count them. */
 export const ACTIONS = [completeStep, saveStep, abort, report] as const;
@@ -22,6 +23,22 @@ export type MutatingAction = Extract<CompiledAction, { kind: MutatingKind }>;
 // eslint-style wide views of the registry: a kind's module typed by its own action, used through its kind name
 type WideMutating = MutatingActionKind<string, { kind: string; pos: CompiledAction["pos"] }>;
 type WideReport = ReportActionKind<string, { kind: string; pos: CompiledAction["pos"] }>;
+
+/**
+ * The alternatives of one `actions:` entry, flat, each named: a kind's mapping form as `action_<kind>`, its bare word
+ * (`- abort`) as `action_<kind>_word`, mappings first and words last. yaml-language-server, completing a list item,
+ * drops the alternatives listed before a nested anyOf or a bare-word one, which hid complete_step and save_step from
+ * editors (test/editor/language-server.test.ts drives the real server).
+ */
+export function actionAlternatives(): Array<{ name: string; schema: JsonSchema }> {
+  const flat = ACTIONS.flatMap((m) =>
+    (Array.isArray(m.schema.anyOf) ? (m.schema.anyOf as JsonSchema[]) : [m.schema]).map((schema) => ({
+      name: schema.type === "object" ? `action_${m.kind}` : `action_${m.kind}_word`,
+      schema,
+    })),
+  );
+  return [...flat.filter((a) => a.schema.type === "object"), ...flat.filter((a) => a.schema.type !== "object")];
+}
 
 export const ACTION_KINDS: readonly ActionKindName[] = ACTIONS.map((m) => m.kind);
 export const MUTATING_KINDS: readonly MutatingKind[] = ACTIONS.flatMap((m) => (m.mutating ? [m.kind] : []));

@@ -8,12 +8,15 @@ import { fieldKey, plainValue } from "../model/field-values.js";
 import type { SourcePos, StepInput } from "../model/rule-types.js";
 import { sameValue } from "../model/values.js";
 import type { PlanChange } from "../plan/types.js";
-import type { JsonSchema } from "./schema-types.js";
+import { idOrName, type JsonSchema } from "./schema-types.js";
 import type { Effect, KindPresentation, MutatingActionKind, RuleInfo } from "./types.js";
 
 export interface StepAction<K extends string> {
   kind: K;
+  /** the step's id (or, until the workflow's structure resolves it, the key standing for its name) */
   step: number;
+  /** the step's name when the rule names it, for messages */
+  stepName?: string;
   inputs: StepInput[];
   pos: SourcePos;
 }
@@ -48,22 +51,20 @@ function stepSchema(kind: string, description: string): JsonSchema {
         type: "object",
         description,
         properties: {
-          step: {
-            type: "integer",
-            minimum: 1,
-            description: "Id of the step to act on. It must be active in the instance when the plan is applied.",
-          },
+          step: idOrName(
+            "The step to act on: its id, or its name (e.g. \"Manager approval\"). It must be active in the instance " +
+              "when the plan is applied.",
+          ),
           inputs: {
             type: "array",
             description: "Form-field values to send with the step, as `actions` of the complete_step request.",
             items: {
               type: "object",
               properties: {
-                action: {
-                  type: "integer",
-                  minimum: 1,
-                  description: "Id of the form field (action_id), as found in the workflow editor.",
-                },
+                action: idOrName(
+                  "The form field: its id (action_id), or its name within the step (e.g. \"Amount\"); " +
+                    "`flowrules describe` lists both.",
+                ),
                 value: {
                   description:
                     "The field's input_object, in the service's form: text and number `{ inputValue: v }`, date " +
@@ -114,28 +115,35 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
     presentation: spec.presentation,
 
     compile(body, ctx) {
-      if (typeof body.step !== "number") return undefined;
+      const step = ctx.stepRef(body.step, ["step"]);
+      if (step === undefined) return undefined;
       const inputs: StepInput[] = [];
       let ok = true;
       const list: unknown[] = Array.isArray(body.inputs) ? body.inputs : [];
       list.forEach((inp, k) => {
-        if (typeof inp !== "object" || inp === null || Array.isArray(inp) || typeof (inp as { action?: unknown }).action !== "number") {
+        if (typeof inp !== "object" || inp === null || Array.isArray(inp)) {
           ok = false;
           return;
         }
-        const { action, value: raw } = inp as { action: number; value?: unknown };
+        const { action: rawAction, value: raw } = inp as { action?: unknown; value?: unknown };
         const value = ctx.value(raw, ["inputs", k, "value"], `inputs[${k}].value`);
-        if (value === undefined) ok = false;
+        const action = ctx.fieldRef(rawAction, ["inputs", k, "action"], step, value ? { value, rel: ["inputs", k, "value"] } : undefined);
+        if (value === undefined || action === undefined) ok = false;
         else inputs.push({ action, value });
       });
       if (!ok) return undefined;
-      return { kind, step: body.step, inputs, pos: ctx.pos };
+      return { kind, step, ...(typeof body.step === "string" ? { stepName: body.step } : {}), inputs, pos: ctx.pos };
+    },
+
+    mapRefs: (a, id) => {
+      const { stepName: _name, ...rest } = a;
+      return { ...rest, step: id(a.step), inputs: a.inputs.map((i) => ({ ...i, action: id(i.action) })) };
     },
 
     // a save reads the values it writes, so one whose values already hold can be left out (idempotent schedules)
     reads: (a) => (mode === "save" ? a.inputs.map((i) => ({ step: a.step, action: i.action })) : []),
     target: (a) => ({ step: a.step }),
-    phrase: (a) => `${spec.verbs} step ${a.step}`,
+    phrase: (a) => `${spec.verbs} step ${a.stepName !== undefined ? `"${a.stepName}"` : a.step}`,
 
     async plan({ rule, action, data, evaluate }) {
       if (data.status !== "running") return { skipped: `instance is ${data.status}` };

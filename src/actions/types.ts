@@ -32,6 +32,13 @@ export interface ActionCompileContext {
   error(code: string, rel: Array<string | number>, message: string): void;
   /** compiles a value whose strings may hold `{{ jsonata }}` templates; undefined after reporting what is wrong */
   value(raw: unknown, rel: Array<string | number>, where: string): CompiledValue | undefined;
+  /**
+   * A step written as an id or a name, at `rel`: its key (the id, or a stand-in for the name until the workflow's
+   * structure resolves it), recorded for the structure checks; undefined when it is neither.
+   */
+  stepRef(raw: unknown, rel: Array<string | number>): number | undefined;
+  /** A form field of the step `step` (a key from stepRef), with the value sent to it when there is one. */
+  fieldRef(raw: unknown, rel: Array<string | number>, step: number, value?: { value: CompiledValue; rel: Array<string | number> }): number | undefined;
 }
 
 /** What an action sees of its rule while planning. */
@@ -101,6 +108,11 @@ interface ActionKindBase<K extends string, A extends { kind: K; pos: SourcePos }
   compile(body: Record<string, unknown>, ctx: ActionCompileContext): A | undefined;
   /** form fields whose current values planning reads (hydrated before evaluation) */
   reads(action: A): FieldRef[];
+  /**
+   * The action with its step and field keys (from stepRef / fieldRef) replaced by the ids the workflow's structure
+   * resolved them to; absent for a kind that names no step or field.
+   */
+  mapRefs?(action: A, id: (key: number) => number): A;
 }
 
 export interface MutatingActionKind<K extends string, A extends { kind: K; pos: SourcePos }> extends ActionKindBase<K, A> {

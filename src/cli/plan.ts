@@ -22,7 +22,8 @@ export function registerPlan(program: Command): void {
     .option("-q, --quiet", "no progress and no request count on stderr")
     .option("--shard <i/n>", "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4")
     .option("--changed-since <git-ref>", "plan only the rules added or edited since this git ref; list removed ones")
-    .option("--explain-requests", "say on stderr why each list, field page or record read is made (or saved)");
+    .option("--explain-requests", "say on stderr why each list, field page or record read is made (or saved)")
+    .option("--workflows <file>", "workflow catalog to compare the live workflows with (default flowrules.workflows.json)");
   addNotifyOption(addOptOutOption(cmd));
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
@@ -47,6 +48,7 @@ export function registerPlan(program: Command): void {
         ...(opts.explainRequests === true ? { explainRequests: true } : {}),
         ...(optOut ? { optOutTag: optOut } : {}),
         ...(urls.length > 0 ? { notify: { urls } } : {}),
+        ...(typeof opts.workflows === "string" ? { workflows: opts.workflows } : {}),
       },
       io,
     ));

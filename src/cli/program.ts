@@ -7,6 +7,8 @@ import { registerApply } from "./apply.js";
 import { registerTest } from "./test.js";
 import { registerExplain } from "./explain.js";
 import { registerSandbox } from "./sandbox.js";
+import { registerDescribe, registerWorkflows } from "./workflows.js";
+import { registerInit, registerPull } from "./init.js";
 import { addLogFormatOption } from "../log/cli.js";
 
 export function buildProgram(): Command {
@@ -22,6 +24,10 @@ export function buildProgram(): Command {
   registerApply(program);
   registerTest(program);
   registerExplain(program);
+  registerWorkflows(program);
+  registerDescribe(program);
+  registerInit(program);
+  registerPull(program);
   registerSandbox(program);
   return program;
 }

@@ -10,6 +10,7 @@ export function registerTest(program: Command): void {
     .argument("[paths...]", "folders, rule files or test files", ["rules/"])
     .option("--junit <file>", "also write the results as JUnit XML to this file (for CI)")
     .option("--require-tests", "fail for every loaded rule that no test case names")
+    .option("--workflows <file>", "workflow catalog resolving step and field names (default flowrules.workflows.json)")
     .action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
       const io = withLogger(processIO(), commandLogger(command));
       process.exitCode = await runLogged(io, "test", { paths }, (io) => testCommand(
@@ -17,6 +18,7 @@ export function registerTest(program: Command): void {
           paths,
           ...(typeof opts.junit === "string" ? { junit: opts.junit } : {}),
           requireTests: opts.requireTests === true,
+          ...(typeof opts.workflows === "string" ? { workflows: opts.workflows } : {}),
         },
         io,
       ));

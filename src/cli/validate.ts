@@ -13,11 +13,17 @@ export function registerValidate(program: Command): void {
     .description("check rule files (schema, JSONata, aliases, names, conflicts) without any request")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .addOption(new Option("--format <format>", "output format").choices(DIAGNOSTIC_FORMAT_NAMES).default("text"))
+    .option("--workflows <file>", "workflow catalog to check steps, fields and values against (default flowrules.workflows.json)")
     .action(async (paths: string[], opts: ValidateOptions, command: Command) => {
       try {
         const io = withLogger(processIO(), commandLogger(command));
         process.exitCode = await runLogged(io, "validate", { paths, format: opts.format }, async (io) => {
-          const { output, exitCode } = await runValidate(paths, opts, useColor(), io.log);
+          const baseUrl = io.env.FLOWRULES_BASE_URL;
+          const { output, exitCode, notes } = await runValidate(paths, { ...opts, ...(baseUrl ? { baseUrl } : {}) }, useColor(), io.log);
+          for (const n of notes) {
+            io.log?.event("validate.note", { message: n }, "warn");
+            if (!io.log?.structured) io.stderr(`note: ${n}\n`);
+          }
           io.stdout(output);
           return exitCode;
         });

@@ -18,6 +18,8 @@ import { resolveWorkflows } from "../engine/resolve.js";
 import type { RuleSet } from "../rules/types.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
+import { checkRuleStructure, hasNames } from "../rules/structure-checks.js";
+import { structureFromSnapshot } from "../model/structure.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 
 export type { ExplainFormat } from "../render/explain/index.js";
@@ -87,7 +89,16 @@ async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCom
       out.other_rules.push({ rule: rule.name, workflow: `workflow ${r.id}` });
       continue;
     }
-    out.rules.push(await explainRule(rule, data, { now, workflowId: r.id, bindings, ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}) }));
+    // steps and fields named in the rule resolve against this instance's own snapshot (no further request)
+    const structure = structureFromSnapshot({ id: processId, name: r.name ?? `workflow ${processId}`, folder: null }, null, record.process_snapshot);
+    // a record without a snapshot cannot check ids; only names need it
+    const fit = structure.steps.length === 0 && !hasNames(rule) ? { rule, issues: [] } : checkRuleStructure(rule, structure);
+    if (!fit.rule) {
+      const first = fit.issues.find((i) => i.severity === "error");
+      out.other_rules.push({ rule: rule.name, workflow: `does not fit workflow ${r.id}: ${first?.message ?? "structure"}` });
+      continue;
+    }
+    out.rules.push(await explainRule(fit.rule, data, { now, workflowId: r.id, bindings, ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}) }));
   }
   return out;
 }

@@ -20,6 +20,7 @@ import { progressView } from "../render/progress/index.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 import { logPlan } from "../render/events/plan.js";
 import { loadRuleSetOrReport } from "./load.js";
+import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { planPayload } from "../render/notify/payload.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
@@ -44,6 +45,8 @@ export interface PlanCommandOptions {
   notify?: NotifySettings;
   /** say on stderr why each list, field page or record read is asked (or not) */
   explainRequests?: boolean;
+  /** the workflow catalog to compare the live structure with (default flowrules.workflows.json, when present) */
+  workflows?: string;
 }
 
 /** One request choice of the query planner as a line for people. */
@@ -98,7 +101,7 @@ export async function planRuleSet(
   ruleSet: RuleSet,
   connection: ConnectionSettings,
   io: CommandIO,
-  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean; optOutTag?: string },
+  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean; optOutTag?: string; workflows?: string },
 ): Promise<Plan> {
   // progress per rule (requests done of expected, ETA under the rate limit): a terminal line, or `progress` events
   const view = progressView(io, { quiet: opts.quiet, ratePerMin: connection.rateLimitPerMin, rules: ruleSet.rules.length });
@@ -110,6 +113,12 @@ export async function planRuleSet(
     },
   });
   const log = io.log ?? nullLogger;
+  const onWarning = (message: string): void => {
+    log.event("structure.warning", { message }, "warn");
+    if (!log.structured) io.stderr(`warning: ${message}\n`);
+  };
+  const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
+  catalog.warnings.forEach(onWarning);
   const started = Date.now();
   try {
     const onProgress = (p: PlanProgress): void => {
@@ -128,6 +137,8 @@ export async function planRuleSet(
         log.event("plan.requests", { ...c }, "debug");
         if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
       },
+      ...(catalog.catalog ? { catalog: catalog.catalog.workflows } : {}),
+      onWarning,
     });
     view.finish();
     const ms = Date.now() - started;

@@ -11,15 +11,20 @@ import { testsText } from "../render/test-results/text.js";
 import { runFailed, runTests } from "../rule-tests/run.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { logTestRun } from "../render/events/test.js";
+import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
 
 export interface TestCommandOptions {
   paths: string[];
   junit?: string;
   requireTests: boolean;
+  /** the workflow catalog (default flowrules.workflows.json, when present) */
+  workflows?: string;
 }
 
 export async function testCommand(opts: TestCommandOptions, io: CommandIO): Promise<number> {
-  const run = await runTests(opts.paths, { requireTests: opts.requireTests });
+  const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined });
+  for (const w of catalog.warnings) io.stderr(`warning: ${w}\n`);
+  const run = await runTests(opts.paths, { requireTests: opts.requireTests, ...(catalog.catalog ? { catalog: catalog.catalog } : {}) });
   for (const d of run.diagnostics) {
     const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
     io.stderr(`${at}  ${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);

@@ -4,9 +4,15 @@ import { DIAGNOSTIC_FORMATS, type DiagnosticFormat } from "../render/validate/in
 import { logDiagnostics } from "../render/events/validate.js";
 import type { Logger } from "../log/index.js";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
+import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
+import { catalogDiagnostics } from "../rules/catalog-checks.js";
 
 export interface ValidateOptions {
   format: DiagnosticFormat;
+  /** the workflow catalog (default flowrules.workflows.json in the current directory, when present) */
+  workflows?: string;
+  /** the base URL the catalog must have been pulled from, when known (FLOWRULES_BASE_URL) */
+  baseUrl?: string;
 }
 
 /** Colours only on a terminal and never with NO_COLOR (https://no-color.org). */
@@ -20,8 +26,17 @@ export async function runValidate(
   opts: ValidateOptions,
   color = false,
   log?: Logger,
-): Promise<{ output: string; exitCode: number }> {
+): Promise<{ output: string; exitCode: number; notes: string[] }> {
   const result = await loadRules(paths);
+  const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, {
+    required: opts.workflows !== undefined,
+    ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
+  });
+  const notes = [...catalog.warnings];
+  if (result.ruleSet) {
+    if (catalog.catalog) result.diagnostics.push(...catalogDiagnostics(result.ruleSet.rules, catalog.catalog, opts.workflows ?? CATALOG_FILE));
+    else notes.push(`no workflow catalog (${opts.workflows ?? CATALOG_FILE}): steps, fields and input values were not checked against the workflows; \`flowrules pull\` writes it`);
+  }
   if (log) logDiagnostics(log, result.diagnostics);
   if (result.ruleSet) log?.event("rules.loaded", { files: result.ruleSet.files.length, rules: result.ruleSet.rules.length });
   const errors = result.diagnostics.some((d) => d.severity === "error");
@@ -29,6 +44,6 @@ export async function runValidate(
     color,
     ...(result.ruleSet ? { files: result.ruleSet.files.length, rules: result.ruleSet.rules.length } : {}),
   });
-  return { output, exitCode: errors ? EXIT_ERROR : EXIT_OK };
+  return { output, exitCode: errors ? EXIT_ERROR : EXIT_OK, notes };
 }
 

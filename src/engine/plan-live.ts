@@ -27,6 +27,9 @@ import type { Plan, PlanError } from "../plan/types.js";
 import { resolveWorkflows } from "./resolve.js";
 import { exclusionFilter } from "./exclusions.js";
 import { inactiveRules } from "./active-rules.js";
+import { fitRule } from "./structure-fit.js";
+import { structureReader } from "./structure.js";
+import type { WorkflowStructure } from "../model/structure.js";
 import { selectQuery, stepsToProbe } from "./select.js";
 import { errorMessage } from "../model/guards.js";
 
@@ -50,6 +53,10 @@ export interface RunPlanOptions {
   shard?: { index: number; count: number };
   /** instances carrying this tag are changed by no rule (docs/rollout.md); undefined = off */
   optOutTag?: string;
+  /** the committed workflow catalog, if any: the live structure is compared with it */
+  catalog?: WorkflowStructure[];
+  /** one line per warning (drift from the catalog, a structure that cannot be read) */
+  onWarning?: (message: string) => void;
   /** each request choice of the query planner, with its reason (`plan --explain-requests`, `plan.requests` events) */
   onRequestChoice?: (c: RequestChoice) => void;
 }
@@ -186,22 +193,38 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const inputs: RuleQueryInput[] = [];
   const results: RuleResult[] = [];
   const planned: Array<{ rule: CompiledRule; result: RuleResult; needs: PageNeeds }> = [];
-  for (const rule of ruleSet.rules) {
-    const off = inactive.get(rule.name);
+  const structures = structureReader(client);
+  const warned = new Set<string>();
+  const warn = (m: string): void => {
+    if (warned.has(m)) return;
+    warned.add(m);
+    opts.onWarning?.(m);
+  };
+  // a rule that does not fit its workflow: its structure errors, none of its changes, no part in any listing
+  const structureErrors = new Map<string, PlanError[]>();
+
+  for (const written of ruleSet.rules) {
+    const off = inactive.get(written.name);
     if (off) {
-      results.push({ ...newRuleResult(rule, typeof rule.workflow === "object" && "id" in rule.workflow ? rule.workflow.id : null), inactive: off });
+      results.push({ ...newRuleResult(written, typeof written.workflow === "object" && "id" in written.workflow ? written.workflow.id : null), inactive: off });
       continue;
     }
-    const r = resolved.get(rule.name);
+    const r = resolved.get(written.name);
     if (!r || "error" in r) {
-      ruleErrors.set(rule.name, { code: "resolve", rule: rule.name, message: r && "error" in r ? r.error : `rule "${rule.name}": unresolved` });
-      results.push(newRuleResult(rule, null));
+      ruleErrors.set(written.name, { code: "resolve", rule: written.name, message: r && "error" in r ? r.error : `rule "${written.name}": unresolved` });
+      results.push(newRuleResult(written, null));
       continue;
     }
+    // steps and fields are checked against the live structure (names resolved to ids) before any selection
+    const fit = await fitRule(written, r.id, structures, opts.catalog);
+    fit.warnings.forEach(warn);
+    if (fit.errors.length > 0) structureErrors.set(written.name, fit.errors);
+    const rule = fit.rule ?? written;
     const result = newRuleResult(rule, r.id, r.name);
     // a rule's own `exclude` is always counted; the opt-out tag only shows when it excluded something
     if (rule.exclude) result.excluded = 0;
     results.push(result);
+    if (!fit.rule) continue;
     if (rule.needs.record) recordReaders.set(r.id, (recordReaders.get(r.id) ?? 0) + 1);
     const fields = fieldRefs(rule);
     const keys = fieldKeys.get(r.id) ?? new Set<string>();
@@ -321,7 +344,7 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
 
   const errors = ruleSet.rules.flatMap((r) => {
     const e = ruleErrors.get(r.name);
-    return e ? [e] : [];
+    return [...(structureErrors.get(r.name) ?? []), ...(e ? [e] : [])];
   });
   return assemblePlan(results, {
     createdAt: now,

@@ -2,6 +2,8 @@
  * `flowrules test`: discover test files and rules, load the rules once (loadRules, like every other verb), run every
  * case with the pure planner, and — with requireTests — fail each loaded rule no case names.
  */
+import { catalogWorkflow, type Catalog } from "../rules/catalog.js";
+import { checkRuleStructure, hasNames } from "../rules/structure-checks.js";
 import { loadRules } from "../rules/index.js";
 import type { Diagnostic, RuleSet } from "../rules/types.js";
 import { discover } from "./discover.js";
@@ -11,6 +13,8 @@ import type { CaseResult, TestRun } from "./types.js";
 
 export interface RunOptions {
   requireTests?: boolean;
+  /** the workflow catalog: resolves the step and field names of the rules to the ids fixtures use */
+  catalog?: Catalog;
 }
 
 function fileProblem(path: string, message: string): Diagnostic {
@@ -31,6 +35,13 @@ function untested(ruleSet: RuleSet, results: CaseResult[]): CaseResult[] {
     }));
 }
 
+function resolvedByCatalog(rule: RuleSet["rules"][number], catalog: Catalog | undefined): RuleSet["rules"][number] {
+  if (!catalog || !hasNames(rule)) return rule;
+  const [only, ...more] = catalogWorkflow(catalog, rule.workflow);
+  if (!only || more.length > 0) return rule;
+  return checkRuleStructure(rule, only).rule ?? rule;
+}
+
 export async function runTests(paths: string[], opts: RunOptions = {}): Promise<TestRun & { ruleSet?: RuleSet }> {
   const found = await discover(paths);
   const diagnostics: Diagnostic[] = found.problems.map((p) => fileProblem(p.path, p.message));
@@ -42,6 +53,8 @@ export async function runTests(paths: string[], opts: RunOptions = {}): Promise<
   diagnostics.push(...loaded.diagnostics);
   const run: TestRun & { ruleSet?: RuleSet } = { files: found.testFiles, results: [], diagnostics };
   if (!loaded.ruleSet) return run;
+  // with the workflow catalog, steps and fields named in the rules become the ids the fixtures use
+  if (opts.catalog) loaded.ruleSet = { ...loaded.ruleSet, rules: loaded.ruleSet.rules.map((r) => resolvedByCatalog(r, opts.catalog)) };
   run.ruleSet = loaded.ruleSet;
   for (const file of found.testFiles) {
     const parsed = await readTestFile(file);

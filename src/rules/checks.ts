@@ -47,6 +47,13 @@ function warn(pos: SourcePos, rule: string, code: string, message: string): Diag
   return { ...pos, severity: "warning", code, message, rule };
 }
 
+/** A step as the rule writes it: its id, or its name (quoted) while the name stands as a key. */
+function stepText(rule: CompiledRule, step: string | number | boolean): string {
+  if (typeof step !== "number" || step >= 0) return String(step);
+  const ref = rule.structure?.find((r) => r.kind === "step" && r.key === step);
+  return ref ? JSON.stringify(ref.written) : "a named step";
+}
+
 /** A step action or abort that the rule's own select can never leave applicable. */
 export function selectContradictions(rule: CompiledRule): Diagnostic[] {
   const out: Diagnostic[] = [];
@@ -68,14 +75,17 @@ export function selectContradictions(rule: CompiledRule): Diagnostic[] {
       );
       continue;
     }
-    if (target !== "instance" && active !== undefined && !Array.isArray(active) && String(active) !== String(target.step)) {
+    // a step named on one side and numbered on the other cannot be compared before the workflow resolves the name
+    const named = (typeof active === "number" && active < 0) || (target !== "instance" && target.step < 0);
+    const comparable = !named || (typeof active === "number" && active < 0 && target !== "instance" && target.step < 0);
+    if (target !== "instance" && comparable && active !== undefined && !Array.isArray(active) && String(active) !== String(target.step)) {
       out.push(
         warn(
           a.pos,
           rule.name,
           "select-excludes",
-          `rule "${rule.name}" ${phrase(a)}, but its select.active_step_id is ${String(active)}: the ` +
-            `selected instances have step ${String(active)} active, so step ${target.step} may well not be`,
+          `rule "${rule.name}" ${phrase(a)}, but its select.active_step_id is ${stepText(rule, active)}: the ` +
+            `selected instances have step ${stepText(rule, active)} active, so step ${stepText(rule, target.step)} may well not be`,
         ),
       );
     }

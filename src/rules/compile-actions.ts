@@ -6,6 +6,7 @@ import { ACTIONS, actionKind, type ActionCompileContext, type CompiledAction } f
 import { compileValue } from "./compile-value.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
 import { isRecord } from "../model/guards.js";
+import { fieldRef, stepRef } from "./structure-refs.js";
 
 
 /** The kind an entry names and its body: `- abort` (a bare kind) or `- <kind>: { ... }`. */
@@ -21,6 +22,11 @@ function entryOf(item: unknown): { kind: string; body: Record<string, unknown> }
   return undefined;
 }
 
+/** ["inputs", 0, "action"] → ".inputs[0].action" */
+function pathText(rel: Array<string | number>): string {
+  return rel.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
+}
+
 /** One entry of `actions:`; undefined when it could not be compiled (the reason is already reported). */
 export function compileAction(item: unknown, j: number, ctx: RuleContext): CompiledAction | undefined {
   const entry = entryOf(item);
@@ -34,6 +40,9 @@ export function compileAction(item: unknown, j: number, ctx: RuleContext): Compi
     error: (code, rel, message) => report(ctx, "error", code, posIn(ctx, ...base, ...rel), message),
     value: (raw, rel, where) =>
       compileValue(raw, [...base, ...rel].map(String), ctx, `actions[${j}].${kind}.${where}`),
+    stepRef: (raw, rel) => stepRef(ctx, raw, [...base, ...rel], `actions[${j}].${kind}${pathText(rel)}`),
+    fieldRef: (raw, rel, step, value) =>
+      fieldRef(ctx, raw, [...base, ...rel], `actions[${j}].${kind}${pathText(rel)}`, step, value && { value: value.value, rel: [...base, ...value.rel], where: `actions[${j}].${kind}${pathText(value.rel)}` }),
   };
   // the registry's modules are typed by their own action; the union of their results is CompiledAction
   return actionKind(kind).compile(body, actionCtx) as CompiledAction | undefined;

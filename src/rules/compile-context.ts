@@ -1,6 +1,7 @@
 /** Shared state while one rule is compiled: where it is, what it declares, and what was found so far. */
 import type { Diagnostic, SourcePos } from "./types.js";
 import type { ExprRefs } from "./ast-refs.js";
+import type { StructureRef } from "../model/structure.js";
 import { posOfValue, type SourceFile } from "./positions.js";
 
 export interface RuleContext {
@@ -14,6 +15,8 @@ export interface RuleContext {
   aliases?: string[];
   diagnostics: Diagnostic[];
   refs: ExprRefs[];
+  /** step and field references (ids or names), for the structure checks */
+  structure: StructureRef[];
 }
 
 export function report(

@@ -13,27 +13,32 @@ import { clip } from "./messages.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
 import { isRecord } from "../model/guards.js";
 import { compileOperations } from "./operations.js";
+import { fieldRef, stepRef } from "./structure-refs.js";
 
 /** Aliases are read as `fields.<alias>` in JSONata, so they must be plain identifiers. */
 export const ALIAS_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 
-function fieldRefs(raw: unknown): Record<string, FieldRef> {
+function fieldRefs(raw: unknown, ctx: RuleContext): Record<string, FieldRef> {
   const out: Record<string, FieldRef> = {};
   if (!isRecord(raw)) return out;
   for (const [alias, v] of Object.entries(raw)) {
-    if (isRecord(v) && typeof v.step === "number" && typeof v.action === "number") {
-      out[alias] = { step: v.step, action: v.action };
-    }
+    if (!isRecord(v)) continue;
+    const step = stepRef(ctx, v.step, ["fields", alias, "step"], `fields.${alias}.step`);
+    const action = step === undefined ? undefined : fieldRef(ctx, v.action, ["fields", alias, "action"], `fields.${alias}.action`, step);
+    if (step !== undefined && action !== undefined) out[alias] = { step, action };
   }
   return out;
 }
 
-function selectSpec(raw: unknown): SelectSpec {
+function selectSpec(raw: unknown, ctx: RuleContext): SelectSpec {
   const out: SelectSpec = {};
   if (!isRecord(raw)) return out;
   for (const [k, v] of Object.entries(raw)) {
-    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[k] = v;
+    // a step named in the selection stands as its key until the workflow's structure resolves it
+    const step = k === "active_step_id" ? stepRef(ctx, v, ["select", k], `select.${k}`) : undefined;
+    if (step !== undefined && step < 0) out[k] = step;
+    else if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[k] = v;
     else if (Array.isArray(v)) out[k] = v.filter((x): x is string | number => typeof x === "string" || typeof x === "number");
   }
   return out;
@@ -58,6 +63,7 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     aliases: fieldsUsable ? Object.keys(isRecord(rawFields) ? rawFields : {}) : undefined,
     diagnostics: [],
     refs: [],
+    structure: [],
   };
 
   if (isRecord(rawFields)) {
@@ -123,8 +129,8 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     ...(typeof raw.description === "string" ? { description: raw.description } : {}),
     pos: posIn(ctx),
     workflow,
-    fields: fieldRefs(rawFields),
-    select: selectSpec(raw.select),
+    fields: fieldRefs(rawFields, ctx),
+    select: selectSpec(raw.select, ctx),
     ...(when ? { when } : {}),
     actions,
     limits,
@@ -132,6 +138,7 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     ...(ops.mode === "audit" ? { mode: ops.mode } : {}),
     ...(ops.exclude ? { exclude: ops.exclude } : {}),
     ...(ops.active ? { active: ops.active } : {}),
+    structure: ctx.structure,
   };
   return { rule, diagnostics: ctx.diagnostics };
 }

@@ -2,8 +2,8 @@
  * The JSON Schema (draft 2020-12) of a rule file, assembled from the action modules' fragments. This object is what
  * ajv validates against at run time and what `write-schema` writes to schemas/rules.schema.json for editors.
  */
-import { ACTIONS } from "../actions/index.js";
-import type { JsonSchema } from "../actions/schema-types.js";
+import { ACTIONS, actionAlternatives } from "../actions/index.js";
+import { idOrName, type JsonSchema } from "../actions/schema-types.js";
 import { DATE_TIME_PARAMS } from "./datetime.js";
 
 export const SCHEMA_ID = "https://flowrules.dev/schemas/rules.schema.json";
@@ -89,10 +89,10 @@ export function selectSchema(): JsonSchema {
     },
     lead_user: { type: "integer", minimum: 1, description: "User id of the workflow lead." },
     active_step_id: {
-      description: "Only instances in which this step is active (a step id).",
+      description: "Only instances in which this step is active: the step's id, or its name (resolved at plan time).",
       anyOf: [
         { type: "integer", minimum: 1 },
-        { type: "string", pattern: "^[0-9]+$" },
+        { type: "string", minLength: 1 },
       ],
     },
     progress_min: progress("min"),
@@ -114,7 +114,7 @@ export function selectSchema(): JsonSchema {
 function actionSchema(): JsonSchema {
   return {
     description: `One action: ${ACTIONS.map((m) => m.kind).join(", ")}.`,
-    anyOf: ACTIONS.map((m) => ({ $ref: `#/$defs/action_${m.kind}` })),
+    anyOf: actionAlternatives().map((a) => ({ $ref: `#/$defs/${a.name}` })),
   };
 }
 
@@ -244,8 +244,8 @@ export function buildRulesSchema(): JsonSchema {
       type: "object",
       description: "A form field: the step it belongs to and its id (action id).",
       properties: {
-        step: { type: "integer", minimum: 1, description: "Id of the step holding the field." },
-        action: { type: "integer", minimum: 1, description: "Id of the form field (action_id)." },
+        step: idOrName("The step holding the field: its id, or its name (e.g. \"Manager approval\")."),
+        action: idOrName("The form field: its id (action_id), or its name within the step (e.g. \"Amount\")."),
       },
       required: ["step", "action"],
       additionalProperties: false,
@@ -253,7 +253,7 @@ export function buildRulesSchema(): JsonSchema {
     select: selectSchema(),
     action: actionSchema(),
   };
-  for (const m of ACTIONS) defs[`action_${m.kind}`] = m.schema;
+  for (const a of actionAlternatives()) defs[a.name] = a.schema;
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     $id: SCHEMA_ID,

@@ -5,6 +5,7 @@
 import type { CompiledAction } from "../actions/index.js";
 import type { CompiledExpr, FieldRef, RuleNeeds, SelectSpec, SourcePos, Diagnostic } from "../model/rule-types.js";
 import type { ActiveWindow } from "./active-window.js";
+import type { StructureRef } from "../model/structure.js";
 
 export type {
   CompiledExpr, CompiledValue, Diagnostic, FieldRef, RuleNeeds, SelectSpec, Severity, SourcePos, StepInput,
@@ -37,6 +38,12 @@ export interface CompiledRule {
   exclude?: RuleExclusions;
   /** when the rule runs at all */
   active?: ActiveWindow;
+  /**
+   * Every step and form-field reference, as written (id or name). A name stands in `fields`, `select` and `actions`
+   * as a negative key until structure-checks.ts resolves it against the workflow; a rule with names is planned only
+   * after that.
+   */
+  structure?: StructureRef[];
 }
 
 export interface RuleSet {

@@ -13,6 +13,8 @@ export interface CatalogAction {
   type: FieldType;
   /** radio options or checklist items */
   options?: string[];
+  /** the form marks it required (reported in `settings`; the sandbox does not enforce it) */
+  required?: boolean;
 }
 
 export interface CatalogStep {

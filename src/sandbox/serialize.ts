@@ -30,6 +30,7 @@ export interface SnapshotAction {
   id: number;
   name: string;
   type: string;
+  settings: Record<string, unknown>;
   input_object?: unknown;
 }
 
@@ -111,7 +112,7 @@ export function processSnapshot(inst: InstanceState, opts: RecordOptions): Proce
 }
 
 function snapshotAction(action: CatalogAction, inst: InstanceState, opts: RecordOptions): SnapshotAction {
-  const out: SnapshotAction = { id: action.id, name: action.name, type: action.type };
+  const out: SnapshotAction = { id: action.id, name: action.name, type: action.type, settings: actionSettings(action) };
   if (opts.injectValues && inst.values.has(action.id)) out.input_object = structuredClone(inst.values.get(action.id));
   return out;
 }
@@ -143,9 +144,15 @@ export function instanceRecord(inst: InstanceState, urls: Urls, opts: RecordOpti
   };
 }
 
+/** A field's `settings` as DESIGN's snapshot shape shows them: label, type, required, and options when it has some. */
+export function actionSettings(action: CatalogAction): Record<string, unknown> {
+  const settings: Record<string, unknown> = { label: action.name, type: action.type, required: action.required ?? false };
+  if (action.options) settings.options = [...action.options];
+  return settings;
+}
+
 /** `settings` of a form-field value record (2.4): the field's definition as the sandbox knows it. */
 export function fieldSettings(action: CatalogAction, stepId: number): Record<string, unknown> {
-  const settings: Record<string, unknown> = { step_id: stepId, action_id: action.id, name: action.name, type: action.type };
-  if (action.options) settings.options = [...action.options];
+  const settings: Record<string, unknown> = { step_id: stepId, action_id: action.id, name: action.name, ...actionSettings(action) };
   return settings;
 }

@@ -37,11 +37,14 @@ const running = (i: InstanceState) => i.completedTime === null && i.abortedTime 
 /** Requests by kind in the sandbox log since the last clear. */
 function counts() {
   const log = sb.requests();
+  // reading a workflow's structure: a list of its newest instance (page_size=1), then one read of that instance
+  const structure = log.filter((r) => r.method === "GET" && r.path.includes("/v2/processes/") && r.query.page_size === "1").length;
   return {
     total: log.length,
-    lists: log.filter((r) => r.method === "GET" && r.path.includes("/v2/processes/")).length,
+    structure,
+    lists: log.filter((r) => r.method === "GET" && r.path.includes("/v2/processes/")).length - structure,
     fields: log.filter((r) => r.method === "GET" && /\/steps\/\d+\/actions\/\d+\/$/.test(r.path)).length,
-    reads: log.filter((r) => r.method === "GET" && /^\/api\/instances\/\d+\/$/.test(r.path)).length,
+    reads: log.filter((r) => r.method === "GET" && /^\/api\/instances\/\d+\/$/.test(r.path)).length - structure,
     processes: log.filter((r) => r.path === "/api/processes/").length,
     mutations: log.filter((r) => r.method !== "GET").length,
   };
@@ -103,9 +106,10 @@ rules:
     await c.close();
     const pages = Math.ceil(n / 500);
     expect(plan.rules[0]?.selected).toBe(n);
-    expect(counts()).toMatchObject({ lists: pages, fields: 2 * pages, reads: 0, processes: 0, mutations: 0 });
-    expect(counts().total).toBe(3 * pages);
-    expect(plan.summary.requests).toBe(3 * pages);
+    expect(counts()).toMatchObject({ structure: 1, lists: pages, fields: 2 * pages, reads: 0, processes: 0, mutations: 0 });
+    // plus two requests for the workflow's structure (its fields are checked before any selection)
+    expect(counts().total).toBe(3 * pages + 2);
+    expect(plan.summary.requests).toBe(3 * pages + 2);
   });
 
   it("reads each instance once when the rule needs the full record, and no field pages", async () => {
@@ -124,7 +128,7 @@ rules:
     const c = client();
     await runPlan({ client: c, ruleSet: rs, now: NOW });
     await c.close();
-    expect(counts()).toMatchObject({ lists: Math.ceil(n / 500), reads: n, fields: 0, mutations: 0 });
+    expect(counts()).toMatchObject({ structure: 1, lists: Math.ceil(n / 500), reads: n, fields: 0, mutations: 0 });
   });
 
   it("learns which instances have the acted-on step active from a filtered list, not from instance reads", async () => {
@@ -136,7 +140,7 @@ rules:
     const plan = await runPlan({ client: c, ruleSet: rs, now: NOW });
     await c.close();
     const pages = Math.ceil(all.length / 500);
-    expect(counts()).toMatchObject({ lists: pages + Math.ceil(active.length / 500), fields: 2 * pages, reads: 0 });
+    expect(counts()).toMatchObject({ structure: 1, lists: pages + Math.ceil(active.length / 500), fields: 2 * pages, reads: 0 });
     const activeIds = new Set(active.map((i) => i.id));
     expect(plan.changes.length).toBeGreaterThan(0);
     expect(plan.changes.every((ch) => activeIds.has(ch.instance_id))).toBe(true);
@@ -158,8 +162,8 @@ rules:
     await c.close();
     const pages = Math.ceil(n / 500);
     // one list for the selection both rules share; the second rule reads only the field its save writes (to leave
-    // out saves that already hold)
-    expect(counts()).toMatchObject({ lists: pages, fields: 3 * pages, reads: 0 });
+    // out saves that already hold); the workflow's structure is read once for both rules
+    expect(counts()).toMatchObject({ structure: 1, lists: pages, fields: 3 * pages, reads: 0 });
     expect(plan.rules.map((r) => r.name)).toEqual(["small-eur", "large-eur"]);
     expect(plan.summary.save_step).toBeGreaterThan(0);
   });
@@ -180,7 +184,8 @@ rules:
     const c = client();
     const plan = await runPlan({ client: c, ruleSet: rs, now: NOW });
     await c.close();
-    expect(counts()).toMatchObject({ processes: 1, lists: Math.max(1, Math.ceil(expected.length / 500)), fields: 0, reads: 0 });
+    // a rule naming no step or field reads no structure
+    expect(counts()).toMatchObject({ processes: 1, structure: 0, lists: Math.max(1, Math.ceil(expected.length / 500)), fields: 0, reads: 0 });
     expect(plan.changes.map((ch) => ch.instance_id)).toEqual(expected);
     expect(plan.rules[0]).toMatchObject({ workflow_id: 1043, workflow_name: "Employee onboarding" });
   });

@@ -57,8 +57,9 @@ describe("schema messages", () => {
     expect(only(rule("select: { cursor: abc }\nactions: [abort]")).code).toBe("engine-owned");
   });
 
-  it("active_step_id must be digits", () => {
-    expect(only(rule("select: { active_step_id: first }\nactions: [abort]")).message).toMatch(/"select\.active_step_id" in rule "r" "first" must match/);
+  it("active_step_id is a step id or a non-empty step name", () => {
+    expect(errorsOf(loadText(rule("select: { active_step_id: First step }\nactions: [abort]")))).toEqual([]);
+    expect(only(rule('select: { active_step_id: "" }\nactions: [abort]')).message).toMatch(/"select\.active_step_id" in rule "r"/);
   });
 
   it("bad rule name", () => {
@@ -86,9 +87,10 @@ describe("schema messages", () => {
   });
 
   it("actions: a step action picks its own branch (no report/abort noise)", () => {
-    const r = errorsOf(loadText(rule("actions:\n  - complete_step: { step: x, inputs: [{ action: 1 }] }")));
+    const r = errorsOf(loadText(rule("actions:\n  - complete_step: { step: [x], inputs: [{ action: 1 }] }")));
     expect(r.map((d) => d.message)).toEqual([
-      '"actions[0].complete_step.step" in rule "r" must be an integer, not a string',
+      '"actions[0].complete_step.step" in rule "r" must be an integer or a string, not a list (The step to act on: ' +
+        'its id, or its name (e.g. "Manager approval"). It must be active in the instance when the plan is applied.)',
       'missing required key "value" in actions[0].complete_step.inputs[0] of rule "r"',
     ]);
   });

@@ -52,7 +52,11 @@ describe("4.3 get instance", () => {
       name: "Expense claim",
       steps: wf?.steps.map((s) => ({
         id: s.id, name: s.name, position: s.position, type: "form",
-        actions: s.actions.map((a) => ({ id: a.id, name: a.name, type: a.type })),
+        actions: s.actions.map((a) => ({
+          id: a.id, name: a.name, type: a.type,
+          // the field's definition, as DESIGN's snapshot shape shows it
+          settings: { label: a.name, type: a.type, required: a.required ?? false, ...(a.options ? { options: a.options } : {}) },
+        })),
       })),
     });
   });
