@@ -14,7 +14,7 @@ import { runFlowrules, sideResult, type FlowrulesSideOptions } from "./flowrules
 import { runNaive } from "./naive.js";
 import type { PhaseName, SideName, SideResult } from "./side.js";
 
-export const REQUEST_KINDS = ["list", "field", "read", "complete_step", "bulk_abort", "processes", "other"] as const;
+export const REQUEST_KINDS = ["list", "field", "read", "complete_step", "bulk_abort", "processes", "structure", "other"] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
 export interface PhaseRequests {
@@ -24,9 +24,11 @@ export interface PhaseRequests {
   notOk: number;
 }
 
-export function classify(e: Pick<RequestLogEntry, "method" | "path">): RequestKind {
+export function classify(e: Pick<RequestLogEntry, "method" | "path"> & { query?: RequestLogEntry["query"] }): RequestKind {
   const p = e.path.replace(/^\/api/, "");
   if (e.method === "GET") {
+    // the newest instance of a workflow, listed to read its structure (plan checks rules against it)
+    if (/^\/v2\/processes\/\d+\/instances\/?$/.test(p) && e.query?.page_size === "1" && e.query.ordering === "-started_time") return "structure";
     if (/^\/v2\/processes\/\d+\/instances\/?$/.test(p)) return "list";
     if (/^\/processes\/\d+\/steps\/\d+\/actions\/\d+\/?$/.test(p)) return "field";
     if (/^\/instances\/\d+\/?$/.test(p)) return "read";
@@ -38,7 +40,7 @@ export function classify(e: Pick<RequestLogEntry, "method" | "path">): RequestKi
   return "other";
 }
 
-export function countRequests(entries: ReadonlyArray<Pick<RequestLogEntry, "method" | "path" | "status">>): PhaseRequests {
+export function countRequests(entries: ReadonlyArray<Pick<RequestLogEntry, "method" | "path" | "status"> & { query?: RequestLogEntry["query"] }>): PhaseRequests {
   const byKind = Object.fromEntries(REQUEST_KINDS.map((k) => [k, 0])) as Record<RequestKind, number>;
   let notOk = 0;
   for (const e of entries) {

@@ -29,10 +29,11 @@ describe("complete_step schema fragment", () => {
     expect(errors({ complete_step: { step: 20111, inputs: [{ action: 50230, value: { inputValue: "ok {{ fields.amount }}" } }] } })).toEqual([]);
   });
 
-  it("rejects a missing or non-positive step, an input without value or with extra keys, unknown keys and the bare string", () => {
+  it("rejects a missing, non-positive or empty-named step, an input without value or with extra keys, unknown keys and the bare string", () => {
     expect(errors({ complete_step: {} })).not.toEqual([]);
     expect(errors({ complete_step: { step: 0 } })).not.toEqual([]);
-    expect(errors({ complete_step: { step: "20111" } })).not.toEqual([]);
+    // a step may be named (docs/workflows.md), but not by an empty name
+    expect(errors({ complete_step: { step: "" } })).not.toEqual([]);
     expect(errors({ complete_step: { step: 20111, inputs: [{ action: 50230 }] } })).not.toEqual([]);
     expect(errors({ complete_step: { step: 20111, inputs: [{ action: 50230, value: 1, note: "x" }] } })).not.toEqual([]);
     expect(errors({ complete_step: { step: 20111, mode: "save" } })).not.toEqual([]);

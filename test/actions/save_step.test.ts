@@ -29,10 +29,11 @@ describe("save_step schema fragment", () => {
     expect(errors({ save_step: { step: 20112, inputs: [{ action: 50240, value: { inputValue: { itemsChecked: ["VAT valid"], itemsNotChecked: [] } } }] } })).toEqual([]);
   });
 
-  it("rejects a missing step, an input whose action is not a positive integer, unknown keys and the bare string", () => {
+  it("rejects a missing step, an input whose action is neither a positive integer nor a name, unknown keys and the bare string", () => {
     expect(errors({ save_step: { inputs: [] } })).not.toEqual([]);
     expect(errors({ save_step: { step: 20131, inputs: [{ action: 0, value: 1 }] } })).not.toEqual([]);
-    expect(errors({ save_step: { step: 20131, inputs: [{ action: "50264", value: 1 }] } })).not.toEqual([]);
+    // a field may be named (docs/workflows.md), but not by an empty name
+    expect(errors({ save_step: { step: 20131, inputs: [{ action: "", value: 1 }] } })).not.toEqual([]);
     expect(errors({ save_step: { step: 20131, inputs: { action: 50264, value: 1 } } })).not.toEqual([]);
     expect(errors({ save_step: { step: 20131, when: "x" } })).not.toEqual([]);
     expect(errors("save_step")).not.toEqual([]);
