@@ -5,14 +5,10 @@
 import type { CompiledRule } from "../rules/types.js";
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { InstanceData } from "../actions/instance.js";
+import type { EvalContext } from "../actions/types.js";
 
-export interface EvalContext {
-  instance: Record<string, unknown>;
-  fields: Record<string, unknown>;
-  snapshot: unknown;
-  tags: string[];
-  now: string;
-}
+/** The context's shape belongs to the actions layer, which plans with it. */
+export type { EvalContext };
 
 const MS_PER_DAY = 86_400_000;
 const MS_PER_HOUR = 3_600_000;

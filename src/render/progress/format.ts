@@ -81,12 +81,18 @@ export function applyLine(p: ApplyProgress, f: ApplyFigures): string {
     f.deferred ? `${n(f.deferred)} deferred` : "",
   ].filter(Boolean);
   parts.push(outcomes.join(", "));
+  const waited = waitedText(f);
+  if (waited) parts.push(waited);
+  return parts.join(" · ");
+}
+
+/** Time spent waiting on the client's limiter and on the service's 429s, when any. */
+function waitedText(f: { waited_rate_limit_s?: number; waited_429_s?: number }): string {
   const waited = [
     f.waited_rate_limit_s ? `${duration(f.waited_rate_limit_s * 1000)} on the rate limit` : "",
     f.waited_429_s ? `${duration(f.waited_429_s * 1000)} on 429s` : "",
   ].filter(Boolean);
-  if (waited.length > 0) parts.push(`waited ${waited.join(", ")}`);
-  return parts.join(" · ");
+  return waited.length > 0 ? `waited ${waited.join(", ")}` : "";
 }
 
 /** Where a plan stands: the rule being planned, with its instances and requests. */
@@ -148,10 +154,7 @@ export function planLine(f: PlanFigures): string {
     `${n(f.requests_done)}/${n(f.requests_expected)} requests`,
   ];
   if (f.eta_s !== undefined && f.requests_done < f.requests_expected) parts.push(`ETA ${duration(f.eta_s * 1000)}`);
-  const waited = [
-    f.waited_rate_limit_s ? `${duration(f.waited_rate_limit_s * 1000)} on the rate limit` : "",
-    f.waited_429_s ? `${duration(f.waited_429_s * 1000)} on 429s` : "",
-  ].filter(Boolean);
-  if (waited.length > 0) parts.push(`waited ${waited.join(", ")}`);
+  const waited = waitedText(f);
+  if (waited) parts.push(waited);
   return parts.join(" · ");
 }
