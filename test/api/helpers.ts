@@ -1,6 +1,8 @@
 /** A tiny node:http server on 127.0.0.1:0 for the cases the sandbox cannot produce (slow, HTML, broken bodies). */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { afterEach } from "vitest";
+import { createClient, type ApiClient, type ClientEvent, type ClientOptions } from "../../src/api/index.js";
 
 export interface SeenRequest {
   method: string;
@@ -63,4 +65,31 @@ export async function closedPort(): Promise<number> {
   const s = await startLocalServer(() => undefined);
   await s.close();
   return s.port;
+}
+
+/**
+ * Local servers and clients a test file starts, each closed after its test: call once at the top of a test file
+ * (it registers the afterEach). `defaults` are the client options of the file; a test adds its own per client.
+ */
+export function localHarness(defaults: Omit<ClientOptions, "baseUrl" | "onEvent">): {
+  server: (handler: Parameters<typeof startLocalServer>[0]) => Promise<LocalServer>;
+  client: (baseUrl: string, extra?: Partial<ClientOptions>) => { c: ApiClient; events: ClientEvent[] };
+} {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()?.();
+  });
+  return {
+    async server(handler) {
+      const s = await startLocalServer(handler);
+      cleanups.push(() => s.close());
+      return s;
+    },
+    client(baseUrl, extra = {}) {
+      const events: ClientEvent[] = [];
+      const c = createClient({ baseUrl, ...defaults, onEvent: (e) => events.push(e), ...extra });
+      cleanups.push(() => c.close());
+      return { c, events };
+    },
+  };
 }

@@ -3,27 +3,11 @@
  * than an attempt count, a Retry-After beyond the budget failing at once, and RateLimit headers followed before the
  * service has to refuse anything. Requests are counted on the server; nothing is timed.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { ApiError, createClient, type ApiClient, type ClientEvent, type ClientOptions } from "../../src/api/index.js";
-import { sendJson, startLocalServer, type LocalServer } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../src/api/index.js";
+import { sendJson, localHarness } from "./helpers.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
-async function server(handler: Parameters<typeof startLocalServer>[0]): Promise<LocalServer> {
-  const s = await startLocalServer(handler);
-  cleanups.push(() => s.close());
-  return s;
-}
-
-function client(baseUrl: string, extra: Partial<ClientOptions> = {}): { c: ApiClient; events: ClientEvent[] } {
-  const events: ClientEvent[] = [];
-  const c = createClient({ baseUrl, apiKey: "rl-test-key", rateLimitPerMin: 0, retryBaseMs: 5, timeoutMs: 2_000, onEvent: (e) => events.push(e), ...extra });
-  cleanups.push(() => c.close());
-  return { c, events };
-}
+const { server, client } = localHarness({ apiKey: "rl-test-key", rateLimitPerMin: 0, retryBaseMs: 5, timeoutMs: 2_000 });
 
 describe("429 is not a failure", () => {
   it("seven 429s in a row are waited out although maxAttempts is 3, for a POST too", async () => {

@@ -2,26 +2,13 @@
  * Listings end where the service says, or fail naming the listing: later-page 404s, "Invalid page.", counts the
  * pages do not reach, missing counts; and every error line names the request in words, short, without its URL.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { ApiError, ResponseShapeError, createClient, type ApiClient, type Page } from "../../src/api/index.js";
-import { sendJson, startLocalServer, type LocalServer } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { ApiError, ResponseShapeError, type ApiClient, type Page } from "../../src/api/index.js";
+import { sendJson, localHarness } from "./helpers.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
-async function server(handler: Parameters<typeof startLocalServer>[0]): Promise<LocalServer> {
-  const s = await startLocalServer(handler);
-  cleanups.push(() => s.close());
-  return s;
-}
-
-function client(baseUrl: string): ApiClient {
-  const c = createClient({ baseUrl, apiKey: "k-real-service-test", rateLimitPerMin: 0, retryBaseMs: 1, retryMaxDelayMs: 5, timeoutMs: 2_000 });
-  cleanups.push(() => c.close());
-  return c;
-}
+const harness = localHarness({ apiKey: "k-real-service-test", rateLimitPerMin: 0, retryBaseMs: 1, retryMaxDelayMs: 5, timeoutMs: 2_000 });
+const server = harness.server;
+const client = (baseUrl: string): ApiClient => harness.client(baseUrl).c;
 
 async function drain<T>(gen: AsyncIterable<Page<T>>): Promise<{ items: T[]; error: unknown }> {
   const items: T[] = [];

@@ -2,7 +2,7 @@
  * Client behaviour the sandbox cannot produce: slow servers, HTML error pages, bodies that fail the schema, truncated
  * JSON, foreign next links, refused connections. Each case runs a tiny node:http server on 127.0.0.1:0.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ApiError,
   FlowrulesApiError,
@@ -11,39 +11,12 @@ import {
   TransportError,
   UnsafeLinkError,
   createClient,
-  type ApiClient,
-  type ClientEvent,
-  type ClientOptions,
 } from "../../src/api/index.js";
 import { VERSION } from "../../src/model/version.js";
-import { closedPort, sendJson, startLocalServer, type LocalServer } from "./helpers.js";
+import { closedPort, sendJson, localHarness } from "./helpers.js";
 
 const KEY = "tk-7f3a9c1e-unique-transport-key";
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
-async function server(handler: Parameters<typeof startLocalServer>[0]): Promise<LocalServer> {
-  const s = await startLocalServer(handler);
-  cleanups.push(() => s.close());
-  return s;
-}
-
-function client(baseUrl: string, extra: Partial<ClientOptions> = {}): { c: ApiClient; events: ClientEvent[] } {
-  const events: ClientEvent[] = [];
-  const c = createClient({
-    baseUrl,
-    apiKey: KEY,
-    rateLimitPerMin: 0,
-    retryBaseMs: 5,
-    timeoutMs: 2_000,
-    onEvent: (e) => events.push(e),
-    ...extra,
-  });
-  cleanups.push(() => c.close());
-  return { c, events };
-}
+const { server, client } = localHarness({ apiKey: KEY, rateLimitPerMin: 0, retryBaseMs: 5, timeoutMs: 2_000 });
 
 async function caught(p: Promise<unknown>): Promise<unknown> {
   try {

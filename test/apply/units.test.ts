@@ -1,43 +1,12 @@
 /** The pure parts of apply: staleness of a read record, batches, option parsing (each kind's effect: test/actions). */
 import { describe, expect, it } from "vitest";
-import type { InstanceRecord } from "../../src/api/index.js";
 import { parseLockTimeout } from "../../src/cli/apply.js";
 import { batches } from "../../src/engine/apply/batches.js";
-import type { PlanChange as ApplyChange } from "../../src/plan/types.js";
 import { staleReason } from "../../src/engine/apply/staleness.js";
+// the plan-file change and instance record fixtures the kinds' own tests use
+import { change, record, T0 } from "../actions/helpers.js";
 
-const T0 = "2026-01-01T10:00:00.000Z";
 const T1 = "2026-01-01T11:00:00.000Z";
-
-function change(kind: ApplyChange["kind"], extra: Partial<ApplyChange> = {}): ApplyChange {
-  const step = kind === "abort" ? {} : { step_id: 20111 };
-  return {
-    id: `r:${kind}:1`,
-    rule: "r",
-    instance_id: 1,
-    instance_name: "one",
-    process_id: 1042,
-    kind,
-    ...step,
-    request:
-      kind === "abort"
-        ? { method: "POST", path: "/instances/bulk/abort", body: { ids: [1] } }
-        : {
-            method: "POST",
-            path: "/instances/1/complete_step/",
-            body: { step_id: 20111, mode: kind === "save_step" ? "save" : "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] },
-          },
-    before: {},
-    after: {},
-    precondition: { status: "running", ...(kind === "abort" ? {} : { active_step_id: 20111 }) },
-    ...extra,
-  };
-}
-
-function record(r: Partial<InstanceRecord> & { steps?: Array<{ id: number; completed_time?: string | null; actions?: Array<{ id: number; input_object?: unknown }> }> }): InstanceRecord {
-  const { steps, ...rest } = r;
-  return { id: 1, active_step_ids: [20111], last_updated_time: T0, process_snapshot: { id: 1042, steps: steps ?? [] }, ...rest } as InstanceRecord;
-}
 
 describe("staleReason", () => {
   const listed = { baseline: undefined, listedAsChanged: true };
