@@ -145,7 +145,7 @@ export function renderMarkdown(r: BenchResults): string {
       ["evaluation, data in memory", `instances / s (${int(cpu.instances)} instances, ${int(cpu.matched)} match; best of ${cpu.rounds})`],
       [
         ["bare `jsonata(expr).evaluate(ctx)`", int(cpu.bareJsonataPerSec)],
-        ["the rule's compiled expression (guardrails, bindings)", int(cpu.compiledExprPerSec)],
+        ["the rule's compiled expression as the engine evaluates it (`evalExpr`)", int(cpu.compiledExprPerSec)],
         ["`evaluateInstance` (context, when, planned change)", int(cpu.evaluateInstancePerSec)],
       ],
       ["l", "r"],

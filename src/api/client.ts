@@ -506,6 +506,9 @@ class Client implements ApiClient {
     } catch (err) {
       throw shapeError(`response is not valid JSON (${errorMessage(err)})`);
     }
+    // the text is not needed past here: a page of 500 (a large object once any name is not ASCII) must not live on
+    // through the validation below, long enough to be promoted to the old generation
+    res.text = "";
     const parsed = spec.schema.safeParse(data);
     if (!parsed.success) {
       const { jsonPath, problem } = describeIssue(parsed.error);

@@ -4,6 +4,7 @@
  */
 import type { CompiledExpr, CompiledValue } from "../rules/types.js";
 import type { Bindings, EvalContext } from "./context.js";
+import { SLOW } from "../model/rule-types.js";
 
 export class EvaluationError extends Error {
   constructor(
@@ -49,6 +50,10 @@ function typeHint(err: unknown, source: string, fields: Record<string, unknown>)
 }
 
 export async function evalExpr(expr: CompiledExpr, ctx: EvalContext, bindings: Bindings): Promise<unknown> {
+  if (expr.fast) {
+    const v = expr.fast(ctx, bindings);
+    if (v !== SLOW) return v;
+  }
   try {
     return await expr.expr.evaluate(ctx, bindings);
   } catch (err) {

@@ -25,10 +25,18 @@ export interface Diagnostic extends SourcePos {
   rule?: string;
 }
 
+/** What a synchronous evaluator returns when JSONata itself must evaluate this input (src/rules/jsonata-fast.ts). */
+export const SLOW: unique symbol = Symbol("slow");
+
+/** A synchronous evaluation of an expression: exactly JSONata's result, or SLOW. */
+export type FastEval = (input: unknown, bindings: Record<string, unknown>) => unknown;
+
 /** A JSONata expression compiled once at load time. */
 export interface CompiledExpr {
   source: string;
   expr: Expression;
+  /** the same expression evaluated without JSONata's asynchronous machinery, when it is simple enough */
+  fast?: FastEval;
   pos: SourcePos;
 }
 

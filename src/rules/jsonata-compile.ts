@@ -1,6 +1,7 @@
 /** Compiles a JSONata expression once, turning a syntax error into a diagnostic at its place in the YAML file. */
 import jsonata from "jsonata";
 import type { CompiledExpr, Diagnostic, SourcePos } from "./types.js";
+import { compileFast } from "./jsonata-fast.js";
 // a regex that backtracks without end cannot be cut off by the timeout: see regex-safety.ts (sets V8 flags on import)
 import "./regex-safety.js";
 
@@ -66,7 +67,8 @@ export function compileJsonata(text: string, at: (i: number) => SourcePos, where
     const expr = jsonata(text, { ...EVAL_LIMITS });
     // an expression nested deeper than evaluation may go could never run; refuse it here, where it is located
     if (astDepth(expr.ast()) > EVAL_LIMITS.stack) throw new RangeError("nested too deeply");
-    return { ok: true, expr: { source: text.trim(), expr, pos: at(lead) } };
+    const fast = compileFast(expr.ast());
+    return { ok: true, expr: { source: text.trim(), expr, ...(fast ? { fast } : {}), pos: at(lead) } };
   } catch (err) {
     const e = asSyntaxError(err);
     // jsonata's parser recurses per nesting level: a deeply nested expression overflows the stack

@@ -1,0 +1,266 @@
+/**
+ * A synchronous evaluator for the small part of JSONata that rules mostly use: names and paths through objects,
+ * literals, comparisons, `and`/`or`, arithmetic, `in`, `&` on text, `? :`, `( )`, `$not`/`$exists`/`$boolean` and
+ * the plan's own functions (`$daysSince`, `$hoursUntil`, `$now`).
+ *
+ * JSONata's evaluator is asynchronous: every node of every evaluation allocates promises and frames, and at 100,000
+ * instances that garbage, not the data, set the plan's peak memory and capped evaluation at ~50,000 instances a
+ * second. This evaluator gives exactly JSONata's result or declines: whenever a value is not a plain scalar where
+ * JSONata's sequence rules or its errors would matter (an array inside a path, an object compared, a type mismatch
+ * JSONata reports, a non-finite number), it returns SLOW and the caller evaluates the expression with JSONata
+ * itself, which then gives its own result or error. An expression using anything else is not compiled here at all.
+ * test/rules/jsonata-fast.test.ts compares both on generated expressions and data.
+ */
+import { SLOW, type FastEval } from "../model/rule-types.js";
+
+type Node = Record<string, unknown>;
+type Fn = (input: unknown, bindings: Record<string, unknown>) => unknown;
+
+const COMPARISON = new Set(["<", "<=", ">", ">="]);
+const ARITHMETIC = new Set(["+", "-", "*", "/", "%"]);
+const BUILTINS = new Set(["not", "exists", "boolean"]);
+
+/** Keys a node of each type may carry; any other key (stages, predicates, grouping, focus…) is not handled here. */
+const KEYS: Record<string, ReadonlySet<string>> = {
+  path: new Set(["type", "steps"]),
+  name: new Set(["type", "value", "position"]),
+  binary: new Set(["type", "value", "position", "lhs", "rhs"]),
+  unary: new Set(["type", "value", "position", "expression"]),
+  number: new Set(["type", "value", "position"]),
+  string: new Set(["type", "value", "position"]),
+  value: new Set(["type", "value", "position"]),
+  condition: new Set(["type", "position", "condition", "then", "else"]),
+  block: new Set(["type", "position", "expressions"]),
+  function: new Set(["type", "value", "position", "arguments", "procedure"]),
+  variable: new Set(["type", "value", "position"]),
+};
+
+function isNode(v: unknown): v is Node {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && typeof (v as Node).type === "string";
+}
+
+function plainNode(n: unknown): n is Node {
+  if (!isNode(n)) return false;
+  const allowed = KEYS[n.type as string];
+  // the parser leaves some keys present but undefined (`name` of a function call): those say nothing
+  return allowed !== undefined && Object.keys(n).every((k) => allowed.has(k) || n[k] === undefined);
+}
+
+const isScalar = (v: unknown): v is string | number | boolean | null =>
+  v === null || typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
+
+/** JSONata's effective boolean value of a scalar or undefined (its `boolean`, undefined kept). */
+function booleanOf(v: string | number | boolean | null | undefined): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v === "string") return v.length > 0;
+  if (typeof v === "number") return v !== 0;
+  return v === true;
+}
+
+/** One step of a path: JSONata's lookup on an object; SLOW for what its sequence rules would change. */
+function lookup(input: unknown, key: string): unknown {
+  if (typeof input !== "object" || input === null) return undefined;
+  if (Array.isArray(input)) return SLOW;
+  return Object.prototype.hasOwnProperty.call(input, key) ? (input as Record<string, unknown>)[key] : undefined;
+}
+
+function compilePath(steps: unknown): Fn | undefined {
+  if (!Array.isArray(steps) || steps.length === 0) return undefined;
+  const names: string[] = [];
+  for (const s of steps) {
+    if (!plainNode(s) || s.type !== "name" || typeof s.value !== "string") return undefined;
+    names.push(s.value);
+  }
+  return (input) => {
+    let v: unknown = input;
+    for (const name of names) {
+      v = lookup(v, name);
+      if (v === SLOW) return SLOW;
+      if (v === undefined) return undefined;
+    }
+    // a function value, or an array holding anything but scalars, is left to JSONata's sequence rules
+    if (typeof v === "function") return SLOW;
+    if (Array.isArray(v) && !v.every(isScalar)) return SLOW;
+    return v;
+  };
+}
+
+function compileBinary(n: Node): Fn | undefined {
+  const op = n.value;
+  const lhs = compileNode(n.lhs);
+  const rhs = compileNode(n.rhs);
+  if (typeof op !== "string" || !lhs || !rhs) return undefined;
+  const scalarOrUndefined = (v: unknown): boolean => v === undefined || isScalar(v);
+  if (op === "and" || op === "or") {
+    return (input, b) => {
+      const l = lhs(input, b);
+      if (!scalarOrUndefined(l)) return SLOW;
+      const lb = booleanOf(l as string | number | boolean | null | undefined) ?? false;
+      if (op === "and" ? !lb : lb) return lb;
+      const r = rhs(input, b);
+      if (!scalarOrUndefined(r)) return SLOW;
+      return booleanOf(r as string | number | boolean | null | undefined) ?? false;
+    };
+  }
+  if (op === "=" || op === "!=") {
+    return (input, b) => {
+      const l = lhs(input, b);
+      const r = rhs(input, b);
+      if (!scalarOrUndefined(l) || !scalarOrUndefined(r)) return SLOW;
+      if (l === undefined || r === undefined) return false;
+      return op === "=" ? l === r : l !== r;
+    };
+  }
+  if (COMPARISON.has(op)) {
+    return (input, b) => {
+      const l = lhs(input, b);
+      const r = rhs(input, b);
+      const lt = typeof l;
+      const rt = typeof r;
+      // JSONata's T2010/T2009 (not comparable, different types) come from JSONata itself
+      if ((lt !== "undefined" && lt !== "string" && lt !== "number") || (rt !== "undefined" && rt !== "string" && rt !== "number")) return SLOW;
+      if ((lt === "number" && !Number.isFinite(l)) || (rt === "number" && !Number.isFinite(r))) return SLOW;
+      if (l === undefined || r === undefined) return undefined;
+      if (lt !== rt) return SLOW;
+      const a = l as string | number;
+      const c = r as string | number;
+      return op === "<" ? a < c : op === "<=" ? a <= c : op === ">" ? a > c : a >= c;
+    };
+  }
+  if (ARITHMETIC.has(op)) {
+    return (input, b) => {
+      const l = lhs(input, b);
+      const r = rhs(input, b);
+      if ((l !== undefined && (typeof l !== "number" || !Number.isFinite(l))) || (r !== undefined && (typeof r !== "number" || !Number.isFinite(r)))) return SLOW;
+      if (l === undefined || r === undefined) return undefined;
+      const x = l as number;
+      const y = r as number;
+      const v = op === "+" ? x + y : op === "-" ? x - y : op === "*" ? x * y : op === "/" ? x / y : x % y;
+      return Number.isFinite(v) ? v : SLOW;
+    };
+  }
+  if (op === "&") {
+    return (input, b) => {
+      const l = lhs(input, b);
+      const r = rhs(input, b);
+      // JSONata writes numbers and other values its own way ($string): only text is joined here
+      if ((l !== undefined && typeof l !== "string") || (r !== undefined && typeof r !== "string")) return SLOW;
+      return (l ?? "") + (r ?? "");
+    };
+  }
+  if (op === "in") {
+    return (input, b) => {
+      const l = lhs(input, b);
+      const r = rhs(input, b);
+      if (!scalarOrUndefined(l) || (r !== undefined && !isScalar(r) && !Array.isArray(r))) return SLOW;
+      if (l === undefined || r === undefined) return false;
+      return Array.isArray(r) ? r.some((x) => x === l) : r === l;
+    };
+  }
+  return undefined;
+}
+
+function compileFunction(n: Node): Fn | undefined {
+  const proc = n.procedure;
+  const args = n.arguments;
+  if (n.value !== "(" || !plainNode(proc) || proc.type !== "variable" || typeof proc.value !== "string" || proc.value === "") return undefined;
+  if (!Array.isArray(args)) return undefined;
+  const compiled: Fn[] = [];
+  for (const a of args) {
+    const f = compileNode(a);
+    if (!f) return undefined;
+    compiled.push(f);
+  }
+  const name = proc.value;
+  const builtin = BUILTINS.has(name) && compiled.length === 1;
+  return (input, b) => {
+    const values: unknown[] = [];
+    for (const f of compiled) {
+      const v = f(input, b);
+      // a function is given scalars only: arrays and objects go through JSONata's argument rules
+      if (v !== undefined && !isScalar(v)) return SLOW;
+      values.push(v);
+    }
+    // the plan's bindings shadow JSONata's functions of the same name, as in JSONata
+    const bound = Object.prototype.hasOwnProperty.call(b, name) ? b[name] : undefined;
+    if (typeof bound === "function") {
+      const v: unknown = (bound as (...a: unknown[]) => unknown)(...values);
+      return v === undefined || isScalar(v) ? v : SLOW;
+    }
+    if (bound !== undefined || !builtin) return SLOW;
+    const v = values[0] as string | number | boolean | null | undefined;
+    if (name === "exists") return v !== undefined;
+    const bool = booleanOf(v);
+    if (name === "not") return bool === undefined ? undefined : !bool;
+    return bool;
+  };
+}
+
+function compileNode(n: unknown): Fn | undefined {
+  if (!plainNode(n)) return undefined;
+  switch (n.type) {
+    case "path":
+      return compilePath(n.steps);
+    case "name":
+      return typeof n.value === "string" ? compilePath([n]) : undefined;
+    case "number":
+      return typeof n.value === "number" && Number.isFinite(n.value) ? literal(n.value) : undefined;
+    case "string":
+      return typeof n.value === "string" ? literal(n.value) : undefined;
+    case "value":
+      return n.value === null || typeof n.value === "boolean" ? literal(n.value) : undefined;
+    case "binary":
+      return compileBinary(n);
+    case "unary": {
+      if (n.value !== "-") return undefined;
+      const e = compileNode(n.expression);
+      if (!e) return undefined;
+      return (input, b) => {
+        const v = e(input, b);
+        if (v === undefined) return undefined;
+        return typeof v === "number" && Number.isFinite(v) ? -v : SLOW;
+      };
+    }
+    case "condition": {
+      const c = compileNode(n.condition);
+      const t = compileNode(n.then);
+      const e = n.else === undefined ? undefined : compileNode(n.else);
+      if (!c || !t || (n.else !== undefined && !e)) return undefined;
+      return (input, b) => {
+        const v = c(input, b);
+        if (v !== undefined && !isScalar(v)) return SLOW;
+        if (booleanOf(v as string | number | boolean | null | undefined)) return t(input, b);
+        return e ? e(input, b) : undefined;
+      };
+    }
+    case "block": {
+      const list = n.expressions;
+      if (!Array.isArray(list) || list.length !== 1) return undefined;
+      return compileNode(list[0]);
+    }
+    case "function":
+      return compileFunction(n);
+  }
+  return undefined;
+}
+
+function literal(v: unknown): Fn {
+  return () => v;
+}
+
+/**
+ * The synchronous evaluator of a JSONata syntax tree, or undefined when the expression uses anything it does not
+ * handle. The evaluator returns SLOW when JSONata itself must evaluate this input.
+ */
+export function compileFast(ast: unknown): FastEval | undefined {
+  const f = compileNode(ast);
+  if (!f) return undefined;
+  return (input, bindings) => {
+    try {
+      return f(input, bindings);
+    } catch {
+      // a binding that throws: JSONata reports it in its own words
+      return SLOW;
+    }
+  };
+}
