@@ -3,7 +3,8 @@
  * it returns either the full response (status, headers, body text) or a classified failure that says whether the
  * request surely never reached the server — the fact that decides whether a POST may be retried.
  */
-import { Pool } from "undici";
+import { Pool, request } from "./undici-light.js";
+import type { Pool as UndiciPool } from "undici";
 import { errorMessage } from "../model/guards.js";
 
 export interface HttpRequest {
@@ -90,7 +91,7 @@ function flattenHeaders(raw: Record<string, string | string[] | undefined>): Rec
 }
 
 export class HttpTransport {
-  private readonly pool: Pool;
+  private readonly pool: UndiciPool;
   private readonly maxResponseBytes: number;
 
   constructor(opts: TransportOptions) {
@@ -117,7 +118,7 @@ export class HttpTransport {
     }, req.timeoutMs);
     let status: number | undefined;
     try {
-      const res = await this.pool.request({
+      const res = await request(this.pool, {
         method: req.method,
         path: req.path,
         headers: req.headers,

@@ -8,7 +8,8 @@
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { z } from "zod";
-import { applyCommand, DEFAULT_LOCK_FILE, type Confirm } from "../commands/apply.js";
+import type { Confirm } from "../commands/apply.js";
+import { DEFAULT_LOCK_FILE } from "../engine/apply/lock.js";
 import { processIO } from "../log/command-io.js";
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from "../engine/apply/batches.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
@@ -135,7 +136,7 @@ export function registerApply(program: Command): void {
     const { signal, dispose } = interruptions();
     try {
       const fields = { paths, auto_approve: f.autoApprove === true, base_url: connection.baseUrl, ...(f.shard ? { shard: f.shard } : {}) };
-      process.exitCode = await runLogged(io, "apply", fields, (io) => applyCommand(
+      process.exitCode = await runLogged(io, "apply", fields, async (io) => (await import("../commands/apply.js")).applyCommand(
         {
           paths,
           autoApprove: f.autoApprove === true,

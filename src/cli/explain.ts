@@ -1,6 +1,6 @@
 import { EXPLAIN_FORMAT_NAMES } from "../render/explain/index.js";
 import { Option, type Command } from "commander";
-import { explainCommand, parseInstanceId, type ExplainFormat } from "../commands/explain.js";
+import type { ExplainFormat } from "../commands/explain.js";
 import { processIO } from "../log/command-io.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
@@ -19,6 +19,8 @@ export function registerExplain(program: Command): void {
   addOptOutOption(cmd);
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
+    // each command's modules load when it runs, not for every command (docs/performance.md, "Memory")
+    const { explainCommand, parseInstanceId } = await import("../commands/explain.js");
     const instance = parseInstanceId(opts.instance);
     const connection = connectionSettings(opts, io.env);
     const optOut = optOutTag(opts, io.env);

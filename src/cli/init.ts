@@ -1,7 +1,5 @@
 /** `flowrules init` and `flowrules pull`: starter files for workflows, and the workflow catalog. */
 import type { Command } from "commander";
-import { initCommand } from "../commands/init.js";
-import { pullCommand } from "../commands/pull.js";
 import { processIO } from "../log/command-io.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
@@ -18,8 +16,8 @@ export function registerInit(program: Command): void {
     const io = withLogger(processIO(), commandLogger(command));
     const connection = connectionSettings(opts, io.env);
     const workflows = (opts.workflow as string[] | undefined) ?? [];
-    process.exitCode = await runLogged(io, "init", { dir, workflows, base_url: connection.baseUrl }, (io) =>
-      initCommand({ dir, workflows, connection }, io),
+    process.exitCode = await runLogged(io, "init", { dir, workflows, base_url: connection.baseUrl }, async (io) =>
+      (await import("../commands/init.js")).initCommand({ dir, workflows, connection }, io),
     );
   });
 }
@@ -33,8 +31,8 @@ export function registerPull(program: Command): void {
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const connection = connectionSettings(opts, io.env);
-    process.exitCode = await runLogged(io, "pull", { paths, base_url: connection.baseUrl }, (io) =>
-      pullCommand({ paths, ...(typeof opts.workflows === "string" ? { workflows: opts.workflows } : {}), connection }, io),
+    process.exitCode = await runLogged(io, "pull", { paths, base_url: connection.baseUrl }, async (io) =>
+      (await import("../commands/pull.js")).pullCommand({ paths, ...(typeof opts.workflows === "string" ? { workflows: opts.workflows } : {}), connection }, io),
     );
   });
 }

@@ -1,5 +1,4 @@
 import { Option, type Command } from "commander";
-import { planCommand } from "../commands/plan.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { processIO } from "../log/command-io.js";
 import { parseShard } from "../plan/shard.js";
@@ -33,7 +32,7 @@ export function registerPlan(program: Command): void {
     const optOut = optOutTag(opts, io.env);
     const urls = notifyTargets(opts, io.env, connection.insecureHttp);
     const fields = { paths, base_url: connection.baseUrl, ...(opts.shard ? { shard: opts.shard } : {}), ...(changedSince ? { changed_since: changedSince } : {}) };
-    process.exitCode = await runLogged(io, "plan", fields, (io) => planCommand(
+    process.exitCode = await runLogged(io, "plan", fields, async (io) => (await import("../commands/plan.js")).planCommand(
       {
         paths,
         format: opts.format as PlanFormat,

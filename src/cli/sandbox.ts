@@ -1,6 +1,8 @@
 /** `flowrules sandbox`: commander wiring only; the service itself lives in src/sandbox. */
 import type { Command } from "commander";
-import { QUIRK_NAMES, USERS, describeUser, parseQuirks, startSandbox, type SandboxOptions } from "../sandbox/index.js";
+// the quirk names are needed for --help; the sandbox itself loads when it starts
+import { QUIRK_NAMES, parseQuirks } from "../sandbox/quirks.js";
+import type { SandboxOptions } from "../sandbox/index.js";
 import { UserError } from "../model/errors.js";
 import { commandLogger } from "../log/index.js";
 import { errorMessage } from "../model/guards.js";
@@ -31,6 +33,7 @@ export function registerSandbox(program: Command): void {
     .action(async (flags: SandboxFlags, command: Command) => {
       const log = commandLogger(command);
       const opts = parseFlags(flags);
+      const { startSandbox, USERS, describeUser } = await import("../sandbox/index.js");
       const sandbox = await startSandbox(opts).catch((err: unknown) => {
         throw new UserError(`cannot start the sandbox: ${errorMessage(err)}`);
       });

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { processIO } from "../log/command-io.js";
-import { testCommand } from "../commands/test.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 
 export function registerTest(program: Command): void {
@@ -13,7 +12,7 @@ export function registerTest(program: Command): void {
     .option("--workflows <file>", "workflow catalog resolving step and field names (default flowrules.workflows.json)")
     .action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
       const io = withLogger(processIO(), commandLogger(command));
-      process.exitCode = await runLogged(io, "test", { paths }, (io) => testCommand(
+      process.exitCode = await runLogged(io, "test", { paths }, async (io) => (await import("../commands/test.js")).testCommand(
         {
           paths,
           ...(typeof opts.junit === "string" ? { junit: opts.junit } : {}),

@@ -4,7 +4,7 @@ import { processIO } from "../log/command-io.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { DIAGNOSTIC_FORMAT_NAMES } from "../render/validate/index.js";
 import { EXIT_ERROR } from "../model/errors.js";
-import { runValidate, useColor, type ValidateOptions } from "../commands/validate.js";
+import type { ValidateOptions } from "../commands/validate.js";
 import { errorMessage } from "../model/guards.js";
 
 export function registerValidate(program: Command): void {
@@ -18,6 +18,7 @@ export function registerValidate(program: Command): void {
       try {
         const io = withLogger(processIO(), commandLogger(command));
         process.exitCode = await runLogged(io, "validate", { paths, format: opts.format }, async (io) => {
+          const { runValidate, useColor } = await import("../commands/validate.js");
           const baseUrl = io.env.FLOWRULES_BASE_URL;
           const { output, exitCode, notes } = await runValidate(paths, { ...opts, ...(baseUrl ? { baseUrl } : {}) }, useColor(), io.log);
           for (const n of notes) {

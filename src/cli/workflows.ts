@@ -1,7 +1,5 @@
 /** `flowrules workflows` and `flowrules describe`: what the API key sees, and one workflow's steps and fields. */
 import { Option, type Command } from "commander";
-import { workflowsCommand } from "../commands/workflows.js";
-import { describeCommand } from "../commands/describe.js";
 import { processIO } from "../log/command-io.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import type { WorkflowsFormat } from "../render/workflows/index.js";
@@ -16,8 +14,8 @@ export function registerWorkflows(program: Command): void {
   addConnectionOptions(cmd).action(async (opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const connection = connectionSettings(opts, io.env);
-    process.exitCode = await runLogged(io, "workflows", { base_url: connection.baseUrl }, (io) =>
-      workflowsCommand({ format: opts.format as WorkflowsFormat, connection }, io),
+    process.exitCode = await runLogged(io, "workflows", { base_url: connection.baseUrl }, async (io) =>
+      (await import("../commands/workflows.js")).workflowsCommand({ format: opts.format as WorkflowsFormat, connection }, io),
     );
   });
 }
@@ -31,8 +29,8 @@ export function registerDescribe(program: Command): void {
   addConnectionOptions(cmd).action(async (workflow: string, opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const connection = connectionSettings(opts, io.env);
-    process.exitCode = await runLogged(io, "describe", { workflow, base_url: connection.baseUrl }, (io) =>
-      describeCommand({ workflow, format: opts.format as DescribeFormat, connection }, io),
+    process.exitCode = await runLogged(io, "describe", { workflow, base_url: connection.baseUrl }, async (io) =>
+      (await import("../commands/describe.js")).describeCommand({ workflow, format: opts.format as DescribeFormat, connection }, io),
     );
   });
 }

@@ -15,25 +15,21 @@ import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../engine/apply/batches.js";
 import { DEFAULT_RECHECK_EVERY_MS, executePlan, type ApplyProgress } from "../engine/apply/execute.js";
 import { Journal } from "../engine/apply/journal.js";
-import { acquireLock, describeTakeOver, type HeldLock } from "../engine/apply/lock.js";
+import { acquireLock, DEFAULT_LOCK_FILE, describeTakeOver, type HeldLock } from "../engine/apply/lock.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../engine/apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../engine/apply/staleness.js";
 import { applyExitCode, countOutcomes } from "../engine/apply/outcome.js";
 import { renderSummary } from "../render/apply/text.js";
-import { PLAN_FORMATS } from "../render/plan/index.js";
 import { VERSION } from "../model/version.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 import { logOutcomes } from "../render/events/apply.js";
 import { progressView } from "../render/progress/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
-import { loadRuleSetOrReport } from "./load.js";
-import { planRuleSet, writePlanFile } from "./plan.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
 import { applyPayload } from "../render/notify/payload.js";
 
-export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
 export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
 export const RUNS_DIR = ".flowrules/runs";
 
@@ -124,6 +120,13 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
         "(flowrules plan … --out plan.json, then flowrules apply plan.json), or pass --auto-approve",
     );
   }
+  // loaded only here: applying a saved plan needs neither the rule compiler nor the planner, whose modules would
+  // raise the heap every apply starts from (docs/performance.md, "Memory")
+  const [{ loadRuleSetOrReport }, { planRuleSet, writePlanFile }, { PLAN_FORMATS }] = await Promise.all([
+    import("./load.js"),
+    import("./plan.js"),
+    import("../render/plan/index.js"),
+  ]);
   const ruleSet = await loadRuleSetOrReport(mode.paths, opts.rules, io);
   if (!ruleSet) return EXIT_ERROR;
   const what = `${opts.paths.join(" ")}${opts.autoApprove ? " (auto-approve)" : ""}`;

@@ -64,8 +64,15 @@ export function planExitCode(plan: Plan, detailed: boolean): number {
 const CHANGES_MARKER = "\u0001flowrules-changes\u0001";
 
 /**
- * Writes the JSON plan (the same bytes as `JSON.stringify(withDigest(plan), null, 2)`) change by change, so a plan of
- * 100,000 changes is never held as one string.
+ * Changes stringified at once when the plan file is written. Each batch's text stays below V8's large-object size
+ * (~128 KB; a change is ~1.4 KB as a two-byte string), so one still being written when a scavenge comes is copied,
+ * not promoted whole into the old generation.
+ */
+const WRITE_BATCH = 50;
+
+/**
+ * Writes the JSON plan (the same bytes as `JSON.stringify(withDigest(plan), null, 2)`) a batch of changes at a time,
+ * so a plan of 100,000 changes is never held as one string.
  */
 export async function writePlanFile(file: string, plan: Plan): Promise<void> {
   const signed = withDigest(plan);
@@ -73,28 +80,25 @@ export async function writePlanFile(file: string, plan: Plan): Promise<void> {
   const at = head.indexOf(JSON.stringify(CHANGES_MARKER));
   const fh = await open(file, "w", 0o644);
   try {
-    let buf = head.slice(0, at);
-    const flush = async (force: boolean): Promise<void> => {
-      if (force || buf.length >= 1 << 20) {
-        await fh.write(buf);
-        buf = "";
-      }
-    };
-    if (signed.changes.length === 0) buf += "[]";
+    if (signed.changes.length === 0) await fh.write(`${head.slice(0, at)}[]`);
     else {
-      buf += "[\n";
-      for (const [i, change] of signed.changes.entries()) {
-        buf += JSON.stringify(change, null, 2).replace(/^/gm, "    ") + (i < signed.changes.length - 1 ? ",\n" : "\n");
-        await flush(false);
+      await fh.write(`${head.slice(0, at)}[\n`);
+      for (let i = 0; i < signed.changes.length; i += WRITE_BATCH) {
+        // inside `{ "c": [ … ] }` stringified with 2 spaces, the elements sit at the plan's own depth (4 spaces)
+        const wrapped = JSON.stringify({ c: signed.changes.slice(i, i + WRITE_BATCH) }, null, 2);
+        const last = i + WRITE_BATCH >= signed.changes.length;
+        await fh.write(wrapped.slice(WRAP_HEAD.length, wrapped.length - WRAP_TAIL.length));
+        await fh.write(last ? "\n  ]" : ",\n");
       }
-      buf += "  ]";
     }
-    buf += `${head.slice(at + JSON.stringify(CHANGES_MARKER).length)}\n`;
-    await flush(true);
+    await fh.write(`${head.slice(at + JSON.stringify(CHANGES_MARKER).length)}\n`);
   } finally {
     await fh.close();
   }
 }
+
+const WRAP_HEAD = '{\n  "c": [\n';
+const WRAP_TAIL = "\n  ]\n}";
 
 /** Plans an already loaded rule set against the service; shared by `plan` and `apply --auto-approve`. */
 export async function planRuleSet(

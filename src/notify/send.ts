@@ -3,7 +3,8 @@
  * failure (network, timeout, 429, 5xx) retried twice with backoff, then reported as a warning. Delivery never changes
  * the outcome of the run it reports on: nothing here throws.
  */
-import { request } from "undici";
+import type { Dispatcher } from "undici";
+import { Pool, request } from "../api/undici-light.js";
 import { VERSION } from "../model/version.js";
 import { shownUrl } from "./urls.js";
 
@@ -27,9 +28,10 @@ export interface Delivery {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function attempt(url: URL, body: string, timeoutMs: number): Promise<{ ok: boolean; retry: boolean; problem?: string }> {
+async function attempt(pool: Dispatcher, url: URL, body: string, timeoutMs: number): Promise<{ ok: boolean; retry: boolean; problem?: string }> {
   try {
-    const res = await request(url, {
+    const res = await request(pool, {
+      path: `${url.pathname}${url.search}`,
       method: "POST",
       headers: { "content-type": "application/json", "user-agent": `flowrules/${VERSION}` },
       body,
@@ -57,13 +59,19 @@ export async function deliver(url: URL, payload: unknown, opts: NotifyOptions = 
   let last: { ok: boolean; retry: boolean; problem?: string } = { ok: false, retry: false };
   const deadline = Date.now() + 2 * timeoutMs;
   let n = 0;
-  while (n < attempts) {
-    n++;
-    last = await attempt(url, body, Math.min(timeoutMs, deadline - Date.now()));
-    if (last.ok || !last.retry) break;
-    const wait = backoff * 2 ** (n - 1);
-    if (n >= attempts || Date.now() + wait + 100 >= deadline) break;
-    await sleep(wait);
+  // one connection to the receiver for all attempts, closed whatever happens
+  const pool = new Pool(url.origin, { connections: 1 });
+  try {
+    while (n < attempts) {
+      n++;
+      last = await attempt(pool, url, body, Math.min(timeoutMs, deadline - Date.now()));
+      if (last.ok || !last.retry) break;
+      const wait = backoff * 2 ** (n - 1);
+      if (n >= attempts || Date.now() + wait + 100 >= deadline) break;
+      await sleep(wait);
+    }
+  } finally {
+    await pool.destroy().catch(() => undefined);
   }
   return { target: shownUrl(url), ok: last.ok, attempts: n, ...(last.problem ? { problem: last.problem } : {}) };
 }

@@ -1,9 +1,11 @@
 /**
  * A plan's digest: sha256 over its canonical JSON (keys sorted, `digest` itself left out). `apply` recomputes it to
  * refuse a plan file edited after review. The canonical form is streamed into the hash in chunks, never built as
- * one string: a plan of 100,000 changes would otherwise cost well over 100 MB for the digest alone.
+ * one string: a plan of 100,000 changes would otherwise cost well over 100 MB for the digest alone. `canonicalJson`
+ * writes the form piece by piece and is the reference; the hasher builds each element natively (a copy with sorted
+ * keys through JSON.stringify), which gives the same text (test/plan/stream-read.test.ts).
  */
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { Plan, SignedPlan } from "./types.js";
 
 const CHUNK = 64 * 1024;
@@ -40,40 +42,75 @@ export function canonicalJson(value: unknown): string {
   return parts.join("");
 }
 
-function hashCanonical(hash: Hash, value: unknown): void {
-  let buf = "";
-  writeCanonical(value, (s) => {
-    buf += s;
-    if (buf.length >= CHUNK) {
-      hash.update(buf);
-      buf = "";
-    }
-  });
-  hash.update(buf);
-}
-
 export function planDigest(plan: Plan | (Plan & { digest?: string })): string {
   const { digest: _ignored, ...rest } = plan as Plan & { digest?: string };
-  const hash = createHash("sha256");
-  hashCanonical(hash, rest);
-  return `sha256:${hash.digest("hex")}`;
+  // the canonical form of the whole plan, fed element by element: the same text as canonicalJson(rest), without
+  // building it (or thousands of small strings per change) at 100,000 changes
+  const hasher = new CanonicalHasher();
+  const fields = rest as Record<string, unknown>;
+  const keys = Object.keys(fields)
+    .filter((k) => fields[k] !== undefined)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  hasher.text("{");
+  for (const [n, k] of keys.entries()) {
+    hasher.text(`${n > 0 ? "," : ""}${JSON.stringify(k)}:`);
+    const v = fields[k];
+    if (!Array.isArray(v)) {
+      hasher.value(v);
+      continue;
+    }
+    hasher.text("[");
+    v.forEach((x: unknown, i) => {
+      if (i > 0) hasher.text(",");
+      hasher.value(x);
+    });
+    hasher.text("]");
+  }
+  hasher.text("}");
+  return hasher.digest();
 }
-
 
 export function withDigest(plan: Plan): SignedPlan {
   return { ...plan, digest: planDigest(plan) };
 }
 
-function collectKeys(v: unknown, into: Set<string>): void {
-  if (v === null || typeof v !== "object") return;
+/** Index-like keys: a plain object keeps them first and in numeric order, whatever the insertion order. */
+const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
+const INDEXED: unique symbol = Symbol("indexed");
+
+/** A copy whose objects hold their keys in sorted order; INDEXED when some key is index-like. */
+function sortedCopy(v: unknown): unknown {
+  if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) {
-    for (const x of v) collectKeys(x, into);
-    return;
+    const out: unknown[] = [];
+    for (const x of v) {
+      const c = sortedCopy(x);
+      if (c === INDEXED) return INDEXED;
+      out.push(c);
+    }
+    return out;
   }
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    into.add(k);
-    collectKeys(x, into);
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  // the default sort compares UTF-16 code units, as canonicalJson does
+  for (const k of Object.keys(o).sort()) {
+    if (INDEX_KEY.test(k)) return INDEXED;
+    const c = sortedCopy(o[k]);
+    if (c === INDEXED) return INDEXED;
+    // "__proto__" as an own key, as JSON.parse makes it (an assignment would set the prototype instead)
+    if (k === "__proto__") Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
+    else out[k] = c;
   }
+  return out;
+}
+
+/**
+ * The canonical JSON of one value: a copy with sorted keys through JSON.stringify's native writer — the same text as
+ * canonicalJson without thousands of small strings — or canonicalJson itself for the rare value with index-like keys.
+ */
+function canonicalText(v: unknown): string {
+  const copy = sortedCopy(v);
+  return copy === INDEXED ? canonicalJson(v) : (JSON.stringify(copy) ?? "null");
 }
 
 /**
@@ -84,19 +121,19 @@ export class CanonicalHasher {
   private readonly hash = createHash("sha256");
   private buf = "";
 
+  /** Punctuation and keys: short pieces, gathered before they reach the hash. */
   text(s: string): void {
     this.buf += s;
     if (this.buf.length >= CHUNK) this.flush();
   }
 
   /**
-   * One value of parsed JSON. JSON.stringify given the sorted list of every key in the value writes each object's
-   * keys in that order — the canonical form, built natively in one string instead of thousands of small ones.
+   * One value of parsed JSON, in canonical form (canonicalText), straight to the hash: joining it to others first
+   * would only copy it.
    */
   value(v: unknown): void {
-    const keys = new Set<string>();
-    collectKeys(v, keys);
-    this.text(JSON.stringify(v, [...keys].sort()) ?? "null");
+    this.flush();
+    this.hash.update(canonicalText(v));
   }
 
   digest(): string {
@@ -105,6 +142,7 @@ export class CanonicalHasher {
   }
 
   private flush(): void {
+    if (this.buf.length === 0) return;
     this.hash.update(this.buf);
     this.buf = "";
   }

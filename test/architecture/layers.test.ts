@@ -35,10 +35,12 @@ function walk(dir: string): string[] {
 
 const files = walk(SRC).map((f) => relative(SRC, f));
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["'](\.[^"']+)["']/g;
+// modules loaded when a command runs (src/cli) obey the same layers
+const DYNAMIC_IMPORT = /\bimport\(\s*["'](\.[^"']+)["']\s*\)/g;
 
 function importsOf(file: string): string[] {
   const text = readFileSync(join(SRC, file), "utf8");
-  return [...text.matchAll(IMPORT)].map((m) => normalize(join(dirname(file), m[1] ?? "")).replace(/\.js$/, ".ts"));
+  return [...text.matchAll(IMPORT), ...text.matchAll(DYNAMIC_IMPORT)].map((m) => normalize(join(dirname(file), m[1] ?? "")).replace(/\.js$/, ".ts"));
 }
 
 const graph = new Map(files.map((f) => [f, importsOf(f)]));

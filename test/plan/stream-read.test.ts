@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CanonicalHasher, canonicalJson } from "../../src/plan/digest.js";
+import { CanonicalHasher, canonicalJson, planDigest } from "../../src/plan/digest.js";
+import type { Plan } from "../../src/plan/types.js";
 import { checkPlannedChange } from "../../src/actions/index.js";
 import { checkPlan, loadPlanFile } from "../../src/plan/read.js";
 import { streamPlanFile } from "../../src/plan/stream-read.js";
@@ -47,6 +48,20 @@ describe("streaming plan reader", () => {
       }),
       { numRuns: 300 },
     );
+    // keys JavaScript orders its own way (index-like, "__proto__"), and undefined, which JSON leaves out
+    for (const v of [{ "10": 1, "9": 2, a: { "2": 0, b: [1, { "1": true }] } }, JSON.parse('{"__proto__": {"z": 1, "a": 2}, "b": null}') as unknown, { a: undefined, b: [undefined, 1] }]) {
+      const h = new CanonicalHasher();
+      h.value(v);
+      expect(h.digest()).toBe(`sha256:${createHash("sha256").update(canonicalJson(v)).digest("hex")}`);
+    }
+  });
+
+  it("digests a plan as the hash of its canonical JSON", async () => {
+    const raw = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+    const { digest, ...rest } = raw;
+    expect(typeof digest).toBe("string");
+    expect(planDigest(raw as unknown as Plan)).toBe(`sha256:${createHash("sha256").update(canonicalJson(rest)).digest("hex")}`);
+    expect(planDigest(raw as unknown as Plan)).toBe(digest);
   });
 
   it("reads what the whole-file reader reads, in chunks of a few bytes too", async () => {

@@ -124,11 +124,13 @@ describe("plan formats", () => {
     expect(planDigest(edited)).not.toBe(doc.digest);
   });
 
-  it("--out writes, change by change, exactly the bytes of the pretty-printed signed plan", async () => {
+  it("--out writes, a batch of changes at a time, exactly the bytes of the pretty-printed signed plan", async () => {
     const dir = await mkdtemp(join(tmpdir(), "flowrules-planfile-"));
     const base = await fixedPlan();
     const tricky = { ...base.changes[0]!, instance_name: "line\nbreak \"quoted\" — ü", after: { "fields.note": "a\n  b" } };
-    for (const plan of [base, { ...base, changes: [] }, { ...base, changes: [tricky, ...base.changes] }]) {
+    // more than one batch of changes (they are stringified 50 at a time), ending one past a batch
+    const many = Array.from({ length: 101 }, (_, i) => ({ ...base.changes[i % base.changes.length]!, id: `many:${i}` }));
+    for (const plan of [base, { ...base, changes: [] }, { ...base, changes: [tricky, ...base.changes] }, { ...base, changes: many }]) {
       const file = join(dir, "plan.json");
       await writePlanFile(file, plan);
       expect(await readFile(file, "utf8")).toBe(`${JSON.stringify(withDigest(plan), null, 2)}\n`);

@@ -17,6 +17,9 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { UserError } from "../../model/errors.js";
 
+/** Where the lock lives, relative to the working directory (`--lock-file` changes it). */
+export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
+
 const OwnerSchema = z.object({
   pid: z.number().int(),
   host: z.string(),
