@@ -17,7 +17,7 @@ import { compareIds } from "./compare-ids.js";
 import { compareReports } from "./compare-reports.js";
 import { buildInstance } from "./fixtures.js";
 import type { Observed } from "./observed.js";
-import type { Fixture, TestFileData } from "./schema.js";
+import type { FieldTypeName, Fixture, TestFileData } from "./schema.js";
 import type { CaseResult, Failure } from "./types.js";
 
 export interface CaseInput {
@@ -25,6 +25,8 @@ export interface CaseInput {
   data: TestFileData;
   index: number;
   ruleSet: RuleSet;
+  /** form-field types by workflow id and `step:action`, from the workflow catalog; the file's `field_types` win */
+  catalogTypes?: ReadonlyMap<number, Readonly<Record<string, FieldTypeName>>>;
 }
 
 type Path = Array<string | number>;
@@ -123,7 +125,6 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
 
   const bindings = planBindings(now);
   const aliases = aliasesOf(rules, ruleSet, data);
-  const fieldTypes = data.field_types ?? {};
   const obs: Observed = { rules, explanations: new Map(), names: new Map(), plan: await planFromInstances([], now) };
   const inputs: PureRuleInput[] = [];
   const reported = new Set<string>();
@@ -134,6 +135,7 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
     for (const f of fixtures.list) {
       obs.names.set(f.value.id, f.value.name ?? `Instance ${f.value.id}`);
       if (!inWorkflow(f.value, rule, data)) continue;
+      const fieldTypes = { ...(input.catalogTypes?.get(workflowId) ?? {}), ...(data.field_types ?? {}) };
       const built = buildInstance(f.value, { now, aliases, fieldTypes, processId: workflowId });
       for (const p of built.problems) {
         const seen = `${f.path.join("/")}:${p.message}`;

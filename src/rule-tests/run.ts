@@ -10,10 +10,16 @@ import { discover } from "./discover.js";
 import { readTestFile } from "./parse.js";
 import { runCase } from "./run-case.js";
 import type { CaseResult, TestRun } from "./types.js";
+import type { FieldTypeName } from "./schema.js";
+import { fieldTypeOf } from "../model/values.js";
+import { fieldKey } from "../model/field-values.js";
 
 export interface RunOptions {
   requireTests?: boolean;
-  /** the workflow catalog: resolves the step and field names of the rules to the ids fixtures use */
+  /**
+   * the workflow catalog: resolves the step and field names of the rules to the ids fixtures use, and gives the
+   * form-field types that turn fixtures' plain values into input objects (a file's `field_types` still win)
+   */
   catalog?: Catalog;
 }
 
@@ -33,6 +39,22 @@ function untested(ruleSet: RuleSet, results: CaseResult[]): CaseResult[] {
       failures: [{ subject: "--require-tests", expected: "at least one test case naming this rule", actual: "none" }],
       durationMs: 0,
     }));
+}
+
+/** Each catalog workflow's form-field types by `step:action`, for fixtures' plain values (docs/writing-rules.md). */
+function catalogFieldTypes(catalog: Catalog | undefined): Map<number, Record<string, FieldTypeName>> {
+  const out = new Map<number, Record<string, FieldTypeName>>();
+  for (const w of catalog?.workflows ?? []) {
+    const types: Record<string, FieldTypeName> = {};
+    for (const step of w.steps) {
+      for (const action of step.actions) {
+        const t = fieldTypeOf(action.type);
+        if (t) types[fieldKey(step.id, action.id)] = t;
+      }
+    }
+    out.set(w.workflow.id, types);
+  }
+  return out;
 }
 
 function resolvedByCatalog(rule: RuleSet["rules"][number], catalog: Catalog | undefined): RuleSet["rules"][number] {
@@ -56,12 +78,13 @@ export async function runTests(paths: string[], opts: RunOptions = {}): Promise<
   // with the workflow catalog, steps and fields named in the rules become the ids the fixtures use
   if (opts.catalog) loaded.ruleSet = { ...loaded.ruleSet, rules: loaded.ruleSet.rules.map((r) => resolvedByCatalog(r, opts.catalog)) };
   run.ruleSet = loaded.ruleSet;
+  const catalogTypes = catalogFieldTypes(opts.catalog);
   for (const file of found.testFiles) {
     const parsed = await readTestFile(file);
     diagnostics.push(...parsed.diagnostics);
     if (!parsed.data || !parsed.src) continue;
     for (let index = 0; index < parsed.data.tests.length; index++) {
-      run.results.push(await runCase({ src: parsed.src, data: parsed.data, index, ruleSet: loaded.ruleSet }));
+      run.results.push(await runCase({ src: parsed.src, data: parsed.data, index, ruleSet: loaded.ruleSet, catalogTypes }));
     }
   }
   if (opts.requireTests) run.results.push(...untested(loaded.ruleSet, run.results));

@@ -1,5 +1,5 @@
 /** `flowrules test` with the workflow catalog: rules naming steps and fields run against fixtures written with ids. */
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -15,7 +15,17 @@ const CATALOG: Catalog = {
       workflow: { id: 1042, name: "Expense claim", folder: null },
       source: null,
       steps: [
-        { id: 20111, name: "Manager approval", position: 2, type: "form", actions: [{ id: 50222, name: "Amount", type: "number" }, { id: 50230, name: "Manager comment", type: "text" }] },
+        {
+          id: 20111,
+          name: "Manager approval",
+          position: 2,
+          type: "form",
+          actions: [
+            { id: 50222, name: "Amount", type: "number" },
+            { id: 50230, name: "Manager comment", type: "text" },
+            { id: 50231, name: "Submitted", type: "date" },
+          ],
+        },
       ],
     },
   ],
@@ -58,5 +68,43 @@ describe("rule tests with the workflow catalog", () => {
     expect(withCatalog.results.map((r) => r.status)).toEqual(["pass"]);
     const without = await runTests([dir]);
     expect(without.results.map((r) => r.status)).toEqual(["fail"]);
+  });
+
+  it("takes the fields' types from the catalog: a plain relative date in a fixture is a date", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "flowrules-rt-"));
+    await writeFile(
+      join(dir, "stale.yaml"),
+      `version: 1
+rules:
+  - name: stale
+    workflow: 1042
+    fields: { submitted: { step: Manager approval, action: Submitted } }
+    when: $daysSince(fields.submitted) > 1
+    actions: [ abort ]
+`,
+    );
+    await writeFile(
+      join(dir, "stale.test.yaml"),
+      `version: 1
+now: "2026-01-10T00:00:00Z"
+tests:
+  - name: submitted two days ago is stale
+    rule: stale
+    instances:
+      - { id: 1, name: old, fields: { submitted: -P2D } }
+      - { id: 2, name: new, fields: { submitted: -PT3H } }
+    expect:
+      matched: [1]
+`,
+    );
+    const withCatalog = await runTests([dir], { catalog: CATALOG });
+    expect(withCatalog.diagnostics).toEqual([]);
+    expect(withCatalog.results.map((r) => r.status)).toEqual(["pass"]);
+    // the file's own field_types win: as text, "-P2D" is no date, $daysSince finds none and nothing matches
+    const text = await readFile(join(dir, "stale.test.yaml"), "utf8");
+    await writeFile(join(dir, "stale.test.yaml"), text.replace("now:", "field_types: { submitted: text }\nnow:"));
+    const overridden = await runTests([dir], { catalog: CATALOG });
+    expect(overridden.diagnostics).toEqual([]);
+    expect(overridden.results.map((r) => r.status)).toEqual(["fail"]);
   });
 });
