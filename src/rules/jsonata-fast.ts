@@ -1,6 +1,6 @@
 /**
  * A synchronous evaluator for the small part of JSONata that rules mostly use: names and paths through objects,
- * literals, comparisons, `and`/`or`, arithmetic, `in`, `&` on text, `? :`, `( )`, `$not`/`$exists`/`$boolean` and
+ * literals (and arrays of them), comparisons, `and`/`or`, arithmetic, `in`, `&` on text, `? :`, `( )`, `$not`/`$exists`/`$boolean` and
  * the plan's own functions (`$daysSince`, `$hoursUntil`, `$now`).
  *
  * JSONata's evaluator is asynchronous: every node of every evaluation allocates promises and frames, and at 100,000
@@ -25,7 +25,7 @@ const KEYS: Record<string, ReadonlySet<string>> = {
   path: new Set(["type", "steps"]),
   name: new Set(["type", "value", "position"]),
   binary: new Set(["type", "value", "position", "lhs", "rhs"]),
-  unary: new Set(["type", "value", "position", "expression"]),
+  unary: new Set(["type", "value", "position", "expression", "expressions"]),
   number: new Set(["type", "value", "position"]),
   string: new Set(["type", "value", "position"]),
   value: new Set(["type", "value", "position"]),
@@ -212,6 +212,7 @@ function compileNode(n: unknown): Fn | undefined {
     case "binary":
       return compileBinary(n);
     case "unary": {
+      if (n.value === "[") return compileLiteralArray(n.expressions);
       if (n.value !== "-") return undefined;
       const e = compileNode(n.expression);
       if (!e) return undefined;
@@ -246,6 +247,20 @@ function compileNode(n: unknown): Fn | undefined {
 
 function literal(v: unknown): Fn {
   return () => v;
+}
+
+/** `["EUR", "GBP"]`: an array of literals (the usual right side of `in`); a new array each time, as JSONata gives. */
+function compileLiteralArray(items: unknown): Fn | undefined {
+  if (!Array.isArray(items)) return undefined;
+  const values: unknown[] = [];
+  for (const item of items) {
+    if (!plainNode(item)) return undefined;
+    if (item.type === "string" && typeof item.value === "string") values.push(item.value);
+    else if (item.type === "number" && typeof item.value === "number" && Number.isFinite(item.value)) values.push(item.value);
+    else if (item.type === "value" && (item.value === null || typeof item.value === "boolean")) values.push(item.value);
+    else return undefined;
+  }
+  return () => [...values];
 }
 
 /**

@@ -25,7 +25,7 @@ const SCALARS: unknown[] = [0, 1, "1", -2.5, 100, 99.99, "", "EUR", "USD", "12.5
 // scalars three times as often as the rest, so that most cases take the fast path and equal operands are common
 const VALUES: unknown[] = [...SCALARS, ...SCALARS, ...SCALARS, ["a", "b"], ["a"], [], [1, 2], { x: 1 }, {}, [{ x: 1 }]];
 const PATHS = ["fields.amount", "fields.currency", "fields.flag", "fields.list", "instance.status", "instance.name", "instance.x.y", "tags", "nothing", "fields.obj.x", "fields.nested.x"];
-const LITERALS = ["0", "1", "\"1\"", "100", "2.5", '"EUR"', '""', '"a"', "true", "false", "null"];
+const LITERALS = ["0", "1", "\"1\"", "100", "2.5", '"EUR"', '""', '"a"', "true", "false", "null", '["EUR", "a", 1]', "[]", '["running"]', "[null, true]"];
 const BINARY = ["=", "!=", "<", "<=", ">", ">=", "and", "or", "+", "-", "*", "/", "%", "&", "in"];
 const CALLS = ["$not", "$exists", "$boolean", "$daysSince", "$hoursUntil", "$count", "$string"];
 
@@ -118,6 +118,8 @@ describe("the synchronous JSONata evaluator", () => {
       ['"x" in tags', true],
       ['"1" in fields.nums', false],
       ["1 in fields.nums", true],
+      ['fields.currency in ["EUR", "GBP"]', true],
+      ['instance.status in ["completed"]', false],
       ["fields.missing > 3", undefined],
       ['fields.amount > 10 ? "big" : "small"', "big"],
       ["$now()", "2026-11-23T10:00:00.000Z"],
@@ -130,7 +132,7 @@ describe("the synchronous JSONata evaluator", () => {
   });
 
   it("leaves to JSONata what it does not handle", () => {
-    for (const source of ["a[0]", "a[x = 1].y", "($x := 1; $x)", "a.b{c: d}", "*.a", "**.a", "[1, 2]", "{ 'a': 1 }", "a ~> $f", "$.a", "a^(b)", "function($x){$x}(1)", "/ab/.test"].filter((s) => {
+    for (const source of ["a[0]", "a[x = 1].y", "($x := 1; $x)", "a.b{c: d}", "*.a", "**.a", "{ 'a': 1 }", "[1, [2]]", "[a, 1]", "a ~> $f", "$.a", "a^(b)", "function($x){$x}(1)", "/ab/.test"].filter((s) => {
       try {
         jsonata(s);
         return true;
