@@ -4,6 +4,7 @@ import { VERSION } from "../model/version.js";
 import { registerValidate } from "./validate.js";
 import { registerPlan } from "./plan.js";
 import { registerApply } from "./apply.js";
+import { registerShow } from "./show.js";
 import { registerTest } from "./test.js";
 import { registerExplain } from "./explain.js";
 import { registerSandbox } from "./sandbox.js";
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerValidate(program);
   registerPlan(program);
   registerApply(program);
+  registerShow(program);
   registerTest(program);
   registerExplain(program);
   registerWorkflows(program);

@@ -79,6 +79,11 @@ export interface LoadedPlan {
 
 export interface LoadOptions {
   /**
+   * Read to be shown, not applied (`flowrules show`): any base URL, and a plan that recorded planning errors is
+   * shown with them instead of refused. Every other check (format version, digest, shape) still holds.
+   */
+  toShow?: boolean;
+  /**
    * Keep only what apply needs of each change (no before/after/instance_name) and no reports: about half the memory
    * per change at 100,000 changes.
    */
@@ -99,7 +104,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
     return good;
   };
   const streamed = await streamPlanFile(file, passes, opts.compact === true).catch(() => undefined);
-  if (streamed && sameBaseUrl(streamed.plan.base_url, expectedBaseUrl)) return { plan: streamed.plan, digest: streamed.digest, file };
+  if (streamed && (opts.toShow === true || sameBaseUrl(streamed.plan.base_url, expectedBaseUrl))) return { plan: streamed.plan, digest: streamed.digest, file };
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -116,7 +121,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
     const why = errorMessage(err).replace(/\s+/g, " ");
     throw new UserError(`${file} is not valid JSON (${why.length > 160 ? `${why.slice(0, 160)}…` : why}); write plans with \`flowrules plan --out\``);
   }
-  return checkPlan(raw, file, expectedBaseUrl, check);
+  return checkPlan(raw, file, expectedBaseUrl, check, opts.toShow === true);
 }
 
 /** A value quoted in a refusal: short, whatever the file holds. */
@@ -158,7 +163,7 @@ function parseInPlace(raw: Record<string, unknown>, file: string, check?: Change
 }
 
 /** The checks of loadPlanFile on already parsed JSON. */
-export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string, check?: ChangeCheck): LoadedPlan {
+export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string, check?: ChangeCheck, toShow = false): LoadedPlan {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new UserError(`${file} is not a plan: expected a JSON object`);
   const version = (raw as Record<string, unknown>).format_version;
   if (version !== SUPPORTED_FORMAT_VERSION) {
@@ -178,16 +183,16 @@ export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string, c
   }
   const plan = parseInPlace(raw as Record<string, unknown>, file, check);
   if (actual !== plan.digest) {
-    throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to apply it — plan again`);
+    throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to ${toShow ? "show" : "apply"} it — plan again`);
   }
-  if (plan.errors.length > 0) {
+  if (!toShow && plan.errors.length > 0) {
     const first = plan.errors[0];
     throw new UserError(
       `${file} records ${plan.errors.length} planning error${plan.errors.length === 1 ? "" : "s"} (first: ${first?.message ?? "?"}); ` +
         `a plan that failed is not applied — fix the rules and plan again`,
     );
   }
-  if (!sameBaseUrl(plan.base_url, expectedBaseUrl)) {
+  if (!toShow && !sameBaseUrl(plan.base_url, expectedBaseUrl)) {
     throw new UserError(
       `${file} was planned against ${plan.base_url}, but the configured service is ${expectedBaseUrl} (--base-url / FLOWRULES_BASE_URL); refusing to apply it elsewhere`,
     );

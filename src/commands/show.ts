@@ -1,0 +1,22 @@
+/**
+ * `flowrules show <plan.json>`: a saved plan in any plan format, without a request. The pull-request workflow writes
+ * plan.json once and renders it again as HTML, so reviewers read the very plan `apply` will execute, and the service
+ * is asked once (docs/plan-review.md).
+ */
+import { renderPlanOutput } from "../ci/changed-plan.js";
+import { loadPlanFile } from "../plan/read.js";
+import type { PlanFormat } from "../render/plan/index.js";
+import { EXIT_OK } from "../model/errors.js";
+import { useColor, type CommandIO } from "../log/command-io.js";
+
+export interface ShowCommandOptions {
+  file: string;
+  format: PlanFormat;
+}
+
+export async function showCommand(opts: ShowCommandOptions, io: CommandIO): Promise<number> {
+  // every check of a plan file but the base URL (nothing is sent) and recorded planning errors (they are shown)
+  const { plan } = await loadPlanFile(opts.file, "", undefined, { toShow: true });
+  io.stdout(renderPlanOutput(opts.format, plan, { color: useColor(io), planFile: opts.file }));
+  return EXIT_OK;
+}
