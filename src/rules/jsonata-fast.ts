@@ -1,7 +1,8 @@
 /**
  * A synchronous evaluator for the small part of JSONata that rules mostly use: names and paths through objects,
- * literals (and arrays of them), comparisons, `and`/`or`, arithmetic, `in`, `&` on text, `? :`, `( )`, `$not`/`$exists`/`$boolean` and
- * the plan's own functions (`$daysSince`, `$hoursUntil`, `$now`).
+ * literals (and arrays of them), comparisons, `and`/`or`, arithmetic, `in`, `&` on text, `? :`, `( )`, a few of
+ * JSONata's functions (`$not`, `$exists`, `$boolean`, `$number`, `$lowercase`, `$uppercase`, `$length`, `$contains`)
+ * and the plan's own (`$daysSince`, `$hoursUntil`, `$now`).
  *
  * JSONata's evaluator is asynchronous: every node of every evaluation allocates promises and frames, and at 100,000
  * instances that garbage, not the data, set the plan's peak memory and capped evaluation at ~50,000 instances a
@@ -18,7 +19,51 @@ type Fn = (input: unknown, bindings: Record<string, unknown>) => unknown;
 
 const COMPARISON = new Set(["<", "<=", ">", ">="]);
 const ARITHMETIC = new Set(["+", "-", "*", "/", "%"]);
-const BUILTINS = new Set(["not", "exists", "boolean"]);
+type Scalar = string | number | boolean | null | undefined;
+
+/** JSONata's decimal text that `$number` turns into a number (its hex, octal and binary forms are left to it). */
+const DECIMAL = /^-?[0-9]+(\.[0-9]+)?([Ee][-+]?[0-9]+)?$/;
+
+/**
+ * JSONata's functions handled here, by name and number of arguments, on scalar (or undefined) arguments; SLOW where
+ * JSONata would raise a type error or cast in a way not reproduced here.
+ */
+const BUILTINS: Record<string, { arity: number; call: (a: Scalar, b: Scalar) => unknown }> = {
+  not: {
+    arity: 1,
+    call: (v) => {
+      const bool = booleanOf(v);
+      return bool === undefined ? undefined : !bool;
+    },
+  },
+  exists: { arity: 1, call: (v) => v !== undefined },
+  boolean: { arity: 1, call: (v) => booleanOf(v) },
+  lowercase: { arity: 1, call: (v) => (v === undefined ? undefined : typeof v === "string" ? v.toLowerCase() : SLOW) },
+  uppercase: { arity: 1, call: (v) => (v === undefined ? undefined : typeof v === "string" ? v.toUpperCase() : SLOW) },
+  // characters, as JSONata counts them: code points, not UTF-16 units
+  length: { arity: 1, call: (v) => (v === undefined ? undefined : typeof v === "string" ? Array.from(v).length : SLOW) },
+  number: {
+    arity: 1,
+    call: (v) => {
+      if (v === undefined) return undefined;
+      if (typeof v === "number") return v;
+      if (typeof v === "boolean") return v ? 1 : 0;
+      if (typeof v === "string" && DECIMAL.test(v)) {
+        const n = parseFloat(v);
+        return Number.isFinite(n) ? n : SLOW;
+      }
+      return SLOW;
+    },
+  },
+  contains: {
+    arity: 2,
+    call: (s, token) => {
+      // JSONata checks both arguments' types before it looks at either being undefined
+      if ((s !== undefined && typeof s !== "string") || (token !== undefined && typeof token !== "string")) return SLOW;
+      return s === undefined || token === undefined ? undefined : s.includes(token);
+    },
+  },
+};
 
 /** Keys a node of each type may carry; any other key (stages, predicates, grouping, focus…) is not handled here. */
 const KEYS: Record<string, ReadonlySet<string>> = {
@@ -172,7 +217,8 @@ function compileFunction(n: Node): Fn | undefined {
     compiled.push(f);
   }
   const name = proc.value;
-  const builtin = BUILTINS.has(name) && compiled.length === 1;
+  const own = Object.prototype.hasOwnProperty.call(BUILTINS, name) ? BUILTINS[name] : undefined;
+  const builtin = own && own.arity === compiled.length ? own : undefined;
   return (input, b) => {
     const values: unknown[] = [];
     for (const f of compiled) {
@@ -188,11 +234,7 @@ function compileFunction(n: Node): Fn | undefined {
       return v === undefined || isScalar(v) ? v : SLOW;
     }
     if (bound !== undefined || !builtin) return SLOW;
-    const v = values[0] as string | number | boolean | null | undefined;
-    if (name === "exists") return v !== undefined;
-    const bool = booleanOf(v);
-    if (name === "not") return bool === undefined ? undefined : !bool;
-    return bool;
+    return builtin.call(values[0] as Scalar, values[1] as Scalar);
   };
 }
 
