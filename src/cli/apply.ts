@@ -31,10 +31,10 @@ export function parseLockTimeout(raw: string): number {
   return ms;
 }
 
-/** --max-duration: "90s", "14m", "2h" (a bare number is seconds) → milliseconds. */
-export function parseMaxDuration(raw: string): number {
+/** --max-duration and --lock-wait: "90s", "14m", "2h" (a bare number is seconds) → milliseconds. */
+export function parseMaxDuration(raw: string, flag = "--max-duration"): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$/i.exec(raw);
-  if (!m) throw new UserError(`--max-duration must be a duration such as 90s, 14m, 2h; got "${raw}"`);
+  if (!m) throw new UserError(`${flag} must be a duration such as 90s, 14m, 2h; got "${raw}"`);
   const n = Number(m[1]);
   const unit = (m[2] ?? "s").toLowerCase();
   return Math.round(unit === "s" ? n * 1000 : unit === "h" ? n * 3_600_000 : n * 60_000);
@@ -53,6 +53,7 @@ const Flags = z.object({
   shard: z.string().optional(),
   recheckEvery: z.string().optional(),
   maxDuration: z.string().optional(),
+  lockWait: z.string().optional(),
 });
 
 function wholeNumber(name: string, raw: string | undefined, min: number, max: number, fallback: number): number {
@@ -117,6 +118,7 @@ export function registerApply(program: Command): void {
     .option("--lock-file <file>", `lock against concurrent applies (default ${DEFAULT_LOCK_FILE})`)
     .option("--lock-timeout <duration>", "a lock of another host whose heartbeat stopped this long ago is stale: minutes, or 90s / 30m / 2h (default 30m); a live apply on this host is never taken over")
     .option("--recheck-every <seconds>", "judge staleness again at least this often while sending changes (default 60)")
+    .option("--lock-wait <duration>", "while another apply holds the lock, wait this long for it to finish (90s, 10m) instead of refusing at once")
     .option("--max-duration <duration>", "start no change after this long (90s, 14m, 2h); the rest are deferred and the same apply again resumes them")
     .option("--clock-skew <seconds>", "assumed bound on the clock difference with the service, for staleness (default 60)")
     .option("--detailed-exitcode", "exit 0 when nothing was applied, 2 when changes were applied, 1 on any stale or failed change")
@@ -147,6 +149,7 @@ export function registerApply(program: Command): void {
           clockSkewMs: wholeNumber("clock-skew", f.clockSkew, 0, 86_400, 60) * 1000,
           recheckEveryMs: wholeNumber("recheck-every", f.recheckEvery, 1, 86_400, 60) * 1000,
           ...(f.maxDuration !== undefined ? { maxDurationMs: parseMaxDuration(f.maxDuration), maxDurationText: f.maxDuration.trim() } : {}),
+          ...(f.lockWait !== undefined ? { lockWaitMs: parseMaxDuration(f.lockWait, "--lock-wait"), lockWaitText: f.lockWait.trim() } : {}),
           detailedExitcode: f.detailedExitcode === true,
           quiet: f.quiet === true,
           rules: f.rule ?? [],

@@ -15,7 +15,7 @@ import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../engine/apply/batches.js";
 import { DEFAULT_RECHECK_EVERY_MS, executePlan, type ApplyProgress } from "../engine/apply/execute.js";
 import { Journal } from "../engine/apply/journal.js";
-import { acquireLock, DEFAULT_LOCK_FILE, describeTakeOver, type HeldLock } from "../engine/apply/lock.js";
+import { acquireLock, DEFAULT_LOCK_FILE, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../engine/apply/lock.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../engine/apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../engine/apply/staleness.js";
@@ -73,7 +73,18 @@ export interface ApplyCommandOptions {
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
   notify?: NotifySettings;
   /** knobs for tests and benchmarks */
-  tuning?: { verifyDelayMs?: number; maxSendAttempts?: number; heartbeatMs?: number; client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">> };
+  /** --lock-wait: how long to wait for another apply's lock to free before refusing (default 0: refuse at once) */
+  lockWaitMs?: number;
+  /** --lock-wait as the user wrote it, for messages */
+  lockWaitText?: string;
+  tuning?: {
+    verifyDelayMs?: number;
+    maxSendAttempts?: number;
+    heartbeatMs?: number;
+    /** how often a waiting run looks at the lock again (default 2 s) */
+    lockPollMs?: number;
+    client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">>;
+  };
 }
 
 type Mode = { kind: "plan"; file: string } | { kind: "rules"; paths: string[] };
@@ -179,7 +190,7 @@ async function withLock(
   body: (lock: HeldLock) => Promise<number>,
 ): Promise<number> {
   const file = resolve(cwd, opts.lockFile ?? DEFAULT_LOCK_FILE);
-  const lock = acquireLock(file, { applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS });
+  const lock = await acquireWaiting(file, { applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS }, opts, io);
   try {
     // the heartbeat tells a run on another host that this one still lives (on this host the pid says so)
     lock.startHeartbeat(opts.tuning?.heartbeatMs);
@@ -187,6 +198,29 @@ async function withLock(
     return await body(lock);
   } finally {
     lock.release();
+  }
+}
+
+/**
+ * The lock, waiting up to --lock-wait while a live apply holds it (looking again every couple of seconds); the
+ * holder is named once, when the wait begins. Past the wait, the refusal says how long it waited.
+ */
+async function acquireWaiting(file: string, lockOpts: LockOptions, opts: ApplyCommandOptions, io: CommandIO): Promise<HeldLock> {
+  const waitMs = opts.lockWaitMs ?? 0;
+  const until = Date.now() + waitMs;
+  let waiting = false;
+  for (;;) {
+    try {
+      return acquireLock(file, lockOpts);
+    } catch (err) {
+      if (!(err instanceof LockHeldError) || waitMs <= 0) throw err;
+      const left = until - Date.now();
+      const wait = opts.lockWaitText ?? `${Math.round(waitMs / 1000)}s`;
+      if (left <= 0) throw new UserError(`${err.holder}; waited ${wait} for it to finish (--lock-wait), nothing was changed`);
+      if (!waiting && !opts.quiet) io.stderr(`flowrules: ${err.holder}; waiting up to ${wait} for it to finish\n`);
+      waiting = true;
+      await new Promise((r) => setTimeout(r, Math.min(left, opts.tuning?.lockPollMs ?? 2000)));
+    }
   }
 }
 

@@ -140,14 +140,21 @@ describe("--max-duration", () => {
 });
 
 describe("a live apply keeps its lock", () => {
-  it("a second apply is refused while the first runs, however short its --lock-timeout, and is shown the holder's progress", async () => {
-    sb = await startSandbox({ port: 0, instances: 150, seed: 44 });
+  /** A plan of the mixed rules, and a first apply of it (one request at a time, slowed) that has taken the lock. */
+  async function firstApplyHoldingTheLock(seed: number, latencyMs: number): Promise<{ server: RunningSandbox; dir: string; file: string; lockFile: string; first: Promise<number> }> {
+    const server = await startSandbox({ port: 0, instances: 150, seed });
+    sb = server; // closed after the test
     const dir = await tempDir();
-    const { file } = await makePlan(sb, dir, MIXED_RULES);
-    sb.setFaults({ latencyMs: 30 });
+    const { file } = await makePlan(server, dir, MIXED_RULES);
+    server.setFaults({ latencyMs });
     const lockFile = join(dir, ".flowrules", "apply.lock");
-    const first = runApply(sb, dir, { paths: [file], connection: { ...connectionOf(sb), concurrency: 1 }, tuning: { heartbeatMs: 100 } });
+    const first = runApply(server, dir, { paths: [file], connection: { ...connectionOf(server), concurrency: 1 }, tuning: { heartbeatMs: 100 } });
     while (!existsSync(lockFile)) await new Promise((r) => setTimeout(r, 2));
+    return { server, dir, file, lockFile, first };
+  }
+
+  it("a second apply is refused while the first runs, however short its --lock-timeout, and is shown the holder's progress", async () => {
+    const { server, dir, file, lockFile, first } = await firstApplyHoldingTheLock(44, 30);
     // wait for a heartbeat with progress, then try with a lock timeout far below the first run's age
     let owner: { progress?: string; heartbeat_at?: string } = {};
     while (!owner.progress) {
@@ -158,14 +165,34 @@ describe("a live apply keeps its lock", () => {
         owner = {};
       }
     }
-    const second = await runApply(sb, dir, { paths: [file], lockTimeoutMs: 1 }).then(
+    const second = await runApply(server, dir, { paths: [file], lockTimeoutMs: 1 }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(second).toBeInstanceOf(UserError);
     expect((second as Error).message).toMatch(new RegExp(`pid ${process.pid} on ${hostname()}, started \\d+ s ago, applying plan\\.json.*changes settled, last heartbeat \\d+ s ago`));
     expect(await first).toBe(2);
-    const counts = effectiveMutations(sb);
+    const counts = effectiveMutations(server);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+  }, 60_000);
+
+  it("with --lock-wait, a second apply waits for the holder to finish, then resumes from the journal and sends nothing twice", async () => {
+    const { server, dir, file, first } = await firstApplyHoldingTheLock(45, 20);
+    // too short a wait: refused, saying who holds the lock and that it waited
+    const impatient = await runApply(server, dir, { paths: [file], lockWaitMs: 150, lockWaitText: "150ms", tuning: { lockPollMs: 20 } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(impatient).toBeInstanceOf(UserError);
+    expect((impatient as Error).message).toMatch(new RegExp(`^another apply holds the lock .*apply\\.lock: pid ${process.pid} on ${hostname()}.*; waited 150ms for it to finish \\(--lock-wait\\), nothing was changed$`));
+    // a patient one waits, takes the lock when the first run ends, and finds everything done in the journal
+    const io = captureIO();
+    const patient = runApply(server, dir, { paths: [file], lockWaitMs: 60_000, tuning: { lockPollMs: 20 } }, io);
+    expect(await first).toBe(2);
+    expect(await patient).toBe(0);
+    expect(io.err()).toMatch(/^flowrules: another apply holds the lock .*; waiting up to 60s for it to finish$/m);
+    const counts = effectiveMutations(server);
+    expect(counts.size).toBeGreaterThan(0);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
   }, 60_000);
 });

@@ -17,6 +17,17 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { UserError } from "../../model/errors.js";
 
+/** Refusal because a live apply holds the lock: a run may wait for it (`--lock-wait`) instead of failing at once. */
+export class LockHeldError extends UserError {
+  constructor(
+    /** who holds it and how far it got, in words */
+    readonly holder: string,
+    advice: string,
+  ) {
+    super(`${holder}. ${advice}`);
+  }
+}
+
 /** Where the lock lives, relative to the working directory (`--lock-file` changes it). */
 export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
 
@@ -219,9 +230,9 @@ export function acquireLock(file: string, opts: LockOptions): HeldLock {
       const current = readOwner(file);
       const why = staleness(file, current, opts, now());
       if (why === undefined) {
-        throw new UserError(
-          `another apply holds the lock ${file}: ${describe(current, now())}. ` +
-            `Wait for it to finish: a lock is taken over only when its process is gone (on this host) or its heartbeat stopped for --lock-timeout (${age(opts.timeoutMs)}, other hosts)`,
+        throw new LockHeldError(
+          `another apply holds the lock ${file}: ${describe(current, now())}`,
+          `Wait for it to finish (or pass --lock-wait): a lock is taken over only when its process is gone (on this host) or its heartbeat stopped for --lock-timeout (${age(opts.timeoutMs)}, other hosts)`,
         );
       }
       // move the stale lock aside; only one contender can rename this very file
