@@ -208,6 +208,7 @@ async function withLock(
 async function acquireWaiting(file: string, lockOpts: LockOptions, opts: ApplyCommandOptions, io: CommandIO): Promise<HeldLock> {
   const waitMs = opts.lockWaitMs ?? 0;
   const until = Date.now() + waitMs;
+  const wait = opts.lockWaitText ?? `${Math.round(waitMs / 1000)}s`;
   let waiting = false;
   for (;;) {
     try {
@@ -215,7 +216,6 @@ async function acquireWaiting(file: string, lockOpts: LockOptions, opts: ApplyCo
     } catch (err) {
       if (!(err instanceof LockHeldError) || waitMs <= 0) throw err;
       const left = until - Date.now();
-      const wait = opts.lockWaitText ?? `${Math.round(waitMs / 1000)}s`;
       if (left <= 0) throw new UserError(`${err.holder}; waited ${wait} for it to finish (--lock-wait), nothing was changed`);
       if (!waiting && !opts.quiet) io.stderr(`flowrules: ${err.holder}; waiting up to ${wait} for it to finish\n`);
       waiting = true;

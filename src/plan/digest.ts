@@ -48,22 +48,16 @@ export function planDigest(plan: Plan | (Plan & { digest?: string })): string {
   // building it (or thousands of small strings per change) at 100,000 changes
   const hasher = new CanonicalHasher();
   const fields = rest as Record<string, unknown>;
-  const keys = Object.keys(fields)
-    .filter((k) => fields[k] !== undefined)
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   hasher.text("{");
-  for (const [n, k] of keys.entries()) {
-    hasher.text(`${n > 0 ? "," : ""}${JSON.stringify(k)}:`);
+  for (const [n, k] of canonicalKeyOrder(Object.keys(fields).filter((k) => fields[k] !== undefined)).entries()) {
+    hasher.key(n, k);
     const v = fields[k];
     if (!Array.isArray(v)) {
       hasher.value(v);
       continue;
     }
     hasher.text("[");
-    v.forEach((x: unknown, i) => {
-      if (i > 0) hasher.text(",");
-      hasher.value(x);
-    });
+    v.forEach((x: unknown, i) => hasher.element(i, x));
     hasher.text("]");
   }
   hasher.text("}");
@@ -113,6 +107,11 @@ function canonicalText(v: unknown): string {
   return copy === INDEXED ? canonicalJson(v) : (JSON.stringify(copy) ?? "null");
 }
 
+/** Keys in canonical order: by UTF-16 code units, as canonicalJson sorts them. */
+export function canonicalKeyOrder(keys: readonly string[]): string[] {
+  return [...keys].sort();
+}
+
 /**
  * The digest built piece by piece, for a plan read as a stream: the caller feeds the canonical form in order (keys
  * sorted), raw punctuation with `text` and values with `value`. Gives what planDigest gives for the same plan.
@@ -134,6 +133,17 @@ export class CanonicalHasher {
   value(v: unknown): void {
     this.flush();
     this.hash.update(canonicalText(v));
+  }
+
+  /** The `n`th key of the object being written (a comma before all but the first). */
+  key(n: number, k: string): void {
+    this.text(`${n > 0 ? "," : ""}${JSON.stringify(k)}:`);
+  }
+
+  /** The `i`th element of the array being written (a comma before all but the first). */
+  element(i: number, v: unknown): void {
+    if (i > 0) this.text(",");
+    this.value(v);
   }
 
   digest(): string {

@@ -13,7 +13,7 @@
  */
 import { createReadStream } from "node:fs";
 import type { z } from "zod";
-import { CanonicalHasher } from "./digest.js";
+import { CanonicalHasher, canonicalKeyOrder } from "./digest.js";
 import { ChangeSchema, ReportSchema, SignedPlanSchema } from "./schema.js";
 import type { PlanChange, PlanFile } from "./types.js";
 
@@ -247,7 +247,7 @@ export async function streamPlanFile(
 
     // 2. the hash in canonical key order, the arrays read element by element
     const hasher = new CanonicalHasher();
-    const keys = present.filter((k) => k !== "digest").sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const keys = canonicalKeyOrder(present.filter((k) => k !== "digest"));
     const changes: PlanChange[] = [];
     const reports: PlanFile["reports"] = [];
     const seen = new Set<string>();
@@ -260,7 +260,7 @@ export async function streamPlanFile(
     };
     hasher.text("{");
     for (const [n, k] of keys.entries()) {
-      hasher.text(`${n > 0 ? "," : ""}${JSON.stringify(k)}:`);
+      hasher.key(n, k);
       if (!STREAMED.has(k)) {
         hasher.value(header[k]);
         continue;
@@ -272,8 +272,7 @@ export async function streamPlanFile(
         () => undefined,
         (_key, text, i) => {
           const raw = parseOrFail(text);
-          hasher.text(i > 0 ? "," : "");
-          hasher.value(raw);
+          hasher.element(i, raw);
           if (k === "reports") {
             const r = ok(ReportSchema.safeParse(raw));
             if (!compact) reports.push(r);

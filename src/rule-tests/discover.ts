@@ -31,8 +31,6 @@ async function exists(p: string): Promise<boolean> {
   }
 }
 
-
-
 async function ruleFilesIn(dir: string): Promise<{ files: string[]; skipped: string[] }> {
   const listing = await listRuleFiles([dir]);
   const files: string[] = [];

@@ -130,12 +130,13 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
   const reported = new Set<string>();
   for (const rule of rules) {
     const workflowId = ruleWorkflowId(rule, data);
+    // the catalog's types of this workflow's fields, under the file's own field_types
+    const fieldTypes = { ...(input.catalogTypes?.get(workflowId) ?? {}), ...(data.field_types ?? {}) };
     const explained = new Map<number, RuleExplanation>();
     const selected: InstanceData[] = [];
     for (const f of fixtures.list) {
       obs.names.set(f.value.id, f.value.name ?? `Instance ${f.value.id}`);
       if (!inWorkflow(f.value, rule, data)) continue;
-      const fieldTypes = { ...(input.catalogTypes?.get(workflowId) ?? {}), ...(data.field_types ?? {}) };
       const built = buildInstance(f.value, { now, aliases, fieldTypes, processId: workflowId });
       for (const p of built.problems) {
         const seen = `${f.path.join("/")}:${p.message}`;

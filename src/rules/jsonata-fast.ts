@@ -91,11 +91,13 @@ function plainNode(n: unknown): n is Node {
   return allowed !== undefined && Object.keys(n).every((k) => allowed.has(k) || n[k] === undefined);
 }
 
-const isScalar = (v: unknown): v is string | number | boolean | null =>
+const isScalar = (v: unknown): v is Exclude<Scalar, undefined> =>
   v === null || typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
 
+const isScalarOrUndefined = (v: unknown): v is Scalar => v === undefined || isScalar(v);
+
 /** JSONata's effective boolean value of a scalar or undefined (its `boolean`, undefined kept). */
-function booleanOf(v: string | number | boolean | null | undefined): boolean | undefined {
+function booleanOf(v: Scalar): boolean | undefined {
   if (v === undefined) return undefined;
   if (typeof v === "string") return v.length > 0;
   if (typeof v === "number") return v !== 0;
@@ -135,23 +137,22 @@ function compileBinary(n: Node): Fn | undefined {
   const lhs = compileNode(n.lhs);
   const rhs = compileNode(n.rhs);
   if (typeof op !== "string" || !lhs || !rhs) return undefined;
-  const scalarOrUndefined = (v: unknown): boolean => v === undefined || isScalar(v);
   if (op === "and" || op === "or") {
     return (input, b) => {
       const l = lhs(input, b);
-      if (!scalarOrUndefined(l)) return SLOW;
-      const lb = booleanOf(l as string | number | boolean | null | undefined) ?? false;
+      if (!isScalarOrUndefined(l)) return SLOW;
+      const lb = booleanOf(l) ?? false;
       if (op === "and" ? !lb : lb) return lb;
       const r = rhs(input, b);
-      if (!scalarOrUndefined(r)) return SLOW;
-      return booleanOf(r as string | number | boolean | null | undefined) ?? false;
+      if (!isScalarOrUndefined(r)) return SLOW;
+      return booleanOf(r) ?? false;
     };
   }
   if (op === "=" || op === "!=") {
     return (input, b) => {
       const l = lhs(input, b);
       const r = rhs(input, b);
-      if (!scalarOrUndefined(l) || !scalarOrUndefined(r)) return SLOW;
+      if (!isScalarOrUndefined(l) || !isScalarOrUndefined(r)) return SLOW;
       if (l === undefined || r === undefined) return false;
       return op === "=" ? l === r : l !== r;
     };
@@ -197,7 +198,7 @@ function compileBinary(n: Node): Fn | undefined {
     return (input, b) => {
       const l = lhs(input, b);
       const r = rhs(input, b);
-      if (!scalarOrUndefined(l) || (r !== undefined && !isScalar(r) && !Array.isArray(r))) return SLOW;
+      if (!isScalarOrUndefined(l) || (r !== undefined && !isScalar(r) && !Array.isArray(r))) return SLOW;
       if (l === undefined || r === undefined) return false;
       return Array.isArray(r) ? r.some((x) => x === l) : r === l;
     };
@@ -220,21 +221,21 @@ function compileFunction(n: Node): Fn | undefined {
   const own = Object.prototype.hasOwnProperty.call(BUILTINS, name) ? BUILTINS[name] : undefined;
   const builtin = own && own.arity === compiled.length ? own : undefined;
   return (input, b) => {
-    const values: unknown[] = [];
+    const values: Scalar[] = [];
     for (const f of compiled) {
       const v = f(input, b);
       // a function is given scalars only: arrays and objects go through JSONata's argument rules
-      if (v !== undefined && !isScalar(v)) return SLOW;
+      if (!isScalarOrUndefined(v)) return SLOW;
       values.push(v);
     }
     // the plan's bindings shadow JSONata's functions of the same name, as in JSONata
     const bound = Object.prototype.hasOwnProperty.call(b, name) ? b[name] : undefined;
     if (typeof bound === "function") {
       const v: unknown = (bound as (...a: unknown[]) => unknown)(...values);
-      return v === undefined || isScalar(v) ? v : SLOW;
+      return isScalarOrUndefined(v) ? v : SLOW;
     }
     if (bound !== undefined || !builtin) return SLOW;
-    return builtin.call(values[0] as Scalar, values[1] as Scalar);
+    return builtin.call(values[0], values[1]);
   };
 }
 
@@ -271,8 +272,8 @@ function compileNode(n: unknown): Fn | undefined {
       if (!c || !t || (n.else !== undefined && !e)) return undefined;
       return (input, b) => {
         const v = c(input, b);
-        if (v !== undefined && !isScalar(v)) return SLOW;
-        if (booleanOf(v as string | number | boolean | null | undefined)) return t(input, b);
+        if (!isScalarOrUndefined(v)) return SLOW;
+        if (booleanOf(v)) return t(input, b);
         return e ? e(input, b) : undefined;
       };
     }
