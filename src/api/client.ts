@@ -170,6 +170,7 @@ class Client implements ApiClient {
   private readonly apiKey: string;
   private readonly http: HttpTransport;
   private readonly limiter: RequestLimiter;
+  private readonly unsubscribe: (() => void) | undefined;
   /** end of the last limiter wait announced by an event, so four queued callers make one event, not four */
   private announcedUntil = 0;
   private readonly limit: LimitFunction;
@@ -204,6 +205,8 @@ class Client implements ApiClient {
         windowMs: opts.rateLimitWindowMs ?? DEFAULT_WINDOW_MS,
         onWait: (w) => this.announceWait(w),
       });
+    // a limiter shared with other clients of this process still tells this one's listeners when requests wait
+    this.unsubscribe = opts.limiter?.subscribe?.((w) => this.announceWait(w));
     this.limit = pLimit(this.concurrency);
     this.http = new HttpTransport({
       origin: this.base.origin,
@@ -313,6 +316,7 @@ class Client implements ApiClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.unsubscribe?.();
     await this.http.close();
   }
 

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { createClient, type ApiClient, type ClientOptions } from "./client.js";
+import { DEFAULT_WINDOW_MS, RateLimiter } from "./rate-limiter.js";
 import { InsecureUrlError } from "./errors.js";
 import { isLoopbackHost } from "./url-guard.js";
 import { UserError } from "../model/errors.js";
@@ -95,4 +96,12 @@ export function clientFrom(settings: ConnectionSettings, extra: Partial<ClientOp
     insecureHttp: settings.insecureHttp,
     ...extra,
   });
+}
+
+/**
+ * One budget for everything this process sends with the key (plan then apply, retries, a watcher's cycles): pass it
+ * as `limiter` to every client made for these settings. `windowMs` only for tests and benchmarks that scale time.
+ */
+export function sharedLimiter(settings: ConnectionSettings, windowMs: number = DEFAULT_WINDOW_MS): RateLimiter {
+  return new RateLimiter({ perWindow: Math.max(0, settings.rateLimitPerMin), windowMs });
 }

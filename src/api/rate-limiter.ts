@@ -51,6 +51,11 @@ export interface RequestLimiter {
   quotaFor(): number;
   /** the exchange of request `ticket` is over (answered or failed); `info` from its answer's rate-limit headers */
   finished(ticket: number, info: RateLimitInfo): void;
+  /**
+   * A limiter shared by several clients (one process, one key, one budget: plan then apply, a watcher's cycles)
+   * tells each of them when a request starts to wait; returns the unsubscribe.
+   */
+  subscribe?(onWait: (w: LimiterWait) => void): () => void;
 }
 
 export interface RateLimiterOptions {
@@ -88,6 +93,7 @@ export class RateLimiter implements RequestLimiter {
   /** the service's count: `remaining` more requests until `resetAt`, as of the answer to request `ticket` */
   private quota: { remaining: number; resetAt: number; ticket: number } | undefined;
   private tail: Promise<unknown> = Promise.resolve();
+  private readonly listeners = new Set<(w: LimiterWait) => void>();
 
   constructor(opts: RateLimiterOptions) {
     this.now = opts.now ?? ((): number => Date.now()); // looked up per call, so a faked Date in tests is seen
@@ -99,6 +105,11 @@ export class RateLimiter implements RequestLimiter {
     // less than one request a window (a small limit split between many shards): one request per longer window
     this.windowMs = allowed > 0 && allowed < 1 ? Math.ceil(windowMs / allowed) : windowMs;
     this.configured = windowBudget(opts.perWindow, this.share);
+  }
+
+  subscribe(onWait: (w: LimiterWait) => void): () => void {
+    this.listeners.add(onWait);
+    return () => void this.listeners.delete(onWait);
   }
 
   /** Requests allowed in any window right now (Infinity when the client-side limit is off and the service said nothing). */
@@ -200,7 +211,9 @@ export class RateLimiter implements RequestLimiter {
       }
       if (!announced) {
         announced = true;
-        this.onWait?.({ delayMs: at - t, reason, budget: this.budget, windowMs: this.windowMs });
+        const w = { delayMs: at - t, reason, budget: this.budget, windowMs: this.windowMs };
+        this.onWait?.(w);
+        for (const l of this.listeners) l(w);
       }
       await this.sleep(Math.min(at - t, MAX_SLEEP_MS));
     }

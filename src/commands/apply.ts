@@ -9,7 +9,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { clientFrom, type ClientOptions } from "../api/index.js";
+import { clientFrom, sharedLimiter, type ClientOptions, type RequestLimiter } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../engine/apply/batches.js";
@@ -112,7 +112,9 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   // the run's time budget starts now: planning (with rule paths) counts against it too
   const deadline = opts.maxDurationMs === undefined ? undefined : Date.now() + opts.maxDurationMs;
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
-  const runOpts = { ...opts, batchSize, startedAt, ...(deadline !== undefined ? { deadline } : {}) };
+  // one process, one key, one budget: planning, sending, checks and retries all wait on the same limiter
+  const limiter = opts.tuning?.client?.limiter ?? sharedLimiter(opts.connection, opts.tuning?.client?.rateLimitWindowMs);
+  const runOpts = { ...opts, batchSize, startedAt, limiter, ...(deadline !== undefined ? { deadline } : {}) };
   const mode = await detectMode(opts.paths, cwd);
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
@@ -146,6 +148,8 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
       quiet: opts.quiet,
       ...(opts.shard ? { shard: opts.shard } : {}),
       ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
+      limiter,
+      recordSeen: true,
     });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${e.message}\n`);
@@ -227,7 +231,7 @@ async function acquireWaiting(file: string, lockOpts: LockOptions, opts: ApplyCo
 async function applyLoaded(
   loaded: LoadedPlan,
   journalFile: string,
-  opts: ApplyCommandOptions & { batchSize: number; startedAt: Date; deadline?: number },
+  opts: ApplyCommandOptions & { batchSize: number; startedAt: Date; deadline?: number; limiter: RequestLimiter },
   cwd: string,
   io: CommandIO,
   lock: HeldLock,
@@ -255,6 +259,7 @@ async function applyLoaded(
       view.clientEvent(e);
     },
     ...opts.tuning?.client,
+    limiter: opts.limiter,
   });
   try {
     journal.start({ flowrules_version: VERSION, plan_file: loaded.file });

@@ -3,7 +3,7 @@
  * to stdout, optionally write the JSON plan, and choose the exit code of the CLI contract.
  */
 import { open } from "node:fs/promises";
-import { clientFrom } from "../api/index.js";
+import { clientFrom, type RequestLimiter } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { withDigest } from "../plan/digest.js";
@@ -105,7 +105,13 @@ export async function planRuleSet(
   ruleSet: RuleSet,
   connection: ConnectionSettings,
   io: CommandIO,
-  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean; optOutTag?: string; workflows?: string },
+  opts: {
+    quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean; optOutTag?: string; workflows?: string;
+    /** the process's one rate budget, when planning is one phase of a run (apply --auto-approve, watch) */
+    limiter?: RequestLimiter;
+    /** the plan will be applied: record what it saw of each instance it changes (src/engine/seen.ts) */
+    recordSeen?: boolean;
+  },
 ): Promise<Plan> {
   // progress per rule (requests done of expected, ETA under the rate limit): a terminal line, or `progress` events
   const view = progressView(io, { quiet: opts.quiet, ratePerMin: connection.rateLimitPerMin, rules: ruleSet.rules.length });
@@ -115,6 +121,7 @@ export async function planRuleSet(
       logClientEvent(e);
       view.clientEvent(e);
     },
+    ...(opts.limiter ? { limiter: opts.limiter } : {}),
   });
   const log = io.log ?? nullLogger;
   const onWarning = (message: string): void => {
@@ -143,6 +150,7 @@ export async function planRuleSet(
       },
       ...(catalog.catalog ? { catalog: catalog.catalog.workflows } : {}),
       onWarning,
+      ...(opts.recordSeen ? { recordSeen: true } : {}),
     });
     view.finish();
     const ms = Date.now() - started;
@@ -169,7 +177,8 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
     const { ref, commit, added, changed: edited, unchanged, removed } = changed;
     io.log?.event("rules.changed", { ref, commit, added, changed: edited, unchanged: unchanged.length, removed: removed.map((r) => r.name) });
   }
-  const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, opts.connection, io, opts);
+  // a plan written to a file may be applied: it records what it saw of each instance (src/engine/seen.ts)
+  const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, opts.connection, io, { ...opts, recordSeen: opts.out !== undefined });
   const plan = changed ? withChangedSince(planned, changed, opts.rules) : planned;
   io.stdout(renderPlanOutput(opts.format, plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
   if (opts.out) await writePlanFile(opts.out, plan);

@@ -32,6 +32,8 @@ import { structureReader } from "./structure.js";
 import type { WorkflowStructure } from "../model/structure.js";
 import { selectQuery, stepsToProbe } from "./select.js";
 import { errorMessage } from "../model/guards.js";
+import { seeInstances, withSeen, type SeenInstances } from "./seen.js";
+import { DEFAULT_CLOCK_SKEW_MS } from "./apply/staleness.js";
 
 export type { RequestChoice } from "./run-queries.js";
 
@@ -59,6 +61,11 @@ export interface RunPlanOptions {
   onWarning?: (message: string) => void;
   /** each request choice of the query planner, with its reason (`plan --explain-requests`, `plan.requests` events) */
   onRequestChoice?: (c: RequestChoice) => void;
+  /**
+   * record what the plan saw of each instance it plans a change for (./seen.ts): one more list per workflow with
+   * enforce rules, for plans that will be applied (`plan --out`, `apply --auto-approve`, `watch`)
+   */
+  recordSeen?: boolean;
 }
 
 /**
@@ -241,6 +248,16 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
       priorityOnly: priorityOnly(rule),
     });
   }
+  // what the plan sees of the instances it may change, before it reads any of their data (./seen.ts)
+  const changing = planned.filter((p) => p.rule.mode !== "audit" && p.rule.actions.some((a) => actionKind(a.kind).mutating));
+  let seen: SeenInstances | undefined;
+  if (opts.recordSeen === true && changing.length > 0) {
+    try {
+      seen = await seeInstances(client, changing.map((p) => p.needs.processId), new Date(now.getTime() - DEFAULT_CLOCK_SKEW_MS));
+    } catch {
+      seen = undefined; // the changes then carry no bound: apply refuses those it finds changed (the safe side)
+    }
+  }
   const knownKeys = (processId: number): string[] => [...(fieldKeys.get(processId) ?? [])];
   const plan = planQueries(inputs);
   const runner = new QueryRunner(client, plan, almanac, { ...(opts.shard ? { shard: opts.shard } : {}), knownKeys, explain });
@@ -346,6 +363,7 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
     const e = ruleErrors.get(r.name);
     return [...(structureErrors.get(r.name) ?? []), ...(e ? [e] : [])];
   });
+  if (seen) for (const r of results) r.changes = r.changes.map((c) => withSeen(c, seen));
   return assemblePlan(results, {
     createdAt: now,
     baseUrl: client.baseUrl,

@@ -24,6 +24,12 @@ export const PreconditionSchema = z.object({
   active_step_id: z.number().int().nonnegative().optional(),
   /** the instance's last_updated_time when planned, when known (a later value means it changed since) */
   last_updated_time: isoDateTime.optional(),
+  /**
+   * when the record was not read: the plan saw the instance last updated before this instant (it was not on the
+   * plan's list of instances updated since then, taken before any of its data was read); a last_updated_time at or
+   * after it means the instance changed since the plan saw it (src/engine/seen.ts)
+   */
+  last_updated_before: isoDateTime.optional(),
 });
 
 export const ChangeSchema = z.object({

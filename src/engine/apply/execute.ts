@@ -234,7 +234,7 @@ class Execution {
           continue;
         }
       }
-      const why = staleReason(c, r, { baseline: this.baseline(c), listedAsChanged: changed.has(c.instance_id) });
+      const why = staleReason(c, r, { baseline: this.baseline(c), listedAsChanged: changed.has(c.instance_id), seenBefore: c.precondition.last_updated_before });
       if (why) this.stale(c, why);
       else ready.push(c);
     }
@@ -316,7 +316,7 @@ class Execution {
         } else this.failed(c, `could not read the instance to check it: ${message(r)}`);
         continue;
       }
-      const why = staleReason(c, r, { baseline: this.baseline(c), listedAsChanged: true });
+      const why = staleReason(c, r, { baseline: this.baseline(c), listedAsChanged: true, seenBefore: c.precondition.last_updated_before });
       if (why) {
         this.stale(c, `${why} (found by the check at ${new Date(started).toISOString()})`);
         stale += 1;

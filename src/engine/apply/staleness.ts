@@ -8,8 +8,10 @@
  * they differ by less than `clockSkewMs` (default 60 s) and list from `created_at - clockSkewMs`. That margin can only
  * add instances to the list; for each of them the record's `last_updated_time` is compared with the planned one
  * (precondition.last_updated_time, or the value our own journal recorded after changing it), so an instance merely
- * touched within the margin before the plan is not stale — unless the plan did not record its last_updated_time,
- * in which case it is treated as changed (refusing is the safe side).
+ * touched within the margin before the plan is not stale. A plan that did not read the record records instead
+ * `last_updated_before` (src/engine/seen.ts): the instance was last updated before that instant when the plan saw
+ * it, so a later or equal last_updated_time is a change since the plan, an earlier one is not. A plan that recorded
+ * neither (an older flowrules) is judged changed when listed (refusing is the safe side).
  */
 import type { ApiClient, InstanceRecord } from "../../api/index.js";
 import { instantOf } from "../../model/values.js";
@@ -35,6 +37,8 @@ export interface StaleContext {
   baseline: string | undefined;
   /** the instance is on the changed-since list (only consulted when there is no baseline) */
   listedAsChanged: boolean;
+  /** precondition.last_updated_before of the plan, when it recorded no baseline */
+  seenBefore?: string | undefined;
 }
 
 /** Why the change no longer holds on this record, or undefined when it may be sent. */
@@ -57,6 +61,14 @@ export function staleReason(change: ApplyChange, record: InstanceRecord, ctx: St
     const planned = microsOf(ctx.baseline);
     if (now !== undefined && now !== planned) {
       return `the instance changed since the plan (last updated ${record.last_updated_time ?? "?"}, planned against ${ctx.baseline})`;
+    }
+    return undefined;
+  }
+  const bound = microsOf(ctx.seenBefore);
+  if (bound !== undefined) {
+    // no value but a bound: the plan saw it updated before `bound`; only an update at or after it is a change since
+    if (now !== undefined && now >= bound) {
+      return `the instance changed since the plan (last updated ${record.last_updated_time ?? "?"}, after the plan saw it, before ${ctx.seenBefore ?? "?"})`;
     }
     return undefined;
   }
