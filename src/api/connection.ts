@@ -4,7 +4,7 @@
  * in shell history and CI logs.
  */
 import { z } from "zod";
-import { createClient, type ApiClient, type ClientOptions } from "./client.js";
+import { createClient, type ApiClient, type ClientEvent, type ClientOptions } from "./client.js";
 import { DEFAULT_WINDOW_MS, RateLimiter } from "./rate-limiter.js";
 import { InsecureUrlError } from "./errors.js";
 import { isLoopbackHost } from "./url-guard.js";
@@ -21,6 +21,8 @@ export interface ConnectionSettings {
   concurrency: number;
   timeoutMs: number;
   insecureHttp: boolean;
+  /** sees every client event of every client made from these settings (a long-running process's metrics) */
+  observe?: (e: ClientEvent) => void;
 }
 
 const intText = (name: string, min: number) =>
@@ -95,7 +97,15 @@ export function clientFrom(settings: ConnectionSettings, extra: Partial<ClientOp
     timeoutMs: settings.timeoutMs,
     insecureHttp: settings.insecureHttp,
     ...extra,
+    ...(settings.observe ? { onEvent: both(settings.observe, extra.onEvent) } : {}),
   });
+}
+
+function both(a: (e: ClientEvent) => void, b: ((e: ClientEvent) => void) | undefined): (e: ClientEvent) => void {
+  return (e) => {
+    a(e);
+    b?.(e);
+  };
 }
 
 /**

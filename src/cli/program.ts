@@ -8,6 +8,7 @@ import { registerShow } from "./show.js";
 import { registerTest } from "./test.js";
 import { registerExplain } from "./explain.js";
 import { registerSandbox } from "./sandbox.js";
+import { registerWatch } from "./watch.js";
 import { registerDescribe, registerWorkflows } from "./workflows.js";
 import { registerInit, registerPull } from "./init.js";
 import { addLogFormatOption } from "../log/cli.js";
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerDescribe(program);
   registerInit(program);
   registerPull(program);
+  registerWatch(program);
   registerSandbox(program);
   return program;
 }

@@ -19,7 +19,8 @@ import { acquireLock, DEFAULT_LOCK_FILE, describeTakeOver, LockHeldError, type H
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../engine/apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../engine/apply/staleness.js";
-import { applyExitCode, countOutcomes } from "../engine/apply/outcome.js";
+import { applyExitCode, countOutcomes, type ChangeOutcome } from "../engine/apply/outcome.js";
+import type { Plan } from "../plan/types.js";
 import { renderSummary } from "../render/apply/text.js";
 import { VERSION } from "../model/version.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
@@ -228,10 +229,57 @@ async function acquireWaiting(file: string, lockOpts: LockOptions, opts: ApplyCo
   }
 }
 
+/** What a run of an applied plan came to, for callers that apply plans in turn (`watch`). */
+export interface AppliedResult {
+  outcomes: ChangeOutcome[];
+  /** changes of rules in audit, never sent */
+  audit: number;
+}
+
+type RunOptions = ApplyCommandOptions & {
+  batchSize: number;
+  startedAt: Date;
+  deadline?: number;
+  limiter: RequestLimiter;
+  onResult?: (r: AppliedResult) => void;
+};
+
+/**
+ * Applies a plan made in this process as `apply --auto-approve` does, under a lock the caller holds: written to
+ * `<dir>/plan.json` (the journal beside it refers to it, a resume needs it), checked like a saved plan, then executed.
+ * `watch` applies each cycle's plan through it: no second copy of applying.
+ */
+export async function applyPlanInDir(
+  plan: Plan,
+  dir: string,
+  opts: ApplyCommandOptions & { limiter: RequestLimiter; onResult?: (r: AppliedResult) => void },
+  io: CommandIO,
+  lock: HeldLock,
+): Promise<number> {
+  const { writePlanFile } = await import("./plan.js");
+  await mkdir(dir, { recursive: true });
+  const planFile = join(dir, "plan.json");
+  await writePlanFile(planFile, plan);
+  return resumePlanFile(planFile, opts, io, lock);
+}
+
+/** Applies (or resumes, from its journal) a plan file under a lock the caller holds, as `apply plan.json` does. */
+export async function resumePlanFile(
+  planFile: string,
+  opts: ApplyCommandOptions & { limiter: RequestLimiter; onResult?: (r: AppliedResult) => void },
+  io: CommandIO,
+  lock: HeldLock,
+): Promise<number> {
+  const cwd = opts.cwd ?? process.cwd();
+  const loaded = await loadPlanForApply(planFile, opts.connection.baseUrl, { compact: true });
+  const runOpts: RunOptions = { ...opts, batchSize: opts.batchSize ?? DEFAULT_BATCH_SIZE, startedAt: new Date() };
+  return applyLoaded(loaded, `${planFile}.journal.jsonl`, runOpts, cwd, io, lock);
+}
+
 async function applyLoaded(
   loaded: LoadedPlan,
   journalFile: string,
-  opts: ApplyCommandOptions & { batchSize: number; startedAt: Date; deadline?: number; limiter: RequestLimiter },
+  opts: RunOptions,
   cwd: string,
   io: CommandIO,
   lock: HeldLock,
@@ -311,6 +359,7 @@ async function applyLoaded(
       checks: result.checks,
       ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
     });
+    opts.onResult?.({ outcomes: result.outcomes, audit });
     io.stdout(audit > 0 ? `${summary}Audit: ${audit} ${audit === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary);
     const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
     await sendNotification(opts.notify, applyPayload({ plan: loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);

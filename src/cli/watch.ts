@@ -1,0 +1,121 @@
+/**
+ * `flowrules watch`: commander wiring and signals only; the loop lives in src/commands/watch.ts (docs/watch.md).
+ * Its option parsing is this one function (watchFlags), so it can be folded into a shared settings model.
+ *
+ * SIGTERM/SIGINT: the first one stops the loop (no new request; those in flight finish; state written; lock
+ * released; exit 0); a second one exits at once — the journal is written line by line, so the next watcher decides
+ * whatever was in flight by reading.
+ */
+import type { Command } from "commander";
+import { z } from "zod";
+import { processIO } from "../log/command-io.js";
+import { addConnectionOptions, connectionSettings } from "./connection.js";
+import { addNotifyOption, addOptOutOption, notifyTargets, optOutTag } from "./operations.js";
+import { commandLogger, runLogged, withLogger } from "../log/index.js";
+import { UserError } from "../model/errors.js";
+import { parseMaxDuration } from "./apply.js";
+import type { WatchCommandOptions } from "../commands/watch.js";
+import { DEFAULT_BUDGET_PERCENT, MIN_INTERVAL_ENV, MIN_INTERVAL_MS } from "../commands/watch-settings.js";
+
+const collect = (v: string, acc: string[]): string[] => [...acc, v];
+
+export const STATE_ENV = "FLOWRULES_STATE";
+
+const Flags = z.object({
+  state: z.string().optional(),
+  apply: z.boolean().optional(),
+  interval: z.string().optional(),
+  budget: z.string().optional(),
+  metricsPort: z.string().optional(),
+  metricsHost: z.string().optional(),
+  rule: z.array(z.string()).optional(),
+});
+
+/** Flags and environment → the watch settings (everything but the signal). */
+export function watchFlags(
+  paths: string[],
+  raw: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): Omit<WatchCommandOptions, "signal"> {
+  const parsed = Flags.safeParse(raw);
+  if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  const f = parsed.data;
+  const stateDir = f.state ?? env[STATE_ENV];
+  if (!stateDir) throw new UserError(`watch needs a state dir: pass --state DIR or set ${STATE_ENV} (it keeps the bookmarks, the lock and the journals)`);
+  // test-only: lets tests poll faster than production ever should (docs/watch.md)
+  const minRaw = env[MIN_INTERVAL_ENV];
+  const minIntervalMs = minRaw !== undefined && /^\d+$/.test(minRaw) ? Number(minRaw) : MIN_INTERVAL_MS;
+  let intervalMs: number | undefined;
+  if (f.interval !== undefined) {
+    intervalMs = parseMaxDuration(f.interval, "--interval");
+    if (intervalMs < minIntervalMs) throw new UserError(`--interval must be at least ${minIntervalMs / 1000} s, got "${f.interval}"`);
+  }
+  let budgetPercent = DEFAULT_BUDGET_PERCENT;
+  if (f.budget !== undefined) {
+    const b = Number(f.budget.trim().replace(/%$/, ""));
+    if (!Number.isFinite(b) || b <= 0 || b > 100) throw new UserError(`--budget must be a percentage above 0 and at most 100, got "${f.budget}"`);
+    budgetPercent = b;
+  }
+  let metricsPort: number | undefined;
+  if (f.metricsPort !== undefined) {
+    if (!/^\d+$/.test(f.metricsPort.trim()) || Number(f.metricsPort) > 65535) throw new UserError(`--metrics-port must be a port number from 0 to 65535, got "${f.metricsPort}"`);
+    metricsPort = Number(f.metricsPort);
+  }
+  const connection = connectionSettings(raw, env);
+  const optOut = optOutTag(raw, env);
+  const urls = notifyTargets(raw, env, connection.insecureHttp);
+  return {
+    paths,
+    rules: f.rule ?? [],
+    stateDir,
+    apply: f.apply === true,
+    ...(intervalMs !== undefined ? { intervalMs } : {}),
+    budgetPercent,
+    ...(metricsPort !== undefined ? { metricsPort } : {}),
+    metricsHost: f.metricsHost ?? "127.0.0.1",
+    ...(urls.length > 0 ? { notify: { urls } } : {}),
+    ...(optOut ? { optOutTag: optOut } : {}),
+    connection,
+    minIntervalMs,
+  };
+}
+
+export function registerWatch(program: Command): void {
+  const cmd = program
+    .command("watch")
+    .description("run cycles of plan (and with --apply, apply) until stopped, polling for what changed within a share of the rate limit")
+    .argument("[paths...]", "rule files or folders", ["rules/"])
+    .option("--state <dir>", `the watcher's folder: bookmarks, lock, journals (env ${STATE_ENV}); one watcher per folder`)
+    .option("--apply", "apply each cycle's enforce changes exactly once (without it, only log what it would do)")
+    .option("--interval <duration>", "poll interval (10s, 1m); default derived from --budget, never below 5 s")
+    .option("--budget <percent>", `share of the rate limit idle polling may use (default ${DEFAULT_BUDGET_PERCENT})`)
+    .option("--metrics-port <n>", "serve GET /metrics (Prometheus) and GET /healthz on this port (0 = any free port)")
+    .option("--metrics-host <host>", "address of the metrics endpoint (default 127.0.0.1)")
+    .option("--rule <name>", "watch only this rule (repeatable)", collect, []);
+  addNotifyOption(addOptOutOption(cmd));
+  addConnectionOptions(cmd).action(async (paths: string[], raw: Record<string, unknown>, command: Command) => {
+    const io = withLogger(processIO(), commandLogger(command));
+    const settings = watchFlags(paths, raw, io.env);
+    const controller = new AbortController();
+    const onSignal = (sig: NodeJS.Signals): void => {
+      if (!controller.signal.aborted) {
+        if (command.optsWithGlobals<{ logFormat?: string }>().logFormat !== "json") {
+          process.stderr.write(`flowrules: ${sig}: stopping — no new request; finishing those in flight (again to stop at once)\n`);
+        }
+        controller.abort();
+        return;
+      }
+      process.exit(sig === "SIGINT" ? 130 : 143);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    try {
+      process.exitCode = await runLogged(io, "watch", { paths, state: settings.stateDir, apply: settings.apply, base_url: settings.connection.baseUrl }, async (io) =>
+        (await import("../commands/watch.js")).watchCommand({ ...settings, signal: controller.signal }, io),
+      );
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+  });
+}

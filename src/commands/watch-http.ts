@@ -1,0 +1,140 @@
+/**
+ * `flowrules watch --metrics-port N`: what a watcher has done, for Prometheus (`GET /metrics`) and for probes
+ * (`GET /healthz`), on 127.0.0.1 unless `--metrics-host` says otherwise (DESIGN.md section 11; docs/watch.md).
+ *
+ * /healthz: 503 until the first cycle has finished, 200 while cycles succeed, 503 once no cycle has succeeded for
+ * three intervals (the service down, every cycle failing). The body is one line saying why, never the API key.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ClientEvent } from "../api/index.js";
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheus, type MetricFamily } from "../render/metrics/prometheus.js";
+
+export type CycleResult = "ok" | "failed" | "idle";
+
+/** The watcher's counters; every method is cheap and synchronous. */
+export class WatchMetrics {
+  private readonly cycles = new Map<CycleResult, number>([["ok", 0], ["failed", 0], ["idle", 0]]);
+  private readonly applied = new Map<string, { rule: string; kind: string; n: number }>();
+  private stale = 0;
+  private failedChanges = 0;
+  private readonly requests = new Map<string, number>();
+  private rateLimitWaits = 0;
+  private polls = 0;
+  /** ms epoch of the last cycle that succeeded (ok or idle), undefined before */
+  lastGoodAt: number | undefined;
+  /** ms epoch of the end of the first cycle of any result */
+  firstCycleAt: number | undefined;
+  /** the last failure, in words */
+  lastError: string | undefined;
+
+  constructor(
+    /** the poll interval in effect: /healthz fails after three of them without a good cycle */
+    public intervalMs: number,
+    private readonly startedAt: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  cycle(result: CycleResult, error?: string): void {
+    this.cycles.set(result, (this.cycles.get(result) ?? 0) + 1);
+    const t = this.now();
+    this.firstCycleAt ??= t;
+    if (result === "failed") this.lastError = error;
+    else {
+      this.lastGoodAt = t;
+      this.lastError = undefined;
+    }
+  }
+
+  poll(): void {
+    this.polls += 1;
+  }
+
+  changeApplied(rule: string, kind: string): void {
+    const key = `${rule}\u0000${kind}`;
+    const e = this.applied.get(key) ?? { rule, kind, n: 0 };
+    e.n += 1;
+    this.applied.set(key, e);
+  }
+
+  changeStale(): void {
+    this.stale += 1;
+  }
+
+  changeFailed(): void {
+    this.failedChanges += 1;
+  }
+
+  /** Every client event of the watcher's clients (ConnectionSettings.observe). */
+  clientEvent(e: ClientEvent): void {
+    if (e.type === "request") {
+      const status = e.status === 0 ? "none" : String(e.status);
+      this.requests.set(status, (this.requests.get(status) ?? 0) + 1);
+    } else if (e.type === "rate-limited") this.rateLimitWaits += 1;
+  }
+
+  /** 200 or 503, with the reason. */
+  health(): { status: 200 | 503; text: string } {
+    const t = this.now();
+    if (this.firstCycleAt === undefined) return { status: 503, text: "starting: the first cycle has not finished yet" };
+    const since = this.lastGoodAt ?? this.startedAt;
+    if (t - since > 3 * this.intervalMs) {
+      return { status: 503, text: `no cycle succeeded for ${Math.round((t - since) / 1000)} s${this.lastError ? `: ${this.lastError}` : ""}` };
+    }
+    return { status: 200, text: this.lastGoodAt === undefined ? "ok" : `ok: last good cycle ${Math.round((t - this.lastGoodAt) / 1000)} s ago` };
+  }
+
+  families(): MetricFamily[] {
+    const t = this.now();
+    return [
+      { name: "cycles_total", help: "Watch cycles by result: ok (planned, and applied with --apply), failed, idle (a poll found nothing to do).", type: "counter", samples: [...this.cycles].map(([result, value]) => ({ labels: { result }, value })) },
+      { name: "polls_total", help: "Idle polls: one list request per workflow that has rules.", type: "counter", samples: [{ value: this.polls }] },
+      { name: "changes_applied_total", help: "Changes applied, by rule and kind.", type: "counter", samples: [...this.applied.values()].map((e) => ({ labels: { rule: e.rule, kind: e.kind }, value: e.n })) },
+      { name: "changes_stale_total", help: "Planned changes refused at apply time because their instance changed since the plan.", type: "counter", samples: [{ value: this.stale }] },
+      { name: "changes_failed_total", help: "Changes that failed or could not be decided.", type: "counter", samples: [{ value: this.failedChanges }] },
+      { name: "requests_total", help: "HTTP exchanges with the service, by status (none: no answer).", type: "counter", samples: [...this.requests].sort().map(([status, value]) => ({ labels: { status }, value })) },
+      { name: "rate_limit_waits_total", help: "Times requests were held back by the rate limit (ours or the service's 429).", type: "counter", samples: [{ value: this.rateLimitWaits }] },
+      { name: "seconds_since_last_good_cycle", help: "Seconds since the last cycle that succeeded (since the start before any).", type: "gauge", samples: [{ value: Math.max(0, Math.round((t - (this.lastGoodAt ?? this.startedAt)) / 100) / 10) }] },
+    ];
+  }
+}
+
+export interface MetricsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startMetricsServer(metrics: WatchMetrics, host: string, port: number): Promise<MetricsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" }).end("method not allowed\n");
+      return;
+    }
+    if (path === "/metrics") {
+      res.writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE }).end(req.method === "HEAD" ? undefined : renderPrometheus(metrics.families()));
+      return;
+    }
+    if (path === "/healthz") {
+      const h = metrics.health();
+      res.writeHead(h.status, { "content-type": "text/plain; charset=utf-8" }).end(req.method === "HEAD" ? undefined : `${h.text}\n`);
+      return;
+    }
+    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found: GET /metrics or /healthz\n");
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

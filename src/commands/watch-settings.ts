@@ -1,0 +1,9 @@
+/** Defaults of `flowrules watch`, apart from the loop so that the CLI reads them without loading the engine. */
+
+/** The idle polls' default share of the key's rate limit, in percent. */
+export const DEFAULT_BUDGET_PERCENT = 20;
+/** No poll interval below this (a test-only environment variable lowers it: docs/watch.md). */
+export const MIN_INTERVAL_MS = 5_000;
+export const MIN_INTERVAL_ENV = "FLOWRULES_WATCH_MIN_INTERVAL_MS";
+/** Rules whose meaning moves with time are planned in full at least this often (docs/watch.md). */
+export const DEFAULT_FULL_EVERY_MS = 60 * 60_000;
