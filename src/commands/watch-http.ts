@@ -23,8 +23,6 @@ export class WatchMetrics {
   private polls = 0;
   /** ms epoch of the last cycle that succeeded (ok or idle), undefined before */
   lastGoodAt: number | undefined;
-  /** ms epoch of the end of the first cycle of any result */
-  firstCycleAt: number | undefined;
   /** the last failure, in words */
   lastError: string | undefined;
 
@@ -38,7 +36,6 @@ export class WatchMetrics {
   cycle(result: CycleResult, error?: string): void {
     this.cycles.set(result, (this.cycles.get(result) ?? 0) + 1);
     const t = this.now();
-    this.firstCycleAt ??= t;
     if (result === "failed") this.lastError = error;
     else {
       this.lastGoodAt = t;
@@ -76,12 +73,14 @@ export class WatchMetrics {
   /** 200 or 503, with the reason. */
   health(): { status: 200 | 503; text: string } {
     const t = this.now();
-    if (this.firstCycleAt === undefined) return { status: 503, text: "starting: the first cycle has not finished yet" };
-    const since = this.lastGoodAt ?? this.startedAt;
-    if (t - since > 3 * this.intervalMs) {
-      return { status: 503, text: `no cycle succeeded for ${Math.round((t - since) / 1000)} s${this.lastError ? `: ${this.lastError}` : ""}` };
+    if (this.lastGoodAt === undefined) {
+      // a first cycle that failed has not finished its work either
+      return { status: 503, text: this.lastError ? `no cycle succeeded yet: ${this.lastError}` : "starting: the first cycle has not finished yet" };
     }
-    return { status: 200, text: this.lastGoodAt === undefined ? "ok" : `ok: last good cycle ${Math.round((t - this.lastGoodAt) / 1000)} s ago` };
+    if (t - this.lastGoodAt > 3 * this.intervalMs) {
+      return { status: 503, text: `no cycle succeeded for ${Math.round((t - this.lastGoodAt) / 1000)} s${this.lastError ? `: ${this.lastError}` : ""}` };
+    }
+    return { status: 200, text: `ok: last good cycle ${Math.round((t - this.lastGoodAt) / 1000)} s ago` };
   }
 
   families(): MetricFamily[] {

@@ -253,7 +253,8 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   let seen: SeenInstances | undefined;
   if (opts.recordSeen === true && changing.length > 0) {
     try {
-      seen = await seeInstances(client, changing.map((p) => p.needs.processId), new Date(now.getTime() - DEFAULT_CLOCK_SKEW_MS));
+      const selections = changing.map((p) => ({ processId: p.needs.processId, query: selectQuery(p.rule.select, now) }));
+      seen = await seeInstances(client, selections, new Date(now.getTime() - DEFAULT_CLOCK_SKEW_MS));
     } catch {
       seen = undefined; // the changes then carry no bound: apply refuses those it finds changed (the safe side)
     }

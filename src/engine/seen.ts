@@ -3,14 +3,16 @@
  * from "changed a moment before the plan" (issue 25: fresh changes must not be skipped as stale).
  *
  * Most plans never read the full record of an instance (a filtered list and form-field pages decide it), so they
- * do not know its `last_updated_time`. Before any of its data is read, the plan lists, per workflow it may change,
- * the running instances updated since `now - margin` (one cursor list each), and reads those few records:
+ * do not know its `last_updated_time`. Before any of its data is read, the plan lists, per rule that may change
+ * something, the instances of its own selection updated since `now - margin` (one cursor list each), and reads
+ * those few records:
  *
  * - an instance on that list: its `last_updated_time` as read then, before the plan read anything else of it, is
  *   the baseline (a change after the plan saw it shows as a different value; one between this read and the plan's
  *   own reads only makes apply refuse, the safe side);
- * - any other instance was last updated before `now - margin` when the plan looked, so the plan records
- *   `last_updated_before` = that instant; a `last_updated_time` at or after it at apply time is a change since.
+ * - any other instance was last updated before `now - margin` when the plan looked (or entered the selection only
+ *   after that list, by an update after it), so the plan records `last_updated_before` = that instant; a
+ *   `last_updated_time` at or after it at apply time is a change since (for the latter, a refusal on the safe side).
  *
  * The margin covers the difference between our clock and the service's (DEFAULT_CLOCK_SKEW_MS, as apply assumes).
  */
@@ -26,13 +28,29 @@ export interface SeenInstances {
   before: string;
 }
 
-/** One list per workflow (running instances updated since `since`, 500 a page) and one read per listed instance. */
-export async function seeInstances(client: ApiClient, processIds: Iterable<number>, since: Date): Promise<SeenInstances> {
+/** A rule's selection: its workflow and the list query of its `select`. */
+export interface Selection {
+  processId: number;
+  query: Record<string, string | number | boolean | Array<string | number>>;
+}
+
+/**
+ * One list per distinct selection (its instances updated since `since`, 500 a page) and one read per listed
+ * instance.
+ */
+export async function seeInstances(client: ApiClient, selections: readonly Selection[], since: Date): Promise<SeenInstances> {
   const listed = new Set<number>();
-  const query = { status: ["running"], last_updated_time_after: since.toISOString(), page_size: 500 };
+  const distinct = new Map<string, Selection>();
+  for (const s of selections) {
+    const own = s.query.last_updated_time_after;
+    // both bounds hold: the later one
+    const after = typeof own === "string" && Date.parse(own) > since.getTime() ? own : since.toISOString();
+    const query = { ...s.query, last_updated_time_after: after, page_size: 500 };
+    distinct.set(`${s.processId}?${JSON.stringify(Object.entries(query).sort())}`, { processId: s.processId, query });
+  }
   await Promise.all(
-    [...new Set(processIds)].map(async (pid) => {
-      for await (const item of client.instances(pid, query)) listed.add(item.id);
+    [...distinct.values()].map(async (s) => {
+      for await (const item of client.instances(s.processId, s.query)) listed.add(item.id);
     }),
   );
   const recent = new Map<number, string>();

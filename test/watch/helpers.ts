@@ -1,0 +1,57 @@
+/** Shared set-up of the watch tests: a sandbox over loopback HTTP, rules in a temp folder, people's edits via the API. */
+import type { RunningSandbox } from "../../src/sandbox/index.js";
+import type { LogFields, Logger } from "../../src/log/index.js";
+import { captureIO, type CapturedIO } from "../apply/helpers.js";
+
+/** Approvals at the manager step of expense claims; purchase notes; in three workflows' worth of polls, one here. */
+export const APPROVE_RULES = `
+version: 1
+rules:
+  - name: approve-expenses
+    workflow: 1042
+    select: { status: [running], active_step_id: 20111 }
+    actions:
+      - complete_step:
+          step: 20111
+          inputs:
+            - action: 50230
+              value: { inputValue: "Approved by flowrules" }
+`;
+
+export interface Event {
+  name: string;
+  fields: LogFields;
+}
+
+/** A CommandIO whose structured events are kept (JSON mode: no text lines). */
+export function eventIO(): CapturedIO & { events: Event[] } {
+  const events: Event[] = [];
+  const log: Logger = { structured: true, event: (name, fields = {}) => void events.push({ name, fields }) };
+  return { ...captureIO(), log, events };
+}
+
+/** A person completes step `step` of instance `id` through the API, as the product would. */
+export async function personCompletes(sb: RunningSandbox, id: number, step: number): Promise<void> {
+  const res = await fetch(`${sb.baseUrl}/instances/${id}/complete_step/`, {
+    method: "POST",
+    headers: { authorization: "Api-Key sandbox-admin", "content-type": "application/json" },
+    body: JSON.stringify({ step_id: step, actions: [], mode: "complete" }),
+  });
+  if (res.status !== 200) throw new Error(`person's edit answered ${res.status}`);
+}
+
+export function runningAt(sb: RunningSandbox, processId: number, step: number): number[] {
+  return sb.store
+    .list(processId)
+    .filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(step))
+    .map((i) => i.id);
+}
+
+/** Waits until `cond` holds, looking every 20 ms; fails after `ms`. */
+export async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * `flowrules watch` in-process against the sandbox over loopback HTTP, the sandbox enforcing 100 requests per window
+ * (the minute scaled down to 3 s on both sides, as test/api/rate-limit-http.test.ts does).
+ */
+import { rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
+import { watchCommand, type WatchCommandOptions } from "../../src/commands/watch.js";
+import { planRuleSet } from "../../src/commands/plan.js";
+import { loadRules } from "../../src/rules/index.js";
+import { UserError } from "../../src/model/errors.js";
+import { captureIO, changeKey, connection, effectiveMutations, MIXED_RULES, tempDir, writeRules } from "../apply/helpers.js";
+import { APPROVE_RULES, eventIO, personCompletes, runningAt, until } from "./helpers.js";
+
+const WINDOW_MS = 3000;
+let sb: RunningSandbox | undefined;
+const dirs: string[] = [];
+const stops: AbortController[] = [];
+const running: Array<Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const s of stops.splice(0)) s.abort();
+  await Promise.allSettled(running.splice(0));
+  await sb?.close();
+  sb = undefined;
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function setUp(yaml: string, over: Parameters<typeof startSandbox>[0] = {}): Promise<{ dir: string; rules: string }> {
+  sb = await startSandbox({ port: 0, instances: 300, seed: 7, rateLimitPerMin: 100, rateLimitWindowMs: WINDOW_MS, ...over });
+  const dir = await tempDir();
+  dirs.push(dir);
+  return { dir, rules: await writeRules(dir, yaml) };
+}
+
+function watchOpts(s: RunningSandbox, dir: string, rules: string, over: Partial<WatchCommandOptions> = {}): WatchCommandOptions {
+  const stop = new AbortController();
+  stops.push(stop);
+  return {
+    paths: [rules],
+    rules: [],
+    stateDir: join(dir, "state"),
+    apply: true,
+    budgetPercent: 20,
+    metricsHost: "127.0.0.1",
+    connection: connection(s, { rateLimitPerMin: 100 }),
+    signal: stop.signal,
+    cwd: dir,
+    intervalMs: 150,
+    minIntervalMs: 100,
+    tuning: { verifyDelayMs: 20, client: { rateLimitWindowMs: WINDOW_MS, retryBaseMs: 5, retryMaxDelayMs: 50 } },
+    ...over,
+  };
+}
+
+describe("watch --apply", () => {
+  it("the first cycle applies exactly what a stateless plan plans, and meets no 429", async () => {
+    const { dir, rules } = await setUp(MIXED_RULES);
+    const loaded = await loadRules([rules]);
+    if (!loaded.ruleSet) throw new Error("rules do not load");
+    const stateless = await planRuleSet(loaded.ruleSet, connection(sb as RunningSandbox), captureIO(), { quiet: true });
+    const expected = stateless.changes.filter((c) => c.audit !== true).map(changeKey).sort();
+    expect(expected.length).toBeGreaterThan(20);
+    (sb as RunningSandbox).clearRequests();
+    const io = eventIO();
+    const code = await watchCommand(watchOpts(sb as RunningSandbox, dir, rules, { maxCycles: 1 }), io);
+    expect(code).toBe(0);
+    const counts = effectiveMutations(sb as RunningSandbox);
+    expect([...counts.keys()].sort()).toEqual(expected);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect((sb as RunningSandbox).requests().filter((r) => r.status === 429)).toEqual([]);
+    const cycle = io.events.find((e) => e.name === "watch.cycle");
+    expect(cycle?.fields).toMatchObject({ cycle: 1, kind: "full", applied: expected.length, stale: 0, failed: 0 });
+    // stopped: the bookmarks are written and the lock is released
+    expect(existsSync(join(dir, "state", "watch", "bookmarks.json"))).toBe(true);
+    expect(existsSync(join(dir, "state", "watch", "lock"))).toBe(false);
+  });
+
+  it("a newly matching instance is acted on by the next cycle; idle polls cost one list per workflow", async () => {
+    const { dir, rules } = await setUp(APPROVE_RULES);
+    const s = sb as RunningSandbox;
+    const io = eventIO();
+    const opts = watchOpts(s, dir, rules);
+    running.push(watchCommand(opts, io));
+    await until(() => io.events.some((e) => e.name === "watch.cycle"), 10_000, "the first cycle");
+    const first = new Set(effectiveMutations(s).keys());
+    expect(first.size).toBeGreaterThan(0);
+    // idle: a few polls, each one list request for the one workflow
+    await until(() => io.events.filter((e) => e.name === "watch.poll").length >= 4, 5_000, "idle polls");
+    s.clearRequests();
+    await until(() => io.events.filter((e) => e.name === "watch.poll").length >= 7, 5_000, "more idle polls");
+    const idle = s.requests();
+    expect(idle.length).toBeGreaterThan(0);
+    expect(idle.every((r) => r.method === "GET" && r.path === "/api/v2/processes/1042/instances/")).toBe(true);
+
+    // people submit two claims: they reach the manager step and the watcher approves them
+    const fresh = runningAt(s, 1042, 20110).slice(0, 2);
+    expect(fresh.length).toBe(2);
+    for (const id of fresh) await personCompletes(s, id, 20110);
+    const appliedIn = (kind: string): number => io.events.filter((e) => e.name === "watch.cycle" && e.fields.kind === kind).reduce((n, e) => n + Number(e.fields.applied), 0);
+    await until(() => appliedIn("incremental") >= 2, 10_000, "the approvals");
+    // the log was cleared after the first cycle: what came since is the two approvals, once each, nothing repeated
+    // (the people's own completions of step 20110 are in the log too)
+    const counts = new Map([...effectiveMutations(s)].filter(([k]) => !k.endsWith(":20110")));
+    expect([...counts.keys()].sort()).toEqual(fresh.map((id) => `complete_step:${id}:20111`).sort());
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    for (const k of counts.keys()) expect(first.has(k)).toBe(false);
+    const incremental = io.events.filter((e) => e.name === "watch.cycle" && e.fields.kind === "incremental");
+    // one cycle or two (the two edits may fall on either side of a poll), nothing stale
+    expect(incremental.reduce((n, e) => n + Number(e.fields.applied), 0)).toBe(2);
+    expect(incremental.every((e) => e.fields.stale === 0 && e.fields.failed === 0)).toBe(true);
+    expect(s.requests().filter((r) => r.status === 429)).toEqual([]);
+  });
+
+  it("a second watcher on the same state dir refuses at once with one line", async () => {
+    const { dir, rules } = await setUp(APPROVE_RULES);
+    const io = eventIO();
+    running.push(watchCommand(watchOpts(sb as RunningSandbox, dir, rules), io));
+    await until(() => io.events.some((e) => e.name === "watch.started"), 10_000, "the first watcher");
+    const started = Date.now();
+    const second = watchCommand(watchOpts(sb as RunningSandbox, dir, rules), eventIO());
+    await expect(second).rejects.toThrow(UserError);
+    await expect(second).rejects.toThrow(/^another watcher uses the state dir .*state: .*pid \d+/);
+    const err = await second.catch((e: unknown) => e);
+    expect(String((err as Error).message)).not.toContain("\n");
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it("a rule above its limit fails its cycle, the other rules are applied", async () => {
+    const limited = MIXED_RULES.replace("    actions: [abort]", "    actions: [abort]\n    limits: { max_instances: 1 }");
+    const { dir, rules } = await setUp(limited);
+    const io = eventIO();
+    const code = await watchCommand(watchOpts(sb as RunningSandbox, dir, rules, { maxCycles: 1 }), io);
+    expect(code).toBe(0);
+    const cycle = io.events.find((e) => e.name === "watch.cycle");
+    expect(cycle?.fields.errors).toEqual([expect.stringMatching(/abort-onboardings/)]);
+    const keys = [...effectiveMutations(sb as RunningSandbox).keys()];
+    expect(keys.some((k) => k.startsWith("abort:"))).toBe(false);
+    expect(keys.some((k) => k.startsWith("complete_step:"))).toBe(true);
+    expect(keys.some((k) => k.startsWith("save_step:"))).toBe(true);
+  });
+
+  it("without --apply it only plans: no mutation reaches the service", async () => {
+    const { dir, rules } = await setUp(MIXED_RULES);
+    const io = eventIO();
+    const code = await watchCommand(watchOpts(sb as RunningSandbox, dir, rules, { maxCycles: 1, apply: false }), io);
+    expect(code).toBe(0);
+    expect((sb as RunningSandbox).requests().filter((r) => r.method === "POST")).toEqual([]);
+    expect(io.events.find((e) => e.name === "watch.cycle")?.fields.planned).toBeGreaterThan(0);
+  });
+});
+
+describe("/metrics and /healthz", () => {
+  it("503 while the service fails (the watcher stays up, backing off), 200 once a cycle succeeds; Prometheus text", async () => {
+    const { dir, rules } = await setUp(APPROVE_RULES, { failRate: 1 });
+    const s = sb as RunningSandbox;
+    let port = 0;
+    const io = eventIO();
+    running.push(watchCommand(watchOpts(s, dir, rules, { metricsPort: 0, onListening: (p) => (port = p), tuning: { verifyDelayMs: 20, client: { rateLimitWindowMs: WINDOW_MS, retryBaseMs: 5, retryMaxDelayMs: 20, maxAttempts: 2 } } }), io));
+    await until(() => port > 0, 5_000, "the metrics port");
+    const get = async (path: string): Promise<{ status: number; body: string; type: string | null }> => {
+      const r = await fetch(`http://127.0.0.1:${port}${path}`);
+      return { status: r.status, body: await r.text(), type: r.headers.get("content-type") };
+    };
+    await until(() => io.events.filter((e) => e.name === "watch.failed").length >= 2, 10_000, "failed attempts");
+    const down = await get("/healthz");
+    expect(down.status).toBe(503);
+    s.setFaults({ failRate: 0 });
+    await until(async () => (await get("/healthz")).status === 200, 15_000, "a good cycle");
+    const m = await get("/metrics");
+    expect(m.status).toBe(200);
+    expect(m.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(m.body).toMatch(/^# TYPE flowrules_cycles_total counter$/m);
+    expect(m.body).toMatch(/^flowrules_cycles_total\{result="failed"\} [1-9]\d*$/m);
+    expect(m.body).toMatch(/^flowrules_cycles_total\{result="ok"\} [1-9]\d*$/m);
+    expect(m.body).toMatch(/^flowrules_requests_total\{status="503"\} [1-9]\d*$/m);
+    expect(m.body).toMatch(/^flowrules_requests_total\{status="200"\} [1-9]\d*$/m);
+    expect(m.body).toMatch(/^flowrules_changes_applied_total\{kind="complete_step",rule="approve-expenses"\} [1-9]\d*$/m);
+    expect(m.body).toMatch(/^flowrules_seconds_since_last_good_cycle \d+(\.\d+)?$/m);
+    for (const line of m.body.trim().split("\n")) expect(line).toMatch(/^(# (HELP|TYPE) flowrules_\w+ .+|flowrules_\w+(\{[^}]*\})? [\d.e+-]+)$/);
+    expect(m.body).not.toContain("sandbox-admin");
+    expect((await get("/nope")).status).toBe(404);
+  });
+});
