@@ -350,11 +350,15 @@ class Watcher {
           await this.resolve();
           resolvedOnce = true;
           if (this.opts.intervalMs === undefined) {
-            const workflows = new Set(this.workflowOf.values()).size;
-            intervalMs = derivedIntervalMs(workflows, this.opts.connection.rateLimitPerMin, this.opts.budgetPercent, minMs);
+            intervalMs = derivedIntervalMs(new Set(this.workflowOf.values()).size, this.opts.connection.rateLimitPerMin, this.opts.budgetPercent, minMs);
           }
           this.metrics.intervalMs = intervalMs;
-          this.log.event("watch.interval", { interval_ms: intervalMs, workflows: new Set(this.workflowOf.values()).size, budget_percent: this.opts.budgetPercent });
+          const workflows = new Set(this.workflowOf.values()).size;
+          this.log.event("watch.interval", { interval_ms: intervalMs, workflows, budget_percent: this.opts.budgetPercent });
+          this.text(
+            `flowrules: watching ${this.ruleSet.rules.length} rule${this.ruleSet.rules.length === 1 ? "" : "s"} of ${workflows} workflow${workflows === 1 ? "" : "s"}, ` +
+              `polling every ${(intervalMs / 1000).toFixed(1)} s${this.opts.apply ? "" : " (no --apply: nothing is sent)"}`,
+          );
         }
         const didCycle = await this.step();
         this.failures = 0;
