@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 
 export const EXAMPLES_DIR = fileURLToPath(new URL("../../examples/ci/", import.meta.url));
+/** Deployment examples of `flowrules watch` (Kubernetes, systemd), checked with the same care. */
+export const DEPLOY_DIR = fileURLToPath(new URL("../../examples/deploy/", import.meta.url));
 
 export interface Example {
   file: string;
@@ -20,22 +22,22 @@ async function walk(dir: string, out: string[]): Promise<void> {
   }
 }
 
-export async function exampleFiles(): Promise<string[]> {
+export async function exampleFiles(dir: string = EXAMPLES_DIR): Promise<string[]> {
   const out: string[] = [];
-  await walk(EXAMPLES_DIR, out);
+  await walk(dir, out);
   return out.sort();
 }
 
-export async function loadYamlExamples(): Promise<Example[]> {
-  const files = (await exampleFiles()).filter((f) => /\.ya?ml$/.test(f));
+export async function loadYamlExamples(dir: string = EXAMPLES_DIR): Promise<Example[]> {
+  const files = (await exampleFiles(dir)).filter((f) => /\.ya?ml$/.test(f));
   const out: Example[] = [];
   for (const file of files) {
     const text = await readFile(file, "utf8");
     const docs = parseAllDocuments(text).map((d) => {
-      if (d.errors.length > 0) throw new Error(`${relative(EXAMPLES_DIR, file)}: ${d.errors.map((e) => e.message).join("; ")}`);
+      if (d.errors.length > 0) throw new Error(`${relative(dir, file)}: ${d.errors.map((e) => e.message).join("; ")}`);
       return d.toJS() as unknown;
     });
-    out.push({ file: relative(EXAMPLES_DIR, file), text, docs });
+    out.push({ file: relative(dir, file), text, docs });
   }
   return out;
 }
@@ -55,6 +57,19 @@ export function runnableStrings(node: unknown, out: string[] = []): string[] {
       out.push([...command, ...rest].join(" "));
     }
     for (const v of Object.values(node)) runnableStrings(v, out);
+  }
+  return out;
+}
+
+/** The flowrules words of a container whose command is the image's CLI (`command: ["flowrules"]`, then args). */
+export function containerInvocations(node: unknown, out: string[][] = []): string[][] {
+  if (Array.isArray(node)) for (const v of node) containerInvocations(v, out);
+  else if (isRecord(node)) {
+    const { command, args } = node;
+    if (Array.isArray(command) && command.length === 1 && command[0] === "flowrules") {
+      out.push(Array.isArray(args) ? args.filter((a): a is string => typeof a === "string") : []);
+    }
+    for (const v of Object.values(node)) containerInvocations(v, out);
   }
   return out;
 }

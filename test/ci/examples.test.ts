@@ -9,11 +9,16 @@ import type { Command, Option } from "commander";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";
 import { USERS } from "../../src/sandbox/index.js";
-import { exampleFiles, flowrulesInvocations, loadYamlExamples, runnableStrings, type Example } from "./examples-lib.js";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { containerInvocations, DEPLOY_DIR, exampleFiles, flowrulesInvocations, loadYamlExamples, runnableStrings, type Example } from "./examples-lib.js";
 
 let examples: Example[];
+/** examples/deploy: the watcher's Kubernetes manifests */
+let deploy: Example[];
 beforeAll(async () => {
   examples = await loadYamlExamples();
+  deploy = await loadYamlExamples(DEPLOY_DIR);
 });
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -112,14 +117,14 @@ describe("CI examples", () => {
         found.push(`${file}: env FLOWRULES_API_KEY without secretKeyRef`);
       }
     };
-    for (const e of examples) {
+    for (const e of [...examples, ...deploy]) {
       for (const d of e.docs) visit(e.file, d);
       for (const key of demoKeys) if (e.text.includes(key)) found.push(`${e.file}: contains the demo key ${key}`);
       if (/--api-key\b|Api-Key\s+[A-Za-z0-9]/i.test(e.text)) found.push(`${e.file}: passes a key literally`);
     }
     expect(found).toEqual([]);
     // the key is referenced somewhere in each example that talks to the service
-    for (const e of examples) expect(e.text, e.file).toContain("FLOWRULES_API_KEY");
+    for (const e of [...examples, ...deploy]) expect(e.text, e.file).toContain("FLOWRULES_API_KEY");
   });
 
   it("pull request workflow: github annotations, one replaced comment by a hidden marker, the JSON plan as an artifact", () => {
@@ -168,5 +173,73 @@ describe("CI examples", () => {
     const script = (await exampleFiles()).find((f) => f.endsWith("upsert-mr-note.mjs"));
     expect(script).toBeDefined();
     await expect(promisify(execFile)(process.execPath, ["--check", script ?? ""])).resolves.toBeDefined();
+  });
+  it("Kubernetes Deployment of watch: one replica, Recreate, probes on /healthz, state on a volume, key from a Secret", () => {
+    const file = deploy.find((e) => e.file === "kubernetes/watch.yaml");
+    expect(file).toBeDefined();
+    const dep = file?.docs.find((d) => isRecord(d) && d.kind === "Deployment");
+    const pvc = file?.docs.find((d) => isRecord(d) && d.kind === "PersistentVolumeClaim");
+    if (!isRecord(dep) || !isRecord(dep.spec) || !isRecord(pvc) || !isRecord(pvc.metadata)) throw new Error("no Deployment and claim");
+    expect(dep.apiVersion).toBe("apps/v1");
+    expect(dep.spec.replicas).toBe(1);
+    expect(dep.spec.strategy).toEqual({ type: "Recreate" });
+    const template = dep.spec.template;
+    const pod = isRecord(template) && isRecord(template.spec) ? template.spec : {};
+    const containers = Array.isArray(pod.containers) ? pod.containers.filter(isRecord) : [];
+    expect(containers).toHaveLength(1);
+    const c = containers[0] ?? {};
+    const words = containerInvocations(c)[0] ?? [];
+    expect(words[0]).toBe("watch");
+    expect(checkInvocation(buildProgram(), words)).toEqual([]);
+    const flag = (name: string): string | undefined => words[words.indexOf(name) + 1];
+    expect(words).toContain("--apply");
+    const port = Number(flag("--metrics-port"));
+    expect(port).toBeGreaterThan(0);
+    // probes reach the pod's address: the endpoint must not listen on loopback only
+    expect(flag("--metrics-host")).toBe("0.0.0.0");
+    const ports = Array.isArray(c.ports) ? c.ports.filter(isRecord) : [];
+    const named = ports.find((p) => p.containerPort === port);
+    expect(named).toBeDefined();
+    for (const probe of [c.readinessProbe, c.livenessProbe]) {
+      const get = isRecord(probe) && isRecord(probe.httpGet) ? probe.httpGet : undefined;
+      expect(get?.path).toBe("/healthz");
+      expect(get?.port === port || get?.port === named?.name).toBe(true);
+    }
+    // the state dir is a mounted volume backed by the claim
+    const state = flag("--state");
+    const mounts = Array.isArray(c.volumeMounts) ? c.volumeMounts.filter(isRecord) : [];
+    const mount = mounts.find((m) => m.mountPath === state);
+    expect(mount).toBeDefined();
+    const volumes = Array.isArray(pod.volumes) ? pod.volumes.filter(isRecord) : [];
+    const volume = volumes.find((v) => v.name === mount?.name);
+    expect(isRecord(volume?.persistentVolumeClaim) && volume.persistentVolumeClaim.claimName).toBe(pvc.metadata.name);
+    expect(JSON.stringify(c.env)).toContain('"secretKeyRef"');
+    // non-root, as the CronJob
+    expect(isRecord(pod.securityContext) && pod.securityContext.runAsNonRoot).toBe(true);
+    expect(isRecord(c.securityContext) && c.securityContext.allowPrivilegeEscalation).toBe(false);
+  });
+
+  it("systemd unit and Dockerfile of watch: existing flags, SIGTERM, no key; non-root Node 20 slim with the CLI as entrypoint", async () => {
+    const unit = await readFile(join(DEPLOY_DIR, "systemd", "flowrules-watch.service"), "utf8");
+    const exec = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? "";
+    const words = exec.replace(/'$/, "").split(/\s+/);
+    const at = words.findIndex((w) => w.endsWith("/flowrules"));
+    expect(at).toBeGreaterThan(-1);
+    expect(checkInvocation(buildProgram(), words.slice(at + 1))).toEqual([]);
+    expect(words.slice(at + 1, at + 2)).toEqual(["watch"]);
+    expect(unit).toMatch(/^KillSignal=SIGTERM$/m);
+    expect(unit).toMatch(/^StateDirectory=/m);
+    expect(unit).toMatch(/^Restart=on-failure$/m);
+    expect(unit).not.toMatch(/^Environment=FLOWRULES_API_KEY/m);
+    for (const key of USERS.map((u) => u.key)) expect(unit).not.toContain(key);
+
+    const docker = await readFile(new URL("../../Dockerfile", import.meta.url), "utf8");
+    const froms = [...docker.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
+    expect(froms.length).toBeGreaterThan(0);
+    for (const f of froms) expect(f).toMatch(/^node:20-slim\b/);
+    const users = [...docker.matchAll(/^USER\s+(\S+)/gm)].map((m) => m[1]);
+    expect(users.at(-1)).toBe("node");
+    expect(docker).toMatch(/^ENTRYPOINT \["flowrules"\]$/m);
+    expect(docker).not.toMatch(/FLOWRULES_API_KEY=/);
   });
 });

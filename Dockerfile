@@ -1,0 +1,35 @@
+# flowrules as a long-running watcher (docs/watch.md), or any other verb: the CLI is the entrypoint.
+#
+#   docker build -t flowrules .
+#   docker run --rm -e FLOWRULES_BASE_URL -e FLOWRULES_API_KEY -v "$PWD/rules:/rules:ro" -v flowrules-state:/state \
+#     -p 127.0.0.1:9464:9464 flowrules watch /rules --state /state --apply --metrics-port 9464 --metrics-host 0.0.0.0
+#
+# Two stages on Node 20 slim: the build compiles TypeScript; the image keeps dist/, the JSON schemas and the
+# production dependencies only, and runs as the unprivileged `node` user (uid 1000). The API key is never baked in:
+# it comes from the environment (a Kubernetes Secret, a systemd credential file, `docker run -e`).
+
+FROM node:20-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src/ src/
+COPY schemas/ schemas/
+RUN npm run build
+
+FROM node:20-slim
+ENV NODE_ENV=production NO_COLOR=1
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /src/dist/ dist/
+COPY schemas/ schemas/
+RUN ln -s /app/dist/cli/index.js /usr/local/bin/flowrules && chmod 0755 /app/dist/cli/index.js \
+  && mkdir -p /state /rules && chown node:node /state
+# the state dir (bookmarks, lock, journals) belongs on a volume: a new container resumes from it
+VOLUME ["/state"]
+WORKDIR /work
+USER node
+EXPOSE 9464
+ENTRYPOINT ["flowrules"]
+CMD ["--help"]
