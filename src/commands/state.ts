@@ -5,10 +5,8 @@ import { VERSION } from "../model/version.js";
 import type { Plan } from "../plan/types.js";
 import type { RuleSet } from "../rules/types.js";
 import type { CommandIO } from "../log/command-io.js";
-import { openRunState, type RunState, type StateSettings } from "../state/index.js";
+import { openRunState, readInFull, type RunState, type StateSettings } from "../state/index.js";
 
-/** Plan errors that come from the data, not from reading it: a run with them still read everything it needed. */
-const DATA_ERRORS = new Set(["conflict", "evaluation", "limit"]);
 
 export function openStateForRun(
   settings: StateSettings,
@@ -24,7 +22,7 @@ export function openStateForRun(
 /** Writes the new state after a run that read all it needed, and says what came from it. */
 export async function finishState(state: RunState, plan: Plan, io: CommandIO, quiet: boolean): Promise<void> {
   const counts = state.counts();
-  const complete = plan.errors.every((e) => DATA_ERRORS.has(e.code));
+  const complete = readInFull(plan);
   if (complete) await state.commit();
   const fields = { dir: state.dir, from_state: counts?.fromState ?? 0, read_again: counts?.readAgain ?? 0, written: complete };
   io.log?.event("state.used", fields);

@@ -11,12 +11,21 @@ import { createHash } from "node:crypto";
 import type { ApiClient } from "../api/index.js";
 import type { CompiledRule } from "../rules/types.js";
 import { canonicalJson } from "../plan/digest.js";
+import type { Plan } from "../plan/types.js";
 import { openStateDir } from "./dir.js";
 import { StateClient, type StateChoice, type StateCounts } from "./client.js";
 
 export { StateClient, structureDigest, type StateChoice, type StateCounts } from "./client.js";
 export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION, StateSchema, type StateData } from "./schema.js";
 export { openStateDir } from "./dir.js";
+
+/** Plan errors that come from the data, not from reading it: a run with only these still read everything it needed. */
+const DATA_ERRORS = new Set(["conflict", "evaluation", "limit"]);
+
+/** Whether a plan's run read all it needed, so its state may be written. */
+export function readInFull(plan: Pick<Plan, "errors">): boolean {
+  return plan.errors.every((e) => DATA_ERRORS.has(e.code));
+}
 
 export const DEFAULT_RESYNC_AFTER_MS = 24 * 3_600_000;
 /** Changes are listed from the last run less this: clocks of client and service may differ, commits land late. */
