@@ -318,7 +318,9 @@ export class StateClient implements ApiClient {
   async getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
     const key = `${id}:${flagsOf(opts)}`;
     const cached = this.oldRecords.get(key);
-    if (cached && !this.probes.has(id)) {
+    // the structure probe too: the newest instance's snapshot changes only with it (or a newer one starts), both
+    // listed as changed, and a fresh read of it is checked against the structure digest below
+    if (cached) {
       const w = this.workflow(cached.process_id);
       if (!w.cold && !(await this.changedIds(w)).has(id) && !w.cold) {
         this.newRecords.set(key, cached);
