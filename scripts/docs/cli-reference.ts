@@ -16,7 +16,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
     "An instance carrying this tag is changed by no rule and counted as excluded; default `no-automation`, empty turns the opt-out off (the `--opt-out-tag` flag wins).",
   FLOWRULES_NOTIFY_URL:
     "Webhooks told at the end of `plan` and `apply`, comma-separated (the `--notify` flags win): one JSON POST each, https:// or http:// to loopback unless `--insecure-http`.",
-  FLOWRULES_STATE: "The folder flowrules keeps between runs (the `--state` flag wins); `watch` keeps its bookmarks, lock and journals under `watch/` in it.",
+  FLOWRULES_STATE:
+    "The state dir of `plan` and `apply` with rule paths (the `--state` flag wins): what each run learned, so the next asks the service only for what changed; the plan is the same as without it (docs/operating.md, \"State between runs\"); `watch` keeps its bookmarks, lock and journals under `watch/` in it.",
   FLOWRULES_DEBUG: "`1` adds the stack trace to an unexpected error (otherwise one line).",
   NO_COLOR: "Any non-empty value turns colours off (colours are only used on a terminal anyway).",
 };

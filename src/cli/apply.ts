@@ -14,6 +14,7 @@ import { processIO } from "../log/command-io.js";
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from "../engine/apply/batches.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
 import { addNotifyOption, addOptOutOption, notifyTargets, optOutTag } from "./operations.js";
+import { addStateOptions, stateSettings } from "./state.js";
 import { parseShard } from "../plan/shard.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { EXIT_ERROR, UserError } from "../model/errors.js";
@@ -125,7 +126,7 @@ export function registerApply(program: Command): void {
     .option("--rule <name>", "with rule paths: plan only this rule (repeatable)", collect, [])
     .option("-q, --quiet", "no progress on stderr")
     .option("--shard <i/n>", "apply only the changes (or, with rule paths, plan only the instances) with id % n == i, e.g. 0/4");
-  addNotifyOption(addOptOutOption(cmd));
+  addStateOptions(addNotifyOption(addOptOutOption(cmd)));
   addConnectionOptions(cmd).action(async (paths: string[], raw: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const parsed = Flags.safeParse(raw);
@@ -135,6 +136,7 @@ export function registerApply(program: Command): void {
     const connection = connectionSettings(raw, io.env, shard);
     const optOut = optOutTag(raw, io.env);
     const urls = notifyTargets(raw, io.env, connection.insecureHttp);
+    const state = stateSettings(raw, io.env);
     const { signal, dispose } = interruptions();
     try {
       const fields = { paths, auto_approve: f.autoApprove === true, base_url: connection.baseUrl, ...(f.shard ? { shard: f.shard } : {}) };
@@ -157,6 +159,7 @@ export function registerApply(program: Command): void {
           ...(shard ? { shard } : {}),
           ...(optOut ? { optOutTag: optOut } : {}),
           ...(urls.length > 0 ? { notify: { urls } } : {}),
+          ...(state ? { state } : {}),
           confirm: terminalConfirm(),
           signal,
         },

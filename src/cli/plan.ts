@@ -5,6 +5,7 @@ import { parseShard } from "../plan/shard.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
 import { addNotifyOption, addOptOutOption, notifyTargets, optOutTag } from "./operations.js";
+import { addStateOptions, stateSettings } from "./state.js";
 
 const collect = (v: string, acc: string[]): string[] => [...acc, v];
 
@@ -23,7 +24,7 @@ export function registerPlan(program: Command): void {
     .option("--changed-since <git-ref>", "plan only the rules added or edited since this git ref; list removed ones")
     .option("--explain-requests", "say on stderr why each list, field page or record read is made (or saved)")
     .option("--workflows <file>", "workflow catalog to compare the live workflows with (default flowrules.workflows.json)");
-  addNotifyOption(addOptOutOption(cmd));
+  addStateOptions(addNotifyOption(addOptOutOption(cmd)));
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
     const io = withLogger(processIO(), commandLogger(command));
     const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
@@ -31,6 +32,7 @@ export function registerPlan(program: Command): void {
     const connection = connectionSettings(opts, io.env, shard);
     const optOut = optOutTag(opts, io.env);
     const urls = notifyTargets(opts, io.env, connection.insecureHttp);
+    const state = stateSettings(opts, io.env);
     const fields = { paths, base_url: connection.baseUrl, ...(opts.shard ? { shard: opts.shard } : {}), ...(changedSince ? { changed_since: changedSince } : {}) };
     process.exitCode = await runLogged(io, "plan", fields, async (io) => (await import("../commands/plan.js")).planCommand(
       {
@@ -48,6 +50,7 @@ export function registerPlan(program: Command): void {
         ...(optOut ? { optOutTag: optOut } : {}),
         ...(urls.length > 0 ? { notify: { urls } } : {}),
         ...(typeof opts.workflows === "string" ? { workflows: opts.workflows } : {}),
+        ...(state ? { state } : {}),
       },
       io,
     ));

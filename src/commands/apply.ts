@@ -30,6 +30,7 @@ import { progressView } from "../render/progress/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
 import { applyPayload } from "../render/notify/payload.js";
+import type { StateSettings } from "../state/index.js";
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
 export const RUNS_DIR = ".flowrules/runs";
@@ -71,6 +72,8 @@ export interface ApplyCommandOptions {
   maxDurationText?: string;
   /** instances carrying this tag are changed by no rule (rule paths); undefined = off */
   optOutTag?: string;
+  /** --state DIR: with rule paths, the plan uses and renews the state (src/state/); with a saved plan it is unused */
+  state?: StateSettings;
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
   notify?: NotifySettings;
   /** knobs for tests and benchmarks */
@@ -151,6 +154,7 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
       ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
       limiter,
       recordSeen: true,
+      ...(opts.state ? { state: opts.state } : {}),
     });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${e.message}\n`);

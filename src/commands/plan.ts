@@ -24,6 +24,8 @@ import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { planPayload } from "../render/notify/payload.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
+import { finishState, openStateForRun } from "./state.js";
+import type { StateSettings } from "../state/index.js";
 
 export interface PlanCommandOptions {
   paths: string[];
@@ -47,6 +49,8 @@ export interface PlanCommandOptions {
   explainRequests?: boolean;
   /** the workflow catalog to compare the live structure with (default flowrules.workflows.json, when present) */
   workflows?: string;
+  /** --state DIR: what the last run learned (src/state/) */
+  state?: StateSettings;
 }
 
 /** One request choice of the query planner as a line for people. */
@@ -107,6 +111,7 @@ export async function planRuleSet(
   io: CommandIO,
   opts: {
     quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean; optOutTag?: string; workflows?: string;
+    state?: StateSettings;
     /** the process's one rate budget, when planning is one phase of a run (apply --auto-approve, watch) */
     limiter?: RequestLimiter;
     /** the plan will be applied: record what it saw of each instance it changes (src/engine/seen.ts) */
@@ -130,6 +135,17 @@ export async function planRuleSet(
   };
   const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
   catalog.warnings.forEach(onWarning);
+  const onRequestChoice = (c: RequestChoice): void => {
+    log.event("plan.requests", { ...c }, "debug");
+    if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
+  };
+  // the state dir is opened (and locked) before any request: an unusable one fails here, in one line
+  const now = opts.now ?? (opts.state ? new Date() : undefined);
+  const state = opts.state ? await openStateForRun(opts.state, client, ruleSet, now ?? new Date(), onWarning, onRequestChoice).catch(async (err: unknown) => {
+    await client.close();
+    throw err;
+  }) : undefined;
+  const api = state ? state.wrap(client) : client;
   const started = Date.now();
   try {
     const onProgress = (p: PlanProgress): void => {
@@ -137,17 +153,14 @@ export async function planRuleSet(
       view.plan(p);
     };
     const plan = await runPlan({
-      client,
+      client: api,
       ruleSet,
-      ...(opts.now ? { now: opts.now } : {}),
+      ...(now ? { now } : {}),
       onProgress,
       ...(opts.shard ? { shard: opts.shard } : {}),
       ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
       // why each request is made: always in the JSON log, on stderr with --explain-requests
-      onRequestChoice: (c) => {
-        log.event("plan.requests", { ...c }, "debug");
-        if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
-      },
+      onRequestChoice,
       ...(catalog.catalog ? { catalog: catalog.catalog.workflows } : {}),
       onWarning,
       ...(opts.recordSeen ? { recordSeen: true } : {}),
@@ -159,9 +172,11 @@ export async function planRuleSet(
       const s = (ms / 1000).toFixed(1);
       io.stderr(`${client.stats().total} requests to ${client.baseUrl} in ${s} s\n`);
     }
+    if (state) await finishState(state, plan, io, opts.quiet);
     return plan;
   } finally {
     view.finish();
+    await state?.release();
     await client.close();
   }
 }

@@ -1,0 +1,72 @@
+/**
+ * The state file's shape (docs/operating.md, "State between runs"). Everything read back is checked against it, and
+ * the service's own parts against the API client's schemas: a file that does not fit is not used (a full run, one
+ * warning), never half-used.
+ */
+import { z } from "zod";
+import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema } from "../api/schemas.js";
+
+export const STATE_FORMAT = "flowrules-state";
+export const STATE_FORMAT_VERSION = 1;
+export const STATE_FILE = "state.json";
+export const LOCK_FILE = "state.lock";
+
+const queryValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))]);
+const iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "an ISO 8601 date-time");
+
+export const ListingSchema = z.object({
+  process_id: z.number().int(),
+  query: z.record(z.string(), queryValue),
+  /** the `now` the query was asked at (relative bounds resolved against it) */
+  run_at: iso,
+  /** false when only the first pages were read (a caller stopped early) */
+  complete: z.boolean(),
+  pages: z.array(z.object({ count: z.number().int().nonnegative().nullable(), results: z.array(InstanceListItemSchema) })),
+});
+export type Listing = z.infer<typeof ListingSchema>;
+
+export const RecordEntrySchema = z.object({
+  process_id: z.number().int(),
+  /** the read's options: "", "v" (inject_values), "t" (steps_time_frame), "vt" */
+  flags: z.string(),
+  record: InstanceRecordSchema,
+});
+export type RecordEntry = z.infer<typeof RecordEntrySchema>;
+
+export const FieldEntrySchema = z.object({
+  process_id: z.number().int(),
+  step: z.number().int(),
+  action: z.number().int(),
+  /** per instance: the form-field record, or null when the field holds no value there */
+  values: z.array(z.tuple([z.number().int(), FormFieldValueSchema.nullable()])),
+});
+export type FieldEntry = z.infer<typeof FieldEntrySchema>;
+
+export const WorkflowMarkSchema = z.object({
+  /** the bookmark: the `now` of the last run that read this workflow (changes are listed from it, minus a lookback) */
+  run_at: iso,
+  /** the newest last_updated_time seen in a record of it, if any */
+  newest_seen: iso.nullable(),
+  /** when it was last read in full (older than --resync-after: read in full again) */
+  synced_at: iso,
+  /** digest of its structure (steps, fields, types) as the newest instance shows it */
+  structure: z.string().nullable(),
+});
+export type WorkflowMark = z.infer<typeof WorkflowMarkSchema>;
+
+export const StateSchema = z.object({
+  format: z.literal(STATE_FORMAT),
+  format_version: z.number().int(),
+  flowrules_version: z.string(),
+  base_url: z.string(),
+  written_at: iso,
+  run_at: iso,
+  /** rule name → digest of its definition */
+  rules: z.record(z.string(), z.string()),
+  /** workflow id → its bookmark */
+  workflows: z.record(z.string(), WorkflowMarkSchema),
+  listings: z.array(ListingSchema),
+  records: z.array(RecordEntrySchema),
+  fields: z.array(FieldEntrySchema),
+});
+export type StateData = z.infer<typeof StateSchema>;
