@@ -5,5 +5,5 @@ export const DEFAULT_BUDGET_PERCENT = 20;
 /** No poll interval below this (a test-only environment variable lowers it: docs/watch.md). */
 export const MIN_INTERVAL_MS = 5_000;
 export const MIN_INTERVAL_ENV = "FLOWRULES_WATCH_MIN_INTERVAL_MS";
-/** Rules whose meaning moves with time are planned in full at least this often (docs/watch.md). */
-export const DEFAULT_FULL_EVERY_MS = 60 * 60_000;
+/** Rules whose meaning moves with time (relative dates, time in conditions, windows) get a cycle at least this often. */
+export const DEFAULT_TIME_CYCLE_MS = 5 * 60_000;

@@ -4,8 +4,10 @@
  * applyPlanInDir under the watcher's lock — with no second copy of either:
  *
  *   start   lock <state>/watch/lock (a second watcher refuses at once) → resume unfinished cycles from their journals
- *   cycle   plan (in full the first time, after that narrowed to what the polls found updated) → with --apply, apply
- *           its enforce changes exactly once (plan and journal under <state>/watch/cycles/) → bookmarks → log, notify
+ *   cycle   plan with the state room (src/state: only what changed is read again; the plan equals a stateless one)
+ *           → with --apply, apply its enforce changes exactly once (plan and journal under <state>/watch/cycles/)
+ *           → bookmarks → log, notify. A cycle runs first, then whenever a poll finds an update, when a rule's
+ *           active window opens, and every few minutes for rules whose meaning moves with time
  *   idle    one list per workflow with rules every interval (within --budget percent of the rate limit)
  *   stop    SIGTERM/SIGINT: no new request, the ones in flight finish, bookmarks written, lock released, exit 0
  *
@@ -23,7 +25,8 @@ import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../
 import { countOutcomes, type ChangeOutcome } from "../engine/apply/outcome.js";
 import { inactiveRules } from "../engine/active-rules.js";
 import { resolveWorkflows } from "../engine/resolve.js";
-import { cycleRuleSet, newestUpdate, timeDependent } from "../engine/watch-poll.js";
+import { newestUpdate, timeDependent } from "../engine/watch-poll.js";
+import { DEFAULT_RESYNC_AFTER_MS } from "../state/index.js";
 import type { CompiledRule, RuleSet } from "../rules/types.js";
 import type { Plan } from "../plan/types.js";
 import { errorMessage } from "../model/guards.js";
@@ -34,7 +37,7 @@ import { sendNotification, type NotifySettings } from "./notify.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { planRuleSet } from "./plan.js";
 import { applyPlanInDir, resumePlanFile, type AppliedResult } from "./apply.js";
-import { DEFAULT_FULL_EVERY_MS, MIN_INTERVAL_MS } from "./watch-settings.js";
+import { DEFAULT_TIME_CYCLE_MS, MIN_INTERVAL_MS } from "./watch-settings.js";
 import { startMetricsServer, WatchMetrics, type MetricsServer } from "./watch-http.js";
 
 /** Longest wait between attempts while the service is down. */
@@ -60,7 +63,8 @@ export interface WatchCommandOptions {
   cwd?: string;
   /** the lower bound of the interval (default MIN_INTERVAL_MS; tests lower it through MIN_INTERVAL_ENV) */
   minIntervalMs?: number;
-  fullEveryMs?: number;
+  /** rules whose meaning moves with time get a cycle at least this often (default DEFAULT_TIME_CYCLE_MS) */
+  timeCycleMs?: number;
   /** stop after this many cycles (tests); default: until stopped */
   maxCycles?: number;
   /** told the metrics port once it listens (tests use port 0) */
@@ -76,8 +80,6 @@ const BookmarksSchema = z.object({
   rules_digest: z.string(),
   /** workflow id → the newest last_updated_time seen (the service's clock) */
   workflows: z.record(z.string(), z.string()),
-  /** rule → when it was last planned in full */
-  full_at: z.record(z.string(), z.string()),
 });
 type Bookmarks = z.infer<typeof BookmarksSchema>;
 
@@ -104,7 +106,7 @@ async function readBookmarks(file: string, baseUrl: string): Promise<Bookmarks |
   try {
     parsed = JSON.parse(text);
   } catch {
-    return undefined; // unreadable: the first cycle plans in full and rewrites it
+    return undefined; // unreadable: a cycle runs at once and rewrites it
   }
   const b = BookmarksSchema.safeParse(parsed);
   if (!b.success) return undefined;
@@ -231,7 +233,8 @@ export function derivedIntervalMs(workflows: number, ratePerMin: number, budgetP
 // ---- the command -------------------------------------------------------------------------------------------------
 
 interface CycleSummary {
-  kind: "full" | "incremental" | "resume";
+  /** why the cycle ran: first, update (a poll found one), window (a rule's active window opened), time */
+  kind: "first" | "update" | "window" | "time";
   rules: number;
   planned: number;
   audit: number;
@@ -270,8 +273,8 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
     if (lock.tookOver) text(`flowrules: ${describeTakeOver(paths.lock, lock.tookOver)}`);
     let bookmarks = await readBookmarks(paths.bookmarks, opts.connection.baseUrl);
     if (bookmarks && bookmarks.rules_digest !== ruleSet.digest) {
-      text("flowrules: the rules changed since the last watcher: the first cycle plans them in full");
-      bookmarks = { ...bookmarks, workflows: {}, full_at: {} };
+      // the state room reads their workflows in full (src/state); the watcher runs a cycle at once
+      bookmarks = { ...bookmarks, workflows: {} };
     }
 
     const limiter = new StoppingLimiter(
@@ -293,7 +296,7 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
     }
     log.event("watch.started", { state: opts.stateDir, apply: opts.apply, rules: ruleSet.rules.length, base_url: client.baseUrl, ...(server ? { metrics_port: server.port } : {}) });
 
-    const w = new Watcher(opts, io, ruleSet, client, connection, limiter, metrics, paths, lock, bookmarks, cwd);
+    const w = new Watcher(opts, io, ruleSet, client, connection, limiter, metrics, paths, lock, bookmarks, cwd, stateDir);
     try {
       intervalMs = await w.run(intervalMs, minMs);
     } finally {
@@ -314,6 +317,7 @@ class Watcher {
   private unresolved = new Set<string>();
   private wasInactive = new Set<string>();
   private failures = 0;
+  private lastCycleAt = 0;
 
   constructor(
     private readonly opts: WatchCommandOptions,
@@ -327,6 +331,7 @@ class Watcher {
     private readonly lock: HeldLock,
     private bookmarks: Bookmarks | undefined,
     private readonly cwd: string,
+    private readonly stateDir: string,
   ) {}
 
   private get log() {
@@ -409,56 +414,50 @@ class Watcher {
   /** One poll and, when it found something to do, one cycle. False when idle. */
   private async step(): Promise<boolean> {
     const now = new Date();
-    const fullEvery = this.opts.fullEveryMs ?? DEFAULT_FULL_EVERY_MS;
     const inactive = inactiveRules(this.ruleSet.rules, now);
     const active = this.ruleSet.rules.filter((r) => !inactive.has(r.name));
-    const b = this.bookmarks;
-    const full = new Set<string>();
-    for (const r of active) {
-      const pid = this.workflowOf.get(r.name);
-      const fullAt = b?.full_at[r.name];
-      const due = fullAt === undefined || (timeDependent(r) && now.getTime() - Date.parse(fullAt) >= fullEvery);
-      // a rule planned in full: never before, its window just opened, its time moved, its workflow never bookmarked
-      if (due || this.wasInactive.has(r.name) || this.unresolved.has(r.name) || pid === undefined || b?.workflows[String(pid)] === undefined) full.add(r.name);
-    }
+    const opened = active.some((r) => this.wasInactive.has(r.name));
     this.wasInactive = new Set(inactive.keys());
-
-    // bookmarks first, then the plan: an update during the plan is found again by the next poll
+    const timeDue = active.some(timeDependent) && now.getTime() - this.lastCycleAt >= (this.opts.timeCycleMs ?? DEFAULT_TIME_CYCLE_MS);
+    const b = this.bookmarks;
+    // polled before the plan: an update during the plan is found again by the next poll
     const polled = new Map<number, string>();
-    const since = new Map<number, string>();
-    const byWorkflow = new Map<number, CompiledRule[]>();
-    for (const r of active) {
+    let updated = false;
+    let first = b === undefined;
+    const workflows = new Set(active.flatMap((r) => {
       const pid = this.workflowOf.get(r.name);
-      if (pid !== undefined) byWorkflow.set(pid, [...(byWorkflow.get(pid) ?? []), r]);
-    }
+      return pid === undefined ? [] : [pid];
+    }));
     await Promise.all(
-      [...byWorkflow.entries()].map(async ([pid, rules]) => {
+      [...workflows].map(async (pid) => {
         const after = b?.workflows[String(pid)];
-        const allFull = rules.every((r) => full.has(r.name));
         this.metrics.poll();
-        const newest = await newestUpdate(this.client, pid, allFull ? undefined : after);
+        const newest = await newestUpdate(this.client, pid, after);
         if (newest) polled.set(pid, newest.last_updated_time);
-        if (!allFull && newest && after !== undefined) since.set(pid, after);
+        if (newest) updated = true;
+        if (after === undefined) first = true;
       }),
     );
-    this.log.event("watch.poll", { workflows: byWorkflow.size, changed: [...since.keys()], full: [...full] }, "debug");
-    if (full.size === 0 && since.size === 0) return false;
-    await this.cycle(full, since, polled, now);
+    const kind: CycleSummary["kind"] | undefined =
+      first || (this.cycles === 0 && this.unresolved.size > 0) ? "first" : updated ? "update" : opened ? "window" : timeDue ? "time" : undefined;
+    this.log.event("watch.poll", { workflows: workflows.size, updated: [...polled.keys()], ...(kind ? { cycle: kind } : {}) }, "debug");
+    if (kind === undefined) return false;
+    await this.cycle(kind, polled, now);
     return true;
   }
 
-  private async cycle(full: ReadonlySet<string>, since: ReadonlyMap<number, string>, polled: ReadonlyMap<number, string>, now: Date): Promise<void> {
+  private async cycle(kind: CycleSummary["kind"], polled: ReadonlyMap<number, string>, now: Date): Promise<void> {
     const started = Date.now();
     const startedAt = new Date();
     this.cycles += 1;
+    this.lastCycleAt = now.getTime();
     const n = this.cycles;
-    const rules = cycleRuleSet(this.ruleSet, (r) => this.workflowOf.get(r.name), full, since, now);
-    const kind: CycleSummary["kind"] = full.size > 0 ? "full" : "incremental";
     const requestsBefore = this.requestCount();
-    const plan = await planRuleSet(rules, this.connection, this.quietIO(), {
+    const plan = await planRuleSet(this.ruleSet, this.connection, this.quietIO(), {
       quiet: !this.log.structured,
       limiter: this.limiter,
       recordSeen: this.opts.apply,
+      state: { dir: this.stateDir, resyncAfterMs: DEFAULT_RESYNC_AFTER_MS, fullRefresh: false },
       ...(this.opts.optOutTag ? { optOutTag: this.opts.optOutTag } : {}),
     });
     if (this.opts.signal.aborted) throw new StoppedError();
@@ -482,7 +481,7 @@ class Watcher {
     const unsent = counts.not_started + counts.deferred;
     const summary: CycleSummary = {
       kind,
-      rules: rules.rules.length,
+      rules: this.ruleSet.rules.length,
       planned: enforce.length,
       audit,
       applied: counts.applied,
@@ -491,23 +490,20 @@ class Watcher {
       errors,
       requests: this.requestCount() - requestsBefore,
     };
-    // bookmarks move on for the workflows whose rules all planned (a failing rule's workflow is asked again)
+    // bookmarks move on for the workflows whose rules all planned (a failing rule's workflow is polled as changed)
     const failedWorkflows = new Set(plan.errors.flatMap((e) => {
       const pid = e.rule ? this.workflowOf.get(e.rule) : undefined;
       return pid === undefined ? [] : [pid];
     }));
     if (failed === 0 && unsent === 0) {
-      const next: Bookmarks = this.bookmarks ?? { format_version: 1, base_url: this.client.baseUrl, rules_digest: this.ruleSet.digest, workflows: {}, full_at: {} };
+      const next: Bookmarks = this.bookmarks ?? { format_version: 1, base_url: this.client.baseUrl, rules_digest: this.ruleSet.digest, workflows: {} };
       const workflows = { ...next.workflows };
       for (const [pid, t] of polled) if (!failedWorkflows.has(pid)) workflows[String(pid)] = t;
       // a workflow with no update at all has no newest instance: its bookmark is the plan's start, less a margin
-      for (const r of rules.rules) {
-        const pid = this.workflowOf.get(r.name);
-        if (pid !== undefined && workflows[String(pid)] === undefined && !failedWorkflows.has(pid)) workflows[String(pid)] = new Date(now.getTime() - 60_000).toISOString();
+      for (const pid of new Set(this.workflowOf.values())) {
+        if (workflows[String(pid)] === undefined && !failedWorkflows.has(pid)) workflows[String(pid)] = new Date(now.getTime() - 60_000).toISOString();
       }
-      const fullAt = { ...next.full_at };
-      for (const name of full) if (!plan.errors.some((e) => e.rule === name)) fullAt[name] = now.toISOString();
-      this.bookmarks = { ...next, workflows, full_at: fullAt };
+      this.bookmarks = { ...next, workflows };
       await this.saveBookmarks();
     }
     const ok = errors.length === 0 && failed === 0;

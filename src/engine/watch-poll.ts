@@ -6,18 +6,14 @@
  * margin is needed to compare with them: per workflow, the newest update flowrules has seen. A poll is one list per
  * workflow (`last_updated_time_after` the bookmark, newest first, one element): empty means nothing changed.
  *
- * A cycle triggered by a poll plans each rule of the changed workflows over its own selection narrowed to the
- * instances updated since the bookmark (minus a small lookback for late commits): an instance can only start or stop
- * matching a rule without a time condition when it is updated, and every update moves `last_updated_time`. Rules
- * whose meaning moves with time (relative or `now` dates, time in conditions or templates, active windows) are
- * planned in full when their window opens and at least every `fullEveryMs`.
+ * An instance can only start or stop matching a rule without a time condition when it is updated, and every update
+ * moves `last_updated_time`: when no poll finds an update, such rules have nothing new to do. Rules whose meaning
+ * moves with time (relative or `now` dates, time in conditions or templates, active windows) also get a cycle when
+ * their window opens and every few minutes (src/commands/watch.ts).
  */
 import type { ApiClient } from "../api/index.js";
-import type { CompiledRule, RuleSet } from "../rules/types.js";
-import { DATE_TIME_PARAMS, resolveDateTime } from "../rules/datetime.js";
-
-/** Late commits: an update stamped a moment before the bookmark but listed only after it (docs/watch.md). */
-export const LOOKBACK_MS = 2_000;
+import type { CompiledRule } from "../rules/types.js";
+import { DATE_TIME_PARAMS } from "../rules/datetime.js";
 
 export interface Newest {
   id: number;
@@ -54,34 +50,4 @@ export function timeDependent(rule: CompiledRule): boolean {
   // conditions and templates: any reading of the clock ($now(), now, $millis(), the helpers)
   const text = JSON.stringify({ when: rule.when?.source ?? "", actions: rule.actions });
   return /\bnow\b|\$millis|daysSince|hoursUntil/.test(text);
-}
-
-/**
- * The rule set of one cycle: rules in `full` as written; rules of a workflow in `since` narrowed to the instances
- * updated after that instant (minus the lookback); the others left out.
- */
-export function cycleRuleSet(
-  ruleSet: RuleSet,
-  workflowOf: (rule: CompiledRule) => number | undefined,
-  full: ReadonlySet<string>,
-  since: ReadonlyMap<number, string>,
-  now: Date,
-): RuleSet {
-  const rules: CompiledRule[] = [];
-  for (const rule of ruleSet.rules) {
-    if (full.has(rule.name)) {
-      rules.push(rule);
-      continue;
-    }
-    const pid = workflowOf(rule);
-    const after = pid === undefined ? undefined : since.get(pid);
-    if (after === undefined) continue;
-    const from = new Date(Date.parse(after) - LOOKBACK_MS).toISOString();
-    const own = rule.select.last_updated_time_after;
-    const ownAt = typeof own === "string" ? resolveDateTime(own, now) : undefined;
-    // both bounds hold: the later one is the narrower
-    const bound = ownAt !== undefined && Date.parse(ownAt) > Date.parse(from) ? ownAt : from;
-    rules.push({ ...rule, select: { ...rule.select, last_updated_time_after: bound } });
-  }
-  return { ...ruleSet, rules };
 }

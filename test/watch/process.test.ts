@@ -109,7 +109,7 @@ describe("watch as a process", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(lock)).toBe(false);
     expect(existsSync(join(dir, "state", "watch", "bookmarks.json"))).toBe(true);
-    expect(r.stderr).toMatch(/cycle 1 \(full, 1 rule\): \d+ planned, \d+ applied, 0 stale, 0 failed/);
+    expect(r.stderr).toMatch(/cycle 1 \(first, 1 rule\): \d+ planned, \d+ applied, 0 stale, 0 failed/);
     expect(r.stderr).not.toContain("sandbox-admin");
   }, 40_000);
 

@@ -72,7 +72,7 @@ describe("watch --apply", () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect((sb as RunningSandbox).requests().filter((r) => r.status === 429)).toEqual([]);
     const cycle = io.events.find((e) => e.name === "watch.cycle");
-    expect(cycle?.fields).toMatchObject({ cycle: 1, kind: "full", applied: expected.length, stale: 0, failed: 0 });
+    expect(cycle?.fields).toMatchObject({ cycle: 1, kind: "first", applied: expected.length, stale: 0, failed: 0 });
     // stopped: the bookmarks are written and the lock is released
     expect(existsSync(join(dir, "state", "watch", "bookmarks.json"))).toBe(true);
     expect(existsSync(join(dir, "state", "watch", "lock"))).toBe(false);
@@ -100,14 +100,14 @@ describe("watch --apply", () => {
     expect(fresh.length).toBe(2);
     for (const id of fresh) await personCompletes(s, id, 20110);
     const appliedIn = (kind: string): number => io.events.filter((e) => e.name === "watch.cycle" && e.fields.kind === kind).reduce((n, e) => n + Number(e.fields.applied), 0);
-    await until(() => appliedIn("incremental") >= 2, 10_000, "the approvals");
+    await until(() => appliedIn("update") >= 2, 10_000, "the approvals");
     // the log was cleared after the first cycle: what came since is the two approvals, once each, nothing repeated
     // (the people's own completions of step 20110 are in the log too)
     const counts = new Map([...effectiveMutations(s)].filter(([k]) => !k.endsWith(":20110")));
     expect([...counts.keys()].sort()).toEqual(fresh.map((id) => `complete_step:${id}:20111`).sort());
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     for (const k of counts.keys()) expect(first.has(k)).toBe(false);
-    const incremental = io.events.filter((e) => e.name === "watch.cycle" && e.fields.kind === "incremental");
+    const incremental = io.events.filter((e) => e.name === "watch.cycle" && e.fields.kind === "update");
     // one cycle or two (the two edits may fall on either side of a poll), nothing stale
     expect(incremental.reduce((n, e) => n + Number(e.fields.applied), 0)).toBe(2);
     expect(incremental.every((e) => e.fields.stale === 0 && e.fields.failed === 0)).toBe(true);
