@@ -24,6 +24,11 @@ export interface BenchOptions {
   pacedWindowMs?: number;
   /** sizes of the state scenario (bench/src/state.ts); empty or absent skips it */
   stateSizes?: number[];
+  /** sizes of the watch scenario (bench/src/watch.ts); empty or absent skips it */
+  watchSizes?: number[];
+  /** seconds of its idle and events phases */
+  watchIdleSeconds?: number;
+  watchEventsSeconds?: number;
 }
 
 export const USAGE = `usage: npm run bench -- [options]
@@ -39,7 +44,10 @@ export const USAGE = `usage: npm run bench -- [options]
   --in-process                run both sides in this process (RSS then includes the sandbox)
   --out DIR                   where to write latest.json and a dated copy (default bench/results; "-" = nowhere)
   --paced-window MS           window of the paced scenario, 100 requests per window (default 6000, a scaled minute; 0 skips it)
-  --state-sizes 20000,100000  sizes of the --state scenario, 1 % churn (default both; 0 skips it; --quick: 20000)`;
+  --state-sizes 20000,100000  sizes of the --state scenario, 1 % churn (default both; 0 skips it; --quick: 20000)
+  --watch-sizes 20000,100000  sizes of the watch --apply scenario, real minutes at 100 a minute (default both; 0 skips it; --quick: 20000)
+  --watch-idle SECONDS        its idle phase (default 120; --quick: 60)
+  --watch-events SECONDS      its phase of people's marks to react to (default 180; --quick: 90)`;
 
 function int(name: string, v: string | undefined, dflt: number, min = 0): number {
   if (v === undefined) return dflt;
@@ -65,6 +73,9 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
       out: { type: "string" },
       "paced-window": { type: "string" },
       "state-sizes": { type: "string" },
+      "watch-sizes": { type: "string" },
+      "watch-idle": { type: "string" },
+      "watch-events": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -92,5 +103,10 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
     stateSizes: values["state-sizes"] === undefined
       ? quick ? [20_000] : [20_000, 100_000]
       : values["state-sizes"].split(",").map((s) => int("state-sizes", s.trim(), 0)).filter((n) => n > 0),
+    watchSizes: values["watch-sizes"] === undefined
+      ? quick ? [20_000] : [20_000, 100_000]
+      : values["watch-sizes"].split(",").map((s) => int("watch-sizes", s.trim(), 0)).filter((n) => n > 0),
+    watchIdleSeconds: int("watch-idle", values["watch-idle"], quick ? 60 : 120, 10),
+    watchEventsSeconds: int("watch-events", values["watch-events"], quick ? 90 : 180, 10),
   };
 }

@@ -10,6 +10,7 @@ import { runBench } from "./bench.js";
 import { renderPaced, runPaced } from "./paced.js";
 import { renderMarkdown } from "./table.js";
 import { renderState, runStateScenario, stateTargets } from "./state.js";
+import { renderWatch, runWatchScenario, watchTargets } from "./watch.js";
 
 async function main(): Promise<number> {
   let opts;
@@ -32,7 +33,17 @@ async function main(): Promise<number> {
   const stateSizes = opts.stateSizes ?? [];
   const state = stateSizes.length > 0 ? await runStateScenario({ ...opts, sizes: stateSizes }, log) : undefined;
   if (state) process.stdout.write(`\n${renderState(state)}`);
-  const results = { ...bench, ...(paced ? { paced } : {}), ...(state ? { state: { runs: state, targets: stateTargets(state) } } : {}) };
+  const watchSizes = opts.watchSizes ?? [];
+  const watch = watchSizes.length > 0
+    ? await runWatchScenario({ seed: opts.seed, latencyMs: opts.latencyMs, sizes: watchSizes, idleSeconds: opts.watchIdleSeconds ?? 120, eventsSeconds: opts.watchEventsSeconds ?? 180 }, log)
+    : undefined;
+  if (watch) process.stdout.write(`\n${renderWatch(watch)}`);
+  const results = {
+    ...bench,
+    ...(paced ? { paced } : {}),
+    ...(state ? { state: { runs: state, targets: stateTargets(state) } } : {}),
+    ...(watch ? { watch: { runs: watch, targets: watchTargets(watch) } } : {}),
+  };
   if (opts.outDir) {
     await mkdir(opts.outDir, { recursive: true });
     const json = `${JSON.stringify(results, null, 2)}\n`;

@@ -226,8 +226,9 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
  */
 export function derivedIntervalMs(workflows: number, ratePerMin: number, budgetPercent: number, minMs: number): number {
   if (!(ratePerMin > 0) || workflows === 0) return minMs;
-  const perMin = (ratePerMin * budgetPercent) / 100;
-  return Math.max(minMs, Math.ceil((60_000 * workflows) / perMin));
+  // 5 % under the budget, whole seconds: the polls' own reads when they find an update stay within it too
+  const perMin = (ratePerMin * budgetPercent * 0.95) / 100;
+  return Math.max(minMs, Math.ceil((60_000 * workflows) / perMin / 1000) * 1000);
 }
 
 // ---- the command -------------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { watchCommand, type WatchCommandOptions } from "../../src/commands/watch.js";
+import fc from "fast-check";
+import { derivedIntervalMs, watchCommand, type WatchCommandOptions } from "../../src/commands/watch.js";
 import { planRuleSet } from "../../src/commands/plan.js";
 import { loadRules } from "../../src/rules/index.js";
 import { UserError } from "../../src/model/errors.js";
@@ -182,5 +183,22 @@ describe("/metrics and /healthz", () => {
     for (const line of m.body.trim().split("\n")) expect(line).toMatch(/^(# (HELP|TYPE) flowrules_\w+ .+|flowrules_\w+(\{[^}]*\})? [\d.e+-]+)$/);
     expect(m.body).not.toContain("sandbox-admin");
     expect((await get("/nope")).status).toBe(404);
+  });
+});
+
+describe("the poll interval", () => {
+  it("keeps idle polling (one request per workflow) within the budget, never below the minimum", () => {
+    expect(derivedIntervalMs(4, 100, 20, 5000)).toBe(13_000);
+    expect(derivedIntervalMs(1, 100, 20, 5000)).toBe(5_000);
+    expect(derivedIntervalMs(4, 0, 20, 5000)).toBe(5_000);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 100 }), (workflows, rate, budget) => {
+        const ms = derivedIntervalMs(workflows, rate, budget, 5000);
+        expect(ms).toBeGreaterThanOrEqual(5000);
+        // polls a minute × requests a poll ≤ the budget's requests a minute
+        expect((60_000 / ms) * workflows).toBeLessThanOrEqual((rate * budget) / 100);
+      }),
+      { numRuns: 500, seed: 25 },
+    );
   });
 });
