@@ -14,6 +14,7 @@ import { loadRules } from "../../src/rules/index.js";
 import { UserError } from "../../src/model/errors.js";
 import { captureIO, changeKey, connection, effectiveMutations, MIXED_RULES, tempDir, writeRules } from "../apply/helpers.js";
 import { APPROVE_RULES, eventIO, personCompletes, runningAt, until } from "./helpers.js";
+import { sendJson, startLocalServer, type LocalServer } from "../api/helpers.js";
 
 const WINDOW_MS = 3000;
 let sb: RunningSandbox | undefined;
@@ -150,6 +151,35 @@ describe("watch --apply", () => {
     expect(code).toBe(0);
     expect((sb as RunningSandbox).requests().filter((r) => r.method === "POST")).toEqual([]);
     expect(io.events.find((e) => e.name === "watch.cycle")?.fields.planned).toBeGreaterThan(0);
+  });
+});
+
+describe("notifications", () => {
+  let receiver: LocalServer | undefined;
+  afterEach(async () => {
+    await receiver?.close();
+    receiver = undefined;
+  });
+
+  it("posts the apply summary of a cycle that changed something, never the key; a cycle that changes nothing posts nothing", async () => {
+    receiver = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true }));
+    const { dir, rules } = await setUp(APPROVE_RULES);
+    const code = await watchCommand(watchOpts(sb as RunningSandbox, dir, rules, { maxCycles: 1, notify: { urls: [new URL(`${receiver.origin}/hook`)] } }), eventIO());
+    expect(code).toBe(0);
+    expect(receiver.requests).toHaveLength(1);
+    const body = JSON.parse(receiver.requests[0]?.body ?? "{}") as { event?: string; summary?: { applied?: number } };
+    expect(body.event).toBe("apply.finished");
+    expect(body.summary?.applied).toBe(effectiveMutations(sb as RunningSandbox).size);
+    expect(receiver.requests[0]?.body).not.toContain("sandbox-admin");
+    // a second watcher on the same state: it sees only the first one's own changes, plans nothing, posts nothing
+    const io = eventIO();
+    const stop = new AbortController();
+    const second = watchCommand({ ...watchOpts(sb as RunningSandbox, dir, rules, { notify: { urls: [new URL(`${receiver.origin}/hook`)] } }), signal: stop.signal }, io);
+    await until(() => io.events.filter((e) => e.name === "watch.poll").length >= 3, 10_000, "idle polls");
+    stop.abort();
+    expect(await second).toBe(0);
+    expect(io.events.filter((e) => e.name === "watch.cycle").every((e) => e.fields.planned === 0 && e.fields.errors instanceof Array && e.fields.errors.length === 0)).toBe(true);
+    expect(receiver.requests).toHaveLength(1);
   });
 });
 
