@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import fc from "fast-check";
+import { watchFlags } from "../../src/cli/watch.js";
 import { derivedIntervalMs, watchCommand, type WatchCommandOptions } from "../../src/commands/watch.js";
 import { planRuleSet } from "../../src/commands/plan.js";
 import { loadRules } from "../../src/rules/index.js";
@@ -230,5 +231,20 @@ describe("the poll interval", () => {
       }),
       { numRuns: 500, seed: 25 },
     );
+  });
+});
+
+describe("watch flags", () => {
+  const env = { FLOWRULES_BASE_URL: "http://127.0.0.1:4010/api", FLOWRULES_API_KEY: "k" };
+  it("need a state dir, and refuse an interval under 5 s, a budget outside (0, 100] and a bad port, each in one line", () => {
+    expect(() => watchFlags([], {}, env)).toThrow(/^watch needs a state dir: pass --state DIR or set FLOWRULES_STATE/);
+    expect(watchFlags([], {}, { ...env, FLOWRULES_STATE: "st" })).toMatchObject({ stateDir: "st", apply: false, budgetPercent: 20, metricsHost: "127.0.0.1" });
+    expect(watchFlags([], { state: "st", interval: "30s", budget: "10", metricsPort: "9464", apply: true }, env)).toMatchObject({ intervalMs: 30_000, budgetPercent: 10, metricsPort: 9464, apply: true });
+    expect(() => watchFlags([], { state: "st", interval: "2s" }, env)).toThrow(/--interval must be at least 5 s/);
+    expect(() => watchFlags([], { state: "st", budget: "0" }, env)).toThrow(/--budget/);
+    expect(() => watchFlags([], { state: "st", budget: "150" }, env)).toThrow(/--budget/);
+    expect(() => watchFlags([], { state: "st", metricsPort: "70000" }, env)).toThrow(/--metrics-port/);
+    // the test-only floor lowers the minimum
+    expect(watchFlags([], { state: "st", interval: "1s" }, { ...env, FLOWRULES_WATCH_MIN_INTERVAL_MS: "200" }).intervalMs).toBe(1000);
   });
 });
