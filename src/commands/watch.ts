@@ -15,6 +15,8 @@
  */
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { clientFrom, sharedLimiter, type ApiClient, type ClientOptions, type Grant, type LimiterWait, type RequestLimiter } from "../api/index.js";
@@ -203,6 +205,23 @@ class StoppedError extends Error {
     super("stopping: no new request");
   }
 }
+
+/**
+ * A full collection, between cycles. Each cycle reads the state, plans and drops it all; V8 lets the old generation
+ * grow to several times what is live before it collects in full (docs/performance.md, "Memory"), so a watcher's
+ * resident set would creep up over hours. Measured at 100,000 instances: 172 → 229 MB over five minutes without it,
+ * flat under 150 MB with it (docs/watch.md). The collector is reached without a command-line flag.
+ */
+const fullCollection: () => void = (() => {
+  try {
+    setFlagsFromString("--expose-gc");
+    const gc: unknown = runInNewContext("gc");
+    if (typeof gc === "function") return () => void (gc as () => void)();
+  } catch {
+    // not available: V8 collects on its own schedule
+  }
+  return () => undefined;
+})();
 
 /** Resolves after `ms`, or at once when the signal aborts. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
@@ -444,6 +463,7 @@ class Watcher {
     this.log.event("watch.poll", { workflows: workflows.size, updated: [...polled.keys()], ...(kind ? { cycle: kind } : {}) }, "debug");
     if (kind === undefined) return false;
     await this.cycle(kind, polled, now);
+    fullCollection();
     return true;
   }
 
