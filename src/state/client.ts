@@ -16,7 +16,7 @@ import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
 import { canonicalQuery, changedQuery, movement, shapeKey, sliceable, slices, type CanonicalQuery } from "./bounds.js";
 import { compactRecord, expandRecord } from "./compact.js";
-import { STATE_FORMAT, STATE_FORMAT_VERSION, type FieldEntry, type Listing, type RecordEntry, type StateData, type WorkflowMark } from "./schema.js";
+import { STATE_FORMAT, STATE_FORMAT_VERSION, type FieldEntry, type Listing, type KeptRecord, type RecordEntry, RecordEntrySchema, type StateData, type WorkflowMark } from "./schema.js";
 
 /** How a request was decided, in the shape of the engine's request choices (`--explain-requests`). */
 export interface StateChoice {
@@ -101,12 +101,12 @@ export class StateClient implements ApiClient {
   private readonly nowIso: string;
   private readonly workflows = new Map<number, RunWorkflow>();
   private readonly oldListings = new Map<string, Listing[]>();
-  private readonly oldRecords = new Map<string, RecordEntry>();
+  private readonly oldRecords = new Map<string, KeptRecord>();
   private readonly oldSkeletons = new Map<string, unknown>();
   private readonly newSkeletons = new Map<string, unknown>();
   private readonly oldFields = new Map<string, Map<number, FormFieldValue | null>>();
   private readonly newListings = new Map<string, Listing>();
-  private readonly newRecords = new Map<string, RecordEntry>();
+  private readonly newRecords = new Map<string, KeptRecord>();
   private readonly newFields = new Map<string, { process_id: number; step: number; action: number; values: Map<number, FormFieldValue | null> }>();
   /** instances named by an ordered listing (the structure probe): their records are always read */
   private readonly probes = new Set<number>();
@@ -125,7 +125,7 @@ export class StateClient implements ApiClient {
       const key = shapeKey(l.process_id, l.query);
       this.oldListings.set(key, [...(this.oldListings.get(key) ?? []), l]);
     }
-    for (const r of prev?.records ?? []) this.oldRecords.set(`${r.compact.record.id}:${r.flags}`, r);
+    for (const r of prev?.records ?? []) this.oldRecords.set(`${r.id}:${r.flags}`, r);
     for (const [k, v] of prev?.skeletons ?? []) this.oldSkeletons.set(k, v);
     for (const f of prev?.fields ?? []) this.oldFields.set(`${f.process_id}:${f.step}:${f.action}`, new Map(f.values));
   }
@@ -197,7 +197,7 @@ export class StateClient implements ApiClient {
     const records = [...this.newRecords.values()].filter((r) => workflows[String(r.process_id)]);
     const skeletons = new Map<string, unknown>();
     for (const r of records) {
-      const key = r.compact.skeleton;
+      const key = r.skeleton;
       if (key !== null && !skeletons.has(key)) skeletons.set(key, this.newSkeletons.get(key) ?? this.oldSkeletons.get(key));
     }
     return {
@@ -328,6 +328,19 @@ export class StateClient implements ApiClient {
     }
   }
 
+  /** A kept record, checked in full now; undefined (read it again) when its line does not fit. */
+  private keptRecord(kept: KeptRecord): InstanceRecord | undefined {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(kept.line);
+    } catch {
+      return undefined;
+    }
+    const parsed = RecordEntrySchema.safeParse(isRecord(raw) ? raw.record : undefined);
+    if (!parsed.success || parsed.data.compact.record.id !== kept.id) return undefined;
+    return expandRecord(parsed.data.compact, this.oldSkeletons);
+  }
+
   async getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
     const key = `${id}:${flagsOf(opts)}`;
     const cached = this.oldRecords.get(key);
@@ -335,7 +348,7 @@ export class StateClient implements ApiClient {
     // listed as changed, and a fresh read of it is checked against the structure digest below
     if (cached) {
       const w = this.workflow(cached.process_id);
-      const record = w.cold ? undefined : expandRecord(cached.compact, this.oldSkeletons);
+      const record = w.cold ? undefined : this.keptRecord(cached);
       if (record && !(await this.changedIds(w)).has(id) && !w.cold) {
         this.newRecords.set(key, cached);
         this.saw([id], false);
@@ -359,7 +372,8 @@ export class StateClient implements ApiClient {
         w.structure = digest;
       }
     }
-    this.newRecords.set(key, { process_id: pid, flags: flagsOf(opts), compact: compactRecord(record, this.newSkeletons) });
+    const entry: RecordEntry = { process_id: pid, flags: flagsOf(opts), compact: compactRecord(record, this.newSkeletons) };
+    this.newRecords.set(key, { process_id: pid, flags: entry.flags, id, skeleton: entry.compact.skeleton, line: JSON.stringify({ record: entry }) });
     return record;
   }
 

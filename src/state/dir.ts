@@ -8,7 +8,7 @@ import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { UserError } from "../model/errors.js";
 import { errorMessage, isRecord } from "../model/guards.js";
-import { HeaderSchema, LineSchema, LOCK_FILE, STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type StateData } from "./schema.js";
+import { HeaderSchema, LineSchema, RecordHeadSchema, LOCK_FILE, STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type StateData } from "./schema.js";
 
 export interface OpenedState {
   dir: string;
@@ -131,17 +131,17 @@ async function writeState(dir: string, data: StateData): Promise<void> {
       batch = [];
       size = 0;
     };
-    const put = async (value: unknown): Promise<void> => {
-      const line = `${JSON.stringify(value)}\n`;
+    const putLine = async (text: string): Promise<void> => {
       lines++;
-      batch.push(line);
-      size += line.length;
+      batch.push(text, "\n");
+      size += text.length + 1;
       if (size >= 1_000_000) await flush();
     };
+    const put = (value: unknown): Promise<void> => putLine(JSON.stringify(value));
     await put(data.header);
     for (const listing of data.listings) await put({ listing });
     for (const [key, snapshot] of data.skeletons) await put({ skeleton: { key, snapshot } });
-    for (const record of data.records) await put({ record });
+    for (const record of data.records) await putLine(record.line);
     for (const field of data.fields) await put({ field });
     await put({ end: { lines: lines } });
     await flush();
@@ -191,6 +191,14 @@ async function readState(dir: string, dirArg: string, baseUrl: string): Promise<
         n++;
         continue;
       }
+      if (isRecord(raw) && "record" in raw) {
+        const head = RecordHeadSchema.safeParse(raw);
+        if (!head.success) return unusable(`cannot be read in full (line ${n + 1}: ${issueText(head.error.issues)})`);
+        const r = head.data.record;
+        data.records.push({ process_id: r.process_id, flags: r.flags, id: r.compact.record.id, skeleton: r.compact.skeleton, line });
+        n++;
+        continue;
+      }
       const parsed = LineSchema.safeParse(raw);
       if (!parsed.success) return unusable(`cannot be read in full (line ${n + 1}: ${issueText(parsed.error.issues)})`);
       const v = parsed.data;
@@ -199,7 +207,6 @@ async function readState(dir: string, dirArg: string, baseUrl: string): Promise<
         ended = true;
       } else if ("listing" in v) data.listings.push(v.listing);
       else if ("skeleton" in v) data.skeletons.set(v.skeleton.key, v.skeleton.snapshot);
-      else if ("record" in v) data.records.push(v.record);
       else data.fields.push(v.field);
       n++;
     }

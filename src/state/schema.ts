@@ -78,10 +78,31 @@ export const HeaderSchema = z.object({
 });
 export type StateHeader = z.infer<typeof HeaderSchema>;
 
+/**
+ * A record line is checked in full when it is used (a line that does not fit then is read again from the service);
+ * until then it is kept as its text: thousands of records held as strings weigh far less than as objects.
+ */
+export const RecordHeadSchema = z.object({
+  record: z.object({
+    process_id: z.number().int(),
+    flags: z.string(),
+    compact: z.looseObject({ record: z.looseObject({ id: z.number().int() }), skeleton: z.string().nullable() }),
+  }),
+});
+
+/** A record as the state keeps it: what finds it, and its line's text. */
+export interface KeptRecord {
+  process_id: number;
+  flags: string;
+  id: number;
+  skeleton: string | null;
+  /** the JSON text of its line, `{"record": RecordEntry}` */
+  line: string;
+}
+
 export const LineSchema = z.union([
   z.object({ listing: ListingSchema }).strict(),
   z.object({ skeleton: z.object({ key: z.string(), snapshot: z.unknown() }) }).strict(),
-  z.object({ record: RecordEntrySchema }).strict(),
   z.object({ field: FieldEntrySchema }).strict(),
   z.object({ end: z.object({ lines: z.number().int().nonnegative() }) }).strict(),
 ]);
@@ -91,6 +112,6 @@ export interface StateData {
   header: StateHeader;
   listings: Listing[];
   skeletons: Map<string, unknown>;
-  records: RecordEntry[];
+  records: KeptRecord[];
   fields: FieldEntry[];
 }
