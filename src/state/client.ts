@@ -15,7 +15,8 @@ import type { ApiClient, FormFieldQuery, FormFieldValue, InstanceListItem, Insta
 import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
 import { canonicalQuery, changedQuery, movement, shapeKey, sliceable, slices, type CanonicalQuery } from "./bounds.js";
-import { STATE_FORMAT, STATE_FORMAT_VERSION, type FieldEntry, type Listing, type RecordEntry, type StateData, type WorkflowMark } from "./schema.js";
+import { compactRecord, expandRecord } from "./compact.js";
+import { STATE_FORMAT, STATE_FORMAT_VERSION, type FieldEntry, type Listing, type KeptRecord, type RecordEntry, RecordEntrySchema, type StateData, type WorkflowMark } from "./schema.js";
 
 /** How a request was decided, in the shape of the engine's request choices (`--explain-requests`). */
 export interface StateChoice {
@@ -100,10 +101,12 @@ export class StateClient implements ApiClient {
   private readonly nowIso: string;
   private readonly workflows = new Map<number, RunWorkflow>();
   private readonly oldListings = new Map<string, Listing[]>();
-  private readonly oldRecords = new Map<string, RecordEntry>();
+  private readonly oldRecords = new Map<string, KeptRecord>();
+  private readonly oldSkeletons = new Map<string, unknown>();
+  private readonly newSkeletons = new Map<string, unknown>();
   private readonly oldFields = new Map<string, Map<number, FormFieldValue | null>>();
   private readonly newListings = new Map<string, Listing>();
-  private readonly newRecords = new Map<string, RecordEntry>();
+  private readonly newRecords = new Map<string, KeptRecord>();
   private readonly newFields = new Map<string, { process_id: number; step: number; action: number; values: Map<number, FormFieldValue | null> }>();
   /** instances named by an ordered listing (the structure probe): their records are always read */
   private readonly probes = new Set<number>();
@@ -122,7 +125,8 @@ export class StateClient implements ApiClient {
       const key = shapeKey(l.process_id, l.query);
       this.oldListings.set(key, [...(this.oldListings.get(key) ?? []), l]);
     }
-    for (const r of prev?.records ?? []) this.oldRecords.set(`${r.record.id}:${r.flags}`, r);
+    for (const r of prev?.records ?? []) this.oldRecords.set(`${r.id}:${r.flags}`, r);
+    for (const [k, v] of prev?.skeletons ?? []) this.oldSkeletons.set(k, v);
     for (const f of prev?.fields ?? []) this.oldFields.set(`${f.process_id}:${f.step}:${f.action}`, new Map(f.values));
   }
 
@@ -132,7 +136,7 @@ export class StateClient implements ApiClient {
     let w = this.workflows.get(pid);
     if (w) return w;
     const prev = this.opts.fullRefresh ? undefined : this.opts.previous;
-    const mark = prev?.workflows[String(pid)];
+    const mark = prev?.header.workflows[String(pid)];
     let cold = !mark || this.coldIds.has(pid);
     if (mark && !cold && this.nowMs - Date.parse(mark.synced_at) > this.opts.resyncAfterMs) {
       cold = true;
@@ -190,17 +194,26 @@ export class StateClient implements ApiClient {
         structure: w.structure,
       };
     }
+    const records = [...this.newRecords.values()].filter((r) => workflows[String(r.process_id)]);
+    const skeletons = new Map<string, unknown>();
+    for (const r of records) {
+      const key = r.skeleton;
+      if (key !== null && !skeletons.has(key)) skeletons.set(key, this.newSkeletons.get(key) ?? this.oldSkeletons.get(key));
+    }
     return {
-      format: STATE_FORMAT,
-      format_version: STATE_FORMAT_VERSION,
-      flowrules_version: this.opts.version,
-      base_url: this.baseUrl,
-      written_at: new Date().toISOString(),
-      run_at: this.nowIso,
-      rules: this.opts.ruleDigests,
-      workflows,
+      header: {
+        format: STATE_FORMAT,
+        format_version: STATE_FORMAT_VERSION,
+        flowrules_version: this.opts.version,
+        base_url: this.baseUrl,
+        written_at: new Date().toISOString(),
+        run_at: this.nowIso,
+        rules: this.opts.ruleDigests,
+        workflows,
+      },
+      skeletons,
+      records,
       listings: [...this.newListings.values()].filter((l) => workflows[String(l.process_id)]),
-      records: [...this.newRecords.values()].filter((r) => workflows[String(r.process_id)]),
       fields: [...this.newFields.values()]
         .filter((f) => workflows[String(f.process_id)])
         .map((f): FieldEntry => ({ process_id: f.process_id, step: f.step, action: f.action, values: [...f.values] })),
@@ -315,6 +328,19 @@ export class StateClient implements ApiClient {
     }
   }
 
+  /** A kept record, checked in full now; undefined (read it again) when its line does not fit. */
+  private keptRecord(kept: KeptRecord): InstanceRecord | undefined {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(kept.line);
+    } catch {
+      return undefined;
+    }
+    const parsed = RecordEntrySchema.safeParse(isRecord(raw) ? raw.record : undefined);
+    if (!parsed.success || parsed.data.compact.record.id !== kept.id) return undefined;
+    return expandRecord(parsed.data.compact, this.oldSkeletons);
+  }
+
   async getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
     const key = `${id}:${flagsOf(opts)}`;
     const cached = this.oldRecords.get(key);
@@ -322,10 +348,11 @@ export class StateClient implements ApiClient {
     // listed as changed, and a fresh read of it is checked against the structure digest below
     if (cached) {
       const w = this.workflow(cached.process_id);
-      if (!w.cold && !(await this.changedIds(w)).has(id) && !w.cold) {
+      const record = w.cold ? undefined : this.keptRecord(cached);
+      if (record && !(await this.changedIds(w)).has(id) && !w.cold) {
         this.newRecords.set(key, cached);
         this.saw([id], false);
-        return cached.record;
+        return record;
       }
     }
     const record = await this.inner.getInstance(id, opts);
@@ -345,7 +372,8 @@ export class StateClient implements ApiClient {
         w.structure = digest;
       }
     }
-    this.newRecords.set(key, { process_id: pid, flags: flagsOf(opts), record });
+    const entry: RecordEntry = { process_id: pid, flags: flagsOf(opts), compact: compactRecord(record, this.newSkeletons) };
+    this.newRecords.set(key, { process_id: pid, flags: entry.flags, id, skeleton: entry.compact.skeleton, line: JSON.stringify({ record: entry }) });
     return record;
   }
 

@@ -16,7 +16,7 @@ import { openStateDir } from "./dir.js";
 import { StateClient, type StateChoice, type StateCounts } from "./client.js";
 
 export { StateClient, structureDigest, type StateChoice, type StateCounts } from "./client.js";
-export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION, StateSchema, type StateData } from "./schema.js";
+export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION, type StateData } from "./schema.js";
 export { openStateDir } from "./dir.js";
 
 /** Plan errors that come from the data, not from reading it: a run with only these still read everything it needed. */
@@ -69,7 +69,7 @@ export async function openRunState(
   const names = new Set<string>();
   const previous = opened.previous;
   if (previous && !settings.fullRefresh) {
-    const changed = ctx.rules.filter((r) => previous.rules[r.name] !== digests[r.name]);
+    const changed = ctx.rules.filter((r) => previous.header.rules[r.name] !== digests[r.name]);
     for (const r of changed) {
       if ("id" in r.workflow) ids.add(r.workflow.id);
       else names.add(r.workflow.name);

@@ -1,14 +1,16 @@
 /**
- * The state file's shape (docs/operating.md, "State between runs"). Everything read back is checked against it, and
- * the service's own parts against the API client's schemas: a file that does not fit is not used (a full run, one
- * warning), never half-used.
+ * The state file's shape (docs/operating.md, "State between runs"): JSON lines, so it is written and read as a
+ * stream at 100,000 instances. Line 1 is the header; then listings, snapshot skeletons, records and field values,
+ * one a line; the last line counts the lines before it, so a cut file is told from a whole one. Every line is
+ * checked against these schemas and the service's parts against the API client's: a file that does not fit is not
+ * used (a full run, one warning), never half-used.
  */
 import { z } from "zod";
 import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema } from "../api/schemas.js";
 
 export const STATE_FORMAT = "flowrules-state";
 export const STATE_FORMAT_VERSION = 1;
-export const STATE_FILE = "state.json";
+export const STATE_FILE = "state.jsonl";
 export const LOCK_FILE = "state.lock";
 
 const queryValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))]);
@@ -25,11 +27,19 @@ export const ListingSchema = z.object({
 });
 export type Listing = z.infer<typeof ListingSchema>;
 
+export const CompactRecordSchema = z.object({
+  record: InstanceRecordSchema,
+  skeleton: z.string().nullable(),
+  snapshot: z.unknown().optional(),
+  values: z.array(z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative(), z.unknown()])),
+  times: z.array(z.tuple([z.number().int().nonnegative(), z.unknown()])),
+});
+
 export const RecordEntrySchema = z.object({
   process_id: z.number().int(),
   /** the read's options: "", "v" (inject_values), "t" (steps_time_frame), "vt" */
   flags: z.string(),
-  record: InstanceRecordSchema,
+  compact: CompactRecordSchema,
 });
 export type RecordEntry = z.infer<typeof RecordEntrySchema>;
 
@@ -54,7 +64,7 @@ export const WorkflowMarkSchema = z.object({
 });
 export type WorkflowMark = z.infer<typeof WorkflowMarkSchema>;
 
-export const StateSchema = z.object({
+export const HeaderSchema = z.object({
   format: z.literal(STATE_FORMAT),
   format_version: z.number().int(),
   flowrules_version: z.string(),
@@ -65,8 +75,43 @@ export const StateSchema = z.object({
   rules: z.record(z.string(), z.string()),
   /** workflow id → its bookmark */
   workflows: z.record(z.string(), WorkflowMarkSchema),
-  listings: z.array(ListingSchema),
-  records: z.array(RecordEntrySchema),
-  fields: z.array(FieldEntrySchema),
 });
-export type StateData = z.infer<typeof StateSchema>;
+export type StateHeader = z.infer<typeof HeaderSchema>;
+
+/**
+ * A record line is checked in full when it is used (a line that does not fit then is read again from the service);
+ * until then it is kept as its text: thousands of records held as strings weigh far less than as objects.
+ */
+export const RecordHeadSchema = z.object({
+  record: z.object({
+    process_id: z.number().int(),
+    flags: z.string(),
+    compact: z.looseObject({ record: z.looseObject({ id: z.number().int() }), skeleton: z.string().nullable() }),
+  }),
+});
+
+/** A record as the state keeps it: what finds it, and its line's text. */
+export interface KeptRecord {
+  process_id: number;
+  flags: string;
+  id: number;
+  skeleton: string | null;
+  /** the JSON text of its line, `{"record": RecordEntry}` */
+  line: string;
+}
+
+export const LineSchema = z.union([
+  z.object({ listing: ListingSchema }).strict(),
+  z.object({ skeleton: z.object({ key: z.string(), snapshot: z.unknown() }) }).strict(),
+  z.object({ field: FieldEntrySchema }).strict(),
+  z.object({ end: z.object({ lines: z.number().int().nonnegative() }) }).strict(),
+]);
+
+/** A state in memory: what a run reads from the file and what it writes back. */
+export interface StateData {
+  header: StateHeader;
+  listings: Listing[];
+  skeletons: Map<string, unknown>;
+  records: KeptRecord[];
+  fields: FieldEntry[];
+}

@@ -72,7 +72,7 @@ describe("plan --state", () => {
     expect(line).not.toBeNull();
     expect(Number(line?.[1]?.replace(/,/g, ""))).toBeGreaterThan(100);
     expect(second.requests).toBeLessThan(stateless.requests / 2);
-    const text = await readFile(join(dir, "state.json"), "utf8");
+    const text = await readFile(join(dir, "state.jsonl"), "utf8");
     expect(text).not.toContain("sandbox-admin");
     expect(text).not.toContain("Api-Key");
     expect(existsSync(join(dir, "state.lock"))).toBe(false);
@@ -98,9 +98,10 @@ describe("plan --state", () => {
 
   it("refuses a state made for another base URL in one line naming the dir, before any request", async () => {
     await plan(["--state", dir]);
-    const file = join(dir, "state.json");
-    const data = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
-    await writeFile(file, JSON.stringify({ ...data, base_url: "https://other.example/api" }));
+    const file = join(dir, "state.jsonl");
+    const [head = "", ...rest] = (await readFile(file, "utf8")).split("\n");
+    const header = JSON.parse(head) as Record<string, unknown>;
+    await writeFile(file, [JSON.stringify({ ...header, base_url: "https://other.example/api" }), ...rest].join("\n"));
     const r = await plan(["--state", dir]);
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split("\n")).toEqual([`flowrules: the state dir ${dir} was made for another service (https://other.example/api), not ${sb.baseUrl}: use another --state dir`]);
@@ -109,16 +110,18 @@ describe("plan --state", () => {
 
   it("a truncated, corrupt or foreign-format state costs a full run and one warning, never a wrong plan", async () => {
     await plan(["--state", dir]);
-    const file = join(dir, "state.json");
+    const file = join(dir, "state.jsonl");
     const whole = await readFile(file, "utf8");
-    const parsed = JSON.parse(whole) as { listings: Array<{ pages: Array<{ results: Array<{ id: unknown }> }> }> };
-    const wrongType = structuredClone(parsed);
-    const firstItem = wrongType.listings[0]?.pages[0]?.results[0];
-    if (firstItem) firstItem.id = "one hundred";
+    const lines = whole.split("\n");
+    const header = JSON.parse(lines[0] ?? "{}") as Record<string, unknown>;
+    const listing = JSON.parse(lines[1] ?? "{}") as { listing: { pages: Array<{ results: Array<{ id: unknown }> }> } };
+    const item = listing.listing.pages[0]?.results[0];
+    if (item) item.id = "one hundred";
     const cases: Array<[string, string, RegExp]> = [
-      ["truncated", whole.slice(0, Math.floor(whole.length / 2)), /is not whole JSON \(truncated or corrupt\)/],
-      ["a value of the wrong type", JSON.stringify(wrongType), /cannot be read in full \(listings\.0\.pages\.0\.results\.0\.id: /],
-      ["another format", JSON.stringify({ ...parsed, format_version: 99 }), /is in another state format \(99, this flowrules writes 1\)/],
+      ["truncated", whole.slice(0, Math.floor(whole.length / 2)), /is not whole/],
+      ["cut at a line's end", lines.slice(0, 3).join("\n") + "\n", /is not whole \(truncated: no last line\)/],
+      ["a value of the wrong type", [lines[0], JSON.stringify(listing), ...lines.slice(2)].join("\n"), /cannot be read in full \(line 2: /],
+      ["another format", [JSON.stringify({ ...header, format_version: 99 }), ...lines.slice(1)].join("\n"), /is in another state format \(99, this flowrules writes 1\)/],
     ];
     for (const [what, text, warning] of cases) {
       sb.simulate({ seed: what.length, changes: 15 });
@@ -130,8 +133,9 @@ describe("plan --state", () => {
       expect(warnings, what).toEqual([expect.stringMatching(warning)]);
       expect(r.stderr, what).toMatch(/^state: 0 instances from the state/m);
       expect(comparable(r.stdout), what).toEqual(comparable(stateless.stdout));
-      // rewritten whole, and used by the next run
-      expect(() => JSON.parse(readFileSync(file, "utf8"))).not.toThrow();
+      // rewritten whole: its last line counts the lines before it
+      const written = readFileSync(file, "utf8").trim().split("\n");
+      expect(JSON.parse(written[written.length - 1] ?? "{}")).toEqual({ end: { lines: written.length - 1 } });
     }
   }, 90_000);
 

@@ -4,6 +4,9 @@
  * run plans at the same moment: changes, inputs, reports, conflicts, limits, exclusions, errors. Random sequences
  * from many seeds, against the sandbox over loopback HTTP, with a rule set using every kind of selection filter.
  */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSandbox, type PeopleAction, type RunningSandbox } from "../../src/sandbox/index.js";
@@ -103,5 +106,26 @@ describe("a run with state plans what a stateless run plans", () => {
     run = await statefulPlan(sb, edited, sb.store.now(), settings);
     expect(run.counts?.fromState ?? 0).toBeGreaterThan(50);
     expect(comparable(run.plan)).toEqual(comparable((await statelessPlan(sb, edited, sb.store.now())).plan));
+  }, 120_000);
+
+  it("a run that fails to read part of the data leaves the previous state as it was; the next run is still right", async () => {
+    const sb = await startSandbox({ port: 0, instances: 300, seed: 8, now: START });
+    const dir = await tempDir();
+    cleanups.push(() => sb.close(), () => dir.remove());
+    const settings = { dir: dir.dir, resyncAfterMs: 24 * 60 * MINUTE, fullRefresh: false };
+    await statefulPlan(sb, rules, sb.store.now(), settings);
+    const file = join(dir.dir, "state.jsonl");
+    const before = await readFile(file, "utf8");
+    sb.simulate({ seed: 3, changes: 20 });
+    sb.advanceClock(10 * MINUTE);
+    sb.setFaults({ failRate: 1 });
+    const failed = await statefulPlan(sb, rules, sb.store.now(), settings, { maxAttempts: 1, retryBaseMs: 1 });
+    sb.setFaults({ failRate: 0 });
+    expect(failed.plan.errors.some((e) => e.code === "api" || e.code === "resolve")).toBe(true);
+    expect(await readFile(file, "utf8")).toBe(before);
+    expect(existsSync(join(dir.dir, "state.lock"))).toBe(false);
+    const run = await statefulPlan(sb, rules, sb.store.now(), settings);
+    expect(run.counts?.fromState ?? 0).toBeGreaterThan(50);
+    expect(comparable(run.plan)).toEqual(comparable((await statelessPlan(sb, rules, sb.store.now())).plan));
   }, 120_000);
 });

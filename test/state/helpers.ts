@@ -14,8 +14,8 @@ export async function tempDir(prefix = "flowrules-state-"): Promise<{ dir: strin
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export function client(sb: RunningSandbox) {
-  return createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0 });
+export function client(sb: RunningSandbox, extra: { maxAttempts?: number; retryBaseMs?: number } = {}) {
+  return createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, ...extra });
 }
 
 /** The plan without what legitimately differs between two runs: when it was made and how many requests it took. */
@@ -49,8 +49,9 @@ export async function statefulPlan(
   ruleSet: RuleSet,
   now: Date,
   settings: StateSettings,
+  clientOptions: { maxAttempts?: number; retryBaseMs?: number } = {},
 ): Promise<StatefulRun> {
-  const c = client(sb);
+  const c = client(sb, clientOptions);
   const warnings: string[] = [];
   try {
     const run = await openRunState(settings, { baseUrl: c.baseUrl, now, rules: ruleSet.rules, version: "test", warn: (m) => warnings.push(m) });
