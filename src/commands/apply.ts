@@ -133,10 +133,11 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   }
   // loaded only here: applying a saved plan needs neither the rule compiler nor the planner, whose modules would
   // raise the heap every apply starts from (docs/performance.md, "Memory")
-  const [{ loadRuleSetOrReport }, { planRuleSet, writePlanFile }, { PLAN_FORMATS }] = await Promise.all([
+  const [{ loadRuleSetOrReport }, { planRuleSet }, { PLAN_FORMATS }, { writePlanFile }] = await Promise.all([
     import("./load.js"),
     import("./plan.js"),
     import("../render/plan/index.js"),
+    import("../plan/write.js"),
   ]);
   const ruleSet = await loadRuleSetOrReport(mode.paths, opts.rules, io);
   if (!ruleSet) return EXIT_ERROR;
@@ -174,8 +175,9 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
     const dir = join(cwd, RUNS_DIR, `${stamp}-${process.pid}`);
     await mkdir(dir, { recursive: true });
     const planFile = join(dir, "plan.json");
-    await writePlanFile(planFile, plan);
-    const loaded = await loadPlanForApply(planFile, opts.connection.baseUrl, { compact: true });
+    // written once and handed over as it is: the plan was made here, not read from a file someone could edit
+    const signed = await writePlanFile(planFile, plan);
+    const loaded: LoadedPlan = { plan: signed, digest: signed.digest, file: planFile };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
     if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
     return applyLoaded(loaded, journalFile, runOpts, cwd, io, lock);

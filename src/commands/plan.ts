@@ -2,11 +2,10 @@
  * `flowrules plan`: load and validate the rules (no request before they are valid), plan against the service, render
  * to stdout, optionally write the JSON plan, and choose the exit code of the CLI contract.
  */
-import { open } from "node:fs/promises";
 import { clientFrom } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
-import { withDigest } from "../plan/digest.js";
+import { writePlanFile } from "../plan/write.js";
 import type { Plan } from "../plan/types.js";
 import { runPlan, type PlanProgress, type RequestChoice } from "../engine/plan-live.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
@@ -60,45 +59,6 @@ export function planExitCode(plan: Plan, detailed: boolean): number {
   if (plan.errors.length > 0) return EXIT_ERROR;
   return detailed && plan.changes.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }
-
-const CHANGES_MARKER = "\u0001flowrules-changes\u0001";
-
-/**
- * Changes stringified at once when the plan file is written. Each batch's text stays below V8's large-object size
- * (~128 KB; a change is ~1.4 KB as a two-byte string), so one still being written when a scavenge comes is copied,
- * not promoted whole into the old generation.
- */
-const WRITE_BATCH = 50;
-
-/**
- * Writes the JSON plan (the same bytes as `JSON.stringify(withDigest(plan), null, 2)`) a batch of changes at a time,
- * so a plan of 100,000 changes is never held as one string.
- */
-export async function writePlanFile(file: string, plan: Plan): Promise<void> {
-  const signed = withDigest(plan);
-  const head = JSON.stringify({ ...signed, changes: CHANGES_MARKER }, null, 2);
-  const at = head.indexOf(JSON.stringify(CHANGES_MARKER));
-  const fh = await open(file, "w", 0o644);
-  try {
-    if (signed.changes.length === 0) await fh.write(`${head.slice(0, at)}[]`);
-    else {
-      await fh.write(`${head.slice(0, at)}[\n`);
-      for (let i = 0; i < signed.changes.length; i += WRITE_BATCH) {
-        // inside `{ "c": [ … ] }` stringified with 2 spaces, the elements sit at the plan's own depth (4 spaces)
-        const wrapped = JSON.stringify({ c: signed.changes.slice(i, i + WRITE_BATCH) }, null, 2);
-        const last = i + WRITE_BATCH >= signed.changes.length;
-        await fh.write(wrapped.slice(WRAP_HEAD.length, wrapped.length - WRAP_TAIL.length));
-        await fh.write(last ? "\n  ]" : ",\n");
-      }
-    }
-    await fh.write(`${head.slice(at + JSON.stringify(CHANGES_MARKER).length)}\n`);
-  } finally {
-    await fh.close();
-  }
-}
-
-const WRAP_HEAD = '{\n  "c": [\n';
-const WRAP_TAIL = "\n  ]\n}";
 
 /** Plans an already loaded rule set against the service; shared by `plan` and `apply --auto-approve`. */
 export async function planRuleSet(

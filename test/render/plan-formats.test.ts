@@ -5,7 +5,7 @@ import { planDigest } from "../../src/plan/digest.js";
 import { PLAN_FORMATS } from "../../src/render/plan/index.js";
 import { MARKDOWN_LIMIT } from "../../src/render/plan/markdown.js";
 import { useColor } from "../../src/log/command-io.js";
-import { writePlanFile } from "../../src/commands/plan.js";
+import { writePlanFile } from "../../src/plan/write.js";
 import { withDigest } from "../../src/plan/digest.js";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
