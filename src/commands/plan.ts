@@ -13,7 +13,7 @@ import { writeReportFiles } from "../render/report/files.js";
 import type { RuleSet } from "../rules/types.js";
 import { DEFAULT_RULE_PATHS } from "../rules/index.js";
 import { rulesChangedSince } from "../ci/changed-since.js";
-import { changedRuleSet, renderPlanOutput, withChangedSince } from "../ci/changed-plan.js";
+import { changedRuleSet, withChangedSince } from "../ci/changed-plan.js";
 import { shardLabel } from "../plan/shard.js";
 import { progressView } from "../render/progress/index.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
@@ -131,7 +131,7 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
   }
   const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, opts.connection, io, opts);
   const plan = changed ? withChangedSince(planned, changed, opts.rules) : planned;
-  io.stdout(renderPlanOutput(opts.format, plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
+  io.stdout(PLAN_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {
     const files = await writeReportFiles(opts.reportDir, plan);

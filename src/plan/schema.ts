@@ -91,6 +91,18 @@ export const SummarySchema = z
   .object({ reports: z.number().int(), errors: z.number().int(), requests: z.number().int().optional() })
   .catchall(z.number().int());
 
+/** `plan --changed-since REF` (docs/ci.md): what the comparison with the ref found; added keys, absent otherwise. */
+export const ChangedSinceSchema = z.object({
+  ref: z.string(),
+  commit: z.string(),
+  added: z.array(z.string()),
+  changed: z.array(z.string()),
+  unchanged: z.array(z.string()),
+});
+
+/** A rule defined at the ref and no longer: nothing is planned for it, it is listed for the reviewer. */
+export const RemovedRuleSchema = z.object({ name: z.string(), file: z.string() });
+
 export const PlanSchema = z.object({
   format_version: z.literal(SUPPORTED_FORMAT_VERSION),
   flowrules_version: z.string(),
@@ -102,6 +114,8 @@ export const PlanSchema = z.object({
   reports: z.array(ReportSchema),
   errors: z.array(PlanErrorSchema),
   summary: SummarySchema,
+  changed_since: ChangedSinceSchema.optional(),
+  removed_rules: z.array(RemovedRuleSchema).optional(),
 });
 
 export const DigestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' });
@@ -118,6 +132,8 @@ export type PlannedReport = z.infer<typeof ReportSchema>;
 export type PlanError = z.infer<typeof PlanErrorSchema>;
 export type RulePlanSummary = z.infer<typeof RuleSummarySchema>;
 export type PlanSummary = z.infer<typeof SummarySchema>;
+export type ChangedSinceNote = z.infer<typeof ChangedSinceSchema>;
+export type RemovedRule = z.infer<typeof RemovedRuleSchema>;
 export type Plan = z.infer<typeof PlanSchema>;
 export type SignedPlan = Plan & { digest: string };
 export type PlanFile = z.infer<typeof SignedPlanSchema>;

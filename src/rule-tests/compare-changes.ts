@@ -8,7 +8,8 @@ import type { CompiledRule } from "../rules/types.js";
 import { instanceFailure, type Locate, type Observed } from "./observed.js";
 import type { ChangeExpect } from "./schema.js";
 import type { Failure } from "./types.js";
-import { sameInput, show, showInput } from "./values.js";
+import { show } from "../engine/explain/show.js";
+import { sameInput, showInput } from "./values.js";
 import { whyLines } from "./why.js";
 import { isRecord } from "../model/guards.js";
 

@@ -3,6 +3,7 @@ import { plainValue } from "../model/field-values.js";
 import { isIsoDateTime } from "../rules/datetime.js";
 import { isInputObject } from "./input-objects.js";
 import { isRecord } from "../model/guards.js";
+import { show } from "../engine/explain/show.js";
 
 
 /** Deep equality where two ISO date-times are equal when they name the same instant (…:00Z = …:00.000Z). */
@@ -29,10 +30,6 @@ export function showInput(expected: unknown, actualInputObject: unknown): string
   return show(isInputObject(expected) ? actualInputObject : (plainValue(actualInputObject) ?? null));
 }
 
-export function show(v: unknown): string {
-  if (v === undefined) return "(no value)";
-  return JSON.stringify(v) ?? String(v);
-}
 
 export function showIds(ids: readonly number[]): string {
   return ids.length === 0 ? "none" : [...ids].sort((a, b) => a - b).join(", ");

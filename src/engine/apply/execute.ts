@@ -34,6 +34,7 @@ import { batches } from "./batches.js";
 import { readForCheck } from "./instance-state.js";
 import type { Journal } from "./journal.js";
 import type { AppliedHow, ChangeOutcome } from "./outcome.js";
+import type { ApplyProgress, StalenessCheck } from "./types.js";
 import type { PlanChange as ApplyChange, PlanFile } from "../../plan/types.js";
 import { changedSince, staleReason } from "./staleness.js";
 import { effectOf } from "./verify.js";
@@ -64,40 +65,6 @@ export interface ExecuteOptions {
 }
 
 export const DEFAULT_RECHECK_EVERY_MS = 60_000;
-
-/** One staleness check: the list per workflow and the reads it led to. */
-export interface StalenessCheck {
-  /** when it started (this host's clock) */
-  at: string;
-  /** instances updated since this instant were listed (the previous check minus the clock-skew margin) */
-  since: string;
-  workflows: number;
-  /** instances of those workflows listed as updated */
-  listed: number;
-  /** planned instances with changes left that were read to judge them */
-  read: number;
-  /** changes skipped as stale by this check */
-  stale: number;
-}
-
-/** Where an apply stands, as data: views turn it into a terminal line or a `progress` event. */
-export interface ApplyProgress {
-  phase: "checking" | "sending";
-  /** planned changes (of this shard) */
-  total: number;
-  /** changes with an outcome so far (any status, earlier runs' included) */
-  settled: number;
-  /** changes settled by this run's own work (not skipped from the journal), for the rate */
-  settledThisRun: number;
-  applied: number;
-  stale: number;
-  failed: number;
-  deferred: number;
-  alreadyDone: number;
-  /** staleness checks so far */
-  checks: number;
-  startedAt: number;
-}
 
 export interface ExecuteResult {
   /** one per planned change, in plan order */

@@ -5,7 +5,7 @@
  */
 import { MUTATING_KINDS } from "../../actions/index.js";
 import type { RequestStats } from "../../api/index.js";
-import type { StalenessCheck } from "../../engine/apply/execute.js";
+import type { StalenessCheck } from "../../engine/apply/types.js";
 import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../engine/apply/outcome.js";
 
 export interface SummaryInput {

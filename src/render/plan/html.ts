@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { MUTATING_KINDS } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
+import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { diffKeys, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 
@@ -334,6 +335,14 @@ export const html: PlanFormatter = (plan) => {
   body.push(`<a class="skip" href="#changes">Skip to the changes</a><main>`);
   body.push(`<header><h1>flowrules plan</h1><p class="summary" id="summary">${esc(summaryLine(plan))}</p>`);
   body.push(`<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url || "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`);
+  const changed = changedSinceOf(plan);
+  if (changed) {
+    body.push(`<p class="meta" id="changed-since">${changedSinceHeadline(changed.changed_since, (s) => `<code>${esc(s)}</code>`)}</p>`);
+    if (changed.removed_rules.length > 0) {
+      const items = changed.removed_rules.map((r) => `<li><code>${esc(r.name)}</code> (was in <code>${esc(r.file)}</code>)</li>`);
+      body.push(`<p class="meta">${REMOVED_HEADING} ${REMOVED_WHY}:</p><ul>${items.join("")}</ul>`);
+    }
+  }
   body.push(`<nav aria-label="Sections">${nav.join(" · ")}</nav>${countsList(plan)}</header>`);
   body.push(errorsHtml);
   body.push(`<section id="rules" aria-labelledby="rules-h"><h2 id="rules-h">Rules (${plan.rules.length})</h2>${rulesTable(plan)}</section>`);

@@ -3,6 +3,7 @@
  * inside, and the whole comment under the 65,536-character limit however big the plan, saying what was left out.
  */
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
+import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 
@@ -68,11 +69,26 @@ function changeBlock(ch: PlannedChange): string {
   return lines.join("\n");
 }
 
+/** The changed-since note, as a quote under the heading, outside any collapsed block, where reviewers look first. */
+function changedSinceNote(plan: Plan): string {
+  const changed = changedSinceOf(plan);
+  if (!changed) return "";
+  const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
+  const note = [`> ${changedSinceHeadline(changed.changed_since, code)}`];
+  if (changed.removed_rules.length > 0) {
+    note.push("", `**${REMOVED_HEADING}** ${REMOVED_WHY}:`, "");
+    for (const r of changed.removed_rules) note.push(`- ${code(r.name)} (was in ${code(r.file)})`);
+  }
+  return `${note.join("\n")}\n\n`;
+}
+
 export const markdown: PlanFormatter = (plan, options) => {
   const limit = options.maxChars ?? MARKDOWN_LIMIT;
+  // in the head, so the body's budget leaves it room
+  const changed = changedSinceNote(plan);
   const where = options.planFile ? `\`${options.planFile}\`` : "the JSON plan (`flowrules plan --out plan.json`)";
   const head: string[] = [];
-  head.push("## flowrules plan", "", `**${summaryLine(plan)}**`, "");
+  head.push("## flowrules plan", "", `${changed}**${summaryLine(plan)}**`, "");
   head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
   for (const r of plan.rules) {
     const wf = r.workflow_id === null ? "—" : `${r.workflow_id}${r.workflow_name ? ` ${md(r.workflow_name)}` : ""}`;

@@ -1,6 +1,7 @@
 /** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
 import pc from "picocolors";
 import type { Plan, PlannedReport } from "../../plan/types.js";
+import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, kindsUsed, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 
@@ -85,6 +86,16 @@ export const text: PlanFormatter = (plan, { color }) => {
     for (const e of plan.errors) out.push(`  ${c.red("!")} ${e.message}`);
   }
   out.push("");
+  const changed = changedSinceOf(plan);
+  if (changed) {
+    // just above the closing summary line
+    out.push(changedSinceHeadline(changed.changed_since, (s) => s));
+    if (changed.removed_rules.length > 0) {
+      out.push(`${REMOVED_HEADING} ${REMOVED_WHY}:`);
+      for (const r of changed.removed_rules) out.push(`  - ${r.name} (was in ${r.file})`);
+    }
+    out.push("");
+  }
   out.push(c.bold(summaryLine(plan)));
   return `${out.map((l) => l.trimEnd()).join("\n")}\n`;
 };
