@@ -7,6 +7,7 @@ import { MUTATING_KINDS } from "../../actions/index.js";
 import type { RequestStats } from "../../api/index.js";
 import type { StalenessCheck } from "../../engine/apply/types.js";
 import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../engine/apply/outcome.js";
+import { textSafeLines } from "../escape.js";
 
 export interface SummaryInput {
   outcomes: ChangeOutcome[];
@@ -116,5 +117,5 @@ export function renderSummary(s: SummaryInput): string {
   if (s.checks && s.checks.length > 0) lines.push(checksLine(s.checks));
   lines.push(`Plan: ${s.planFile}`);
   lines.push(`Journal: ${s.journalFile}`);
-  return `${lines.join("\n")}\n`;
+  return textSafeLines(`${lines.join("\n")}\n`);
 }

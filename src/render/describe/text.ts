@@ -3,6 +3,7 @@
  * first, the field's name, type and options as a comment).
  */
 import { fieldAliases, type WorkflowStructure } from "../../model/structure.js";
+import { textSafeLines } from "../escape.js";
 
 export function describeText(s: WorkflowStructure): string {
   const out: string[] = [];
@@ -25,5 +26,5 @@ export function describeText(s: WorkflowStructure): string {
       out.push(`  ${alias} { step: ${step.id}, action: ${a.id} }   # "${a.name}", ${a.type}${req}${opts}`);
     }
   }
-  return `${out.join("\n")}\n`;
+  return textSafeLines(`${out.join("\n")}\n`);
 }

@@ -8,6 +8,7 @@ import { diffKeys, showValue } from "../plan/summary.js";
 import type { PlannedChange } from "../../plan/types.js";
 import { show, showWritten } from "../../engine/explain/show.js";
 import type { ClauseExplanation, Explanation, FilterResult, RuleExplanation } from "../../engine/explain/types.js";
+import { terminalSafe } from "../escape.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -91,5 +92,5 @@ export function explainText(e: Explanation, color: boolean): string {
   if (e.other_rules.length > 0) {
     out.push("", c.dim(`Not for this workflow: ${e.other_rules.map((o) => `${o.rule} (${o.workflow})`).join(", ")}`));
   }
-  return `${out.join("\n")}\n`;
+  return terminalSafe(`${out.join("\n")}\n`, color);
 }

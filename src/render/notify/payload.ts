@@ -9,6 +9,7 @@ import type { ChangeOutcome } from "../../engine/apply/outcome.js";
 import { countOutcomes } from "../../engine/apply/outcome.js";
 import type { Plan, RulePlanSummary } from "../../plan/types.js";
 import { summaryLine } from "../plan/summary.js";
+import { chatSafe } from "../escape.js";
 
 export type NotifyEvent = "plan.finished" | "apply.finished";
 
@@ -84,7 +85,7 @@ export function planPayload(plan: Plan, times: Times, files: { planFile?: string
     finished_at: times.finishedAt.toISOString(),
     summary: { ...plan.summary, changes: plan.changes.length, audit, excluded, errors: plan.errors.length, by_kind: byKind },
     rules: plan.rules,
-    text: lines.join("\n"),
+    text: chatSafe(lines.join("\n")),
   };
 }
 
@@ -146,6 +147,6 @@ export function applyPayload(n: ApplyNotice, times: Times): NotifyPayload {
       by_kind: byKind,
     },
     rules: n.plan.rules,
-    text: lines.join("\n"),
+    text: chatSafe(lines.join("\n")),
   };
 }

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { MUTATING_KINDS } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
+import { textSafe, textSafeLines } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { diffKeys, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
@@ -21,15 +22,15 @@ const MAX_REPORT_ROWS = 500;
 /** A value longer than this is cut on the page (the full value is in the cell's tooltip and the JSON plan). */
 const MAX_VALUE_CHARS = 300;
 
-/** Text for HTML content and double-quoted attribute values. */
+/** Text for HTML content and double-quoted attribute values; controls and bidi overrides shown, not obeyed. */
 export function esc(v: unknown): string {
   const s = typeof v === "string" ? v : String(v);
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return textSafeLines(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** Text for element content only (quotes need no escaping there; values are full of them and rows are many). */
 function text(v: string): string {
-  return v.replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return textSafeLines(v).replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** JSON safe inside a <script> element: no `</script>`, no `<!--`, no line separators that end a JS string. */
@@ -104,7 +105,8 @@ function changeRow(ch: PlannedChange): string {
 /** What the search box matches: instance id and name, rule, kind (its name and its label), "audit". */
 function searchText(ch: PlannedChange): string {
   const { label } = kindLabel(ch);
-  return `#${ch.instance_id} ${ch.instance_name} ${ch.rule} ${ch.kind} ${label}${isAudit(ch) ? " audit" : ""}`.toLowerCase();
+  // as the page shows the name: the filter matches what a reviewer sees
+  return textSafe(`#${ch.instance_id} ${ch.instance_name} ${ch.rule} ${ch.kind} ${label}${isAudit(ch) ? " audit" : ""}`).toLowerCase();
 }
 
 function plural(n: number, one: string, many: string): string {

@@ -4,6 +4,7 @@
  */
 import pc from "picocolors";
 import { brokenFiles, counts, type CaseResult, type Failure, type TestRun } from "../../rule-tests/types.js";
+import { terminalSafe } from "../escape.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -56,5 +57,5 @@ export function testsText(run: TestRun, color: boolean): string {
   const { passed, failed: nFailed } = counts(run);
   const note = broken > 0 ? c.dim(`  (${broken} of them: ${broken === 1 ? "a file" : "files"} that did not load, see the messages above)`) : "";
   out.push("", c.bold(`${passed} passed, ${nFailed} failed`) + note);
-  return `${out.join("\n")}\n`;
+  return terminalSafe(`${out.join("\n")}\n`, color);
 }
