@@ -55,7 +55,7 @@ export interface ApplyCommandOptions {
   quiet: boolean;
   /** only these rules (rule paths only) */
   rules: string[];
-  /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/ci/shard.ts) */
+  /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/plan/shard.ts) */
   shard?: Shard;
   connection: ConnectionSettings;
   /** where .flowrules/ lives and relative paths resolve; default process.cwd() */
