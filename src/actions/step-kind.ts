@@ -7,7 +7,7 @@ import { CompleteStepBodySchema, describeIssue, type InstanceRecord } from "../a
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { SourcePos, StepInput } from "../model/rule-types.js";
 import { sameValue } from "../model/values.js";
-import type { PlanChange } from "../plan/types.js";
+import type { PlannedChange } from "../plan/types.js";
 import { idOrName, type JsonSchema } from "./schema-types.js";
 import type { Effect, KindPresentation, MutatingActionKind, RuleInfo } from "./types.js";
 
@@ -31,7 +31,7 @@ export interface StepKindSpec<K extends string> {
   verb: string;
   /** "completes" / "saves" */
   verbs: string;
-  effect(change: PlanChange, record: InstanceRecord): Effect;
+  effect(change: PlannedChange, record: InstanceRecord): Effect;
 }
 
 /** The name a reviewer knows a field by: its alias in this rule when it has one, else its action id. */
@@ -99,7 +99,7 @@ function jsonPathKeys(jsonPath: string): PropertyKey[] {
 }
 
 /** The `actions` of a step request body as sent. */
-export function sentActions(change: PlanChange): Array<{ action_id: number; input_object: unknown }> {
+export function sentActions(change: PlannedChange): Array<{ action_id: number; input_object: unknown }> {
   const parsed = CompleteStepBodySchema.safeParse(change.request.body);
   return parsed.success ? parsed.data.actions ?? [] : [];
 }

@@ -13,7 +13,7 @@ import { UserError } from "../model/errors.js";
 import { CanonicalHasher, canonicalKeyOrder, canonicalText } from "./digest.js";
 import { JsonScanError, scan } from "./stream-read.js";
 import { ChangeSchema, ReportSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
-import type { PlanChange, PlanFile } from "./types.js";
+import type { PlannedChange, PlanFile } from "./types.js";
 import { errorMessage } from "../model/guards.js";
 
 /** A plan file larger than this is not a plan we wrote (about 1 kB a change: far beyond any max_instances). */
@@ -23,7 +23,7 @@ const MAX_PLAN_BYTES = 512 * 1024 * 1024;
  * Checks one change beyond its shape (src/actions: the kind is known and its request says exactly what kind,
  * instance and step say). Passed in by apply, which knows the action kinds; this package does not.
  */
-export type ChangeCheck = (change: PlanChange, issue: (path: PropertyKey[], message: string) => void) => void;
+export type ChangeCheck = (change: PlannedChange, issue: (path: PropertyKey[], message: string) => void) => void;
 
 /** Two base URLs name the same service (scheme and host case, default port and trailing slashes do not matter). */
 export function sameBaseUrl(a: string, b: string): boolean {
@@ -146,7 +146,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
   const header: Record<string, unknown> = {};
   const present: string[] = [];
   const offsets = new Map<string, number>();
-  const changes: PlanChange[] = [];
+  const changes: PlannedChange[] = [];
   const reports: PlanFile["reports"] = [];
   const reportTexts: string[] = [];
   const seen = new Map<string, number>();

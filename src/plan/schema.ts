@@ -126,7 +126,6 @@ export type PlannedRequest = z.infer<typeof RequestSchema>;
 export type Precondition = z.infer<typeof PreconditionSchema>;
 /** A change as planned and as read back from a plan file (the same shape). */
 export type PlannedChange = z.infer<typeof ChangeSchema>;
-export type PlanChange = PlannedChange;
 export type ReportGroup = z.infer<typeof ReportGroupSchema>;
 export type PlannedReport = z.infer<typeof ReportSchema>;
 export type PlanError = z.infer<typeof PlanErrorSchema>;

@@ -35,7 +35,7 @@ import { readForCheck } from "./instance-state.js";
 import type { Journal } from "./journal.js";
 import type { AppliedHow, ChangeOutcome } from "./outcome.js";
 import type { ApplyProgress, StalenessCheck } from "./types.js";
-import type { PlanChange as ApplyChange, PlanFile } from "../../plan/types.js";
+import type { PlannedChange, PlanFile } from "../../plan/types.js";
 import { changedSince, staleReason } from "./staleness.js";
 import { effectOf } from "./verify.js";
 import { errorMessage } from "../../model/guards.js";
@@ -100,7 +100,7 @@ class Execution {
   private lastCheckAt = 0;
   private checking: Promise<void> | undefined;
   /** changes this run may still send, by id (removed as they settle) */
-  private readonly unsent = new Map<string, ApplyChange>();
+  private readonly unsent = new Map<string, PlannedChange>();
   /** instances with a request in flight: judged at the next check instead (their own change is landing) */
   private readonly inFlight = new Map<number, number>();
   private carriedOver = new Set<number>();
@@ -129,7 +129,7 @@ class Execution {
       this.report();
       await this.sendEach(ready.filter((c) => senderOf(c).mode === "each"));
       // batch kinds one after another, each in its own batches
-      const batched = new Map<string, ApplyChange[]>();
+      const batched = new Map<string, PlannedChange[]>();
       for (const c of ready) if (senderOf(c).mode === "batch") pushTo(batched, c.kind, c);
       for (const list of batched.values()) await this.sendBatches(list);
     }
@@ -141,8 +141,8 @@ class Execution {
 
   // ---- 1. the journal ----------------------------------------------------------------------------------------
 
-  private skipDone(): ApplyChange[] {
-    const pending: ApplyChange[] = [];
+  private skipDone(): PlannedChange[] {
+    const pending: PlannedChange[] = [];
     for (const c of this.plan.changes) {
       const h = this.journal.historyOf(c.id);
       if (h.done) this.record({ change: c, status: "already_done", how: h.done.how, reason: `applied by an earlier run at ${h.done.at}` });
@@ -152,17 +152,17 @@ class Execution {
     return pending;
   }
 
-  private unresolved(c: ApplyChange): boolean {
+  private unresolved(c: PlannedChange): boolean {
     return this.journal.historyOf(c.id).unresolvedIntent && !this.resolvedNotApplied.has(c.id);
   }
 
-  private baseline(c: ApplyChange): string | undefined {
+  private baseline(c: PlannedChange): string | undefined {
     return this.journal.baselineOf(c.instance_id) ?? c.precondition.last_updated_time;
   }
 
   // ---- 2. staleness and earlier intents --------------------------------------------------------------------------
 
-  private async judge(pending: ApplyChange[]): Promise<ApplyChange[]> {
+  private async judge(pending: PlannedChange[]): Promise<PlannedChange[]> {
     const { clockSkewMs } = this.opts;
     await this.resolveEarlierBatches(pending);
     const open = pending.filter((c) => !this.outcomes.has(c.id));
@@ -180,7 +180,7 @@ class Execution {
     this.reads = toRead.length;
     let staleBefore = this.tally.stale;
 
-    const ready: ApplyChange[] = [];
+    const ready: PlannedChange[] = [];
     for (const c of open) {
       const r = records.get(c.instance_id);
       if (r === undefined) {
@@ -225,7 +225,7 @@ class Execution {
    * Before a change starts: settled (stale, deferred, …) → false; otherwise, once the interval is up, one check runs
    * (the callers that arrive meanwhile wait for the same one) and the change is looked at again.
    */
-  private async mayStart(c: ApplyChange): Promise<boolean> {
+  private async mayStart(c: PlannedChange): Promise<boolean> {
     if (this.outcomes.has(c.id) || this.stopped(c)) return false;
     const every = this.opts.recheckEveryMs ?? DEFAULT_RECHECK_EVERY_MS;
     if (this.now() - this.lastCheckAt >= every || this.checking) {
@@ -307,8 +307,8 @@ class Execution {
   }
 
   /** Batched changes an earlier run may have sent: one listing per kind and workflow decides them all. */
-  private async resolveEarlierBatches(pending: ApplyChange[]): Promise<void> {
-    const byKind = new Map<string, ApplyChange[]>();
+  private async resolveEarlierBatches(pending: PlannedChange[]): Promise<void> {
+    const byKind = new Map<string, PlannedChange[]>();
     for (const c of pending) if (senderOf(c).mode === "batch" && this.unresolved(c)) pushTo(byKind, c.kind, c);
     for (const [kind, open] of byKind) {
       const times = open.map((c) => Date.parse(this.journal.historyOf(c.id).lastIntentAt ?? this.plan.created_at));
@@ -336,9 +336,9 @@ class Execution {
 
   // ---- 3. kinds sent one request each ----------------------------------------------------------------------------
 
-  private async sendEach(changes: ApplyChange[]): Promise<void> {
+  private async sendEach(changes: PlannedChange[]): Promise<void> {
     if (changes.length === 0) return;
-    const byInstance = new Map<number, ApplyChange[]>();
+    const byInstance = new Map<number, PlannedChange[]>();
     for (const c of changes) {
       const group = byInstance.get(c.instance_id);
       if (group) group.push(c);
@@ -352,7 +352,7 @@ class Execution {
     });
   }
 
-  private async sendOne(c: ApplyChange): Promise<void> {
+  private async sendOne(c: PlannedChange): Promise<void> {
     const sender = eachSender(c.kind);
     let lastUnknown = "";
     for (let attempt = 1; attempt <= this.opts.maxSendAttempts; attempt++) {
@@ -380,7 +380,7 @@ class Execution {
   }
 
   /** After an unknown outcome: read, and settle the change (true) or report it may be sent again (false). */
-  private async decideOne(c: ApplyChange, reason: string): Promise<boolean> {
+  private async decideOne(c: PlannedChange, reason: string): Promise<boolean> {
     await sleep(this.opts.verifyDelayMs);
     let record: InstanceRecord;
     try {
@@ -403,7 +403,7 @@ class Execution {
   }
 
   /** The service refused (or the request never left): classify, reading the instance when it may have gone stale. */
-  private async refused(c: ApplyChange, err: unknown): Promise<void> {
+  private async refused(c: PlannedChange, err: unknown): Promise<void> {
     if (err instanceof ApiError && err.status === 401) {
       this.halted = `the service refused the API key (${message(err)})`;
       this.failed(c, this.halted);
@@ -429,20 +429,20 @@ class Execution {
   // ---- 4. kinds sent in batches ---------------------------------------------------------------------------------
 
   /** Changes of one batch kind. */
-  private async sendBatches(changes: ApplyChange[]): Promise<void> {
+  private async sendBatches(changes: PlannedChange[]): Promise<void> {
     const first = changes[0];
     if (first === undefined) return;
     const all = batches(changes, this.opts.batchSize);
     this.say(`${mutatingKind(first.kind).describe(first).label}: ${changes.length} instance${changes.length === 1 ? "" : "s"} in ${all.length} batch${all.length === 1 ? "" : "es"} of at most ${this.opts.batchSize}`);
     await pool(all.map((batch, i) => ({ batch, n: i + 1 })), this.opts.concurrency, async ({ batch, n }) => {
-      const open: ApplyChange[] = [];
+      const open: PlannedChange[] = [];
       for (const c of batch) if (await this.mayStart(c)) open.push(c);
       if (open.length === 0) return;
       await this.inFlightFor(open.map((c) => c.instance_id), () => this.sendBatch(open, n));
     });
   }
 
-  private async sendBatch(batch: ApplyChange[], n: number): Promise<void> {
+  private async sendBatch(batch: PlannedChange[], n: number): Promise<void> {
     const sender = batchSender(batch[0]?.kind ?? "");
     let remaining = batch.filter((c) => !this.stopped(c));
     let lastUnknown = "";
@@ -453,7 +453,7 @@ class Execution {
       const sentAt = Date.now();
       try {
         const returned = new Set(await sender.send(this.client, remaining.map((c) => c.instance_id)));
-        const missing: ApplyChange[] = [];
+        const missing: PlannedChange[] = [];
         for (const c of remaining) {
           if (returned.has(c.instance_id)) this.done(c, "returned", undefined);
           else missing.push(c);
@@ -483,7 +483,7 @@ class Execution {
    * After a bulk abort of unknown outcome: one list per workflow of the instances aborted since the request decides
    * the whole batch. Returns the changes still to send, or undefined when the batch is settled.
    */
-  private async decideBatch(remaining: ApplyChange[], sentAt: number, reason: string, sender: BatchSender): Promise<ApplyChange[] | undefined> {
+  private async decideBatch(remaining: PlannedChange[], sentAt: number, reason: string, sender: BatchSender): Promise<PlannedChange[] | undefined> {
     await sleep(this.opts.verifyDelayMs);
     let aborted: Set<number>;
     try {
@@ -492,7 +492,7 @@ class Execution {
       for (const c of remaining) this.failed(c, `bulk abort outcome unknown (${reason}) and it could not be checked: ${message(err)}`, true);
       return undefined;
     }
-    const left: ApplyChange[] = [];
+    const left: PlannedChange[] = [];
     for (const c of remaining) {
       if (aborted.has(c.instance_id)) this.done(c, "verified", undefined, `bulk abort outcome unknown (${reason}); listed as aborted since`);
       else left.push(c);
@@ -501,7 +501,7 @@ class Execution {
   }
 
   /** Ids the batch did not return: read each to say why. */
-  private async explainNotReturned(missing: ApplyChange[], sender: BatchSender): Promise<void> {
+  private async explainNotReturned(missing: PlannedChange[], sender: BatchSender): Promise<void> {
     const records = await this.readAll(missing.map((c) => c.instance_id));
     for (const c of missing) {
       const r = records.get(c.instance_id);
@@ -516,7 +516,7 @@ class Execution {
   // ---- bookkeeping -----------------------------------------------------------------------------------------------
 
   /** True (and the change marked not started, or deferred) when the run was interrupted, halted or out of time. */
-  private stopped(c: ApplyChange): boolean {
+  private stopped(c: PlannedChange): boolean {
     const why = this.opts.signal?.aborted ? "interrupted before it was sent" : this.halted ? `not sent: ${this.halted}` : undefined;
     if (why !== undefined) {
       if (!this.outcomes.has(c.id)) this.record({ change: c, status: "not_started", reason: why });
@@ -529,22 +529,22 @@ class Execution {
     return false;
   }
 
-  private done(c: ApplyChange, how: AppliedHow, lastUpdated: string | null | undefined, detail?: string): void {
+  private done(c: PlannedChange, how: AppliedHow, lastUpdated: string | null | undefined, detail?: string): void {
     this.journal.append({ event: "done", change: c.id, how, ...(lastUpdated ? { last_updated_time: lastUpdated } : {}) });
     this.record({ change: c, status: "applied", how, ...(detail ? { reason: detail } : {}) });
   }
 
-  private stale(c: ApplyChange, reason: string): void {
+  private stale(c: PlannedChange, reason: string): void {
     this.journal.append({ event: "stale", change: c.id, reason });
     this.record({ change: c, status: "stale", reason });
   }
 
-  private failed(c: ApplyChange, reason: string, outcomeUnknown = false): void {
+  private failed(c: PlannedChange, reason: string, outcomeUnknown = false): void {
     this.journal.append({ event: "failed", change: c.id, reason, ...(outcomeUnknown ? { outcome_unknown: true } : {}) });
     this.record({ change: c, status: "failed", reason });
   }
 
-  private notAborted(c: ApplyChange, reason: string): void {
+  private notAborted(c: PlannedChange, reason: string): void {
     this.journal.append({ event: "not_aborted", change: c.id, reason });
     this.record({ change: c, status: "not_aborted", reason });
   }
@@ -604,7 +604,7 @@ async function pool<T>(items: Iterable<T>, size: number, work: (item: T) => Prom
   await Promise.all(Array.from({ length: Math.max(1, size) }, worker));
 }
 
-function senderOf(c: ApplyChange): EachSender | BatchSender {
+function senderOf(c: PlannedChange): EachSender | BatchSender {
   return mutatingKind(c.kind).send;
 }
 

@@ -1,6 +1,6 @@
 /** What happened to each planned change in one apply run. */
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../../model/errors.js";
-import type { PlanChange as ApplyChange } from "../../plan/types.js";
+import type { PlannedChange } from "../../plan/types.js";
 
 export type OutcomeStatus =
   /** took effect in this run (answered, returned by the bulk abort, or confirmed by reading after an unknown outcome) */
@@ -21,7 +21,7 @@ export type OutcomeStatus =
 export type AppliedHow = "response" | "returned" | "verified";
 
 export interface ChangeOutcome {
-  change: ApplyChange;
+  change: PlannedChange;
   status: OutcomeStatus;
   /** why (stale, failed, not_aborted, not_started), or what confirmed it (applied by reading) */
   reason?: string;

@@ -14,7 +14,7 @@
 import type { ApiClient, InstanceRecord } from "../../api/index.js";
 import { instantOf } from "../../model/values.js";
 import { activeSteps, statusOf, timeOf } from "./instance-state.js";
-import type { PlanChange as ApplyChange } from "../../plan/types.js";
+import type { PlannedChange } from "../../plan/types.js";
 
 export const DEFAULT_CLOCK_SKEW_MS = 60_000;
 
@@ -38,7 +38,7 @@ export interface StaleContext {
 }
 
 /** Why the change no longer holds on this record, or undefined when it may be sent. */
-export function staleReason(change: ApplyChange, record: InstanceRecord, ctx: StaleContext): string | undefined {
+export function staleReason(change: PlannedChange, record: InstanceRecord, ctx: StaleContext): string | undefined {
   const status = statusOf(record);
   if (status !== "running") {
     const when = status === "aborted" ? record.aborted_time : record.completed_time;

@@ -5,10 +5,10 @@
  */
 import { mutatingKind, type Effect } from "../../actions/index.js";
 import type { InstanceRecord } from "../../api/index.js";
-import type { PlanChange } from "../../plan/types.js";
+import type { PlannedChange } from "../../plan/types.js";
 
 export type { Effect };
 
-export function effectOf(change: PlanChange, record: InstanceRecord): Effect {
+export function effectOf(change: PlannedChange, record: InstanceRecord): Effect {
   return mutatingKind(change.kind).effect(change, record);
 }
