@@ -127,7 +127,6 @@ export type CompleteStepBody = z.infer<typeof CompleteStepBodySchema>;
 
 // 4.5 Bulk abort response (meaning of ids — requested or actually stopped — not shown by the spec)
 export const BulkAbortResponseSchema = z.looseObject({ ids: z.array(z.number().int()) });
-export type BulkAbortResponse = z.infer<typeof BulkAbortResponseSchema>;
 
 /** `$.results[3].id` from a zod issue path. */
 export function jsonPathOf(path: ReadonlyArray<PropertyKey>): string {
