@@ -336,6 +336,12 @@ class Client implements ApiClient {
     this.emit({ type: "rate-limited", delayMs: w.delayMs, source: "client", reason: w.reason, ...budget, windowMs: w.windowMs });
   }
 
+  /** A POST whose outcome is unknown: counted, and described with the key masked out of the reason. */
+  private outcomeUnknown(spec: CallSpec<unknown>, what: { reason: string; status?: number; cause?: unknown }): OutcomeUnknownError {
+    this.recorder.outcomeUnknown();
+    return new OutcomeUnknownError({ ...asked(spec), method: spec.method, path: spec.path, body: spec.body, ...what, reason: this.clean(what.reason) });
+  }
+
   private clean(text: string): string {
     return redact(text, this.apiKey);
   }
@@ -427,15 +433,7 @@ class Client implements ApiClient {
           continue; // acquire() waits out the pause
         }
         if (spec.method === "POST" && POST_OUTCOME_UNKNOWN_STATUS.has(status)) {
-          this.recorder.outcomeUnknown();
-          throw new OutcomeUnknownError({
-            ...asked(spec),
-            method: spec.method,
-            path: spec.path,
-            body: spec.body,
-            status,
-            reason: this.clean(`answered ${status}: ${errorDetail(result.text)}`),
-          });
+          throw this.outcomeUnknown(spec, { status, reason: `answered ${status}: ${errorDetail(result.text)}` });
         }
         if (spec.method === "GET" && RETRYABLE_STATUS.has(status)) {
           const delay = Math.min(serverDelay ?? backoff(), this.retryMaxDelayMs);
@@ -449,13 +447,8 @@ class Client implements ApiClient {
 
       const failure: HttpFailure = result;
       if (spec.method === "POST" && !failure.neverSent) {
-        this.recorder.outcomeUnknown();
-        throw new OutcomeUnknownError({
-          ...asked(spec),
-          method: spec.method,
-          path: spec.path,
-          body: spec.body,
-          reason: this.clean(failure.status === undefined ? failure.reason : `${failure.reason} while reading a ${failure.status} answer`),
+        throw this.outcomeUnknown(spec, {
+          reason: failure.status === undefined ? failure.reason : `${failure.reason} while reading a ${failure.status} answer`,
           ...(failure.status === undefined ? {} : { status: failure.status }),
           cause: failure.cause,
         });

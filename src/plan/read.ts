@@ -171,13 +171,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
         if (!STREAMED.has(key)) return "whole";
         if (key === "changes") {
           hashedBefore = canonicalKeyOrder(present.filter((k) => k < "changes" && k !== "digest"));
-          hasher.text("{");
-          hashedBefore.forEach((k, n) => {
-            hasher.key(n, k);
-            hasher.value(header[k]);
-          });
-          hasher.key(hashedBefore.length, "changes");
-          hasher.text("[");
+          openChanges(hasher, hashedBefore, header);
         }
         return "elements";
       },
@@ -235,13 +229,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
   if (hashedBefore === undefined || before.join("\u0000") !== hashedBefore.join("\u0000")) {
     // a key that sorts before `changes` came after them: hash the changes again, in canonical order (no checks)
     hasher.reset();
-    hasher.text("{");
-    before.forEach((k, n) => {
-      hasher.key(n, k);
-      hasher.value(header[k]);
-    });
-    hasher.key(before.length, "changes");
-    hasher.text("[");
+    openChanges(hasher, before, header);
     await scan(
       file,
       () => "elements",
@@ -279,6 +267,17 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
     );
   }
   return { plan, digest, file };
+}
+
+/** The canonical form up to the first change: `{`, the keys that sort before `changes` with their values, `"changes":[`. */
+function openChanges(hasher: CanonicalHasher, before: readonly string[], header: Record<string, unknown>): void {
+  hasher.text("{");
+  before.forEach((k, n) => {
+    hasher.key(n, k);
+    hasher.value(header[k]);
+  });
+  hasher.key(before.length, "changes");
+  hasher.text("[");
 }
 
 /** One line for a plan file that cannot be read at all (missing, a folder, too large to be a plan). */
