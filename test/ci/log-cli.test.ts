@@ -4,13 +4,13 @@
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { CLI, runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp.js";
 
 type Event = Record<string, unknown> & { ts: string; level: string; event: string };
 
@@ -72,7 +72,7 @@ describe("--log-format json", () => {
   });
 
   it("validate: a broken rule is a rule.diagnostic event with its place, and the run fails", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "flowrules-logv-"));
+    const dir = await tempDir("flowrules-logv-");
     const file = join(dir, "broken.yaml");
     await writeFile(file, "version: 1\nrules:\n  - name: x\n    workflow: 1042\n    actions: [abort]\n    when: fields.nope > 1\n");
     const r = await runCli(["validate", file, "--log-format", "json"], {});
@@ -102,7 +102,7 @@ describe("--log-format json", () => {
 
   it("apply: one change.applied per change, run.finished with the applied count; plain lines become message events", async () => {
     const fresh = await startSandbox({ port: 0 });
-    const cwd = await mkdtemp(join(tmpdir(), "flowrules-loga-"));
+    const cwd = await tempDir("flowrules-loga-");
     try {
       const r = await runCli(["apply", STARTER, "--auto-approve", "--detailed-exitcode", "--log-format", "json"], env("sandbox-admin", fresh.baseUrl), { cwd });
       expect(r.code, r.stderr).toBe(2);
@@ -168,7 +168,7 @@ describe("--log-format json", () => {
 describe("the API key never reaches the logs", () => {
   it("a unique key refused by the service (401) appears in no output of plan or apply, in either format", async () => {
     const key = `flowrules-ci-${randomUUID()}`;
-    const cwd = await mkdtemp(join(tmpdir(), "flowrules-key-"));
+    const cwd = await tempDir("flowrules-key-");
     const runs = [
       await runCli(["plan", "--log-format", "json"], env(key)),
       await runCli(["plan", STARTER, "--format", "json", "--out", join(cwd, "p.json")], env(key), { cwd }),
@@ -186,7 +186,7 @@ describe("the API key never reaches the logs", () => {
 
   it("a working key appears in no event of a whole plan and apply", async () => {
     const fresh = await startSandbox({ port: 0 });
-    const cwd = await mkdtemp(join(tmpdir(), "flowrules-key2-"));
+    const cwd = await tempDir("flowrules-key2-");
     try {
       const r = await runCli(["apply", STARTER, "--auto-approve", "--log-format", "json"], env("sandbox-admin", fresh.baseUrl), { cwd });
       expect(r.code, r.stderr).toBe(0);

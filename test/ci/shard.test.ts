@@ -2,8 +2,7 @@
  * --shard i/n: parsing, and the property that matters — the n shards' plans are disjoint and together equal the
  * unsharded plan (same changes, same reports), planned against the sandbox. Then the CLI flag on plan and apply.
  */
-import { mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inShard, parseShard, shardOfPlan } from "../../src/plan/shard.js";
@@ -13,6 +12,7 @@ import type { Plan, PlannedChange } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
 import { memoryIO } from "./io.js";
+import { tempDir } from "../helpers/temp.js";
 
 const STARTER = resolve("rules");
 
@@ -106,7 +106,7 @@ describe("apply --shard and --detailed-exitcode (CLI against the sandbox)", () =
   let dir: string;
   beforeAll(async () => {
     sb = await startSandbox({ port: 0 });
-    dir = await mkdtemp(join(tmpdir(), "flowrules-shard-apply-"));
+    dir = await tempDir("flowrules-shard-apply-");
   });
   afterAll(async () => {
     await sb.close();
@@ -148,7 +148,7 @@ describe("apply --shard and --detailed-exitcode (CLI against the sandbox)", () =
 
   it("apply rules --auto-approve --shard plans and applies only its instances", async () => {
     const fresh = await startSandbox({ port: 0 });
-    const wd = await mkdtemp(join(tmpdir(), "flowrules-shard-auto-"));
+    const wd = await tempDir("flowrules-shard-auto-");
     try {
       const e = { FLOWRULES_BASE_URL: fresh.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" };
       const r = await runCli(["apply", STARTER, "--auto-approve", "--shard", "0/3", "--detailed-exitcode", "-q"], e, { cwd: wd });

@@ -1,10 +1,10 @@
 /** `flowrules plan` end to end: the built CLI against the sandbox over HTTP. */
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp.js";
 
 let sb: RunningSandbox;
 let dir: string;
@@ -12,7 +12,7 @@ const KEY = "sandbox-admin";
 
 beforeAll(async () => {
   sb = await startSandbox({ port: 0 });
-  dir = await mkdtemp(join(tmpdir(), "flowrules-cli-"));
+  dir = await tempDir("flowrules-cli-");
 });
 afterAll(async () => {
   await sb.close();

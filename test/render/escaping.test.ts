@@ -4,8 +4,7 @@
  * (only the view's own colours reach the terminal), Markdown and HTML show markup as text, the chat text escapes
  * Slack's `<…>`. The service is the sandbox behind a loopback proxy that renames the workflow and its folder.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
@@ -15,6 +14,7 @@ import { loadPlanFile } from "../../src/plan/read.js";
 import { runCli } from "../helpers/cli.js";
 import { captureIO, makePlan, runApply } from "../apply/helpers.js";
 import { startHostileProxy, type HostileProxy } from "../hardening/hostile-proxy.js";
+import { tempDir } from "../helpers/temp.js";
 
 /** Erases the line above and climbs onto it; then closes a Markdown block and adds an image; mentions; bidi. */
 const EVIL = "Evil\u001b[2K\u001b[1A Plan: no changes.\r\u0007\u009b2J </details><img src=x> @octo-org/team [x](http://e) \u202egnp.exe";
@@ -54,7 +54,7 @@ beforeAll(async () => {
   proxy.setRule(() => ({
     answer: (up) => ({ ...up, body: up.body.replaceAll('"Expense claim"', JSON.stringify(EVIL)).replaceAll('"Finance"', JSON.stringify(`${EVIL} folder`)) }),
   }));
-  dir = await mkdtemp(join(tmpdir(), "flowrules-escaping-"));
+  dir = await tempDir("flowrules-escaping-");
   await writeFile(join(dir, "rules.yaml"), RULES);
   env = { FLOWRULES_BASE_URL: proxy.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" };
 });

@@ -3,13 +3,13 @@
  * workflow, init whose output validates, tests and plans, pull and the catalog checks of validate (no network),
  * the catalog's bad inputs, and plan refusing what does not fit.
  */
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, WORKFLOWS, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp.js";
 
 let sb: RunningSandbox;
 let empty: RunningSandbox;
@@ -28,7 +28,7 @@ const env = (base = sb.baseUrl) => ({ FLOWRULES_BASE_URL: base, FLOWRULES_API_KE
 const offline = { FLOWRULES_API_KEY: "", FLOWRULES_BASE_URL: "" };
 
 async function tmp(): Promise<string> {
-  return mkdtemp(join(tmpdir(), "flowrules-wf-"));
+  return tempDir("flowrules-wf-");
 }
 
 interface DescribeJson {
