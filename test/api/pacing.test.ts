@@ -14,7 +14,7 @@ import { runPlan } from "../../src/engine/plan-live.js";
 import { loadRules } from "../../src/rules/index.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { memoryIO } from "../ci/io.js";
+import { memoryIO } from "../helpers/io.js";
 
 const NOW = new Date("2026-11-01T12:00:00.000Z");
 const LIMIT = 100;

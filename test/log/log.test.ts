@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { clientEventLogger, createLogger, jsonLogger, nullLogger, redactor, runLogged, textLogger, withLogger } from "../../src/log/index.js";
 import { logOutcomes } from "../../src/render/events/apply.js";
 import type { ChangeOutcome } from "../../src/engine/apply/outcome.js";
-import { memoryIO } from "./io.js";
+import { memoryIO } from "../helpers/io.js";
 
 const lines = (s: string): Array<Record<string, unknown>> =>
   s.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -11,7 +11,7 @@ import { planCommand } from "../../src/commands/plan.js";
 import type { Plan, PlannedChange } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
-import { memoryIO } from "./io.js";
+import { memoryIO } from "../helpers/io.js";
 import { tempDir } from "../helpers/temp.js";
 
 const STARTER = resolve("rules");
