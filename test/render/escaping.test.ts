@@ -126,6 +126,15 @@ describe("escaping by medium", () => {
     const explained = await runCli(["explain", join(dir, "rules.yaml"), "--instance", String(id)], env, { cwd: dir });
     expect(explained.code).toBe(0);
     expectTerminalSafe(explained.stdout, "explain");
+    // a refusal's words from the service end up in the one error line
+    proxy.setRule(() => ({ forward: false, answer: { status: 403, headers: { "content-type": "application/json" }, body: JSON.stringify({ detail: EVIL }) } }));
+    try {
+      const refused = await runCli(["describe", "1042"], env, { cwd: dir });
+      expect(refused.code).toBe(1);
+      expectTerminalSafe(refused.stderr, "error line");
+    } finally {
+      proxy.setRule(() => ({ answer: (up) => ({ ...up, body: up.body.replaceAll('"Expense claim"', JSON.stringify(EVIL)).replaceAll('"Finance"', JSON.stringify(`${EVIL} folder`)) }) }));
+    }
   });
 
   it("the apply summary (a refusal's words from the service) and validation messages (a key from a file)", async () => {
