@@ -30,6 +30,7 @@ import { progressView } from "../render/progress/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
 import { applyPayload } from "../render/notify/payload.js";
+import { textSafe } from "../render/escape.js";
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
 export const RUNS_DIR = ".flowrules/runs";
@@ -150,7 +151,7 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
       ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
     });
     if (plan.errors.length > 0) {
-      for (const e of plan.errors) io.stderr(`plan error: ${e.message}\n`);
+      for (const e of plan.errors) io.stderr(`plan error: ${textSafe(e.message)}\n`);
       io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
       return EXIT_ERROR;
     }

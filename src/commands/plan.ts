@@ -22,6 +22,7 @@ import { loadRuleSetOrReport } from "./load.js";
 import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { planPayload } from "../render/notify/payload.js";
+import { textSafe } from "../render/escape.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
 
 export interface PlanCommandOptions {
@@ -79,7 +80,7 @@ export async function planRuleSet(
   const log = io.log ?? nullLogger;
   const onWarning = (message: string): void => {
     log.event("structure.warning", { message }, "warn");
-    if (!log.structured) io.stderr(`warning: ${message}\n`);
+    if (!log.structured) io.stderr(`warning: ${textSafe(message)}\n`);
   };
   const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
   catalog.warnings.forEach(onWarning);
