@@ -3,7 +3,6 @@ import { plainValue } from "../model/field-values.js";
 import { isIsoDateTime } from "../rules/datetime.js";
 import { isInputObject } from "./input-objects.js";
 import { isRecord } from "../model/guards.js";
-import { show } from "../engine/explain/show.js";
 
 
 /** Deep equality where two ISO date-times are equal when they name the same instant (…:00Z = …:00.000Z). */
@@ -26,11 +25,9 @@ export function sameInput(expected: unknown, actualInputObject: unknown): boolea
   return sameValue(expected, plainValue(actualInputObject) ?? null);
 }
 
-export function showInput(expected: unknown, actualInputObject: unknown): string {
-  return show(isInputObject(expected) ? actualInputObject : (plainValue(actualInputObject) ?? null));
+/** What to show of a sent input beside an expected one: the input object, or its plain value when that is expected. */
+export function shownInput(expected: unknown, actualInputObject: unknown): unknown {
+  return isInputObject(expected) ? actualInputObject : (plainValue(actualInputObject) ?? null);
 }
 
 
-export function showIds(ids: readonly number[]): string {
-  return ids.length === 0 ? "none" : [...ids].sort((a, b) => a - b).join(", ");
-}

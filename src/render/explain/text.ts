@@ -6,7 +6,7 @@ import { mutatingKind } from "../../actions/index.js";
 import pc from "picocolors";
 import { diffKeys, showValue } from "../plan/summary.js";
 import type { PlannedChange } from "../../plan/types.js";
-import { show, showWritten } from "../../engine/explain/show.js";
+import { show, showWritten } from "../show.js";
 import type { ClauseExplanation, Explanation, FilterResult, RuleExplanation } from "../../engine/explain/types.js";
 import { terminalSafe } from "../escape.js";
 

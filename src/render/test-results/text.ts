@@ -5,6 +5,7 @@
 import pc from "picocolors";
 import { brokenFiles, counts, type CaseResult, type Failure, type TestRun } from "../../rule-tests/types.js";
 import { terminalSafe } from "../escape.js";
+import { saidText } from "./said.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -35,9 +36,9 @@ export function failureLines(c: Colors, f: Failure): string[] {
   const who = f.instance !== undefined ? `instance ${f.instance}${f.instance_name !== undefined ? ` ${JSON.stringify(f.instance_name)}` : ""}: ` : "";
   const at = f.at ? `${f.at.file}:${f.at.line}:${f.at.col}: ` : "";
   const out = [`  ${c.red("✗")} ${at}${who}${f.subject}`];
-  if (f.expected !== undefined) out.push(`      expected: ${c.green(f.expected)}`);
-  if (f.actual !== undefined) out.push(`      actual:   ${c.red(f.actual)}`);
-  for (const [i, w] of (f.why ?? []).entries()) out.push(`      ${i === 0 ? "why:" : "    "}      ${c.dim(w)}`);
+  if (f.expected !== undefined) out.push(`      expected: ${c.green(saidText(f.expected))}`);
+  if (f.actual !== undefined) out.push(`      actual:   ${c.red(saidText(f.actual))}`);
+  for (const [i, w] of (f.why ?? []).entries()) out.push(`      ${i === 0 ? "why:" : "    "}      ${c.dim(saidText(w))}`);
   return out;
 }
 
