@@ -4,6 +4,7 @@
  * lines on a terminal, `</details><img src=…>` closes a block and adds markup in a pull-request comment. Every view
  * passes such data through the helper of its medium here; the HTML view escapes with its own `esc` (html.ts).
  */
+import { Scalar, stringify } from "yaml";
 
 /**
  * Characters a terminal acts on or that reorder what is shown: C0 controls, DEL, C1 controls (0x9b is a CSI on
@@ -65,3 +66,22 @@ export function terminalSafe(view: string, color: boolean): string {
 export function chatSafe(s: string): string {
   return textSafeLines(s).replace(/[&<>]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;"));
 }
+
+/**
+ * A YAML document of `value` whose text shows no control: a string holding one is written double-quoted, where
+ * `\uNNNN` is YAML's own escape, so the document reads back to the very same value.
+ */
+export function yamlSafe(value: unknown): string {
+  const quoted = (_key: unknown, v: unknown): unknown => {
+    if (typeof v !== "string" || v.search(UNSAFE_ONE) < 0) return v;
+    const s = new Scalar(v);
+    s.type = "QUOTE_DOUBLE";
+    return s;
+  };
+  return stringify(value, quoted, { lineWidth: 0 }).replace(UNSAFE_RAW, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** UNSAFE without the global flag, for a test that keeps no state between calls. */
+const UNSAFE_ONE = new RegExp(UNSAFE.source);
+/** What YAML leaves raw inside double quotes (it escapes C0 itself): C1, DEL and the invisible and reordering ones. */
+const UNSAFE_RAW = new RegExp(UNSAFE.source.replace("\\u0000-\\u001f", ""), "g");

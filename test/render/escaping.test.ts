@@ -7,6 +7,7 @@
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { planPayload } from "../../src/render/notify/payload.js";
 import { PLAN_FORMATS } from "../../src/render/plan/index.js";
@@ -122,6 +123,11 @@ describe("escaping by medium", () => {
     const described = await runCli(["describe", "1042"], env, { cwd: dir });
     expect(described.code).toBe(0);
     expectTerminalSafe(described.stdout, "describe");
+    // YAML: controls written as YAML's own escapes, so the document still reads back to the service's names
+    const [asYaml, asJson] = await Promise.all([runCli(["describe", "1042", "--format", "yaml"], env, { cwd: dir }), runCli(["describe", "1042", "--format", "json"], env, { cwd: dir })]);
+    expect(asYaml.stdout).not.toMatch(OBEYED);
+    expect(parseYaml(asYaml.stdout)).toEqual(JSON.parse(asJson.stdout));
+    expect(asJson.stdout).toContain("Evil");
     const id = sb.store.ids(1042)[0] ?? 0;
     const explained = await runCli(["explain", join(dir, "rules.yaml"), "--instance", String(id)], env, { cwd: dir });
     expect(explained.code).toBe(0);
