@@ -47,12 +47,13 @@ export function markdownCodeSafe(s: string): string {
   return textSafe(s.replace(/\r?\n/g, " "));
 }
 
-const UNSAFE_OR_SGR = new RegExp(`(\\x1b\\[[0-9;]*m)|${UNSAFE.source}`, "g");
+/** The colour codes the views use (picocolors' bold, dim, red, green, yellow, cyan and their resets), and no other. */
+const UNSAFE_OR_SGR = new RegExp(`(\\x1b\\[(?:1|2|22|31|32|33|36|39)m)|${UNSAFE.source}`, "g");
 
 /**
  * A whole view for a terminal, built with data in it: newlines and tabs kept, every other control shown (textSafe).
- * With `color`, the view's own colour codes (SGR, `ESC[…m`) pass: at most colour then comes from data, never a
- * cursor move, an erase, a title or a link.
+ * With `color`, the views' own colour codes pass: at most bold, dim or one of their colours can then come from data,
+ * never a cursor move, an erase, hidden text, a title or a link.
  */
 export function terminalSafe(view: string, color: boolean): string {
   if (!color) return textSafeLines(view);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { planPayload } from "../../src/render/notify/payload.js";
+import { terminalSafe } from "../../src/render/escape.js";
 import { PLAN_FORMATS } from "../../src/render/plan/index.js";
 import { loadPlanFile } from "../../src/plan/read.js";
 import { runCli } from "../helpers/cli.js";
@@ -18,7 +19,7 @@ import { startHostileProxy, type HostileProxy } from "../hardening/hostile-proxy
 import { tempDir } from "../helpers/temp.js";
 
 /** Erases the line above and climbs onto it; then closes a Markdown block and adds an image; mentions; bidi. */
-const EVIL = "Evil\u001b[2K\u001b[1A Plan: no changes.\r\u0007\u009b2J </details><img src=x> @octo-org/team [x](http://e) \u202egnp.exe";
+const EVIL = "Evil\u001b[2K\u001b[1A\u001b[8m Plan: no changes.\r\u0007\u009b2J </details><img src=x> @octo-org/team [x](http://e) \u202egnp.exe";
 
 const RULES = `version: 1
 rules:
@@ -65,8 +66,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Any ESC that is not a colour (SGR), any other C0/C1 control but newline, any bidi override. */
-const OBEYED = /\u001b(?!\[[0-9;]*m)|[\u0000-\u0009\u000b-\u001a\u001c-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** Any ESC that is not one of the views' colours, any other C0/C1 control but newline, any bidi override. */
+const OBEYED = /\u001b(?!\[(?:1|2|22|31|32|33|36|39)m)|[\u0000-\u0009\u000b-\u001a\u001c-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 function expectTerminalSafe(out: string, what: string): void {
   expect(out, what).toContain("Evil");
@@ -83,6 +84,12 @@ function expectMarkupSafe(out: string, what: string): void {
 }
 
 describe("escaping by medium", () => {
+  it("a coloured terminal view keeps its own colours and shows every other escape", () => {
+    const view = "\u001b[1mRule\u001b[22m \u001b[31mx\u001b[39m hidden:\u001b[8m link:\u001b]8;;http://e\u0007 up:\u001b[1A\n";
+    expect(terminalSafe(view, true)).toBe("\u001b[1mRule\u001b[22m \u001b[31mx\u001b[39m hidden:\\x1b[8m link:\\x1b]8;;http://e\\x07 up:\\x1b[1A\n");
+    expect(terminalSafe(view, false)).not.toContain("\u001b");
+  });
+
   it("the plan in text (with and without colour), Markdown, HTML and the chat notification", async () => {
     const file = join(dir, "plan.json");
     const res = await runCli(["plan", join(dir, "rules.yaml"), "--out", file, "--quiet"], env, { cwd: dir });
