@@ -249,7 +249,11 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
   });
   hasher.text("}");
   const digest = hasher.digest();
-  const plan: PlanFile = { ...signed.data, changes, reports };
+  // the summary's counts in the file's order (the schema names reports and errors first): shown again as JSON, the
+  // plan is the very bytes of the file
+  const counts = signed.data.summary;
+  const summary = Object.fromEntries(Object.keys(header.summary as object).map((k) => [k, counts[k]])) as typeof counts;
+  const plan: PlanFile = { ...signed.data, summary, changes, reports };
 
   if (digest !== plan.digest) {
     throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to ${toShow ? "show" : "apply"} it — plan again`);

@@ -40,6 +40,8 @@ describe("the plan writer", () => {
       const read = await loadPlanFile(file, sb.baseUrl, checkPlannedChange);
       expect(read.digest).toBe(signed.digest);
       expect(read.plan).toEqual(JSON.parse(text));
+      // `show --format json`: the plan read back is shown as the very bytes of its file
+      expect(PLAN_FORMATS.json(read.plan, { color: false })).toBe(text);
     }
   });
 
