@@ -7,6 +7,7 @@ import { open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { withDigest } from "./digest.js";
 import type { Plan, SignedPlan } from "./types.js";
+import { visibleJson } from "../model/visible-json.js";
 
 const CHANGES_MARKER = "\u0001flowrules-changes\u0001";
 const WRAP_HEAD = '{\n  "c": [\n';
@@ -21,22 +22,23 @@ const WRITE_BATCH = 50;
 
 /**
  * The file's text in pieces (the same bytes as `JSON.stringify(signed, null, 2)` and a newline), a batch of changes
- * at a time, so a plan of 100,000 changes is never held as one string.
+ * at a time, so a plan of 100,000 changes is never held as one string. Characters a terminal would act on are
+ * written as `\uNNNN` (src/model/visible-json.ts): the same values, shown by `cat plan.json` without effect.
  */
 export function* planFileChunks(signed: SignedPlan): Generator<string> {
   const head = JSON.stringify({ ...signed, changes: CHANGES_MARKER }, null, 2);
   const at = head.indexOf(JSON.stringify(CHANGES_MARKER));
-  if (signed.changes.length === 0) yield `${head.slice(0, at)}[]`;
+  if (signed.changes.length === 0) yield visibleJson(`${head.slice(0, at)}[]`);
   else {
-    yield `${head.slice(0, at)}[\n`;
+    yield visibleJson(`${head.slice(0, at)}[\n`);
     for (let i = 0; i < signed.changes.length; i += WRITE_BATCH) {
       // inside `{ "c": [ … ] }` stringified with 2 spaces, the elements sit at the plan's own depth (4 spaces)
       const wrapped = JSON.stringify({ c: signed.changes.slice(i, i + WRITE_BATCH) }, null, 2);
-      yield wrapped.slice(WRAP_HEAD.length, wrapped.length - WRAP_TAIL.length);
+      yield visibleJson(wrapped.slice(WRAP_HEAD.length, wrapped.length - WRAP_TAIL.length));
       yield i + WRITE_BATCH >= signed.changes.length ? "\n  ]" : ",\n";
     }
   }
-  yield `${head.slice(at + JSON.stringify(CHANGES_MARKER).length)}\n`;
+  yield visibleJson(`${head.slice(at + JSON.stringify(CHANGES_MARKER).length)}\n`);
 }
 
 /** The whole file as one string: the JSON plan view. */

@@ -5,12 +5,16 @@
  * passes such data through the helper of its medium here; the HTML view escapes with its own `esc` (html.ts).
  */
 import { Scalar, stringify } from "yaml";
+import { UNSAFE_CHARS, visibleJson } from "../model/visible-json.js";
+
+/** JSON text (JSON.stringify's) with every control and reordering character it leaves raw written as `\uNNNN`. */
+export const jsonSafe = visibleJson;
 
 /**
  * Characters a terminal acts on or that reorder what is shown: C0 controls, DEL, C1 controls (0x9b is a CSI on
  * many terminals), bidirectional overrides and isolates, zero-width characters, line and paragraph separators.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/g;
+const UNSAFE = new RegExp(`[${UNSAFE_CHARS}]`, "g");
 
 function visibleChar(ch: string): string {
   const code = ch.charCodeAt(0);

@@ -4,7 +4,7 @@
  * (only the view's own colours reach the terminal), Markdown and HTML show markup as text, the chat text escapes
  * Slack's `<…>`. The service is the sandbox behind a loopback proxy that renames the workflow and its folder.
  */
-import { rm, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
@@ -96,7 +96,12 @@ describe("escaping by medium", () => {
     expect(res.stderr).toBe("");
     expectTerminalSafe(res.stdout, "plan text");
     expect(res.stdout).toContain("\\u202egnp.exe");
+    // JSON: the file, and so the JSON view, writes what a terminal would act on as \u escapes; it reads back the same
+    const fileText = await readFile(file, "utf8");
+    expect(fileText).not.toMatch(OBEYED);
+    expect(fileText).toContain("\\u202egnp.exe");
     const { plan } = await loadPlanFile(file, proxy.baseUrl);
+    expect(PLAN_FORMATS.json(plan, { color: false })).toBe(fileText);
     expect(plan.changes.length).toBeGreaterThan(0);
     expect(plan.changes[0]?.instance_name).toContain("\u001b[2K"); // the data itself is kept as it is
     expectTerminalSafe(PLAN_FORMATS.text(plan, { color: true }), "coloured text");
