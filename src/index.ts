@@ -10,7 +10,7 @@ export { runPlan, type RunPlanOptions } from "./engine/plan-live.js";
 export { planFromInstances } from "./engine/plan-offline.js";
 export type { Plan, PlannedChange, PlannedReport, PlanSummary } from "./plan/types.js";
 export { writePlanFile } from "./plan/write.js";
-export { loadPlanForApply as loadPlanFile } from "./engine/apply/load.js";
+export { loadPlanForApply as loadPlanFile } from "./apply/load.js";
 export type { PlanFile } from "./plan/types.js";
 export { applyCommand, type ApplyCommandOptions } from "./commands/apply.js";
 export { processIO, type CommandIO } from "./log/command-io.js";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { clientEventLogger, createLogger, jsonLogger, nullLogger, redactor, runLogged, textLogger, withLogger } from "../../src/log/index.js";
 import { logOutcomes } from "../../src/render/events/apply.js";
-import type { ChangeOutcome } from "../../src/engine/apply/outcome.js";
+import type { ChangeOutcome } from "../../src/apply/outcome.js";
 import { memoryIO } from "../helpers/io.js";
 
 const lines = (s: string): Array<Record<string, unknown>> =>

@@ -5,8 +5,8 @@
  */
 import { MUTATING_KINDS } from "../../actions/index.js";
 import type { RequestStats } from "../../api/index.js";
-import type { StalenessCheck } from "../../engine/apply/types.js";
-import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../engine/apply/outcome.js";
+import type { StalenessCheck } from "../../apply/types.js";
+import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../apply/outcome.js";
 import { textSafeLines } from "../escape.js";
 
 export interface SummaryInput {

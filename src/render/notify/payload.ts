@@ -5,8 +5,8 @@
  * where the plan and the journal are. Built only from the plan and the outcomes: no setting, header or key.
  */
 import { MUTATING_KINDS } from "../../actions/index.js";
-import type { ChangeOutcome } from "../../engine/apply/outcome.js";
-import { countOutcomes } from "../../engine/apply/outcome.js";
+import type { ChangeOutcome } from "../../apply/outcome.js";
+import { countOutcomes } from "../../apply/outcome.js";
 import type { Plan, RulePlanSummary } from "../../plan/types.js";
 import { summaryLine } from "../plan/summary.js";
 import { chatSafe } from "../escape.js";

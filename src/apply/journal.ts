@@ -17,8 +17,8 @@ import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeSync,
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { UserError } from "../../model/errors.js";
-import { errorMessage } from "../../model/guards.js";
+import { UserError } from "../model/errors.js";
+import { errorMessage } from "../model/guards.js";
 
 const at = z.string();
 const EventSchema = z.discriminatedUnion("event", [

@@ -20,7 +20,7 @@
  *
  * The engine prints nothing: it reports progress and staleness checks as data (onProgress, onCheck).
  */
-import { mutatingKind, type BatchSender, type EachSender } from "../../actions/index.js";
+import { mutatingKind, type BatchSender, type EachSender } from "../actions/index.js";
 import {
   ApiError,
   OutcomeUnknownError,
@@ -28,17 +28,17 @@ import {
   TransportError,
   type ApiClient,
   type InstanceRecord,
-} from "../../api/index.js";
-import { sleep } from "../../api/retry.js";
+} from "../api/index.js";
+import { sleep } from "../api/retry.js";
 import { batches } from "./batches.js";
 import { readForCheck } from "./instance-state.js";
 import type { Journal } from "./journal.js";
 import type { AppliedHow, ChangeOutcome } from "./outcome.js";
 import type { ApplyProgress, StalenessCheck } from "./types.js";
-import type { PlannedChange, PlanFile } from "../../plan/types.js";
+import type { PlannedChange, PlanFile } from "../plan/types.js";
 import { changedSince, staleReason } from "./staleness.js";
 import { effectOf } from "./verify.js";
-import { errorMessage } from "../../model/guards.js";
+import { errorMessage } from "../model/guards.js";
 
 export interface ExecuteOptions {
   batchSize: number;

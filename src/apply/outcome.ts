@@ -1,6 +1,6 @@
 /** What happened to each planned change in one apply run. */
-import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../../model/errors.js";
-import type { PlannedChange } from "../../plan/types.js";
+import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
+import type { PlannedChange } from "../plan/types.js";
 
 export type OutcomeStatus =
   /** took effect in this run (answered, returned by the bulk abort, or confirmed by reading after an unknown outcome) */

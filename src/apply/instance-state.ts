@@ -1,7 +1,7 @@
 /** Readings of a full instance record shared by the staleness check and the verification, and the one read for both. */
-import type { ApiClient, InstanceRecord } from "../../api/index.js";
+import type { ApiClient, InstanceRecord } from "../api/index.js";
 
-export { activeSteps, describeStatus, statusOf, timeOf } from "../../actions/instance.js";
+export { activeSteps, describeStatus, statusOf, timeOf } from "../actions/instance.js";
 
 /**
  * One read that answers every question apply asks of an instance: input values (did a save take effect?) and step

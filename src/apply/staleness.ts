@@ -11,10 +11,10 @@
  * touched within the margin before the plan is not stale — unless the plan did not record its last_updated_time,
  * in which case it is treated as changed (refusing is the safe side).
  */
-import type { ApiClient, InstanceRecord } from "../../api/index.js";
-import { instantOf } from "../../model/values.js";
+import type { ApiClient, InstanceRecord } from "../api/index.js";
+import { instantOf } from "../model/values.js";
 import { activeSteps, statusOf, timeOf } from "./instance-state.js";
-import type { PlannedChange } from "../../plan/types.js";
+import type { PlannedChange } from "../plan/types.js";
 
 export const DEFAULT_CLOCK_SKEW_MS = 60_000;
 

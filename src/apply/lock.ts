@@ -15,7 +15,7 @@ import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, wr
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { UserError } from "../../model/errors.js";
+import { UserError } from "../model/errors.js";
 
 /** Refusal because a live apply holds the lock: a run may wait for it (`--lock-wait`) instead of failing at once. */
 export class LockHeldError extends UserError {
