@@ -1,0 +1,215 @@
+/**
+ * `plan --compare` in one run is a shortcut for two separate stateless plans (the rules at the ref, the rules now):
+ * over many random sandboxes and edits, the impact of the one run equals the impact those two plans imply, its plan
+ * of the working tree's rules equals theirs, and it sends no more requests than the larger of them (sandbox log).
+ * Also the pure diff (src/engine/impact.ts): identities, values by meaning, audit ↔ enforce.
+ */
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { createClient } from "../../src/api/index.js";
+import { hasImpact, impactLine, planImpact, ruleImpact, type ImpactStatus } from "../../src/engine/impact.js";
+import { runPlan } from "../../src/engine/plan-live.js";
+import { runCompare } from "../../src/engine/plan-compare.js";
+import type { Plan, PlannedChange } from "../../src/plan/types.js";
+import { compileSources } from "../../src/rules/index.js";
+import type { CompiledRule, RuleSet } from "../../src/rules/types.js";
+import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
+
+const NOW = new Date("2026-11-01T12:00:00.000Z");
+
+interface Edit {
+  threshold: number;
+  text: string;
+  days: number;
+  mode: "enforce" | "audit";
+  /** the purchases rule exists in this version */
+  note: boolean;
+}
+
+const approve = (e: Edit): string => `
+  - name: approve
+    workflow: 1042
+    mode: ${e.mode}
+    fields:
+      amount: { step: Manager approval, action: Amount }
+    select: { status: [running], active_step_id: 20111 }
+    when: fields.amount < ${e.threshold}
+    actions:
+      - complete_step:
+          step: 20111
+          inputs:
+            - action: 50230
+              value: { inputValue: "${e.text}" }
+            - action: 50231
+              value: { date: "{{ $now() }}" }
+`;
+const abortOld = (e: Edit): string => `
+  - name: abort-old
+    workflow: 1043
+    select: { status: [running], last_updated_time_before: -P${e.days}D }
+    actions: [abort]
+`;
+const NOTE = `
+  - name: note-purchases
+    workflow: 1044
+    fields:
+      quantity: { step: Request, action: Quantity }
+    select: { status: [running], active_step_id: 20131 }
+    when: fields.quantity > 3
+    actions:
+      - save_step:
+          step: 20131
+          inputs:
+            - action: 50264
+              value: { inputValue: "check {{ fields.quantity }}" }
+`;
+const UNTOUCHED = `
+  - name: untouched-report
+    workflow: 1042
+    select: { status: [running] }
+    actions:
+      - report: { group_by: status }
+`;
+
+function ruleSet(e: Edit): RuleSet {
+  const text = `version: 1\nrules:${approve(e)}${abortOld(e)}${e.note ? NOTE : ""}${UNTOUCHED}`;
+  const loaded = compileSources([{ file: "rules.yaml", text }]);
+  if (!loaded.ruleSet) throw new Error(loaded.diagnostics.map((d) => `${d.line}:${d.col} ${d.message}`).join("\n"));
+  return loaded.ruleSet;
+}
+
+/** What changed between two versions, as the definitions would say (the test knows its own edits). */
+function touchedBetween(a: Edit, b: Edit): Array<{ rule: string; status: ImpactStatus }> {
+  const out: Array<{ rule: string; status: ImpactStatus }> = [];
+  if (a.threshold !== b.threshold || a.text !== b.text || a.mode !== b.mode) out.push({ rule: "approve", status: "edited" });
+  if (a.days !== b.days) out.push({ rule: "abort-old", status: "edited" });
+  if (!a.note && b.note) out.push({ rule: "note-purchases", status: "added" });
+  if (a.note && !b.note) out.push({ rule: "note-purchases", status: "removed" });
+  return out;
+}
+
+const edit = fc.record({
+  threshold: fc.constantFrom(50, 100, 250, 1000),
+  text: fc.constantFrom("Approved", "Approved by rule", "OK"),
+  days: fc.constantFrom(10, 30, 90),
+  mode: fc.constantFrom("enforce" as const, "audit" as const),
+  note: fc.boolean(),
+});
+
+describe("plan --compare in one run equals two separate stateless plans", () => {
+  let sb: RunningSandbox | undefined;
+  afterAll(async () => {
+    await sb?.close();
+  });
+
+  it("over random sandboxes and edits: the same impact, the same plan of the working tree's rules, no more requests", async () => {
+    let impactful = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 100_000 }), edit, edit, async (seed, a, b) => {
+        await sb?.close();
+        sb = await startSandbox({ port: 0, instances: 80, seed, now: NOW });
+        const server = sb;
+        const client = createClient({ baseUrl: server.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0 });
+        try {
+          const measured = async <T>(run: () => Promise<T>): Promise<{ value: T; requests: number }> => {
+            server.clearRequests();
+            const value = await run();
+            return { value, requests: server.requests().length };
+          };
+          const before = await measured(() => runPlan({ client, ruleSet: ruleSet(a), now: NOW }));
+          const after = await measured(() => runPlan({ client, ruleSet: ruleSet(b), now: NOW }));
+          const touched = touchedBetween(a, b);
+          const names = new Set(touched.map((t) => t.rule));
+          const now = ruleSet(b);
+          const old = ruleSet(a);
+          const compare = await measured(() =>
+            runCompare(
+              { client, ruleSet: { ...now, rules: now.rules.filter((r) => names.has(r.name) && touched.find((t) => t.rule === r.name)?.status !== "removed") }, now: NOW },
+              {
+                ref: "main",
+                commit: "0".repeat(40),
+                touched: [...touched.filter((t) => t.status !== "removed"), ...touched.filter((t) => t.status === "removed")],
+                before: old.rules.filter((r: CompiledRule) => names.has(r.name) && touched.find((t) => t.rule === r.name)?.status !== "added"),
+                unchanged: 4 - touched.length,
+              },
+            ),
+          );
+          expect(before.value.errors).toEqual([]);
+          expect(after.value.errors).toEqual([]);
+          expect(compare.value.errors).toEqual([]);
+          const expected = planImpact(
+            [...touched.filter((t) => t.status !== "removed"), ...touched.filter((t) => t.status === "removed")],
+            before.value,
+            after.value,
+          );
+          expect(compare.value.impact).toEqual(expected);
+          expect(compare.value.changes).toEqual(after.value.changes.filter((c) => names.has(c.rule)));
+          expect(compare.requests).toBeLessThanOrEqual(Math.max(before.requests, after.requests));
+          // untouched rules are not planned: nothing is listed for a run that touches nothing
+          if (touched.length === 0) expect(compare.requests).toBe(0);
+          if (hasImpact(compare.value.impact)) impactful++;
+        } finally {
+          await client.close();
+        }
+      }),
+      { numRuns: 15 },
+    );
+    // the edits are not vacuous: most runs plan something differently
+    expect(impactful).toBeGreaterThan(5);
+  });
+});
+
+describe("the impact of one rule (pure)", () => {
+  const change = (instance: number, after: Record<string, unknown>, extra: Partial<PlannedChange> = {}): PlannedChange => ({
+    id: `r:complete_step:${instance}:20111`,
+    rule: "r",
+    instance_id: instance,
+    instance_name: `claim ${instance}`,
+    process_id: 1042,
+    kind: "complete_step",
+    step_id: 20111,
+    request: { method: "POST", path: `/instances/${instance}/complete_step/`, body: {} },
+    before: {},
+    after,
+    precondition: { status: "running", active_step_id: 20111 },
+    ...extra,
+  });
+
+  it("new identities are added, lost ones removed, kept ones changed only where a value differs by meaning", () => {
+    const old = [change(1, { "field 50230": "a", "field 50231": "2026-01-01T00:00:00Z" }), change(2, { "field 50230": "a" }), change(3, { "field 50230": 12.5 })];
+    const now = [
+      change(2, { "field 50230": "b" }),
+      // the same instant and the same number in other notations write the same values
+      change(3, { "field 50230": "12.50" }),
+      change(4, { "field 50230": "b" }),
+    ];
+    const i = ruleImpact("r", "edited", old, now);
+    expect(i.added.map((c) => c.instance_id)).toEqual([4]);
+    expect(i.removed.map((c) => c.instance_id)).toEqual([1]);
+    expect(i.changed).toEqual([{ instance_id: 2, instance_name: "claim 2", kind: "complete_step", step_id: 20111, before: { "field 50230": "a" }, after: { "field 50230": "b" } }]);
+    expect(impactLine(i)).toBe("r (edited): +1 newly affected, -1 no longer, 1 write other values");
+    expect(hasImpact([i])).toBe(true);
+    const dates = ruleImpact("r", "edited", [change(5, { d: "2026-01-01T00:00:00Z" })], [change(5, { d: "2026-01-01T00:00:00.000+00:00" })]);
+    expect(dates.changed).toEqual([]);
+    expect(hasImpact([dates])).toBe(false);
+  });
+
+  it("another kind on the same instance is a removal and an addition; audit → enforce writes another mode", () => {
+    const abort = change(1, { status: "aborted" }, { kind: "abort", id: "r:abort:1" });
+    delete abort.step_id;
+    const k = ruleImpact("r", "edited", [change(1, {})], [abort]);
+    expect([k.added.length, k.removed.length, k.changed.length]).toEqual([1, 1, 0]);
+    const m = ruleImpact("r", "edited", [change(1, { x: 1 }, { audit: true })], [change(1, { x: 1 })]);
+    expect(m.changed.map((c) => [c.before, c.after])).toEqual([[{ mode: "audit" }, { mode: "enforce" }]]);
+  });
+
+  it("planImpact has an entry for each touched rule only, in the order given", () => {
+    const plan = (changes: PlannedChange[]): Plan => ({
+      format_version: 1, flowrules_version: "t", created_at: NOW.toISOString(), base_url: "x", rules_digest: "", rules: [], changes, reports: [], errors: [],
+      summary: { reports: 0, errors: 0 },
+    });
+    const other = { ...change(9, {}), rule: "other", id: "other:complete_step:9:20111" };
+    const out = planImpact([{ rule: "gone", status: "removed" }, { rule: "r", status: "added" }], plan([other, { ...change(7, {}), rule: "gone" }]), plan([change(8, {}), other]));
+    expect(out.map((i) => [i.rule, i.status, i.added.length, i.removed.length])).toEqual([["gone", "removed", 0, 1], ["r", "added", 1, 0]]);
+  });
+});
