@@ -33,7 +33,7 @@ export const markdown: CompareFormatter = (plan, options) => {
   const total = plan.impact.reduce((n, i) => n + i.added.length + i.removed.length + i.changed.length, 0);
   if (total === 0) return out + footer;
 
-  const budget = limit - out.length - footer.length - 600;
+  const budget = limit - out.length - footer.length - 1000;
   const working = changeIndex(plan);
   let body = "";
   let shown = 0;
