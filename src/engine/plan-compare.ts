@@ -59,7 +59,7 @@ export async function runCompare(opts: RunPlanOptions, sides: CompareSides): Pro
     ...nowPlan,
     errors,
     summary: { ...nowPlan.summary, errors: errors.length },
-    compare: { ref: sides.ref, commit: sides.commit, unchanged: sides.unchanged, rules_at_ref: oldPlan.rules },
+    compare: { ref: sides.ref, commit: sides.commit, unchanged: sides.unchanged, rules_at_ref: oldPlan.rules.map((r) => ({ ...r, name: internal.get(r.name) ?? r.name })) },
     impact,
   };
 }
