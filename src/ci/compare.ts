@@ -62,7 +62,11 @@ export async function compareInput(ref: string, paths: string[], now: RuleSet, o
     ...before.filter((r) => status.get(r.name) === "removed").map((r) => ({ rule: r.name, status: "removed" as const })),
   ];
   return {
-    sides: { ref, commit: texts.commit, touched, before, unchanged: diff.unchanged.filter(keep).length },
+    sides: {
+      ref, commit: texts.commit, touched, before, unchanged: diff.unchanged.filter(keep).length,
+      untouched: now.rules.filter((r) => !status.has(r.name)),
+      order: { now: now.rules.map((r) => r.name), atRef: old.map((r) => r.name) },
+    },
     ruleSet: { ...now, rules: after },
   };
 }

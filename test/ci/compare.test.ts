@@ -106,7 +106,6 @@ async function plainPlan(ruleSet: RuleSet): Promise<{ plan: Plan; requests: numb
   try {
     sb.clearRequests();
     const plan = await runPlan({ client, ruleSet, now: NOW });
-    expect(plan.errors).toEqual([]);
     return { plan, requests: sb.requests().length };
   } finally {
     await client.close();
@@ -153,12 +152,14 @@ async function scenario(edit: () => Promise<void>, expected: Array<{ rule: strin
   await reset();
   try {
     const before = await plainPlan(compiled(Object.entries(BASE_FILES).map(([f, text]) => ({ file: f, text }))));
+    expect(before.plan.errors).toEqual([]);
     await edit();
     const loaded = await loadRules([join(repo.dir, "rules")]);
     if (!loaded.ruleSet) throw new Error(loaded.diagnostics.map((d) => d.message).join("\n"));
     const after = await plainPlan(loaded.ruleSet);
     const compare = await compareRun();
-    expect(compare.plan.errors).toEqual([]);
+    // the errors the working tree's plan has (here: conflicts of a touched rule with an untouched one), no other
+    expect(compare.plan.errors).toEqual(json(after.plan.errors));
     expect(compare.plan.impact.map((i) => ({ rule: i.rule, status: i.status }))).toEqual(expected);
     for (const i of compare.plan.impact) {
       const want = implied(before.plan, after.plan, i.rule);
@@ -209,6 +210,24 @@ describe("plan --compare: each edit gives the impact two separate plans imply", 
     const r = await scenario(() => repo.write("rules/purchases.yaml", file(NOTE)), [{ rule: "note-purchases", status: "added" }]);
     expect(r.plan.impact[0]?.added.length).toBeGreaterThan(0);
     expect(r.plan.compare.rules_at_ref).toEqual([]);
+  });
+
+  it("an added rule that clashes with an untouched one: the conflicts the whole plan has, and its impact without them", async () => {
+    const CLASH = `
+  - name: abort-cheap-claims
+    workflow: 1042
+    fields:
+      amount: { step: Manager approval, action: Amount }
+    select: { status: [running], active_step_id: 20111 }
+    when: fields.amount < 50
+    actions: [abort]
+`;
+    const r = await scenario(() => repo.write("rules/cheap.yaml", file(CLASH)), [{ rule: "abort-cheap-claims", status: "added" }]);
+    expect(r.plan.errors.length).toBeGreaterThan(0);
+    expect(r.plan.errors.every((e) => e.code === "conflict" && e.message.includes('"approve-small-expenses"'))).toBe(true);
+    // the untouched rule took part in the conflicts, and is neither shown nor saved in the plan
+    expect(r.plan.rules.map((x) => x.name)).toEqual(["abort-cheap-claims"]);
+    expect(r.code).toBe(1);
   });
 
   it("a file moved without edits: no impact, no request, exit 0", async () => {
