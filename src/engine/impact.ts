@@ -8,41 +8,9 @@
  */
 import { sameValue } from "../model/values.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
+import type { ChangedWrite, CompareKeys, ImpactStatus, RuleImpact } from "../plan/compare-schema.js";
 
-export type ImpactStatus = "added" | "edited" | "removed";
-
-/** A change that both versions plan, writing other values: `before` what the ref's version writes, `after` the working tree's. */
-export interface ChangedWrite {
-  instance_id: number;
-  instance_name: string;
-  kind: string;
-  step_id?: number;
-  before: Record<string, unknown>;
-  after: Record<string, unknown>;
-}
-
-export interface RuleImpact {
-  rule: string;
-  status: ImpactStatus;
-  /** changes the working tree's version plans and the ref's does not (instances newly affected, or a new kind of change) */
-  added: PlannedChange[];
-  /** changes the ref's version planned and the working tree's no longer does */
-  removed: PlannedChange[];
-  changed: ChangedWrite[];
-}
-
-/** Written by `plan --compare` next to the plan of the working tree's touched rules. */
-export interface CompareKeys {
-  compare: {
-    ref: string;
-    commit: string;
-    /** rules defined the same in both, not planned */
-    unchanged: number;
-    /** the touched rules' versions at the ref as they were planned (their changes are in `impact[].removed`) */
-    rules_at_ref: Plan["rules"];
-  };
-  impact: RuleImpact[];
-}
+export type { ChangedWrite, CompareKeys, ImpactStatus, RuleImpact } from "../plan/compare-schema.js";
 
 export type ComparePlan = Plan & CompareKeys;
 

@@ -4,7 +4,7 @@
  * ref, the working tree) imply, worked out here from those two plans; and the compare run sends no more requests than
  * the larger of them (sandbox request log). Then the CLI: exit codes, one-line refusals, Markdown, apply of the file.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -322,6 +322,20 @@ describe("plan --compare: the CLI", () => {
       const saved = JSON.parse(await readFile(out, "utf8")) as ComparePlan & { digest: string };
       expect(saved.impact).toEqual(r.plan.impact);
       expect(saved.changes.length).toBeGreaterThan(0);
+      // `show` renders the saved file with its impact first, at no request; the same document again as JSON
+      sb.clearRequests();
+      const shown = await runCli(["show", out], {}, { cwd: dir });
+      expect(shown.code).toBe(0);
+      expect(shown.stdout.split("\n")[1]).toMatch(/^approve-small-expenses \(edited\): \+\d+ newly affected, -0 no longer, 0 write other values$/);
+      const again = await runCli(["show", out, "--format", "json"], {}, { cwd: dir });
+      expect(JSON.parse(again.stdout)).toEqual(saved);
+      expect(sb.requests()).toHaveLength(0);
+      // the digest covers the impact: an edited impact is refused
+      const tampered = join(dir, "tampered.json");
+      await writeFile(tampered, JSON.stringify({ ...saved, impact: [] }, null, 2));
+      const refused = await runCli(["show", tampered], {}, { cwd: dir });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/does not match its digest/);
       sb.clearRequests();
       const io = captureIO();
       const code = await runApply(sb, dir, { paths: [out] }, io);
