@@ -6,7 +6,7 @@
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_RULE_PATHS } from "../rules/index.js";
 import { compareInput } from "../ci/compare.js";
-import { hasImpact, type ComparePlan } from "../engine/impact.js";
+import { hasImpact, impactCounts, type ComparePlan } from "../engine/impact.js";
 import { runCompare } from "../engine/plan-compare.js";
 import { COMPARE_FORMATS } from "../render/compare/index.js";
 import { writeReportFiles } from "../render/report/files.js";
@@ -42,6 +42,7 @@ export async function comparePlanCommand(opts: PlanCommandOptions, io: CommandIO
   const { ref, commit, touched, unchanged } = input.sides;
   io.log?.event("rules.compared", { ref, commit, touched: touched.map((t) => `${t.rule} (${t.status})`), unchanged });
   const plan = (await planRuleSet(input.ruleSet, opts.connection, io, opts, (o) => runCompare(o, input.sides))) as ComparePlan;
+  for (const i of plan.impact) io.log?.event("rule.impact", { rule: i.rule, status: i.status, ...impactCounts(i) });
   io.stdout(COMPARE_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {

@@ -279,6 +279,23 @@ describe("plan --compare: the CLI", () => {
     }
   });
 
+  it("rules at the ref that do not validate: one line naming the file, line and column there", async () => {
+    await reset();
+    try {
+      await repo.write("rules/expenses.yaml", file(approve(100, "Approved"), REPORT).replace("workflow: 1042\n    fields", "workflow: 1042\n    bogus: 1\n    fields"));
+      await repo.commit("broken");
+      await repo.git("tag", "-f", "broken");
+      await repo.git("reset", "-q", "--hard", base);
+      await repo.write("rules/expenses.yaml", file(approve(200, "Approved"), REPORT));
+      await expect(compareRun({ compare: "broken" })).rejects.toThrow(
+        /^--compare: the rules at broken do not validate, so they cannot be compared: \S*rules\/expenses\.yaml:5:5\s.*bogus/,
+      );
+    } finally {
+      await repo.git("tag", "-d", "broken");
+      await reset();
+    }
+  });
+
   it("--rule narrows the comparison, a removed rule included; a name on neither side is an error", async () => {
     await reset();
     try {
@@ -305,6 +322,13 @@ describe("plan --compare: the CLI", () => {
       const small = COMPARE_FORMATS.markdown(plan, { color: false, maxChars: 2500, planFile: "plan.json" });
       expect(small.length).toBeLessThanOrEqual(2500);
       expect(small).toMatch(/\d+ of \d+ impact entries left out to stay under the 2,500-character comment limit; all of them are in `plan.json`/);
+      // a change touching thousands of rules: the lead lines give way too, and the comment still fits
+      const first = plan.impact[0];
+      if (!first) throw new Error("no impact to repeat");
+      const many = { ...plan, impact: Array.from({ length: 3000 }, (_, n) => ({ ...first, rule: `rule-${n}` })) };
+      const capped = COMPARE_FORMATS.markdown(many, { color: false, maxChars: 20_000 });
+      expect(capped.length).toBeLessThanOrEqual(20_000);
+      expect(capped).toMatch(/\n- … \d+ more touched rules in /);
       const html = COMPARE_FORMATS.html(plan, { color: false });
       expect(html.indexOf("approve-small-expenses (edited): +")).toBeLessThan(html.indexOf("data-change-id"));
     } finally {

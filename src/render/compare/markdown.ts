@@ -19,8 +19,18 @@ export const markdown: CompareFormatter = (plan, options) => {
   const limit = options.maxChars ?? MARKDOWN_LIMIT;
   const where = options.planFile ? `\`${options.planFile}\`` : "the JSON plan (`flowrules plan --compare … --out plan.json`)";
   const head: string[] = [`## flowrules plan --compare \`${plan.compare.ref.replace(/`/g, "'")}\``, "", `**${impactSummary(plan)}**`, ""];
-  // the contract's lead lines, verbatim (rule names are letters, digits, - _ .)
-  for (const i of plan.impact) head.push(`- ${impactLine(i)}`);
+  // the contract's lead lines, verbatim (rule names are letters, digits, - _ .); a change touching thousands of rules
+  // keeps half the comment for the details
+  let leadChars = 0;
+  for (const [n, i] of plan.impact.entries()) {
+    const l = `- ${impactLine(i)}`;
+    if (leadChars + l.length > limit / 2) {
+      head.push(`- … ${plan.impact.length - n} more touched rules in ${where}`);
+      break;
+    }
+    head.push(l);
+    leadChars += l.length + 1;
+  }
   if (plan.impact.length > 0) head.push("");
   if (plan.errors.length > 0) {
     head.push(`**Errors (${plan.errors.length})**`, "");
