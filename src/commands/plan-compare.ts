@@ -9,12 +9,9 @@ import { compareInput } from "../ci/compare.js";
 import { hasImpact, impactCounts, type ComparePlan } from "../engine/impact.js";
 import { runCompare } from "../engine/plan-compare.js";
 import { COMPARE_FORMATS } from "../render/compare/index.js";
-import { writeReportFiles } from "../render/report/files.js";
-import { planPayload } from "../render/notify/payload.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
-import { planRuleSet, writePlanFile, type PlanCommandOptions } from "./plan.js";
-import { sendNotification } from "./notify.js";
+import { emitPlan, planRuleSet, type PlanCommandOptions } from "./plan.js";
 
 export function compareExitCode(plan: ComparePlan, detailed: boolean): number {
   if (plan.errors.length > 0) return EXIT_ERROR;
@@ -43,12 +40,6 @@ export async function comparePlanCommand(opts: PlanCommandOptions, io: CommandIO
   io.log?.event("rules.compared", { ref, commit, touched: touched.map((t) => `${t.rule} (${t.status})`), unchanged });
   const plan = (await planRuleSet(input.ruleSet, opts.connection, io, opts, (o) => runCompare(o, input.sides))) as ComparePlan;
   for (const i of plan.impact) io.log?.event("rule.impact", { rule: i.rule, status: i.status, ...impactCounts(i) });
-  io.stdout(COMPARE_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
-  if (opts.out) await writePlanFile(opts.out, plan);
-  if (opts.reportDir) {
-    const files = await writeReportFiles(opts.reportDir, plan);
-    if (!opts.quiet) io.stderr(`${files.length / 2} ${files.length === 2 ? "report" : "reports"} written to ${opts.reportDir}\n`);
-  }
-  await sendNotification(opts.notify, planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}), io);
+  await emitPlan(plan, COMPARE_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }), opts, io, startedAt);
   return compareExitCode(plan, opts.detailedExitcode);
 }

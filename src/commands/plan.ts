@@ -174,12 +174,17 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
   }
   const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, opts.connection, io, opts);
   const plan = changed ? withChangedSince(planned, changed, opts.rules) : planned;
-  io.stdout(renderPlanOutput(opts.format, plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
+  await emitPlan(plan, renderPlanOutput(opts.format, plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }), opts, io, startedAt);
+  return planExitCode(plan, opts.detailedExitcode);
+}
+
+/** The end of a plan run (`plan`, `plan --compare`): the view on stdout, the JSON plan file, report files, webhooks. */
+export async function emitPlan(plan: Plan, view: string, opts: PlanCommandOptions, io: CommandIO, startedAt: Date): Promise<void> {
+  io.stdout(view);
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {
     const files = await writeReportFiles(opts.reportDir, plan);
     if (!opts.quiet) io.stderr(`${files.length / 2} ${files.length === 2 ? "report" : "reports"} written to ${opts.reportDir}\n`);
   }
   await sendNotification(opts.notify, planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}), io);
-  return planExitCode(plan, opts.detailedExitcode);
 }
