@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.js";
 import { hasImpact, impactLine, planImpact, ruleImpact, type ImpactStatus } from "../../src/engine/impact.js";
 import { runPlan } from "../../src/engine/plan-live.js";
-import { runCompare } from "../../src/engine/plan-compare.js";
+import { conflictContext, runCompare } from "../../src/engine/plan-compare.js";
 import type { Plan, PlannedChange } from "../../src/plan/types.js";
 import { compileSources } from "../../src/rules/index.js";
 import type { CompiledRule, RuleSet } from "../../src/rules/types.js";
@@ -231,5 +231,28 @@ describe("the impact of one rule (pure)", () => {
     const other = { ...change(9, {}), rule: "other", id: "other:complete_step:9:20111" };
     const out = planImpact([{ rule: "gone", status: "removed" }, { rule: "r", status: "added" }], plan([other, { ...change(7, {}), rule: "gone" }]), plan([change(8, {}), other]));
     expect(out.map((i) => [i.rule, i.status, i.added.length, i.removed.length])).toEqual([["gone", "removed", 0, 1], ["r", "added", 1, 0]]);
+  });
+});
+
+describe("the untouched rules a touched rule may clash with", () => {
+  const rules = (text: string): CompiledRule[] => {
+    const loaded = compileSources([{ file: "r.yaml", text: `version: 1\nrules:${text}` }]);
+    if (!loaded.ruleSet) throw new Error(loaded.diagnostics.map((d) => d.message).join("\n"));
+    return loaded.ruleSet.rules;
+  };
+  const rule = (name: string, workflow: string, action: string): string =>
+    `\n  - name: ${name}\n    workflow: ${workflow}\n    select: { status: [running] }\n    actions: [ ${action} ]\n`;
+  const untouched = rules(
+    rule("abort-1042", "1042", "abort") + rule("report-1042", "1042", "{ report: { group_by: status } }") + rule("abort-1043", "1043", "abort") + rule("abort-named", "{ name: Employee onboarding }", "abort"),
+  );
+  const names = (list: CompiledRule[]): string[] => list.map((r) => r.name);
+
+  it("mutating rules of the workflows touched mutating rules act on, and those whose workflow is named", () => {
+    expect(names(conflictContext(untouched, rules(rule("t", "1042", "abort"))))).toEqual(["abort-1042", "abort-named"]);
+    expect(names(conflictContext(untouched, rules(rule("t", "{ name: Expense claim }", "abort"))))).toEqual(["abort-1042", "abort-1043", "abort-named"]);
+  });
+
+  it("none for a touched rule that only reports", () => {
+    expect(conflictContext(untouched, rules(rule("t", "1042", "{ report: { group_by: status } }")))).toEqual([]);
   });
 });
