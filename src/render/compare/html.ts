@@ -49,8 +49,8 @@ function impactSection(plan: Parameters<CompareFormatter>[0]): string {
     .join("");
   return (
     `<section id="impact" aria-labelledby="impact-h"><h1 id="impact-h">What this change does</h1>` +
-    `<p class="summary">${esc(impactSummary(plan))}</p>` +
     (lines.length > 0 ? `<ul class="impact-lines">${lines.join("")}</ul>` : "") +
+    `<p class="summary">${esc(impactSummary(plan))}</p>` +
     details +
     `<h2>The plan of the added and edited rules</h2></section>`
   );

@@ -18,7 +18,7 @@ const md = (s: string): string => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ")
 export const markdown: CompareFormatter = (plan, options) => {
   const limit = options.maxChars ?? MARKDOWN_LIMIT;
   const where = options.planFile ? `\`${options.planFile}\`` : "the JSON plan (`flowrules plan --compare … --out plan.json`)";
-  const head: string[] = [`## flowrules plan --compare \`${plan.compare.ref.replace(/`/g, "'")}\``, "", `**${impactSummary(plan)}**`, ""];
+  const head: string[] = [`## flowrules plan --compare \`${plan.compare.ref.replace(/`/g, "'")}\``, ""];
   // the contract's lead lines, verbatim (rule names are letters, digits, - _ .); a change touching thousands of rules
   // keeps half the comment for the details
   let leadChars = 0;
@@ -32,6 +32,7 @@ export const markdown: CompareFormatter = (plan, options) => {
     leadChars += l.length + 1;
   }
   if (plan.impact.length > 0) head.push("");
+  head.push(`**${impactSummary(plan)}**`, "");
   if (plan.errors.length > 0) {
     head.push(`**Errors (${plan.errors.length})**`, "");
     for (const e of plan.errors.slice(0, MAX_ERRORS)) head.push(`- ${md(e.message)}`);

@@ -1,5 +1,5 @@
 /**
- * Terminal view of `plan --compare`: one line per touched rule with its counts first (the contract's wording), then
+ * Terminal view of `plan --compare`: one line per touched rule with its counts, first of all (the contract's wording), then
  * per rule the changes newly planned, no longer planned and writing other values, then errors and the summary.
  */
 import pc from "picocolors";
@@ -9,9 +9,8 @@ import { changedTitle, changeIndex, changeTitle, differences, impactSummary, wri
 
 export const text: CompareFormatter = (plan, { color }) => {
   const c = pc.createColors(color);
-  const out: string[] = [];
-  out.push(c.bold(`flowrules plan --compare ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)}) against ${plan.base_url} at ${plan.created_at}`));
-  for (const i of plan.impact) out.push(impactLine(i));
+  // the lines come first, before any heading: they are what a reviewer (or a script) reads
+  const out: string[] = plan.impact.map(impactLine);
   const working = changeIndex(plan);
   for (const i of plan.impact) {
     if (i.added.length + i.removed.length + i.changed.length === 0) continue;
@@ -36,6 +35,7 @@ export const text: CompareFormatter = (plan, { color }) => {
     out.push("", c.red(c.bold(`Errors (${plan.errors.length}):`)));
     for (const e of plan.errors) out.push(`  ${c.red("!")} ${e.message}`);
   }
-  out.push("", c.bold(impactSummary(plan)));
+  out.push("", c.dim(`Compared with ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)}), planned against ${plan.base_url} at ${plan.created_at}.`));
+  out.push(c.bold(impactSummary(plan)));
   return `${out.map((l) => l.trimEnd()).join("\n")}\n`;
 };
