@@ -14,12 +14,8 @@ export type { ChangedWrite, CompareKeys, ImpactStatus, RuleImpact } from "../pla
 
 export type ComparePlan = Plan & CompareKeys;
 
-export function isComparePlan(plan: Plan): plan is ComparePlan {
-  return "impact" in plan && "compare" in plan;
-}
-
 /** The pseudo-input that shows a move between audit (shown, never sent) and enforce. */
-export const MODE_KEY = "mode";
+const MODE_KEY = "mode";
 
 /** Identity of a change within one rule's plan; a rule planning two changes of one identity keeps them in order. */
 function identities(changes: readonly PlannedChange[]): Map<string, PlannedChange> {
@@ -36,7 +32,7 @@ function identities(changes: readonly PlannedChange[]): Map<string, PlannedChang
 const modeOf = (c: PlannedChange): string => (c.audit === true ? "audit" : "enforce");
 
 /** The inputs two versions of one change write differently, or undefined when they write the same by meaning. */
-export function writeDifference(before: PlannedChange, after: PlannedChange): ChangedWrite | undefined {
+function writeDifference(before: PlannedChange, after: PlannedChange): ChangedWrite | undefined {
   const b: Record<string, unknown> = {};
   const a: Record<string, unknown> = {};
   for (const key of new Set([...Object.keys(before.after), ...Object.keys(after.after)])) {
