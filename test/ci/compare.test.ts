@@ -230,6 +230,16 @@ describe("plan --compare: each edit gives the impact two separate plans imply", 
     expect(r.code).toBe(1);
   });
 
+  it("a renamed rule: the old name removed, the new one added", async () => {
+    const r = await scenario(
+      () => repo.write("rules/expenses.yaml", file(approve(100, "Approved").replace("approve-small-expenses", "approve-claims"), REPORT)),
+      [{ rule: "approve-claims", status: "added" }, { rule: "approve-small-expenses", status: "removed" }],
+    );
+    expect(totals(r.plan)).toEqual([[expect.any(Number), 0, 0], [0, expect.any(Number), 0]]);
+    expect(r.plan.impact[0]?.added.length).toBeGreaterThan(0);
+    expect(r.plan.impact[0]?.added.map(key)).toEqual(r.plan.impact[1]?.removed.map(key));
+  });
+
   it("a file moved without edits: no impact, no request, exit 0", async () => {
     const r = await scenario(async () => {
       await repo.git("mv", "rules/onboarding.yaml", "rules/people.yaml");
