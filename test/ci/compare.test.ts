@@ -265,6 +265,12 @@ describe("plan --compare: the CLI", () => {
       expect(lines[1]).toMatch(/^abort-abandoned-onboardings \(removed\): \+0 newly affected, -\d+ no longer, 0 write other values$/);
       expect(r.stdout.trimEnd().split("\n").pop()).toMatch(/^Impact since main \([0-9a-f]{12}\): 2 rules touched, .*; 1 unchanged rule not planned\.$/);
 
+      // the key is in no output, log event or plan file
+      const logged = await runCli(["plan", "rules", "--compare", "main", "--log-format", "json", "--format", "html", "--out", "compare.json"], env(), { cwd: repo.dir });
+      expect(logged.code).toBe(0);
+      expect(logged.stderr).toContain('"event":"rule.impact"');
+      expect(`${logged.stdout}${logged.stderr}${await readFile(join(repo.dir, "compare.json"), "utf8")}`).not.toContain("sandbox-admin");
+
       const none = await runCli(["plan", "rules", "--compare", "HEAD", "--detailed-exitcode", "-q"], env(), { cwd: repo.dir });
       expect(none.code).toBe(2); // the working tree still differs from HEAD
       await reset();
