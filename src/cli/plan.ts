@@ -6,6 +6,11 @@ import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { addConnectionOptions, connectionSettings } from "./connection.js";
 import { addNotifyOption, addOptOutOption, notifyTargets, optOutTag } from "./operations.js";
 
+/** `plan --compare` is its own command module, loaded only when asked for. */
+async function planVerb(compare: string | undefined) {
+  return compare !== undefined ? (await import("../commands/plan-compare.js")).comparePlanCommand : (await import("../commands/plan.js")).planCommand;
+}
+
 const collect = (v: string, acc: string[]): string[] => [...acc, v];
 
 export function registerPlan(program: Command): void {
@@ -21,6 +26,7 @@ export function registerPlan(program: Command): void {
     .option("-q, --quiet", "no progress and no request count on stderr")
     .option("--shard <i/n>", "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4")
     .option("--changed-since <git-ref>", "plan only the rules added or edited since this git ref; list removed ones")
+    .option("--compare <git-ref>", "show what the rule edits since this git ref change: both versions of each added, edited or removed rule planned in one run")
     .option("--explain-requests", "say on stderr why each list, field page or record read is made (or saved)")
     .option("--workflows <file>", "workflow catalog to compare the live workflows with (default flowrules.workflows.json)");
   addNotifyOption(addOptOutOption(cmd));
@@ -28,11 +34,12 @@ export function registerPlan(program: Command): void {
     const io = withLogger(processIO(), commandLogger(command));
     const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
     const changedSince = typeof opts.changedSince === "string" ? opts.changedSince : undefined;
+    const compare = typeof opts.compare === "string" ? opts.compare : undefined;
     const connection = connectionSettings(opts, io.env, shard);
     const optOut = optOutTag(opts, io.env);
     const urls = notifyTargets(opts, io.env, connection.insecureHttp);
-    const fields = { paths, base_url: connection.baseUrl, ...(opts.shard ? { shard: opts.shard } : {}), ...(changedSince ? { changed_since: changedSince } : {}) };
-    process.exitCode = await runLogged(io, "plan", fields, async (io) => (await import("../commands/plan.js")).planCommand(
+    const fields = { paths, base_url: connection.baseUrl, ...(opts.shard ? { shard: opts.shard } : {}), ...(changedSince ? { changed_since: changedSince } : {}), ...(compare !== undefined ? { compare } : {}) };
+    process.exitCode = await runLogged(io, "plan", fields, async (io) => (await planVerb(compare))(
       {
         paths,
         format: opts.format as PlanFormat,
@@ -44,6 +51,7 @@ export function registerPlan(program: Command): void {
         connection,
         ...(shard ? { shard } : {}),
         ...(changedSince ? { changedSince } : {}),
+        ...(compare !== undefined ? { compare } : {}),
         ...(opts.explainRequests === true ? { explainRequests: true } : {}),
         ...(optOut ? { optOutTag: optOut } : {}),
         ...(urls.length > 0 ? { notify: { urls } } : {}),

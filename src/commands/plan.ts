@@ -8,7 +8,7 @@ import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { withDigest } from "../plan/digest.js";
 import type { Plan } from "../plan/types.js";
-import { runPlan, type PlanProgress, type RequestChoice } from "../engine/plan-live.js";
+import { runPlan, type PlanProgress, type RequestChoice, type RunPlanOptions } from "../engine/plan-live.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { writeReportFiles } from "../render/report/files.js";
 import type { RuleSet } from "../rules/types.js";
@@ -39,6 +39,8 @@ export interface PlanCommandOptions {
   shard?: { index: number; count: number };
   /** plan only the rules added or edited since this git ref; list the removed ones (src/ci/changed-since.ts) */
   changedSince?: string;
+  /** show what the rule edits since this git ref change (`plan --compare`, ./plan-compare.ts) */
+  compare?: string;
   /** instances carrying this tag are changed by no rule; undefined = off */
   optOutTag?: string;
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
@@ -106,6 +108,7 @@ export async function planRuleSet(
   connection: ConnectionSettings,
   io: CommandIO,
   opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean; optOutTag?: string; workflows?: string },
+  run: (o: RunPlanOptions) => Promise<Plan> = runPlan,
 ): Promise<Plan> {
   // progress per rule (requests done of expected, ETA under the rate limit): a terminal line, or `progress` events
   const view = progressView(io, { quiet: opts.quiet, ratePerMin: connection.rateLimitPerMin, rules: ruleSet.rules.length });
@@ -129,7 +132,7 @@ export async function planRuleSet(
       if (log.structured) log.event("rule.progress", { rule: p.rule, done: p.done, total: p.total }, "debug");
       view.plan(p);
     };
-    const plan = await runPlan({
+    const plan = await run({
       client,
       ruleSet,
       ...(opts.now ? { now: opts.now } : {}),
@@ -171,12 +174,17 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
   }
   const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, opts.connection, io, opts);
   const plan = changed ? withChangedSince(planned, changed, opts.rules) : planned;
-  io.stdout(renderPlanOutput(opts.format, plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
+  await emitPlan(plan, renderPlanOutput(opts.format, plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }), opts, io, startedAt);
+  return planExitCode(plan, opts.detailedExitcode);
+}
+
+/** The end of a plan run (`plan`, `plan --compare`): the view on stdout, the JSON plan file, report files, webhooks. */
+export async function emitPlan(plan: Plan, view: string, opts: PlanCommandOptions, io: CommandIO, startedAt: Date): Promise<void> {
+  io.stdout(view);
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {
     const files = await writeReportFiles(opts.reportDir, plan);
     if (!opts.quiet) io.stderr(`${files.length / 2} ${files.length === 2 ? "report" : "reports"} written to ${opts.reportDir}\n`);
   }
   await sendNotification(opts.notify, planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}), io);
-  return planExitCode(plan, opts.detailedExitcode);
 }
