@@ -122,7 +122,7 @@ export function registerApply(program: Command): void {
     .option("--max-duration <duration>", "start no change after this long (90s, 14m, 2h); the rest are deferred and the same apply again resumes them")
     .option("--clock-skew <seconds>", "assumed bound on the clock difference with the service, for staleness (default 60)")
     .option("--detailed-exitcode", "exit 0 when nothing was applied, 2 when changes were applied, 1 on any stale or failed change")
-    .option("--rule <name>", "with rule paths: plan only this rule (repeatable)", collect, [])
+    .option("--rule <name>", "with rule paths: plan only this rule; a glob such as 'approve-*' selects several (repeatable)", collect, [])
     .option("-q, --quiet", "no progress on stderr")
     .option("--shard <i/n>", "apply only the changes (or, with rule paths, plan only the instances) with id % n == i, e.g. 0/4");
   addNotifyOption(addOptOutOption(cmd));

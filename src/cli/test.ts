@@ -10,6 +10,7 @@ export function registerTest(program: Command): void {
     .option("--junit <file>", "also write the results as JUnit XML to this file (for CI)")
     .option("--require-tests", "fail for every loaded rule that no test case names")
     .option("--workflows <file>", "workflow catalog resolving step and field names (default flowrules.workflows.json)")
+    .option("--rule <name>", "run only the cases of this rule; a glob such as 'approve-*' selects several (repeatable)", (v: string, acc: string[]) => [...acc, v], [])
     .action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
       const io = withLogger(processIO(), commandLogger(command));
       process.exitCode = await runLogged(io, "test", { paths }, async (io) => (await import("../commands/test.js")).testCommand(
@@ -17,6 +18,7 @@ export function registerTest(program: Command): void {
           paths,
           ...(typeof opts.junit === "string" ? { junit: opts.junit } : {}),
           requireTests: opts.requireTests === true,
+          rules: (opts.rule as string[] | undefined) ?? [],
           ...(typeof opts.workflows === "string" ? { workflows: opts.workflows } : {}),
         },
         io,

@@ -19,15 +19,17 @@ export interface TestCommandOptions {
   requireTests: boolean;
   /** the workflow catalog (default flowrules.workflows.json, when present) */
   workflows?: string;
+  /** --rule: only the cases naming a rule these names or globs select */
+  rules?: string[];
 }
 
 export async function testCommand(opts: TestCommandOptions, io: CommandIO): Promise<number> {
   const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined });
   for (const w of catalog.warnings) io.stderr(`warning: ${w}\n`);
-  const run = await runTests(opts.paths, { requireTests: opts.requireTests, ...(catalog.catalog ? { catalog: catalog.catalog } : {}) });
+  const run = await runTests(opts.paths, { requireTests: opts.requireTests, ...(opts.rules && opts.rules.length > 0 ? { rules: opts.rules } : {}), ...(catalog.catalog ? { catalog: catalog.catalog } : {}) });
   for (const d of run.diagnostics) {
     const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
-    io.stderr(`${at}  ${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
+    io.stderr(`${at ? `${at}  ` : ""}${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
   }
   if (io.log) logTestRun(io.log, run);
   io.stdout(testsText(run, useColor(io)));
