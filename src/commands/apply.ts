@@ -20,7 +20,7 @@ import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../engine/apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../engine/apply/staleness.js";
 import { applyExitCode, countOutcomes } from "../engine/apply/outcome.js";
-import { renderSummary } from "../render/apply/text.js";
+import { APPLY_FORMATS, type ApplyFormat } from "../render/apply/index.js";
 import { VERSION } from "../model/version.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
@@ -52,6 +52,8 @@ export interface ApplyCommandOptions {
   clockSkewMs?: number;
   detailedExitcode: boolean;
   quiet: boolean;
+  /** the result on stdout: text (default) or json (schemas/apply-result.schema.json) */
+  format?: ApplyFormat;
   /** only these rules (rule paths only) */
   rules: string[];
   /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/ci/shard.ts) */
@@ -154,12 +156,15 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
     }
     const audit = plan.changes.filter((c) => c.audit === true).length;
     if (plan.changes.length === audit) {
-      io.stdout(`Nothing to apply: the rules plan no changes${audit > 0 ? ` (${audit} in audit, never sent)` : ""}.\n`);
+      io.stdout(APPLY_FORMATS[opts.format ?? "text"]({ kind: "nothing", baseUrl: plan.base_url, audit: plan.changes.filter((c) => c.audit === true) }));
       await sendNotification(opts.notify, applyPayload({ plan, outcomes: [], audit, planFile: "", journalFile: "" }, { startedAt, finishedAt: new Date() }), io);
       return EXIT_OK;
     }
     if (!opts.autoApprove) {
-      io.stdout(PLAN_FORMATS.text(plan, { color: useColor(io) }));
+      // with --format json, stdout carries only the result document: the plan to review goes to the terminal on stderr
+      const review = PLAN_FORMATS.text(plan, { color: useColor(io) });
+      if (opts.format === "json") io.stderr(review);
+      else io.stdout(review);
       const answer = await opts.confirm?.ask(`Apply these ${plan.changes.length} changes to ${plan.base_url}? Only 'yes' is accepted: `);
       if ((answer ?? "").trim() !== "yes") {
         io.stderr("Apply cancelled; nothing was changed.\n");
@@ -296,7 +301,10 @@ async function applyLoaded(
       not_aborted: counts.not_aborted,
       deferred: counts.deferred,
     });
-    const summary = renderSummary({
+    const summary = APPLY_FORMATS[opts.format ?? "text"]({
+      kind: "applied",
+      baseUrl: client.baseUrl,
+      audit: loaded.plan.changes.filter((ch) => ch.audit === true),
       outcomes: result.outcomes,
       stats: client.stats(),
       journalFile: shown(journalFile, cwd),
@@ -306,7 +314,7 @@ async function applyLoaded(
       checks: result.checks,
       ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
     });
-    io.stdout(audit > 0 ? `${summary}Audit: ${audit} ${audit === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary);
+    io.stdout(summary);
     const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
     await sendNotification(opts.notify, applyPayload({ plan: loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
     return applyExitCode(result.outcomes, opts.detailedExitcode);

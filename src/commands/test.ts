@@ -7,7 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { testsJunit } from "../render/test-results/junit.js";
-import { testsText } from "../render/test-results/text.js";
+import { TEST_RESULT_FORMATS, type TestResultsFormat } from "../render/test-results/index.js";
 import { runFailed, runTests } from "../rule-tests/run.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { logTestRun } from "../render/events/test.js";
@@ -21,6 +21,8 @@ export interface TestCommandOptions {
   workflows?: string;
   /** --rule: only the cases naming a rule these names or globs select */
   rules?: string[];
+  /** the results on stdout: text (default) or json (schemas/test-results.schema.json) */
+  format?: TestResultsFormat;
 }
 
 export async function testCommand(opts: TestCommandOptions, io: CommandIO): Promise<number> {
@@ -32,7 +34,7 @@ export async function testCommand(opts: TestCommandOptions, io: CommandIO): Prom
     io.stderr(`${at ? `${at}  ` : ""}${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
   }
   if (io.log) logTestRun(io.log, run);
-  io.stdout(testsText(run, useColor(io)));
+  io.stdout(TEST_RESULT_FORMATS[opts.format ?? "text"](run, { color: useColor(io) }));
   if (opts.junit) {
     await mkdir(dirname(opts.junit), { recursive: true });
     await writeFile(opts.junit, testsJunit(run));

@@ -7,20 +7,9 @@ import { MUTATING_KINDS } from "../../actions/index.js";
 import type { RequestStats } from "../../api/index.js";
 import type { StalenessCheck } from "../../engine/apply/execute.js";
 import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../engine/apply/outcome.js";
+import type { ApplyReport, SummaryInput } from "./types.js";
 
-export interface SummaryInput {
-  outcomes: ChangeOutcome[];
-  stats: RequestStats;
-  journalFile: string;
-  planFile: string;
-  /** instances listed as changed since the plan / read to check */
-  listedAsChanged: number;
-  readToCheck: number;
-  /** the staleness checks of the run, in order */
-  checks?: StalenessCheck[];
-  /** the --max-duration of the run, as given ("14m"), when there was one */
-  maxDuration?: string;
-}
+export type { SummaryInput } from "./types.js";
 
 const COLUMNS: Array<{ status: OutcomeStatus; title: string }> = [
   { status: "applied", title: "applied" },
@@ -117,4 +106,12 @@ export function renderSummary(s: SummaryInput): string {
   lines.push(`Plan: ${s.planFile}`);
   lines.push(`Journal: ${s.journalFile}`);
   return `${lines.join("\n")}\n`;
+}
+
+/** The text view: the summary (and the audit line), or the one line saying there was nothing to send. */
+export function applyText(r: ApplyReport): string {
+  const n = r.audit.length;
+  if (r.kind === "nothing") return `Nothing to apply: the rules plan no changes${n > 0 ? ` (${n} in audit, never sent)` : ""}.\n`;
+  const summary = renderSummary(r);
+  return n > 0 ? `${summary}Audit: ${n} ${n === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary;
 }
