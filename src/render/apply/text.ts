@@ -8,6 +8,7 @@ import type { RequestStats } from "../../api/index.js";
 import type { StalenessCheck } from "../../engine/apply/execute.js";
 import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../engine/apply/outcome.js";
 import type { ApplyReport, SummaryInput } from "./types.js";
+import { table } from "../table.js";
 
 export type { SummaryInput } from "./types.js";
 
@@ -31,9 +32,9 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
-function table(rows: string[][]): string[] {
-  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join("  ").trimEnd());
+function countTable(rows: string[][]): string[] {
+  // the kind on the left, counts right-aligned
+  return table(rows, { align: (rows[0] ?? []).map((_, i) => (i === 0 ? "left" : "right")) });
 }
 
 function describeChange(o: ChangeOutcome): string {
@@ -86,7 +87,7 @@ export function renderSummary(s: SummaryInput): string {
       const mine = s.outcomes.filter((o) => o.change.kind === k);
       rows.push([k, ...columns.map((col) => String(mine.filter((o) => o.status === col.status).length))]);
     }
-    lines.push(...table(rows).map((l) => `  ${l}`));
+    lines.push(...countTable(rows).map((l) => `  ${l}`));
   }
   for (const section of SECTIONS) {
     const list = s.outcomes.filter((o) => o.status === section.status);
