@@ -30,8 +30,9 @@ export async function testCommand(opts: TestCommandOptions, io: CommandIO): Prom
   for (const w of catalog.warnings) io.stderr(`warning: ${w}\n`);
   const run = await runTests(opts.paths, { requireTests: opts.requireTests, ...(opts.rules && opts.rules.length > 0 ? { rules: opts.rules } : {}), ...(catalog.catalog ? { catalog: catalog.catalog } : {}) });
   for (const d of run.diagnostics) {
-    const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
-    io.stderr(`${at ? `${at}  ` : ""}${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
+    // a problem of the whole run (a --rule pattern matching nothing) has no file: named as plan names it
+    const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file || "flowrules";
+    io.stderr(`${at}  ${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);
   }
   if (io.log) logTestRun(io.log, run);
   io.stdout(TEST_RESULT_FORMATS[opts.format ?? "text"](run, { color: useColor(io) }));

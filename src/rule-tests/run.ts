@@ -84,7 +84,8 @@ export async function runTests(paths: string[], opts: RunOptions = {}): Promise<
   if (only) {
     const missing = only.unmatched(loaded.ruleSet.rules.map((r) => r.name));
     if (missing.length > 0) {
-      diagnostics.push(fileProblem("", `--rule: ${unmatchedMessage(missing, found.rulePaths.join(", ") || paths.join(", "))}`));
+      const where = found.rulePaths.join(", ") || paths.join(", ");
+      diagnostics.push({ ...fileProblem("", unmatchedMessage(missing, where)), code: "unknown-rule" });
       return run;
     }
   }

@@ -64,7 +64,7 @@ export const ApplyResult = z
         outcome_unknown: count.describe("POSTs whose outcome was decided by reading"),
       })
       .strict()
-      .describe("requests of this run"),
+      .describe("requests sent while applying (with rule paths, the planning requests are counted apart, on stderr)"),
     staleness: z
       .object({
         listed_as_changed: count.describe("planned instances listed as changed since the plan"),

@@ -48,5 +48,16 @@ export function applyJson(r: ApplyReport): string {
       ...r.audit.map((a) => ({ ...changeFields(a), status: "skipped" as const, reason: AUDIT_REASON })),
     ],
   };
-  return `${JSON.stringify(doc, null, 2)}\n`;
+  return documentText(doc);
+}
+
+/**
+ * Indented like the other JSON outputs, except that each change takes one line: an apply of 100,000 changes then
+ * prints about half the bytes, and the document is still one JSON value a line-oriented tool can also split.
+ */
+function documentText(doc: ApplyResultDocument): string {
+  const { changes, ...head } = doc;
+  const top = JSON.stringify(head, null, 2);
+  const list = changes.length === 0 ? "[]" : `[\n${changes.map((c) => `    ${JSON.stringify(c)}`).join(",\n")}\n  ]`;
+  return `${top.slice(0, -2)},\n  "changes": ${list}\n}\n`;
 }
