@@ -6,7 +6,8 @@
 import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { isRecord } from "../model/guards.js";
-import { DEFAULT_RULE_PATHS, listRuleFiles } from "../rules/index.js";
+// files.js alone: the rules index would load the compiler, and this runs on every Tab
+import { listRuleFiles } from "../rules/files.js";
 
 export const CONFIG_FILE = "flowrules.config.yaml";
 
@@ -23,7 +24,10 @@ export async function profileNames(env: Record<string, string | undefined>): Pro
   return isRecord(doc) && isRecord(doc.profiles) ? Object.keys(doc.profiles) : [];
 }
 
-export async function ruleNames(paths: string[] = DEFAULT_RULE_PATHS): Promise<string[]> {
+/** the default rule paths of every verb (DEFAULT_RULE_PATHS in src/rules/load.ts) */
+const RULE_PATHS = ["rules/"];
+
+export async function ruleNames(paths: string[] = RULE_PATHS): Promise<string[]> {
   const listing = await listRuleFiles(paths);
   const names: string[] = [];
   for (const file of listing.files) {
