@@ -29,6 +29,8 @@ import { progressView } from "../render/progress/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
 import { applyPayload } from "../render/notify/payload.js";
+import { redactor } from "../log/redact.js";
+import { errorMessage } from "../model/guards.js";
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
 export const RUNS_DIR = ".flowrules/runs";
@@ -108,7 +110,31 @@ function shown(file: string, cwd: string): string {
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
 }
 
+/**
+ * With --format json a pipeline always gets one document on stdout: a run that stops before any change is settled
+ * (a refused plan file, rules that do not load, the lock held, a cancelled confirmation) says so in it as
+ * `not_applied`, with the reason, besides the usual line on stderr.
+ */
 export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
+  if (opts.format !== "json") return applyRun(opts, io);
+  let wrote = false;
+  const watched: CommandIO = { ...io, stdout: (s) => ((wrote = true), io.stdout(s)) };
+  const notApplied = (error: string): void => {
+    if (wrote) return;
+    const clean = redactor([opts.connection.apiKey])(error);
+    io.stdout(APPLY_FORMATS.json({ kind: "not_applied", baseUrl: opts.connection.baseUrl, audit: [], error: clean }));
+  };
+  try {
+    const code = await applyRun(opts, watched);
+    notApplied("nothing was applied: see the messages on stderr");
+    return code;
+  } catch (err) {
+    notApplied(errorMessage(err));
+    throw err;
+  }
+}
+
+async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
   const startedAt = new Date();
   const cwd = opts.cwd ?? process.cwd();
   // the run's time budget starts now: planning (with rule paths) counts against it too

@@ -158,6 +158,20 @@ describe("apply --format json", () => {
     expect(n.code).toBe(0);
     const empty = parsedValid(n.stdout, validateApply) as ApplyDoc;
     expect(empty).toMatchObject({ status: "nothing_to_apply", plan_file: null, changes: [] });
+
+    // a plan edited after it was planned is refused before any request: still one document, saying why
+    const tampered = join(d, "tampered.json");
+    const text = await readFile(file, "utf8");
+    await writeFile(tampered, text.replace(/"instance_id": (\d+)/, (_m, id: string) => `"instance_id": ${Number(id) + 1}`));
+    sb.clearRequests();
+    const refused = await runCli(["apply", tampered, "--format", "json"], env, { cwd: d });
+    expect(refused.code).toBe(1);
+    const why = parsedValid(refused.stdout, validateApply) as ApplyDoc & { error?: string };
+    expect(why).toMatchObject({ status: "not_applied", plan_file: null, changes: [] });
+    expect(why.error).toMatch(/tampered\.json is not a valid plan/);
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1);
+    expect(sb.requests()).toHaveLength(0);
+    expect(refused.stdout + refused.stderr).not.toContain("sandbox-admin");
   });
 });
 

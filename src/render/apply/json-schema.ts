@@ -35,9 +35,10 @@ export const ApplyResult = z
     format_version: z.literal(1).describe("bumped only on an incompatible change of this document"),
     command: z.literal("apply"),
     status: z
-      .enum(["complete", "incomplete", "stopped_at_time_limit", "nothing_to_apply"])
-      .describe("complete: every change applied or done earlier; incomplete: some stale, failed, not aborted or not started (exit 1); stopped_at_time_limit: --max-duration deferred some; nothing_to_apply: the rules planned no change to send"),
+      .enum(["complete", "incomplete", "stopped_at_time_limit", "nothing_to_apply", "not_applied"])
+      .describe("complete: every change applied or done earlier; incomplete: some stale, failed, not aborted or not started (exit 1); stopped_at_time_limit: --max-duration deferred some; nothing_to_apply: the rules planned no change to send; not_applied: the run stopped before any change (exit 1), see error"),
     base_url: z.string().describe("the service the changes were sent to"),
+    error: z.string().optional().describe("with not_applied: why, as the line on stderr says it"),
     plan_file: z.string().nullable().describe("the applied plan (with rule paths, the one saved under .flowrules/runs/); null when nothing was applied"),
     journal_file: z.string().nullable().describe("the journal of this plan's runs; null when nothing was applied"),
     summary: z

@@ -112,6 +112,8 @@ export function renderSummary(s: SummaryInput): string {
 /** The text view: the summary (and the audit line), or the one line saying there was nothing to send. */
 export function applyText(r: ApplyReport): string {
   const n = r.audit.length;
+  // the reason is already on stderr, as one line: the text output adds nothing
+  if (r.kind === "not_applied") return "";
   if (r.kind === "nothing") return `Nothing to apply: the rules plan no changes${n > 0 ? ` (${n} in audit, never sent)` : ""}.\n`;
   const summary = renderSummary(r);
   return n > 0 ? `${summary}Audit: ${n} ${n === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary;

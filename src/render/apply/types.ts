@@ -20,6 +20,8 @@ export interface SummaryInput {
 
 export type ApplyReport =
   | ({ kind: "applied"; baseUrl: string; audit: PlanChange[] } & SummaryInput)
-  | { kind: "nothing"; baseUrl: string; audit: PlanChange[] };
+  | { kind: "nothing"; baseUrl: string; audit: PlanChange[] }
+  /** stopped before settling any change: a refused plan, rules that do not load, the lock held, a "no" */
+  | { kind: "not_applied"; baseUrl: string; audit: PlanChange[]; error: string };
 
 export type ApplyFormatter = (report: ApplyReport) => string;
