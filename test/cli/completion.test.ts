@@ -46,6 +46,26 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * Drives an interactive zsh in a pseudo-terminal: loads compinit and the script, wraps compadd to print each match
+ * as HIT:<match>, presses Tab after the words, and prints the matches sorted. Every read blocks on the shell's own
+ * output (markers it prints), so nothing here waits on the clock.
+ */
+const ZPTY_DRIVER = `zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "mk=HIT; PS1='' RPS1=''; path=($2 \\$path); autoload -U compinit; compinit -u -D; source $1"
+zpty -w z 'compadd() { local -a __m; builtin compadd -O __m "$@"; (( $#__m )) && print -rl -- \${^__m/#/\${mk}:} >/dev/tty; builtin compadd "$@"; }'
+zpty -w z "print -r READY-''MARK"
+out=""
+while zpty -r z line; do [[ $line == *READY-MARK* ]] && break; done
+zpty -n -w z "$3"$'\\t'
+while zpty -r z line; do out+=$line; [[ $out == *HIT:* ]] && break; done
+zpty -w z $'\\C-u'"print -r DONE-''MARK"
+while zpty -r z line; do out+=$line; [[ $line == *DONE-MARK* ]] && break; done
+print -r -- "$out" | tr -d '\\r' | grep -ao 'HIT:[^[:space:][:cntrl:]]*' | sort -u
+zpty -d z
+`;
+
 /** Runs a shell; a shell that is not installed fails the test with how to install it. */
 async function shell(name: string, args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
   try {
@@ -169,6 +189,19 @@ describe("flowrules completion", () => {
     expect(flags).toEqual(["--rule"]);
     expect(formats?.sort()).toEqual(["html", "json", "markdown", "text"]);
     expect(rules).toEqual(["tidy-onboardings"]);
+  });
+
+  it("a scripted zsh session (a pseudo-terminal through zsh/zpty) completes a verb, a flag, format choices and rule names", async () => {
+    const file = await script("zsh");
+    const driver = join(dir, "drive.zsh");
+    await writeFile(driver, ZPTY_DRIVER);
+    const complete = async (line: string): Promise<string[]> =>
+      (await shell("zsh", ["-f", driver, file, join(dir, "bin"), line])).split("\n").filter(Boolean).map((l) => l.replace(/^HIT:/, ""));
+    expect(await complete("flowrules pl")).toEqual(["plan"]);
+    expect(await complete("flowrules plan --form")).toEqual(["--format"]);
+    expect(await complete("flowrules plan --format ")).toEqual(["html", "json", "markdown", "text"]);
+    expect(await complete("flowrules test --rule appr")).toEqual(["approve-claims", "approve-orders"]);
+    expect(await complete("flowrules --log-format json ex")).toEqual(["explain"]);
   });
 
   it("zsh loads the script under compinit and defines the completion function for flowrules", async () => {
