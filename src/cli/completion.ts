@@ -50,6 +50,12 @@ export function completionSpec(program: Command): CompletionSpec {
   };
 }
 
+/** Every flag that takes a value, so the words typed can be told from the flags' values. */
+function valueFlags(spec: CompletionSpec): Set<string> {
+  const all = [...spec.globalFlags, ...spec.verbs.flatMap((v) => v.flags)];
+  return new Set(all.filter((f) => f.value).flatMap((f) => [f.long, f.short].filter((n): n is string => n !== undefined)));
+}
+
 export function registerCompletion(program: Command): void {
   program
     .command("completion")
@@ -62,10 +68,13 @@ export function registerCompletion(program: Command): void {
     .command(COMPLETE_VERB, { hidden: true })
     .description("names for completion scripts, one a line: profiles (flowrules.config.yaml) or rules (rules/)")
     .addArgument(new Argument("<list>").choices(LISTS))
-    .action(async (list: (typeof LISTS)[number]) => {
+    .addArgument(new Argument("[words...]", "the words typed so far, after --"))
+    .action(async (list: (typeof LISTS)[number], words: string[]) => {
       // completion must never print an error into the user's command line: any problem is an empty list
       try {
-        const names = await (await import("../commands/complete.js")).completionNames(list, process.env);
+        const { completionNames, typedLine } = await import("../commands/complete.js");
+        const line = typedLine(words, valueFlags(completionSpec(program)));
+        const names = await completionNames(list, process.env, line);
         process.stdout.write(names.map((n) => `${n}\n`).join(""));
       } catch {
         process.exitCode = 0;

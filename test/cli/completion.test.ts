@@ -13,6 +13,7 @@ import { Option } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";
 import { completionSpec } from "../../src/cli/completion.js";
+import { typedLine } from "../../src/commands/complete.js";
 import { COMPLETION_SHELLS } from "../../src/render/completion/index.js";
 import { CLI, runCli } from "../helpers/cli.js";
 
@@ -147,6 +148,35 @@ describe("flowrules completion", () => {
     expect(here).toEqual(["production", "staging"]);
     expect(other).toEqual(["production"]);
     expect(flag).toEqual(["--profile"]);
+  });
+
+  it("names follow the line: rules of the paths typed after the verb, profiles of the file --config names", async () => {
+    await mkdir(join(dir, "other"), { recursive: true });
+    await writeFile(join(dir, "other", "o.yaml"), "version: 1\nrules:\n  - { name: other-one, workflow: 1042, actions: [abort] }\n");
+    await writeFile(join(dir, "eu.yaml"), "profiles:\n  eu-prod: {}\n  eu-test: {}\n");
+    const program = buildProgram();
+    program.addOption(new Option("--config <file>", "the config file"));
+    program.commands.find((c) => c.name() === "plan")?.addOption(new Option("--profile <name>", "the profile"));
+    const file = join(dir, "with-config.bash");
+    await writeFile(file, COMPLETION_SHELLS.bash(completionSpec(program)));
+    const [typed, flagValue, configured, configuredEq] = await bashComplete(file, [
+      ["flowrules", "plan", "other", "--rule", ""],
+      ["flowrules", "plan", "--format", "json", "other/o.yaml", "-q", "--rule", "oth"],
+      ["flowrules", "--config", "eu.yaml", "plan", "--profile", ""],
+      ["flowrules", "plan", "--config=eu.yaml", "--profile", "eu-t"],
+    ]);
+    expect(typed).toEqual(["other-one"]);
+    expect(flagValue).toEqual(["other-one"]);
+    expect(configured).toEqual(["eu-prod", "eu-test"]);
+    expect(configuredEq).toEqual(["eu-test"]);
+  });
+
+  it("typedLine tells the verb and its paths from flags and their values", () => {
+    const values = new Set(["--format", "--rule", "--log-format"]);
+    expect(typedLine(["--log-format", "json", "plan", "a/", "--format", "json", "b.yaml", "-q", "--rule"], values)).toEqual({ verb: "plan", paths: ["a/", "b.yaml"] });
+    expect(typedLine(["--config", "x.yaml", "apply"], values)).toEqual({ verb: "apply", paths: [], config: "x.yaml" });
+    expect(typedLine(["test", "--config=y.yaml", "r/"], values)).toEqual({ verb: "test", paths: ["r/"], config: "y.yaml" });
+    expect(typedLine([], values)).toEqual({ paths: [] });
   });
 
   it("__complete profiles reads flowrules.config.yaml here or $FLOWRULES_CONFIG, and a missing file is no names", async () => {

@@ -12,7 +12,7 @@ function valueCase(verb: string, f: FlagSpec, spec: CompletionSpec): string | un
   const pattern = flagNames(f).map((n) => `${verb}:${n}`).join("|");
   const body =
     v.kind === "choices" ? `COMPREPLY=($(compgen -W "${words(v.choices)}" -- "$cur"))`
-    : v.kind === "dynamic" ? `COMPREPLY=($(compgen -W "$(${spec.program} ${spec.completeVerb} ${v.list} 2>/dev/null)" -- "$cur"))`
+    : v.kind === "dynamic" ? `COMPREPLY=($(compgen -W "$(${spec.program} ${spec.completeVerb} ${v.list} -- "\${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)" -- "$cur"))`
     : v.kind === "dir" ? `COMPREPLY=($(compgen -d -- "$cur"))`
     : `COMPREPLY=($(compgen -f -- "$cur"))`;
   return `      ${pattern}) ${body}; return 0 ;;`;

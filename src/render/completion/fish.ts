@@ -9,7 +9,7 @@ function flagLine(program: string, condition: string, f: FlagSpec, completeVerb:
   if (f.short) parts.push(`-s ${f.short.replace(/^-/, "")}`);
   const v = f.value;
   if (v?.kind === "choices") parts.push(`-x -a ${quote(v.choices.join(" "))}`);
-  else if (v?.kind === "dynamic") parts.push(`-x -a ${quote(`(${program} ${completeVerb} ${v.list} 2>/dev/null)`)}`);
+  else if (v?.kind === "dynamic") parts.push(`-x -a ${quote(`(${program} ${completeVerb} ${v.list} -- (commandline -opc)[2..-1] 2>/dev/null)`)}`);
   else if (v?.kind === "file") parts.push("-r -F");
   else if (v?.kind === "dir") parts.push(`-x -a ${quote("(__fish_complete_directories)")}`);
   else if (v) parts.push("-x");

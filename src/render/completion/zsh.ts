@@ -36,13 +36,13 @@ export function zshCompletion(spec: CompletionSpec): string {
 
 ${fn}_profiles() {
   local -a names
-  names=(\${(f)"$(${spec.program} ${spec.completeVerb} profiles 2>/dev/null)"})
+  names=(\${(f)"$(${spec.program} ${spec.completeVerb} profiles -- \${words[1,CURRENT-1]} 2>/dev/null)"})
   _describe -t profiles 'profile' names
 }
 
 ${fn}_rules() {
   local -a names
-  names=(\${(f)"$(${spec.program} ${spec.completeVerb} rules 2>/dev/null)"})
+  names=(\${(f)"$(${spec.program} ${spec.completeVerb} rules -- \${words[1,CURRENT-1]} 2>/dev/null)"})
   _describe -t rules 'rule' names
 }
 
