@@ -16,6 +16,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
     "An instance carrying this tag is changed by no rule and counted as excluded; default `no-automation`, empty turns the opt-out off (the `--opt-out-tag` flag wins).",
   FLOWRULES_NOTIFY_URL:
     "Webhooks told at the end of `plan` and `apply`, comma-separated (the `--notify` flags win): one JSON POST each, https:// or http:// to loopback unless `--insecure-http`.",
+  FLOWRULES_CONFIG: "The config file whose `profiles:` keys the shell completion scripts offer as profile names; default `flowrules.config.yaml` in the current folder.",
   FLOWRULES_DEBUG: "`1` adds the stack trace to an unexpected error (otherwise one line).",
   NO_COLOR: "Any non-empty value turns colours off (colours are only used on a terminal anyway).",
 };
@@ -57,12 +58,14 @@ function envNames(text: string): string[] {
 export function cliReference(program: Command): string {
   const out: string[] = [];
   const visible = (c: Command): Option[] => c.options.filter((o) => !o.hidden);
+  // verbs named "__…" are internal (the completion scripts' `__complete`), not for people
+  const commands = program.commands.filter((c) => !c.name().startsWith("__"));
   out.push(`${program.description()}`, "");
   out.push("Usage: `" + `${program.name()} [global options] <command> [options] [arguments]` + "`", "");
   out.push("Every command also takes `-h, --help`.", "");
   out.push("## Commands", "");
   out.push("| Command | What it does |", "| --- | --- |");
-  for (const c of program.commands) out.push(`| [\`${c.name()}\`](#${program.name()}-${c.name()}) | ${cell(c.description())} |`);
+  for (const c of commands) out.push(`| [\`${c.name()}\`](#${program.name()}-${c.name()}) | ${cell(c.description())} |`);
   out.push("", "## Global options", "", "Accepted before or after the command.", "");
   out.push("| Option | Description | Notes |", "| --- | --- | --- |", ...visible(program).map(optionRow), "");
   const mentioned = new Map<string, Set<string>>();
@@ -71,7 +74,7 @@ export function cliReference(program: Command): string {
     mentioned.get(name)!.add(where);
   };
   for (const o of visible(program)) for (const e of envNames(o.description)) note(e, `\`${o.long ?? o.flags}\``);
-  for (const c of program.commands) {
+  for (const c of commands) {
     out.push(`## ${program.name()} ${c.name()}`, "", cell(c.description()), "", "```", usage(c, program), "```", "");
     if (c.registeredArguments.length > 0) {
       out.push("| Argument | Description | Notes |", "| --- | --- | --- |", ...c.registeredArguments.map(argumentRow), "");

@@ -7,6 +7,7 @@ import type { Plan } from "../plan/types.js";
 import { PLAN_FORMATS, type PlanFormat, type PlanRenderOptions } from "../render/plan/index.js";
 import { MARKDOWN_LIMIT } from "../render/plan/markdown.js";
 import type { RuleSet } from "../rules/types.js";
+import { ruleSelection } from "../rules/index.js";
 import type { ChangedSince } from "./changed-since.js";
 
 export interface ChangedSincePlanKeys {
@@ -17,10 +18,10 @@ export interface ChangedSincePlanKeys {
 
 export type PlanWithChanges = Plan & ChangedSincePlanKeys;
 
-/** `only` is the --rule filter: when given, the comparison is narrowed to those names too. */
+/** `only` is the --rule filter (names or globs): when given, the comparison is narrowed to those names too. */
 function narrowed(c: ChangedSince, only: string[]): ChangedSince {
   if (only.length === 0) return c;
-  const keep = (n: string): boolean => only.includes(n);
+  const keep = ruleSelection(only).selects;
   return { ...c, added: c.added.filter(keep), changed: c.changed.filter(keep), unchanged: c.unchanged.filter(keep), removed: c.removed.filter((r) => keep(r.name)) };
 }
 

@@ -6,7 +6,8 @@
  * decides whatever was in flight by reading. The lock file is removed on exit either way.
  */
 import { createInterface } from "node:readline/promises";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { APPLY_FORMAT_NAMES, type ApplyFormat } from "../render/apply/index.js";
 import { z } from "zod";
 import type { Confirm } from "../commands/apply.js";
 import { DEFAULT_LOCK_FILE } from "../engine/apply/lock.js";
@@ -54,6 +55,7 @@ const Flags = z.object({
   recheckEvery: z.string().optional(),
   maxDuration: z.string().optional(),
   lockWait: z.string().optional(),
+  format: z.enum(APPLY_FORMAT_NAMES as [ApplyFormat, ...ApplyFormat[]]).optional(),
 });
 
 function wholeNumber(name: string, raw: string | undefined, min: number, max: number, fallback: number): number {
@@ -122,8 +124,9 @@ export function registerApply(program: Command): void {
     .option("--max-duration <duration>", "start no change after this long (90s, 14m, 2h); the rest are deferred and the same apply again resumes them")
     .option("--clock-skew <seconds>", "assumed bound on the clock difference with the service, for staleness (default 60)")
     .option("--detailed-exitcode", "exit 0 when nothing was applied, 2 when changes were applied, 1 on any stale or failed change")
-    .option("--rule <name>", "with rule paths: plan only this rule (repeatable)", collect, [])
+    .option("--rule <name>", "with rule paths: plan only this rule; a glob such as 'approve-*' selects several (repeatable)", collect, [])
     .option("-q, --quiet", "no progress on stderr")
+    .addOption(new Option("--format <format>", "the result on stdout: text, or json (one document, schemas/apply-result.schema.json)").choices(APPLY_FORMAT_NAMES).default("text"))
     .option("--shard <i/n>", "apply only the changes (or, with rule paths, plan only the instances) with id % n == i, e.g. 0/4");
   addNotifyOption(addOptOutOption(cmd));
   addConnectionOptions(cmd).action(async (paths: string[], raw: Record<string, unknown>, command: Command) => {
@@ -152,6 +155,7 @@ export function registerApply(program: Command): void {
           ...(f.lockWait !== undefined ? { lockWaitMs: parseMaxDuration(f.lockWait, "--lock-wait"), lockWaitText: f.lockWait.trim() } : {}),
           detailedExitcode: f.detailedExitcode === true,
           quiet: f.quiet === true,
+          ...(f.format ? { format: f.format } : {}),
           rules: f.rule ?? [],
           connection,
           ...(shard ? { shard } : {}),

@@ -14,7 +14,7 @@ export function registerExplain(program: Command): void {
     .description("why one live instance matches each rule or not (GET only, never a change)")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .requiredOption("--instance <id>", "the instance to explain")
-    .option("--rule <name>", "explain only this rule (repeatable)", collect, [])
+    .option("--rule <name>", "explain only this rule; a glob such as 'approve-*' selects several (repeatable)", collect, [])
     .addOption(new Option("--format <format>", "output format").choices(EXPLAIN_FORMAT_NAMES).default("text"));
   addOptOutOption(cmd);
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {

@@ -22,7 +22,7 @@ export function registerPlan(program: Command): void {
     .option("--out <file>", "also write the JSON plan to this file (for `flowrules apply <file>`)")
     .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
     .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")
-    .option("--rule <name>", "plan only this rule (repeatable)", collect, [])
+    .option("--rule <name>", "plan only this rule; a glob such as 'approve-*' selects several (repeatable)", collect, [])
     .option("-q, --quiet", "no progress and no request count on stderr")
     .option("--shard <i/n>", "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4")
     .option("--changed-since <git-ref>", "plan only the rules added or edited since this git ref; list removed ones")

@@ -20,7 +20,7 @@ import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../engine/apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../engine/apply/staleness.js";
 import { applyExitCode, countOutcomes } from "../engine/apply/outcome.js";
-import { renderSummary } from "../render/apply/text.js";
+import { APPLY_FORMATS, type ApplyFormat } from "../render/apply/index.js";
 import { VERSION } from "../model/version.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
@@ -29,6 +29,8 @@ import { progressView } from "../render/progress/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
 import { applyPayload } from "../render/notify/payload.js";
+import { redactor } from "../log/redact.js";
+import { errorMessage } from "../model/guards.js";
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
 export const RUNS_DIR = ".flowrules/runs";
@@ -52,6 +54,8 @@ export interface ApplyCommandOptions {
   clockSkewMs?: number;
   detailedExitcode: boolean;
   quiet: boolean;
+  /** the result on stdout: text (default) or json (schemas/apply-result.schema.json) */
+  format?: ApplyFormat;
   /** only these rules (rule paths only) */
   rules: string[];
   /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/ci/shard.ts) */
@@ -106,7 +110,31 @@ function shown(file: string, cwd: string): string {
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
 }
 
+/**
+ * With --format json a pipeline always gets one document on stdout: a run that stops before any change is settled
+ * (a refused plan file, rules that do not load, the lock held, a cancelled confirmation) says so in it as
+ * `not_applied`, with the reason, besides the usual line on stderr.
+ */
 export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
+  if (opts.format !== "json") return applyRun(opts, io);
+  let wrote = false;
+  const watched: CommandIO = { ...io, stdout: (s) => ((wrote = true), io.stdout(s)) };
+  const notApplied = (error: string): void => {
+    if (wrote) return;
+    const clean = redactor([opts.connection.apiKey])(error);
+    io.stdout(APPLY_FORMATS.json({ kind: "not_applied", baseUrl: opts.connection.baseUrl, audit: [], error: clean }));
+  };
+  try {
+    const code = await applyRun(opts, watched);
+    notApplied("nothing was applied: see the messages on stderr");
+    return code;
+  } catch (err) {
+    notApplied(errorMessage(err));
+    throw err;
+  }
+}
+
+async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
   const startedAt = new Date();
   const cwd = opts.cwd ?? process.cwd();
   // the run's time budget starts now: planning (with rule paths) counts against it too
@@ -154,12 +182,15 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
     }
     const audit = plan.changes.filter((c) => c.audit === true).length;
     if (plan.changes.length === audit) {
-      io.stdout(`Nothing to apply: the rules plan no changes${audit > 0 ? ` (${audit} in audit, never sent)` : ""}.\n`);
+      io.stdout(APPLY_FORMATS[opts.format ?? "text"]({ kind: "nothing", baseUrl: plan.base_url, audit: plan.changes.filter((c) => c.audit === true) }));
       await sendNotification(opts.notify, applyPayload({ plan, outcomes: [], audit, planFile: "", journalFile: "" }, { startedAt, finishedAt: new Date() }), io);
       return EXIT_OK;
     }
     if (!opts.autoApprove) {
-      io.stdout(PLAN_FORMATS.text(plan, { color: useColor(io) }));
+      // with --format json, stdout carries only the result document: the plan to review goes to the terminal on stderr
+      const review = PLAN_FORMATS.text(plan, { color: useColor(io) });
+      if (opts.format === "json") io.stderr(review);
+      else io.stdout(review);
       const answer = await opts.confirm?.ask(`Apply these ${plan.changes.length} changes to ${plan.base_url}? Only 'yes' is accepted: `);
       if ((answer ?? "").trim() !== "yes") {
         io.stderr("Apply cancelled; nothing was changed.\n");
@@ -296,7 +327,10 @@ async function applyLoaded(
       not_aborted: counts.not_aborted,
       deferred: counts.deferred,
     });
-    const summary = renderSummary({
+    const summary = APPLY_FORMATS[opts.format ?? "text"]({
+      kind: "applied",
+      baseUrl: client.baseUrl,
+      audit: loaded.plan.changes.filter((ch) => ch.audit === true),
       outcomes: result.outcomes,
       stats: client.stats(),
       journalFile: shown(journalFile, cwd),
@@ -306,7 +340,7 @@ async function applyLoaded(
       checks: result.checks,
       ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
     });
-    io.stdout(audit > 0 ? `${summary}Audit: ${audit} ${audit === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary);
+    io.stdout(summary);
     const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
     await sendNotification(opts.notify, applyPayload({ plan: loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
     return applyExitCode(result.outcomes, opts.detailedExitcode);

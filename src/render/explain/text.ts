@@ -8,6 +8,7 @@ import { diffKeys, showValue } from "../plan/summary.js";
 import type { PlannedChange } from "../../plan/types.js";
 import { show, showWritten } from "../../engine/explain/show.js";
 import type { ClauseExplanation, Explanation, FilterResult, RuleExplanation } from "../../engine/explain/types.js";
+import { table } from "../table.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -18,8 +19,7 @@ function mark(c: Colors, r: FilterResult | boolean): string {
 }
 
 function pad(rows: Array<[string, string]>, indent: string): string[] {
-  const w = Math.max(0, ...rows.map(([a]) => a.length));
-  return rows.map(([a, b]) => `${indent}${a.padEnd(w)}  ${b}`.trimEnd());
+  return table(rows, { indent });
 }
 
 function clauseLines(c: Colors, cl: ClauseExplanation, indent: string): string[] {

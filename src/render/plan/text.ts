@@ -3,14 +3,13 @@ import pc from "picocolors";
 import type { Plan, PlannedReport } from "../../plan/types.js";
 import { describeChange, diffKeys, kindsUsed, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
+import { table } from "../table.js";
 
 /** Rows of a report shown in the terminal; the JSON plan and --report-dir carry all of them. */
 const MAX_REPORT_ROWS = 20;
 
-function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
-  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)];
+function reportTable(header: string[], rows: string[][]): string[] {
+  return table([header, ...rows], { rule: true });
 }
 
 function cell(v: unknown): string {
@@ -23,11 +22,11 @@ function cell(v: unknown): string {
 export function reportLines(r: PlannedReport, maxRows = MAX_REPORT_ROWS): string[] {
   const total = r.rows.length;
   const out = [`Report ${r.title} (rule ${r.rule}): ${total} ${total === 1 ? "instance" : "instances"} by ${r.group_by}`];
-  out.push(...table([r.group_by, "count"], r.groups.map((g) => [g.key, String(g.count)])).map((l) => `  ${l}`));
+  out.push(...reportTable([r.group_by, "count"], r.groups.map((g) => [g.key, String(g.count)])).map((l) => `  ${l}`));
   if (total > 0) {
     out.push("");
     const rows = r.rows.slice(0, maxRows).map((row) => r.columns.map((c) => cell(row[c])));
-    out.push(...table(r.columns, rows).map((l) => `  ${l}`));
+    out.push(...reportTable(r.columns, rows).map((l) => `  ${l}`));
     if (total > maxRows) out.push(`  … ${total - maxRows} more rows in the JSON plan (--out) and in --report-dir files`);
   }
   return out;
