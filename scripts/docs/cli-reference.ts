@@ -9,13 +9,16 @@ import { cell } from "./markdown.js";
 /** Environment variables flowrules reads that no option description names, with what they do. */
 export const ENVIRONMENT: Readonly<Record<string, string>> = {
   FLOWRULES_API_KEY:
-    "The API key, sent as `Authorization: Api-Key <key>`. Read only from the environment, never from a flag, so it stays out of shell history and CI logs; it is scrubbed from every output, log line and error.",
+    "The API key, sent as `Authorization: Api-Key <key>` (a profile's `api_key_env` names another variable to read it from). Read only from the environment, never from a flag or a file, so it stays out of shell history and CI logs; it is scrubbed from every output, log line and error.",
   FLOWRULES_BASE_URL: "The service base URL, e.g. `https://host/api` (the `--base-url` flag wins).",
   FLOWRULES_RATE_LIMIT: "Client-side limit in requests a minute, 0 = off; default 100 (the `--rate-limit` flag wins).",
   FLOWRULES_OPT_OUT_TAG:
     "An instance carrying this tag is changed by no rule and counted as excluded; default `no-automation`, empty turns the opt-out off (the `--opt-out-tag` flag wins).",
   FLOWRULES_NOTIFY_URL:
     "Webhooks told at the end of `plan` and `apply`, comma-separated (the `--notify` flags win): one JSON POST each, https:// or http:// to loopback unless `--insecure-http`.",
+  FLOWRULES_CONFIG: "The profiles file (the `--config` flag wins); default `flowrules.config.yaml` in the current directory, when present.",
+  FLOWRULES_PROFILE:
+    "The profile of the profiles file to use (the `--profile` flag wins; otherwise the file's `default_profile`). A profile's values come after flags and environment variables, before defaults.",
   FLOWRULES_DEBUG: "`1` adds the stack trace to an unexpected error (otherwise one line).",
   NO_COLOR: "Any non-empty value turns colours off (colours are only used on a terminal anyway).",
 };
