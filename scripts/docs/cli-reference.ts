@@ -5,6 +5,7 @@
  */
 import type { Argument, Command, Option } from "commander";
 import { cell } from "./markdown.js";
+import { EXAMPLES } from "#flowrules/cli/examples.js";
 
 /** Environment variables flowrules reads that no option description names, with what they do. */
 export const ENVIRONMENT: Readonly<Record<string, string>> = {
@@ -81,6 +82,8 @@ export function cliReference(program: Command): string {
     }
     const opts = visible(c);
     if (opts.length > 0) out.push("| Option | Description | Notes |", "| --- | --- | --- |", ...opts.map(optionRow), "");
+    const examples = EXAMPLES[c.name()] ?? [];
+    if (examples.length > 0) out.push("Examples:", "", "```", ...examples.map(([line, what]) => `${line}    # ${what}`), "```", "");
     for (const o of opts) for (const e of envNames(o.description)) note(e, `\`${o.long ?? o.flags}\``);
   }
   out.push("## Environment", "");

@@ -2,7 +2,9 @@
 import type { Command } from "commander";
 import { runLogged } from "../log/index.js";
 import { addConnectionOptions } from "./connection.js";
-import { connectionRun, serviceIO } from "./settings.js";
+import { catalogSettings, connectionRun, serviceIO, workflowsOption } from "./settings.js";
+
+const workflowsOf = (c: { workflows?: string }): { workflows?: string } => (c.workflows !== undefined ? { workflows: c.workflows } : {});
 
 const collect = (v: string, acc: string[]): string[] => [...acc, v];
 
@@ -27,12 +29,12 @@ export function registerPull(program: Command): void {
     .command("pull")
     .description("write the workflow catalog flowrules.workflows.json for the workflows the rules name")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
-    .option("--workflows <file>", "write the catalog to this file instead of flowrules.workflows.json");
+    .addOption(workflowsOption("write the catalog to this file instead of flowrules.workflows.json"));
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
     const { connection, fields } = connectionRun(opts, process.env);
     const io = serviceIO(command, connection);
     process.exitCode = await runLogged(io, "pull", { paths, ...fields }, async (io) =>
-      (await import("../commands/pull.js")).pullCommand({ paths, ...(typeof opts.workflows === "string" ? { workflows: opts.workflows } : {}), connection }, io),
+      (await import("../commands/pull.js")).pullCommand({ paths, ...workflowsOf(catalogSettings(opts, process.env)), connection }, io),
     );
   });
 }

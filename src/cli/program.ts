@@ -11,6 +11,7 @@ import { registerSandbox } from "./sandbox.js";
 import { registerDescribe, registerWorkflows } from "./workflows.js";
 import { registerInit, registerPull } from "./init.js";
 import { addLogFormatOption } from "../log/cli.js";
+import { addExamples } from "./examples.js";
 
 export function buildProgram(): Command {
   const program = new Command("flowrules")
@@ -31,5 +32,6 @@ export function buildProgram(): Command {
   registerInit(program);
   registerPull(program);
   registerSandbox(program);
+  addExamples(program);
   return program;
 }

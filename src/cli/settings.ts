@@ -340,3 +340,24 @@ export function connectionRun(opts: Record<string, unknown>, env: Record<string,
   const connection = connectionFrom(src);
   return { connection, fields: { base_url: connection.baseUrl, ...(src.profile ? { profile: src.profile.name } : {}) } };
 }
+
+/** `--profile` and `--config` alone, for the verbs that read a profile's catalog but never call the service. */
+export function addProfileOptions(cmd: Command): Command {
+  return addOptions(cmd, { profile: CONNECTION_FLAGS.profile, config: CONNECTION_FLAGS.config });
+}
+
+/** `--workflows FILE` worded for one verb, still naming the profile key it falls back to. */
+export function workflowsOption(help: string): Option {
+  return optionOf({ ...PLANNING_FLAGS.workflows, help });
+}
+
+/**
+ * The workflow catalog and the service URL a verb without a connection uses (validate, test, pull's file): flag, then
+ * the profile; the URL from FLOWRULES_BASE_URL or the profile, to check the catalog was pulled from that service.
+ */
+export function catalogSettings(opts: Record<string, unknown>, env: Record<string, string | undefined>): { workflows?: string; baseUrl?: string } {
+  const src = sourcesOf(opts, env);
+  const workflows = pathOf(pick(PLANNING_FLAGS.workflows, src), src);
+  const base = pick(CONNECTION_FLAGS.baseUrl, src);
+  return { ...(workflows !== undefined ? { workflows } : {}), ...(typeof base?.value === "string" ? { baseUrl: base.value } : {}) };
+}
