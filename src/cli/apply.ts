@@ -116,7 +116,7 @@ export function registerApply(program: Command): void {
     .option("--journal <file>", "journal file (default: <plan>.journal.jsonl beside the plan)")
     .option("--batch-size <n>", `ids per bulk abort request (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_SIZE})`)
     .option("--lock-file <file>", `lock against concurrent applies (default ${DEFAULT_LOCK_FILE})`)
-    .option("--lock-timeout <duration>", "a lock of another host whose heartbeat stopped this long ago is stale: minutes, or 90s / 30m / 2h (default 30m); a live apply on this host is never taken over")
+    .option("--lock-timeout <duration>", `a lock of another host whose heartbeat stopped this long ago is stale: minutes, or 90s / 30m / 2h (default ${DEFAULT_LOCK_TIMEOUT_MS / 60_000}m); a live apply on this host is never taken over`)
     .option("--recheck-every <seconds>", `judge staleness again at least this often while sending changes (default ${DEFAULT_RECHECK_EVERY_MS / 1000})`)
     .option("--lock-wait <duration>", "while another apply holds the lock, wait this long for it to finish (90s, 10m) instead of refusing at once")
     .option("--max-duration <duration>", "start no change after this long (90s, 14m, 2h); the rest are deferred and the same apply again resumes them")

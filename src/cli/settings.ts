@@ -226,7 +226,7 @@ export function connectionFrom(src: Sources, shard?: Shard): ConnectionSettings 
   }
   const insecureHttp = src.opts.insecureHttp === true;
   // refused here, before any rule or plan file is read and long before a socket could open (the client checks too)
-  if (!insecureHttp && url.protocol === "http:" && !isLoopbackHost(url.hostname)) throw new UserError(new InsecureUrlError(url.host).message);
+  if (!insecureHttp && url.protocol === "http:" && !isLoopbackHost(url.hostname)) throw new UserError(new InsecureUrlError(url.host, "--insecure-http").message);
   const rate = pick(C.rateLimit, src);
   const rateLimit = wholeNumber(rate, 0);
   const concurrency = wholeNumber(pick(C.concurrency, src), 1) ?? DEFAULT_CONCURRENCY;

@@ -155,6 +155,20 @@ describe("profiles: the right service with the right key", () => {
   });
 });
 
+describe("profiles: the key stays secret", () => {
+  it("a profile's key the service refuses (401) appears in no output, in either log format", async () => {
+    const secret = "sk-profile-0123456789abcdef";
+    const rules = join(process.cwd(), "rules", "expenses.yaml");
+    for (const format of ["text", "json"]) {
+      const r = await runCli(["--log-format", format, "plan", rules, "--profile", "prod"], { ...KEYS, PROD_KEY: secret }, cwd());
+      expect(r.code).toBe(1);
+      expect(r.stdout + r.stderr).toMatch(/401/);
+      expect(r.stdout + r.stderr).not.toContain(secret);
+      expect(r.stdout + r.stderr).not.toContain(secret.slice(4, 20));
+    }
+  });
+});
+
 describe("profiles: refusals are one line", () => {
   async function withConfig(text: string): Promise<string> {
     const d = await mkdtemp(join(tmpdir(), "flowrules-profiles-bad-"));
