@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
-import { LineCounter, isMap, isPair, isScalar, parseDocument, type Node } from "yaml";
+import { LineCounter, isMap, isPair, isScalar, parseDocument } from "yaml";
 import { ConfigFileSchema, SECRET_KEYS, type Profile } from "../model/config.js";
 import { UserError } from "../model/errors.js";
 import { CONFIG_FILE } from "../model/settings.js";
@@ -22,9 +22,11 @@ export interface LoadedProfile {
   file: string;
   dir: string;
   values: Profile;
+  /** where each key's value is written, as file:line:col, so a value refused later is still shown in place */
+  at: Partial<Record<keyof Profile, string>>;
 }
 
-const at = (p: { file: string; line: number; col: number }): string => `${p.file}:${p.line}:${p.col}`;
+const atPos = (p: { file: string; line: number; col: number }): string => `${p.file}:${p.line}:${p.col}`;
 
 function shownPath(abs: string, cwd: string): string {
   const rel = relative(cwd, abs);
@@ -40,9 +42,11 @@ function secretKeyProblem(src: SourceFile): string | undefined {
     for (const item of node.items) {
       if (!isPair(item) || !isScalar(item.key)) continue;
       const key = String(item.key.value);
-      if ((SECRET_KEYS as readonly string[]).includes(key.toLowerCase())) {
-        const pos = posAt(src, (item.key as Node).range?.[0] ?? 0);
-        return `${at(pos)}: ${[...path, key].join(".")}: an API key is never written in ${CONFIG_FILE}; keep it in an environment variable and name that variable with api_key_env (default FLOWRULES_API_KEY)`;
+      // the keys right under `profiles` are names of the user's choosing ("secrets-vault" is a fine tenant name)
+      const isName = path.length === 1 && path[0] === "profiles";
+      if (!isName && looksLikeSecret(key)) {
+        const pos = posAt(src, item.key.range?.[0] ?? 0);
+        return `${atPos(pos)}: ${[...path, key].join(".")}: an API key is never written in ${src.file}; keep it in an environment variable and name that variable with api_key_env (default FLOWRULES_API_KEY)`;
       }
       stack.push({ node: item.value, path: [...path, key] });
     }
@@ -50,8 +54,14 @@ function secretKeyProblem(src: SourceFile): string | undefined {
   return undefined;
 }
 
+/** api_key, apiKey, token, client_secret, password …: a key named for a secret (api_key_env names a variable: allowed). */
+function looksLikeSecret(key: string): boolean {
+  const k = key.toLowerCase().replace(/[-_ ]/g, "");
+  return k !== "apikeyenv" && (SECRET_KEYS.some((s) => k === s.replace(/[-_]/g, "")) || /(apikey|token|secret|password)/.test(k));
+}
+
 /** Reads and checks the config file; throws a one-line UserError naming file:line:col. */
-export function readConfigFile(abs: string, shown: string): ReturnType<typeof ConfigFileSchema.parse> {
+export function readConfigFile(abs: string, shown: string): { config: ReturnType<typeof ConfigFileSchema.parse>; src: SourceFile } {
   let text: string;
   try {
     text = readFileSync(abs, "utf8");
@@ -63,23 +73,23 @@ export function readConfigFile(abs: string, shown: string): ReturnType<typeof Co
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const src: SourceFile = { file: shown, text, doc, lines };
   const syntax = doc.errors[0];
-  if (syntax) throw new UserError(`${at(posAt(src, syntax.pos[0]))}: ${syntax.message.split("\n")[0] ?? "not YAML"}`);
+  if (syntax) throw new UserError(`${atPos(posAt(src, syntax.pos[0]))}: ${syntax.message.split("\n")[0] ?? "not YAML"}`);
   const secret = secretKeyProblem(src);
   if (secret) throw new UserError(secret);
   const parsed = ConfigFileSchema.safeParse(doc.toJS() ?? {});
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { config: parsed.data, src };
   const issue = parsed.error.issues[0];
   if (!issue) throw new UserError(`${shown}: not a valid config file`);
   const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
   const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : "";
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0] ?? "";
-    const where = at(posOfKey(src, path, key));
+    const where = atPos(posOfKey(src, path, key));
     const allowed = path.length === 0 ? "default_profile, profiles" : "base_url, rate_limit, api_key_env, workflows, notify, opt_out_tag, state";
     throw new UserError(`${where}: ${[...path, key].join(".")}: unknown key (known: ${allowed})${more}`);
   }
   const name = path.length > 0 ? path.join(".") : "the file";
-  throw new UserError(`${at(posOfValue(src, path))}: ${name}: ${issue.message}${more}`);
+  throw new UserError(`${atPos(posOfValue(src, path))}: ${name}: ${issue.message}${more}`);
 }
 
 /**
@@ -96,7 +106,7 @@ export function loadProfile(opts: { config?: string | undefined; profile?: strin
     throw new UserError(`${from} ${asked}: there is no ${CONFIG_FILE} in ${cwd} (or name one with --config FILE / ${CONFIG_ENV})`);
   }
   const shown = shownPath(abs, cwd);
-  const config = readConfigFile(abs, shown);
+  const { config, src } = readConfigFile(abs, shown);
   const name = asked ?? config.default_profile;
   if (name === undefined) return undefined;
   const values = config.profiles[name];
@@ -105,5 +115,7 @@ export function loadProfile(opts: { config?: string | undefined; profile?: strin
     const source = asked === undefined ? `default_profile ${name}` : `${from} ${name}`;
     throw new UserError(`${source}: no such profile in ${shown}; defined: ${defined.length > 0 ? defined.join(", ") : "none"}`);
   }
-  return { name, file: shown, dir: dirname(abs), values };
+  const at: LoadedProfile["at"] = {};
+  for (const key of Object.keys(values) as Array<keyof Profile>) at[key] = atPos(posOfValue(src, ["profiles", name, key]));
+  return { name, file: shown, dir: dirname(abs), values, at };
 }

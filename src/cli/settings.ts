@@ -174,7 +174,8 @@ export function pick(s: SettingSource, src: Sources, emptyEnvIsValue = false): P
   }
   if (s.profile && src.profile) {
     const v = src.profile.values[s.profile];
-    if (v !== undefined) return { value: v, from: `${s.profile} of profile ${src.profile.name} (${src.profile.file})`, kind: "profile" };
+    const where = src.profile.at[s.profile] ?? src.profile.file;
+    if (v !== undefined) return { value: v, from: `${where}: ${s.profile} of profile ${src.profile.name}`, kind: "profile" };
   }
   return undefined;
 }
@@ -290,7 +291,13 @@ export function notifyFrom(src: Sources, insecureHttp: boolean): URL[] {
   if (p.kind === "flag") return notifyUrls(Strings.parse(p.value), {}, insecureHttp);
   if (p.kind === "env") return notifyUrls([], { FLOWRULES_NOTIFY_URL: String(p.value) }, insecureHttp);
   const list = Array.isArray(p.value) ? Strings.parse(p.value) : [String(p.value)];
-  return [...new Map(list.map((u) => parseNotifyUrl(u, insecureHttp)).map((u) => [u.href, u])).values()];
+  try {
+    return [...new Map(list.map((u) => parseNotifyUrl(u, insecureHttp)).map((u) => [u.href, u])).values()];
+  } catch (err) {
+    // the check's words name the flag; the value came from the profile, so say where it is written
+    if (err instanceof UserError) throw new UserError(`${p.from}: ${err.message.replace(/^--notify: /, "")}`);
+    throw err;
+  }
 }
 
 export function outputFrom(src: Sources, insecureHttp: boolean): OutputSettings {

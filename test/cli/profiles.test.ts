@@ -183,6 +183,18 @@ describe("profiles: refusals are one line", () => {
       ["plan"],
       /^flowrules: flowrules\.config\.yaml:4:5: profiles\.prod\.api_key: an API key is never written in flowrules\.config\.yaml; .*api_key_env/,
     ],
+    [
+      "a secret under any name, anywhere",
+      "profiles:\n  prod:\n    base_url: http://127.0.0.1:9/api\n    auth:\n      client_token: sk-live-0123456789\n",
+      ["plan"],
+      /^flowrules: flowrules\.config\.yaml:5:7: profiles\.prod\.auth\.client_token: an API key is never written/,
+    ],
+    [
+      "a profile value refused when it is used, still shown in place",
+      "profiles:\n  prod:\n    base_url: http://127.0.0.1:9/api\n    notify: ftp://hooks.example.com/x\n",
+      ["plan", "--profile", "prod"],
+      /^flowrules: flowrules\.config\.yaml:4:13: notify of profile prod: ftp:\/\/ is not allowed/,
+    ],
     ["an unknown profile", "profiles:\n  staging: {}\n  prod: {}\n", ["plan", "--profile", "qa"], /^flowrules: --profile qa: no such profile in flowrules\.config\.yaml; defined: staging, prod$/],
     ["a default_profile that is not defined", "default_profile: qa\nprofiles:\n  prod: {}\n", ["plan"], /^flowrules: default_profile qa: no such profile in flowrules\.config\.yaml; defined: prod$/],
     ["YAML that does not parse", "profiles:\n  prod: { base_url: [\n", ["plan"], /^flowrules: flowrules\.config\.yaml:\d+:\d+: /],

@@ -190,11 +190,20 @@ describe("precedence: flag > environment > profile > default", () => {
     expect(runSettings({ workflows: "mine.json" }, { FLOWRULES_API_KEY: KEY }, dir).planning.workflows).toBe("mine.json");
   });
 
+  it("a profile may be named anything (even 'secrets-vault'); only keys inside it are checked for secrets", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "flowrules-settings-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, "flowrules.config.yaml"), "profiles:\n  secrets-vault:\n    base_url: http://127.0.0.1:5/api\n");
+    const run = runSettings({ profile: "secrets-vault" }, { FLOWRULES_API_KEY: KEY }, dir);
+    expect(run.connection.baseUrl).toBe("http://127.0.0.1:5/api");
+    expect(run.profile).toEqual({ name: "secrets-vault", file: "flowrules.config.yaml" });
+  });
+
   it("a wrong value names its source: flag, variable or profile line", async () => {
     const dir = await withProfile("    base_url: http://127.0.0.1:3/api\n    opt_out_tag: 'a,b'\n");
     expect(() => runSettings({ rateLimit: "fast" }, { FLOWRULES_API_KEY: KEY }, dir)).toThrow(/^--rate-limit must be a whole number/);
     expect(() => runSettings({}, { FLOWRULES_API_KEY: KEY, FLOWRULES_RATE_LIMIT: "-1" }, dir)).toThrow(/^FLOWRULES_RATE_LIMIT must be/);
-    expect(() => runSettings({}, { FLOWRULES_API_KEY: KEY }, dir)).toThrow(/^opt_out_tag of profile p \(flowrules\.config\.yaml\) "a,b": a tag cannot hold a comma/);
+    expect(() => runSettings({}, { FLOWRULES_API_KEY: KEY }, dir)).toThrow(/^flowrules\.config\.yaml:5:18: opt_out_tag of profile p "a,b": a tag cannot hold a comma/);
   });
 
   it("the progress ETA and the limiter take their pace from one share of the limit", () => {
