@@ -33,6 +33,7 @@ export function registerExplain(program: Command): void {
         format: opts.format as ExplainFormat,
         connection,
         ...(optOut ? { optOutTag: optOut } : {}),
+        ...(src.profile ? { profile: src.profile.name } : {}),
       },
       io,
     ));

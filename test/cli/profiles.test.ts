@@ -148,6 +148,8 @@ describe("profiles: the right service with the right key", () => {
     expect(saved.profile).toBe("staging");
     const started = json.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.event === "run.started");
     expect(started).toMatchObject({ command: "plan", base_url: staging.baseUrl, profile: "staging" });
+    const explain = await runCli(["explain", rules, "--instance", String(staging.store.ids(1042)[0] ?? 0)], KEYS, cwd());
+    expect(explain.stdout, explain.stderr).toMatch(/against http:\/\/127\.0\.0\.1:\d+\/api\/? \(profile staging\)/);
     // the saved plan applies under the same profile (its base URL is the profile's)
     const apply = await runCli(["apply", "plan.json"], KEYS, cwd());
     expect([0, 2], apply.stderr).toContain(apply.code);
