@@ -120,6 +120,7 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   const mode = await detectMode(opts.paths, cwd);
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
+    if (opts.changedSince !== undefined) throw new UserError("--changed-since selects rules to plan; a saved plan is applied as a whole");
     // every refusal (format, shape, digest, errors, base URL) happens here, before the lock and any request
     const checked = await loadPlanForApply(mode.file, opts.connection.baseUrl, { compact: true });
     const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };

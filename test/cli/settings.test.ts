@@ -134,6 +134,20 @@ describe("planning flags: plan and apply --auto-approve", () => {
   }
 });
 
+describe("a saved plan is applied as a whole", () => {
+  it("--rule and --changed-since are refused with a plan file, in one line, before any change", async () => {
+    const { sb, repo, env } = await setup();
+    const plan = await runCli(["plan", "rules", "--out", "plan.json"], env, { cwd: repo.dir });
+    expect(plan.code, plan.stderr).toBe(0);
+    for (const args of [["--rule", "abort-onboardings"], ["--changed-since", "HEAD"]]) {
+      const r = await runCli(["apply", "plan.json", ...args], env, { cwd: repo.dir });
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(`flowrules: ${args[0]} selects rules to plan; a saved plan is applied as a whole`);
+    }
+    expect(sb.requests().filter((q) => q.method === "POST")).toEqual([]);
+  }, 30_000);
+});
+
 describe("precedence: flag > environment > profile > default", () => {
   async function withProfile(profile: string): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), "flowrules-settings-"));
