@@ -154,7 +154,7 @@ function attr(flags: string): string {
 
 interface Picked {
   value: unknown;
-  /** the source in words, for messages: "--rate-limit", "FLOWRULES_RATE_LIMIT", "rate_limit of profile prod (flowrules.config.yaml)" */
+  /** the source in words, for messages: "--rate-limit", "FLOWRULES_RATE_LIMIT", "flowrules.config.yaml:7:17: rate_limit of profile prod" */
   from: string;
   kind: "flag" | "env" | "profile";
 }
