@@ -233,6 +233,33 @@ describe("profiles: refusals are one line", () => {
   });
 });
 
+describe("the documented profiles files", () => {
+  /** The YAML of docs/operating.md's two-tenant setup and of the README tour's sandbox profile, as written there. */
+  async function documented(): Promise<Array<[string, string]>> {
+    const root = join(import.meta.dirname, "..", "..");
+    const operating = await readFile(join(root, "docs", "operating.md"), "utf8");
+    const readme = await readFile(join(root, "README.md"), "utf8");
+    const block = /## Profiles[\s\S]*?```yaml\n([\s\S]*?)```/.exec(operating)?.[1] ?? "";
+    const tour = /cat > flowrules\.config\.yaml <<'YAML'\n([\s\S]*?)\n\s*YAML\n/.exec(readme)?.[1] ?? "";
+    return [["docs/operating.md", block], ["README.md", tour.replace(/^ {7}/gm, "")]];
+  }
+
+  it("parse, pass the checks and pick their profiles", async () => {
+    for (const [where, text] of await documented()) {
+      expect(text, where).toMatch(/profiles:/);
+      const d = await mkdtemp(join(tmpdir(), "flowrules-profiles-doc-"));
+      try {
+        await writeFile(join(d, "flowrules.config.yaml"), text);
+        const r = await runCli(["plan", "--base-url", "http://127.0.0.1:9/api"], {}, { cwd: d });
+        // settings resolve up to the key: the file itself was accepted
+        expect(r.stderr.trim(), where).toMatch(/^flowrules: no API key: set [A-Z_]+ \(the api_key_env of profile (staging|sandbox)\)/);
+      } finally {
+        await rm(d, { recursive: true, force: true });
+      }
+    }
+  });
+});
+
 describe("schemas/flowrules.config.schema.json", () => {
   it("is the committed output of `npm run schema`", async () => {
     expect(await readFile(CONFIG_SCHEMA_FILE, "utf8")).toBe(configSchemaText());
