@@ -34,7 +34,7 @@ export function registerPull(program: Command): void {
     const { connection, fields } = connectionRun(opts, process.env);
     const io = serviceIO(command, connection);
     process.exitCode = await runLogged(io, "pull", { paths, ...fields }, async (io) =>
-      (await import("../commands/pull.js")).pullCommand({ paths, ...workflowsOf(catalogSettings(opts, process.env)), connection }, io),
+      (await import("../commands/pull.js")).pullCommand({ paths, ...workflowsOf(catalogSettings(opts, process.env)), connection, ...(fields.profile ? { profile: fields.profile } : {}) }, io),
     );
   });
 }
