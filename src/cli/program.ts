@@ -33,5 +33,10 @@ export function buildProgram(): Command {
   registerPull(program);
   registerSandbox(program);
   addExamples(program);
+  program.addHelpText(
+    "after",
+    "\nEach setting comes from its flag, else its environment variable, else the profile of flowrules.config.yaml\n" +
+      "(--profile NAME), else its default. `flowrules <command> --help` names them; docs/operating.md has profiles.\n",
+  );
   return program;
 }
