@@ -1,8 +1,6 @@
 /** Flags shared by `plan`, `apply` and `explain` for running rules in production: the opt-out tag and webhooks. */
 import type { Command } from "commander";
-import { OUTPUT_FLAGS, PLANNING_FLAGS, notifyFrom, optionOf, optOutTagFrom, sourcesOf } from "./settings.js";
-
-export const OPT_OUT_ENV = PLANNING_FLAGS.optOutTag.env;
+import { OUTPUT_FLAGS, PLANNING_FLAGS, optionOf, optOutTagFrom, sourcesOf } from "./settings.js";
 
 export function addOptOutOption(cmd: Command): Command {
   return cmd.addOption(optionOf(PLANNING_FLAGS.optOutTag));
@@ -15,8 +13,4 @@ export function addNotifyOption(cmd: Command): Command {
 /** The opt-out tag in effect: the flag, else the environment, else the profile, else the default; empty turns it off. */
 export function optOutTag(opts: Record<string, unknown>, env: Record<string, string | undefined>): string | undefined {
   return optOutTagFrom(sourcesOf(opts, env));
-}
-
-export function notifyTargets(opts: Record<string, unknown>, env: Record<string, string | undefined>, insecureHttp: boolean): URL[] {
-  return notifyFrom(sourcesOf(opts, env), insecureHttp);
 }

@@ -61,7 +61,7 @@ function looksLikeSecret(key: string): boolean {
 }
 
 /** Reads and checks the config file; throws a one-line UserError naming file:line:col. */
-export function readConfigFile(abs: string, shown: string): { config: ReturnType<typeof ConfigFileSchema.parse>; src: SourceFile } {
+function readConfigFile(abs: string, shown: string): { config: ReturnType<typeof ConfigFileSchema.parse>; src: SourceFile } {
   let text: string;
   try {
     text = readFileSync(abs, "utf8");

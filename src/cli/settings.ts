@@ -92,7 +92,7 @@ export const OUTPUT_FLAGS = {
 } satisfies Record<string, SettingSource>;
 
 /** The help text of a setting: what it does, then where else it may come from. */
-export function helpOf(s: SettingSource): string {
+function helpOf(s: SettingSource): string {
   const more = [s.env ? `env ${s.env}` : undefined, s.profile ? `profile ${s.profile}` : undefined].filter((x) => x !== undefined);
   if (more.length === 0) return s.help;
   // "… (default 100)" becomes "… (default 100; env X; profile y)": one parenthesis, not two
@@ -142,7 +142,7 @@ export function sourcesOf(opts: Record<string, unknown>, env: Record<string, str
   return { opts, env, ...(profile ? { profile } : {}) };
 }
 
-export function profileRef(src: Sources): ProfileRef | undefined {
+function profileRef(src: Sources): ProfileRef | undefined {
   return src.profile ? { name: src.profile.name, file: src.profile.file } : undefined;
 }
 
@@ -202,7 +202,7 @@ export function runSecrets(): string[] {
 }
 
 /** The API key's variable: the profile's api_key_env, else FLOWRULES_API_KEY. Never a flag, never the file. */
-export function apiKeyEnvOf(src: Sources): string {
+function apiKeyEnvOf(src: Sources): string {
   return src.profile?.values.api_key_env ?? DEFAULT_API_KEY_ENV;
 }
 
@@ -285,7 +285,7 @@ export function planningFrom(src: Sources): PlanningSettings {
 }
 
 /** Webhooks: the flag's URLs, else the variable's (comma-separated), else the profile's. */
-export function notifyFrom(src: Sources, insecureHttp: boolean): URL[] {
+function notifyFrom(src: Sources, insecureHttp: boolean): URL[] {
   const p = pick(OUTPUT_FLAGS.notify, src);
   if (p === undefined) return [];
   if (p.kind === "flag") return notifyUrls(Strings.parse(p.value), {}, insecureHttp);
@@ -300,7 +300,7 @@ export function notifyFrom(src: Sources, insecureHttp: boolean): URL[] {
   }
 }
 
-export function outputFrom(src: Sources, insecureHttp: boolean): OutputSettings {
+function outputFrom(src: Sources, insecureHttp: boolean): OutputSettings {
   return OutputSettingsSchema.parse({
     quiet: src.opts.quiet === true,
     detailedExitcode: src.opts.detailedExitcode === true,

@@ -12,7 +12,7 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Keys that would hold a secret: refused with their own message, since the key never lives in the file. */
 export const SECRET_KEYS = ["api_key", "apikey", "api-key", "key", "token", "secret", "password"] as const;
 
-export const ProfileSchema = z
+const ProfileSchema = z
   .strictObject({
     base_url: z.string().min(1).meta({ description: "service base URL, e.g. https://tenant.example.com/api (flag --base-url, env FLOWRULES_BASE_URL win over it)" }),
     rate_limit: z
@@ -34,7 +34,7 @@ export const ProfileSchema = z
   .partial();
 export type Profile = z.infer<typeof ProfileSchema>;
 
-export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 export const ConfigFileSchema = z.strictObject({
   default_profile: z.string().regex(PROFILE_NAME).optional().meta({ description: "the profile used when neither --profile nor FLOWRULES_PROFILE names one" }),
@@ -42,7 +42,6 @@ export const ConfigFileSchema = z.strictObject({
     .record(z.string().regex(PROFILE_NAME, "a profile name is letters, digits, '.', '_' or '-'"), ProfileSchema)
     .meta({ description: "one entry per service or tenant, chosen with --profile NAME or FLOWRULES_PROFILE" }),
 });
-export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 
 /** The JSON Schema committed as schemas/flowrules.config.schema.json (stable text: a test compares it). */
 export function buildConfigJsonSchema(): Record<string, unknown> {

@@ -32,7 +32,7 @@ export function sendRatePerMin(rateLimitPerMin: number): number {
   return rateLimitPerMin * WINDOW_SHARE;
 }
 
-export const ShardSchema = z.object({ index: z.number().int().min(0), count: z.number().int().min(1) });
+const ShardSchema = z.object({ index: z.number().int().min(0), count: z.number().int().min(1) });
 
 export const ConnectionSettingsSchema = z.object({
   baseUrl: z.string().min(1),
@@ -67,9 +67,6 @@ export const PlanningSettingsSchema = z.object({
 });
 export type PlanningSettings = z.infer<typeof PlanningSettingsSchema>;
 
-/** The planning of a run with nothing chosen: every rule, every instance, the default opt-out tag. */
-export const DEFAULT_PLANNING: PlanningSettings = { rules: [], explainRequests: false, optOutTag: DEFAULT_OPT_OUT_TAG };
-
 export const ApplyingSettingsSchema = z.object({
   autoApprove: z.boolean(),
   /** journal file; default `<plan>.journal.jsonl` beside the plan */
@@ -85,7 +82,6 @@ export const ApplyingSettingsSchema = z.object({
   lockWaitMs: z.number().min(0).optional(),
   lockWaitText: z.string().optional(),
 });
-export type ApplyingSettings = z.infer<typeof ApplyingSettingsSchema>;
 
 export const OutputSettingsSchema = z.object({
   quiet: z.boolean(),
@@ -96,7 +92,7 @@ export const OutputSettingsSchema = z.object({
 export type OutputSettings = z.infer<typeof OutputSettingsSchema>;
 
 /** Which profile of which file a run uses: named wherever the service is (plan header, notifications, logs). */
-export const ProfileRefSchema = z.object({ name: z.string().min(1), file: z.string().min(1) });
+const ProfileRefSchema = z.object({ name: z.string().min(1), file: z.string().min(1) });
 export type ProfileRef = z.infer<typeof ProfileRefSchema>;
 
 /** The service as people read it in every output that names it: its URL, and the profile that chose it. */
