@@ -290,7 +290,8 @@ function notifyFrom(src: Sources, insecureHttp: boolean): URL[] {
   if (p === undefined) return [];
   if (p.kind === "flag") return notifyUrls(Strings.parse(p.value), {}, insecureHttp);
   if (p.kind === "env") return notifyUrls([], { FLOWRULES_NOTIFY_URL: String(p.value) }, insecureHttp);
-  const list = Array.isArray(p.value) ? Strings.parse(p.value) : [String(p.value)];
+  // a profile's single string may list several, comma-separated, as FLOWRULES_NOTIFY_URL does
+  const list = (Array.isArray(p.value) ? Strings.parse(p.value) : String(p.value).split(",")).map((u) => u.trim()).filter((u) => u !== "");
   try {
     return [...new Map(list.map((u) => parseNotifyUrl(u, insecureHttp)).map((u) => [u.href, u])).values()];
   } catch (err) {

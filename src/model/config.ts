@@ -27,7 +27,7 @@ const ProfileSchema = z
     workflows: z.string().min(1).meta({ description: "workflow catalog file for this tenant (relative to this file), default flowrules.workflows.json" }),
     notify: z
       .union([z.string().min(1), z.array(z.string().min(1))])
-      .meta({ description: "webhook URL(s) told at the end of plan and apply" }),
+      .meta({ description: "webhook URL(s) told at the end of plan and apply: a list, or one string (comma-separated like FLOWRULES_NOTIFY_URL)" }),
     opt_out_tag: z.string().meta({ description: `instances carrying this tag are changed by no rule (default ${DEFAULT_OPT_OUT_TAG}; "" turns it off)` }),
     state: z.string().min(1).meta({ description: "state folder for this tenant (relative to this file)" }),
   })

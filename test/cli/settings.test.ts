@@ -213,6 +213,15 @@ describe("precedence: flag > environment > profile > default", () => {
     expect(run.profile).toEqual({ name: "secrets-vault", file: "flowrules.config.yaml" });
   });
 
+  it("notify: flag list > variable (comma-separated) > profile (a list, or a comma-separated string); duplicates once", async () => {
+    const dir = await withProfile("    base_url: http://127.0.0.1:3/api\n    notify: 'http://127.0.0.1:7/a, http://127.0.0.1:7/b,http://127.0.0.1:7/a'\n");
+    const hrefs = (opts: Record<string, unknown>, env: Record<string, string>): string[] =>
+      runSettings(opts, { FLOWRULES_API_KEY: KEY, ...env }, dir).output.notify.map((u) => u.href);
+    expect(hrefs({}, {})).toEqual(["http://127.0.0.1:7/a", "http://127.0.0.1:7/b"]);
+    expect(hrefs({}, { FLOWRULES_NOTIFY_URL: "http://127.0.0.1:8/e" })).toEqual(["http://127.0.0.1:8/e"]);
+    expect(hrefs({ notify: ["http://127.0.0.1:9/f"] }, { FLOWRULES_NOTIFY_URL: "http://127.0.0.1:8/e" })).toEqual(["http://127.0.0.1:9/f"]);
+  });
+
   it("a wrong value names its source: flag, variable or profile line", async () => {
     const dir = await withProfile("    base_url: http://127.0.0.1:3/api\n    opt_out_tag: 'a,b'\n");
     expect(() => runSettings({ rateLimit: "fast" }, { FLOWRULES_API_KEY: KEY }, dir)).toThrow(/^--rate-limit must be a whole number/);
