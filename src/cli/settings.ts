@@ -5,8 +5,8 @@
  * help always names the variable it falls back to.
  *
  * Adding a planning flag (CONTRIBUTING.md, "Adding a flag"): a field in PlanningSettingsSchema, its line in
- * PLANNING_FLAGS below (the compiler asks for it), the value in planningFrom, and its use in the planner. `plan` and
- * `apply --auto-approve` both register PLANNING_FLAGS and pass `planning` whole, so they accept it and plan alike.
+ * PLANNING_FLAGS below (the compiler asks for it), and its use in the planner. `plan` and `apply --auto-approve` both
+ * register PLANNING_FLAGS and pass `planning` whole, so they accept it and plan alike.
  */
 import { resolve } from "node:path";
 import { Option, type Command } from "commander";
@@ -46,6 +46,13 @@ export interface SettingSource {
   help: string;
   /** a value given as the flag and the variable alike is repeatable (--notify) */
   repeatable?: boolean;
+  /** an empty variable is a value, not "unset" (FLOWRULES_OPT_OUT_TAG="" turns the opt-out off) */
+  emptyEnvIsValue?: boolean;
+}
+
+/** A planning setting: where it may come from, and how the value picked (or none) becomes the setting. */
+export interface PlanningSource<T> extends SettingSource {
+  read: (picked: Picked | undefined, src: Sources) => T | undefined;
 }
 
 /** The settings every verb that talks to the service shares, and how each one is given. */
@@ -64,21 +71,43 @@ export const CONNECTION_FLAGS = {
   config: { flags: "--config <file>", env: CONFIG_ENV, help: "the profiles file (default flowrules.config.yaml in the current directory)" },
 } satisfies Record<string, SettingSource>;
 
-/** Flags of `plan` and `apply --auto-approve` alike: one line per field of PlanningSettings. */
-export const PLANNING_FLAGS: { [K in keyof PlanningSettings]-?: SettingSource } = {
-  rules: { flags: "--rule <name>", help: "plan only this rule (repeatable)", repeatable: true },
-  shard: { flags: "--shard <i/n>", help: "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4" },
-  changedSince: { flags: "--changed-since <git-ref>", help: "plan only the rules added or edited since this git ref; list removed ones" },
-  explainRequests: { flags: "--explain-requests", help: "say on stderr why each list, field page or record read is made (or saved)" },
+/**
+ * Flags of `plan` and `apply --auto-approve` alike: one line per field of PlanningSettings (the compiler asks for it),
+ * saying where the setting may come from and how the value picked becomes it. planningFrom reads them all.
+ */
+export const PLANNING_FLAGS: { [K in keyof PlanningSettings]-?: PlanningSource<PlanningSettings[K]> } = {
+  rules: { flags: "--rule <name>", help: "plan only this rule (repeatable)", repeatable: true, read: (p) => Strings.parse(p?.value ?? []) },
+  shard: {
+    flags: "--shard <i/n>",
+    help: "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4",
+    read: (p) => (p ? parseShard(p.value) : undefined),
+  },
+  changedSince: {
+    flags: "--changed-since <git-ref>",
+    help: "plan only the rules added or edited since this git ref; list removed ones",
+    read: (p) => (typeof p?.value === "string" ? p.value : undefined),
+  },
+  explainRequests: {
+    flags: "--explain-requests",
+    help: "say on stderr why each list, field page or record read is made (or saved)",
+    read: (p) => p?.value === true,
+  },
   optOutTag: {
     flags: "--opt-out-tag <tag>",
     env: "FLOWRULES_OPT_OUT_TAG",
     profile: "opt_out_tag",
     help: `instances carrying this tag are changed by no rule (default ${DEFAULT_OPT_OUT_TAG}; "" turns it off)`,
+    emptyEnvIsValue: true,
+    read: (p) => optOutTagOf(p),
   },
-  workflows: { flags: "--workflows <file>", profile: "workflows", help: "workflow catalog to compare the live workflows with (default flowrules.workflows.json)" },
-  // no flag yet: `--state` arrives with issue 24 and takes this line's `flags`
-  state: { env: "FLOWRULES_STATE", profile: "state", help: "state folder (issue 24)" },
+  workflows: {
+    flags: "--workflows <file>",
+    profile: "workflows",
+    help: "workflow catalog to compare the live workflows with (default flowrules.workflows.json)",
+    read: (p, src) => pathOf(p, src),
+  },
+  // no flag yet: `--state` arrives with issue 24 and adds `flags` to this line
+  state: { env: "FLOWRULES_STATE", profile: "state", help: "state folder (issue 24)", read: (p, src) => pathOf(p, src) },
 };
 
 export const OUTPUT_FLAGS = {
@@ -152,7 +181,7 @@ function attr(flags: string): string {
   return long.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
-interface Picked {
+export interface Picked {
   value: unknown;
   /** the source in words, for messages: "--rate-limit", "FLOWRULES_RATE_LIMIT", "flowrules.config.yaml:7:17: rate_limit of profile prod" */
   from: string;
@@ -163,14 +192,14 @@ interface Picked {
  * The first source that gives the setting: flag, then environment, then profile. An empty variable counts as unset
  * unless `emptyEnvIsValue` (the opt-out tag, where "" turns it off).
  */
-export function pick(s: SettingSource, src: Sources, emptyEnvIsValue = false): Picked | undefined {
+export function pick(s: SettingSource, src: Sources): Picked | undefined {
   if (s.flags) {
     const v = src.opts[attr(s.flags)];
     if (v !== undefined && !(Array.isArray(v) && v.length === 0)) return { value: v, from: s.flags.split(" ")[0] ?? s.flags, kind: "flag" };
   }
   if (s.env) {
     const v = src.env[s.env];
-    if (v !== undefined && (v !== "" || emptyEnvIsValue)) return { value: v, from: s.env, kind: "env" };
+    if (v !== undefined && (v !== "" || s.emptyEnvIsValue === true)) return { value: v, from: s.env, kind: "env" };
   }
   if (s.profile && src.profile) {
     const v = src.profile.values[s.profile];
@@ -251,9 +280,8 @@ export function connectionFrom(src: Sources, shard?: Shard): ConnectionSettings 
   });
 }
 
-/** The opt-out tag in effect: flag, environment, profile, default; empty turns it off. */
-export function optOutTagFrom(src: Sources): string | undefined {
-  const p = pick(PLANNING_FLAGS.optOutTag, src, true);
+/** The opt-out tag in effect from the value picked (flag, environment, profile), else the default; empty turns it off. */
+function optOutTagOf(p: Picked | undefined): string | undefined {
   const raw = p === undefined ? DEFAULT_OPT_OUT_TAG : String(p.value);
   if (raw === "") return undefined;
   const problem = tagProblem(raw);
@@ -263,25 +291,21 @@ export function optOutTagFrom(src: Sources): string | undefined {
   return raw;
 }
 
+/** The opt-out tag alone (explain has it without the rest of the planning). */
+export function optOutTagFrom(src: Sources): string | undefined {
+  return optOutTagOf(pick(PLANNING_FLAGS.optOutTag, src));
+}
+
 const Strings = z.array(z.string());
 
-/** What to plan, the same for `plan` and `apply --auto-approve` (and `watch` later). */
+/** What to plan, the same for `plan` and `apply --auto-approve` (and `watch` later): every line of PLANNING_FLAGS. */
 export function planningFrom(src: Sources): PlanningSettings {
-  const P = PLANNING_FLAGS;
-  const shard = pick(P.shard, src);
-  const changedSince = pick(P.changedSince, src);
-  const optOutTag = optOutTagFrom(src);
-  const workflows = pathOf(pick(P.workflows, src), src);
-  const state = pathOf(pick(P.state, src), src);
-  return PlanningSettingsSchema.parse({
-    rules: Strings.parse(pick(P.rules, src)?.value ?? []),
-    ...(shard ? { shard: parseShard(shard.value) } : {}),
-    ...(typeof changedSince?.value === "string" ? { changedSince: changedSince.value } : {}),
-    explainRequests: pick(P.explainRequests, src)?.value === true,
-    ...(optOutTag !== undefined ? { optOutTag } : {}),
-    ...(workflows !== undefined ? { workflows } : {}),
-    ...(state !== undefined ? { state } : {}),
-  });
+  const values: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(PLANNING_FLAGS)) {
+    const value: unknown = s.read(pick(s, src), src);
+    if (value !== undefined) values[key] = value;
+  }
+  return PlanningSettingsSchema.parse(values);
 }
 
 /** Webhooks: the flag's URLs, else the variable's (comma-separated), else the profile's. */
