@@ -5,18 +5,21 @@
  */
 import type { Argument, Command, Option } from "commander";
 import { cell } from "./markdown.js";
+import { EXAMPLES } from "#flowrules/cli/examples.js";
 
 /** Environment variables flowrules reads that no option description names, with what they do. */
 export const ENVIRONMENT: Readonly<Record<string, string>> = {
   FLOWRULES_API_KEY:
-    "The API key, sent as `Authorization: Api-Key <key>`. Read only from the environment, never from a flag, so it stays out of shell history and CI logs; it is scrubbed from every output, log line and error.",
+    "The API key, sent as `Authorization: Api-Key <key>` (a profile's `api_key_env` names another variable to read it from). Read only from the environment, never from a flag or a file, so it stays out of shell history and CI logs; it is scrubbed from every output, log line and error.",
   FLOWRULES_BASE_URL: "The service base URL, e.g. `https://host/api` (the `--base-url` flag wins).",
   FLOWRULES_RATE_LIMIT: "Client-side limit in requests a minute, 0 = off; default 100 (the `--rate-limit` flag wins).",
   FLOWRULES_OPT_OUT_TAG:
     "An instance carrying this tag is changed by no rule and counted as excluded; default `no-automation`, empty turns the opt-out off (the `--opt-out-tag` flag wins).",
   FLOWRULES_NOTIFY_URL:
     "Webhooks told at the end of `plan` and `apply`, comma-separated (the `--notify` flags win): one JSON POST each, https:// or http:// to loopback unless `--insecure-http`.",
-  FLOWRULES_CONFIG: "The config file whose `profiles:` keys the shell completion scripts offer as profile names; default `flowrules.config.yaml` in the current folder.",
+  FLOWRULES_CONFIG: "The profiles file (the `--config` flag wins); default `flowrules.config.yaml` in the current directory, when present.",
+  FLOWRULES_PROFILE:
+    "The profile of the profiles file to use (the `--profile` flag wins; otherwise the file's `default_profile`). A profile's values come after flags and environment variables, before defaults.",
   FLOWRULES_DEBUG: "`1` adds the stack trace to an unexpected error (otherwise one line).",
   NO_COLOR: "Any non-empty value turns colours off (colours are only used on a terminal anyway).",
 };
@@ -81,6 +84,8 @@ export function cliReference(program: Command): string {
     }
     const opts = visible(c);
     if (opts.length > 0) out.push("| Option | Description | Notes |", "| --- | --- | --- |", ...opts.map(optionRow), "");
+    const examples = EXAMPLES[c.name()] ?? [];
+    if (examples.length > 0) out.push("Examples:", "", "```", ...examples.map(([line, what]) => `${line}    # ${what}`), "```", "");
     for (const o of opts) for (const e of envNames(o.description)) note(e, `\`${o.long ?? o.flags}\``);
   }
   out.push("## Environment", "");

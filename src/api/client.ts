@@ -37,6 +37,7 @@ import {
 import { StatsRecorder, type EndpointName, type RequestStats } from "./stats.js";
 import { describeLink, linkPath, normaliseBaseUrl, relativeLink, type BaseUrl } from "./url-guard.js";
 import { errorMessage } from "../model/guards.js";
+import { DEFAULT_CONCURRENCY, DEFAULT_RATE_LIMIT, DEFAULT_TIMEOUT_MS } from "../model/settings.js";
 
 export interface ClientOptions {
   /** e.g. "https://host/api" or "http://127.0.0.1:4010/api/" (trailing slash optional) */
@@ -45,7 +46,8 @@ export interface ClientOptions {
   /**
    * The service's limit in requests per window (a minute unless `rateLimitWindowMs` says otherwise); default 100,
    * 0 = no client-side limit. The client allows itself 95 % of it in any sliding window (rate-limiter.ts); a 429,
-   * Retry-After and RateLimit headers are followed either way. Fractions are fine (a shard's share).
+   * Retry-After and RateLimit headers are followed either way. Fractions are fine (a shard's share). The defaults of
+   * this and the next options are the settings model's (src/model/settings.ts).
    */
   rateLimitPerMin?: number;
   /** the window of `rateLimitPerMin`; default 60_000 (tests and the benchmark scale it down with the sandbox's) */
@@ -190,8 +192,8 @@ class Client implements ApiClient {
     this.base = normaliseBaseUrl(opts.baseUrl, opts.insecureHttp ?? false);
     this.baseUrl = this.base.href;
     this.apiKey = opts.apiKey;
-    this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 4));
-    this.timeoutMs = Math.max(1, opts.timeoutMs ?? 30_000);
+    this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? DEFAULT_CONCURRENCY));
+    this.timeoutMs = Math.max(1, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.maxAttempts = Math.max(1, Math.floor(opts.maxAttempts ?? 5));
     this.maxRetryTimeMs = Math.max(0, opts.maxRetryTimeMs ?? 120_000);
     this.retryBaseMs = Math.max(0, opts.retryBaseMs ?? 500);
@@ -200,7 +202,7 @@ class Client implements ApiClient {
     this.limiter =
       opts.limiter ??
       new RateLimiter({
-        perWindow: Math.max(0, opts.rateLimitPerMin ?? 100),
+        perWindow: Math.max(0, opts.rateLimitPerMin ?? DEFAULT_RATE_LIMIT),
         windowMs: opts.rateLimitWindowMs ?? DEFAULT_WINDOW_MS,
         onWait: (w) => this.announceWait(w),
       });

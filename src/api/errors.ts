@@ -173,10 +173,11 @@ export class TransportError extends FlowrulesApiError {
 export class InsecureUrlError extends FlowrulesApiError {
   readonly host: string;
 
-  constructor(host: string) {
+  /** `how` names the switch in the caller's words (src/cli says `--insecure-http`; this layer knows no flag) */
+  constructor(host: string, how = "the insecureHttp option") {
     super(
       `refusing plain http:// to ${host}: the API key would cross the network unencrypted; ` +
-        `use https:// or allow it explicitly (--insecure-http)`,
+        `use https:// or allow it explicitly (${how})`,
     );
     this.host = host;
   }

@@ -14,8 +14,10 @@
 import type { RateLimitInfo } from "./rate-headers.js";
 import { sleep as realSleep } from "./retry.js";
 
+import { WINDOW_SHARE } from "../model/settings.js";
+
 /** Share of the service's per-window limit the client allows itself: 95 of 100, leaving 5 for the above. */
-export const WINDOW_SHARE = 0.95;
+export { WINDOW_SHARE };
 /** The production limit is stated per minute. */
 export const DEFAULT_WINDOW_MS = 60_000;
 /** Longest single sleep: the clock is looked at again after it, so a clock that jumps (tests) is followed. */

@@ -10,7 +10,8 @@
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { clientFrom, type ClientOptions } from "../api/index.js";
-import type { ConnectionSettings } from "../api/connection.js";
+import { sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
+import type { PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../engine/apply/batches.js";
 import { DEFAULT_RECHECK_EVERY_MS, executePlan, type ApplyProgress } from "../engine/apply/execute.js";
@@ -32,7 +33,8 @@ import { applyPayload } from "../render/notify/payload.js";
 import { redactor } from "../log/redact.js";
 import { errorMessage } from "../model/guards.js";
 
-export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
+import { DEFAULT_LOCK_TIMEOUT_MS } from "../model/settings.js";
+export { DEFAULT_LOCK_TIMEOUT_MS };
 export const RUNS_DIR = ".flowrules/runs";
 
 /** Asks the person at the terminal (stdin). */
@@ -42,7 +44,11 @@ export interface Confirm {
   ask(question: string): Promise<string>;
 }
 
-export interface ApplyCommandOptions {
+/**
+ * `apply`'s options. With rule paths it plans with the same PlanRunOptions as `plan` (built from the same resolved
+ * settings in src/cli), handed over whole, so every planning flag works alike on both verbs.
+ */
+export interface ApplyCommandOptions extends PlanRunOptions {
   paths: string[];
   autoApprove: boolean;
   /** journal file; default `<plan>.journal.jsonl` */
@@ -58,7 +64,7 @@ export interface ApplyCommandOptions {
   format?: ApplyFormat;
   /** only these rules (rule paths only) */
   rules: string[];
-  /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/ci/shard.ts) */
+  /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/plan/shard.ts) */
   shard?: Shard;
   connection: ConnectionSettings;
   /** where .flowrules/ lives and relative paths resolve; default process.cwd() */
@@ -72,8 +78,6 @@ export interface ApplyCommandOptions {
   maxDurationMs?: number;
   /** --max-duration as the user wrote it, for the summary */
   maxDurationText?: string;
-  /** instances carrying this tag are changed by no rule (rule paths); undefined = off */
-  optOutTag?: string;
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
   notify?: NotifySettings;
   /** knobs for tests and benchmarks */
@@ -144,6 +148,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
   const mode = await detectMode(opts.paths, cwd);
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
+    if (opts.changedSince !== undefined) throw new UserError("--changed-since selects rules to plan; a saved plan is applied as a whole");
     // every refusal (format, shape, digest, errors, base URL) happens here, before the lock and any request
     const checked = await loadPlanForApply(mode.file, opts.connection.baseUrl, { compact: true });
     const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };
@@ -161,20 +166,17 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
   }
   // loaded only here: applying a saved plan needs neither the rule compiler nor the planner, whose modules would
   // raise the heap every apply starts from (docs/performance.md, "Memory")
-  const [{ loadRuleSetOrReport }, { planRuleSet, writePlanFile }, { PLAN_FORMATS }] = await Promise.all([
-    import("./load.js"),
+  const [{ loadPlanning, planLoaded }, { writePlanFile }, { PLAN_FORMATS }] = await Promise.all([
+    import("./planning.js"),
     import("./plan.js"),
     import("../render/plan/index.js"),
   ]);
-  const ruleSet = await loadRuleSetOrReport(mode.paths, opts.rules, io);
-  if (!ruleSet) return EXIT_ERROR;
+  const rules = await loadPlanning(mode.paths, opts, io);
+  if (!rules) return EXIT_ERROR;
   const what = `${opts.paths.join(" ")}${opts.autoApprove ? " (auto-approve)" : ""}`;
   return withLock(opts, cwd, what, io, async (lock) => {
-    const plan = await planRuleSet(ruleSet, opts.connection, io, {
-      quiet: opts.quiet,
-      ...(opts.shard ? { shard: opts.shard } : {}),
-      ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
-    });
+    // the same planning as `plan`: the run's planning settings, whole
+    const plan = await planLoaded(rules, opts.connection, io, opts);
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${e.message}\n`);
       io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
@@ -191,7 +193,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
       const review = PLAN_FORMATS.text(plan, { color: useColor(io) });
       if (opts.format === "json") io.stderr(review);
       else io.stdout(review);
-      const answer = await opts.confirm?.ask(`Apply these ${plan.changes.length} changes to ${plan.base_url}? Only 'yes' is accepted: `);
+      const answer = await opts.confirm?.ask(`Apply these ${plan.changes.length} changes to ${serviceName(plan.base_url, opts.profile?.name)}? Only 'yes' is accepted: `);
       if ((answer ?? "").trim() !== "yes") {
         io.stderr("Apply cancelled; nothing was changed.\n");
         return EXIT_ERROR;
@@ -269,7 +271,7 @@ async function applyLoaded(
   const instanceOf = new Map(plan.changes.map((c) => [c.id, c.instance_id]));
   const journal = Journal.open(journalFile, loaded.digest, (id) => instanceOf.get(id));
   instanceOf.clear(); // replayed: the journal needs it no more (one entry per change at 100,000 changes)
-  const view = progressView(io, { quiet: opts.quiet, ratePerMin: opts.connection.rateLimitPerMin });
+  const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(opts.connection.rateLimitPerMin) });
   const say = (line: string): void => {
     if (opts.quiet) return;
     view.clear();
@@ -289,7 +291,7 @@ async function applyLoaded(
   });
   try {
     journal.start({ flowrules_version: VERSION, plan_file: loaded.file });
-    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${client.baseUrl}${audit > 0 ? ` (${audit} in audit, not sent)` : ""}`);
+    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${serviceName(client.baseUrl, opts.profile?.name)}${audit > 0 ? ` (${audit} in audit, not sent)` : ""}`);
     const log = io.log ?? nullLogger;
     // change events stream as outcomes are known; the ones never attempted are logged at the end
     const logged = new Set<string>();
@@ -342,7 +344,7 @@ async function applyLoaded(
     });
     io.stdout(summary);
     const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
-    await sendNotification(opts.notify, applyPayload({ plan: loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
+    await sendNotification(opts.notify, applyPayload({ plan: opts.profile ? { ...loaded.plan, profile: opts.profile.name } : loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
     return applyExitCode(result.outcomes, opts.detailedExitcode);
   } finally {
     view.finish();

@@ -14,12 +14,15 @@ import { DEFAULT_RULE_PATHS } from "../rules/index.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { workflowSource } from "./workflow-source.js";
 import { findWorkflow } from "../engine/workflow-ref.js";
+import { serviceName } from "../model/settings.js";
 
 export interface PullOptions {
   paths: string[];
   workflows?: string;
   connection: ConnectionSettings;
   now?: Date;
+  /** the profile that chose the service, named beside it */
+  profile?: string;
 }
 
 export async function pullCommand(opts: PullOptions, io: CommandIO): Promise<number> {
@@ -57,7 +60,7 @@ export async function pullCommand(opts: PullOptions, io: CommandIO): Promise<num
       workflows,
     };
     await writeFile(file, `${JSON.stringify(catalog, null, 2)}\n`);
-    io.stderr(`${file}: ${workflows.length} ${workflows.length === 1 ? "workflow" : "workflows"} (${client.stats().total} requests to ${client.baseUrl})\n`);
+    io.stderr(`${file}: ${workflows.length} ${workflows.length === 1 ? "workflow" : "workflows"} (${client.stats().total} requests to ${serviceName(client.baseUrl, opts.profile)})\n`);
     return failed ? EXIT_ERROR : EXIT_OK;
   } finally {
     await client.close();

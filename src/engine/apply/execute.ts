@@ -63,7 +63,8 @@ export interface ExecuteOptions {
   now?: () => number;
 }
 
-export const DEFAULT_RECHECK_EVERY_MS = 60_000;
+import { DEFAULT_RECHECK_EVERY_MS } from "../../model/settings.js";
+export { DEFAULT_RECHECK_EVERY_MS };
 
 /** One staleness check: the list per workflow and the reads it led to. */
 export interface StalenessCheck {

@@ -29,7 +29,7 @@ export class LockHeldError extends UserError {
 }
 
 /** Where the lock lives, relative to the working directory (`--lock-file` changes it). */
-export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
+export { DEFAULT_LOCK_FILE } from "../../model/settings.js";
 
 const OwnerSchema = z.object({
   pid: z.number().int(),

@@ -4,6 +4,7 @@
  */
 import { mutatingKind } from "../../actions/index.js";
 import pc from "picocolors";
+import { serviceName } from "../../model/settings.js";
 import { diffKeys, showValue } from "../plan/summary.js";
 import type { PlannedChange } from "../../plan/types.js";
 import { show, showWritten } from "../../engine/explain/show.js";
@@ -84,7 +85,7 @@ export function explainText(e: Explanation, color: boolean): string {
   const out = [
     c.bold(`Instance ${i.id} ${JSON.stringify(i.name)}`) +
       ` — workflow ${i.process_id}, ${i.status}, active steps: ${i.active_step_ids.join(", ") || "none"}, tags: ${i.tags.join(", ") || "none"}`,
-    c.dim(`explained at ${e.now}${e.base_url ? ` against ${e.base_url}` : ""}`),
+    c.dim(`explained at ${e.now}${e.base_url ? ` against ${serviceName(e.base_url, e.profile)}` : ""}`),
   ];
   for (const r of e.rules) out.push("", ...ruleLines(c, r));
   if (e.rules.length === 0) out.push("", `No loaded rule acts on workflow ${i.process_id}.`);

@@ -5,6 +5,7 @@
  * Content-Security-Policy of `default-src 'none'` that allows only this page's own style and script (by hash), so
  * even a value that slipped through escaping could neither run nor load anything.
  */
+import { serviceName } from "../../model/settings.js";
 import { createHash } from "node:crypto";
 import { MUTATING_KINDS } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
@@ -333,7 +334,7 @@ export const html: PlanFormatter = (plan) => {
   const body: string[] = [];
   body.push(`<a class="skip" href="#changes">Skip to the changes</a><main>`);
   body.push(`<header><h1>flowrules plan</h1><p class="summary" id="summary">${esc(summaryLine(plan))}</p>`);
-  body.push(`<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url || "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`);
+  body.push(`<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url ? serviceName(plan.base_url, plan.profile) : "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`);
   body.push(`<nav aria-label="Sections">${nav.join(" · ")}</nav>${countsList(plan)}</header>`);
   body.push(errorsHtml);
   body.push(`<section id="rules" aria-labelledby="rules-h"><h2 id="rules-h">Rules (${plan.rules.length})</h2>${rulesTable(plan)}</section>`);

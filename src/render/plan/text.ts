@@ -1,4 +1,5 @@
 /** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
+import { serviceName } from "../../model/settings.js";
 import pc from "picocolors";
 import type { Plan, PlannedReport } from "../../plan/types.js";
 import { describeChange, diffKeys, kindsUsed, presentation, showValue, summaryLine } from "./summary.js";
@@ -36,7 +37,7 @@ export const text: PlanFormatter = (plan, { color }) => {
   const c = pc.createColors(color);
   const paint = (kind: string, s: string): string => c[presentation(kind).colour](s);
   const out: string[] = [];
-  out.push(c.bold(`flowrules plan against ${plan.base_url || "(fixtures)"} at ${plan.created_at}`));
+  out.push(c.bold(`flowrules plan against ${plan.base_url ? serviceName(plan.base_url, plan.profile) : "(fixtures)"} at ${plan.created_at}`));
 
   const used = kindsUsed(plan);
   if (used.length > 0) {
