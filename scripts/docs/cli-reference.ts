@@ -20,6 +20,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   FLOWRULES_CONFIG: "The profiles file (the `--config` flag wins); default `flowrules.config.yaml` in the current directory, when present.",
   FLOWRULES_PROFILE:
     "The profile of the profiles file to use (the `--profile` flag wins; otherwise the file's `default_profile`). A profile's values come after flags and environment variables, before defaults.",
+  FLOWRULES_STATE:
+    "The state dir of `plan` and `apply` with rule paths (the `--state` flag wins; a profile's `state` after it): what each run learned, so the next asks the service only for what changed; the plan is the same as without it (docs/operating.md, \"State between runs\").",
   FLOWRULES_DEBUG: "`1` adds the stack trace to an unexpected error (otherwise one line).",
   NO_COLOR: "Any non-empty value turns colours off (colours are only used on a terminal anyway).",
 };

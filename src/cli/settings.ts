@@ -33,6 +33,7 @@ import {
 import { notifyUrls, parseNotifyUrl } from "../notify/urls.js";
 import { parseShard, shardLabel, type Shard } from "../plan/shard.js";
 import { tagProblem } from "../rules/operations.js";
+import { parseResyncAfter } from "./state.js";
 import { CONFIG_ENV, PROFILE_ENV, loadProfile, type LoadedProfile } from "./profiles.js";
 import { processIO, type CommandIO } from "../log/command-io.js";
 import { commandLogger, withLogger } from "../log/index.js";
@@ -106,8 +107,23 @@ export const PLANNING_FLAGS: { [K in keyof PlanningSettings]-?: PlanningSource<P
     help: "workflow catalog to compare the live workflows with (default flowrules.workflows.json)",
     read: (p, src) => pathOf(p, src),
   },
-  // no flag yet: `--state` arrives with issue 24 and adds `flags` to this line
-  state: { env: "FLOWRULES_STATE", profile: "state", help: "state folder (issue 24)", read: (p, src) => pathOf(p, src) },
+  state: {
+    flags: "--state <dir>",
+    env: "FLOWRULES_STATE",
+    profile: "state",
+    help: "keep what each run learned in this dir and ask the service only for what changed since; the plan is the same as without it",
+    read: (p, src) => pathOf(p, src),
+  },
+  resyncAfterMs: {
+    flags: "--resync-after <duration>",
+    help: "with --state: read a workflow in full again when its last full read is older than this (30m, 12h, 7d; default 24h)",
+    read: (p) => (typeof p?.value === "string" ? parseResyncAfter(p.value) : undefined),
+  },
+  fullRefresh: {
+    flags: "--full-refresh",
+    help: "with --state: read everything again and rewrite the state",
+    read: (p) => p?.value === true,
+  },
 };
 
 export const OUTPUT_FLAGS = {

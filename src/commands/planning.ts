@@ -19,6 +19,7 @@ import { logPlan } from "../render/events/plan.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
 import type { CommandIO } from "../log/command-io.js";
+import { finishState, openStateForRun, stateSettingsOf } from "./state.js";
 
 /** One planning run: the planning settings (all optional here, as library callers and tests give only some). */
 export type PlanRunOptions = Partial<PlanningSettings> & {
@@ -51,6 +52,8 @@ export async function planRuleSet(
   // `plan --compare` plans both versions of the touched rules through the same client, progress and logging
   run: (o: RunPlanOptions) => Promise<Plan> = runPlan,
 ): Promise<Plan> {
+  // checked before a client exists: a misused --resync-after is one line with nothing to close
+  const stateSettings = stateSettingsOf(opts);
   // progress per rule (requests done of expected, ETA at the pace the limiter really allows)
   const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(connection.rateLimitPerMin), rules: ruleSet.rules.length });
   const logClientEvent = clientEventLogger(io.log ?? nullLogger);
@@ -67,6 +70,20 @@ export async function planRuleSet(
   };
   const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
   catalog.warnings.forEach(onWarning);
+  // why each request is made: always in the JSON log, on stderr with --explain-requests
+  const onRequestChoice = (c: RequestChoice): void => {
+    log.event("plan.requests", { ...c }, "debug");
+    if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
+  };
+  // the state dir is opened (and locked) before any request: an unusable one fails here, in one line
+  const now = opts.now ?? (stateSettings ? new Date() : undefined);
+  const state = stateSettings
+    ? await openStateForRun(stateSettings, client, ruleSet, now ?? new Date(), onWarning, onRequestChoice).catch(async (err: unknown) => {
+        await client.close();
+        throw err;
+      })
+    : undefined;
+  const api = state ? state.wrap(client) : client;
   const started = Date.now();
   try {
     const onProgress = (p: PlanProgress): void => {
@@ -74,17 +91,13 @@ export async function planRuleSet(
       view.plan(p);
     };
     const plan = await run({
-      client,
+      client: api,
       ruleSet,
-      ...(opts.now ? { now: opts.now } : {}),
+      ...(now ? { now } : {}),
       onProgress,
       ...(opts.shard ? { shard: opts.shard } : {}),
       ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
-      // why each request is made: always in the JSON log, on stderr with --explain-requests
-      onRequestChoice: (c) => {
-        log.event("plan.requests", { ...c }, "debug");
-        if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
-      },
+      onRequestChoice,
       ...(catalog.catalog ? { catalog: catalog.catalog.workflows } : {}),
       onWarning,
     });
@@ -95,9 +108,11 @@ export async function planRuleSet(
       const s = (ms / 1000).toFixed(1);
       io.stderr(`${client.stats().total} requests to ${serviceName(client.baseUrl, opts.profile?.name)} in ${s} s\n`);
     }
+    if (state) await finishState(state, plan, io, opts.quiet);
     return withProfile(plan, opts.profile);
   } finally {
     view.finish();
+    await state?.release();
     await client.close();
   }
 }

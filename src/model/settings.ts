@@ -62,8 +62,12 @@ export const PlanningSettingsSchema = z.object({
   optOutTag: z.string().optional(),
   /** the workflow catalog to compare the live structure with (default flowrules.workflows.json, when present) */
   workflows: z.string().optional(),
-  /** the state folder of issue 24 (FLOWRULES_STATE, a profile's `state`); carried, used once --state lands */
+  /** --state DIR: what the last run learned, so this one asks only for what changed (src/state/README.md) */
   state: z.string().optional(),
+  /** with a state: a workflow last read in full longer ago than this is read in full again (default 24 h) */
+  resyncAfterMs: z.number().int().positive().optional(),
+  /** with a state: read everything again and rewrite the state */
+  fullRefresh: z.boolean(),
 });
 export type PlanningSettings = z.infer<typeof PlanningSettingsSchema>;
 
