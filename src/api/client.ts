@@ -36,6 +36,7 @@ import {
 } from "./schemas.js";
 import { StatsRecorder, type EndpointName, type RequestStats } from "./stats.js";
 import { describeLink, linkPath, normaliseBaseUrl, relativeLink, type BaseUrl } from "./url-guard.js";
+import { apiKeyProblem } from "./key-check.js";
 import { errorMessage } from "../model/guards.js";
 
 export interface ClientOptions {
@@ -186,7 +187,8 @@ class Client implements ApiClient {
 
   constructor(opts: ClientOptions) {
     if (typeof opts.apiKey !== "string" || opts.apiKey.trim() === "") throw new TypeError("an API key is required");
-    if (/[\r\n\0]/.test(opts.apiKey)) throw new TypeError("the API key contains control characters");
+    const keyProblem = apiKeyProblem(opts.apiKey);
+    if (keyProblem) throw new TypeError(keyProblem);
     this.base = normaliseBaseUrl(opts.baseUrl, opts.insecureHttp ?? false);
     this.baseUrl = this.base.href;
     this.apiKey = opts.apiKey;

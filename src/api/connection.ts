@@ -7,6 +7,7 @@ import { z } from "zod";
 import { createClient, type ApiClient, type ClientOptions } from "./client.js";
 import { InsecureUrlError } from "./errors.js";
 import { isLoopbackHost } from "./url-guard.js";
+import { apiKeyProblem } from "./key-check.js";
 import { UserError } from "../model/errors.js";
 
 /** The service's documented limit: about 100 requests a minute per key. */
@@ -74,6 +75,8 @@ export function connectionSettings(
   }
   const apiKey = env.FLOWRULES_API_KEY;
   if (!apiKey) throw new UserError("no API key: set FLOWRULES_API_KEY (it is never taken as a flag, so it stays out of shell history and CI logs)");
+  const keyProblem = apiKeyProblem(apiKey);
+  if (keyProblem) throw new UserError(keyProblem);
   return {
     baseUrl,
     apiKey,

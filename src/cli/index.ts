@@ -6,6 +6,7 @@ import { UserError, EXIT_ERROR } from "../model/errors.js";
 import { formatError } from "./errors.js";
 import { createLogger } from "../log/index.js";
 import { redactor } from "../log/redact.js";
+import { failIfUnfinished } from "./unfinished.js";
 
 /**
  * A reader that goes away (`flowrules plan | head`, a killed `tee`) makes writes fail with EPIPE. Unhandled, that
@@ -37,4 +38,6 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+let settled = false;
+failIfUnfinished(() => settled, (s) => process.stderr.write(s));
+void main().finally(() => (settled = true));
