@@ -224,7 +224,36 @@ async function acquireWaiting(file: string, lockOpts: LockOptions, opts: ApplyCo
   }
 }
 
+/**
+ * The journal is the plan's memory of what was sent, so one run at a time may use it, whatever its working directory
+ * or --lock-file (issue 28: two applies of one plan from two directories sent changes twice). Its own lock beside
+ * it, taken after the run's lock (always in this order, so two runs never wait on each other), works like that one:
+ * a live holder is refused (or waited for, --lock-wait), a dead one's lock is taken over.
+ */
+export function journalLockFile(journalFile: string): string {
+  return `${journalFile}.lock`;
+}
+
 async function applyLoaded(
+  loaded: LoadedPlan,
+  journalFile: string,
+  opts: ApplyCommandOptions & { batchSize: number; startedAt: Date; deadline?: number },
+  cwd: string,
+  io: CommandIO,
+  lock: HeldLock,
+): Promise<number> {
+  const lockOpts = { applying: lock.owner.applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS };
+  const journalLock = await acquireWaiting(journalLockFile(journalFile), lockOpts, opts, io);
+  try {
+    journalLock.startHeartbeat(opts.tuning?.heartbeatMs);
+    if (journalLock.tookOver) io.stderr(`flowrules: ${describeTakeOver(shown(journalLock.file, cwd), journalLock.tookOver)}\n`);
+    return await applyJournalled(loaded, journalFile, opts, cwd, io, lock);
+  } finally {
+    journalLock.release();
+  }
+}
+
+async function applyJournalled(
   loaded: LoadedPlan,
   journalFile: string,
   opts: ApplyCommandOptions & { batchSize: number; startedAt: Date; deadline?: number },
