@@ -13,6 +13,7 @@ import {
   ResponseShapeError,
   TransportError,
   UnsafeLinkError,
+  WrongRecordError,
   redact,
 } from "./errors.js";
 import { HttpTransport, type HttpFailure, type HttpResponse, type HttpResult } from "./http.js";
@@ -255,7 +256,10 @@ class Client implements ApiClient {
       inject_values: opts.injectValues ? "true" : undefined,
       steps_time_frame: opts.stepsTimeFrame ? "true" : undefined,
     });
-    return this.call({ endpoint: "getInstance", method: "GET", path, schema: InstanceRecordSchema, what: "the instance record" });
+    return this.call({ endpoint: "getInstance", method: "GET", path, schema: InstanceRecordSchema, what: "the instance record" }).then((record) => {
+      if (record.id !== id) throw new WrongRecordError(id, record.id);
+      return record;
+    });
   }
 
   completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {

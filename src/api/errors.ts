@@ -47,6 +47,19 @@ export class FlowrulesApiError extends Error {
   }
 }
 
+/**
+ * GET /instances/{id}/ answered with the record of another instance (a broken cache or proxy): never taken as the
+ * asked instance's record (issue 28).
+ */
+export class WrongRecordError extends FlowrulesApiError {
+  constructor(
+    readonly asked: number,
+    readonly answered: number,
+  ) {
+    super(`reading instance ${asked}: the service answered with the record of instance ${answered}`);
+  }
+}
+
 /** The service answered with a status >= 300 (after any retries). */
 export class ApiError extends FlowrulesApiError {
   readonly status: number;
