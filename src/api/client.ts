@@ -3,6 +3,7 @@
  * docs/service.md, typed by the zod schemas; pagination as async generators; a shared rate limiter and concurrency limit;
  * retries that never repeat a POST that may have reached the server.
  */
+import { STATUS_CODES } from "node:http";
 import pLimit, { type LimitFunction } from "p-limit";
 import type { z } from "zod";
 import { VERSION } from "../model/version.js";
@@ -12,6 +13,7 @@ import {
   OutcomeUnknownError,
   ResponseShapeError,
   TransportError,
+  ServiceUnusableError,
   UnsafeLinkError,
   WrongRecordError,
   redact,
@@ -112,6 +114,8 @@ export interface ApiClient {
   formFieldPages(processId: number, stepId: number, actionId: number, query?: FormFieldQuery): AsyncGenerator<Page<FormFieldValue>>;
   /** a snapshot of the request counters */
   stats(): RequestStats;
+  /** set once the service refused the key or could not be reached: every later call fails with it (issue 28) */
+  unusable(): ServiceUnusableError | undefined;
   close(): Promise<void>;
 }
 
@@ -185,6 +189,10 @@ class Client implements ApiClient {
   private readonly concurrency: number;
   private readonly onEvent: ((e: ClientEvent) => void) | undefined;
   private closed = false;
+  /** see ApiClient.unusable */
+  private fatal: ServiceUnusableError | undefined;
+  /** whether any request got a 2xx answer: a key that worked is not a wrong key */
+  private answered = false;
 
   constructor(opts: ClientOptions) {
     if (typeof opts.apiKey !== "string" || opts.apiKey.trim() === "") throw new TypeError("an API key is required");
@@ -316,6 +324,15 @@ class Client implements ApiClient {
     return this.recorder.snapshot();
   }
 
+  unusable(): ServiceUnusableError | undefined {
+    return this.fatal;
+  }
+
+  /** Marks the client unusable (the first reason wins): every later call fails with this error, sending nothing. */
+  private unusableBecause(message: string, cause: unknown): void {
+    this.fatal ??= new ServiceUnusableError(this.clean(message), { cause });
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -395,6 +412,7 @@ class Client implements ApiClient {
     let failures = 0;
     const bodyText = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     for (let attempt = 1; ; attempt++) {
+      if (this.fatal) throw this.fatal;
       if (attempt > 1) this.recorder.retried(spec.endpoint);
       const result = await this.attempt(spec, bodyText);
       if (attempt > 1) retryTimeMs += result.ms;
@@ -412,7 +430,16 @@ class Client implements ApiClient {
 
       if (result.kind === "response") {
         const { status } = result;
-        if (status >= 200 && status < 300) return this.parse(spec, result);
+        if (status >= 200 && status < 300) {
+          this.answered = true;
+          return this.parse(spec, result);
+        }
+        if (this.refusesKey(status)) {
+          // this call fails as any refused call does; every later one with the one-line error
+          const err = this.apiError(spec, result, attempt);
+          this.unusableBecause(`the service refused the API key in FLOWRULES_API_KEY: ${status} ${STATUS_CODES[status] ?? ""}${err.detail ? ` (${err.detail})` : ""}`, err);
+          throw err;
+        }
         const serverDelay = parseRetryAfter(result.headers["retry-after"], result.headers["date"]);
         if (status === 429) {
           // a refusal: nothing was applied, so POSTs retry too; the pause holds back every caller of the client.
@@ -473,7 +500,7 @@ class Client implements ApiClient {
           continue;
         }
       }
-      throw new TransportError({
+      const transportError = new TransportError({
         ...asked(spec),
         method: spec.method,
         path: spec.path,
@@ -482,13 +509,24 @@ class Client implements ApiClient {
         neverSent: failure.neverSent,
         cause: failure.cause,
       });
+      if (failure.neverSent && failure.retryable && !this.answered) {
+        this.unusableBecause(`cannot reach the service at ${this.base.origin}: ${failure.reason} after ${attempt} attempt${attempt === 1 ? "" : "s"}`, transportError);
+      }
+      throw transportError;
     }
   }
 
   private apiError(spec: CallSpec<unknown>, res: HttpResponse, attempts: number): ApiError {
     let detail = errorDetail(res.text);
     if (res.status >= 300 && res.status < 400 && res.headers["location"]) detail ||= `redirect to ${describeLink(res.headers["location"])}`;
-    return new ApiError({ ...asked(spec), status: res.status, method: spec.method, path: spec.path, detail: this.clean(detail), attempts });
+    // a refused key says where the key comes from (issue 28)
+    const note = this.refusesKey(res.status) ? { note: "check the API key in FLOWRULES_API_KEY" } : {};
+    return new ApiError({ ...asked(spec), status: res.status, method: spec.method, path: spec.path, detail: this.clean(detail), attempts, ...note });
+  }
+
+  /** 401, or a 403 before any request succeeded: the key itself is refused (a 403 later is one workflow's permission). */
+  private refusesKey(status: number): boolean {
+    return status === 401 || (status === 403 && !this.answered);
   }
 
   private parse<T>(spec: CallSpec<T>, res: HttpResponse): T {

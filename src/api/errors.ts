@@ -48,6 +48,13 @@ export class FlowrulesApiError extends Error {
 }
 
 /**
+ * The service cannot be used at all by this run: it refused the API key (401, or a 403 before any request
+ * succeeded), or it could not be reached once the retries ran out. Said once, as one line (issue 28): the client
+ * then fails every later call with this same error, sending nothing, and the commands stop with it.
+ */
+export class ServiceUnusableError extends FlowrulesApiError {}
+
+/**
  * GET /instances/{id}/ answered with the record of another instance (a broken cache or proxy): never taken as the
  * asked instance's record (issue 28).
  */

@@ -5,7 +5,7 @@
 import { open } from "node:fs/promises";
 import { clientFrom } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
-import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
+import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { withDigest } from "../plan/digest.js";
 import type { Plan } from "../plan/types.js";
 import { runPlan, type PlanProgress, type RequestChoice } from "../engine/plan-live.js";
@@ -118,6 +118,8 @@ export async function planRuleSet(
   });
   const log = io.log ?? nullLogger;
   const onWarning = (message: string): void => {
+    // once the service refused the key or cannot be reached, the one error at the end says so (issue 28)
+    if (client.unusable()) return;
     log.event("structure.warning", { message }, "warn");
     if (!log.structured) io.stderr(`warning: ${message}\n`);
   };
@@ -145,6 +147,8 @@ export async function planRuleSet(
       onWarning,
     });
     view.finish();
+    const unusable = client.unusable();
+    if (unusable) throw new UserError(`${unusable.message}; nothing was planned`);
     const ms = Date.now() - started;
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}) });
     if (!opts.quiet && !log.structured) {
