@@ -8,6 +8,7 @@ import { createClient, type ApiClient, type ClientOptions } from "./client.js";
 import { InsecureUrlError } from "./errors.js";
 import { isLoopbackHost } from "./url-guard.js";
 import { apiKeyProblem } from "./key-check.js";
+import { plainDecimal } from "./plain-decimal.js";
 import { UserError } from "../model/errors.js";
 
 /** The service's documented limit: about 100 requests a minute per key. */
@@ -27,7 +28,7 @@ const intText = (name: string, min: number) =>
   z
     .union([z.string(), z.number()])
     .transform((v, ctx) => {
-      const n = typeof v === "number" ? v : Number(v.trim());
+      const n = typeof v === "number" ? v : plainDecimal(v);
       if (!Number.isInteger(n) || n < min) {
         ctx.addIssue({ code: "custom", message: `${name} must be a whole number ≥ ${min}, got ${JSON.stringify(v)}` });
         return z.NEVER;

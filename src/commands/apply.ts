@@ -275,6 +275,10 @@ async function applyJournalled(
   };
   if (journal.skippedLines > 0) io.stderr(`flowrules: ignored ${journal.skippedLines} unreadable line(s) of the journal ${shown(journalFile, cwd)} (torn by a crash?)\n`);
   if (journal.earlierRuns > 0) say(`resuming: the journal records ${journal.earlierRuns} earlier run(s) of this plan`);
+  // a journal of another plan is no memory of this one: said, since a wrong --journal may hide a half-applied plan
+  if (journal.earlierRuns === 0 && journal.otherPlanRuns > 0) {
+    io.stderr(`flowrules: warning: the journal ${shown(journalFile, cwd)} records ${journal.otherPlanRuns} run(s) of other plans and none of this one; they are not taken into account\n`);
+  }
 
   const c = opts.connection;
   const logClientEvent = clientEventLogger(io.log ?? nullLogger);
