@@ -1,6 +1,6 @@
 /**
  * Issue 28, point 7 (catalogs, reports, JUnit files; the plan file has its own writer): a run that fails while it
- * writes leaves the previous file as it was. The CLI runs under a file size limit of 512 bytes (`ulimit -f 1`), so
+ * writes leaves the previous file as it was; a journal that cannot be written stops the apply, naming it. The CLI runs under a file size limit of 512 bytes (`ulimit -f 1`), so
  * every write of a bigger file fails part-way, as on a full disk; the error names the file.
  */
 import { spawn } from "node:child_process";
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileAtomic } from "../../src/model/write-file.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { MIXED_RULES, tempDir } from "../apply/helpers.js";
+import { makePlan, MIXED_RULES, tempDir } from "../apply/helpers.js";
 import { CLI, runCli, type CliResult } from "../helpers/cli.js";
 
 const RULES = `${MIXED_RULES}  - name: expense-report
@@ -74,6 +74,20 @@ describe("a write that fails part-way", () => {
     expect(r.stderr).toMatch(/cannot write reports\/expense-report\.(csv|json): .*\(EFBIG\)/);
     expect(await Promise.all(files.map((f) => readFile(join(dir, "reports", f), "utf8")))).toEqual(before);
     expect(await strays(join(dir, "reports"))).toEqual([]);
+  });
+});
+
+describe("a journal that cannot be written", () => {
+  it("stops the apply with one line naming the journal; no change is sent without its intent journalled", async () => {
+    const { file } = await makePlan(sb, dir, MIXED_RULES);
+    sb.clearRequests();
+    const r = await runLimited(["apply", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/flowrules: cannot write the journal .*plan\.json\.journal\.jsonl: the file is larger than this process may write \(EFBIG\)/);
+    const journal = await readFile(`${file}.journal.jsonl`, "utf8");
+    const intents = journal.split("\n").filter((l) => l.includes('"event":"intent"')).length;
+    const sent = sb.requests().filter((q) => q.method === "POST");
+    expect(sent.length).toBeLessThanOrEqual(intents);
   });
 });
 
