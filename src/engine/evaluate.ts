@@ -5,6 +5,7 @@
 import type { CompiledExpr, CompiledValue } from "../rules/types.js";
 import type { Bindings, EvalContext } from "./context.js";
 import { SLOW } from "../model/rule-types.js";
+import { longestText, MAX_REGEX_INPUT, usesRegex } from "./regex-input.js";
 
 export class EvaluationError extends Error {
   constructor(
@@ -50,6 +51,14 @@ function typeHint(err: unknown, source: string, fields: Record<string, unknown>)
 }
 
 export async function evalExpr(expr: CompiledExpr, ctx: EvalContext, bindings: Bindings): Promise<unknown> {
+  if (usesRegex(expr)) {
+    if (longestText(ctx) > MAX_REGEX_INPUT) {
+      throw new EvaluationError(
+        `a text of this instance is longer than the ${MAX_REGEX_INPUT.toLocaleString("en-US")} characters an expression with a regular expression may scan (the 1 s limit cannot stop one long regex call) in \`${expr.source}\` (${expr.pos.file}:${expr.pos.line}:${expr.pos.col})`,
+        expr,
+      );
+    }
+  }
   if (expr.fast) {
     const v = expr.fast(ctx, bindings);
     if (v !== SLOW) return v;

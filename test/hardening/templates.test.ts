@@ -115,3 +115,38 @@ describe("$now with a picture", () => {
     expect(sent(p.changes[0]!, 1)).toEqual({ inputValue: "14:45 / 2026-11-25T13:45:00.000Z" });
   });
 });
+
+describe("a regular expression over a huge text", () => {
+  // JSONata's 1 s limit is checked between steps: one regex call over millions of characters is bounded by its input
+  const RULE = `
+version: 1
+rules:
+  - name: scan
+    workflow: 1042
+    select: { status: [running] }
+    when: $contains(instance.name, /x+y$/)
+    actions: [abort]
+  - name: plain
+    workflow: 1042
+    select: { status: [running] }
+    when: $contains(instance.name, "x")
+    actions: [abort]
+`;
+
+  it("is an error for that instance; other instances, and expressions without a regex, are evaluated as usual", async () => {
+    const rs = await rulesFromYaml(RULE);
+    const huge = { ...instance({ id: 1 }), name: `${"x".repeat(3_000_000)}y` };
+    const small = { ...instance({ id: 2 }), name: "xxy" };
+    const [scan, plain] = rs.rules;
+    const p = await planFromInstances(
+      [
+        { rule: scan!, workflowId: 1042, instances: [huge, small] },
+        { rule: plain!, workflowId: 1042, instances: [huge] },
+      ],
+      NOW,
+    );
+    expect(p.errors.map((e) => [e.rule, e.instance_id])).toEqual([["scan", 1]]);
+    expect(p.errors[0]?.message).toMatch(/longer than the 100,000 characters an expression with a regular expression may scan/);
+    expect(p.changes.map((c) => `${c.rule}:${c.instance_id}`).sort()).toEqual(["plain:1", "scan:2"]);
+  });
+});
