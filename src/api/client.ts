@@ -13,6 +13,7 @@ import {
   OutcomeUnknownError,
   ResponseShapeError,
   TransportError,
+  PastDeadlineNotSentError,
   ServiceUnusableError,
   UnsafeLinkError,
   WrongRecordError,
@@ -22,7 +23,7 @@ import { HttpTransport, type HttpFailure, type HttpResponse, type HttpResult } f
 import { cursorPages, numberedPages, type Page } from "./pagination.js";
 import { pathId, withQuery, type Query } from "./query.js";
 import { parseRateLimitHeaders, type RateLimitInfo } from "./rate-headers.js";
-import { DEFAULT_WINDOW_MS, RateLimiter, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
+import { DEFAULT_WINDOW_MS, PastDeadlineError, RateLimiter, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
 import { RETRYABLE_STATUS, backoffDelay, parseRetryAfter, sleep } from "./retry.js";
 import {
   BulkAbortResponseSchema,
@@ -56,6 +57,11 @@ export interface ClientOptions {
   rateLimitWindowMs?: number;
   /** replaces the window limiter (the benchmark plugs in the old token bucket to compare) */
   limiter?: RequestLimiter;
+  /**
+   * No POST is sent after this instant (epoch ms; apply's --max-duration): a POST whose rate-limit slot would open
+   * later fails at once with PastDeadlineNotSentError, sending nothing, instead of waiting for the window
+   */
+  notAfter?: number;
   /** default 4; max requests in flight */
   concurrency?: number;
   /** per request (connect to last body byte); default 30_000 */
@@ -189,6 +195,7 @@ class Client implements ApiClient {
   private readonly concurrency: number;
   private readonly onEvent: ((e: ClientEvent) => void) | undefined;
   private closed = false;
+  private readonly notAfter: number | undefined;
   /** see ApiClient.unusable */
   private fatal: ServiceUnusableError | undefined;
   /** whether any request got a 2xx answer: a key that worked is not a wrong key */
@@ -201,6 +208,7 @@ class Client implements ApiClient {
     this.base = normaliseBaseUrl(opts.baseUrl, opts.insecureHttp ?? false);
     this.baseUrl = this.base.href;
     this.apiKey = opts.apiKey;
+    this.notAfter = opts.notAfter;
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 4));
     this.timeoutMs = Math.max(1, opts.timeoutMs ?? 30_000);
     this.maxAttempts = Math.max(1, Math.floor(opts.maxAttempts ?? 5));
@@ -381,7 +389,11 @@ class Client implements ApiClient {
           attempts: 0,
         });
       }
-      const grant = await this.limiter.acquire();
+      const notAfter = spec.method === "POST" ? this.notAfter : undefined;
+      const grant = await this.limiter.acquire(notAfter).catch((err: unknown) => {
+        if (!(err instanceof PastDeadlineError)) throw err;
+        throw new PastDeadlineNotSentError(`${asked(spec).asked ?? spec.path}: not sent, its rate-limit slot opens only after the run's deadline`);
+      });
       if (grant.waitedMs > 0) this.recorder.waited(grant.waitedMs);
       const headers = bodyText === undefined ? this.headers : { ...this.headers, "content-type": "application/json" };
       this.recorder.started();

@@ -55,6 +55,12 @@ export class FlowrulesApiError extends Error {
 export class ServiceUnusableError extends FlowrulesApiError {}
 
 /**
+ * A POST not sent because its rate-limit slot would open only after the run's deadline (`--max-duration`): the run
+ * ends on time instead of waiting for the window (issue 28). Surely never sent.
+ */
+export class PastDeadlineNotSentError extends FlowrulesApiError {}
+
+/**
  * GET /instances/{id}/ answered with the record of another instance (a broken cache or proxy): never taken as the
  * asked instance's record (issue 28).
  */

@@ -287,6 +287,8 @@ async function applyJournalled(
       logClientEvent(e);
       view.clientEvent(e);
     },
+    // no change waits for the rate window past --max-duration (issue 28)
+    ...(opts.deadline !== undefined ? { notAfter: opts.deadline } : {}),
     ...opts.tuning?.client,
   });
   try {
