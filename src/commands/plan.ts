@@ -6,6 +6,7 @@ import { open } from "node:fs/promises";
 import { clientFrom } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
+import { maskKeyInPlan } from "../engine/mask-plan.js";
 import { withDigest } from "../plan/digest.js";
 import type { Plan } from "../plan/types.js";
 import { runPlan, type PlanProgress, type RequestChoice } from "../engine/plan-live.js";
@@ -149,6 +150,7 @@ export async function planRuleSet(
     view.finish();
     const unusable = client.unusable();
     if (unusable) throw new UserError(`${unusable.message}; nothing was planned`);
+    maskKeyInPlan(plan, connection.apiKey);
     const ms = Date.now() - started;
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}) });
     if (!opts.quiet && !log.structured) {

@@ -83,3 +83,48 @@ describe("a service that echoes the key's base64", () => {
     }
   });
 });
+
+describe("the key found in the service's data", () => {
+  it("is masked in the plan shown, the plan file and the report files; the plan still applies", async () => {
+    const { startSandbox } = await import("../../src/sandbox/index.js");
+    const { startHostileProxy } = await import("./hostile-proxy.js");
+    const { readFile, readdir } = await import("node:fs/promises");
+    const key = `k-${"7f3a9c2e".repeat(3)}`;
+    const sb = await startSandbox({ port: 0, instances: 60, seed: 2813 });
+    const proxy = await startHostileProxy(sb.origin, { keys: { [key]: "sandbox-admin" } });
+    const dir = await tempDir();
+    try {
+      // every instance list answer names its first instance after the key
+      proxy.setRule((ex) => (ex.method === "GET" && /\/instances\/$/.test(ex.path) ? { answer: (up) => ({ ...up, body: up.body.replace(/"name":"([^"]*)"/, `"name":"$1 (${key})"`) }) } : {}));
+      await writeFile(
+        join(dir, "rules.yaml"),
+        `version: 1
+rules:
+  - name: abort-onboardings
+    workflow: 1043
+    select: { status: [running] }
+    actions: [abort]
+  - name: names
+    workflow: 1043
+    select: { status: [running] }
+    actions:
+      - report: { group_by: status, columns: [id, name] }
+`,
+      );
+      const env = { FLOWRULES_BASE_URL: proxy.baseUrl, FLOWRULES_API_KEY: key, FLOWRULES_RATE_LIMIT: "0" };
+      const planned = await runCli(["plan", "rules.yaml", "--out", "plan.json", "--report-dir", "reports", "--format", "markdown"], env, { cwd: dir });
+      expect(planned.code, planned.stderr).toBe(0);
+      expect(planned.stdout).toContain("[redacted]");
+      const files = [join(dir, "plan.json"), ...(await readdir(join(dir, "reports"))).map((f) => join(dir, "reports", f))];
+      const texts = [planned.stdout, planned.stderr, ...(await Promise.all(files.map((f) => readFile(f, "utf8"))))];
+      for (const t of texts) expect(t).not.toContain(key);
+      const applied = await runCli(["apply", "plan.json"], env, { cwd: dir });
+      expect(applied.code, applied.stderr).toBe(0);
+      expect(applied.stdout + applied.stderr).not.toContain(key);
+    } finally {
+      await proxy.close();
+      await sb.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
