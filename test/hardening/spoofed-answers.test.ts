@@ -92,3 +92,21 @@ rules:
     for (const c of plan.changes) expect(c.precondition?.last_updated_time, c.id).toBeTruthy();
   });
 });
+
+describe("a listing that holds an id the service's paths cannot carry", () => {
+  it("is refused with the answer (the rule fails, one error), never planned and refused at apply", async () => {
+    const { p, dir } = await setUp(2814);
+    p.setRule((ex) =>
+      ex.method === "GET" && /\/processes\/1043\/instances\/$/.test(ex.path)
+        ? { answer: (up: Answer) => ({ ...up, body: up.body.replace(/"id":(\d+)/, '"id":-$1') }) }
+        : {},
+    );
+    const rules = await writeRules(dir, ABORT_RULES);
+    const code = await planCommand({ paths: [rules], out: `${dir}/plan.json`, format: "json", quiet: true, detailedExitcode: false, rules: [], connection: connection({ baseUrl: p.baseUrl }) }, captureIO());
+    expect(code).toBe(1);
+    const plan = JSON.parse(await readFile(`${dir}/plan.json`, "utf8")) as Plan;
+    expect(plan.changes).toEqual([]);
+    expect(plan.errors).toHaveLength(1);
+    expect(plan.errors[0]?.message).toMatch(/listing instances of workflow 1043, page 1: .*id/);
+  });
+});
