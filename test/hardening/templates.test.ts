@@ -7,6 +7,7 @@ import fc from "fast-check";
 import jsonata from "jsonata";
 import { describe, expect, it } from "vitest";
 import { MAX_TEMPLATE_OUTPUT } from "../../src/engine/evaluate.js";
+import { longestText, usesRegex } from "../../src/engine/regex-input.js";
 import { planFromInstances } from "../../src/engine/plan-offline.js";
 import { instance } from "../helpers/instances.js";
 import { rulesFromYaml } from "../helpers/rules.js";
@@ -148,5 +149,41 @@ rules:
     expect(p.errors.map((e) => [e.rule, e.instance_id])).toEqual([["scan", 1]]);
     expect(p.errors[0]?.message).toMatch(/longer than the 100,000 characters an expression with a regular expression may scan/);
     expect(p.changes.map((c) => `${c.rule}:${c.instance_id}`).sort()).toEqual(["plain:1", "scan:2"]);
+  });
+});
+
+describe("the regex input check's shortcuts", () => {
+  // longestText stops at the first text past the limit, and usesRegex is worked out once per expression: both must
+  // answer as the plain computation does
+  const trueLongest = (v: unknown): number =>
+    typeof v === "string" ? v.length : Array.isArray(v) ? Math.max(0, ...v.map(trueLongest)) : typeof v === "object" && v !== null ? Math.max(0, ...Object.values(v).map(trueLongest)) : 0;
+
+  it("longestText decides 'over the limit' exactly as a full scan does, and is exact below it (property)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.array(fc.string()), fc.nat(40), (instance, snapshot, tags, limit) => {
+        const ctx = { instance: { v: instance }, fields: {}, snapshot, tags, now: "" };
+        const full = trueLongest([ctx.instance, ctx.fields, ctx.snapshot, ctx.tags]);
+        const fast = longestText(ctx, limit);
+        expect(fast > limit).toBe(full > limit);
+        if (full <= limit) expect(fast).toBe(full);
+      }),
+      { numRuns: RUNS * 3 },
+    );
+  });
+
+  it("usesRegex answers the same on first and later calls, and as the expression's AST says (property)", async () => {
+    const exprs = ["$contains(instance.name, /a+/)", 'instance.name = "x"', "$match(instance.name, /[0-9]{2}/)[0]", "$replace(instance.name, 'a', 'b')", "/x/ ? 1 : 0"];
+    const rs = await rulesFromYaml(`version: 1
+rules:
+${exprs.map((e, i) => `  - name: r${i}\n    workflow: 1042\n    when: ${JSON.stringify(e)}\n    actions: [abort]\n`).join("")}`);
+    fc.assert(
+      fc.property(fc.array(fc.nat(exprs.length - 1), { minLength: 1, maxLength: 20 }), (picks) => {
+        for (const i of picks) {
+          const when = rs.rules[i]!.when!;
+          expect(usesRegex(when)).toBe(JSON.stringify(when.expr.ast()).includes('"type":"regex"'));
+        }
+      }),
+      { numRuns: RUNS },
+    );
   });
 });
