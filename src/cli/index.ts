@@ -7,6 +7,7 @@ import { formatError } from "./errors.js";
 import { createLogger } from "../log/index.js";
 import { redactor } from "../log/redact.js";
 import { runSecrets } from "./settings.js";
+import { failIfUnfinished } from "./unfinished.js";
 
 /**
  * A reader that goes away (`flowrules plan | head`, a killed `tee`) makes writes fail with EPIPE. Unhandled, that
@@ -38,4 +39,6 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+let settled = false;
+failIfUnfinished(() => settled, (s) => process.stderr.write(s));
+void main().finally(() => (settled = true));

@@ -34,6 +34,8 @@ import { notifyUrls, parseNotifyUrl } from "../notify/urls.js";
 import { parseShard, shardLabel, type Shard } from "../plan/shard.js";
 import { tagProblem } from "../rules/operations.js";
 import { parseResyncAfter } from "./state.js";
+import { plainDecimal } from "../model/plain-decimal.js";
+import { apiKeyProblem } from "../api/key-check.js";
 import { CONFIG_ENV, PROFILE_ENV, loadProfile, type LoadedProfile } from "./profiles.js";
 import { processIO, type CommandIO } from "../log/command-io.js";
 import { commandLogger, withLogger } from "../log/index.js";
@@ -227,8 +229,9 @@ export function pick(s: SettingSource, src: Sources): Picked | undefined {
 
 function wholeNumber(p: Picked | undefined, min: number): number | undefined {
   if (p === undefined) return undefined;
-  const n = typeof p.value === "number" ? p.value : Number(String(p.value).trim());
-  if (!Number.isInteger(n) || n < min || (typeof p.value === "string" && p.value.trim() === "")) {
+  // plain decimal digits only: Number() would also take "0x10", "1e3" and "" (issue 28)
+  const n = typeof p.value === "number" ? p.value : plainDecimal(String(p.value));
+  if (!Number.isInteger(n) || n < min) {
     throw new UserError(`${p.from} must be a whole number ≥ ${min}, got ${JSON.stringify(p.value)}`);
   }
   return n;
@@ -284,6 +287,9 @@ export function connectionFrom(src: Sources, shard?: Shard): ConnectionSettings 
     throw new UserError(`no API key: set ${keyEnv}${why} (it is never taken as a flag or from a file, so it stays out of shell history and CI logs)`);
   }
   resolvedKeys.add(apiKey);
+  // characters a header cannot carry are refused here, naming the variable, before any rule file or request
+  const keyProblem = apiKeyProblem(apiKey, keyEnv);
+  if (keyProblem) throw new UserError(keyProblem);
   const shared = rate === undefined || rate.kind === "profile";
   const budget = rateLimit ?? DEFAULT_RATE_LIMIT;
   return ConnectionSettingsSchema.parse({

@@ -257,7 +257,36 @@ async function acquireWaiting(file: string, lockOpts: LockOptions, opts: ApplyCo
   }
 }
 
+/**
+ * The journal is the plan's memory of what was sent, so one run at a time may use it, whatever its working directory
+ * or --lock-file (issue 28: two applies of one plan from two directories sent changes twice). Its own lock beside
+ * it, taken after the run's lock (always in this order, so two runs never wait on each other), works like that one:
+ * a live holder is refused (or waited for, --lock-wait), a dead one's lock is taken over.
+ */
+export function journalLockFile(journalFile: string): string {
+  return `${journalFile}.lock`;
+}
+
 async function applyLoaded(
+  loaded: LoadedPlan,
+  journalFile: string,
+  opts: ApplyCommandOptions & { batchSize: number; startedAt: Date; deadline?: number },
+  cwd: string,
+  io: CommandIO,
+  lock: HeldLock,
+): Promise<number> {
+  const lockOpts = { applying: lock.owner.applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS };
+  const journalLock = await acquireWaiting(journalLockFile(journalFile), lockOpts, opts, io);
+  try {
+    journalLock.startHeartbeat(opts.tuning?.heartbeatMs);
+    if (journalLock.tookOver) io.stderr(`flowrules: ${describeTakeOver(shown(journalLock.file, cwd), journalLock.tookOver)}\n`);
+    return await applyJournalled(loaded, journalFile, opts, cwd, io, lock);
+  } finally {
+    journalLock.release();
+  }
+}
+
+async function applyJournalled(
   loaded: LoadedPlan,
   journalFile: string,
   opts: ApplyCommandOptions & { batchSize: number; startedAt: Date; deadline?: number },
@@ -279,6 +308,10 @@ async function applyLoaded(
   };
   if (journal.skippedLines > 0) io.stderr(`flowrules: ignored ${journal.skippedLines} unreadable line(s) of the journal ${shown(journalFile, cwd)} (torn by a crash?)\n`);
   if (journal.earlierRuns > 0) say(`resuming: the journal records ${journal.earlierRuns} earlier run(s) of this plan`);
+  // a journal of another plan is no memory of this one: said, since a wrong --journal may hide a half-applied plan
+  if (journal.earlierRuns === 0 && journal.otherPlanRuns > 0) {
+    io.stderr(`flowrules: warning: the journal ${shown(journalFile, cwd)} records ${journal.otherPlanRuns} run(s) of other plans and none of this one; they are not taken into account\n`);
+  }
 
   const c = opts.connection;
   const logClientEvent = clientEventLogger(io.log ?? nullLogger);
@@ -287,6 +320,8 @@ async function applyLoaded(
       logClientEvent(e);
       view.clientEvent(e);
     },
+    // no change waits for the rate window past --max-duration (issue 28)
+    ...(opts.deadline !== undefined ? { notAfter: opts.deadline } : {}),
     ...opts.tuning?.client,
   });
   try {

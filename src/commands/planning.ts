@@ -19,6 +19,8 @@ import { logPlan } from "../render/events/plan.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
 import type { CommandIO } from "../log/command-io.js";
+import { UserError } from "../model/errors.js";
+import { maskKeyInPlan } from "../engine/mask-plan.js";
 import { finishState, openStateForRun, stateSettingsOf } from "./state.js";
 
 /** One planning run: the planning settings (all optional here, as library callers and tests give only some). */
@@ -65,6 +67,8 @@ export async function planRuleSet(
   });
   const log = io.log ?? nullLogger;
   const onWarning = (message: string): void => {
+    // once the service refused the key or cannot be reached, the one error at the end says so (issue 28)
+    if (client.unusable()) return;
     log.event("structure.warning", { message }, "warn");
     if (!log.structured) io.stderr(`warning: ${message}\n`);
   };
@@ -102,6 +106,9 @@ export async function planRuleSet(
       onWarning,
     });
     view.finish();
+    const unusable = client.unusable();
+    if (unusable) throw new UserError(`${unusable.message}; nothing was planned`);
+    maskKeyInPlan(plan, connection.apiKey);
     const ms = Date.now() - started;
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}), ...(opts.profile ? { profile: opts.profile.name } : {}) });
     if (!opts.quiet && !log.structured) {

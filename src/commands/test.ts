@@ -3,7 +3,8 @@
  * table and `N passed, M failed` on stdout, located load errors on stderr, `--junit FILE` for CI; exit 1 on any
  * failure (or, with --require-tests, on any loaded rule without a test).
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
+import { writeFileAtomic } from "../model/write-file.js";
 import { dirname } from "node:path";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { testsJunit } from "../render/test-results/junit.js";
@@ -38,7 +39,7 @@ export async function testCommand(opts: TestCommandOptions, io: CommandIO): Prom
   io.stdout(TEST_RESULT_FORMATS[opts.format ?? "text"](run, { color: useColor(io) }));
   if (opts.junit) {
     await mkdir(dirname(opts.junit), { recursive: true });
-    await writeFile(opts.junit, testsJunit(run));
+    await writeFileAtomic(opts.junit, testsJunit(run));
   }
   return runFailed(run) ? EXIT_ERROR : EXIT_OK;
 }

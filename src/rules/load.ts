@@ -1,6 +1,7 @@
 /** loadRules: files → YAML → schema → compiled rules → set checks. Never throws: every problem is a diagnostic. */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { decodeUtf8 } from "./utf8.js";
 import type { CompiledRule, Diagnostic, LoadResult } from "./types.js";
 import { listRuleFiles, looksLikeRuleFile } from "./files.js";
 import { parseRuleFile } from "./parse.js";
@@ -126,7 +127,15 @@ export async function loadRules(paths: string[], opts: LoadOptions = {}): Promis
   const sources: RuleSource[] = [];
   for (const file of listing.files) {
     try {
-      const text = await readFile(file, "utf8");
+      const bytes = await readFile(file);
+      const decoded = decodeUtf8(bytes);
+      if (!decoded.ok) {
+        // a file of a folder that is no rule file is skipped as before, whatever its encoding
+        if (listing.fromFolders.has(file) && !looksLikeRuleFile(bytes.toString("latin1"))) continue;
+        problems.push({ file, line: decoded.line, col: decoded.col, severity: "error", code: "file", message: decoded.message });
+        continue;
+      }
+      const text = decoded.text;
       if (listing.fromFolders.has(file) && !looksLikeRuleFile(text)) continue;
       sources.push({ file, text });
     } catch (err) {

@@ -426,6 +426,10 @@ export class StateClient implements ApiClient {
     return this.inner.stats();
   }
 
+  unusable(): ReturnType<ApiClient["unusable"]> {
+    return this.inner.unusable();
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

@@ -95,7 +95,7 @@ describe("streaming plan reader", () => {
   it("gives up on a tampered or malformed file, which the whole-file reader then refuses in its words", async () => {
     const text = await readFile(file, "utf8");
     const tampered = join(dir, "tampered.json");
-    await writeFile(tampered, text.replace("Approved by flowrules", "Approved by someone"));
+    await writeFile(tampered, text.replaceAll("Approved by flowrules", "Approved by someone"));
     expect(await streamPlanFile(tampered, passes, true, 64)).toBeUndefined();
     await expect(loadPlanFile(tampered, sb.baseUrl, checkPlannedChange)).rejects.toThrow(/does not match its digest/);
 
