@@ -22,6 +22,8 @@ export interface BenchOptions {
   outDir: string | undefined;
   /** window of the paced scenario (src/bench/paced.ts); 0 = skip it */
   pacedWindowMs?: number;
+  /** sizes of the state scenario (bench/src/state.ts); empty or absent skips it */
+  stateSizes?: number[];
 }
 
 export const USAGE = `usage: npm run bench -- [options]
@@ -36,7 +38,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --seed N                    sandbox seed (default 1)
   --in-process                run both sides in this process (RSS then includes the sandbox)
   --out DIR                   where to write latest.json and a dated copy (default bench/results; "-" = nowhere)
-  --paced-window MS           window of the paced scenario, 100 requests per window (default 6000, a scaled minute; 0 skips it)`;
+  --paced-window MS           window of the paced scenario, 100 requests per window (default 6000, a scaled minute; 0 skips it)
+  --state-sizes 20000,100000  sizes of the --state scenario, 1 % churn (default both; 0 skips it; --quick: 20000)`;
 
 function int(name: string, v: string | undefined, dflt: number, min = 0): number {
   if (v === undefined) return dflt;
@@ -61,6 +64,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
       "in-process": { type: "boolean", default: false },
       out: { type: "string" },
       "paced-window": { type: "string" },
+      "state-sizes": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -85,5 +89,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
     inProcess: values["in-process"] === true,
     outDir: out === "-" ? undefined : out,
     pacedWindowMs: int("paced-window", values["paced-window"], 6_000),
+    stateSizes: values["state-sizes"] === undefined
+      ? quick ? [20_000] : [20_000, 100_000]
+      : values["state-sizes"].split(",").map((s) => int("state-sizes", s.trim(), 0)).filter((n) => n > 0),
   };
 }

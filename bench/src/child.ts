@@ -10,16 +10,19 @@
  */
 import type { ApplyStepResult, FlowrulesSideOptions, PlanStepResult } from "./flowrules.js";
 import type { PhaseName, SideResult } from "./side.js";
+import type { StatePlanOptions, StatePlanResult } from "./state.js";
 
 export type ChildJob =
   | { kind: "naive"; baseUrl: string }
   | { kind: "flowrules-plan"; options: FlowrulesSideOptions }
-  | { kind: "flowrules-apply"; options: FlowrulesSideOptions };
+  | { kind: "flowrules-apply"; options: FlowrulesSideOptions }
+  | { kind: "state-plan"; options: StatePlanOptions };
 
 export type ChildOutput =
   | { kind: "naive"; result: SideResult }
   | { kind: "flowrules-plan"; result: PlanStepResult }
-  | { kind: "flowrules-apply"; result: ApplyStepResult };
+  | { kind: "flowrules-apply"; result: ApplyStepResult }
+  | { kind: "state-plan"; result: StatePlanResult };
 
 export type ToChild = { type: "run"; job: ChildJob } | { type: "ack" };
 export type FromChild =
@@ -49,6 +52,8 @@ async function execute(job: ChildJob): Promise<ChildOutput> {
       return { kind: "flowrules-plan", result: await (await import("./flowrules.js")).planStep(job.options) };
     case "flowrules-apply":
       return { kind: "flowrules-apply", result: await (await import("./flowrules.js")).applyStep(job.options) };
+    case "state-plan":
+      return { kind: "state-plan", result: await (await import("./state.js")).statePlanStep(job.options) };
   }
 }
 

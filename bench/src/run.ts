@@ -9,6 +9,7 @@ import { parseBenchArgs, USAGE } from "./args.js";
 import { runBench } from "./bench.js";
 import { renderPaced, runPaced } from "./paced.js";
 import { renderMarkdown } from "./table.js";
+import { renderState, runStateScenario, stateTargets } from "./state.js";
 
 async function main(): Promise<number> {
   let opts;
@@ -28,7 +29,10 @@ async function main(): Promise<number> {
   const windowMs = opts.pacedWindowMs ?? 0;
   const paced = windowMs > 0 ? await runPaced({ ...opts, windowMs }, log) : undefined;
   if (paced) process.stdout.write(`\n${renderPaced(paced)}`);
-  const results = paced ? { ...bench, paced } : bench;
+  const stateSizes = opts.stateSizes ?? [];
+  const state = stateSizes.length > 0 ? await runStateScenario({ ...opts, sizes: stateSizes }, log) : undefined;
+  if (state) process.stdout.write(`\n${renderState(state)}`);
+  const results = { ...bench, ...(paced ? { paced } : {}), ...(state ? { state: { runs: state, targets: stateTargets(state) } } : {}) };
   if (opts.outDir) {
     await mkdir(opts.outDir, { recursive: true });
     const json = `${JSON.stringify(results, null, 2)}\n`;

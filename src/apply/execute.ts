@@ -22,6 +22,7 @@
  */
 import { mutatingKind, type BatchSender, type EachSender } from "../actions/index.js";
 import {
+  PastDeadlineNotSentError,
   ApiError,
   OutcomeUnknownError,
   ResponseShapeError,
@@ -64,7 +65,8 @@ export interface ExecuteOptions {
   now?: () => number;
 }
 
-export const DEFAULT_RECHECK_EVERY_MS = 60_000;
+import { DEFAULT_RECHECK_EVERY_MS } from "../model/settings.js";
+export { DEFAULT_RECHECK_EVERY_MS };
 
 export interface ExecuteResult {
   /** one per planned change, in plan order */
@@ -363,6 +365,10 @@ class Execution {
         this.done(c, "response", record.last_updated_time);
         return;
       } catch (err) {
+        if (err instanceof PastDeadlineNotSentError) {
+          this.deferredByDeadline(c);
+          return;
+        }
         if (err instanceof OutcomeUnknownError || err instanceof ResponseShapeError) {
           // a 2xx with a body that is not the instance record may come from a proxy or a captive portal, not from
           // the service: like a lost answer, it is decided by reading the instance, never assumed applied
@@ -461,6 +467,10 @@ class Execution {
         await this.explainNotReturned(missing, sender);
         return;
       } catch (err) {
+        if (err instanceof PastDeadlineNotSentError) {
+          for (const c of remaining) this.deferredByDeadline(c);
+          return;
+        }
         if (err instanceof OutcomeUnknownError || err instanceof ResponseShapeError) {
           lastUnknown = err instanceof OutcomeUnknownError ? err.reason : `answered ${err.status} with an unexpected body`;
           const left = await this.decideBatch(remaining, sentAt, lastUnknown, sender);
@@ -527,6 +537,14 @@ class Execution {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Not sent: its rate-limit slot would open only after the deadline (the client refused at once rather than wait
+   * past --max-duration). Its intent line stays unresolved, so the next apply reads the instance before sending.
+   */
+  private deferredByDeadline(c: PlannedChange): void {
+    if (!this.outcomes.has(c.id)) this.record({ change: c, status: "deferred", reason: "the run would have reached its maximum duration waiting for the rate limit; the same apply again resumes it" });
   }
 
   private done(c: PlannedChange, how: AppliedHow, lastUpdated: string | null | undefined, detail?: string): void {

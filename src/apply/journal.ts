@@ -18,6 +18,7 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { UserError } from "../model/errors.js";
+import { writeFailure } from "../model/write-file.js";
 import { errorMessage } from "../model/guards.js";
 
 const at = z.string();
@@ -154,10 +155,15 @@ export class Journal {
     const full = events.map((e) => ({ ...e, at: stamp }) as JournalEvent);
     const text = full.map((e) => `${JSON.stringify(e)}\n`).join("");
     const buf = Buffer.from(text, "utf8");
-    let off = 0;
-    while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
-    // survives a power cut too, not only kill -9 (which the page cache would survive anyway)
-    fdatasyncSync(this.fd);
+    try {
+      let off = 0;
+      while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+      // survives a power cut too, not only kill -9 (which the page cache would survive anyway)
+      fdatasyncSync(this.fd);
+    } catch (err) {
+      // nothing is sent whose intent is not journalled: the run stops here, naming the file (issue 28)
+      throw new UserError(`cannot write the journal ${this.file}: ${writeFailure(err)}`);
+    }
     for (const e of full) this.remember(e);
   }
 

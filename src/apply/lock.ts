@@ -11,7 +11,7 @@
  * file away first (only one contender can rename it) and checks it renamed the lock it judged stale.
  */
 import { randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
@@ -29,7 +29,7 @@ export class LockHeldError extends UserError {
 }
 
 /** Where the lock lives, relative to the working directory (`--lock-file` changes it). */
-export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
+export { DEFAULT_LOCK_FILE } from "../model/settings.js";
 
 const OwnerSchema = z.object({
   pid: z.number().int(),
@@ -166,18 +166,27 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** Why a lock is stale, or undefined when it must be respected. */
-function staleness(file: string, owner: LockOwner | undefined, opts: LockOptions, now: number): string | undefined {
-  if (!owner) {
-    // unreadable content: a lock is never half-written (see above), so this is damage; judge by the file's age
-    let mtime: number;
-    try {
-      mtime = statSync(file).mtimeMs;
-    } catch {
-      return "it vanished";
-    }
-    return now - mtime > opts.timeoutMs ? `its content is unreadable and it is ${age(now - mtime)} old` : undefined;
+/**
+ * Why the file at the lock path is not a lock flowrules wrote, or undefined when it is one. A lock is a regular file
+ * holding an owner, and never half-written (see above), so anything else — a notes file, a plan or rule file given as
+ * `--lock-file` by mistake, a directory, a symbolic link, a device — is someone else's and is never removed (issue 28).
+ */
+function notALock(file: string): string | undefined {
+  let kind: string | undefined;
+  try {
+    const st = lstatSync(file);
+    kind = st.isFile() ? undefined : st.isDirectory() ? "a directory" : st.isSymbolicLink() ? "a symbolic link" : "not a regular file";
+  } catch (err) {
+    if (errCode(err) === "ENOENT") return undefined; // gone meanwhile: the caller tries again
+    return `it cannot be read (${errCode(err) ?? "error"})`;
   }
+  if (kind) return `it is ${kind}`;
+  if (!readOwner(file)) return "its content is not a flowrules lock";
+  return undefined;
+}
+
+/** Why a lock is stale, or undefined when it must be respected. */
+function staleness(owner: LockOwner, opts: LockOptions, now: number): string | undefined {
   if (owner.host === hostname()) {
     // on this host the process table is the truth: alive means held, whatever the age of the heartbeat
     if (owner.pid === process.pid || pidAlive(owner.pid)) return undefined;
@@ -227,8 +236,13 @@ export function acquireLock(file: string, opts: LockOptions): HeldLock {
       } catch (err) {
         if (errCode(err) !== "EEXIST") throw err;
       }
+      const foreign = notALock(file);
+      if (foreign !== undefined) {
+        throw new UserError(`${file} is not a lock flowrules wrote (${foreign}), so it is left alone: pass another --lock-file, or remove the file yourself if nothing else uses it`);
+      }
       const current = readOwner(file);
-      const why = staleness(file, current, opts, now());
+      if (!current) continue; // removed or replaced meanwhile: try again
+      const why = staleness(current, opts, now());
       if (why === undefined) {
         throw new LockHeldError(
           `another apply holds the lock ${file}: ${describe(current, now())}`,
@@ -244,7 +258,7 @@ export function acquireLock(file: string, opts: LockOptions): HeldLock {
         throw err;
       }
       const moved = readOwner(aside);
-      if (current && moved?.token !== current.token) {
+      if (moved?.token !== current.token) {
         // we moved a fresh lock that replaced the stale one meanwhile: put it back and re-judge
         try {
           linkSync(aside, file);

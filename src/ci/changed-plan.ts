@@ -7,14 +7,15 @@
 import type { Plan } from "../plan/types.js";
 import type { PlanChangedSince } from "../render/plan/changed-since.js";
 import type { RuleSet } from "../rules/types.js";
+import { ruleSelection } from "../rules/index.js";
 import type { ChangedSince } from "./changed-since.js";
 
 export type PlanWithChanges = Plan & PlanChangedSince;
 
-/** `only` is the --rule filter: when given, the comparison is narrowed to those names too. */
+/** `only` is the --rule filter (names or globs): when given, the comparison is narrowed to those names too. */
 function narrowed(c: ChangedSince, only: string[]): ChangedSince {
   if (only.length === 0) return c;
-  const keep = (n: string): boolean => only.includes(n);
+  const keep = ruleSelection(only).selects;
   return { ...c, added: c.added.filter(keep), changed: c.changed.filter(keep), unchanged: c.unchanged.filter(keep), removed: c.removed.filter((r) => keep(r.name)) };
 }
 

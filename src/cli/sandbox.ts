@@ -16,6 +16,7 @@ interface SandboxFlags {
   rateLimit?: string;
   resetRate?: string;
   quirks?: string;
+  people?: string;
 }
 
 export function registerSandbox(program: Command): void {
@@ -29,6 +30,7 @@ export function registerSandbox(program: Command): void {
     .option("--fail-rate <r>", "share of requests (0–1) answered 503")
     .option("--rate-limit <per_min>", "requests a minute per key before 429 with Retry-After (0 = off)")
     .option("--reset-rate <r>", "share of mutations (0–1) applied and then answered by closing the connection")
+    .option("--people <per_min>", "simulated people change this many instances a minute (edits, steps, aborts, starts, deadlines)")
     .option("--quirks <list>", `answer as a real service does, comma-separated: ${QUIRK_NAMES.join(", ")} (see README "Real services")`)
     .action(async (flags: SandboxFlags, command: Command) => {
       const log = commandLogger(command);
@@ -41,6 +43,7 @@ export function registerSandbox(program: Command): void {
       out(`flowrules sandbox: ${sandbox.store.size} instances (seed ${opts.seed ?? 1})`);
       out(`base URL: ${sandbox.baseUrl}`);
       if (sandbox.quirks.length > 0) out(`quirks: ${sandbox.quirks.join(", ")}`);
+      if (opts.peoplePerMin) out(`people at work: ${opts.peoplePerMin} changes a minute (POST ${sandbox.origin}/__sandbox/people for more)`);
       out("demo keys (local use only):");
       for (const u of USERS) out(`  ${u.key.padEnd(18)} ${describeUser(u)}`);
       out("try:");
@@ -87,6 +90,7 @@ function parseFlags(flags: SandboxFlags): SandboxOptions {
     rateLimitPerMin: flags.rateLimit === undefined ? undefined : int("rate-limit", flags.rateLimit, 0, 1_000_000),
     resetRate: flags.resetRate === undefined ? undefined : rate("reset-rate", flags.resetRate),
     quirks: flags.quirks === undefined ? undefined : quirks(flags.quirks),
+    peoplePerMin: flags.people === undefined ? undefined : int("people", flags.people, 0, 1_000_000),
   };
 }
 

@@ -2,30 +2,24 @@
  * `flowrules plan`: load and validate the rules (no request before they are valid), plan against the service, render
  * to stdout, optionally write the JSON plan, and choose the exit code of the CLI contract.
  */
-import { clientFrom } from "../api/index.js";
-import type { ConnectionSettings } from "../api/connection.js";
+import type { ConnectionSettings } from "../model/settings.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { writePlanFile } from "../plan/write.js";
 import type { Plan } from "../plan/types.js";
-import { runPlan, type PlanProgress, type RequestChoice } from "../engine/plan-live.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { writeReportFiles } from "../render/report/files.js";
-import type { RuleSet } from "../rules/types.js";
-import { DEFAULT_RULE_PATHS } from "../rules/index.js";
-import { rulesChangedSince } from "../ci/changed-since.js";
-import { changedRuleSet, withChangedSince } from "../ci/changed-plan.js";
-import { shardLabel } from "../plan/shard.js";
-import { progressView } from "../render/progress/index.js";
-import { clientEventLogger, nullLogger } from "../log/index.js";
-import { logPlan } from "../render/events/plan.js";
-import { loadRuleSetOrReport } from "./load.js";
-import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { planPayload } from "../render/notify/payload.js";
-import { textSafe } from "../render/escape.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
+import { loadPlanning, planLoaded, type PlanRunOptions } from "./planning.js";
 
-export interface PlanCommandOptions {
+export { planRuleSet } from "./planning.js";
+
+/**
+ * `plan`'s options: the run's planning settings (PlanRunOptions, shared with `apply --auto-approve`) and the output.
+ * src/cli/plan.ts builds them from the resolved settings (src/cli/settings.ts).
+ */
+export interface PlanCommandOptions extends PlanRunOptions {
   paths: string[];
   format: PlanFormat;
   out?: string;
@@ -33,27 +27,11 @@ export interface PlanCommandOptions {
   reportDir?: string;
   detailedExitcode: boolean;
   rules: string[];
-  quiet: boolean;
   connection: ConnectionSettings;
-  now?: Date;
-  shard?: { index: number; count: number };
-  /** plan only the rules added or edited since this git ref; list the removed ones (src/ci/changed-since.ts) */
-  changedSince?: string;
-  /** instances carrying this tag are changed by no rule; undefined = off */
-  optOutTag?: string;
-  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
+  /** show what the rule edits since this git ref change (`plan --compare`, ./plan-compare.ts) */
+  compare?: string;
+  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL / a profile's notify) */
   notify?: NotifySettings;
-  /** say on stderr why each list, field page or record read is asked (or not) */
-  explainRequests?: boolean;
-  /** the workflow catalog to compare the live structure with (default flowrules.workflows.json, when present) */
-  workflows?: string;
-}
-
-/** One request choice of the query planner as a line for people. */
-function explainLine(c: RequestChoice): string {
-  const n = `${c.requests} request${c.requests === 1 ? "" : "s"}`;
-  const who = c.rules && c.rules.length > 0 ? ` [${c.rules.join(", ")}]` : "";
-  return `requests: workflow ${c.workflow_id}, ${c.subject}: ${c.choice}, ${n}: ${c.why}${who}\n`;
 }
 
 export function planExitCode(plan: Plan, detailed: boolean): number {
@@ -61,83 +39,22 @@ export function planExitCode(plan: Plan, detailed: boolean): number {
   return detailed && plan.changes.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }
 
-/** Plans an already loaded rule set against the service; shared by `plan` and `apply --auto-approve`. */
-export async function planRuleSet(
-  ruleSet: RuleSet,
-  connection: ConnectionSettings,
-  io: CommandIO,
-  opts: { quiet: boolean; now?: Date; shard?: { index: number; count: number }; explainRequests?: boolean; optOutTag?: string; workflows?: string },
-): Promise<Plan> {
-  // progress per rule (requests done of expected, ETA under the rate limit): a terminal line, or `progress` events
-  const view = progressView(io, { quiet: opts.quiet, ratePerMin: connection.rateLimitPerMin, rules: ruleSet.rules.length });
-  const logClientEvent = clientEventLogger(io.log ?? nullLogger);
-  const client = clientFrom(connection, {
-    onEvent: (e) => {
-      logClientEvent(e);
-      view.clientEvent(e);
-    },
-  });
-  const log = io.log ?? nullLogger;
-  const onWarning = (message: string): void => {
-    log.event("structure.warning", { message }, "warn");
-    if (!log.structured) io.stderr(`warning: ${textSafe(message)}\n`);
-  };
-  const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
-  catalog.warnings.forEach(onWarning);
-  const started = Date.now();
-  try {
-    const onProgress = (p: PlanProgress): void => {
-      if (log.structured) log.event("rule.progress", { rule: p.rule, done: p.done, total: p.total }, "debug");
-      view.plan(p);
-    };
-    const plan = await runPlan({
-      client,
-      ruleSet,
-      ...(opts.now ? { now: opts.now } : {}),
-      onProgress,
-      ...(opts.shard ? { shard: opts.shard } : {}),
-      ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
-      // why each request is made: always in the JSON log, on stderr with --explain-requests
-      onRequestChoice: (c) => {
-        log.event("plan.requests", { ...c }, "debug");
-        if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
-      },
-      ...(catalog.catalog ? { catalog: catalog.catalog.workflows } : {}),
-      onWarning,
-    });
-    view.finish();
-    const ms = Date.now() - started;
-    logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}) });
-    if (!opts.quiet && !log.structured) {
-      const s = (ms / 1000).toFixed(1);
-      io.stderr(`${client.stats().total} requests to ${client.baseUrl} in ${s} s\n`);
-    }
-    return plan;
-  } finally {
-    view.finish();
-    await client.close();
-  }
-}
-
 export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Promise<number> {
   const startedAt = new Date();
-  const ruleSet = await loadRuleSetOrReport(opts.paths, opts.rules, io);
-  if (!ruleSet) return EXIT_ERROR;
-  const changed = opts.changedSince
-    ? await rulesChangedSince(opts.changedSince, opts.paths.length > 0 ? opts.paths : DEFAULT_RULE_PATHS)
-    : undefined;
-  if (changed) {
-    const { ref, commit, added, changed: edited, unchanged, removed } = changed;
-    io.log?.event("rules.changed", { ref, commit, added, changed: edited, unchanged: unchanged.length, removed: removed.map((r) => r.name) });
-  }
-  const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, opts.connection, io, opts);
-  const plan = changed ? withChangedSince(planned, changed, opts.rules) : planned;
-  io.stdout(PLAN_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }));
+  const loaded = await loadPlanning(opts.paths, opts, io);
+  if (!loaded) return EXIT_ERROR;
+  const plan = await planLoaded(loaded, opts.connection, io, opts);
+  await emitPlan(plan, PLAN_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }), opts, io, startedAt);
+  return planExitCode(plan, opts.detailedExitcode);
+}
+
+/** The end of a plan run (`plan`, `plan --compare`): the view on stdout, the JSON plan file, report files, webhooks. */
+export async function emitPlan(plan: Plan, view: string, opts: PlanCommandOptions, io: CommandIO, startedAt: Date): Promise<void> {
+  io.stdout(view);
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {
     const files = await writeReportFiles(opts.reportDir, plan);
     if (!opts.quiet) io.stderr(`${files.length / 2} ${files.length === 2 ? "report" : "reports"} written to ${opts.reportDir}\n`);
   }
   await sendNotification(opts.notify, planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}), io);
-  return planExitCode(plan, opts.detailedExitcode);
 }

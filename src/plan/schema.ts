@@ -108,6 +108,8 @@ export const PlanSchema = z.object({
   flowrules_version: z.string(),
   created_at: isoDateTime,
   base_url: z.string().min(1),
+  /** the profile of flowrules.config.yaml that chose base_url (DESIGN.md section 13); absent without one */
+  profile: z.string().min(1).optional(),
   rules_digest: z.string(),
   rules: z.array(RuleSummarySchema),
   changes: z.array(ChangeSchema),

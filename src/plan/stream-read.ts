@@ -196,3 +196,18 @@ function parseKey(inner: string, offset: number): string {
     throw new JsonScanError("a key that is not a valid JSON string", offset);
   }
 }
+
+/**
+ * The values of a few top-level keys of a JSON object file, each parsed whole, the others scanned past (`show` reads
+ * the `compare` and `impact` of a `plan --compare` file this way, src/plan/compare-schema.ts). Undefined when the
+ * file is no well-formed object.
+ */
+export async function readTopLevelKeys(file: string, keys: readonly string[], chunkBytes = 256 * 1024): Promise<Record<string, unknown> | undefined> {
+  const out: Record<string, unknown> = {};
+  try {
+    await scan(file, (k) => (keys.includes(k) ? "whole" : "skip"), (k, text) => void (out[k] = JSON.parse(text)), () => undefined, chunkBytes);
+    return out;
+  } catch {
+    return undefined;
+  }
+}

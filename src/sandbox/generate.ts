@@ -21,9 +21,9 @@ const WORKFLOW_SHARES: readonly (readonly [CatalogWorkflow, number])[] = WORKFLO
   ({ 1042: 40, 1043: 20, 1044: 25, 1045: 15 } as Record<number, number>)[w.id] ?? 10,
 ]);
 
-const FIRST_NAMES = ["Alice", "Bruno", "Chloé", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemal",
+export const FIRST_NAMES = ["Alice", "Bruno", "Chloé", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemal",
   "Lena", "Marco", "Nadia", "Oskar", "Priya", "Quentin", "Rosa", "Sven", "Tara", "Umar", "Vera", "Wei", "Yara", "Zoe"];
-const LAST_NAMES = ["Andersen", "Bianchi", "Costa", "Dubois", "Evans", "Fischer", "García", "Hansen", "Ivanova",
+export const LAST_NAMES = ["Andersen", "Bianchi", "Costa", "Dubois", "Evans", "Fischer", "García", "Hansen", "Ivanova",
   "Jensen", "Kowalski", "Laurent", "Müller", "Novak", "Okafor", "Petrov", "Rossi", "Schmidt", "Tanaka", "Weber"];
 
 /** Text values by field name; other text fields use GENERIC_TEXT. */
@@ -141,7 +141,7 @@ function generateOne(id: number, seed: number, now: number): InstanceState {
   };
 }
 
-function drawTags(workflow: CatalogWorkflow, rnd: Prng): string[] {
+export function drawTags(workflow: CatalogWorkflow, rnd: Prng): string[] {
   const tags = new Set<string>();
   // Expense claims mostly carry "expenses", so the demo rule's `tags: [expenses]` selects a good share.
   if (workflow.id === 1042 && rnd.chance(0.7)) tags.add("expenses");
@@ -150,7 +150,7 @@ function drawTags(workflow: CatalogWorkflow, rnd: Prng): string[] {
   return [...tags];
 }
 
-function valueFor(action: CatalogAction, rnd: Prng, startedTime: number): unknown {
+export function valueFor(action: CatalogAction, rnd: Prng, startedTime: number): unknown {
   switch (action.type) {
     case "text":
       return { inputValue: rnd.pick(TEXT_POOLS[action.name] ?? GENERIC_TEXT) };

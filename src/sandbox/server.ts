@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { authenticate } from "./access.js";
+import { clockControl, peopleControl } from "./control.js";
 import { bodyForLog, decodeBody, readBody, type DecodedBody } from "./body.js";
 import type { ApiResponse, RequestContext } from "./context.js";
 import type { CursorCodec } from "./cursor.js";
@@ -74,6 +75,19 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   }
   const path = url.pathname;
 
+  if (path === "/__sandbox/people" || path === "/__sandbox/clock") {
+    let value: unknown = undefined;
+    try {
+      const decoded = await readAndDecode(req);
+      if (decoded.kind === "json") value = decoded.value;
+      else if (decoded.kind !== "none") value = "not JSON";
+    } catch (err) {
+      send(req, res, errorResponse(err));
+      return;
+    }
+    send(req, res, path === "/__sandbox/people" ? peopleControl(deps.store, method, value) : clockControl(deps.store, method, value));
+    return;
+  }
   if (path === "/__sandbox/requests" || path.startsWith("/__sandbox/")) {
     await drain(req);
     send(req, res, control(deps, method, path));

@@ -10,7 +10,7 @@
  */
 import type { CatalogStep } from "./catalog.js";
 import { StateError } from "./errors.js";
-import { generateInstances } from "./generate.js";
+import { FIRST_INSTANCE_ID, generateInstances } from "./generate.js";
 import { orderedSteps, stepInWorkflow, workflowOf } from "./lookup.js";
 import { buildSorted, orderingKey, repositionInView, usesRuntime, type OrderField, type SortedView } from "./ordering.js";
 import { instanceRecord, type InstanceRecord, type RecordOptions, type Urls } from "./serialize.js";
@@ -40,7 +40,9 @@ interface CachedView {
 
 export class SandboxStore {
   readonly seed: number;
-  private readonly pinnedNow: number | null;
+  private pinnedNow: number | null;
+  /** added to real time when the clock is not pinned (advanceClock) */
+  private clockOffset = 0;
   private readonly byId = new Map<number, InstanceState>();
   private readonly byProcess = new Map<number, InstanceState[]>();
   private readonly sortCache = new Map<string, CachedView>();
@@ -62,7 +64,40 @@ export class SandboxStore {
 
   /** The sandbox clock in epoch ms: the pinned `now` option, or real time. */
   nowMs(): number {
-    return this.pinnedNow ?? Date.now();
+    return this.pinnedNow ?? Date.now() + this.clockOffset;
+  }
+
+  /**
+   * Moves the sandbox clock forward by `ms` (people's work between runs, deadlines coming due). A pinned clock moves
+   * by exactly that; a real one keeps running from the moved point.
+   */
+  advanceClock(ms: number): Date {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`the clock only moves forward, got ${ms} ms`);
+    if (this.pinnedNow !== null) this.pinnedNow += ms;
+    else this.clockOffset += ms;
+    // total_runtime orders of running instances depend on the clock
+    this.sortCache.clear();
+    return this.now();
+  }
+
+  /** Adds a newly started instance (the spec does not show the start endpoint; people.ts starts them in-process). */
+  insert(inst: InstanceState): void {
+    if (this.byId.has(inst.id)) throw new Error(`instance ${inst.id} exists`);
+    const own = cloneState(inst);
+    this.byId.set(own.id, own);
+    const list = this.byProcess.get(own.processId) ?? [];
+    list.push(own);
+    this.byProcess.set(own.processId, list);
+    this.tokenIndex?.set(own.publicToken, own.id);
+    for (const [key, cached] of this.sortCache) if (cached.processId === own.processId) this.sortCache.delete(key);
+    this.currentVersion++;
+  }
+
+  /** The next free instance id. */
+  nextId(): number {
+    let max = 0;
+    for (const id of this.byId.keys()) if (id > max) max = id;
+    return Math.max(max + 1, FIRST_INSTANCE_ID);
   }
 
   now(): Date {

@@ -102,7 +102,8 @@ export function change(kind: "complete_step" | "save_step" | "abort", extra: Par
             body: { step_id: 20111, mode: kind === "save_step" ? "save" : "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] },
           },
     before: {},
-    after: {},
+    // what the body sends, as the planner shows it (a plan file's check ties the two)
+    after: kind === "abort" ? { status: "aborted" } : { ...(kind === "complete_step" ? { "step 20111": "completed" } : {}), "action 50230": "ok" },
     precondition: { status: "running", ...(kind === "abort" ? {} : { active_step_id: 20111 }) },
     ...extra,
   };

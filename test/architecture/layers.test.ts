@@ -25,6 +25,7 @@ const RANK: Record<string, number> = {
   log: 20,
   api: 10,
   sandbox: 10,
+  state: 45,
   model: 0,
 };
 

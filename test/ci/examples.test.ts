@@ -127,7 +127,8 @@ describe("CI examples", () => {
     expect(pr).toBeDefined();
     const text = pr?.text ?? "";
     expect(text).toMatch(/npx flowrules validate [^\n]*--format github/);
-    expect(text).toMatch(/npx flowrules plan [^\n]*--changed-since/);
+    // the comment shows what the edit changes (plan --compare), not the plan of the edited rules
+    expect(text).toMatch(/npx flowrules plan [^\n]*--compare "origin\/\$BASE_REF"/);
     expect(text).toContain("<!-- flowrules-plan -->");
     expect(text).toContain("actions/github-script@");
     expect(text).toContain("updateComment");
@@ -146,12 +147,41 @@ describe("CI examples", () => {
     expect(s?.text).toContain("include-hidden-files: true");
   });
 
+  it("schedules keep the --state dir as a CI cache: restored before, saved after, the same path as --state", () => {
+    const s = examples.find((e) => e.file === "github/flowrules-schedule.yml");
+    const doc = s?.docs[0];
+    if (!isRecord(doc) || !isRecord(doc.jobs) || !isRecord(doc.jobs.apply) || !Array.isArray(doc.jobs.apply.steps)) throw new Error("no apply job");
+    const steps = doc.jobs.apply.steps.filter(isRecord);
+    const at = (uses: string): number => steps.findIndex((st) => typeof st.uses === "string" && st.uses.startsWith(uses));
+    const apply = steps.findIndex((st) => typeof st.run === "string" && st.run.includes("flowrules apply"));
+    const restore = steps[at("actions/cache/restore@")];
+    const save = steps[at("actions/cache/save@")];
+    expect(at("actions/cache/restore@")).toBeGreaterThanOrEqual(0);
+    expect(at("actions/cache/restore@")).toBeLessThan(apply);
+    expect(at("actions/cache/save@")).toBeGreaterThan(apply);
+    const dir = isRecord(restore?.with) ? restore.with.path : undefined;
+    expect(dir).toBe(".flowrules/state");
+    expect(isRecord(save?.with) && save.with.path).toBe(dir);
+    // a unique key per run (cache keys are immutable) and a prefix to restore the newest
+    expect(isRecord(save?.with) && save.with.key).toBe(isRecord(restore?.with) ? restore.with.key : "");
+    expect(String(isRecord(restore?.with) ? restore.with["restore-keys"] : "")).toMatch(/^flowrules-state-$/m);
+    expect(s?.text).toMatch(/npx flowrules apply rules\/ --auto-approve --state \.flowrules\/state /);
+
+    const g = examples.find((e) => e.file === "gitlab/gitlab-ci.yml")?.docs[0];
+    if (!isRecord(g) || !isRecord(g.apply)) throw new Error("no GitLab apply job");
+    const caches = Array.isArray(g.apply.cache) ? g.apply.cache.filter(isRecord) : [];
+    const stateCache = caches.find((c) => JSON.stringify(c.paths).includes(".flowrules/state"));
+    expect(stateCache?.when).toBe("always");
+    expect(isRecord(g.apply.variables) && g.apply.variables.FLOWRULES_STATE).toBe(".flowrules/state");
+  });
+
   it("GitLab: one apply at a time (resource_group), plan on merge requests", () => {
     const g = examples.find((e) => e.file === "gitlab/gitlab-ci.yml")?.docs[0];
     expect(isRecord(g)).toBe(true);
     if (!isRecord(g)) return;
     expect(isRecord(g.apply) && g.apply.resource_group).toBe("flowrules-apply");
     expect(JSON.stringify(g.plan)).toContain("merge_request_event");
+    expect(JSON.stringify(g.plan)).toContain("npx flowrules plan rules/ --compare \\\"origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME\\\"");
   });
 
   it("Kubernetes CronJob: concurrencyPolicy Forbid and the key from a Secret", () => {

@@ -92,7 +92,10 @@ rules:
   it("reports an authentication failure with the request and status, not the key", async () => {
     const r = await runCli(["plan", "-q"], { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "wrong-key-1234" });
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/: 401 Unauthorized/);
+    // said once, on stderr, with the variable that holds the key (issue 28), not as one error per rule in the plan
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/API key in FLOWRULES_API_KEY: 401 Unauthorized/);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stdout + r.stderr).not.toContain("wrong-key-1234");
   });
 

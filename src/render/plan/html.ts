@@ -5,6 +5,7 @@
  * Content-Security-Policy of `default-src 'none'` that allows only this page's own style and script (by hash), so
  * even a value that slipped through escaping could neither run nor load anything.
  */
+import { serviceName } from "../../model/settings.js";
 import { createHash } from "node:crypto";
 import { MUTATING_KINDS } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
@@ -336,7 +337,7 @@ export const html: PlanFormatter = (plan) => {
   const body: string[] = [];
   body.push(`<a class="skip" href="#changes">Skip to the changes</a><main>`);
   body.push(`<header><h1>flowrules plan</h1><p class="summary" id="summary">${esc(summaryLine(plan))}</p>`);
-  body.push(`<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url || "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`);
+  body.push(`<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url ? serviceName(plan.base_url, plan.profile) : "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`);
   const changed = changedSinceOf(plan);
   if (changed) {
     body.push(`<p class="meta" id="changed-since">${changedSinceHeadline(changed.changed_since, (s) => `<code>${esc(s)}</code>`)}</p>`);

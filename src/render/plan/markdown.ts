@@ -2,6 +2,7 @@
  * Markdown for pull-request comments (after Atlantis): summary and rule table outside a collapsible block, the diff
  * inside, and the whole comment under the 65,536-character limit however big the plan, saying what was left out.
  */
+import { serviceName } from "../../model/settings.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
@@ -118,7 +119,7 @@ export const markdown: PlanFormatter = (plan, options) => {
     if (plan.errors.length > MAX_ERRORS) head.push(`- … ${plan.errors.length - MAX_ERRORS} more in ${where}`);
     head.push("");
   }
-  const footer = `\n_Planned at ${md(plan.created_at)} against ${md(plan.base_url || "fixtures")} by flowrules ${md(plan.flowrules_version)}._\n`;
+  const footer = `\n_Planned at ${md(plan.created_at)} against ${md(plan.base_url ? serviceName(plan.base_url, plan.profile) : "fixtures")} by flowrules ${md(plan.flowrules_version)}._\n`;
 
   let out = `${head.join("\n")}\n`;
   const budget = (): number => limit - out.length - footer.length - 400;

@@ -1,18 +1,18 @@
 /** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
+import { serviceName } from "../../model/settings.js";
 import pc from "picocolors";
 import type { Plan, PlannedReport } from "../../plan/types.js";
 import { textSafe as t } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, kindsUsed, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
+import { table } from "../table.js";
 
 /** Rows of a report shown in the terminal; the JSON plan and --report-dir carry all of them. */
 const MAX_REPORT_ROWS = 20;
 
-function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
-  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)];
+function reportTable(header: string[], rows: string[][]): string[] {
+  return table([header, ...rows], { rule: true });
 }
 
 function cell(v: unknown): string {
@@ -25,11 +25,11 @@ function cell(v: unknown): string {
 export function reportLines(r: PlannedReport, maxRows = MAX_REPORT_ROWS): string[] {
   const total = r.rows.length;
   const out = [`Report ${t(r.title)} (rule ${t(r.rule)}): ${total} ${total === 1 ? "instance" : "instances"} by ${t(r.group_by)}`];
-  out.push(...table([t(r.group_by), "count"], r.groups.map((g) => [t(g.key), String(g.count)])).map((l) => `  ${l}`));
+  out.push(...reportTable([t(r.group_by), "count"], r.groups.map((g) => [t(g.key), String(g.count)])).map((l) => `  ${l}`));
   if (total > 0) {
     out.push("");
     const rows = r.rows.slice(0, maxRows).map((row) => r.columns.map((c) => cell(row[c])));
-    out.push(...table(r.columns.map(t), rows).map((l) => `  ${l}`));
+    out.push(...reportTable(r.columns.map(t), rows).map((l) => `  ${l}`));
     if (total > maxRows) out.push(`  … ${total - maxRows} more rows in the JSON plan (--out) and in --report-dir files`);
   }
   return out;
@@ -39,7 +39,7 @@ export const text: PlanFormatter = (plan, { color }) => {
   const c = pc.createColors(color);
   const paint = (kind: string, s: string): string => c[presentation(kind).colour](s);
   const out: string[] = [];
-  out.push(c.bold(`flowrules plan against ${t(plan.base_url || "(fixtures)")} at ${t(plan.created_at)}`));
+  out.push(c.bold(`flowrules plan against ${t(plan.base_url ? serviceName(plan.base_url, plan.profile) : "(fixtures)")} at ${t(plan.created_at)}`));
 
   const used = kindsUsed(plan);
   if (used.length > 0) {

@@ -6,6 +6,7 @@ import pc from "picocolors";
 import { brokenFiles, counts, type CaseResult, type Failure, type TestRun } from "../../rule-tests/types.js";
 import { terminalSafe } from "../escape.js";
 import { saidText } from "./said.js";
+import { table } from "../table.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -18,18 +19,10 @@ function label(c: Colors, r: CaseResult): string {
   return c.red(r.status === "error" ? "ERROR" : "FAIL");
 }
 
-function table(c: Colors, results: CaseResult[]): string[] {
-  const rows = results.map((r) => [r.status, r.rules.join(", "), r.name, where(r)]);
-  const header = ["RESULT", "RULE", "CASE", "FILE"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
-  const line = (cells: string[], first: string): string =>
-    [first + " ".repeat(Math.max(0, (widths[0] ?? 0) - (cells[0] ?? "").length)), ...cells.slice(1).map((x, i) => x.padEnd(widths[i + 1] ?? 0))]
-      .join("  ")
-      .trimEnd();
-  return [
-    c.bold(line(header, header[0] ?? "")),
-    ...results.map((r, i) => line(rows[i] ?? [], label(c, r))),
-  ];
+function resultsTable(c: Colors, results: CaseResult[]): string[] {
+  // the coloured label takes the columns of its text: the table measures without colour codes
+  const [header = "", ...lines] = table([["RESULT", "RULE", "CASE", "FILE"], ...results.map((r) => [label(c, r), r.rules.join(", "), r.name, where(r)])]);
+  return [c.bold(header), ...lines];
 }
 
 export function failureLines(c: Colors, f: Failure): string[] {
@@ -45,7 +38,7 @@ export function failureLines(c: Colors, f: Failure): string[] {
 export function testsText(run: TestRun, color: boolean): string {
   const c = pc.createColors(color);
   const out: string[] = [];
-  if (run.results.length > 0) out.push(...table(c, run.results));
+  if (run.results.length > 0) out.push(...resultsTable(c, run.results));
   const failed = run.results.filter((r) => r.status !== "pass");
   if (failed.length > 0) {
     out.push("", c.bold("Failures"));

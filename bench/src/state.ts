@@ -1,0 +1,253 @@
+/**
+ * The state scenario (`--state-sizes`, issue 24): what a scheduled run costs with `--state` against a stateless one.
+ * Six rules of the kind operations teams write, over the four demo workflows. Per N, on a sandbox whose clock the
+ * scenario moves: a stateless plan and a first plan with state (it builds the state); then 1 % of the instances
+ * changed by people and 15 minutes later, a stateless plan and a plan with state at the same moment (their plans must
+ * be equal); then 15 more minutes with nothing changed, a plan with state (and a stateless one to compare with).
+ * Requests are counted from the sandbox's log; each plan runs in its own process, so its peak RSS is its own.
+ */
+import { createHash } from "node:crypto";
+import { fork } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { performance } from "node:perf_hooks";
+import { createClient } from "#flowrules/api/index.js";
+import { runPlan } from "#flowrules/engine/plan-live.js";
+import type { Plan } from "#flowrules/plan/types.js";
+import { compileSources } from "#flowrules/rules/index.js";
+import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
+import { openRunState, readInFull, DEFAULT_RESYNC_AFTER_MS } from "#flowrules/state/index.js";
+import { API_KEY } from "./scenario.js";
+import { RssSampler } from "./side.js";
+import type { FromChild, ToChild } from "./child.js";
+
+export const STATE_SIZES = [20_000, 100_000];
+export const STATE_CHURN = 0.01;
+const STEP_MS = 15 * 60_000;
+/** a fixed moment, so every run of the scenario sees the same data and the same clock */
+const START = new Date("2026-06-15T12:00:00.000Z");
+
+export const STATE_RULES_YAML = `version: 1
+rules:
+  - name: s-approve-small-expenses
+    workflow: 1042
+    fields: { amount: { step: 20111, action: 50222 }, currency: { step: 20111, action: 50223 } }
+    select: { status: [running], active_step_id: 20111, tags: [expenses] }
+    when: fields.amount < 100 and fields.currency = "EUR"
+    actions:
+      - complete_step: { step: 20111, inputs: [ { action: 50231, value: { date: "{{ $now() }}" } } ] }
+  - name: s-budget-estimate
+    workflow: 1044
+    fields: { quantity: { step: 20130, action: 50261 }, price: { step: 20130, action: 50262 } }
+    select: { status: [running], active_step_id: 20131 }
+    when: fields.quantity * fields.price > 5000
+    actions: [ { report: { group_by: priority, columns: [id, name, fields.quantity, fields.price] } } ]
+  - name: s-abort-stale-onboardings
+    workflow: { name: Employee onboarding }
+    select: { status: [running], last_updated_time_before: -P90D }
+    actions: [ abort ]
+  - name: s-overdue-expenses
+    workflow: 1042
+    fields: { amount: { step: 20111, action: 50222 } }
+    select: { status: running, deadline_before: now }
+    actions: [ { report: { group_by: tags, columns: [id, name, deadline, fields.amount] } } ]
+  - name: s-risky-access
+    workflow: 1045
+    fields: { risk: { step: 20141, action: 50272 } }
+    select: { status: [running], active_step_id: 20141 }
+    when: fields.risk > 7
+    actions: [ { report: { group_by: status, columns: [id, name, fields.risk] } } ]
+  - name: s-unchecked-finance
+    workflow: 1042
+    fields: { checks: { step: 20112, action: 50240 } }
+    select: { status: [running], active_step_id: 20112 }
+    when: $not("Receipt attached" in fields.checks)
+    actions: [ { report: { group_by: priority, columns: [id, name] } } ]
+`;
+
+export interface StatePlanOptions {
+  baseUrl: string;
+  concurrency: number;
+  /** the plan's now (ISO): the sandbox's clock */
+  now: string;
+  /** absent: a stateless run */
+  stateDir?: string;
+}
+
+export interface StatePlanResult {
+  wallMs: number;
+  maxRssBytes: number;
+  /** sha-256 of the plan minus created_at and its request count: equal plans, equal digests */
+  digest: string;
+  changes: number;
+  errors: string[];
+  fromState: number;
+  readAgain: number;
+  warnings: string[];
+}
+
+function planDigestOf(plan: Plan): string {
+  const { created_at: _c, summary, ...rest } = plan;
+  const { requests: _r, ...counts } = summary as typeof summary & { requests?: number };
+  return createHash("sha256").update(JSON.stringify({ ...rest, summary: counts })).digest("hex");
+}
+
+/** One plan, stateless or with the state dir, as `flowrules plan [--state DIR]` does it. */
+export async function statePlanStep(o: StatePlanOptions): Promise<StatePlanResult> {
+  const sampler = new RssSampler();
+  const loaded = compileSources([{ file: "bench-state.yaml", text: STATE_RULES_YAML }]);
+  if (!loaded.ruleSet) throw new Error(`the state scenario's rules do not load: ${loaded.diagnostics.map((d) => d.message).join("; ")}`);
+  const ruleSet = loaded.ruleSet;
+  const now = new Date(o.now);
+  const t0 = performance.now();
+  const client = createClient({ baseUrl: o.baseUrl, apiKey: API_KEY, rateLimitPerMin: 0, concurrency: o.concurrency });
+  const warnings: string[] = [];
+  let plan: Plan;
+  let counts = { fromState: 0, readAgain: 0 };
+  try {
+    if (o.stateDir) {
+      const run = await openRunState({ dir: o.stateDir, resyncAfterMs: DEFAULT_RESYNC_AFTER_MS, fullRefresh: false }, { baseUrl: client.baseUrl, now, rules: ruleSet.rules, version: "bench", warn: (m) => warnings.push(m) });
+      try {
+        plan = await runPlan({ client: run.wrap(client), ruleSet, now });
+        if (readInFull(plan)) await run.commit();
+        counts = run.counts() ?? counts;
+      } finally {
+        await run.release();
+      }
+    } else {
+      plan = await runPlan({ client, ruleSet, now });
+    }
+  } finally {
+    await client.close();
+  }
+  const result: StatePlanResult = {
+    wallMs: performance.now() - t0,
+    maxRssBytes: Math.max(sampler.peak(), sampler.maxRss()),
+    digest: planDigestOf(plan),
+    changes: plan.changes.length,
+    errors: plan.errors.map((e) => e.message),
+    ...counts,
+    warnings,
+  };
+  sampler.stop();
+  return result;
+}
+
+export interface StateStep {
+  what: string;
+  requests: number;
+  result: StatePlanResult;
+}
+
+export interface StateRun {
+  n: number;
+  churned: number;
+  steps: StateStep[];
+  /** the plans with state equal the stateless plans at the same moment */
+  equal: boolean;
+  rssScope: "child" | "in-process";
+}
+
+function inChild(options: StatePlanOptions): Promise<StatePlanResult> {
+  const script = fileURLToPath(new URL("./child.js", import.meta.url));
+  const child = fork(script, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    child.on("message", (msg: FromChild) => {
+      if (settled) return;
+      settled = true;
+      if (msg.type === "result" && msg.output.kind === "state-plan") resolve(msg.output.result);
+      else reject(new Error(`the state-plan child failed: ${msg.type === "error" ? msg.message : msg.type}`));
+    });
+    child.on("error", (err) => {
+      if (!settled) (settled = true), reject(err);
+    });
+    child.on("exit", (code) => {
+      if (!settled) (settled = true), reject(new Error(`the state-plan child exited (code ${code}) without a result`));
+    });
+    child.send({ type: "run", job: { kind: "state-plan", options } } satisfies ToChild);
+  });
+}
+
+export async function runStateScenario(
+  o: { seed: number; latencyMs: number; concurrency: number; sizes: number[]; inProcess: boolean },
+  log: (line: string) => void,
+): Promise<StateRun[]> {
+  const runs: StateRun[] = [];
+  for (const n of o.sizes) {
+    log(`state scenario at N = ${n} (1 % churn)`);
+    const sb: RunningSandbox = await startSandbox({ port: 0, instances: n, seed: o.seed, latencyMs: o.latencyMs, now: START });
+    const dir = await mkdtemp(join(tmpdir(), "flowrules-bench-state-"));
+    try {
+      const steps: StateStep[] = [];
+      const step = async (what: string, withState: boolean): Promise<StatePlanResult> => {
+        sb.clearRequests();
+        const options: StatePlanOptions = { baseUrl: sb.baseUrl, concurrency: o.concurrency, now: sb.store.now().toISOString(), ...(withState ? { stateDir: join(dir, "state") } : {}) };
+        const result = o.inProcess ? await statePlanStep(options) : await inChild(options);
+        const requests = sb.requests().length;
+        steps.push({ what, requests, result });
+        log(`  ${what.padEnd(28)} ${String(requests).padStart(6)} requests, ${(result.wallMs / 1000).toFixed(1)} s, peak RSS ${(result.maxRssBytes / 1048576).toFixed(0)} MB${withState ? `, ${result.fromState} from the state, ${result.readAgain} read again` : ""}`);
+        return result;
+      };
+      await step("stateless", false);
+      await step("first run with state", true);
+      const churn = sb.simulate({ seed: o.seed + 24, churn: STATE_CHURN });
+      sb.advanceClock(STEP_MS);
+      const a = await step("stateless after 1 % churn", false);
+      const b = await step("with state after 1 % churn", true);
+      sb.advanceClock(STEP_MS);
+      const c = await step("with state, nothing changed", true);
+      const d = await step("stateless, nothing changed", false);
+      const equal = a.digest === b.digest && c.digest === d.digest;
+      log(`  plans with state ${equal ? "equal" : "DIFFER FROM"} the stateless plans at the same moment`);
+      runs.push({ n, churned: churn.ids.length, steps, equal, rssScope: o.inProcess ? "in-process" : "child" });
+    } finally {
+      await sb.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  return runs;
+}
+
+/** Workflows with rules in the scenario: the unchanged-tenant target is 2 requests each, plus 5. */
+export const STATE_WORKFLOWS = 4;
+
+export interface StateTarget {
+  text: string;
+  measured: string;
+  met: boolean;
+}
+
+export function stateTargets(runs: StateRun[]): StateTarget[] {
+  const out: StateTarget[] = [];
+  for (const r of runs) {
+    const get = (what: string): StateStep | undefined => r.steps.find((s) => s.what === what);
+    const stateless = get("stateless after 1 % churn");
+    const withState = get("with state after 1 % churn");
+    const unchanged = get("with state, nothing changed");
+    if (!stateless || !withState || !unchanged) continue;
+    const ratio = r.n >= 100_000 ? 20 : 10;
+    out.push({ text: `N = ${r.n}: with state ≤ 1/${ratio} of stateless (1 % churn)`, measured: `${withState.requests} vs ${stateless.requests} (1/${(stateless.requests / Math.max(1, withState.requests)).toFixed(1)})`, met: withState.requests * ratio <= stateless.requests });
+    const cap = 2 * STATE_WORKFLOWS + 5;
+    out.push({ text: `N = ${r.n}: unchanged tenant ≤ ${cap} requests`, measured: String(unchanged.requests), met: unchanged.requests <= cap });
+    const peak = Math.max(...r.steps.map((s) => s.result.maxRssBytes));
+    out.push({ text: `N = ${r.n}: peak RSS < 200 MB in every run (${r.rssScope})`, measured: `${(peak / 1048576).toFixed(0)} MB`, met: peak < 200 * 1048576 });
+    out.push({ text: `N = ${r.n}: plans with state equal stateless plans`, measured: r.equal ? "equal" : "different", met: r.equal });
+  }
+  return out;
+}
+
+export function renderState(runs: StateRun[]): string {
+  const out = ["## State between runs (`--state`)", "", "| N | run | requests | from the state | read again | peak RSS | wall |", "|---|---|---|---|---|---|---|"];
+  for (const r of runs) {
+    for (const s of r.steps) {
+      const stateful = s.what.includes("with state");
+      out.push(`| ${r.n} | ${s.what} | ${s.requests} | ${stateful ? s.result.fromState : "—"} | ${stateful ? s.result.readAgain : "—"} | ${(s.result.maxRssBytes / 1048576).toFixed(0)} MB | ${(s.result.wallMs / 1000).toFixed(1)} s |`);
+    }
+  }
+  out.push("", "| target | measured | met |", "|---|---|---|");
+  for (const t of stateTargets(runs)) out.push(`| ${t.text} | ${t.measured} | ${t.met ? "yes" : "**no**"} |`);
+  return `${out.join("\n")}\n`;
+}

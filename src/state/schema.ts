@@ -1,0 +1,117 @@
+/**
+ * The state file's shape (docs/operating.md, "State between runs"): JSON lines, so it is written and read as a
+ * stream at 100,000 instances. Line 1 is the header; then listings, snapshot skeletons, records and field values,
+ * one a line; the last line counts the lines before it, so a cut file is told from a whole one. Every line is
+ * checked against these schemas and the service's parts against the API client's: a file that does not fit is not
+ * used (a full run, one warning), never half-used.
+ */
+import { z } from "zod";
+import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema } from "../api/schemas.js";
+
+export const STATE_FORMAT = "flowrules-state";
+export const STATE_FORMAT_VERSION = 1;
+export const STATE_FILE = "state.jsonl";
+export const LOCK_FILE = "state.lock";
+
+const queryValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))]);
+const iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "an ISO 8601 date-time");
+
+export const ListingSchema = z.object({
+  process_id: z.number().int(),
+  query: z.record(z.string(), queryValue),
+  /** the `now` the query was asked at (relative bounds resolved against it) */
+  run_at: iso,
+  /** false when only the first pages were read (a caller stopped early) */
+  complete: z.boolean(),
+  pages: z.array(z.object({ count: z.number().int().nonnegative().nullable(), results: z.array(InstanceListItemSchema) })),
+});
+export type Listing = z.infer<typeof ListingSchema>;
+
+export const CompactRecordSchema = z.object({
+  record: InstanceRecordSchema,
+  skeleton: z.string().nullable(),
+  snapshot: z.unknown().optional(),
+  values: z.array(z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative(), z.unknown()])),
+  times: z.array(z.tuple([z.number().int().nonnegative(), z.unknown()])),
+});
+
+export const RecordEntrySchema = z.object({
+  process_id: z.number().int(),
+  /** the read's options: "", "v" (inject_values), "t" (steps_time_frame), "vt" */
+  flags: z.string(),
+  compact: CompactRecordSchema,
+});
+export type RecordEntry = z.infer<typeof RecordEntrySchema>;
+
+export const FieldEntrySchema = z.object({
+  process_id: z.number().int(),
+  step: z.number().int(),
+  action: z.number().int(),
+  /** per instance: the form-field record, or null when the field holds no value there */
+  values: z.array(z.tuple([z.number().int(), FormFieldValueSchema.nullable()])),
+});
+export type FieldEntry = z.infer<typeof FieldEntrySchema>;
+
+export const WorkflowMarkSchema = z.object({
+  /** the bookmark: the `now` of the last run that read this workflow (changes are listed from it, minus a lookback) */
+  run_at: iso,
+  /** the newest last_updated_time seen in a record of it, if any */
+  newest_seen: iso.nullable(),
+  /** when it was last read in full (older than --resync-after: read in full again) */
+  synced_at: iso,
+  /** digest of its structure (steps, fields, types) as the newest instance shows it */
+  structure: z.string().nullable(),
+});
+export type WorkflowMark = z.infer<typeof WorkflowMarkSchema>;
+
+export const HeaderSchema = z.object({
+  format: z.literal(STATE_FORMAT),
+  format_version: z.number().int(),
+  flowrules_version: z.string(),
+  base_url: z.string(),
+  written_at: iso,
+  run_at: iso,
+  /** rule name → digest of its definition */
+  rules: z.record(z.string(), z.string()),
+  /** workflow id → its bookmark */
+  workflows: z.record(z.string(), WorkflowMarkSchema),
+});
+export type StateHeader = z.infer<typeof HeaderSchema>;
+
+/**
+ * A record line is checked in full when it is used (a line that does not fit then is read again from the service);
+ * until then it is kept as its text: thousands of records held as strings weigh far less than as objects.
+ */
+export const RecordHeadSchema = z.object({
+  record: z.object({
+    process_id: z.number().int(),
+    flags: z.string(),
+    compact: z.looseObject({ record: z.looseObject({ id: z.number().int() }), skeleton: z.string().nullable() }),
+  }),
+});
+
+/** A record as the state keeps it: what finds it, and its line's text. */
+export interface KeptRecord {
+  process_id: number;
+  flags: string;
+  id: number;
+  skeleton: string | null;
+  /** the JSON text of its line, `{"record": RecordEntry}` */
+  line: string;
+}
+
+export const LineSchema = z.union([
+  z.object({ listing: ListingSchema }).strict(),
+  z.object({ skeleton: z.object({ key: z.string(), snapshot: z.unknown() }) }).strict(),
+  z.object({ field: FieldEntrySchema }).strict(),
+  z.object({ end: z.object({ lines: z.number().int().nonnegative() }) }).strict(),
+]);
+
+/** A state in memory: what a run reads from the file and what it writes back. */
+export interface StateData {
+  header: StateHeader;
+  listings: Listing[];
+  skeletons: Map<string, unknown>;
+  records: KeptRecord[];
+  fields: FieldEntry[];
+}
