@@ -12,6 +12,9 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // every test file removes what it made (test/helpers/temp.ts); a run that leaves anything in its temp dir fails
+    setupFiles: ["test/helpers/setup.ts"],
+    globalSetup: ["test/helpers/global-setup.ts"],
     // Tests that need a service start their own sandbox on an ephemeral loopback port.
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -9,7 +9,7 @@ import { performance } from "node:perf_hooks";
 import { createClient } from "#flowrules/api/index.js";
 import { runPlan } from "#flowrules/engine/plan-live.js";
 import type { Plan } from "#flowrules/plan/types.js";
-import { writePlanFile } from "#flowrules/commands/plan.js";
+import { writePlanFile } from "#flowrules/plan/write.js";
 import { compileSources } from "#flowrules/rules/index.js";
 import type { RuleSet } from "#flowrules/rules/types.js";
 import { applyPlanFile } from "./apply-adapter.js";

@@ -5,19 +5,23 @@
  */
 import type { Argument, Command, Option } from "commander";
 import { cell } from "./markdown.js";
+import { EXAMPLES } from "#flowrules/cli/examples.js";
 
 /** Environment variables flowrules reads that no option description names, with what they do. */
 export const ENVIRONMENT: Readonly<Record<string, string>> = {
   FLOWRULES_API_KEY:
-    "The API key, sent as `Authorization: Api-Key <key>`. Read only from the environment, never from a flag, so it stays out of shell history and CI logs; it is scrubbed from every output, log line and error.",
+    "The API key, sent as `Authorization: Api-Key <key>` (a profile's `api_key_env` names another variable to read it from). Read only from the environment, never from a flag or a file, so it stays out of shell history and CI logs; it is scrubbed from every output, log line and error.",
   FLOWRULES_BASE_URL: "The service base URL, e.g. `https://host/api` (the `--base-url` flag wins).",
   FLOWRULES_RATE_LIMIT: "Client-side limit in requests a minute, 0 = off; default 100 (the `--rate-limit` flag wins).",
   FLOWRULES_OPT_OUT_TAG:
     "An instance carrying this tag is changed by no rule and counted as excluded; default `no-automation`, empty turns the opt-out off (the `--opt-out-tag` flag wins).",
   FLOWRULES_NOTIFY_URL:
     "Webhooks told at the end of `plan` and `apply`, comma-separated (the `--notify` flags win): one JSON POST each, https:// or http:// to loopback unless `--insecure-http`.",
+  FLOWRULES_CONFIG: "The profiles file (the `--config` flag wins); default `flowrules.config.yaml` in the current directory, when present.",
+  FLOWRULES_PROFILE:
+    "The profile of the profiles file to use (the `--profile` flag wins; otherwise the file's `default_profile`). A profile's values come after flags and environment variables, before defaults.",
   FLOWRULES_STATE:
-    "The state dir of `plan` and `apply` with rule paths (the `--state` flag wins): what each run learned, so the next asks the service only for what changed; the plan is the same as without it (docs/operating.md, \"State between runs\"); `watch` keeps its bookmarks, lock and journals under `watch/` in it.",
+    "The state dir of `plan` and `apply` with rule paths (the `--state` flag wins; a profile's `state` after it): what each run learned, so the next asks the service only for what changed; the plan is the same as without it (docs/operating.md, \"State between runs\"); `watch` keeps its bookmarks, lock and journals under `watch/` in it.",
   FLOWRULES_DEBUG: "`1` adds the stack trace to an unexpected error (otherwise one line).",
   NO_COLOR: "Any non-empty value turns colours off (colours are only used on a terminal anyway).",
 };
@@ -59,12 +63,14 @@ function envNames(text: string): string[] {
 export function cliReference(program: Command): string {
   const out: string[] = [];
   const visible = (c: Command): Option[] => c.options.filter((o) => !o.hidden);
+  // verbs named "__…" are internal (the completion scripts' `__complete`), not for people
+  const commands = program.commands.filter((c) => !c.name().startsWith("__"));
   out.push(`${program.description()}`, "");
   out.push("Usage: `" + `${program.name()} [global options] <command> [options] [arguments]` + "`", "");
   out.push("Every command also takes `-h, --help`.", "");
   out.push("## Commands", "");
   out.push("| Command | What it does |", "| --- | --- |");
-  for (const c of program.commands) out.push(`| [\`${c.name()}\`](#${program.name()}-${c.name()}) | ${cell(c.description())} |`);
+  for (const c of commands) out.push(`| [\`${c.name()}\`](#${program.name()}-${c.name()}) | ${cell(c.description())} |`);
   out.push("", "## Global options", "", "Accepted before or after the command.", "");
   out.push("| Option | Description | Notes |", "| --- | --- | --- |", ...visible(program).map(optionRow), "");
   const mentioned = new Map<string, Set<string>>();
@@ -73,13 +79,15 @@ export function cliReference(program: Command): string {
     mentioned.get(name)!.add(where);
   };
   for (const o of visible(program)) for (const e of envNames(o.description)) note(e, `\`${o.long ?? o.flags}\``);
-  for (const c of program.commands) {
+  for (const c of commands) {
     out.push(`## ${program.name()} ${c.name()}`, "", cell(c.description()), "", "```", usage(c, program), "```", "");
     if (c.registeredArguments.length > 0) {
       out.push("| Argument | Description | Notes |", "| --- | --- | --- |", ...c.registeredArguments.map(argumentRow), "");
     }
     const opts = visible(c);
     if (opts.length > 0) out.push("| Option | Description | Notes |", "| --- | --- | --- |", ...opts.map(optionRow), "");
+    const examples = EXAMPLES[c.name()] ?? [];
+    if (examples.length > 0) out.push("Examples:", "", "```", ...examples.map(([line, what]) => `${line}    # ${what}`), "```", "");
     for (const o of opts) for (const e of envNames(o.description)) note(e, `\`${o.long ?? o.flags}\``);
   }
   out.push("## Environment", "");

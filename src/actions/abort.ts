@@ -94,7 +94,9 @@ export const abort: MutatingActionKind<"abort", AbortAction> = {
       const query = { status: ["aborted"], aborted_time_after: since.toISOString(), page_size: 500 };
       await Promise.all(
         [...new Set(processIds)].map(async (pid) => {
-          for await (const item of client.instances(pid, query)) ids.add(item.id);
+          // each item's own status decides, never the filter alone: a service or proxy that ignores `status=aborted`
+          // would otherwise make running instances count as aborted (issue 28)
+          for await (const item of client.instances(pid, query)) if (item.status === "aborted") ids.add(item.id);
         }),
       );
       return ids;

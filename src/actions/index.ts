@@ -6,7 +6,7 @@ import { abort } from "./abort.js";
 import { completeStep } from "./complete_step.js";
 import { report } from "./report.js";
 import { saveStep } from "./save_step.js";
-import type { PlanChange } from "../plan/types.js";
+import type { PlannedChange } from "../plan/types.js";
 import type { ChangeIssue, MutatingActionKind, ReportActionKind } from "./types.js";
 import type { JsonSchema } from "./schema-types.js";
 
@@ -78,7 +78,7 @@ export * from "./types.js";
  * A plan-file change as apply must find it: of a mutating kind this version knows, with a request that says exactly
  * what its kind, instance and step say (each kind checks its own).
  */
-export function checkPlannedChange(change: PlanChange, issue: ChangeIssue): void {
+export function checkPlannedChange(change: PlannedChange, issue: ChangeIssue): void {
   const m = byName.get(change.kind);
   if (!m || !m.mutating) {
     issue(["kind"], `unknown kind "${change.kind}"; this flowrules applies ${MUTATING_KINDS.join(", ")}`);

@@ -19,6 +19,8 @@ export interface InstanceData {
   record?: InstanceRecord;
   /** keys of the record learnt without reading it (from lists filtered by them), when the record is not read */
   known?: KnownRecordKeys;
+  /** the record was needed and could not be taken as this instance's (why, in words): an error for this instance */
+  unreadable?: string;
   /**
    * raw input objects by `step:action` key; a key that is present with `undefined` means "read, no value".
    * Missing keys mean "not read" (the planner treats them as absent too).

@@ -3,11 +3,12 @@
  * for the instance; they differ only in `mode`, in their words, and in how a record shows they took effect. Each of
  * the two modules is this factory called with its differences.
  */
+import { isDeepStrictEqual } from "node:util";
 import { CompleteStepBodySchema, describeIssue, type InstanceRecord } from "../api/index.js";
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { SourcePos, StepInput } from "../model/rule-types.js";
 import { sameValue } from "../model/values.js";
-import type { PlanChange } from "../plan/types.js";
+import type { PlannedChange } from "../plan/types.js";
 import { idOrName, type JsonSchema } from "./schema-types.js";
 import type { Effect, KindPresentation, MutatingActionKind, RuleInfo } from "./types.js";
 
@@ -31,7 +32,7 @@ export interface StepKindSpec<K extends string> {
   verb: string;
   /** "completes" / "saves" */
   verbs: string;
-  effect(change: PlanChange, record: InstanceRecord): Effect;
+  effect(change: PlannedChange, record: InstanceRecord): Effect;
 }
 
 /** The name a reviewer knows a field by: its alias in this rule when it has one, else its action id. */
@@ -99,9 +100,53 @@ function jsonPathKeys(jsonPath: string): PropertyKey[] {
 }
 
 /** The `actions` of a step request body as sent. */
-export function sentActions(change: PlanChange): Array<{ action_id: number; input_object: unknown }> {
+export function sentActions(change: PlannedChange): Array<{ action_id: number; input_object: unknown }> {
   const parsed = CompleteStepBodySchema.safeParse(change.request.body);
   return parsed.success ? parsed.data.actions ?? [] : [];
+}
+
+/**
+ * What `after` shows is what the request sends (issue 28): a plan whose body was edited (and its digest recomputed)
+ * is refused before any request, not applied while `show` shows the original. `after` holds `step N: completed`
+ * for a completion and one entry per input field, labelled `action <id>`, or `fields.<alias>` when the rule named
+ * it, with the value as plainValue shows it (an input given twice shows its last value). Key order is not relied on.
+ * Not covered: which action an alias stands for is not in the plan, so a body that swaps the ids of two aliased
+ * fields keeping their values passes (docs/safety.md).
+ */
+function shownIsSent(
+  c: PlannedChange,
+  step: number,
+  actions: ReadonlyArray<{ action_id: number; input_object?: unknown }>,
+  mode: "complete" | "save",
+  issue: (path: PropertyKey[], message: string) => void,
+): void {
+  const stepKey = `step ${step}`;
+  if (mode === "complete" && c.after[stepKey] !== "completed") issue(["after", stepKey], `a completion shows "${stepKey}": "completed"`);
+  const sent = new Map<number, unknown>();
+  for (const a of actions) sent.set(a.action_id, plainValue(a.input_object) ?? null);
+  const aliased: string[] = [];
+  for (const key of Object.keys(c.after)) {
+    if (key === stepKey) continue;
+    if (key.startsWith("fields.")) aliased.push(key);
+    else if (!/^action \d+$/.test(key) || !sent.has(Number(key.slice(7)))) issue(["after", key], "the request sends no such field");
+  }
+  const unlabelled: unknown[] = [];
+  for (const [actionId, value] of sent) {
+    const key = `action ${actionId}`;
+    if (!(key in c.after)) unlabelled.push(value);
+    else if (!isDeepStrictEqual(value, c.after[key])) issue(["after", key], "the request sends another value than the plan shows");
+  }
+  // the aliased fields: the same values, one for one
+  const left = [...aliased];
+  for (const value of unlabelled) {
+    const at = left.findIndex((k) => isDeepStrictEqual(value, c.after[k]));
+    if (at < 0) {
+      issue(["request", "body", "actions"], "the request sends a value the plan does not show");
+      return;
+    }
+    left.splice(at, 1);
+  }
+  if (left.length > 0) issue(["after", left[0] ?? ""], "the plan shows a value the request does not send");
 }
 
 export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActionKind<K, StepAction<K>> {
@@ -220,6 +265,7 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
       if (c.precondition.active_step_id !== undefined && c.precondition.active_step_id !== c.step_id) {
         issue(["precondition", "active_step_id"], `expected ${c.step_id} (the change's step_id)`);
       }
+      shownIsSent(c, c.step_id, body.data.actions ?? [], mode, issue);
     },
 
     effect: spec.effect,

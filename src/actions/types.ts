@@ -7,7 +7,7 @@
  */
 import type { ApiClient, InstanceRecord } from "../api/index.js";
 import type { CompiledValue, FieldRef, SourcePos } from "../model/rule-types.js";
-import type { PlanChange, PlannedChange, PlannedReport } from "../plan/types.js";
+import type { PlannedChange, PlannedReport } from "../plan/types.js";
 import type { InstanceData } from "./instance.js";
 import type { JsonSchema } from "./schema-types.js";
 
@@ -123,12 +123,12 @@ export interface MutatingActionKind<K extends string, A extends { kind: K; pos: 
   /** verb phrase for validation warnings: "completes step 20111", "aborts instances" */
   phrase(action: A): string;
   plan(input: ActionPlanInput<A>): Promise<ActionOutcome>;
-  describe(change: PlanChange): ChangeDescription;
-  changeTarget(change: PlanChange): ChangeTarget;
+  describe(change: PlannedChange): ChangeDescription;
+  changeTarget(change: PlannedChange): ChangeTarget;
   /** plan-file check: the request says exactly what kind, instance and step say */
-  checkChange(change: PlanChange, issue: ChangeIssue): void;
+  checkChange(change: PlannedChange, issue: ChangeIssue): void;
   /** did the change take effect, judged from a fresh record (after an unknown outcome, or an earlier run's intent) */
-  effect(change: PlanChange, record: InstanceRecord): Effect;
+  effect(change: PlannedChange, record: InstanceRecord): Effect;
   /**
    * How apply sends the kind's changes: `each`, one request per change (the changes of one instance in plan order);
    * `batch`, many instances per request.
@@ -139,7 +139,7 @@ export interface MutatingActionKind<K extends string, A extends { kind: K; pos: 
 export interface EachSender {
   mode: "each";
   /** sends one change; resolves with the instance record the service answered */
-  send(client: ApiClient, change: PlanChange): Promise<InstanceRecord>;
+  send(client: ApiClient, change: PlannedChange): Promise<InstanceRecord>;
 }
 
 export interface BatchSender {

@@ -3,6 +3,7 @@
  * docs/service.md, typed by the zod schemas; pagination as async generators; a shared rate limiter and concurrency limit;
  * retries that never repeat a POST that may have reached the server.
  */
+import { STATUS_CODES } from "node:http";
 import pLimit, { type LimitFunction } from "p-limit";
 import type { z } from "zod";
 import { VERSION } from "../model/version.js";
@@ -12,14 +13,17 @@ import {
   OutcomeUnknownError,
   ResponseShapeError,
   TransportError,
+  PastDeadlineNotSentError,
+  ServiceUnusableError,
   UnsafeLinkError,
+  WrongRecordError,
   redact,
 } from "./errors.js";
 import { HttpTransport, type HttpFailure, type HttpResponse, type HttpResult } from "./http.js";
 import { cursorPages, numberedPages, type Page } from "./pagination.js";
 import { pathId, withQuery, type Query } from "./query.js";
 import { parseRateLimitHeaders, type RateLimitInfo } from "./rate-headers.js";
-import { DEFAULT_WINDOW_MS, RateLimiter, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
+import { DEFAULT_WINDOW_MS, PastDeadlineError, RateLimiter, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
 import { RETRYABLE_STATUS, backoffDelay, parseRetryAfter, sleep } from "./retry.js";
 import {
   BulkAbortResponseSchema,
@@ -36,7 +40,9 @@ import {
 } from "./schemas.js";
 import { StatsRecorder, type EndpointName, type RequestStats } from "./stats.js";
 import { describeLink, linkPath, normaliseBaseUrl, relativeLink, type BaseUrl } from "./url-guard.js";
+import { apiKeyProblem } from "./key-check.js";
 import { errorMessage } from "../model/guards.js";
+import { DEFAULT_CONCURRENCY, DEFAULT_RATE_LIMIT, DEFAULT_TIMEOUT_MS } from "../model/settings.js";
 
 export interface ClientOptions {
   /** e.g. "https://host/api" or "http://127.0.0.1:4010/api/" (trailing slash optional) */
@@ -45,13 +51,19 @@ export interface ClientOptions {
   /**
    * The service's limit in requests per window (a minute unless `rateLimitWindowMs` says otherwise); default 100,
    * 0 = no client-side limit. The client allows itself 95 % of it in any sliding window (rate-limiter.ts); a 429,
-   * Retry-After and RateLimit headers are followed either way. Fractions are fine (a shard's share).
+   * Retry-After and RateLimit headers are followed either way. Fractions are fine (a shard's share). The defaults of
+   * this and the next options are the settings model's (src/model/settings.ts).
    */
   rateLimitPerMin?: number;
   /** the window of `rateLimitPerMin`; default 60_000 (tests and the benchmark scale it down with the sandbox's) */
   rateLimitWindowMs?: number;
   /** replaces the window limiter (the benchmark plugs in the old token bucket to compare) */
   limiter?: RequestLimiter;
+  /**
+   * No POST is sent after this instant (epoch ms; apply's --max-duration): a POST whose rate-limit slot would open
+   * later fails at once with PastDeadlineNotSentError, sending nothing, instead of waiting for the window
+   */
+  notAfter?: number;
   /** default 4; max requests in flight */
   concurrency?: number;
   /** per request (connect to last body byte); default 30_000 */
@@ -110,6 +122,8 @@ export interface ApiClient {
   formFieldPages(processId: number, stepId: number, actionId: number, query?: FormFieldQuery): AsyncGenerator<Page<FormFieldValue>>;
   /** a snapshot of the request counters */
   stats(): RequestStats;
+  /** set once the service refused the key or could not be reached: every later call fails with it (issue 28) */
+  unusable(): ServiceUnusableError | undefined;
   close(): Promise<void>;
 }
 
@@ -184,15 +198,22 @@ class Client implements ApiClient {
   private readonly concurrency: number;
   private readonly onEvent: ((e: ClientEvent) => void) | undefined;
   private closed = false;
+  private readonly notAfter: number | undefined;
+  /** see ApiClient.unusable */
+  private fatal: ServiceUnusableError | undefined;
+  /** whether any request got a 2xx answer: a key that worked is not a wrong key */
+  private answered = false;
 
   constructor(opts: ClientOptions) {
     if (typeof opts.apiKey !== "string" || opts.apiKey.trim() === "") throw new TypeError("an API key is required");
-    if (/[\r\n\0]/.test(opts.apiKey)) throw new TypeError("the API key contains control characters");
+    const keyProblem = apiKeyProblem(opts.apiKey);
+    if (keyProblem) throw new TypeError(keyProblem);
     this.base = normaliseBaseUrl(opts.baseUrl, opts.insecureHttp ?? false);
     this.baseUrl = this.base.href;
     this.apiKey = opts.apiKey;
-    this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 4));
-    this.timeoutMs = Math.max(1, opts.timeoutMs ?? 30_000);
+    this.notAfter = opts.notAfter;
+    this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? DEFAULT_CONCURRENCY));
+    this.timeoutMs = Math.max(1, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.maxAttempts = Math.max(1, Math.floor(opts.maxAttempts ?? 5));
     this.maxRetryTimeMs = Math.max(0, opts.maxRetryTimeMs ?? 120_000);
     this.retryBaseMs = Math.max(0, opts.retryBaseMs ?? 500);
@@ -201,7 +222,7 @@ class Client implements ApiClient {
     this.limiter =
       opts.limiter ??
       new RateLimiter({
-        perWindow: Math.max(0, opts.rateLimitPerMin ?? 100),
+        perWindow: Math.max(0, opts.rateLimitPerMin ?? DEFAULT_RATE_LIMIT),
         windowMs: opts.rateLimitWindowMs ?? DEFAULT_WINDOW_MS,
         onWait: (w) => this.announceWait(w),
       });
@@ -256,7 +277,10 @@ class Client implements ApiClient {
       inject_values: opts.injectValues ? "true" : undefined,
       steps_time_frame: opts.stepsTimeFrame ? "true" : undefined,
     });
-    return this.call({ endpoint: "getInstance", method: "GET", path, schema: InstanceRecordSchema, what: "the instance record" });
+    return this.call({ endpoint: "getInstance", method: "GET", path, schema: InstanceRecordSchema, what: "the instance record" }).then((record) => {
+      if (record.id !== id) throw new WrongRecordError(id, record.id);
+      return record;
+    });
   }
 
   completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
@@ -313,6 +337,15 @@ class Client implements ApiClient {
     return this.recorder.snapshot();
   }
 
+  unusable(): ServiceUnusableError | undefined {
+    return this.fatal;
+  }
+
+  /** Marks the client unusable (the first reason wins): every later call fails with this error, sending nothing. */
+  private unusableBecause(message: string, cause: unknown): void {
+    this.fatal ??= new ServiceUnusableError(this.clean(message), { cause });
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -340,6 +373,12 @@ class Client implements ApiClient {
     this.emit({ type: "rate-limited", delayMs: w.delayMs, source: "client", reason: w.reason, ...budget, windowMs: w.windowMs });
   }
 
+  /** A POST whose outcome is unknown: counted, and described with the key masked out of the reason. */
+  private outcomeUnknown(spec: CallSpec<unknown>, what: { reason: string; status?: number; cause?: unknown }): OutcomeUnknownError {
+    this.recorder.outcomeUnknown();
+    return new OutcomeUnknownError({ ...asked(spec), method: spec.method, path: spec.path, body: spec.body, ...what, reason: this.clean(what.reason) });
+  }
+
   private clean(text: string): string {
     return redact(text, this.apiKey);
   }
@@ -362,7 +401,11 @@ class Client implements ApiClient {
           attempts: 0,
         });
       }
-      const grant = await this.limiter.acquire();
+      const notAfter = spec.method === "POST" ? this.notAfter : undefined;
+      const grant = await this.limiter.acquire(notAfter).catch((err: unknown) => {
+        if (!(err instanceof PastDeadlineError)) throw err;
+        throw new PastDeadlineNotSentError(`${asked(spec).asked ?? spec.path}: not sent, its rate-limit slot opens only after the run's deadline`);
+      });
       if (grant.waitedMs > 0) this.recorder.waited(grant.waitedMs);
       const headers = bodyText === undefined ? this.headers : { ...this.headers, "content-type": "application/json" };
       this.recorder.started();
@@ -393,6 +436,7 @@ class Client implements ApiClient {
     let failures = 0;
     const bodyText = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     for (let attempt = 1; ; attempt++) {
+      if (this.fatal) throw this.fatal;
       if (attempt > 1) this.recorder.retried(spec.endpoint);
       const result = await this.attempt(spec, bodyText);
       if (attempt > 1) retryTimeMs += result.ms;
@@ -410,7 +454,16 @@ class Client implements ApiClient {
 
       if (result.kind === "response") {
         const { status } = result;
-        if (status >= 200 && status < 300) return this.parse(spec, result);
+        if (status >= 200 && status < 300) {
+          this.answered = true;
+          return this.parse(spec, result);
+        }
+        if (this.refusesKey(status)) {
+          // this call fails as any refused call does; every later one with the one-line error
+          const err = this.apiError(spec, result, attempt);
+          this.unusableBecause(`the service refused the API key in FLOWRULES_API_KEY: ${status} ${STATUS_CODES[status] ?? ""}${err.detail ? ` (${err.detail})` : ""}`, err);
+          throw err;
+        }
         const serverDelay = parseRetryAfter(result.headers["retry-after"], result.headers["date"]);
         if (status === 429) {
           // a refusal: nothing was applied, so POSTs retry too; the pause holds back every caller of the client.
@@ -431,15 +484,7 @@ class Client implements ApiClient {
           continue; // acquire() waits out the pause
         }
         if (spec.method === "POST" && POST_OUTCOME_UNKNOWN_STATUS.has(status)) {
-          this.recorder.outcomeUnknown();
-          throw new OutcomeUnknownError({
-            ...asked(spec),
-            method: spec.method,
-            path: spec.path,
-            body: spec.body,
-            status,
-            reason: this.clean(`answered ${status}: ${errorDetail(result.text)}`),
-          });
+          throw this.outcomeUnknown(spec, { status, reason: `answered ${status}: ${errorDetail(result.text)}` });
         }
         if (spec.method === "GET" && RETRYABLE_STATUS.has(status)) {
           const delay = Math.min(serverDelay ?? backoff(), this.retryMaxDelayMs);
@@ -453,13 +498,8 @@ class Client implements ApiClient {
 
       const failure: HttpFailure = result;
       if (spec.method === "POST" && !failure.neverSent) {
-        this.recorder.outcomeUnknown();
-        throw new OutcomeUnknownError({
-          ...asked(spec),
-          method: spec.method,
-          path: spec.path,
-          body: spec.body,
-          reason: this.clean(failure.status === undefined ? failure.reason : `${failure.reason} while reading a ${failure.status} answer`),
+        throw this.outcomeUnknown(spec, {
+          reason: failure.status === undefined ? failure.reason : `${failure.reason} while reading a ${failure.status} answer`,
           ...(failure.status === undefined ? {} : { status: failure.status }),
           cause: failure.cause,
         });
@@ -471,7 +511,7 @@ class Client implements ApiClient {
           continue;
         }
       }
-      throw new TransportError({
+      const transportError = new TransportError({
         ...asked(spec),
         method: spec.method,
         path: spec.path,
@@ -480,13 +520,24 @@ class Client implements ApiClient {
         neverSent: failure.neverSent,
         cause: failure.cause,
       });
+      if (failure.neverSent && failure.retryable && !this.answered) {
+        this.unusableBecause(`cannot reach the service at ${this.base.origin}: ${failure.reason} after ${attempt} attempt${attempt === 1 ? "" : "s"}`, transportError);
+      }
+      throw transportError;
     }
   }
 
   private apiError(spec: CallSpec<unknown>, res: HttpResponse, attempts: number): ApiError {
     let detail = errorDetail(res.text);
     if (res.status >= 300 && res.status < 400 && res.headers["location"]) detail ||= `redirect to ${describeLink(res.headers["location"])}`;
-    return new ApiError({ ...asked(spec), status: res.status, method: spec.method, path: spec.path, detail: this.clean(detail), attempts });
+    // a refused key says where the key comes from (issue 28)
+    const note = this.refusesKey(res.status) ? { note: "check the API key in FLOWRULES_API_KEY" } : {};
+    return new ApiError({ ...asked(spec), status: res.status, method: spec.method, path: spec.path, detail: this.clean(detail), attempts, ...note });
+  }
+
+  /** 401, or a 403 before any request succeeded: the key itself is refused (a 403 later is one workflow's permission). */
+  private refusesKey(status: number): boolean {
+    return status === 401 || (status === 403 && !this.answered);
   }
 
   private parse<T>(spec: CallSpec<T>, res: HttpResponse): T {

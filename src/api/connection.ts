@@ -1,94 +1,19 @@
 /**
- * Connection settings shared by every verb that talks to the service, read from flags and the environment, and the
- * one way to make a client from them. The API key comes only from the environment (FLOWRULES_API_KEY): flags end up
- * in shell history and CI logs.
+ * The one way to make a client from resolved connection settings (src/model/settings.ts). Flags, environment and
+ * profiles are read in src/cli/settings.ts; this layer takes plain values only.
  */
-import { z } from "zod";
 import { createClient, type ApiClient, type ClientEvent, type ClientOptions } from "./client.js";
 import { DEFAULT_WINDOW_MS, RateLimiter } from "./rate-limiter.js";
-import { InsecureUrlError } from "./errors.js";
-import { isLoopbackHost } from "./url-guard.js";
-import { UserError } from "../model/errors.js";
+import type { ConnectionSettings } from "../model/settings.js";
 
-/** The service's documented limit: about 100 requests a minute per key. */
-export const DEFAULT_RATE_LIMIT = 100;
+export type { ConnectionSettings } from "../model/settings.js";
+export { DEFAULT_RATE_LIMIT } from "../model/settings.js";
 
-export interface ConnectionSettings {
-  baseUrl: string;
-  apiKey: string;
-  /** the service's limit per minute as this process should see it (a shard's share; may be a fraction); 0 = off */
-  rateLimitPerMin: number;
-  concurrency: number;
-  timeoutMs: number;
-  insecureHttp: boolean;
-  /** sees every client event of every client made from these settings (a long-running process's metrics) */
-  observe?: (e: ClientEvent) => void;
-}
-
-const intText = (name: string, min: number) =>
-  z
-    .union([z.string(), z.number()])
-    .transform((v, ctx) => {
-      const n = typeof v === "number" ? v : Number(v.trim());
-      if (!Number.isInteger(n) || n < min) {
-        ctx.addIssue({ code: "custom", message: `${name} must be a whole number ≥ ${min}, got ${JSON.stringify(v)}` });
-        return z.NEVER;
-      }
-      return n;
-    });
-
-const RawConnection = z.object({
-  baseUrl: z.string().optional(),
-  rateLimit: intText("--rate-limit", 0).optional(),
-  concurrency: intText("--concurrency", 1).optional(),
-  timeout: intText("--timeout", 1).optional(),
-  insecureHttp: z.boolean().optional(),
-});
-
-/**
- * Reads flags and environment into settings, or throws a UserError that says what to set. The rate budget is per API
- * key, and `--shard i/n` workers share one key: with no explicit `--rate-limit` / FLOWRULES_RATE_LIMIT each takes 1/n
- * of the default, so together they stay within it; an explicit limit is each worker's own (a key per worker).
- */
-export function connectionSettings(
-  opts: Record<string, unknown>,
-  env: NodeJS.ProcessEnv,
-  shard?: { index: number; count: number },
-): ConnectionSettings {
-  const parsed = RawConnection.safeParse({
-    baseUrl: opts.baseUrl ?? env.FLOWRULES_BASE_URL,
-    rateLimit: opts.rateLimit ?? (env.FLOWRULES_RATE_LIMIT || undefined),
-    concurrency: opts.concurrency,
-    timeout: opts.timeout,
-    insecureHttp: opts.insecureHttp === true,
-  });
-  if (!parsed.success) throw new UserError(parsed.error.issues.map((i) => i.message).join("; "));
-  const { baseUrl, rateLimit, concurrency, timeout, insecureHttp } = parsed.data;
-  if (!baseUrl) throw new UserError("no service URL: pass --base-url or set FLOWRULES_BASE_URL (e.g. http://127.0.0.1:4010/api for `flowrules sandbox`)");
-  try {
-    const u = new URL(baseUrl);
-    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol");
-  } catch {
-    throw new UserError(`--base-url / FLOWRULES_BASE_URL is not an http(s) URL: ${JSON.stringify(baseUrl)}`);
-  }
-  // refused here, before any rule or plan file is read and long before a socket could open (the client checks too)
-  if (!insecureHttp && new URL(baseUrl).protocol === "http:" && !isLoopbackHost(new URL(baseUrl).hostname)) {
-    throw new UserError(new InsecureUrlError(new URL(baseUrl).host).message);
-  }
-  const apiKey = env.FLOWRULES_API_KEY;
-  if (!apiKey) throw new UserError("no API key: set FLOWRULES_API_KEY (it is never taken as a flag, so it stays out of shell history and CI logs)");
-  return {
-    baseUrl,
-    apiKey,
-    rateLimitPerMin: rateLimit ?? (shard ? DEFAULT_RATE_LIMIT / shard.count : DEFAULT_RATE_LIMIT),
-    concurrency: concurrency ?? 4,
-    timeoutMs: timeout ?? 30_000,
-    insecureHttp: insecureHttp ?? false,
-  };
-}
+/** Resolved connection settings, and what a long-running process adds: a sink seeing every event of every client. */
+export type ClientSettings = ConnectionSettings & { observe?: (e: ClientEvent) => void };
 
 /** The client for these settings; `extra` adds an event sink (the logger) or test tuning. */
-export function clientFrom(settings: ConnectionSettings, extra: Partial<ClientOptions> = {}): ApiClient {
+export function clientFrom(settings: ClientSettings, extra: Partial<ClientOptions> = {}): ApiClient {
   return createClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
@@ -112,6 +37,6 @@ function both(a: (e: ClientEvent) => void, b: ((e: ClientEvent) => void) | undef
  * One budget for everything this process sends with the key (plan then apply, retries, a watcher's cycles): pass it
  * as `limiter` to every client made for these settings. `windowMs` only for tests and benchmarks that scale time.
  */
-export function sharedLimiter(settings: ConnectionSettings, windowMs: number = DEFAULT_WINDOW_MS): RateLimiter {
+export function sharedLimiter(settings: ClientSettings, windowMs: number = DEFAULT_WINDOW_MS): RateLimiter {
   return new RateLimiter({ perWindow: Math.max(0, settings.rateLimitPerMin), windowMs });
 }

@@ -47,6 +47,32 @@ export class FlowrulesApiError extends Error {
   }
 }
 
+/**
+ * The service cannot be used at all by this run: it refused the API key (401, or a 403 before any request
+ * succeeded), or it could not be reached once the retries ran out. Said once, as one line (issue 28): the client
+ * then fails every later call with this same error, sending nothing, and the commands stop with it.
+ */
+export class ServiceUnusableError extends FlowrulesApiError {}
+
+/**
+ * A POST not sent because its rate-limit slot would open only after the run's deadline (`--max-duration`): the run
+ * ends on time instead of waiting for the window (issue 28). Surely never sent.
+ */
+export class PastDeadlineNotSentError extends FlowrulesApiError {}
+
+/**
+ * GET /instances/{id}/ answered with the record of another instance (a broken cache or proxy): never taken as the
+ * asked instance's record (issue 28).
+ */
+export class WrongRecordError extends FlowrulesApiError {
+  constructor(
+    readonly asked: number,
+    readonly answered: number,
+  ) {
+    super(`reading instance ${asked}: the service answered with the record of instance ${answered}`);
+  }
+}
+
 /** The service answered with a status >= 300 (after any retries). */
 export class ApiError extends FlowrulesApiError {
   readonly status: number;
@@ -173,10 +199,11 @@ export class TransportError extends FlowrulesApiError {
 export class InsecureUrlError extends FlowrulesApiError {
   readonly host: string;
 
-  constructor(host: string) {
+  /** `how` names the switch in the caller's words (src/cli says `--insecure-http`; this layer knows no flag) */
+  constructor(host: string, how = "the insecureHttp option") {
     super(
       `refusing plain http:// to ${host}: the API key would cross the network unencrypted; ` +
-        `use https:// or allow it explicitly (--insecure-http)`,
+        `use https:// or allow it explicitly (${how})`,
     );
     this.host = host;
   }
@@ -215,13 +242,28 @@ const PARTIAL_FROM = 20;
 /** The shortest piece of a long key that is masked on its own (a server echoing "k-1a2b3c4d…" leaks half a key). */
 const PIECE = 8;
 
+/** Forms a server or a proxy may echo the key in besides the key itself: base64 (Basic auth, logs), URL-encoded. */
+function encodedForms(secret: string): string[] {
+  const b64 = Buffer.from(secret, "utf8").toString("base64");
+  const forms = [b64, b64.replace(/=+$/, ""), Buffer.from(secret, "utf8").toString("base64url"), encodeURIComponent(secret)];
+  return [...new Set(forms)].filter((f) => f !== secret && f.length >= 8).sort((a, b) => b.length - a.length);
+}
+
+const WORD_CHAR = /[A-Za-z0-9]/;
+/** A run of the key this long is masked wherever it stands. */
+const LONG_PIECE = 12;
+
 /**
- * Replaces every occurrence of the secret in a text, and of any piece of 8 or more characters of a secret of 20 or
- * more (defence in depth for bodies and low-level error messages: a server may echo part of the key back).
+ * Replaces every occurrence of the secret in a text, whole or encoded (base64, base64url, URL-encoded), and of any
+ * piece of 8 or more characters of a secret of 20 or more (defence in depth for bodies and low-level error messages:
+ * a server may echo part of the key back). A piece of 8 to 11 characters is masked where it stands as a word of its
+ * own; glued to letters or digits it is part of an ordinary word ("Deployments" sharing "Deployment" with a key) and
+ * left, so text stays readable (issue 28). A piece of 12 or more is masked wherever it stands.
  */
 export function redact(text: string, secret: string, mask = "[REDACTED]"): string {
   if (secret.length < 3) return text;
   let out = text.split(secret).join(mask);
+  for (const form of encodedForms(secret)) if (out.includes(form)) out = out.split(form).join(mask);
   if (secret.length < PARTIAL_FROM || out.length < PIECE) return out;
   const pieces = new Set<string>();
   for (let i = 0; i + PIECE <= secret.length; i++) pieces.add(secret.slice(i, i + PIECE));
@@ -231,12 +273,16 @@ export function redact(text: string, secret: string, mask = "[REDACTED]"): strin
     if (i + PIECE <= out.length && pieces.has(out.slice(i, i + PIECE))) {
       let end = i + PIECE;
       while (end < out.length && secret.includes(out.slice(i, end + 1))) end++;
-      result += mask;
-      i = end;
-    } else {
-      result += out[i];
-      i++;
+      // a short run glued to letters is part of a word; 12 characters shared with a key are never chance
+      const inWord = end - i < LONG_PIECE && (WORD_CHAR.test(out[i - 1] ?? "") || WORD_CHAR.test(out[end] ?? ""));
+      if (!inWord) {
+        result += mask;
+        i = end;
+        continue;
+      }
     }
+    result += out[i];
+    i++;
   }
   out = result;
   return out;

@@ -14,8 +14,10 @@
 import type { RateLimitInfo } from "./rate-headers.js";
 import { sleep as realSleep } from "./retry.js";
 
+import { WINDOW_SHARE } from "../model/settings.js";
+
 /** Share of the service's per-window limit the client allows itself: 95 of 100, leaving 5 for the above. */
-export const WINDOW_SHARE = 0.95;
+export { WINDOW_SHARE };
 /** The production limit is stated per minute. */
 export const DEFAULT_WINDOW_MS = 60_000;
 /** Longest single sleep: the clock is looked at again after it, so a clock that jumps (tests) is followed. */
@@ -41,8 +43,17 @@ export interface Grant {
 }
 
 /** What the API client needs of a limiter (the benchmark plugs in the old token bucket for comparison). */
+/** Thrown by acquire(notAfter) when the next slot opens only after `notAfter`: nothing is sent, nobody waits for it. */
+export class PastDeadlineError extends Error {
+  constructor(readonly slotAt: number) {
+    super("the next request slot opens after the run's deadline");
+    this.name = "PastDeadlineError";
+  }
+}
+
 export interface RequestLimiter {
-  acquire(): Promise<Grant>;
+  /** a slot for one request; with `notAfter`, refused at once (PastDeadlineError) when it would open only later */
+  acquire(notAfter?: number): Promise<Grant>;
   /** holds back every caller for `ms` (a 429's Retry-After) */
   pause(ms: number): void;
   /** milliseconds left in a pause set by pause(), 0 when none */
@@ -123,8 +134,8 @@ export class RateLimiter implements RequestLimiter {
     return this.stamps.size;
   }
 
-  acquire(): Promise<Grant> {
-    const turn = this.tail.then(() => this.take());
+  acquire(notAfter?: number): Promise<Grant> {
+    const turn = this.tail.then(() => this.take(notAfter));
     this.tail = turn.catch(() => undefined);
     return turn;
   }
@@ -197,12 +208,13 @@ export class RateLimiter implements RequestLimiter {
     return { at, reason };
   }
 
-  private async take(): Promise<Grant> {
+  private async take(notAfter?: number): Promise<Grant> {
     const start = this.now();
     let announced = false;
     for (;;) {
       const t = this.now();
       const { at, reason } = this.nextSlot(t);
+      if (notAfter !== undefined && at > notAfter) throw new PastDeadlineError(at);
       if (at <= t) {
         this.granted += 1;
         this.stamps.set(this.granted, t); // kept even with no budget: a Limit header may bring one

@@ -25,7 +25,8 @@ export const InstanceStatusSchema = z.enum(["running", "completed", "aborted"]);
 export type InstanceStatus = z.infer<typeof InstanceStatusSchema>;
 
 export const InstanceListItemSchema = z.looseObject({
-  id: z.number().int(),
+  // an id the service's paths cannot carry (0, negative) is refused with the answer, never planned (issue 28)
+  id: z.number().int().positive(),
   // required by the spec, but an automatically named instance may carry null: read it as ""
   name: z.string().nullish().transform((v) => v ?? ""),
   status: InstanceStatusSchema,
@@ -65,7 +66,7 @@ export type ProcessSnapshot = z.infer<typeof ProcessSnapshotSchema>;
 export const StepAssignmentSchema = z.looseObject({ step_id: z.number().int(), user_id: z.number().int() });
 
 export const InstanceRecordSchema = z.looseObject({
-  id: z.number().int(),
+  id: z.number().int().positive(),
   process: nullishString,
   url: nullishString,
   name: nullishString,
@@ -92,7 +93,7 @@ export type InstanceRecord = z.infer<typeof InstanceRecordSchema>;
 // 2.4 Form-field value record
 const jsonObject = z.record(z.string(), z.unknown());
 export const FormFieldValueSchema = z.looseObject({
-  instance_id: z.number().int(),
+  instance_id: z.number().int().positive(),
   instance_name: nullishString,
   /** the input object, same forms as process_snapshot input_object; null/absent when the field has no value */
   value: jsonObject.nullish(),
@@ -127,7 +128,6 @@ export type CompleteStepBody = z.infer<typeof CompleteStepBodySchema>;
 
 // 4.5 Bulk abort response (meaning of ids — requested or actually stopped — not shown by the spec)
 export const BulkAbortResponseSchema = z.looseObject({ ids: z.array(z.number().int()) });
-export type BulkAbortResponse = z.infer<typeof BulkAbortResponseSchema>;
 
 /** `$.results[3].id` from a zod issue path. */
 export function jsonPathOf(path: ReadonlyArray<PropertyKey>): string {

@@ -33,7 +33,7 @@ interface Located {
   isDir: boolean;
 }
 
-async function locate(path: string): Promise<Located> {
+async function locate(path: string, flag: string): Promise<Located> {
   let real: string;
   let isDir: boolean;
   try {
@@ -42,24 +42,41 @@ async function locate(path: string): Promise<Located> {
   } catch {
     throw new UserError(`no such file or folder: ${path}`);
   }
-  const root = await realpath(await repoRoot(isDir ? real : dirname(real)));
+  const root = await realpath(await repoRoot(isDir ? real : dirname(real), flag));
   return { root, inRepo: toPosix(relative(root, real)), isDir };
 }
 
-/** The rule definitions under `paths` at `ref`, and in the files as they are now. */
-export async function rulesChangedSince(ref: string, paths: string[], cwd = process.cwd()): Promise<ChangedSince> {
-  const located = await Promise.all(paths.map(locate));
+/** A rule file's text, named as the caller names files (relative to `cwd`). */
+export interface RuleText {
+  file: string;
+  text: string;
+  /** read from a folder (not named itself): loadRules skips such a file when it does not look like a rule file */
+  fromFolder: boolean;
+}
+
+export interface RuleTexts {
+  ref: string;
+  commit: string;
+  /** the rule files under the paths at the ref (from git) */
+  before: RuleText[];
+  /** the same paths in the working tree (from disk) */
+  now: RuleText[];
+}
+
+/** The rule files under `paths` at `ref` and as they are now; `flag` names the option in errors. */
+export async function ruleTextsSince(ref: string, paths: string[], cwd = process.cwd(), flag = "--changed-since"): Promise<RuleTexts> {
+  const located = await Promise.all(paths.map((p) => locate(p, flag)));
   const roots = [...new Set(located.map((l) => l.root))];
   const root = roots[0];
-  if (root === undefined) throw new UserError("--changed-since needs at least one rule path");
-  if (roots.length > 1) throw new UserError(`--changed-since: the rule paths are in different git repositories (${roots.join(", ")})`);
-  const commit = await resolveCommit(ref, root);
+  if (root === undefined) throw new UserError(`${flag} needs at least one rule path`);
+  if (roots.length > 1) throw new UserError(`${flag}: the rule paths are in different git repositories (${roots.join(", ")})`);
+  const commit = await resolveCommit(ref, root, flag);
 
   // the files under each path, at the ref and now (a folder is listed from git at the ref, from disk now)
-  const before: RuleDefinition[] = [];
-  const now: RuleDefinition[] = [];
+  const before: RuleText[] = [];
+  const now: RuleText[] = [];
   const seenBefore = new Set<string>();
-  const nowFiles = new Set<string>();
+  const nowFiles = new Map<string, boolean>();
   for (const l of located) {
     const atRef = await filesAt(commit, l.inRepo, root);
     for (const f of atRef) {
@@ -70,15 +87,22 @@ export async function rulesChangedSince(ref: string, paths: string[], cwd = proc
       if (seenBefore.has(f)) continue;
       seenBefore.add(f);
       const shown = toPosix(relative(cwd, join(root, f))) || f;
-      before.push(...ruleDefinitions(shown, await showFile(commit, f, root)));
+      before.push({ file: shown, text: await showFile(commit, f, root), fromFolder: l.isDir });
     }
-    for (const f of await filesNow(l, root)) nowFiles.add(f);
+    for (const f of await filesNow(l, root)) nowFiles.set(f, (nowFiles.get(f) ?? true) && l.isDir);
   }
-  for (const f of [...nowFiles].sort()) {
+  for (const f of [...nowFiles.keys()].sort()) {
     const shown = toPosix(relative(cwd, join(root, f)));
-    now.push(...ruleDefinitions(shown, await readFile(join(root, f), "utf8")));
+    now.push({ file: shown, text: await readFile(join(root, f), "utf8"), fromFolder: nowFiles.get(f) === true });
   }
-  return { ref, commit, ...diffDefinitions(before, now) };
+  return { ref, commit, before, now };
+}
+
+/** The rule definitions under `paths` at `ref`, and in the files as they are now. */
+export async function rulesChangedSince(ref: string, paths: string[], cwd = process.cwd()): Promise<ChangedSince> {
+  const t = await ruleTextsSince(ref, paths, cwd);
+  const defs = (list: RuleText[]): RuleDefinition[] => list.flatMap((f) => ruleDefinitions(f.file, f.text));
+  return { ref, commit: t.commit, ...diffDefinitions(defs(t.before), defs(t.now)) };
 }
 
 /** Rule files under a located path on disk, relative to the repository root. */

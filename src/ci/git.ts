@@ -37,22 +37,22 @@ export function git(args: string[], cwd: string): Promise<GitResult> {
 }
 
 /** The repository's top folder containing `dir`, or a UserError when `dir` is not inside a git work tree. */
-export async function repoRoot(dir: string): Promise<string> {
+export async function repoRoot(dir: string, flag = "--changed-since"): Promise<string> {
   const r = await git(["rev-parse", "--show-toplevel"], dir);
   if (r.code !== 0) {
-    throw new UserError(`--changed-since compares rules with a git ref, but ${dir} is not inside a git repository`);
+    throw new UserError(`${flag} compares rules with a git ref, but ${dir} is not inside a git repository`);
   }
   return r.stdout.trim();
 }
 
 /** The commit a ref names (branch, tag, sha, HEAD~1 …), or a UserError naming the ref. */
-export async function resolveCommit(ref: string, root: string): Promise<string> {
+export async function resolveCommit(ref: string, root: string, flag = "--changed-since"): Promise<string> {
   // a ref starting with "-" would be read by git as an option
-  if (ref.trim() === "" || ref.startsWith("-")) throw new UserError(`--changed-since: ${JSON.stringify(ref)} is not a git ref`);
+  if (ref.trim() === "" || ref.startsWith("-")) throw new UserError(`${flag}: ${JSON.stringify(ref)} is not a git ref`);
   const r = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], root);
   if (r.code !== 0) {
     throw new UserError(
-      `--changed-since: unknown git ref "${ref}" in ${root}; in CI, fetch it first (e.g. actions/checkout with fetch-depth: 0, or git fetch origin main)`,
+      `${flag}: unknown git ref "${ref}" in ${root}; in CI, fetch it first (e.g. actions/checkout with fetch-depth: 0, or git fetch origin main)`,
     );
   }
   return r.stdout.trim();

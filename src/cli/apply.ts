@@ -6,20 +6,24 @@
  * decides whatever was in flight by reading. The lock file is removed on exit either way.
  */
 import { createInterface } from "node:readline/promises";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { APPLY_FORMAT_NAMES, type ApplyFormat } from "../render/apply/index.js";
 import { z } from "zod";
 import type { Confirm } from "../commands/apply.js";
-import { DEFAULT_LOCK_FILE } from "../engine/apply/lock.js";
-import { processIO } from "../log/command-io.js";
-import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from "../engine/apply/batches.js";
-import { addConnectionOptions, connectionSettings } from "./connection.js";
-import { addNotifyOption, addOptOutOption, notifyTargets, optOutTag } from "./operations.js";
-import { addStateOptions, stateSettings } from "./state.js";
-import { parseShard } from "../plan/shard.js";
-import { commandLogger, runLogged, withLogger } from "../log/index.js";
+import { addConnectionOptions } from "./connection.js";
+import { addNotifyOption } from "./operations.js";
+import { addPlanningOptions, runFields, runSettings, serviceIO } from "./settings.js";
+import {
+  ApplyingSettingsSchema,
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_CLOCK_SKEW_MS,
+  DEFAULT_LOCK_FILE,
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_RECHECK_EVERY_MS,
+  MAX_BATCH_SIZE,
+} from "../model/settings.js";
+import { runLogged } from "../log/index.js";
 import { EXIT_ERROR, UserError } from "../model/errors.js";
-
-const collect = (v: string, acc: string[]): string[] => [...acc, v];
 
 /** "30" (minutes), "90s", "30m", "2h" → milliseconds. */
 export function parseLockTimeout(raw: string): number {
@@ -48,13 +52,10 @@ const Flags = z.object({
   lockFile: z.string().optional(),
   lockTimeout: z.string().optional(),
   clockSkew: z.string().optional(),
-  detailedExitcode: z.boolean().optional(),
-  quiet: z.boolean().optional(),
-  rule: z.array(z.string()).optional(),
-  shard: z.string().optional(),
   recheckEvery: z.string().optional(),
   maxDuration: z.string().optional(),
   lockWait: z.string().optional(),
+  format: z.enum(APPLY_FORMAT_NAMES as [ApplyFormat, ...ApplyFormat[]]).optional(),
 });
 
 function wholeNumber(name: string, raw: string | undefined, min: number, max: number, fallback: number): number {
@@ -117,49 +118,48 @@ export function registerApply(program: Command): void {
     .option("--journal <file>", "journal file (default: <plan>.journal.jsonl beside the plan)")
     .option("--batch-size <n>", `ids per bulk abort request (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_SIZE})`)
     .option("--lock-file <file>", `lock against concurrent applies (default ${DEFAULT_LOCK_FILE})`)
-    .option("--lock-timeout <duration>", "a lock of another host whose heartbeat stopped this long ago is stale: minutes, or 90s / 30m / 2h (default 30m); a live apply on this host is never taken over")
-    .option("--recheck-every <seconds>", "judge staleness again at least this often while sending changes (default 60)")
+    .option("--lock-timeout <duration>", `a lock of another host whose heartbeat stopped this long ago is stale: minutes, or 90s / 30m / 2h (default ${DEFAULT_LOCK_TIMEOUT_MS / 60_000}m); a live apply on this host is never taken over`)
+    .option("--recheck-every <seconds>", `judge staleness again at least this often while sending changes (default ${DEFAULT_RECHECK_EVERY_MS / 1000})`)
     .option("--lock-wait <duration>", "while another apply holds the lock, wait this long for it to finish (90s, 10m) instead of refusing at once")
     .option("--max-duration <duration>", "start no change after this long (90s, 14m, 2h); the rest are deferred and the same apply again resumes them")
-    .option("--clock-skew <seconds>", "assumed bound on the clock difference with the service, for staleness (default 60)")
+    .option("--clock-skew <seconds>", `assumed bound on the clock difference with the service, for staleness (default ${DEFAULT_CLOCK_SKEW_MS / 1000})`)
     .option("--detailed-exitcode", "exit 0 when nothing was applied, 2 when changes were applied, 1 on any stale or failed change")
-    .option("--rule <name>", "with rule paths: plan only this rule (repeatable)", collect, [])
     .option("-q, --quiet", "no progress on stderr")
-    .option("--shard <i/n>", "apply only the changes (or, with rule paths, plan only the instances) with id % n == i, e.g. 0/4");
-  addStateOptions(addNotifyOption(addOptOutOption(cmd)));
+    .addOption(new Option("--format <format>", "the result on stdout: text, or json (one document, schemas/apply-result.schema.json)").choices(APPLY_FORMAT_NAMES).default("text"));
+  addPlanningOptions(cmd, "apply");
+  addNotifyOption(cmd);
   addConnectionOptions(cmd).action(async (paths: string[], raw: Record<string, unknown>, command: Command) => {
-    const io = withLogger(processIO(), commandLogger(command));
     const parsed = Flags.safeParse(raw);
     if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
     const f = parsed.data;
-    const shard = f.shard === undefined ? undefined : parseShard(f.shard);
-    const connection = connectionSettings(raw, io.env, shard);
-    const optOut = optOutTag(raw, io.env);
-    const urls = notifyTargets(raw, io.env, connection.insecureHttp);
-    const state = stateSettings(raw, io.env);
+    const run = runSettings(raw, process.env);
+    const io = serviceIO(command, run.connection);
+    const applying = ApplyingSettingsSchema.parse({
+      autoApprove: f.autoApprove === true,
+      ...(f.journal ? { journal: f.journal } : {}),
+      batchSize: wholeNumber("batch-size", f.batchSize, 1, MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE),
+      lockFile: f.lockFile ?? DEFAULT_LOCK_FILE,
+      lockTimeoutMs: f.lockTimeout ? parseLockTimeout(f.lockTimeout) : DEFAULT_LOCK_TIMEOUT_MS,
+      clockSkewMs: wholeNumber("clock-skew", f.clockSkew, 0, 86_400, DEFAULT_CLOCK_SKEW_MS / 1000) * 1000,
+      recheckEveryMs: wholeNumber("recheck-every", f.recheckEvery, 1, 86_400, DEFAULT_RECHECK_EVERY_MS / 1000) * 1000,
+      ...(f.maxDuration !== undefined ? { maxDurationMs: parseMaxDuration(f.maxDuration), maxDurationText: f.maxDuration.trim() } : {}),
+      ...(f.lockWait !== undefined ? { lockWaitMs: parseMaxDuration(f.lockWait, "--lock-wait"), lockWaitText: f.lockWait.trim() } : {}),
+    });
     const { signal, dispose } = interruptions();
     try {
-      const fields = { paths, auto_approve: f.autoApprove === true, base_url: connection.baseUrl, ...(f.shard ? { shard: f.shard } : {}) };
+      const fields = { paths, auto_approve: applying.autoApprove, ...runFields(run) };
       process.exitCode = await runLogged(io, "apply", fields, async (io) => (await import("../commands/apply.js")).applyCommand(
         {
           paths,
-          autoApprove: f.autoApprove === true,
-          ...(f.journal ? { journal: f.journal } : {}),
-          batchSize: wholeNumber("batch-size", f.batchSize, 1, MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE),
-          ...(f.lockFile ? { lockFile: f.lockFile } : {}),
-          ...(f.lockTimeout ? { lockTimeoutMs: parseLockTimeout(f.lockTimeout) } : {}),
-          clockSkewMs: wholeNumber("clock-skew", f.clockSkew, 0, 86_400, 60) * 1000,
-          recheckEveryMs: wholeNumber("recheck-every", f.recheckEvery, 1, 86_400, 60) * 1000,
-          ...(f.maxDuration !== undefined ? { maxDurationMs: parseMaxDuration(f.maxDuration), maxDurationText: f.maxDuration.trim() } : {}),
-          ...(f.lockWait !== undefined ? { lockWaitMs: parseMaxDuration(f.lockWait, "--lock-wait"), lockWaitText: f.lockWait.trim() } : {}),
-          detailedExitcode: f.detailedExitcode === true,
-          quiet: f.quiet === true,
-          rules: f.rule ?? [],
-          connection,
-          ...(shard ? { shard } : {}),
-          ...(optOut ? { optOutTag: optOut } : {}),
-          ...(urls.length > 0 ? { notify: { urls } } : {}),
-          ...(state ? { state } : {}),
+          ...applying,
+          // the same planning settings as `plan`, whole (src/cli/settings.ts)
+          ...run.planning,
+          ...(run.profile ? { profile: run.profile } : {}),
+          ...(f.format ? { format: f.format } : {}),
+          detailedExitcode: run.output.detailedExitcode,
+          quiet: run.output.quiet,
+          connection: run.connection,
+          ...(run.output.notify.length > 0 ? { notify: { urls: run.output.notify } } : {}),
           confirm: terminalConfirm(),
           signal,
         },

@@ -1,19 +1,16 @@
-/** The connection flags of every verb that talks to the service (read by api/connection.ts; the key is env-only). */
-import { Option, type Command } from "commander";
+/** The connection flags of every verb that talks to the service (resolved in settings.ts; the key is env-only). */
+import type { Command } from "commander";
+import type { Shard } from "../plan/shard.js";
+import type { ConnectionSettings } from "../model/settings.js";
+import { CONNECTION_FLAGS, addOptions, connectionFrom, sourcesOf } from "./settings.js";
 
-export { connectionSettings, type ConnectionSettings } from "../api/connection.js";
+export type { ConnectionSettings } from "../model/settings.js";
 
 export function addConnectionOptions(cmd: Command): Command {
-  return cmd
-    .addOption(new Option("--base-url <url>", "service base URL, e.g. https://host/api (env FLOWRULES_BASE_URL)"))
-    .addOption(
-      new Option(
-        "--rate-limit <n>",
-        "the service's limit in requests a minute; the client sends at most 95 % of it in any 60 s, 0 = off (env FLOWRULES_RATE_LIMIT; default 100, shared by --shard workers)",
-      ),
-    )
-    .addOption(new Option("--concurrency <n>", "requests in flight at most (default 4)"))
-    .addOption(new Option("--timeout <ms>", "per-request timeout in milliseconds (default 30000)"))
-    .addOption(new Option("--insecure-http", "allow plain http:// to a host that is not loopback"));
+  return addOptions(cmd, CONNECTION_FLAGS);
 }
 
+/** Connection settings from flags, environment and the chosen profile (src/cli/settings.ts). */
+export function connectionSettings(opts: Record<string, unknown>, env: Record<string, string | undefined>, shard?: Shard): ConnectionSettings {
+  return connectionFrom(sourcesOf(opts, env), shard);
+}

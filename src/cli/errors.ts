@@ -1,8 +1,13 @@
-/** Turns any thrown value into one line for the user. Stack traces only with FLOWRULES_DEBUG=1. */
+import { textSafeLines } from "../render/escape.js";
+
+/**
+ * Turns any thrown value into one line for the user. Stack traces only with FLOWRULES_DEBUG=1. A message may quote
+ * the service or a file: its control characters are shown, not obeyed (src/render/escape.ts).
+ */
 export function formatError(err: unknown): string {
   if (err instanceof Error) {
     const debug = process.env.FLOWRULES_DEBUG === "1" && err.stack ? `\n${err.stack}` : "";
-    return `${err.message}${debug}`;
+    return textSafeLines(`${err.message}${debug}`);
   }
-  return String(err);
+  return textSafeLines(String(err));
 }

@@ -6,6 +6,8 @@ import { UserError, EXIT_ERROR } from "../model/errors.js";
 import { formatError } from "./errors.js";
 import { createLogger } from "../log/index.js";
 import { redactor } from "../log/redact.js";
+import { runSecrets } from "./settings.js";
+import { failIfUnfinished } from "./unfinished.js";
 
 /**
  * A reader that goes away (`flowrules plan | head`, a killed `tee`) makes writes fail with EPIPE. Unhandled, that
@@ -28,13 +30,15 @@ async function main(): Promise<void> {
     process.exitCode = err instanceof UserError ? err.exitCode : EXIT_ERROR;
     if (program.opts<{ logFormat?: string }>().logFormat === "json") {
       // with --log-format json every stderr line is a JSON event, the failure too
-      const log = createLogger({ format: "json", write: (s) => process.stderr.write(s), secrets: [process.env.FLOWRULES_API_KEY] });
+      const log = createLogger({ format: "json", write: (s) => process.stderr.write(s), secrets: [process.env.FLOWRULES_API_KEY, ...runSecrets()] });
       log.event("run.failed", { message: formatError(err), exit_code: process.exitCode }, "error");
       return;
     }
     // the last line of defence, as the loggers are: no error text carries the key (a swapped variable, a server echo)
-    process.stderr.write(`flowrules: ${redactor([process.env.FLOWRULES_API_KEY])(formatError(err))}\n`);
+    process.stderr.write(`flowrules: ${redactor([process.env.FLOWRULES_API_KEY, ...runSecrets()])(formatError(err))}\n`);
   }
 }
 
-void main();
+let settled = false;
+failIfUnfinished(() => settled, (s) => process.stderr.write(s));
+void main().finally(() => (settled = true));

@@ -1,13 +1,25 @@
 import { Option, type Command } from "commander";
+import { z } from "zod";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
-import { processIO } from "../log/command-io.js";
-import { parseShard } from "../plan/shard.js";
-import { commandLogger, runLogged, withLogger } from "../log/index.js";
-import { addConnectionOptions, connectionSettings } from "./connection.js";
-import { addNotifyOption, addOptOutOption, notifyTargets, optOutTag } from "./operations.js";
-import { addStateOptions, stateSettings } from "./state.js";
+import { runLogged } from "../log/index.js";
+import { UserError } from "../model/errors.js";
+import { addConnectionOptions } from "./connection.js";
+import { addNotifyOption } from "./operations.js";
+import { addPlanningOptions, runFields, runSettings, serviceIO } from "./settings.js";
 
-const collect = (v: string, acc: string[]): string[] => [...acc, v];
+/** `plan --compare` is its own command module, loaded only when asked for. */
+async function planVerb(compare: string | undefined) {
+  return compare !== undefined ? (await import("../commands/plan-compare.js")).comparePlanCommand : (await import("../commands/plan.js")).planCommand;
+}
+
+/** `plan`'s own flags; the planning, connection and output settings are resolved in settings.ts. */
+const Flags = z.object({
+  format: z.enum(Object.keys(PLAN_FORMATS) as [PlanFormat, ...PlanFormat[]]),
+  out: z.string().optional(),
+  reportDir: z.string().optional(),
+  compare: z.string().optional(),
+});
+
 
 export function registerPlan(program: Command): void {
   const cmd = program
@@ -18,39 +30,30 @@ export function registerPlan(program: Command): void {
     .option("--out <file>", "also write the JSON plan to this file (for `flowrules apply <file>`)")
     .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
     .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")
-    .option("--rule <name>", "plan only this rule (repeatable)", collect, [])
     .option("-q, --quiet", "no progress and no request count on stderr")
-    .option("--shard <i/n>", "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4")
-    .option("--changed-since <git-ref>", "plan only the rules added or edited since this git ref; list removed ones")
-    .option("--explain-requests", "say on stderr why each list, field page or record read is made (or saved)")
-    .option("--workflows <file>", "workflow catalog to compare the live workflows with (default flowrules.workflows.json)");
-  addStateOptions(addNotifyOption(addOptOutOption(cmd)));
+    .option("--compare <git-ref>", "show what the rule edits since this git ref change: both versions of each added, edited or removed rule planned in one run");
+  addPlanningOptions(cmd, "plan");
+  addNotifyOption(cmd);
   addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
-    const io = withLogger(processIO(), commandLogger(command));
-    const shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
-    const changedSince = typeof opts.changedSince === "string" ? opts.changedSince : undefined;
-    const connection = connectionSettings(opts, io.env, shard);
-    const optOut = optOutTag(opts, io.env);
-    const urls = notifyTargets(opts, io.env, connection.insecureHttp);
-    const state = stateSettings(opts, io.env);
-    const fields = { paths, base_url: connection.baseUrl, ...(opts.shard ? { shard: opts.shard } : {}), ...(changedSince ? { changed_since: changedSince } : {}) };
-    process.exitCode = await runLogged(io, "plan", fields, async (io) => (await import("../commands/plan.js")).planCommand(
+    const parsed = Flags.safeParse(opts);
+    if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+    const f = parsed.data;
+    const run = runSettings(opts, process.env);
+    const io = serviceIO(command, run.connection);
+    const fields = { paths, ...runFields(run), ...(f.compare !== undefined ? { compare: f.compare } : {}) };
+    process.exitCode = await runLogged(io, "plan", fields, async (io) => (await planVerb(f.compare))(
       {
         paths,
-        format: opts.format as PlanFormat,
-        ...(typeof opts.out === "string" ? { out: opts.out } : {}),
-        ...(typeof opts.reportDir === "string" ? { reportDir: opts.reportDir } : {}),
-        detailedExitcode: opts.detailedExitcode === true,
-        rules: (opts.rule as string[] | undefined) ?? [],
-        quiet: opts.quiet === true,
-        connection,
-        ...(shard ? { shard } : {}),
-        ...(changedSince ? { changedSince } : {}),
-        ...(opts.explainRequests === true ? { explainRequests: true } : {}),
-        ...(optOut ? { optOutTag: optOut } : {}),
-        ...(urls.length > 0 ? { notify: { urls } } : {}),
-        ...(typeof opts.workflows === "string" ? { workflows: opts.workflows } : {}),
-        ...(state ? { state } : {}),
+        format: f.format,
+        ...(f.out !== undefined ? { out: f.out } : {}),
+        ...(f.reportDir !== undefined ? { reportDir: f.reportDir } : {}),
+        ...(f.compare !== undefined ? { compare: f.compare } : {}),
+        ...run.planning,
+        ...(run.profile ? { profile: run.profile } : {}),
+        detailedExitcode: run.output.detailedExitcode,
+        quiet: run.output.quiet,
+        connection: run.connection,
+        ...(run.output.notify.length > 0 ? { notify: { urls: run.output.notify } } : {}),
       },
       io,
     ));

@@ -12,6 +12,8 @@ import { registerWatch } from "./watch.js";
 import { registerDescribe, registerWorkflows } from "./workflows.js";
 import { registerInit, registerPull } from "./init.js";
 import { addLogFormatOption } from "../log/cli.js";
+import { registerCompletion } from "./completion.js";
+import { addExamples } from "./examples.js";
 
 export function buildProgram(): Command {
   const program = new Command("flowrules")
@@ -33,5 +35,13 @@ export function buildProgram(): Command {
   registerPull(program);
   registerWatch(program);
   registerSandbox(program);
+  addExamples(program);
+  program.addHelpText(
+    "after",
+    "\nEach setting comes from its flag, else its environment variable, else the profile of flowrules.config.yaml\n" +
+      "(--profile NAME), else its default. `flowrules <command> --help` names them; docs/operating.md has profiles.\n",
+  );
+  // last: the completion scripts are generated from every verb registered above
+  registerCompletion(program);
   return program;
 }

@@ -6,21 +6,23 @@ import { DIAGNOSTIC_FORMAT_NAMES } from "../render/validate/index.js";
 import { EXIT_ERROR } from "../model/errors.js";
 import type { ValidateOptions } from "../commands/validate.js";
 import { errorMessage } from "../model/guards.js";
+import { addProfileOptions, catalogSettings, workflowsOption } from "./settings.js";
 
 export function registerValidate(program: Command): void {
-  program
+  const cmd = program
     .command("validate")
     .description("check rule files (schema, JSONata, aliases, names, conflicts) without any request")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .addOption(new Option("--format <format>", "output format").choices(DIAGNOSTIC_FORMAT_NAMES).default("text"))
-    .option("--workflows <file>", "workflow catalog to check steps, fields and values against (default flowrules.workflows.json)")
+    .addOption(workflowsOption("workflow catalog to check steps, fields and values against (default flowrules.workflows.json)"));
+  addProfileOptions(cmd)
     .action(async (paths: string[], opts: ValidateOptions, command: Command) => {
       try {
         const io = withLogger(processIO(), commandLogger(command));
         process.exitCode = await runLogged(io, "validate", { paths, format: opts.format }, async (io) => {
           const { runValidate, useColor } = await import("../commands/validate.js");
-          const baseUrl = io.env.FLOWRULES_BASE_URL;
-          const { output, exitCode, notes } = await runValidate(paths, { ...opts, ...(baseUrl ? { baseUrl } : {}) }, useColor(), io.log);
+          // the catalog and the service it must come from: flag, environment, profile (src/cli/settings.ts)
+          const { output, exitCode, notes } = await runValidate(paths, { ...opts, ...catalogSettings({ ...opts }, io.env) }, useColor(), io.log);
           for (const n of notes) {
             io.log?.event("validate.note", { message: n }, "warn");
             if (!io.log?.structured) io.stderr(`note: ${n}\n`);

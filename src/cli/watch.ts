@@ -8,30 +8,27 @@
  */
 import type { Command } from "commander";
 import { z } from "zod";
-import { processIO } from "../log/command-io.js";
-import { addConnectionOptions, connectionSettings } from "./connection.js";
-import { addNotifyOption, addOptOutOption, notifyTargets, optOutTag } from "./operations.js";
-import { commandLogger, runLogged, withLogger } from "../log/index.js";
+import { addConnectionOptions } from "./connection.js";
+import { addNotifyOption } from "./operations.js";
+import { addPlanningOptions, runSettings, serviceIO } from "./settings.js";
+import { runLogged } from "../log/index.js";
 import { UserError } from "../model/errors.js";
 import { parseMaxDuration } from "./apply.js";
 import type { WatchCommandOptions } from "../commands/watch.js";
 import { DEFAULT_BUDGET_PERCENT, MIN_INTERVAL_ENV, MIN_INTERVAL_MS } from "../commands/watch-settings.js";
 
-const collect = (v: string, acc: string[]): string[] => [...acc, v];
-
-export const STATE_ENV = "FLOWRULES_STATE";
-
 const Flags = z.object({
-  state: z.string().optional(),
   apply: z.boolean().optional(),
   interval: z.string().optional(),
   budget: z.string().optional(),
   metricsPort: z.string().optional(),
   metricsHost: z.string().optional(),
-  rule: z.array(z.string()).optional(),
 });
 
-/** Flags and environment → the watch settings (everything but the signal). */
+/**
+ * Flags, environment and profile → the watch settings (everything but the signal). The planning settings are those
+ * of `plan` and `apply --auto-approve`, resolved by the one settings model (./settings.ts) and handed over whole.
+ */
 export function watchFlags(
   paths: string[],
   raw: Record<string, unknown>,
@@ -40,8 +37,10 @@ export function watchFlags(
   const parsed = Flags.safeParse(raw);
   if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
   const f = parsed.data;
-  const stateDir = f.state ?? env[STATE_ENV];
-  if (!stateDir) throw new UserError(`watch needs a state dir: pass --state DIR or set ${STATE_ENV} (it keeps the bookmarks, the lock and the journals)`);
+  const run = runSettings(raw, env);
+  const stateDir = run.planning.state;
+  if (!stateDir) throw new UserError("watch needs a state dir: pass --state DIR, set FLOWRULES_STATE or give the profile a state (it keeps the bookmarks, the lock and the journals)");
+  if (run.planning.changedSince !== undefined) throw new UserError("--changed-since does not go with watch: a watcher plans every rule it loads, cycle after cycle");
   // test-only: lets tests poll faster than production ever should (docs/watch.md)
   const minRaw = env[MIN_INTERVAL_ENV];
   const minIntervalMs = minRaw !== undefined && /^\d+$/.test(minRaw) ? Number(minRaw) : MIN_INTERVAL_MS;
@@ -61,12 +60,11 @@ export function watchFlags(
     if (!/^\d+$/.test(f.metricsPort.trim()) || Number(f.metricsPort) > 65535) throw new UserError(`--metrics-port must be a port number from 0 to 65535, got "${f.metricsPort}"`);
     metricsPort = Number(f.metricsPort);
   }
-  const connection = connectionSettings(raw, env);
-  const optOut = optOutTag(raw, env);
-  const urls = notifyTargets(raw, env, connection.insecureHttp);
+  const urls = run.output.notify;
   return {
     paths,
-    rules: f.rule ?? [],
+    planning: run.planning,
+    ...(run.profile ? { profile: run.profile } : {}),
     stateDir,
     apply: f.apply === true,
     ...(intervalMs !== undefined ? { intervalMs } : {}),
@@ -74,8 +72,7 @@ export function watchFlags(
     ...(metricsPort !== undefined ? { metricsPort } : {}),
     metricsHost: f.metricsHost ?? "127.0.0.1",
     ...(urls.length > 0 ? { notify: { urls } } : {}),
-    ...(optOut ? { optOutTag: optOut } : {}),
-    connection,
+    connection: run.connection,
     minIntervalMs,
   };
 }
@@ -85,17 +82,17 @@ export function registerWatch(program: Command): void {
     .command("watch")
     .description("run cycles of plan (and with --apply, apply) until stopped, polling for what changed within a share of the rate limit")
     .argument("[paths...]", "rule files or folders", ["rules/"])
-    .option("--state <dir>", `the watcher's folder: bookmarks, lock, journals (env ${STATE_ENV}); one watcher per folder`)
     .option("--apply", "apply each cycle's enforce changes exactly once (without it, only log what it would do)")
     .option("--interval <duration>", "poll interval (10s, 1m); default derived from --budget, never below 5 s")
     .option("--budget <percent>", `share of the rate limit idle polling may use (default ${DEFAULT_BUDGET_PERCENT})`)
     .option("--metrics-port <n>", "serve GET /metrics (Prometheus) and GET /healthz on this port (0 = any free port)")
-    .option("--metrics-host <host>", "address of the metrics endpoint (default 127.0.0.1)")
-    .option("--rule <name>", "watch only this rule (repeatable)", collect, []);
-  addNotifyOption(addOptOutOption(cmd));
+    .option("--metrics-host <host>", "address of the metrics endpoint (default 127.0.0.1)");
+  // the planning flags of `plan` and `apply --auto-approve`; --state is required here (the watcher's folder)
+  addPlanningOptions(cmd, "plan");
+  addNotifyOption(cmd);
   addConnectionOptions(cmd).action(async (paths: string[], raw: Record<string, unknown>, command: Command) => {
-    const io = withLogger(processIO(), commandLogger(command));
-    const settings = watchFlags(paths, raw, io.env);
+    const settings = watchFlags(paths, raw, process.env);
+    const io = serviceIO(command, settings.connection);
     const controller = new AbortController();
     const onSignal = (sig: NodeJS.Signals): void => {
       if (!controller.signal.aborted) {

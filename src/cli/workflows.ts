@@ -1,10 +1,10 @@
 /** `flowrules workflows` and `flowrules describe`: what the API key sees, and one workflow's steps and fields. */
 import { Option, type Command } from "commander";
-import { processIO } from "../log/command-io.js";
-import { commandLogger, runLogged, withLogger } from "../log/index.js";
+import { runLogged } from "../log/index.js";
 import type { WorkflowsFormat } from "../render/workflows/index.js";
 import type { DescribeFormat } from "../render/describe/index.js";
-import { addConnectionOptions, connectionSettings } from "./connection.js";
+import { addConnectionOptions } from "./connection.js";
+import { connectionRun, serviceIO } from "./settings.js";
 
 export function registerWorkflows(program: Command): void {
   const cmd = program
@@ -12,9 +12,9 @@ export function registerWorkflows(program: Command): void {
     .description("list the workflows this API key sees: id, name, folder")
     .addOption(new Option("--format <format>", "output format").choices(["text", "json"]).default("text"));
   addConnectionOptions(cmd).action(async (opts: Record<string, unknown>, command: Command) => {
-    const io = withLogger(processIO(), commandLogger(command));
-    const connection = connectionSettings(opts, io.env);
-    process.exitCode = await runLogged(io, "workflows", { base_url: connection.baseUrl }, async (io) =>
+    const { connection, fields } = connectionRun(opts, process.env);
+    const io = serviceIO(command, connection);
+    process.exitCode = await runLogged(io, "workflows", { ...fields }, async (io) =>
       (await import("../commands/workflows.js")).workflowsCommand({ format: opts.format as WorkflowsFormat, connection }, io),
     );
   });
@@ -27,9 +27,9 @@ export function registerDescribe(program: Command): void {
     .argument("<workflow>", "workflow id or name")
     .addOption(new Option("--format <format>", "output format").choices(["text", "json", "yaml"]).default("text"));
   addConnectionOptions(cmd).action(async (workflow: string, opts: Record<string, unknown>, command: Command) => {
-    const io = withLogger(processIO(), commandLogger(command));
-    const connection = connectionSettings(opts, io.env);
-    process.exitCode = await runLogged(io, "describe", { workflow, base_url: connection.baseUrl }, async (io) =>
+    const { connection, fields } = connectionRun(opts, process.env);
+    const io = serviceIO(command, connection);
+    process.exitCode = await runLogged(io, "describe", { workflow, ...fields }, async (io) =>
       (await import("../commands/describe.js")).describeCommand({ workflow, format: opts.format as DescribeFormat, connection }, io),
     );
   });

@@ -10,18 +10,21 @@
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { clientFrom, sharedLimiter, type ClientOptions, type RequestLimiter } from "../api/index.js";
-import type { ConnectionSettings } from "../api/connection.js";
+import { sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
+import type { PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
-import { DEFAULT_BATCH_SIZE } from "../engine/apply/batches.js";
-import { DEFAULT_RECHECK_EVERY_MS, executePlan, type ApplyProgress } from "../engine/apply/execute.js";
-import { Journal } from "../engine/apply/journal.js";
-import { acquireLock, DEFAULT_LOCK_FILE, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../engine/apply/lock.js";
+import { DEFAULT_BATCH_SIZE } from "../apply/batches.js";
+import { DEFAULT_RECHECK_EVERY_MS, executePlan } from "../apply/execute.js";
+import type { ApplyProgress } from "../apply/types.js";
+import { Journal } from "../apply/journal.js";
+import { acquireLock, DEFAULT_LOCK_FILE, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../apply/lock.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
-import { loadPlanForApply } from "../engine/apply/load.js";
-import { DEFAULT_CLOCK_SKEW_MS } from "../engine/apply/staleness.js";
-import { applyExitCode, countOutcomes, type ChangeOutcome } from "../engine/apply/outcome.js";
+import { loadPlanForApply } from "../apply/load.js";
+import { DEFAULT_CLOCK_SKEW_MS } from "../apply/staleness.js";
+import { applyExitCode, countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import type { Plan } from "../plan/types.js";
 import { renderSummary } from "../render/apply/text.js";
+import { APPLY_FORMATS, type ApplyFormat } from "../render/apply/index.js";
 import { VERSION } from "../model/version.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
@@ -30,9 +33,12 @@ import { progressView } from "../render/progress/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
 import { applyPayload } from "../render/notify/payload.js";
-import type { StateSettings } from "../state/index.js";
+import { textSafe } from "../render/escape.js";
+import { redactor } from "../log/redact.js";
+import { errorMessage } from "../model/guards.js";
 
-export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
+import { DEFAULT_LOCK_TIMEOUT_MS } from "../model/settings.js";
+export { DEFAULT_LOCK_TIMEOUT_MS };
 export const RUNS_DIR = ".flowrules/runs";
 
 /** Asks the person at the terminal (stdin). */
@@ -42,7 +48,11 @@ export interface Confirm {
   ask(question: string): Promise<string>;
 }
 
-export interface ApplyCommandOptions {
+/**
+ * `apply`'s options. With rule paths it plans with the same PlanRunOptions as `plan` (built from the same resolved
+ * settings in src/cli), handed over whole, so every planning flag works alike on both verbs.
+ */
+export interface ApplyCommandOptions extends PlanRunOptions {
   paths: string[];
   autoApprove: boolean;
   /** journal file; default `<plan>.journal.jsonl` */
@@ -54,9 +64,11 @@ export interface ApplyCommandOptions {
   clockSkewMs?: number;
   detailedExitcode: boolean;
   quiet: boolean;
+  /** the result on stdout: text (default) or json (schemas/apply-result.schema.json) */
+  format?: ApplyFormat;
   /** only these rules (rule paths only) */
   rules: string[];
-  /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/ci/shard.ts) */
+  /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/plan/shard.ts) */
   shard?: Shard;
   connection: ConnectionSettings;
   /** where .flowrules/ lives and relative paths resolve; default process.cwd() */
@@ -70,10 +82,6 @@ export interface ApplyCommandOptions {
   maxDurationMs?: number;
   /** --max-duration as the user wrote it, for the summary */
   maxDurationText?: string;
-  /** instances carrying this tag are changed by no rule (rule paths); undefined = off */
-  optOutTag?: string;
-  /** --state DIR: with rule paths, the plan uses and renews the state (src/state/); with a saved plan it is unused */
-  state?: StateSettings;
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
   notify?: NotifySettings;
   /** knobs for tests and benchmarks */
@@ -110,7 +118,31 @@ function shown(file: string, cwd: string): string {
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
 }
 
+/**
+ * With --format json a pipeline always gets one document on stdout: a run that stops before any change is settled
+ * (a refused plan file, rules that do not load, the lock held, a cancelled confirmation) says so in it as
+ * `not_applied`, with the reason, besides the usual line on stderr.
+ */
 export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
+  if (opts.format !== "json") return applyRun(opts, io);
+  let wrote = false;
+  const watched: CommandIO = { ...io, stdout: (s) => ((wrote = true), io.stdout(s)) };
+  const notApplied = (error: string): void => {
+    if (wrote) return;
+    const clean = redactor([opts.connection.apiKey])(error);
+    io.stdout(APPLY_FORMATS.json({ kind: "not_applied", baseUrl: opts.connection.baseUrl, audit: [], error: clean }));
+  };
+  try {
+    const code = await applyRun(opts, watched);
+    notApplied("nothing was applied: see the messages on stderr");
+    return code;
+  } catch (err) {
+    notApplied(errorMessage(err));
+    throw err;
+  }
+}
+
+async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
   const startedAt = new Date();
   const cwd = opts.cwd ?? process.cwd();
   // the run's time budget starts now: planning (with rule paths) counts against it too
@@ -122,6 +154,7 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   const mode = await detectMode(opts.paths, cwd);
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
+    if (opts.changedSince !== undefined) throw new UserError("--changed-since selects rules to plan; a saved plan is applied as a whole");
     // every refusal (format, shape, digest, errors, base URL) happens here, before the lock and any request
     const checked = await loadPlanForApply(mode.file, opts.connection.baseUrl, { compact: true });
     const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };
@@ -139,37 +172,34 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
   }
   // loaded only here: applying a saved plan needs neither the rule compiler nor the planner, whose modules would
   // raise the heap every apply starts from (docs/performance.md, "Memory")
-  const [{ loadRuleSetOrReport }, { planRuleSet, writePlanFile }, { PLAN_FORMATS }] = await Promise.all([
-    import("./load.js"),
-    import("./plan.js"),
+  const [{ loadPlanning, planLoaded }, { PLAN_FORMATS }, { writePlanFile }] = await Promise.all([
+    import("./planning.js"),
     import("../render/plan/index.js"),
+    import("../plan/write.js"),
   ]);
-  const ruleSet = await loadRuleSetOrReport(mode.paths, opts.rules, io);
-  if (!ruleSet) return EXIT_ERROR;
+  const rules = await loadPlanning(mode.paths, opts, io);
+  if (!rules) return EXIT_ERROR;
   const what = `${opts.paths.join(" ")}${opts.autoApprove ? " (auto-approve)" : ""}`;
   return withLock(opts, cwd, what, io, async (lock) => {
-    const plan = await planRuleSet(ruleSet, opts.connection, io, {
-      quiet: opts.quiet,
-      ...(opts.shard ? { shard: opts.shard } : {}),
-      ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
-      limiter,
-      recordSeen: true,
-      ...(opts.state ? { state: opts.state } : {}),
-    });
+    // the same planning as `plan`: the run's planning settings, whole; one rate budget with the apply that follows
+    const plan = await planLoaded(rules, opts.connection, io, { ...opts, limiter, recordSeen: true });
     if (plan.errors.length > 0) {
-      for (const e of plan.errors) io.stderr(`plan error: ${e.message}\n`);
+      for (const e of plan.errors) io.stderr(`plan error: ${textSafe(e.message)}\n`);
       io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
       return EXIT_ERROR;
     }
     const audit = plan.changes.filter((c) => c.audit === true).length;
     if (plan.changes.length === audit) {
-      io.stdout(`Nothing to apply: the rules plan no changes${audit > 0 ? ` (${audit} in audit, never sent)` : ""}.\n`);
+      io.stdout(APPLY_FORMATS[opts.format ?? "text"]({ kind: "nothing", baseUrl: plan.base_url, audit: plan.changes.filter((c) => c.audit === true) }));
       await sendNotification(opts.notify, applyPayload({ plan, outcomes: [], audit, planFile: "", journalFile: "" }, { startedAt, finishedAt: new Date() }), io);
       return EXIT_OK;
     }
     if (!opts.autoApprove) {
-      io.stdout(PLAN_FORMATS.text(plan, { color: useColor(io) }));
-      const answer = await opts.confirm?.ask(`Apply these ${plan.changes.length} changes to ${plan.base_url}? Only 'yes' is accepted: `);
+      // with --format json, stdout carries only the result document: the plan to review goes to the terminal on stderr
+      const review = PLAN_FORMATS.text(plan, { color: useColor(io) });
+      if (opts.format === "json") io.stderr(review);
+      else io.stdout(review);
+      const answer = await opts.confirm?.ask(`Apply these ${plan.changes.length} changes to ${serviceName(plan.base_url, opts.profile?.name)}? Only 'yes' is accepted: `);
       if ((answer ?? "").trim() !== "yes") {
         io.stderr("Apply cancelled; nothing was changed.\n");
         return EXIT_ERROR;
@@ -183,8 +213,9 @@ export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Pr
     const dir = join(cwd, RUNS_DIR, `${stamp}-${process.pid}`);
     await mkdir(dir, { recursive: true });
     const planFile = join(dir, "plan.json");
-    await writePlanFile(planFile, plan);
-    const loaded = await loadPlanForApply(planFile, opts.connection.baseUrl, { compact: true });
+    // written once and handed over as it is: the plan was made here, not read from a file someone could edit
+    const signed = await writePlanFile(planFile, plan);
+    const loaded: LoadedPlan = { plan: signed, digest: signed.digest, file: planFile };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
     if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
     return applyLoaded(loaded, journalFile, runOpts, cwd, io, lock);
@@ -260,7 +291,7 @@ export async function applyPlanInDir(
   io: CommandIO,
   lock: HeldLock,
 ): Promise<number> {
-  const { writePlanFile } = await import("./plan.js");
+  const { writePlanFile } = await import("../plan/write.js");
   await mkdir(dir, { recursive: true });
   const planFile = join(dir, "plan.json");
   await writePlanFile(planFile, plan);
@@ -280,7 +311,36 @@ export async function resumePlanFile(
   return applyLoaded(loaded, `${planFile}.journal.jsonl`, runOpts, cwd, io, lock);
 }
 
+/**
+ * The journal is the plan's memory of what was sent, so one run at a time may use it, whatever its working directory
+ * or --lock-file (issue 28: two applies of one plan from two directories sent changes twice). Its own lock beside
+ * it, taken after the run's lock (always in this order, so two runs never wait on each other), works like that one:
+ * a live holder is refused (or waited for, --lock-wait), a dead one's lock is taken over.
+ */
+export function journalLockFile(journalFile: string): string {
+  return `${journalFile}.lock`;
+}
+
 async function applyLoaded(
+  loaded: LoadedPlan,
+  journalFile: string,
+  opts: RunOptions,
+  cwd: string,
+  io: CommandIO,
+  lock: HeldLock,
+): Promise<number> {
+  const lockOpts = { applying: lock.owner.applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS };
+  const journalLock = await acquireWaiting(journalLockFile(journalFile), lockOpts, opts, io);
+  try {
+    journalLock.startHeartbeat(opts.tuning?.heartbeatMs);
+    if (journalLock.tookOver) io.stderr(`flowrules: ${describeTakeOver(shown(journalLock.file, cwd), journalLock.tookOver)}\n`);
+    return await applyJournalled(loaded, journalFile, opts, cwd, io, lock);
+  } finally {
+    journalLock.release();
+  }
+}
+
+async function applyJournalled(
   loaded: LoadedPlan,
   journalFile: string,
   opts: RunOptions,
@@ -294,7 +354,7 @@ async function applyLoaded(
   const instanceOf = new Map(plan.changes.map((c) => [c.id, c.instance_id]));
   const journal = Journal.open(journalFile, loaded.digest, (id) => instanceOf.get(id));
   instanceOf.clear(); // replayed: the journal needs it no more (one entry per change at 100,000 changes)
-  const view = progressView(io, { quiet: opts.quiet, ratePerMin: opts.connection.rateLimitPerMin });
+  const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(opts.connection.rateLimitPerMin) });
   const say = (line: string): void => {
     if (opts.quiet) return;
     view.clear();
@@ -302,6 +362,10 @@ async function applyLoaded(
   };
   if (journal.skippedLines > 0) io.stderr(`flowrules: ignored ${journal.skippedLines} unreadable line(s) of the journal ${shown(journalFile, cwd)} (torn by a crash?)\n`);
   if (journal.earlierRuns > 0) say(`resuming: the journal records ${journal.earlierRuns} earlier run(s) of this plan`);
+  // a journal of another plan is no memory of this one: said, since a wrong --journal may hide a half-applied plan
+  if (journal.earlierRuns === 0 && journal.otherPlanRuns > 0) {
+    io.stderr(`flowrules: warning: the journal ${shown(journalFile, cwd)} records ${journal.otherPlanRuns} run(s) of other plans and none of this one; they are not taken into account\n`);
+  }
 
   const c = opts.connection;
   const logClientEvent = clientEventLogger(io.log ?? nullLogger);
@@ -310,12 +374,14 @@ async function applyLoaded(
       logClientEvent(e);
       view.clientEvent(e);
     },
+    // no change waits for the rate window past --max-duration (issue 28)
+    ...(opts.deadline !== undefined ? { notAfter: opts.deadline } : {}),
     ...opts.tuning?.client,
     limiter: opts.limiter,
   });
   try {
     journal.start({ flowrules_version: VERSION, plan_file: loaded.file });
-    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${client.baseUrl}${audit > 0 ? ` (${audit} in audit, not sent)` : ""}`);
+    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${serviceName(client.baseUrl, opts.profile?.name)}${audit > 0 ? ` (${audit} in audit, not sent)` : ""}`);
     const log = io.log ?? nullLogger;
     // change events stream as outcomes are known; the ones never attempted are logged at the end
     const logged = new Set<string>();
@@ -353,7 +419,10 @@ async function applyLoaded(
       not_aborted: counts.not_aborted,
       deferred: counts.deferred,
     });
-    const summary = renderSummary({
+    const summary = APPLY_FORMATS[opts.format ?? "text"]({
+      kind: "applied",
+      baseUrl: client.baseUrl,
+      audit: loaded.plan.changes.filter((ch) => ch.audit === true),
       outcomes: result.outcomes,
       stats: client.stats(),
       journalFile: shown(journalFile, cwd),
@@ -364,9 +433,9 @@ async function applyLoaded(
       ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
     });
     opts.onResult?.({ outcomes: result.outcomes, audit });
-    io.stdout(audit > 0 ? `${summary}Audit: ${audit} ${audit === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary);
+    io.stdout(summary);
     const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
-    await sendNotification(opts.notify, applyPayload({ plan: loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
+    await sendNotification(opts.notify, applyPayload({ plan: opts.profile ? { ...loaded.plan, profile: opts.profile.name } : loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
     return applyExitCode(result.outcomes, opts.detailedExitcode);
   } finally {
     view.finish();

@@ -35,6 +35,8 @@ export interface ExplainCommandOptions {
   now?: Date;
   /** the opt-out tag in effect (undefined: off) */
   optOutTag?: string;
+  /** the profile that chose the service, named beside it */
+  profile?: string;
 }
 
 /** `--instance` must be a positive whole number: it becomes a path segment. */
@@ -68,6 +70,7 @@ async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCom
   const out: Explanation = {
     now: now.toISOString(),
     base_url: client.baseUrl,
+    ...(opts.profile ? { profile: opts.profile } : {}),
     instance: {
       id: data.id,
       name: data.name,

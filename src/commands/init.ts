@@ -31,6 +31,14 @@ function schemaRef(dir: string, file: string): string {
   return rel.startsWith(".") ? rel : `./${rel}`;
 }
 
+/**
+ * A service's name inside a YAML comment: a line break (or any control or line-separator character) in it would end
+ * the comment and write the rest as YAML (issue 28); such characters are written as visible \uXXXX escapes.
+ */
+export function commentText(name: string): string {
+  return name.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`);
+}
+
 function slug(name: string): string {
   return aliasOf(name).replace(/_/g, "-");
 }
@@ -62,7 +70,7 @@ export function starterRules(w: Workflow, all: readonly Workflow[], s: WorkflowS
   const width = Math.max(0, ...Object.keys(fields).map((a) => a.length));
   const lines = [
     `# yaml-language-server: $schema=${schema}`,
-    `# Starter rules for workflow ${w.id} "${w.name}"${w.folder?.name ? ` (folder ${w.folder.name})` : ""}, written by \`flowrules init\`.`,
+    `# Starter rules for workflow ${w.id} "${commentText(w.name)}"${w.folder?.name ? ` (folder ${commentText(w.folder.name)})` : ""}, written by \`flowrules init\`.`,
     "# Steps and fields are named as the workflow shows them; `flowrules describe` lists their ids.",
     ...comments,
     "version: 1",
@@ -106,7 +114,7 @@ export function starterTests(w: Workflow, all: readonly Workflow[], schema: stri
   };
   const head = [
     `# yaml-language-server: $schema=${schema}`,
-    `# Tests of the starter rules for "${w.name}": run with \`flowrules test\`. Add instances with \`fields:\` by alias.`,
+    `# Tests of the starter rules for "${commentText(w.name)}": run with \`flowrules test\`. Add instances with \`fields:\` by alias.`,
   ];
   return `${head.join("\n")}\n${stringify(doc, { lineWidth: 0 })}`;
 }

@@ -1,5 +1,5 @@
 /** Loads rules for a command; on any error prints the located diagnostics to stderr and yields nothing. */
-import { loadRules } from "../rules/index.js";
+import { loadRules, ruleSelection, unmatchedMessage } from "../rules/index.js";
 import type { RuleSet } from "../rules/types.js";
 import { UserError } from "../model/errors.js";
 import type { CommandIO } from "../log/command-io.js";
@@ -12,9 +12,8 @@ export async function loadRuleSetOrReport(paths: string[], only: string[], io: C
   else for (const d of result.diagnostics) io.stderr(`${diagnosticLine(d)}\n`);
   if (!result.ruleSet) return undefined;
   if (only.length > 0) {
-    const known = new Set(result.ruleSet.rules.map((r) => r.name));
-    const missing = only.filter((n) => !known.has(n));
-    if (missing.length > 0) throw new UserError(`--rule names no loaded rule: ${missing.join(", ")}`);
+    const missing = ruleSelection(only).unmatched(result.ruleSet.rules.map((r) => r.name));
+    if (missing.length > 0) throw new UserError(`--rule: ${unmatchedMessage(missing, paths.join(", "))}`);
   }
   return result.ruleSet;
 }

@@ -2,7 +2,7 @@
  * `flowrules pull [paths...]`: writes the workflow catalog (flowrules.workflows.json, or --workflows FILE) with the
  * structure of every workflow the rules name, for validate, test and explain to check against without a request.
  */
-import { writeFile } from "node:fs/promises";
+import { writeFileAtomic } from "../model/write-file.js";
 import { clientFrom } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
@@ -14,12 +14,15 @@ import { DEFAULT_RULE_PATHS } from "../rules/index.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { workflowSource } from "./workflow-source.js";
 import { findWorkflow } from "../engine/workflow-ref.js";
+import { serviceName } from "../model/settings.js";
 
 export interface PullOptions {
   paths: string[];
   workflows?: string;
   connection: ConnectionSettings;
   now?: Date;
+  /** the profile that chose the service, named beside it */
+  profile?: string;
 }
 
 export async function pullCommand(opts: PullOptions, io: CommandIO): Promise<number> {
@@ -56,8 +59,8 @@ export async function pullCommand(opts: PullOptions, io: CommandIO): Promise<num
       base_url: client.baseUrl,
       workflows,
     };
-    await writeFile(file, `${JSON.stringify(catalog, null, 2)}\n`);
-    io.stderr(`${file}: ${workflows.length} ${workflows.length === 1 ? "workflow" : "workflows"} (${client.stats().total} requests to ${client.baseUrl})\n`);
+    await writeFileAtomic(file, `${JSON.stringify(catalog, null, 2)}\n`);
+    io.stderr(`${file}: ${workflows.length} ${workflows.length === 1 ? "workflow" : "workflows"} (${client.stats().total} requests to ${serviceName(client.baseUrl, opts.profile)})\n`);
     return failed ? EXIT_ERROR : EXIT_OK;
   } finally {
     await client.close();

@@ -5,7 +5,18 @@ import { VERSION } from "../model/version.js";
 import type { Plan } from "../plan/types.js";
 import type { RuleSet } from "../rules/types.js";
 import type { CommandIO } from "../log/command-io.js";
-import { openRunState, readInFull, type RunState, type StateSettings } from "../state/index.js";
+import { DEFAULT_RESYNC_AFTER_MS, openRunState, readInFull, type RunState, type StateSettings } from "../state/index.js";
+import type { PlanningSettings } from "../model/settings.js";
+import { UserError } from "../model/errors.js";
+
+/** The state settings of a run's planning settings, or undefined without --state (FLOWRULES_STATE, a profile's state). */
+export function stateSettingsOf(p: Partial<PlanningSettings>): StateSettings | undefined {
+  if (p.state === undefined || p.state.trim() === "") {
+    if (p.resyncAfterMs !== undefined || p.fullRefresh === true) throw new UserError("--resync-after and --full-refresh need --state DIR (or FLOWRULES_STATE)");
+    return undefined;
+  }
+  return { dir: p.state, resyncAfterMs: p.resyncAfterMs ?? DEFAULT_RESYNC_AFTER_MS, fullRefresh: p.fullRefresh === true };
+}
 
 
 export function openStateForRun(

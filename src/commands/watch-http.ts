@@ -1,6 +1,6 @@
 /**
  * `flowrules watch --metrics-port N`: what a watcher has done, for Prometheus (`GET /metrics`) and for probes
- * (`GET /healthz`), on 127.0.0.1 unless `--metrics-host` says otherwise (DESIGN.md section 11; docs/watch.md).
+ * (`GET /healthz`), on 127.0.0.1 unless `--metrics-host` says otherwise (docs/watch.md).
  *
  * /healthz: 503 until the first cycle has finished, 200 while cycles succeed, 503 once no cycle has succeeded for
  * three intervals (the service down, every cycle failing). The body is one line saying why, never the API key.

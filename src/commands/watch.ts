@@ -1,5 +1,5 @@
 /**
- * `flowrules watch [paths...] --state DIR [--apply]`: continuous automation (DESIGN.md section 11, second part;
+ * `flowrules watch [paths...] --state DIR [--apply]`: continuous automation (docs/operating.md, State between runs, second part;
  * docs/watch.md). A loop over the same functions `plan` and `apply --auto-approve` use — planRuleSet, then
  * applyPlanInDir under the watcher's lock — with no second copy of either:
  *
@@ -20,15 +20,15 @@ import { runInNewContext } from "node:vm";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { clientFrom, sharedLimiter, type ApiClient, type ClientOptions, type Grant, type LimiterWait, type RequestLimiter } from "../api/index.js";
-import type { ConnectionSettings } from "../api/connection.js";
+import type { ClientSettings, ConnectionSettings } from "../api/connection.js";
+import type { PlanningSettings, ProfileRef } from "../model/settings.js";
 import type { RateLimitInfo } from "../api/rate-headers.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
-import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../engine/apply/lock.js";
-import { countOutcomes, type ChangeOutcome } from "../engine/apply/outcome.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../apply/lock.js";
+import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import { inactiveRules } from "../engine/active-rules.js";
 import { resolveWorkflows } from "../engine/resolve.js";
 import { newestUpdate, timeDependent } from "../engine/watch-poll.js";
-import { DEFAULT_RESYNC_AFTER_MS } from "../state/index.js";
 import type { CompiledRule, RuleSet } from "../rules/types.js";
 import type { Plan } from "../plan/types.js";
 import { errorMessage } from "../model/guards.js";
@@ -37,7 +37,7 @@ import type { CommandIO } from "../log/command-io.js";
 import { applyPayload, planPayload } from "../render/notify/payload.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
 import { loadRuleSetOrReport } from "./load.js";
-import { planRuleSet } from "./plan.js";
+import { planRuleSet } from "./planning.js";
 import { applyPlanInDir, resumePlanFile, type AppliedResult } from "./apply.js";
 import { DEFAULT_TIME_CYCLE_MS, MIN_INTERVAL_MS } from "./watch-settings.js";
 import { startMetricsServer, WatchMetrics, type MetricsServer } from "./watch-http.js";
@@ -49,7 +49,9 @@ const KEEP_CYCLES = 50;
 
 export interface WatchCommandOptions {
   paths: string[];
-  rules: string[];
+  /** the planning settings of `plan` and `apply --auto-approve`, whole (src/cli/settings.ts) */
+  planning: PlanningSettings;
+  profile?: ProfileRef;
   stateDir: string;
   apply: boolean;
   /** --interval; derived from --budget when absent */
@@ -58,7 +60,6 @@ export interface WatchCommandOptions {
   metricsPort?: number;
   metricsHost: string;
   notify?: NotifySettings;
-  optOutTag?: string;
   connection: ConnectionSettings;
   /** aborted on SIGTERM/SIGINT */
   signal: AbortSignal;
@@ -274,7 +275,7 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
     if (!log.structured) io.stderr(`${line}\n`);
   };
 
-  const ruleSet = await loadRuleSetOrReport(opts.paths, opts.rules, io);
+  const ruleSet = await loadRuleSetOrReport(opts.paths, opts.planning.rules, io);
   if (!ruleSet) return EXIT_ERROR;
 
   await mkdir(paths.root, { recursive: true });
@@ -307,7 +308,7 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
     const written = new Set(ruleSet.rules.map((r) => JSON.stringify(r.workflow))).size;
     let intervalMs = opts.intervalMs ?? derivedIntervalMs(written, opts.connection.rateLimitPerMin, opts.budgetPercent, minMs);
     const metrics = new WatchMetrics(intervalMs, started);
-    const connection: ConnectionSettings = { ...opts.connection, observe: (e) => metrics.clientEvent(e) };
+    const connection: ClientSettings = { ...opts.connection, observe: (e) => metrics.clientEvent(e) };
     const client = clientFrom(connection, { ...opts.tuning?.client, limiter });
     if (opts.metricsPort !== undefined) {
       server = await startMetricsServer(metrics, opts.metricsHost, opts.metricsPort);
@@ -475,11 +476,14 @@ class Watcher {
     const n = this.cycles;
     const requestsBefore = this.requestCount();
     const plan = await planRuleSet(this.ruleSet, this.connection, this.quietIO(), {
+      // the run's planning settings as `plan` has them; --full-refresh holds for the first cycle only
+      ...this.opts.planning,
+      state: this.stateDir,
+      fullRefresh: n === 1 && this.opts.planning.fullRefresh === true,
+      ...(this.opts.profile ? { profile: this.opts.profile } : {}),
       quiet: !this.log.structured,
       limiter: this.limiter,
       recordSeen: this.opts.apply,
-      state: { dir: this.stateDir, resyncAfterMs: DEFAULT_RESYNC_AFTER_MS, fullRefresh: false },
-      ...(this.opts.optOutTag ? { optOutTag: this.opts.optOutTag } : {}),
     });
     if (this.opts.signal.aborted) throw new StoppedError();
     const errors = plan.errors.map((e) => e.message);

@@ -14,10 +14,12 @@ export interface Almanac {
   records: Map<number, InstanceRecord>;
   /** each field's type as the service declared it (snapshot action `type`, form-field `settings.type`) */
   types: Map<string, FieldType>;
+  /** instances whose record could not be taken as theirs (the service answered another id), with why */
+  unreadable: Map<number, string>;
 }
 
 export function newAlmanac(): Almanac {
-  return { values: new Map(), records: new Map(), types: new Map() };
+  return { values: new Map(), records: new Map(), types: new Map(), unreadable: new Map() };
 }
 
 /**

@@ -2,6 +2,7 @@
  * The JSONata context of `when` and of templated values (docs/writing-rules.md): `instance`, `fields`, `snapshot`, `tags`,
  * `now`, plus `$daysSince(ts)`, `$hoursUntil(ts)`; `$now()` returns the plan's start so one plan is one instant.
  */
+import jsonata from "jsonata";
 import type { CompiledRule } from "../rules/types.js";
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { InstanceData } from "../actions/instance.js";
@@ -35,9 +36,14 @@ export function planBindings(now: Date): Bindings {
       const ms = toMillis(ts);
       return ms === undefined ? undefined : (ms - nowMs) / MS_PER_HOUR;
     },
-    now: () => nowIso,
+    // JSONata's $now(picture, timezone) is $fromMillis of the instant: the plan's start, formatted by JSONata itself
+    // (a promise, which the evaluator awaits; the fast evaluator leaves the call to JSONata)
+    now: (picture?: unknown, timezone?: unknown) =>
+      picture === undefined && timezone === undefined ? nowIso : FROM_MILLIS.evaluate({}, { ms: nowMs, picture, timezone }),
   };
 }
+
+const FROM_MILLIS = jsonata("$fromMillis($ms, $picture, $timezone)");
 
 /** The `fields` object of one rule for one instance: alias → plain value; an alias with no value is absent. */
 export function fieldsFor(rule: CompiledRule, data: InstanceData): Record<string, unknown> {

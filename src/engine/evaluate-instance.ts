@@ -29,6 +29,8 @@ export async function evaluateInstance(
   const outcome: InstanceOutcome = { instance_id: data.id, matched: false, changes: [], reportEntries: [], skipped: [] };
   const ctx = buildContext(rule, data, nowIso);
   try {
+    // no condition runs without the record it reads: that would plan a change with no precondition (issue 28)
+    if (data.unreadable) throw new Error(data.unreadable);
     outcome.matched = rule.when ? truthy(await evalExpr(rule.when, ctx, bindings)) : true;
     if (!outcome.matched) return outcome;
     const evaluate: ActionPlanInput<unknown>["evaluate"] = (v) => evalValue(v, ctx, bindings);

@@ -5,6 +5,7 @@
 import type { CompiledExpr, CompiledValue } from "../rules/types.js";
 import type { Bindings, EvalContext } from "./context.js";
 import { SLOW } from "../model/rule-types.js";
+import { longestText, MAX_REGEX_INPUT, usesRegex } from "./regex-input.js";
 
 export class EvaluationError extends Error {
   constructor(
@@ -21,6 +22,8 @@ function describeJsonataError(err: unknown): string {
     const e = err as { code?: unknown; message?: unknown; value?: unknown };
     if (e.code === "D1012") return `evaluation took longer than ${String(e.value)} ms (runaway expression?)`;
     if (e.code === "D1011") return `evaluation went deeper than ${String(e.value)} levels (runaway recursion?)`;
+    // a value doubling in a loop can outgrow what an array or string may hold before the time limit is checked again
+    if (err instanceof RangeError && /Invalid (array|string) length/.test(err.message)) return "evaluation built a value larger than an array or text may hold (runaway expression?)";
     if (typeof e.message === "string") return typeof e.code === "string" ? `${e.message} (${e.code})` : e.message;
   }
   return String(err);
@@ -50,6 +53,14 @@ function typeHint(err: unknown, source: string, fields: Record<string, unknown>)
 }
 
 export async function evalExpr(expr: CompiledExpr, ctx: EvalContext, bindings: Bindings): Promise<unknown> {
+  if (usesRegex(expr)) {
+    if (longestText(ctx) > MAX_REGEX_INPUT) {
+      throw new EvaluationError(
+        `a text of this instance is longer than the ${MAX_REGEX_INPUT.toLocaleString("en-US")} characters an expression with a regular expression may scan (the 1 s limit cannot stop one long regex call) in \`${expr.source}\` (${expr.pos.file}:${expr.pos.line}:${expr.pos.col})`,
+        expr,
+      );
+    }
+  }
   if (expr.fast) {
     const v = expr.fast(ctx, bindings);
     if (v !== SLOW) return v;
@@ -64,14 +75,34 @@ export async function evalExpr(expr: CompiledExpr, ctx: EvalContext, bindings: B
   }
 }
 
+/** The most characters one templated value may hold: far beyond any form field, far below exhausting memory. */
+export const MAX_TEMPLATE_OUTPUT = 100_000;
+
+/**
+ * A number as a templated value carries it: JSONata's own string conversion ($string, `&`) writes a number with 15
+ * significant digits, so 3 * 315.7 gives 947.1, not the binary 947.0999999999999 — which a decimal field would round
+ * or refuse and every run would plan again. A whole template `{{ q * p }}` writes the same number as a number
+ * (docs/writing-rules.md, "Numbers"). Infinity and NaN (`{{ q / 0 }}`) are no value a field can hold: an error for
+ * that instance, never a null written to the field.
+ */
+function templateNumber(n: number, expr: CompiledExpr): number {
+  if (!Number.isFinite(n)) throw templateError(`the template gives ${n}, which no field can hold (a division by zero?)`, expr);
+  return Number.isInteger(n) ? n : Number(n.toPrecision(15));
+}
+
+function templateError(message: string, expr: CompiledExpr): EvaluationError {
+  return new EvaluationError(`${message} in \`${expr.source}\` (${expr.pos.file}:${expr.pos.line}:${expr.pos.col})`, expr);
+}
+
 /** JSONata sequences are arrays with extra flags; copy them into plain JSON values for plans. */
-function toJson(v: unknown): unknown {
+function toJson(v: unknown, expr: CompiledExpr): unknown {
   if (v === undefined || typeof v === "function") return undefined;
-  if (Array.isArray(v)) return v.map(toJson);
+  if (typeof v === "number") return templateNumber(v, expr);
+  if (Array.isArray(v)) return v.map((x) => toJson(x, expr));
   if (typeof v === "object" && v !== null) {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
-      const j = toJson(x);
+      const j = toJson(x, expr);
       if (j !== undefined) out[k] = j;
     }
     return out;
@@ -79,10 +110,17 @@ function toJson(v: unknown): unknown {
   return v;
 }
 
-function stringify(v: unknown): string {
+function stringify(v: unknown, expr: CompiledExpr): string {
   if (v === undefined || v === null) return "";
   if (typeof v === "string") return v;
-  return JSON.stringify(toJson(v));
+  if (typeof v === "number") return String(templateNumber(v, expr));
+  return JSON.stringify(toJson(v, expr));
+}
+
+function bounded<T>(v: T, expr: CompiledExpr): T {
+  const size = typeof v === "string" ? v.length : typeof v === "object" && v !== null ? JSON.stringify(v).length : 0;
+  if (size > MAX_TEMPLATE_OUTPUT) throw templateError(`the template gives ${size.toLocaleString("en-US")} characters, more than the ${MAX_TEMPLATE_OUTPUT.toLocaleString("en-US")} a value may hold`, expr);
+  return v;
 }
 
 /** Resolves a compiled input value for one instance: templates evaluated, literals as written. */
@@ -92,11 +130,14 @@ export async function evalValue(value: CompiledValue, ctx: EvalContext, bindings
       return value.value;
     case "template": {
       if (value.whole && value.parts.length === 1 && typeof value.parts[0] !== "string" && value.parts[0]) {
-        return toJson(await evalExpr(value.parts[0], ctx, bindings)) ?? null;
+        const expr = value.parts[0];
+        return bounded(toJson(await evalExpr(expr, ctx, bindings), expr), expr) ?? null;
       }
       let out = "";
       for (const part of value.parts) {
-        out += typeof part === "string" ? part : stringify(await evalExpr(part, ctx, bindings));
+        if (typeof part === "string") out += part;
+        else out += bounded(stringify(await evalExpr(part, ctx, bindings), part), part);
+        if (out.length > MAX_TEMPLATE_OUTPUT && typeof part !== "string") bounded(out, part);
       }
       return out;
     }

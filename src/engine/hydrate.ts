@@ -7,7 +7,7 @@
  * - anything of the full record → one GET /instances/{id}/?inject_values=true per instance not already read, which
  *   brings every field value with it.
  */
-import type { ApiClient, InstanceListItem, InstanceRecord } from "../api/index.js";
+import { WrongRecordError, type ApiClient, type InstanceListItem, type InstanceRecord } from "../api/index.js";
 import type { FieldRef } from "../rules/types.js";
 import { ABSENT, rememberSnapshotValues, rememberValue, type Almanac } from "./almanac.js";
 import { fieldTypeOf } from "../model/values.js";
@@ -45,8 +45,27 @@ async function readRecords(client: ApiClient, al: Almanac, ids: number[], needs:
     if (cached) out.set(id, cached);
     else missing.push(id);
   }
-  const read = await Promise.all(missing.map((id) => client.getInstance(id, { injectValues: true })));
-  for (const record of read) {
+  const read = await Promise.all(
+    missing.map((id) =>
+      client.getInstance(id, { injectValues: true }).then(
+        (record) => ({ id, record }),
+        (err: unknown) => {
+          // another instance's record (a broken cache or proxy) is not this one's: the instance gets an error instead
+          // of being evaluated without its record (issue 28); any other failure fails the rule as before
+          if (err instanceof WrongRecordError) return { id, wrong: err.message };
+          throw err;
+        },
+      ),
+    ),
+  );
+  for (const r of read) {
+    const { id } = r;
+    if (!("record" in r)) {
+      al.unreadable.set(id, r.wrong);
+      continue;
+    }
+    const record = r.record;
+    al.unreadable.delete(id);
     out.set(record.id, record);
     rememberSnapshotValues(al, record, keys);
     if (needs.cacheRecords) al.records.set(record.id, record);
@@ -119,6 +138,7 @@ export async function hydratePage(
       if (v !== undefined) values.set(key, v === ABSENT ? undefined : v);
     }
     const record = records?.get(item.id);
+    const unreadable = needs.record && !record ? al.unreadable.get(item.id) : undefined;
     const known = needs.known?.get(item.id);
     return {
       id: item.id,
@@ -128,6 +148,7 @@ export async function hydratePage(
       process_id: needs.processId,
       ...(record ? { record } : {}),
       ...(known ? { known } : {}),
+      ...(unreadable ? { unreadable } : {}),
       values,
     };
   });

@@ -9,7 +9,7 @@ import type { ApiClient } from "../api/index.js";
 import type { CompiledRule, FieldRef, RuleSet } from "../rules/types.js";
 import { VERSION } from "../model/version.js";
 import { newAlmanac } from "./almanac.js";
-import { addOutcome, assemblePlan, newRuleResult, type RuleResult } from "./assemble.js";
+import { addOutcome, assemblePlan, newRuleResult, type PlanMeta, type RuleResult } from "./assemble.js";
 import { planBindings } from "./context.js";
 import { evaluateInstance } from "./evaluate-instance.js";
 import { fetchFieldBatch, hydratePage, readRecordsForValues, type PageNeeds } from "./hydrate.js";
@@ -33,7 +33,7 @@ import type { WorkflowStructure } from "../model/structure.js";
 import { selectQuery, stepsToProbe } from "./select.js";
 import { errorMessage } from "../model/guards.js";
 import { seeInstances, withSeen, type SeenInstances } from "./seen.js";
-import { DEFAULT_CLOCK_SKEW_MS } from "./apply/staleness.js";
+import { DEFAULT_CLOCK_SKEW_MS } from "../model/settings.js";
 
 export type { RequestChoice } from "./run-queries.js";
 
@@ -176,6 +176,15 @@ function reportKeys(a: CompiledAction): string[] | undefined {
 const CHUNK = 500;
 
 export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
+  const { results, meta } = await planResults(opts);
+  return assemblePlan(results, meta);
+}
+
+/**
+ * The per-rule results of one run and what the plan is assembled with, before assembly: `plan --compare` assembles
+ * the two versions of the rules apart (src/engine/plan-compare.ts), so one version's changes never clash with the other's.
+ */
+export async function planResults(opts: RunPlanOptions): Promise<{ results: RuleResult[]; meta: PlanMeta }> {
   const { client, ruleSet } = opts;
   const now = opts.now ?? new Date();
   const nowIso = now.toISOString();
@@ -365,12 +374,8 @@ export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
     return [...(structureErrors.get(r.name) ?? []), ...(e ? [e] : [])];
   });
   if (seen) for (const r of results) r.changes = r.changes.map((c) => withSeen(c, seen));
-  return assemblePlan(results, {
-    createdAt: now,
-    baseUrl: client.baseUrl,
-    rulesDigest: ruleSet.digest,
-    version: VERSION,
-    requests: client.stats().total,
-    errors,
-  });
+  return {
+    results,
+    meta: { createdAt: now, baseUrl: client.baseUrl, rulesDigest: ruleSet.digest, version: VERSION, requests: client.stats().total, errors },
+  };
 }

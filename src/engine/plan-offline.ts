@@ -1,6 +1,6 @@
 /**
  * The planner as a pure function of (rules, instances, now): what `flowrules test` and unit tests call. The live
- * pipeline (run-plan.ts) feeds the same functions page by page.
+ * pipeline (plan-live.ts) feeds the same functions page by page.
  */
 import type { CompiledRule } from "../rules/types.js";
 import { VERSION } from "../model/version.js";

@@ -1,6 +1,6 @@
 /**
  * The query planner for a whole rule set: from the rules (their workflow, resolved `select` and needs) to the list
- * requests one run makes, counted in requests (DESIGN section 5, docs/performance.md). Pure: no I/O.
+ * requests one run makes, counted in requests (docs/design.md, "Performance model"; docs/performance.md). Pure: no I/O.
  *
  * - Identical selections (same workflow, same resolved query) are listed once and shared by every rule using them.
  * - A selection that is another listed selection plus filters the engine can reproduce exactly is filtered

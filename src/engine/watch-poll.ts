@@ -1,6 +1,6 @@
 /**
  * What `flowrules watch` asks the service between cycles, and how a cycle is narrowed to what changed
- * (DESIGN.md section 11, second part; docs/watch.md).
+ * (docs/watch.md).
  *
  * Bookmarks are instants of the service's own clock (a record's `last_updated_time`), never ours, so no clock-skew
  * margin is needed to compare with them: per workflow, the newest update flowrules has seen. A poll is one list per

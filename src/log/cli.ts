@@ -20,7 +20,15 @@ export function logFormatOf(cmd: Command): LogFormat {
   return v === "json" ? "json" : "text";
 }
 
-/** The logger for a running verb: stderr, the chosen format, the API key scrubbed. */
-export function commandLogger(cmd: Command, env: NodeJS.ProcessEnv = process.env, write = (s: string): void => void process.stderr.write(s)): Logger {
-  return createLogger({ format: logFormatOf(cmd), write, secrets: [env.FLOWRULES_API_KEY] });
+/**
+ * The logger for a running verb: stderr, the chosen format, the API key scrubbed — FLOWRULES_API_KEY's and any other
+ * key the run resolved (a profile's api_key_env), given in `secrets`.
+ */
+export function commandLogger(
+  cmd: Command,
+  env: NodeJS.ProcessEnv = process.env,
+  write = (s: string): void => void process.stderr.write(s),
+  secrets: ReadonlyArray<string | undefined> = [],
+): Logger {
+  return createLogger({ format: logFormatOf(cmd), write, secrets: [env.FLOWRULES_API_KEY, ...secrets] });
 }

@@ -1,5 +1,6 @@
 /** One JSON object per line on stderr: `{"ts","level","event",...fields}`, for log collectors (JSON Lines). */
 import type { LogFields, Logger, LogLevel } from "./types.js";
+import { visibleJson } from "../model/visible-json.js";
 
 export interface JsonLoggerOptions {
   write: (line: string) => void;
@@ -34,7 +35,8 @@ export function jsonLogger(opts: JsonLoggerOptions): Logger {
         // a circular value must not break the run: log the event without its fields
         line = JSON.stringify({ ts: record.ts, level, event: name, log_error: "fields not serialisable" });
       }
-      opts.write(`${scrub(line)}\n`);
+      // names from the service may carry terminal escapes: written as \u escapes, the same values (visible-json.ts)
+      opts.write(`${scrub(visibleJson(line))}\n`);
     },
   };
 }

@@ -15,7 +15,10 @@ const seconds = (ms: unknown): string => (typeof ms === "number" ? `${(ms / 1000
 /** Event → human sentence; events not listed here print nothing in text mode. */
 const SENTENCES: Record<string, (f: LogFields) => string | undefined> = {
   "request.retried": (f) =>
-    `retrying ${String(f.method)} ${String(f.path)} (attempt ${String(f.attempt)}: ${String(f.reason)}) in ${seconds(f.delay_ms)}`,
+    // a service that cannot be reached is said once, by the error naming its address after the retries (issue 28)
+    /^(could not connect|connect timeout)/.test(String(f.reason))
+      ? undefined
+      : `retrying ${String(f.method)} ${String(f.path)} (attempt ${String(f.attempt)}: ${String(f.reason)}) in ${seconds(f.delay_ms)}`,
   "request.rate_limited": (f) => {
     if (f.source === "server") return `the service answered 429: every request waits ${seconds(f.delay_ms)}`;
     if (f.reason === "quota") return `the service reports its rate limit used up: waiting ${seconds(f.delay_ms)} for it to reset`;

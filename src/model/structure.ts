@@ -67,7 +67,7 @@ export function nameKey(...parts: Array<string | number>): number {
   return -((h % 2_000_000_000) + 1);
 }
 
-/** Input objects as DESIGN's snapshot shape allows: `settings.options` may be strings or `{ label|name|value }`. */
+/** Input objects as the snapshot's shape allows (docs/design.md, "process_snapshot"): `settings.options` may be strings or `{ label|name|value }`. */
 function optionText(o: unknown): string | undefined {
   if (typeof o === "string") return o;
   if (typeof o === "number") return String(o);
@@ -85,7 +85,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * The structure from a process_snapshot (shape of DESIGN's snapshot section; unknown keys ignored, missing ones
+ * The structure from a process_snapshot (shape in docs/design.md, "process_snapshot"; unknown keys ignored, missing ones
  * tolerated). `settings` may come from the snapshot action or from the 4.6 answer (`extraSettings`, by action id).
  */
 export function structureFromSnapshot(

@@ -102,7 +102,7 @@ function sortedCopy(v: unknown): unknown {
  * The canonical JSON of one value: a copy with sorted keys through JSON.stringify's native writer — the same text as
  * canonicalJson without thousands of small strings — or canonicalJson itself for the rare value with index-like keys.
  */
-function canonicalText(v: unknown): string {
+export function canonicalText(v: unknown): string {
   const copy = sortedCopy(v);
   return copy === INDEXED ? canonicalJson(v) : (JSON.stringify(copy) ?? "null");
 }
@@ -117,7 +117,7 @@ export function canonicalKeyOrder(keys: readonly string[]): string[] {
  * sorted), raw punctuation with `text` and values with `value`. Gives what planDigest gives for the same plan.
  */
 export class CanonicalHasher {
-  private readonly hash = createHash("sha256");
+  private hash = createHash("sha256");
   private buf = "";
 
   /** Punctuation and keys: short pieces, gathered before they reach the hash. */
@@ -144,6 +144,19 @@ export class CanonicalHasher {
   element(i: number, v: unknown): void {
     if (i > 0) this.text(",");
     this.value(v);
+  }
+
+  /** The `i`th element, already in canonical form (canonicalText). */
+  elementText(i: number, text: string): void {
+    if (i > 0) this.text(",");
+    this.flush();
+    this.hash.update(text);
+  }
+
+  /** Starts again from nothing. */
+  reset(): void {
+    this.buf = "";
+    this.hash = createHash("sha256");
   }
 
   digest(): string {

@@ -1,17 +1,19 @@
 /**
- * The plan file as `apply` reads it: a zod schema of the JSON plan format (docs/design.md, "The JSON plan"), plus the checks that must
- * all pass before a single request is sent — format version, shape (named by JSON path), digest (tampering), plan
- * errors, and base URL. Each refusal is a UserError with one clear line.
+ * The plan file's one reader, used by `apply` and `show`: the JSON plan format (docs/design.md, "The JSON plan")
+ * checked against its zod schema, plus the checks that must all pass before a single request is sent — format
+ * version, shape (named by JSON path), digest (tampering), plan errors, and base URL. Each refusal is a UserError
+ * with one clear line. The writer is write.ts.
  */
-import { open, readFile, stat } from "node:fs/promises";
-import { z } from "zod";
+import type { Stats } from "node:fs";
+import { open, stat } from "node:fs/promises";
+import type { z } from "zod";
 import { describeIssue } from "../api/schemas.js";
 import { normaliseBaseUrl } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
-import { planDigest } from "./digest.js";
-import { streamPlanFile } from "./stream-read.js";
-import { ChangeSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
-import type { Plan, PlanChange, PlanFile } from "./types.js";
+import { CanonicalHasher, canonicalKeyOrder, canonicalText } from "./digest.js";
+import { JsonScanError, scan } from "./stream-read.js";
+import { ChangeSchema, ReportSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
+import type { PlannedChange, PlanFile } from "./types.js";
 import { errorMessage } from "../model/guards.js";
 
 /** A plan file larger than this is not a plan we wrote (about 1 kB a change: far beyond any max_instances). */
@@ -21,23 +23,7 @@ const MAX_PLAN_BYTES = 512 * 1024 * 1024;
  * Checks one change beyond its shape (src/actions: the kind is known and its request says exactly what kind,
  * instance and step say). Passed in by apply, which knows the action kinds; this package does not.
  */
-export type ChangeCheck = (change: PlanChange, issue: (path: PropertyKey[], message: string) => void) => void;
-
-function uniqueChangeIds(p: { changes: Array<{ id: string }> }, ctx: z.RefinementCtx): void {
-  const seen = new Map<string, number>();
-  p.changes.forEach((c, i) => {
-    const first = seen.get(c.id);
-    if (first !== undefined) ctx.addIssue({ code: "custom", path: ["changes", i, "id"], message: `duplicate change id (also $.changes[${first}].id)` });
-    else seen.set(c.id, i);
-  });
-}
-
-export const PlanFileSchema = SignedPlanSchema.superRefine(uniqueChangeIds);
-
-/** The plan with its changes already parsed one by one (see parseInPlace): they are taken as they are. */
-const PlanWithParsedChanges = SignedPlanSchema.extend({
-  changes: z.array(z.custom<PlanChange>(() => true)),
-}).superRefine(uniqueChangeIds);
+export type ChangeCheck = (change: PlannedChange, issue: (path: PropertyKey[], message: string) => void) => void;
 
 /** Two base URLs name the same service (scheme and host case, default port and trailing slashes do not matter). */
 export function sameBaseUrl(a: string, b: string): boolean {
@@ -88,41 +74,15 @@ export interface LoadOptions {
    * per change at 100,000 changes.
    */
   compact?: boolean;
+  /** read size; tests use a few bytes to cross every boundary */
+  chunkBytes?: number;
 }
 
-/**
- * Reads and checks a plan file; every refusal happens here, before any request.
- * `expectedBaseUrl` is the configured service (--base-url / FLOWRULES_BASE_URL).
- *
- * A good plan is read as a stream (stream-read.ts), never whole; a file that fails any check there is read whole
- * again, and refused in the words below.
- */
-export async function loadPlanFile(file: string, expectedBaseUrl: string, check?: ChangeCheck, opts: LoadOptions = {}): Promise<LoadedPlan> {
-  const passes = (c: PlanChange): boolean => {
-    let good = true;
-    check?.(c, () => void (good = false));
-    return good;
-  };
-  const streamed = await streamPlanFile(file, passes, opts.compact === true).catch(() => undefined);
-  if (streamed && (opts.toShow === true || sameBaseUrl(streamed.plan.base_url, expectedBaseUrl))) return { plan: streamed.plan, digest: streamed.digest, file };
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (err) {
-    const code = typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : "";
-    throw new UserError(code === "ENOENT" ? `no plan file ${file}` : `cannot read the plan file ${file}: ${String(err)}`);
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-    text = ""; // the parsed plan is all we keep: a 100,000-change file is tens of MB of text
-  } catch (err) {
-    // JSON.parse quotes the text around the mistake, newlines included: keep the refusal on one short line
-    const why = errorMessage(err).replace(/\s+/g, " ");
-    throw new UserError(`${file} is not valid JSON (${why.length > 160 ? `${why.slice(0, 160)}…` : why}); write plans with \`flowrules plan --out\``);
-  }
-  return checkPlan(raw, file, expectedBaseUrl, check, opts.toShow === true);
-}
+/** Top-level keys whose arrays are read element by element. */
+const STREAMED = new Set(["changes", "reports"]);
+
+/** Shared empty objects: a compact change keeps what apply sends and checks, not what the plan shows. */
+const NOTHING: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /** A value quoted in a refusal: short, whatever the file holds. */
 function clipJson(v: unknown): string {
@@ -141,48 +101,161 @@ function refuseShape(file: string, error: z.ZodError, prefix: PropertyKey[] = []
   throw new UserError(`${file} is not a valid plan at ${path}: ${problem}`);
 }
 
-/**
- * Validates the plan with each change parsed on its own and put back in place of its raw form, so a large plan is
- * not copied whole by the schema (the raw changes become garbage one by one).
- */
-function parseInPlace(raw: Record<string, unknown>, file: string, check?: ChangeCheck): PlanFile {
-  const changes = raw.changes;
-  if (Array.isArray(changes)) {
-    const schema = check
-      ? ChangeSchema.superRefine((c, ctx) => check(c, (path, message) => void ctx.addIssue({ code: "custom", path, message })))
-      : ChangeSchema;
-    for (let i = 0; i < changes.length; i++) {
-      const one = schema.safeParse(changes[i]);
-      if (!one.success) refuseShape(file, one.error, ["changes", i]);
-      changes[i] = one.data;
-    }
-  }
-  const parsed = (Array.isArray(changes) ? PlanWithParsedChanges : PlanFileSchema).safeParse(raw);
-  if (!parsed.success) refuseShape(file, parsed.error);
-  return parsed.data;
+function notJson(file: string, why: string): never {
+  // JSON.parse quotes the text around the mistake, newlines included: keep the refusal on one short line
+  const one = why.replace(/\s+/g, " ");
+  throw new UserError(`${file} is not valid JSON (${one.length > 160 ? `${one.slice(0, 160)}…` : one}); write plans with \`flowrules plan --out\``);
 }
 
-/** The checks of loadPlanFile on already parsed JSON. */
-export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string, check?: ChangeCheck, toShow = false): LoadedPlan {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new UserError(`${file} is not a plan: expected a JSON object`);
-  const version = (raw as Record<string, unknown>).format_version;
+function parseJson(file: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    if (err instanceof RangeError) throw err;
+    return notJson(file, errorMessage(err));
+  }
+}
+
+function checkVersion(file: string, version: unknown): void {
   if (version !== SUPPORTED_FORMAT_VERSION) {
     throw new UserError(
       `${file} has ${version === undefined ? "no format_version" : `format_version ${clipJson(version)}`}; this flowrules applies format_version ${SUPPORTED_FORMAT_VERSION} only — plan again with this version`,
     );
   }
-  // the digest covers the file as written (unknown keys too), not our parsed view of it: computed before the
-  // changes are replaced by their parsed form below, reported after the shape checks
-  let actual: string;
+}
+
+/**
+ * Reads and checks a plan file; every refusal happens here, before any request, in one line naming the file.
+ * `expectedBaseUrl` is the configured service (--base-url / FLOWRULES_BASE_URL).
+ *
+ * The file is read once, as a stream (stream-read.ts), never whole: each change is parsed, checked and hashed on its
+ * own and kept (compact, for apply) as it passes. The digest is sha256 over the canonical JSON (keys sorted): the
+ * changes are hashed as they are read when every top-level key that sorts before `changes` (in a file flowrules
+ * wrote: `base_url`) came before them; the reports, which sort after keys written after them, are kept as canonical
+ * text until the end. A file with its keys in another order costs one more read of its changes, for the hash only.
+ */
+export async function loadPlanFile(file: string, expectedBaseUrl: string, check?: ChangeCheck, opts: LoadOptions = {}): Promise<LoadedPlan> {
+  const toShow = opts.toShow === true;
+  const compact = opts.compact === true;
+  const chunkBytes = opts.chunkBytes ?? 256 * 1024;
+  await checkReadable(file);
+  const changeSchema = check
+    ? ChangeSchema.superRefine((c, ctx) => check(c, (path, message) => void ctx.addIssue({ code: "custom", path, message })))
+    : ChangeSchema;
+
+  const header: Record<string, unknown> = {};
+  const present: string[] = [];
+  const offsets = new Map<string, number>();
+  const changes: PlannedChange[] = [];
+  const reports: PlanFile["reports"] = [];
+  const reportTexts: string[] = [];
+  const seen = new Map<string, number>();
+  const intern = new Map<string, string>();
+  const same = (s: string): string => {
+    const known = intern.get(s);
+    if (known !== undefined) return known;
+    intern.set(s, s);
+    return s;
+  };
+  const hasher = new CanonicalHasher();
+  /** the keys hashed before `changes` when its array began; undefined until then */
+  let hashedBefore: string[] | undefined;
+  let current = "";
+
   try {
-    actual = planDigest(raw as Plan & { digest?: string });
+    await scan(
+      file,
+      (key) => {
+        current = key;
+        present.push(key);
+        if (!STREAMED.has(key)) return "whole";
+        if (key === "changes") {
+          hashedBefore = canonicalKeyOrder(present.filter((k) => k < "changes" && k !== "digest"));
+          openChanges(hasher, hashedBefore, header);
+        }
+        return "elements";
+      },
+      (key, text) => {
+        const value = parseJson(file, text);
+        // the version first, as the file names it first: a later format is refused as such, not for its shape
+        if (key === "format_version") checkVersion(file, value);
+        header[key] = value;
+      },
+      (key, text, i) => {
+        const raw = parseJson(file, text);
+        if (key === "reports") {
+          reportTexts.push(canonicalText(raw));
+          const r = ReportSchema.safeParse(raw);
+          if (!r.success) refuseShape(file, r.error, ["reports", i]);
+          if (!compact) reports.push(r.data);
+          return;
+        }
+        hasher.element(i, raw);
+        const one = changeSchema.safeParse(raw);
+        if (!one.success) refuseShape(file, one.error, ["changes", i]);
+        const c = one.data;
+        const first = seen.get(c.id);
+        if (first !== undefined) throw new UserError(`${file} is not a valid plan at $.changes[${i}].id: duplicate change id (also $.changes[${first}].id)`);
+        seen.set(c.id, i);
+        changes.push(compact ? { ...c, rule: same(c.rule), kind: same(c.kind), instance_name: "", before: NOTHING, after: NOTHING } : c);
+      },
+      chunkBytes,
+      { onValueStart: (k, offset) => void offsets.set(k, offset) },
+    );
   } catch (err) {
+    if (err instanceof JsonScanError) {
+      if (err.message === "not an object") throw new UserError(`${file} is not a plan: expected a JSON object`);
+      if (err.message.endsWith("appears twice")) throw new UserError(`${file} is not a valid plan: ${err.message}`);
+      if (err.message === "expected an array") throw new UserError(`${file} is not a valid plan at $.${current}: expected an array`);
+      notJson(file, `${err.message} at byte ${err.offset}`);
+    }
     // canonical JSON recurses: a file nested thousands deep is no plan flowrules wrote
     if (err instanceof RangeError) throw new UserError(`${file} is nested too deeply to be a plan; write plans with \`flowrules plan --out\``);
     throw err;
   }
-  const plan = parseInPlace(raw as Record<string, unknown>, file, check);
-  if (actual !== plan.digest) {
+  seen.clear();
+  intern.clear();
+
+  checkVersion(file, header.format_version);
+  const signed = SignedPlanSchema.safeParse({
+    ...header,
+    ...(present.includes("changes") ? { changes: [] } : {}),
+    ...(present.includes("reports") ? { reports: [] } : {}),
+  });
+  if (!signed.success) refuseShape(file, signed.error);
+
+  const keys = canonicalKeyOrder(present.filter((k) => k !== "digest"));
+  const before = keys.filter((k) => k < "changes");
+  if (hashedBefore === undefined || before.join("\u0000") !== hashedBefore.join("\u0000")) {
+    // a key that sorts before `changes` came after them: hash the changes again, in canonical order (no checks)
+    hasher.reset();
+    openChanges(hasher, before, header);
+    await scan(
+      file,
+      () => "elements",
+      () => undefined,
+      (_key, text, i) => hasher.element(i, JSON.parse(text)),
+      chunkBytes,
+      { array: { key: "changes", offset: offsets.get("changes") ?? 0 } },
+    );
+  }
+  hasher.text("]");
+  keys.slice(before.length + 1).forEach((k, n) => {
+    hasher.key(before.length + 1 + n, k);
+    if (k !== "reports") return hasher.value(header[k]);
+    hasher.text("[");
+    reportTexts.forEach((t, i) => hasher.elementText(i, t));
+    hasher.text("]");
+  });
+  hasher.text("}");
+  const digest = hasher.digest();
+  // the summary's counts in the file's order (the schema names reports and errors first): shown again as JSON, the
+  // plan is the very bytes of the file
+  const counts = signed.data.summary;
+  const summary = Object.fromEntries(Object.keys(header.summary as object).map((k) => [k, counts[k]])) as typeof counts;
+  const plan: PlanFile = { ...signed.data, summary, changes, reports };
+
+  if (digest !== plan.digest) {
     throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to ${toShow ? "show" : "apply"} it — plan again`);
   }
   if (!toShow && plan.errors.length > 0) {
@@ -197,5 +270,29 @@ export function checkPlan(raw: unknown, file: string, expectedBaseUrl: string, c
       `${file} was planned against ${plan.base_url}, but the configured service is ${expectedBaseUrl} (--base-url / FLOWRULES_BASE_URL); refusing to apply it elsewhere`,
     );
   }
-  return { plan, digest: plan.digest, file };
+  return { plan, digest, file };
+}
+
+/** The canonical form up to the first change: `{`, the keys that sort before `changes` with their values, `"changes":[`. */
+function openChanges(hasher: CanonicalHasher, before: readonly string[], header: Record<string, unknown>): void {
+  hasher.text("{");
+  before.forEach((k, n) => {
+    hasher.key(n, k);
+    hasher.value(header[k]);
+  });
+  hasher.key(before.length, "changes");
+  hasher.text("[");
+}
+
+/** One line for a plan file that cannot be read at all (missing, a folder, too large to be a plan). */
+async function checkReadable(file: string): Promise<void> {
+  let s: Stats;
+  try {
+    s = await stat(file);
+  } catch (err) {
+    const code = typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : "";
+    throw new UserError(code === "ENOENT" ? `no plan file ${file}` : `cannot read the plan file ${file}: ${errorMessage(err)}`);
+  }
+  if (!s.isFile()) throw new UserError(`cannot read the plan file ${file}: not a file`);
+  if (s.size > MAX_PLAN_BYTES) throw new UserError(`${file} is too large to be a plan (${s.size} bytes); write plans with \`flowrules plan --out\``);
 }

@@ -97,17 +97,33 @@ export const SummarySchema = z
   .object({ reports: z.number().int(), errors: z.number().int(), requests: z.number().int().optional() })
   .catchall(z.number().int());
 
+/** `plan --changed-since REF` (docs/ci.md): what the comparison with the ref found; added keys, absent otherwise. */
+export const ChangedSinceSchema = z.object({
+  ref: z.string(),
+  commit: z.string(),
+  added: z.array(z.string()),
+  changed: z.array(z.string()),
+  unchanged: z.array(z.string()),
+});
+
+/** A rule defined at the ref and no longer: nothing is planned for it, it is listed for the reviewer. */
+export const RemovedRuleSchema = z.object({ name: z.string(), file: z.string() });
+
 export const PlanSchema = z.object({
   format_version: z.literal(SUPPORTED_FORMAT_VERSION),
   flowrules_version: z.string(),
   created_at: isoDateTime,
   base_url: z.string().min(1),
+  /** the profile of flowrules.config.yaml that chose base_url (docs/operating.md, Profiles); absent without one */
+  profile: z.string().min(1).optional(),
   rules_digest: z.string(),
   rules: z.array(RuleSummarySchema),
   changes: z.array(ChangeSchema),
   reports: z.array(ReportSchema),
   errors: z.array(PlanErrorSchema),
   summary: SummarySchema,
+  changed_since: ChangedSinceSchema.optional(),
+  removed_rules: z.array(RemovedRuleSchema).optional(),
 });
 
 export const DigestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' });
@@ -118,12 +134,13 @@ export type PlannedRequest = z.infer<typeof RequestSchema>;
 export type Precondition = z.infer<typeof PreconditionSchema>;
 /** A change as planned and as read back from a plan file (the same shape). */
 export type PlannedChange = z.infer<typeof ChangeSchema>;
-export type PlanChange = PlannedChange;
 export type ReportGroup = z.infer<typeof ReportGroupSchema>;
 export type PlannedReport = z.infer<typeof ReportSchema>;
 export type PlanError = z.infer<typeof PlanErrorSchema>;
 export type RulePlanSummary = z.infer<typeof RuleSummarySchema>;
 export type PlanSummary = z.infer<typeof SummarySchema>;
+export type ChangedSinceNote = z.infer<typeof ChangedSinceSchema>;
+export type RemovedRule = z.infer<typeof RemovedRuleSchema>;
 export type Plan = z.infer<typeof PlanSchema>;
 export type SignedPlan = Plan & { digest: string };
 export type PlanFile = z.infer<typeof SignedPlanSchema>;

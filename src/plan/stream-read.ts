@@ -1,45 +1,39 @@
 /**
- * A plan file read as a stream, for plans of 100,000 changes: the file is scanned (never held whole), each change is
- * parsed, checked and hashed on its own and kept as a compact record, so memory grows with what apply keeps, not
- * with the file's text and its parse tree.
- *
- * The digest is sha256 over the canonical JSON (keys sorted), which may order the top-level keys differently from
- * the file: a first pass keeps the small top-level values, then one pass per large array (changes, reports) feeds
- * its elements to the hash in canonical order. Each element is parsed with JSON.parse, so values are exactly those
- * of a whole-file parse.
- *
- * Anything unusual (a syntax error, a duplicate key, a value failing its check) returns `undefined`: the caller then
- * reads the file whole, which reports the problem in the usual words. Streaming is the fast path for good plans only.
+ * The scanner under the plan reader (read.ts): a JSON object file read as a stream, never held whole. Each top-level
+ * value is handed over as text, or, for an array, element by element, so memory grows with what the reader keeps,
+ * not with the file's text and its parse tree. Values are parsed by the caller with JSON.parse, so they are exactly
+ * those of a whole-file parse; the scanner itself checks only the structure between them.
  */
 import { createReadStream } from "node:fs";
-import type { z } from "zod";
-import { CanonicalHasher, canonicalKeyOrder } from "./digest.js";
-import { ChangeSchema, ReportSchema, SignedPlanSchema } from "./schema.js";
-import type { PlanChange, PlanFile } from "./types.js";
 
-/** Top-level keys whose arrays are read element by element. */
-const STREAMED = new Set(["changes", "reports"]);
+export type Mode = "skip" | "whole" | "elements";
 
-type Mode = "skip" | "whole" | "elements";
-
-class NotStreamable extends Error {}
+/** The file is not a well-formed JSON object with distinct keys; `offset` is the byte where that showed. */
+export class JsonScanError extends Error {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super(message);
+  }
+}
 
 const WS = new Set([0x20, 0x0a, 0x0d, 0x09]);
 
 /**
  * Scans a JSON object file. For each top-level key, `mode(key)` says whether to skip its value, hand it over whole
- * (`onValue`, its text) or, for an array, element by element (`onElement`). Throws NotStreamable on anything but a
+ * (`onValue`, its text) or, for an array, element by element (`onElement`). Throws JsonScanError on anything but a
  * well-formed object with distinct keys.
  */
-async function scan(
+export async function scan(
   file: string,
   mode: (key: string) => Mode,
   onValue: (key: string, text: string) => void,
   onElement: (key: string, text: string, index: number) => void,
   chunkBytes: number,
   where: {
-    /** pass 1: where each array value skipped begins (the byte after its key's colon) */
-    onSkipped?: (key: string, offset: number) => void;
+    /** where each top-level value begins (the byte after its key's colon) */
+    onValueStart?: (key: string, offset: number) => void;
     /** later passes: scan only the array of `key` that begins at `offset`, and stop at its end */
     array?: { key: string; offset: number };
   } = {},
@@ -110,8 +104,8 @@ async function scan(
         if (keyEsc) keyEsc = false;
         else if (b === 0x5c) keyEsc = true;
         else if (b === 0x22) {
-          key = parseOrFail(`"${Buffer.from(keyBytes).toString("utf8")}"`) as string;
-          if (keys.has(key)) throw new NotStreamable("duplicate key");
+          key = parseKey(Buffer.from(keyBytes).toString("utf8"), base + i);
+          if (keys.has(key)) throw new JsonScanError(`the key ${JSON.stringify(key)} appears twice`, base + i);
           keys.add(key);
           st = "colon";
           i += 1;
@@ -127,7 +121,7 @@ async function scan(
       }
       switch (st) {
         case "start":
-          if (b !== 0x7b) throw new NotStreamable("not an object");
+          if (b !== 0x7b) throw new JsonScanError("not an object", base + i);
           st = "key-or-end";
           break;
         case "key-or-end":
@@ -136,16 +130,16 @@ async function scan(
           else if (b === 0x22) {
             st = "key";
             keyBytes = [];
-          } else throw new NotStreamable("expected a key");
+          } else throw new JsonScanError("expected a key", base + i);
           break;
         case "colon":
-          if (b !== 0x3a) throw new NotStreamable("expected a colon");
+          if (b !== 0x3a) throw new JsonScanError("expected a colon", base + i);
+          where.onValueStart?.(key, base + i + 1);
           current = mode(key);
-          if (current === "skip") where.onSkipped?.(key, base + i + 1);
           st = current === "elements" ? "array-open" : "value";
           break;
         case "array-open":
-          if (b !== 0x5b) throw new NotStreamable("expected an array");
+          if (b !== 0x5b) throw new JsonScanError("expected an array", base + i);
           st = "elem-or-end";
           index = 0;
           break;
@@ -172,7 +166,7 @@ async function scan(
         case "after-value":
           if (b === 0x2c) st = "key-next";
           else if (b === 0x7d) st = "end";
-          else throw new NotStreamable("expected , or }");
+          else throw new JsonScanError("expected , or }", base + i);
           break;
         case "after-elem":
           if (b === 0x2c) st = "elem";
@@ -182,118 +176,38 @@ async function scan(
               return; // the array is read: the rest of the file was checked by the first pass
             }
             st = "after-value";
-          } else throw new NotStreamable("expected , or ]");
+          } else throw new JsonScanError("expected , or ]", base + i);
           break;
         case "end":
-          throw new NotStreamable("text after the object");
+          throw new JsonScanError("text after the object", base + i);
       }
       i += 1;
     }
     if (capturing) parts.push(Buffer.from(chunk.subarray(from)));
     base += chunk.length;
   }
-  if (st !== "end") throw new NotStreamable("truncated");
+  if (st !== "end") throw new JsonScanError("Unexpected end of JSON input", base);
 }
 
-function parseOrFail(text: string): unknown {
+function parseKey(inner: string, offset: number): string {
   try {
-    return JSON.parse(text);
+    return JSON.parse(`"${inner}"`) as string;
   } catch {
-    throw new NotStreamable("invalid JSON");
+    throw new JsonScanError("a key that is not a valid JSON string", offset);
   }
 }
 
-function ok<T>(r: z.ZodSafeParseResult<T>): T {
-  if (!r.success) throw new NotStreamable("invalid");
-  return r.data;
-}
-
-/** Shared empty objects: a compact change keeps what apply sends and checks, not what the plan shows. */
-const NOTHING: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
-
-export type CompactCheck = (change: PlanChange) => boolean;
-
 /**
- * Reads a plan file as a stream; undefined when the file is not a plan that passes every check (the whole-file
- * reader then says why). With `compact`, `before`, `after` and `instance_name` of each change (shown by plan views,
- * never used by apply) are left out, and the reports are checked and left out.
+ * The values of a few top-level keys of a JSON object file, each parsed whole, the others scanned past (`show` reads
+ * the `compare` and `impact` of a `plan --compare` file this way, src/plan/compare-schema.ts). Undefined when the
+ * file is no well-formed object.
  */
-export async function streamPlanFile(
-  file: string,
-  check: CompactCheck,
-  compact: boolean,
-  /** read size; tests use a few bytes to cross every boundary */
-  chunkBytes = 256 * 1024,
-): Promise<{ plan: PlanFile; digest: string } | undefined> {
+export async function readTopLevelKeys(file: string, keys: readonly string[], chunkBytes = 256 * 1024): Promise<Record<string, unknown> | undefined> {
+  const out: Record<string, unknown> = {};
   try {
-    // 1. the small top-level values
-    const header: Record<string, unknown> = {};
-    const present: string[] = [];
-    const offsets = new Map<string, number>();
-    await scan(
-      file,
-      (k) => {
-        present.push(k);
-        return STREAMED.has(k) ? "skip" : "whole";
-      },
-      (k, text) => void (header[k] = parseOrFail(text)),
-      () => undefined,
-      chunkBytes,
-      { onSkipped: (k, offset) => void offsets.set(k, offset) },
-    );
-    if (!present.includes("changes")) return undefined;
-    const signed = ok(SignedPlanSchema.safeParse({ ...header, changes: [], reports: [] }));
-    if (signed.errors.length > 0) return undefined;
-
-    // 2. the hash in canonical key order, the arrays read element by element
-    const hasher = new CanonicalHasher();
-    const keys = canonicalKeyOrder(present.filter((k) => k !== "digest"));
-    const changes: PlanChange[] = [];
-    const reports: PlanFile["reports"] = [];
-    const seen = new Set<string>();
-    const intern = new Map<string, string>();
-    const same = (s: string): string => {
-      const known = intern.get(s);
-      if (known !== undefined) return known;
-      intern.set(s, s);
-      return s;
-    };
-    hasher.text("{");
-    for (const [n, k] of keys.entries()) {
-      hasher.key(n, k);
-      if (!STREAMED.has(k)) {
-        hasher.value(header[k]);
-        continue;
-      }
-      hasher.text("[");
-      await scan(
-        file,
-        (key) => (key === k ? "elements" : "skip"),
-        () => undefined,
-        (_key, text, i) => {
-          const raw = parseOrFail(text);
-          hasher.element(i, raw);
-          if (k === "reports") {
-            const r = ok(ReportSchema.safeParse(raw));
-            if (!compact) reports.push(r);
-            return;
-          }
-          const c = ok(ChangeSchema.safeParse(raw));
-          if (!check(c) || seen.has(c.id)) throw new NotStreamable("invalid change");
-          seen.add(c.id);
-          changes.push(compact ? { ...c, rule: same(c.rule), kind: same(c.kind), instance_name: "", before: NOTHING, after: NOTHING } : c);
-        },
-        chunkBytes,
-        { array: { key: k, offset: offsets.get(k) ?? 0 } },
-      );
-      hasher.text("]");
-    }
-    hasher.text("}");
-    const digest = hasher.digest();
-    if (digest !== signed.digest) return undefined;
-    return { plan: { ...signed, changes, reports }, digest };
-  } catch (err) {
-    if (err instanceof NotStreamable) return undefined;
-    throw err;
+    await scan(file, (k) => (keys.includes(k) ? "whole" : "skip"), (k, text) => void (out[k] = JSON.parse(text)), () => undefined, chunkBytes);
+    return out;
+  } catch {
+    return undefined;
   }
 }

@@ -1,5 +1,5 @@
 /** The plan's types, all inferred from the one schema in schema.ts. */
 export type {
-  Plan, PlanChange, PlanError, PlanFile, PlanSummary, PlannedChange, PlannedReport, PlannedRequest, Precondition,
-  ReportGroup, RulePlanSummary, SignedPlan,
+  ChangedSinceNote, Plan, PlanError, PlanFile, PlanSummary, PlannedChange, PlannedReport, PlannedRequest, Precondition,
+  RemovedRule, ReportGroup, RulePlanSummary, SignedPlan,
 } from "./schema.js";

@@ -7,8 +7,8 @@ import type { PlannedChange } from "../plan/types.js";
 import type { CompiledRule } from "../rules/types.js";
 import { instanceFailure, type Locate, type Observed } from "./observed.js";
 import type { ChangeExpect } from "./schema.js";
-import type { Failure } from "./types.js";
-import { sameInput, show, showInput } from "./values.js";
+import type { Failure, Said } from "./types.js";
+import { sameInput, shownInput } from "./values.js";
 import { whyLines } from "./why.js";
 import { isRecord } from "../model/guards.js";
 
@@ -59,22 +59,22 @@ function compareInputs(e: ChangeExpect, ch: PlannedChange, obs: Observed, locate
     seen.add(action);
     const subject = `${what} input ${action} (${label(action)})`;
     if (!sent.has(action)) {
-      out.push(instanceFailure(obs, ch.instance_id, { subject, expected: show(want), actual: "(not sent)" }));
+      out.push(instanceFailure(obs, ch.instance_id, { subject, expected: [{ value: want }], actual: "(not sent)" }));
     } else if (!sameInput(want, sent.get(action))) {
-      out.push(instanceFailure(obs, ch.instance_id, { subject, expected: show(want), actual: showInput(want, sent.get(action)) }));
+      out.push(instanceFailure(obs, ch.instance_id, { subject, expected: [{ value: want }], actual: [{ value: shownInput(want, sent.get(action)) }] }));
     }
   }
   for (const [action, input] of sent) {
     if (seen.has(action)) continue;
-    out.push(instanceFailure(obs, ch.instance_id, { subject: `${what} input ${action} (${label(action)})`, expected: "(not sent)", actual: show(input) }));
+    out.push(instanceFailure(obs, ch.instance_id, { subject: `${what} input ${action} (${label(action)})`, expected: "(not sent)", actual: [{ value: input }] }));
   }
   return out;
 }
 
 /** Why an expected change was not planned: the rule did not match, the action was skipped, or a conflict/limit. */
-function whyMissing(e: ChangeExpect, obs: Observed): string[] {
+function whyMissing(e: ChangeExpect, obs: Observed): Said[] {
   const rules = e.rule ? obs.rules.filter((r) => r.name === e.rule) : obs.rules;
-  const why: string[] = [];
+  const why: Said[] = [];
   for (const r of rules) {
     const ex = obs.explanations.get(r.name)?.get(e.instance);
     if (!ex) {
@@ -109,12 +109,12 @@ export function compareChanges(expected: ChangeExpect[], obs: Observed, locate: 
     out.push(...compareInputs(e, ch, obs, locate, i));
   });
   for (const ch of left) {
-    const inputs = [...sentInputs(ch)].map(([a, v]) => `${a}: ${show(v)}`).join(", ");
+    const inputs = [...sentInputs(ch)].flatMap(([a, v], i) => [`${i > 0 ? ", " : ""}${a}: `, { value: v }]);
     out.push(
       instanceFailure(obs, ch.instance_id, {
         subject: `${describe(ch.kind, ch.step_id)}${obs.rules.length > 1 ? ` (rule ${ch.rule})` : ""}`,
         expected: "not planned",
-        actual: inputs ? `planned with ${inputs}` : "planned",
+        actual: inputs.length > 0 ? ["planned with ", ...inputs] : "planned",
       }),
     );
   }

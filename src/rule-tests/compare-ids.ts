@@ -1,6 +1,5 @@
 /** `selected` / `matched`: exactly these instances, per rule; each difference names the instance and says why. */
 import type { RuleExplanation } from "../engine/explain/index.js";
-import { showWritten } from "../engine/explain/show.js";
 import type { Expect } from "./schema.js";
 import { instanceFailure, type Locate, type Observed } from "./observed.js";
 import type { Failure } from "./types.js";
@@ -45,7 +44,7 @@ export function compareIds(which: "selected" | "matched", expected: IdsByRule, o
       const why = e ? whyLines(e) : [`instance is not in the workflow of rule "${rule}"`];
       if (which === "selected" && e) {
         const unknown = e.filters.filter((f) => f.result === "unknown");
-        for (const f of unknown) why.push(`select ${f.key} = ${showWritten(f.value)} cannot be checked on a fixture: assumed to hold`);
+        for (const f of unknown) why.push([`select ${f.key} = `, { written: f.value }, " cannot be checked on a fixture: assumed to hold"]);
       }
       out.push(
         instanceFailure(obs, id, {

@@ -2,8 +2,11 @@
 import type { PlannedReport } from "../plan/types.js";
 import type { Locate, Observed } from "./observed.js";
 import type { ReportExpect } from "./schema.js";
-import type { Failure } from "./types.js";
-import { showIds } from "./values.js";
+import type { Failure, Said } from "./types.js";
+
+function countOf(g: { count: number; instance_ids: readonly number[] }): Said {
+  return [`count ${g.count} (instances `, { ids: g.instance_ids }, ")"];
+}
 
 function pick(e: ReportExpect, index: number, reports: readonly PlannedReport[]): PlannedReport | undefined {
   if (e.title !== undefined) return reports.find((r) => r.title === e.title && (e.rule === undefined || r.rule === e.rule));
@@ -11,8 +14,10 @@ function pick(e: ReportExpect, index: number, reports: readonly PlannedReport[])
   return reports[index];
 }
 
+/** The same ids, in any order (a set compared by its members). */
 function sameIds(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && showIds(a) === showIds(b);
+  const bs = new Set(b);
+  return a.length === b.length && new Set(a).size === bs.size && a.every((x) => bs.has(x));
 }
 
 export function compareReports(expected: ReportExpect[], obs: Observed, locate: Locate): Failure[] {
@@ -39,14 +44,14 @@ export function compareReports(expected: ReportExpect[], obs: Observed, locate: 
     for (const [key, want] of Object.entries(e.groups)) {
       const g = actual.get(key);
       const subject = `${name} group ${JSON.stringify(key)}`;
-      const shown = typeof want === "number" ? `count ${want}` : `instances ${showIds(want)}`;
+      const shown: Said = typeof want === "number" ? `count ${want}` : ["instances ", { ids: want }];
       if (!g) out.push({ subject, expected: shown, actual: "(no such group)" });
-      else if (typeof want === "number" && g.count !== want) out.push({ subject, expected: shown, actual: `count ${g.count} (instances ${showIds(g.instance_ids)})` });
-      else if (Array.isArray(want) && !sameIds(want, g.instance_ids)) out.push({ subject, expected: shown, actual: `instances ${showIds(g.instance_ids)}` });
+      else if (typeof want === "number" && g.count !== want) out.push({ subject, expected: shown, actual: countOf(g) });
+      else if (Array.isArray(want) && !sameIds(want, g.instance_ids)) out.push({ subject, expected: shown, actual: ["instances ", { ids: g.instance_ids }] });
     }
     for (const g of r.groups) {
       if (g.key in e.groups) continue;
-      out.push({ subject: `${name} group ${JSON.stringify(g.key)}`, expected: "(no such group)", actual: `count ${g.count} (instances ${showIds(g.instance_ids)})` });
+      out.push({ subject: `${name} group ${JSON.stringify(g.key)}`, expected: "(no such group)", actual: countOf(g) });
     }
   });
   return out;

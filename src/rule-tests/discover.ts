@@ -7,9 +7,9 @@
  * workflows and Kubernetes manifests kept next to the rules in examples/ci/ — is left out instead of failing the run.
  * A file named on the command line is always loaded as given.
  */
-import { access, readFile, stat } from "node:fs/promises";
+import { access, readFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { listRuleFiles, looksLikeRuleFile, walkFiles } from "../rules/files.js";
+import { isFolder, listRuleFiles, looksLikeRuleFile, walkFiles } from "../rules/files.js";
 
 export const TEST_FILE_RE = /\.test\.ya?ml$/i;
 
@@ -66,13 +66,8 @@ export async function discover(paths: string[]): Promise<Discovery> {
   };
 
   for (const p of paths) {
-    let isDir: boolean;
-    try {
-      isDir = (await stat(p)).isDirectory();
-    } catch {
-      problems.push({ path: p, message: `no such file or folder: ${p}` });
-      continue;
-    }
+    const isDir = await isFolder(p, problems);
+    if (isDir === undefined) continue;
     if (isDir) {
       const found: string[] = [];
       await walkFiles(p, (name) => TEST_FILE_RE.test(name), found);

@@ -4,7 +4,7 @@
  */
 import { catalogWorkflow, type Catalog } from "../rules/catalog.js";
 import { checkRuleStructure, hasNames } from "../rules/structure-checks.js";
-import { loadRules } from "../rules/index.js";
+import { loadRules, ruleSelection, unmatchedMessage } from "../rules/index.js";
 import type { Diagnostic, RuleSet } from "../rules/types.js";
 import { discover } from "./discover.js";
 import { readTestFile } from "./parse.js";
@@ -21,6 +21,8 @@ export interface RunOptions {
    * form-field types that turn fixtures' plain values into input objects (a file's `field_types` still win)
    */
   catalog?: Catalog;
+  /** --rule: run only the cases naming a rule these names or globs select (src/rules/rule-patterns.ts) */
+  rules?: string[];
 }
 
 function fileProblem(path: string, message: string): Diagnostic {
@@ -78,16 +80,30 @@ export async function runTests(paths: string[], opts: RunOptions = {}): Promise<
   // with the workflow catalog, steps and fields named in the rules become the ids the fixtures use
   if (opts.catalog) loaded.ruleSet = { ...loaded.ruleSet, rules: loaded.ruleSet.rules.map((r) => resolvedByCatalog(r, opts.catalog)) };
   run.ruleSet = loaded.ruleSet;
+  const only = opts.rules && opts.rules.length > 0 ? ruleSelection(opts.rules) : undefined;
+  if (only) {
+    const missing = only.unmatched(loaded.ruleSet.rules.map((r) => r.name));
+    if (missing.length > 0) {
+      const where = found.rulePaths.join(", ") || paths.join(", ");
+      diagnostics.push({ ...fileProblem("", unmatchedMessage(missing, where)), code: "unknown-rule" });
+      return run;
+    }
+  }
   const catalogTypes = catalogFieldTypes(opts.catalog);
   for (const file of found.testFiles) {
     const parsed = await readTestFile(file);
     diagnostics.push(...parsed.diagnostics);
     if (!parsed.data || !parsed.src) continue;
     for (let index = 0; index < parsed.data.tests.length; index++) {
+      const named = parsed.data.tests[index]?.rule;
+      if (only && !(Array.isArray(named) ? named : [named ?? ""]).some((n) => only.selects(n))) continue;
       run.results.push(await runCase({ src: parsed.src, data: parsed.data, index, ruleSet: loaded.ruleSet, catalogTypes }));
     }
   }
-  if (opts.requireTests) run.results.push(...untested(loaded.ruleSet, run.results));
+  if (opts.requireTests) {
+    const scope = only ? { ...loaded.ruleSet, rules: loaded.ruleSet.rules.filter((r) => only.selects(r.name)) } : loaded.ruleSet;
+    run.results.push(...untested(scope, run.results));
+  }
   return run;
 }
 

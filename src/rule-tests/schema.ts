@@ -173,7 +173,6 @@ export type ChangeExpect = z.infer<typeof ChangeExpectSchema>;
 export type ReportExpect = z.infer<typeof ReportExpectSchema>;
 export type ErrorExpect = z.infer<typeof ErrorExpectSchema>;
 export type Expect = z.infer<typeof ExpectSchema>;
-export type TestCase = z.infer<typeof CaseSchema>;
 export type TestFileData = z.infer<typeof TestFileSchema>;
 export type FieldTypeName = z.infer<typeof FieldType>;
 

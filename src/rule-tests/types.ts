@@ -1,6 +1,15 @@
 /** Results of rule tests: what the text and JUnit formats render and what decides the exit code. */
 import type { Diagnostic, SourcePos } from "../rules/types.js";
 
+/**
+ * A value inside a failure's words, left as a value: the views (src/render/test-results) write it out — JSON for
+ * data (`value`), a select filter's value as written (`written`), instance ids sorted (`ids`).
+ */
+export type SaidValue = { value: unknown } | { written: unknown } | { ids: readonly number[] };
+
+/** Words of a failure: plain text, or text and values in order. */
+export type Said = string | ReadonlyArray<string | SaidValue>;
+
 /** One difference between the expected and the actual plan, about one instance and one field where it can. */
 export interface Failure {
   /** the instance the difference is about */
@@ -8,10 +17,10 @@ export interface Failure {
   instance_name?: string;
   /** what differs: "matched", "complete_step step 20111 input 50230 (fields.comment)", "report \"X\" group \"urgent\"" */
   subject: string;
-  expected?: string;
-  actual?: string;
+  expected?: Said;
+  actual?: Said;
   /** why, in words: the failing select filters, the clauses of `when` that decided, the field values */
-  why?: string[];
+  why?: Said[];
   /** where the test file says it (for problems in the test file itself) */
   at?: SourcePos;
 }

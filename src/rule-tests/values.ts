@@ -25,15 +25,9 @@ export function sameInput(expected: unknown, actualInputObject: unknown): boolea
   return sameValue(expected, plainValue(actualInputObject) ?? null);
 }
 
-export function showInput(expected: unknown, actualInputObject: unknown): string {
-  return show(isInputObject(expected) ? actualInputObject : (plainValue(actualInputObject) ?? null));
+/** What to show of a sent input beside an expected one: the input object, or its plain value when that is expected. */
+export function shownInput(expected: unknown, actualInputObject: unknown): unknown {
+  return isInputObject(expected) ? actualInputObject : (plainValue(actualInputObject) ?? null);
 }
 
-export function show(v: unknown): string {
-  if (v === undefined) return "(no value)";
-  return JSON.stringify(v) ?? String(v);
-}
 
-export function showIds(ids: readonly number[]): string {
-  return ids.length === 0 ? "none" : [...ids].sort((a, b) => a - b).join(", ");
-}

@@ -7,7 +7,6 @@
  */
 
 export const DAY_NAMES = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"] as const;
-export type DayName = (typeof DAY_NAMES)[number];
 
 export interface ActiveWindow {
   /** epoch ms; the window opens at this instant */

@@ -32,6 +32,16 @@ export async function walkFiles(dir: string, keep: (name: string) => boolean, ou
   return out;
 }
 
+/** Whether a path given on the command line is a folder; undefined (and a problem said) when it does not exist. */
+export async function isFolder(p: string, problems: FileListing["problems"]): Promise<boolean | undefined> {
+  try {
+    return (await stat(p)).isDirectory();
+  } catch {
+    problems.push({ path: p, message: `no such file or folder: ${p}` });
+    return undefined;
+  }
+}
+
 /** Files are taken as given (whatever their name); folders contribute every *.yaml / *.yml below them, sorted. */
 export async function listRuleFiles(paths: string[]): Promise<FileListing> {
   const files: string[] = [];
@@ -39,13 +49,8 @@ export async function listRuleFiles(paths: string[]): Promise<FileListing> {
   const problems: FileListing["problems"] = [];
   const seen = new Set<string>();
   for (const p of paths) {
-    let isDir: boolean;
-    try {
-      isDir = (await stat(p)).isDirectory();
-    } catch {
-      problems.push({ path: p, message: `no such file or folder: ${p}` });
-      continue;
-    }
+    const isDir = await isFolder(p, problems);
+    if (isDir === undefined) continue;
     const found: string[] = [];
     if (isDir) {
       try {

@@ -3,3 +3,4 @@ export { loadRules, compileSources, DEFAULT_RULE_PATHS, type LoadOptions, type R
 export { buildRulesSchema, SCHEMA_ID } from "./schema.js";
 export { listRuleFiles, isRuleFileName } from "./files.js";
 export type * from "./types.js";
+export { ruleSelection, unmatchedMessage, isGlob, type RuleSelection } from "./rule-patterns.js";

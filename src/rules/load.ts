@@ -1,6 +1,7 @@
 /** loadRules: files → YAML → schema → compiled rules → set checks. Never throws: every problem is a diagnostic. */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { decodeUtf8 } from "./utf8.js";
 import type { CompiledRule, Diagnostic, LoadResult } from "./types.js";
 import { listRuleFiles, looksLikeRuleFile } from "./files.js";
 import { parseRuleFile } from "./parse.js";
@@ -8,12 +9,12 @@ import { checkSchema } from "./schema-check.js";
 import { compileRule } from "./compile.js";
 import { duplicateNames, setChecks, type NamedAt } from "./checks.js";
 import { posOfValue } from "./positions.js";
-import { didYouMean } from "../model/suggest.js";
+import { ruleSelection, unmatchedMessage } from "./rule-patterns.js";
 import { clip } from "./messages.js";
 import { errorMessage, isRecord } from "../model/guards.js";
 
 export interface LoadOptions {
-  /** keep only these rules (by name); an unknown name is an error */
+  /** keep only these rules (names or globs, src/rules/rule-patterns.ts); a pattern matching no rule is an error */
   only?: string[];
 }
 
@@ -93,14 +94,12 @@ export function compileSources(sources: readonly RuleSource[], opts: LoadOptions
   let selected = rules;
   if (opts.only && opts.only.length > 0) {
     const all = names.map((n) => n.name);
-    for (const want of opts.only) {
-      if (all.includes(want)) continue;
-      diagnostics.push({
-        file: "", line: 0, col: 0, severity: "error", code: "unknown-rule",
-        message: `no rule named "${want}" in ${sources.map((s) => s.file).join(", ") || "the given paths"}${didYouMean(want, all)}`,
-      });
+    const selection = ruleSelection(opts.only);
+    const where = sources.map((s) => s.file).join(", ") || "the given paths";
+    for (const u of selection.unmatched(all)) {
+      diagnostics.push({ file: "", line: 0, col: 0, severity: "error", code: "unknown-rule", message: unmatchedMessage([u], where) });
     }
-    selected = rules.filter((r) => opts.only?.includes(r.name));
+    selected = rules.filter((r) => selection.selects(r.name));
   }
 
   const files = sources.map((s) => s.file);
@@ -128,7 +127,15 @@ export async function loadRules(paths: string[], opts: LoadOptions = {}): Promis
   const sources: RuleSource[] = [];
   for (const file of listing.files) {
     try {
-      const text = await readFile(file, "utf8");
+      const bytes = await readFile(file);
+      const decoded = decodeUtf8(bytes);
+      if (!decoded.ok) {
+        // a file of a folder that is no rule file is skipped as before, whatever its encoding
+        if (listing.fromFolders.has(file) && !looksLikeRuleFile(bytes.toString("latin1"))) continue;
+        problems.push({ file, line: decoded.line, col: decoded.col, severity: "error", code: "file", message: decoded.message });
+        continue;
+      }
+      const text = decoded.text;
       if (listing.fromFolders.has(file) && !looksLikeRuleFile(text)) continue;
       sources.push({ file, text });
     } catch (err) {

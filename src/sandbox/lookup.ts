@@ -2,8 +2,6 @@
 import { USERS, WORKFLOWS, type CatalogAction, type CatalogStep, type CatalogUser, type CatalogWorkflow } from "./catalog.js";
 
 const workflowsById = new Map<number, CatalogWorkflow>(WORKFLOWS.map((w) => [w.id, w]));
-const stepsById = new Map<number, { workflow: CatalogWorkflow; step: CatalogStep }>();
-for (const workflow of WORKFLOWS) for (const step of workflow.steps) stepsById.set(step.id, { workflow, step });
 const usersByKey = new Map<string, CatalogUser>(USERS.map((u) => [u.key, u]));
 
 export function workflowById(id: number): CatalogWorkflow | undefined {
@@ -15,10 +13,6 @@ export function workflowOf(processId: number): CatalogWorkflow {
   const w = workflowsById.get(processId);
   if (!w) throw new Error(`instance refers to unknown workflow ${processId}`);
   return w;
-}
-
-export function stepById(stepId: number): { workflow: CatalogWorkflow; step: CatalogStep } | undefined {
-  return stepsById.get(stepId);
 }
 
 export function stepInWorkflow(workflow: CatalogWorkflow, stepId: number): CatalogStep | undefined {

@@ -144,7 +144,7 @@ export function instanceRecord(inst: InstanceState, urls: Urls, opts: RecordOpti
   };
 }
 
-/** A field's `settings` as DESIGN's snapshot shape shows them: label, type, required, and options when it has some. */
+/** A field's `settings` as the snapshot's shape shows them (docs/design.md, "process_snapshot"): label, type, required, and options when it has some. */
 export function actionSettings(action: CatalogAction): Record<string, unknown> {
   const settings: Record<string, unknown> = { label: action.name, type: action.type, required: action.required ?? false };
   if (action.options) settings.options = [...action.options];

@@ -1,5 +1,5 @@
 /**
- * Pure reasoning about one instance listing between two runs (DESIGN.md section 11): which of its parameters are the
+ * Pure reasoning about one instance listing between two runs (docs/operating.md, State between runs): which of its parameters are the
  * same, which are bounds that moved with the clock, and which lists bring a cached answer up to date.
  *
  * An instance whose last_updated_time is older than the previous run has the same attributes as then (docs/service.md,

@@ -1,6 +1,6 @@
 /**
  * The state room's face to the engine: an ApiClient that answers what the last run learned when it still holds, and
- * asks the service only for what may have changed (DESIGN.md section 11). It sits beside the planner as an informer's
+ * asks the service only for what may have changed (docs/operating.md, State between runs). It sits beside the planner as an informer's
  * cache sits beside a controller: the planner calls the same methods and gets the same answers a stateless run gets
  * at the same moment, so it stays a pure function of (rules, instances, now).
  *
@@ -424,6 +424,10 @@ export class StateClient implements ApiClient {
 
   stats(): ReturnType<ApiClient["stats"]> {
     return this.inner.stats();
+  }
+
+  unusable(): ReturnType<ApiClient["unusable"]> {
+    return this.inner.unusable();
   }
 
   close(): Promise<void> {

@@ -139,10 +139,10 @@ describe("complete_step views and plan-file checks", () => {
     expect(refusals(kind.checkChange, { ...c, request: { ...c.request, path: "/instances/2/complete_step/" } })).toEqual([
       "request.path: expected /instances/1/complete_step/",
     ]);
-    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20112, mode: "complete", actions: [] } } })).toEqual([
+    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20112, mode: "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] } } })).toEqual([
       "request.body.step_id: expected 20111 (the change's step_id)",
     ]);
-    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, mode: "save", actions: [] } } })).toEqual([
+    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, mode: "save", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] } } })).toEqual([
       'request.body.mode: a complete_step change is sent with mode "complete"',
     ]);
     expect(refusals(kind.checkChange, { ...c, precondition: { status: "running", active_step_id: 20112 } })).toEqual([

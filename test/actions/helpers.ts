@@ -10,7 +10,7 @@ import type { InstanceData } from "../../src/actions/instance.js";
 import type { InstanceRecord } from "../../src/api/index.js";
 import { buildContext, planBindings } from "../../src/engine/context.js";
 import { evalValue } from "../../src/engine/evaluate.js";
-import type { PlanChange } from "../../src/plan/types.js";
+import type { PlannedChange } from "../../src/plan/types.js";
 import { compileSources } from "../../src/rules/index.js";
 import type { CompiledRule, Diagnostic } from "../../src/rules/types.js";
 import { fixtureRules } from "../helpers/rules.js";
@@ -46,7 +46,7 @@ export async function planFirst(rule: CompiledRule, data: InstanceData): Promise
 }
 
 /** The planned change, failing the test with the skip reason when there is none. */
-export async function changeOf(rule: CompiledRule, data: InstanceData): Promise<PlanChange> {
+export async function changeOf(rule: CompiledRule, data: InstanceData): Promise<PlannedChange> {
   const out = await planFirst(rule, data);
   if (!("change" in out)) throw new Error(`expected a change, got skipped: ${out.skipped}`);
   return out.change;
@@ -76,14 +76,14 @@ export function diagnosticsOf(actions: string): Diagnostic[] {
 }
 
 /** Every refusal checkChange adds, as `path: message`. */
-export function refusals(check: (c: PlanChange, issue: ChangeIssue) => void, change: PlanChange): string[] {
+export function refusals(check: (c: PlannedChange, issue: ChangeIssue) => void, change: PlannedChange): string[] {
   const out: string[] = [];
   check(change, (path, message) => out.push(`${path.map(String).join(".")}: ${message}`));
   return out;
 }
 
 /** A plan-file change as the planner writes it, for instance 1 and step 20111 (the form test/apply uses). */
-export function change(kind: "complete_step" | "save_step" | "abort", extra: Partial<PlanChange> = {}): PlanChange {
+export function change(kind: "complete_step" | "save_step" | "abort", extra: Partial<PlannedChange> = {}): PlannedChange {
   const step = kind === "abort" ? {} : { step_id: 20111 };
   return {
     id: `r:${kind}:1`,
@@ -102,7 +102,8 @@ export function change(kind: "complete_step" | "save_step" | "abort", extra: Par
             body: { step_id: 20111, mode: kind === "save_step" ? "save" : "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] },
           },
     before: {},
-    after: {},
+    // what the body sends, as the planner shows it (a plan file's check ties the two)
+    after: kind === "abort" ? { status: "aborted" } : { ...(kind === "complete_step" ? { "step 20111": "completed" } : {}), "action 50230": "ok" },
     precondition: { status: "running", ...(kind === "abort" ? {} : { active_step_id: 20111 }) },
     ...extra,
   };

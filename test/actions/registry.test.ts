@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   ACTION_KINDS, ACTIONS, actionKind, checkPlannedChange, isMutating, kindOrder, MUTATING_KINDS, mutatingKind,
 } from "../../src/actions/index.js";
-import { effectOf } from "../../src/engine/apply/verify.js";
+import { effectOf } from "../../src/apply/verify.js";
 import { planFromInstances } from "../../src/engine/plan-offline.js";
 import { instance } from "../helpers/instances.js";
 import { fixtureRules } from "../helpers/rules.js";

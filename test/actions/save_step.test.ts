@@ -116,11 +116,11 @@ describe("save_step views and plan-file checks", () => {
     expect(refusals(kind.checkChange, { ...c, request: { ...c.request, path: "/instances/1/save_step/" } })).toEqual([
       "request.path: expected /instances/1/complete_step/",
     ]);
-    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, mode: "complete", actions: [] } } })).toEqual([
+    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, mode: "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] } } })).toEqual([
       'request.body.mode: a save_step change is sent with mode "save"',
     ]);
     // a body without mode is a completion (the service's default), which a save_step change must not send
-    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, actions: [] } } })).toEqual([
+    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] } } })).toEqual([
       'request.body.mode: a save_step change is sent with mode "save"',
     ]);
     expect(refusals(kind.checkChange, { ...c, step_id: 20112, precondition: { status: "running", active_step_id: 20112 } })).toEqual([
@@ -166,6 +166,7 @@ describe("save_step send (sandbox over HTTP)", () => {
         path: `/instances/${target.id}/complete_step/`,
         body: { step_id: 20131, mode: "save", actions: [{ action_id: 50264, input_object: { inputValue: "Checked by a kind test" } }] },
       },
+      after: { "action 50264": "Checked by a kind test" },
       precondition: { status: "running", active_step_id: 20131 },
     });
     expect(refusals(kind.checkChange, c)).toEqual([]);

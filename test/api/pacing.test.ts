@@ -7,14 +7,14 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createClient, type ApiClient, type ClientEvent, type RequestStats } from "../../src/api/index.js";
-import { connectionSettings } from "../../src/api/connection.js";
+import { connectionSettings } from "../../src/cli/connection.js";
 import { planCommand } from "../../src/commands/plan.js";
 import type { Plan, PlannedChange } from "../../src/plan/types.js";
 import { runPlan } from "../../src/engine/plan-live.js";
 import { loadRules } from "../../src/rules/index.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { memoryIO } from "../ci/io.js";
+import { memoryIO } from "../helpers/io.js";
 
 const NOW = new Date("2026-11-01T12:00:00.000Z");
 const LIMIT = 100;

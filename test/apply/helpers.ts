@@ -1,15 +1,16 @@
 /** Shared set-up of the apply tests: a sandbox over real HTTP, rules in a temp folder, plans from the real planner. */
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ConnectionSettings } from "../../src/cli/connection.js";
 import { applyCommand, type ApplyCommandOptions } from "../../src/commands/apply.js";
 import type { CommandIO } from "../../src/log/command-io.js";
-import { planRuleSet, writePlanFile } from "../../src/commands/plan.js";
+import { planRuleSet } from "../../src/commands/plan.js";
+import { writePlanFile } from "../../src/plan/write.js";
 import type { Plan } from "../../src/plan/types.js";
 import { loadRules } from "../../src/rules/index.js";
 import type { RequestLogEntry, RunningSandbox } from "../../src/sandbox/index.js";
 import { fixtureText } from "../helpers/rules.js";
+import { tempDir as freshDir } from "../helpers/temp.js";
 
 /** Complete step 20111 of running expense claims, save a note on purchase budget approvals, abort onboardings. */
 export const MIXED_RULES = fixtureText("mixed");
@@ -41,7 +42,7 @@ export function connection(sb: { baseUrl: string }, over: Partial<ConnectionSett
 }
 
 export async function tempDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), "flowrules-apply-"));
+  return freshDir("flowrules-apply-");
 }
 
 export async function writeRules(dir: string, yaml: string): Promise<string> {

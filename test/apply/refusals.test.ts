@@ -41,10 +41,14 @@ async function refusal(name: string, edit: (p: Record<string, unknown>) => void,
 describe("apply refuses before any request", () => {
   it("a plan whose content does not match its digest (tampering)", async () => {
     const msg = await refusal("tampered.json", (p) => {
-      const changes = p.changes as Array<{ request: { body: { actions?: Array<{ input_object: unknown }> } } }>;
+      const changes = p.changes as Array<{ request: { body: { actions?: Array<{ action_id: number; input_object: unknown }> } }; after: Record<string, unknown> }>;
       const step = changes.find((c) => Array.isArray(c.request.body.actions) && c.request.body.actions.length > 0);
       const first = step?.request.body.actions?.[0];
-      if (first) first.input_object = { inputValue: "something else" };
+      // body and shown value edited alike (a body alone that disagrees with `after` is refused by its own check)
+      if (step && first) {
+        first.input_object = { inputValue: "something else" };
+        step.after[`action ${first.action_id}`] = "something else";
+      }
     }, false);
     expect(msg).toMatch(/does not match its digest .*edited after it was planned/);
   });

@@ -1,8 +1,8 @@
 /** The pure parts of apply: staleness of a read record, batches, option parsing (each kind's effect: test/actions). */
 import { describe, expect, it } from "vitest";
 import { parseLockTimeout } from "../../src/cli/apply.js";
-import { batches } from "../../src/engine/apply/batches.js";
-import { staleReason } from "../../src/engine/apply/staleness.js";
+import { batches } from "../../src/apply/batches.js";
+import { staleReason } from "../../src/apply/staleness.js";
 // the plan-file change and instance record fixtures the kinds' own tests use
 import { change, record, T0 } from "../actions/helpers.js";
 

@@ -18,6 +18,7 @@ const RANK: Record<string, number> = {
   render: 70,
   "rule-tests": 60,
   engine: 50,
+  apply: 45,
   rules: 40,
   actions: 30,
   plan: 20,

@@ -2,8 +2,7 @@
  * `plan --changed-since <ref>`: which rules changed between a git ref and the working tree, in a real temporary git
  * repository; then the CLI end to end against the sandbox (only changed rules planned, removed ones listed).
  */
-import { copyFile, mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { copyFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rulesChangedSince } from "../../src/ci/changed-since.js";
@@ -12,6 +11,7 @@ import { UserError } from "../../src/model/errors.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
 import { tempRepo, type TempRepo } from "./git-repo.js";
+import { tempDir } from "../helpers/temp.js";
 
 const KEEP = `
   - name: keep-report
@@ -121,7 +121,7 @@ describe("rulesChangedSince", () => {
       /unknown git ref "no-such-branch"/,
     );
     await expect(rulesChangedSince("--output=x", [join(repo.dir, "rules")], repo.dir)).rejects.toBeInstanceOf(UserError);
-    const outside = await mkdtemp(join(tmpdir(), "flowrules-nogit-"));
+    const outside = await tempDir("flowrules-nogit-");
     await expect(rulesChangedSince("HEAD", [outside], outside)).rejects.toThrow(/not inside a git repository/);
   });
 });
@@ -178,7 +178,7 @@ describe("flowrules plan --changed-since (CLI against the sandbox)", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^flowrules: --changed-since: unknown git ref "origin\/nope"/m);
     expect(r.stderr).not.toMatch(/\n\s+at /);
-    const outside = await mkdtemp(join(tmpdir(), "flowrules-nogit-"));
+    const outside = await tempDir("flowrules-nogit-");
     const copy = join(outside, "c.yaml");
     await copyFile(join(repo.dir, "rules", "c.yaml"), copy);
     const o = await runCli(["plan", copy, "--changed-since", "HEAD"], env(), { cwd: outside });

@@ -132,7 +132,8 @@ describe("CI examples", () => {
     expect(pr).toBeDefined();
     const text = pr?.text ?? "";
     expect(text).toMatch(/npx flowrules validate [^\n]*--format github/);
-    expect(text).toMatch(/npx flowrules plan [^\n]*--changed-since/);
+    // the comment shows what the edit changes (plan --compare), not the plan of the edited rules
+    expect(text).toMatch(/npx flowrules plan [^\n]*--compare "origin\/\$BASE_REF"/);
     expect(text).toContain("<!-- flowrules-plan -->");
     expect(text).toContain("actions/github-script@");
     expect(text).toContain("updateComment");
@@ -185,6 +186,7 @@ describe("CI examples", () => {
     if (!isRecord(g)) return;
     expect(isRecord(g.apply) && g.apply.resource_group).toBe("flowrules-apply");
     expect(JSON.stringify(g.plan)).toContain("merge_request_event");
+    expect(JSON.stringify(g.plan)).toContain("npx flowrules plan rules/ --compare \\\"origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME\\\"");
   });
 
   it("Kubernetes CronJob: concurrencyPolicy Forbid and the key from a Secret", () => {

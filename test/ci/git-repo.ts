@@ -1,9 +1,9 @@
 /** A throwaway git repository for --changed-since tests (identity via -c flags, no global config needed). */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { tempDir } from "../helpers/temp.js";
 
 const run = promisify(execFile);
 
@@ -16,7 +16,7 @@ export interface TempRepo {
 }
 
 export async function tempRepo(): Promise<TempRepo> {
-  const dir = await mkdtemp(join(tmpdir(), "flowrules-git-"));
+  const dir = await tempDir("flowrules-git-");
   const git = async (...args: string[]): Promise<string> => {
     const { stdout } = await run("git", ["-c", "user.email=ci@example.com", "-c", "user.name=CI", "-c", "commit.gpgsign=false", ...args], {
       cwd: dir,

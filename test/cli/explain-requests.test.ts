@@ -1,17 +1,17 @@
 /** `flowrules plan --explain-requests` and the `plan.requests` log events: the built CLI against the sandbox. */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp.js";
 
 let sb: RunningSandbox;
 let file: string;
 
 beforeAll(async () => {
   sb = await startSandbox({ port: 0, instances: 3000, seed: 5 });
-  const dir = await mkdtemp(join(tmpdir(), "flowrules-explain-"));
+  const dir = await tempDir("flowrules-explain-");
   file = join(dir, "rules.yaml");
   await writeFile(file, `
 version: 1

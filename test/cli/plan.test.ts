@@ -1,10 +1,10 @@
 /** `flowrules plan` end to end: the built CLI against the sandbox over HTTP. */
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp.js";
 
 let sb: RunningSandbox;
 let dir: string;
@@ -12,7 +12,7 @@ const KEY = "sandbox-admin";
 
 beforeAll(async () => {
   sb = await startSandbox({ port: 0 });
-  dir = await mkdtemp(join(tmpdir(), "flowrules-cli-"));
+  dir = await tempDir("flowrules-cli-");
 });
 afterAll(async () => {
   await sb.close();
@@ -92,7 +92,10 @@ rules:
   it("reports an authentication failure with the request and status, not the key", async () => {
     const r = await runCli(["plan", "-q"], { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "wrong-key-1234" });
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/: 401 Unauthorized/);
+    // said once, on stderr, with the variable that holds the key (issue 28), not as one error per rule in the plan
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/API key in FLOWRULES_API_KEY: 401 Unauthorized/);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stdout + r.stderr).not.toContain("wrong-key-1234");
   });
 

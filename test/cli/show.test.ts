@@ -1,17 +1,17 @@
 /** `flowrules show plan.json`: the saved plan rendered again, byte for byte what `plan` printed, with no request. */
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp.js";
 
 let sb: RunningSandbox;
 let dir: string;
 
 beforeAll(async () => {
   sb = await startSandbox({ port: 0, instances: 400, seed: 3 });
-  dir = await mkdtemp(join(tmpdir(), "flowrules-show-"));
+  dir = await tempDir("flowrules-show-");
 });
 afterAll(async () => {
   await sb.close();

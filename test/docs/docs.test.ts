@@ -24,7 +24,7 @@ describe("generated reference pages", () => {
   it("the CLI reference names every command and option, with its choices", () => {
     const cli = docs.find((d) => d.file === "docs/cli.md")!.text;
     const program = buildProgram();
-    for (const c of program.commands) {
+    for (const c of program.commands.filter((x) => !x.name().startsWith("__"))) {
       expect(cli).toContain(`## flowrules ${c.name()}`);
       for (const o of c.options) {
         expect(cli, `${c.name()} ${o.flags}`).toContain(`\`${o.flags}\``);

@@ -138,3 +138,13 @@ describe("yaml-language-server with schemas/rules.schema.json", () => {
     expect(text.length).toBeGreaterThan(20);
   }, 30_000);
 });
+
+const CONFIG_SCHEMA = pathToFileURL(fileURLToPath(new URL("../../schemas/flowrules.config.schema.json", import.meta.url))).href;
+
+describe("yaml-language-server with schemas/flowrules.config.schema.json", () => {
+  it("offers the keys of a profile, and never a key for the API key itself", async () => {
+    const labels = await completions(`# yaml-language-server: $schema=${CONFIG_SCHEMA}\ndefault_profile: prod\nprofiles:\n  prod:\n    |\n`);
+    for (const key of ["base_url", "rate_limit", "api_key_env", "workflows", "notify", "opt_out_tag", "state"]) expect(labels).toContain(key);
+    expect(labels).not.toContain("api_key");
+  }, 30_000);
+});

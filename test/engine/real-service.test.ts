@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planRuleSet, writePlanFile } from "../../src/commands/plan.js";
+import { planRuleSet } from "../../src/commands/plan.js";
+import { writePlanFile } from "../../src/plan/write.js";
 import type { Plan } from "../../src/plan/types.js";
 import { sameValue } from "../../src/model/values.js";
 import { loadRules } from "../../src/rules/index.js";

@@ -1,15 +1,15 @@
 /** Rule sets for tests: YAML text written to a fresh temp folder and loaded the way the CLI does, or a shared fixture file. */
 import { readFileSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileSources, loadRules } from "../../src/rules/index.js";
 import type { RuleSet } from "../../src/rules/types.js";
+import { tempDir } from "./temp.js";
 
 /** Writes YAML rule text to a fresh temp folder and loads it the way the CLI does. */
 export async function rulesFromYaml(yaml: string, name = "rules.yaml"): Promise<RuleSet> {
-  const dir = await mkdtemp(join(tmpdir(), "flowrules-test-"));
+  const dir = await tempDir("flowrules-test-");
   await writeFile(join(dir, name), yaml);
   const result = await loadRules([dir]);
   if (!result.ruleSet) {

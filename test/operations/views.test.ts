@@ -4,7 +4,7 @@ import { markdown } from "../../src/render/plan/markdown.js";
 import { text } from "../../src/render/plan/text.js";
 import { applyPayload } from "../../src/render/notify/payload.js";
 import type { Plan, PlannedChange } from "../../src/plan/types.js";
-import type { ChangeOutcome } from "../../src/engine/apply/outcome.js";
+import type { ChangeOutcome } from "../../src/apply/outcome.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
 import { tempDir, writeRules } from "../apply/helpers.js";

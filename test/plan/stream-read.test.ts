@@ -1,4 +1,7 @@
-/** A plan read as a stream gives what the whole-file reader gives, crossing every chunk boundary, and refuses the same. */
+/**
+ * The plan file's one reader (src/plan/read.ts), streamed: it gives what a whole-file parse gives, crossing every
+ * chunk boundary, in a file's own key order or any other, and refuses a bad file in one line.
+ */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
@@ -7,10 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CanonicalHasher, canonicalJson, planDigest } from "../../src/plan/digest.js";
 import type { Plan } from "../../src/plan/types.js";
 import { checkPlannedChange } from "../../src/actions/index.js";
-import { checkPlan, loadPlanFile } from "../../src/plan/read.js";
-import { streamPlanFile } from "../../src/plan/stream-read.js";
+import { loadPlanFile } from "../../src/plan/read.js";
+import { SignedPlanSchema } from "../../src/plan/schema.js";
+import { UserError } from "../../src/model/errors.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { makePlan, MIXED_RULES, tempDir } from "../apply/helpers.js";
+import { makePlan, tempDir } from "../apply/helpers.js";
 
 let sb: RunningSandbox;
 let dir: string;
@@ -18,26 +22,25 @@ let file: string;
 beforeAll(async () => {
   sb = await startSandbox({ port: 0, instances: 120, seed: 5 });
   dir = await tempDir();
-  ({ file } = await makePlan(sb, dir, MIXED_RULES));
+  // the expense rules change instances and write a report (the reports' array is hashed apart)
+  ({ file } = await makePlan(sb, dir, await readFile(new URL("../../rules/expenses.yaml", import.meta.url), "utf8")));
 });
 afterAll(async () => {
   await sb.close();
 });
 
-const passes = (c: Parameters<typeof checkPlannedChange>[0]): boolean => {
-  let good = true;
-  checkPlannedChange(c, () => void (good = false));
-  return good;
-};
-
-/** The same plan with its top-level keys in reverse order, one line: the digest is over canonical JSON, still valid. */
-async function reordered(src: string, to: string): Promise<void> {
-  const raw = JSON.parse(await readFile(src, "utf8")) as Record<string, unknown>;
-  const back = Object.fromEntries(Object.entries(raw).reverse());
-  await writeFile(to, JSON.stringify(back));
+/** The reference: the file parsed whole and checked by the schema, without the reader. */
+async function parsedWhole(f: string): Promise<ReturnType<typeof SignedPlanSchema.parse>> {
+  return SignedPlanSchema.parse(JSON.parse(await readFile(f, "utf8")));
 }
 
-describe("streaming plan reader", () => {
+/** The same plan with its top-level keys in another order, one line: the digest is over canonical JSON, still valid. */
+async function reordered(src: string, to: string, order: (keys: string[]) => string[]): Promise<void> {
+  const raw = JSON.parse(await readFile(src, "utf8")) as Record<string, unknown>;
+  await writeFile(to, JSON.stringify(Object.fromEntries(order(Object.keys(raw)).map((k) => [k, raw[k]]))));
+}
+
+describe("the plan reader", () => {
   it("hashes any JSON value as its canonical form (keys sorted at every level)", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
@@ -64,27 +67,43 @@ describe("streaming plan reader", () => {
     expect(planDigest(raw as unknown as Plan)).toBe(digest);
   });
 
-  it("reads what the whole-file reader reads, in chunks of a few bytes too", async () => {
-    const whole = checkPlan(JSON.parse(await readFile(file, "utf8")), file, sb.baseUrl, checkPlannedChange);
-    expect(whole.plan.changes.length).toBeGreaterThan(10);
-    for (const chunk of [1 << 20, 7, 1]) {
-      const streamed = await streamPlanFile(file, passes, false, chunk);
-      expect(streamed, `chunk ${chunk}`).toBeDefined();
-      expect(streamed?.digest).toBe(whole.digest);
-      expect(streamed?.plan).toEqual(whole.plan);
+  it("reads what a whole-file parse reads, in chunks of a few bytes too", async () => {
+    const whole = await parsedWhole(file);
+    expect(whole.changes.length).toBeGreaterThan(3);
+    expect(whole.reports.length).toBeGreaterThan(0);
+    for (const chunkBytes of [1 << 20, 7, 1]) {
+      const read = await loadPlanFile(file, sb.baseUrl, checkPlannedChange, { chunkBytes });
+      expect(read.digest, `chunk ${chunkBytes}`).toBe(whole.digest);
+      expect(read.plan).toEqual(whole);
     }
-    const other = join(dir, "reordered.json");
-    await reordered(file, other);
-    const streamed = await streamPlanFile(other, passes, false, 13);
-    expect(streamed?.plan).toEqual(whole.plan);
+  });
+
+  it("reads a plan whose top-level keys come in any order (the changes hashed again when they must be)", async () => {
+    const whole = await parsedWhole(file);
+    const orders: Array<(keys: string[]) => string[]> = [
+      (k) => [...k].reverse(),
+      (k) => [...k].sort(),
+      (k) => [...k.filter((x) => x !== "base_url"), "base_url"],
+      (k) => ["reports", ...k.filter((x) => x !== "reports")],
+    ];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...orders), fc.integer({ min: 1, max: 64 }), async (order, chunkBytes) => {
+        const other = join(dir, "reordered.json");
+        await reordered(file, other, order);
+        const read = await loadPlanFile(other, sb.baseUrl, checkPlannedChange, { chunkBytes });
+        expect(read.plan).toEqual(whole);
+      }),
+      { numRuns: 12 },
+    );
   });
 
   it("keeps compact records for apply: what is sent and checked, not what is shown", async () => {
     const loaded = await loadPlanFile(file, sb.baseUrl, checkPlannedChange, { compact: true });
-    const whole = checkPlan(JSON.parse(await readFile(file, "utf8")), file, sb.baseUrl, checkPlannedChange);
-    expect(loaded.plan.changes.length).toBe(whole.plan.changes.length);
+    const whole = await parsedWhole(file);
+    expect(loaded.plan.changes.length).toBe(whole.changes.length);
+    expect(loaded.plan.reports).toEqual([]);
     for (const [i, c] of loaded.plan.changes.entries()) {
-      const w = whole.plan.changes[i];
+      const w = whole.changes[i];
       expect(c.id).toBe(w?.id);
       expect(c.request).toEqual(w?.request);
       expect(c.precondition).toEqual(w?.precondition);
@@ -92,28 +111,29 @@ describe("streaming plan reader", () => {
     }
   });
 
-  it("gives up on a tampered or malformed file, which the whole-file reader then refuses in its words", async () => {
+  it("refuses a tampered or malformed file in one line naming it", async () => {
     const text = await readFile(file, "utf8");
-    const tampered = join(dir, "tampered.json");
-    await writeFile(tampered, text.replace("Approved by flowrules", "Approved by someone"));
-    expect(await streamPlanFile(tampered, passes, true, 64)).toBeUndefined();
-    await expect(loadPlanFile(tampered, sb.baseUrl, checkPlannedChange)).rejects.toThrow(/does not match its digest/);
-
-    const cases = [
-      text.replace(/\}\s*$/, "} x"), // text after the object
-      text.replace(/"changes": \[/, '"changes": [1, '), // not a change
-      text.slice(0, Math.floor(text.length / 2)), // truncated
-    ];
-    for (const [i, bad] of cases.entries()) {
-      const f = join(dir, `bad-${i}.json`);
-      await writeFile(f, bad);
-      expect(await streamPlanFile(f, passes, true, 5), `case ${i}`).toBeUndefined();
-      await expect(loadPlanFile(f, sb.baseUrl, checkPlannedChange), `case ${i}`).rejects.toThrow(/bad-\d\.json/);
-    }
-    // a key written twice: the stream leaves it to the whole-file reader, whose JSON.parse keeps the last one
-    const dup = join(dir, "dup.json");
-    await writeFile(dup, text.replace(/\}\s*$/, ', "format_version": 1 }'));
-    expect(await streamPlanFile(dup, passes, true, 5)).toBeUndefined();
-    expect((await loadPlanFile(dup, sb.baseUrl, checkPlannedChange)).plan.changes.length).toBeGreaterThan(0);
+    const refusal = async (name: string, content: string): Promise<string> => {
+      const f = join(dir, name);
+      await writeFile(f, content);
+      const err = await loadPlanFile(f, sb.baseUrl, checkPlannedChange, { chunkBytes: 5 }).then(
+        () => new Error("read"),
+        (e: unknown) => e,
+      );
+      expect(err, name).toBeInstanceOf(UserError);
+      const message = (err as Error).message;
+      expect(message).toContain(name);
+      expect(message).not.toContain("\n");
+      return message;
+    };
+    expect(await refusal("tampered.json", text.replace(/"title": "[^"]*"/, `"title": "Edited"`))).toMatch(/does not match its digest/);
+    expect(await refusal("after.json", text.replace(/\}\s*$/, "} x"))).toMatch(/is not valid JSON \(text after the object/);
+    expect(await refusal("one.json", text.replace(/"changes": \[/, '"changes": [1, '))).toMatch(/not a valid plan at \$\.changes\[0\]/);
+    expect(await refusal("half.json", text.slice(0, Math.floor(text.length / 2)))).toMatch(/is not valid JSON/);
+    expect(await refusal("twice.json", text.replace(/\}\s*$/, ', "format_version": 1 }'))).toMatch(/the key "format_version" appears twice/);
+    expect(await refusal("version.json", text.replace('"format_version": 1', '"format_version": 2'))).toMatch(/format_version 2/);
+    expect(await refusal("scalar.json", text.replace(/"changes": \[/, '"changes": 7, "x": ['))).toMatch(/not a valid plan at \$\.changes: expected an array/);
+    expect(await refusal("array.json", "[]")).toMatch(/is not a plan: expected a JSON object/);
+    await expect(loadPlanFile(join(dir, "none.json"), sb.baseUrl)).rejects.toThrow(/no plan file .*none\.json/);
   });
 });

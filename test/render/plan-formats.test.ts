@@ -5,13 +5,13 @@ import { planDigest } from "../../src/plan/digest.js";
 import { PLAN_FORMATS } from "../../src/render/plan/index.js";
 import { MARKDOWN_LIMIT } from "../../src/render/plan/markdown.js";
 import { useColor } from "../../src/log/command-io.js";
-import { writePlanFile } from "../../src/commands/plan.js";
+import { writePlanFile } from "../../src/plan/write.js";
 import { withDigest } from "../../src/plan/digest.js";
-import { mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { instance } from "../helpers/instances.js";
 import { rulesFromYaml } from "../helpers/rules.js";
+import { tempDir } from "../helpers/temp.js";
 
 const NOW = new Date("2026-11-01T12:00:00.000Z");
 
@@ -125,7 +125,7 @@ describe("plan formats", () => {
   });
 
   it("--out writes, a batch of changes at a time, exactly the bytes of the pretty-printed signed plan", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "flowrules-planfile-"));
+    const dir = await tempDir("flowrules-planfile-");
     const base = await fixedPlan();
     const tricky = { ...base.changes[0]!, instance_name: "line\nbreak \"quoted\" — ü", after: { "fields.note": "a\n  b" } };
     // more than one batch of changes (they are stringified 50 at a time), ending one past a batch

@@ -1,8 +1,8 @@
 /** Helpers for the rule-test runner tests: captured command IO, temp folders of files, an XML well-formedness check. */
-import { mkdtemp, mkdir, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { CommandIO } from "../../src/log/command-io.js";
+import { tempDir } from "../helpers/temp.js";
 
 export interface Captured {
   io: CommandIO;
@@ -22,7 +22,7 @@ export function captureIO(env: NodeJS.ProcessEnv = {}): Captured {
 
 /** Writes `files` (relative path → text) into a fresh temp folder; returns the folder. */
 export async function tempFiles(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "flowrules-testing-"));
+  const dir = await tempDir("flowrules-testing-");
   for (const [name, text] of Object.entries(files)) {
     await mkdir(dirname(join(dir, name)), { recursive: true });
     await writeFile(join(dir, name), text);

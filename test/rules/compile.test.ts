@@ -1,12 +1,12 @@
 /** Valid files compile to the structure the engine consumes. */
 import { createHash } from "node:crypto";
-import { readFile, mkdtemp, writeFile, mkdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadRules } from "../../src/rules/index.js";
 import type { CompiledRule, CompiledValue } from "../../src/rules/types.js";
 import { FIXTURES } from "./helpers.js";
+import { tempDir } from "../helpers/temp.js";
 
 const FULL = `${FIXTURES}/valid/full.yaml`;
 
@@ -99,7 +99,7 @@ describe("compilation of valid rules", () => {
   });
 
   it("digest is sha256 over the files' contents in order; files are listed in order", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "flowrules-"));
+    const dir = await tempDir("flowrules-");
     await mkdir(join(dir, "sub"));
     const a = "version: 1\nrules: []\n";
     const b = "version: 1\nrules:\n  - { name: b, workflow: 1, actions: [abort] }\n";
@@ -124,7 +124,7 @@ describe("compilation of valid rules", () => {
   });
 
   it("a missing path and an empty folder are errors", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "flowrules-empty-"));
+    const dir = await tempDir("flowrules-empty-");
     const r = await loadRules(["does/not/exist", dir]);
     expect(r.diagnostics.map((d) => d.message)).toEqual([`no such file or folder: does/not/exist`, `no rule files (*.yaml, *.yml) in ${dir}`]);
   });

@@ -14,7 +14,6 @@ import { clientFrom } from "../../src/api/index.js";
 import { planRuleSet } from "../../src/commands/plan.js";
 import { loadRules } from "../../src/rules/index.js";
 import { newestUpdate } from "../../src/engine/watch-poll.js";
-import { DEFAULT_RESYNC_AFTER_MS } from "../../src/state/index.js";
 import type { Plan } from "../../src/plan/types.js";
 import { captureIO, connection, MIXED_RULES, runApply, tempDir, writeRules } from "../apply/helpers.js";
 import { personCompletes, runningAt } from "./helpers.js";
@@ -77,7 +76,7 @@ describe("a watch cycle plans what a stateless plan plans; no update found means
           const file = await writeRules(dir, MIXED_RULES);
           const loaded = await loadRules([file]);
           if (!loaded.ruleSet) throw new Error("rules do not load");
-          const state = { dir: join(dir, "state"), resyncAfterMs: DEFAULT_RESYNC_AFTER_MS, fullRefresh: false };
+          const state = join(dir, "state");
           // the first cycle: a plan with the state room (it writes the state), then everything applied
           expect((await planRuleSet(loaded.ruleSet, connection(s), captureIO(), { quiet: true, state })).errors).toEqual([]);
           expect(await runApply(s, dir, { paths: [file], autoApprove: true, quiet: true })).not.toBe(1);

@@ -43,7 +43,7 @@ function watchOpts(s: RunningSandbox, dir: string, rules: string, over: Partial<
   stops.push(stop);
   return {
     paths: [rules],
-    rules: [],
+    planning: { rules: [], explainRequests: false, fullRefresh: false, state: join(dir, "state") },
     stateDir: join(dir, "state"),
     apply: true,
     budgetPercent: 20,
@@ -237,7 +237,7 @@ describe("the poll interval", () => {
 describe("watch flags", () => {
   const env = { FLOWRULES_BASE_URL: "http://127.0.0.1:4010/api", FLOWRULES_API_KEY: "k" };
   it("need a state dir, and refuse an interval under 5 s, a budget outside (0, 100] and a bad port, each in one line", () => {
-    expect(() => watchFlags([], {}, env)).toThrow(/^watch needs a state dir: pass --state DIR or set FLOWRULES_STATE/);
+    expect(() => watchFlags([], {}, env)).toThrow(/^watch needs a state dir: pass --state DIR, set FLOWRULES_STATE or give the profile a state/);
     expect(watchFlags([], {}, { ...env, FLOWRULES_STATE: "st" })).toMatchObject({ stateDir: "st", apply: false, budgetPercent: 20, metricsHost: "127.0.0.1" });
     expect(watchFlags([], { state: "st", interval: "30s", budget: "10", metricsPort: "9464", apply: true }, env)).toMatchObject({ intervalMs: 30_000, budgetPercent: 10, metricsPort: 9464, apply: true });
     expect(() => watchFlags([], { state: "st", interval: "2s" }, env)).toThrow(/--interval must be at least 5 s/);

@@ -1,10 +1,10 @@
 /** `flowrules test` with the workflow catalog: rules naming steps and fields run against fixtures written with ids. */
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runTests } from "../../src/rule-tests/run.js";
 import type { Catalog } from "../../src/rules/catalog.js";
+import { tempDir } from "../helpers/temp.js";
 
 const CATALOG: Catalog = {
   format_version: 1,
@@ -60,7 +60,7 @@ tests:
 
 describe("rule tests with the workflow catalog", () => {
   it("names resolve to the fixtures' ids with the catalog; without it the step never matches", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "flowrules-rt-"));
+    const dir = await tempDir("flowrules-rt-");
     await writeFile(join(dir, "approve.yaml"), RULES);
     await writeFile(join(dir, "approve.test.yaml"), TESTS);
     const withCatalog = await runTests([dir], { catalog: CATALOG });
@@ -71,7 +71,7 @@ describe("rule tests with the workflow catalog", () => {
   });
 
   it("takes the fields' types from the catalog: a plain relative date in a fixture is a date", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "flowrules-rt-"));
+    const dir = await tempDir("flowrules-rt-");
     await writeFile(
       join(dir, "stale.yaml"),
       `version: 1

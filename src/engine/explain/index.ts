@@ -4,5 +4,4 @@ export { checkFilters, selectionResult } from "./filters.js";
 export { explainWhen, decidingClauses } from "./clauses.js";
 export { splitClauses, type ClauseNode } from "./split.js";
 export { instanceFromRecord, workflowIdOf, snapshotValues } from "./from-record.js";
-export { show } from "./show.js";
 export type * from "./types.js";

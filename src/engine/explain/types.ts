@@ -86,6 +86,8 @@ export interface InstanceSummary {
 export interface Explanation {
   now: string;
   base_url?: string;
+  /** the profile of flowrules.config.yaml that chose base_url, when one did */
+  profile?: string;
   instance: InstanceSummary;
   rules: RuleExplanation[];
   /** loaded rules of other workflows, named so an empty result is not a mystery */

@@ -5,22 +5,13 @@
  */
 import { MUTATING_KINDS } from "../../actions/index.js";
 import type { RequestStats } from "../../api/index.js";
-import type { StalenessCheck } from "../../engine/apply/execute.js";
-import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../engine/apply/outcome.js";
+import type { StalenessCheck } from "../../apply/types.js";
+import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../apply/outcome.js";
+import { textSafeLines } from "../escape.js";
+import type { ApplyReport, SummaryInput } from "./types.js";
+import { table } from "../table.js";
 
-export interface SummaryInput {
-  outcomes: ChangeOutcome[];
-  stats: RequestStats;
-  journalFile: string;
-  planFile: string;
-  /** instances listed as changed since the plan / read to check */
-  listedAsChanged: number;
-  readToCheck: number;
-  /** the staleness checks of the run, in order */
-  checks?: StalenessCheck[];
-  /** the --max-duration of the run, as given ("14m"), when there was one */
-  maxDuration?: string;
-}
+export type { SummaryInput } from "./types.js";
 
 const COLUMNS: Array<{ status: OutcomeStatus; title: string }> = [
   { status: "applied", title: "applied" },
@@ -42,9 +33,9 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
-function table(rows: string[][]): string[] {
-  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join("  ").trimEnd());
+function countTable(rows: string[][]): string[] {
+  // the kind on the left, counts right-aligned
+  return table(rows, { align: (rows[0] ?? []).map((_, i) => (i === 0 ? "left" : "right")) });
 }
 
 function describeChange(o: ChangeOutcome): string {
@@ -97,7 +88,7 @@ export function renderSummary(s: SummaryInput): string {
       const mine = s.outcomes.filter((o) => o.change.kind === k);
       rows.push([k, ...columns.map((col) => String(mine.filter((o) => o.status === col.status).length))]);
     }
-    lines.push(...table(rows).map((l) => `  ${l}`));
+    lines.push(...countTable(rows).map((l) => `  ${l}`));
   }
   for (const section of SECTIONS) {
     const list = s.outcomes.filter((o) => o.status === section.status);
@@ -116,5 +107,15 @@ export function renderSummary(s: SummaryInput): string {
   if (s.checks && s.checks.length > 0) lines.push(checksLine(s.checks));
   lines.push(`Plan: ${s.planFile}`);
   lines.push(`Journal: ${s.journalFile}`);
-  return `${lines.join("\n")}\n`;
+  return textSafeLines(`${lines.join("\n")}\n`);
+}
+
+/** The text view: the summary (and the audit line), or the one line saying there was nothing to send. */
+export function applyText(r: ApplyReport): string {
+  const n = r.audit.length;
+  // the reason is already on stderr, as one line: the text output adds nothing
+  if (r.kind === "not_applied") return "";
+  if (r.kind === "nothing") return `Nothing to apply: the rules plan no changes${n > 0 ? ` (${n} in audit, never sent)` : ""}.\n`;
+  const summary = renderSummary(r);
+  return n > 0 ? `${summary}Audit: ${n} ${n === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary;
 }

@@ -3,6 +3,8 @@
  * first, the field's name, type and options as a comment).
  */
 import { fieldAliases, type WorkflowStructure } from "../../model/structure.js";
+import { textSafeLines } from "../escape.js";
+import { displayWidth, padDisplay } from "../table.js";
 
 export function describeText(s: WorkflowStructure): string {
   const out: string[] = [];
@@ -10,7 +12,7 @@ export function describeText(s: WorkflowStructure): string {
   out.push(`workflow ${s.workflow.id} "${s.workflow.name}"${folder}`);
   if (s.source) out.push(`(read from instance ${s.source.instance_id}, started ${s.source.started_time})`);
   const aliases = fieldAliases(s);
-  const width = Math.max(0, ...[...aliases.values()].map((a) => a.length));
+  const width = Math.max(0, ...[...aliases.values()].map(displayWidth));
   for (const step of s.steps) {
     out.push("");
     out.push(`step ${step.id}  "${step.name}"  (position ${step.position}${step.type !== "form" ? `, ${step.type}` : ""})`);
@@ -19,11 +21,11 @@ export function describeText(s: WorkflowStructure): string {
       continue;
     }
     for (const a of step.actions) {
-      const alias = `${aliases.get(a.id) ?? "field"}:`.padEnd(width + 1);
+      const alias = padDisplay(`${aliases.get(a.id) ?? "field"}:`, width + 1);
       const opts = a.options ? `: ${a.options.join(", ")}` : "";
       const req = a.required ? ", required" : "";
       out.push(`  ${alias} { step: ${step.id}, action: ${a.id} }   # "${a.name}", ${a.type}${req}${opts}`);
     }
   }
-  return `${out.join("\n")}\n`;
+  return textSafeLines(`${out.join("\n")}\n`);
 }

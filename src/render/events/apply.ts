@@ -3,7 +3,7 @@
  * earlier run, stale, never started) or `change.failed` (refused, undecidable, not aborted), `change.deferred` (not
  * started before --max-duration ran out; status `deferred`) — then `apply.finished`.
  */
-import type { ChangeOutcome, OutcomeStatus } from "../../engine/apply/outcome.js";
+import type { ChangeOutcome, OutcomeStatus } from "../../apply/outcome.js";
 import type { Logger, LogLevel } from "../../log/types.js";
 
 const EVENT: Record<OutcomeStatus, { name: string; level: LogLevel }> = {

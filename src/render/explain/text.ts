@@ -4,10 +4,13 @@
  */
 import { mutatingKind } from "../../actions/index.js";
 import pc from "picocolors";
+import { serviceName } from "../../model/settings.js";
 import { diffKeys, showValue } from "../plan/summary.js";
 import type { PlannedChange } from "../../plan/types.js";
-import { show, showWritten } from "../../engine/explain/show.js";
+import { show, showWritten } from "../show.js";
 import type { ClauseExplanation, Explanation, FilterResult, RuleExplanation } from "../../engine/explain/types.js";
+import { terminalSafe } from "../escape.js";
+import { table } from "../table.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -18,8 +21,7 @@ function mark(c: Colors, r: FilterResult | boolean): string {
 }
 
 function pad(rows: Array<[string, string]>, indent: string): string[] {
-  const w = Math.max(0, ...rows.map(([a]) => a.length));
-  return rows.map(([a, b]) => `${indent}${a.padEnd(w)}  ${b}`.trimEnd());
+  return table(rows, { indent });
 }
 
 function clauseLines(c: Colors, cl: ClauseExplanation, indent: string): string[] {
@@ -84,12 +86,12 @@ export function explainText(e: Explanation, color: boolean): string {
   const out = [
     c.bold(`Instance ${i.id} ${JSON.stringify(i.name)}`) +
       ` — workflow ${i.process_id}, ${i.status}, active steps: ${i.active_step_ids.join(", ") || "none"}, tags: ${i.tags.join(", ") || "none"}`,
-    c.dim(`explained at ${e.now}${e.base_url ? ` against ${e.base_url}` : ""}`),
+    c.dim(`explained at ${e.now}${e.base_url ? ` against ${serviceName(e.base_url, e.profile)}` : ""}`),
   ];
   for (const r of e.rules) out.push("", ...ruleLines(c, r));
   if (e.rules.length === 0) out.push("", `No loaded rule acts on workflow ${i.process_id}.`);
   if (e.other_rules.length > 0) {
     out.push("", c.dim(`Not for this workflow: ${e.other_rules.map((o) => `${o.rule} (${o.workflow})`).join(", ")}`));
   }
-  return `${out.join("\n")}\n`;
+  return terminalSafe(`${out.join("\n")}\n`, color);
 }

@@ -5,16 +5,20 @@
  * where the plan and the journal are. Built only from the plan and the outcomes: no setting, header or key.
  */
 import { MUTATING_KINDS } from "../../actions/index.js";
-import type { ChangeOutcome } from "../../engine/apply/outcome.js";
-import { countOutcomes } from "../../engine/apply/outcome.js";
+import type { ChangeOutcome } from "../../apply/outcome.js";
+import { countOutcomes } from "../../apply/outcome.js";
 import type { Plan, RulePlanSummary } from "../../plan/types.js";
 import { summaryLine } from "../plan/summary.js";
+import { chatSafe } from "../escape.js";
+import { serviceName } from "../../model/settings.js";
 
 export type NotifyEvent = "plan.finished" | "apply.finished";
 
 export interface NotifyPayload {
   event: NotifyEvent;
   base_url: string;
+  /** the profile that chose base_url (docs/operating.md, Profiles); absent without one */
+  profile?: string;
   started_at: string;
   finished_at: string;
   summary: Record<string, unknown>;
@@ -75,16 +79,17 @@ export function planPayload(plan: Plan, times: Times, files: { planFile?: string
   }
   // the summary line already counts audit changes
   const extra = excluded > 0 ? ` ${plural(excluded, "instance")} excluded.` : "";
-  lines.unshift(`flowrules plan against ${plan.base_url}: ${summaryLine(plan).replace(/^Plan: /, "")}${extra}`);
+  lines.unshift(`flowrules plan against ${serviceName(plan.base_url, plan.profile)}: ${summaryLine(plan).replace(/^Plan: /, "")}${extra}`);
   lines.push(...ruleLines(plan), ...where(files));
   return {
     event: "plan.finished",
     base_url: plan.base_url,
+    ...(plan.profile ? { profile: plan.profile } : {}),
     started_at: times.startedAt.toISOString(),
     finished_at: times.finishedAt.toISOString(),
     summary: { ...plan.summary, changes: plan.changes.length, audit, excluded, errors: plan.errors.length, by_kind: byKind },
     rules: plan.rules,
-    text: lines.join("\n"),
+    text: chatSafe(lines.join("\n")),
   };
 }
 
@@ -114,7 +119,7 @@ export function applyPayload(n: ApplyNotice, times: Times): NotifyPayload {
   if (counts.failed + counts.not_aborted) head.push(`${counts.failed + counts.not_aborted} failed`);
   if (deferred) head.push(`${deferred} deferred`);
   const lines = [
-    `${problems > 0 ? ":warning: " : ""}flowrules apply to ${n.plan.base_url} ${problems > 0 ? "incomplete" : "complete"}: ${head.join(", ")} ` +
+    `${problems > 0 ? ":warning: " : ""}flowrules apply to ${serviceName(n.plan.base_url, n.plan.profile)} ${problems > 0 ? "incomplete" : "complete"}: ${head.join(", ")} ` +
       `(of ${plural(n.outcomes.length, "change")})${n.audit > 0 ? `; ${n.audit} audit ${n.audit === 1 ? "change" : "changes"} not sent` : ""}`,
   ];
   const sections: Array<[string, ChangeOutcome[]]> = [
@@ -132,6 +137,7 @@ export function applyPayload(n: ApplyNotice, times: Times): NotifyPayload {
   return {
     event: "apply.finished",
     base_url: n.plan.base_url,
+    ...(n.plan.profile ? { profile: n.plan.profile } : {}),
     started_at: times.startedAt.toISOString(),
     finished_at: times.finishedAt.toISOString(),
     summary: {
@@ -146,6 +152,6 @@ export function applyPayload(n: ApplyNotice, times: Times): NotifyPayload {
       by_kind: byKind,
     },
     rules: n.plan.rules,
-    text: lines.join("\n"),
+    text: chatSafe(lines.join("\n")),
   };
 }

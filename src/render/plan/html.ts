@@ -5,9 +5,12 @@
  * Content-Security-Policy of `default-src 'none'` that allows only this page's own style and script (by hash), so
  * even a value that slipped through escaping could neither run nor load anything.
  */
+import { serviceName } from "../../model/settings.js";
 import { createHash } from "node:crypto";
 import { MUTATING_KINDS } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
+import { textSafe, textSafeLines } from "../escape.js";
+import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { diffKeys, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 
@@ -20,15 +23,15 @@ const MAX_REPORT_ROWS = 500;
 /** A value longer than this is cut on the page (the full value is in the cell's tooltip and the JSON plan). */
 const MAX_VALUE_CHARS = 300;
 
-/** Text for HTML content and double-quoted attribute values. */
+/** Text for HTML content and double-quoted attribute values; controls and bidi overrides shown, not obeyed. */
 export function esc(v: unknown): string {
   const s = typeof v === "string" ? v : String(v);
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return textSafeLines(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** Text for element content only (quotes need no escaping there; values are full of them and rows are many). */
 function text(v: string): string {
-  return v.replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return textSafeLines(v).replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** JSON safe inside a <script> element: no `</script>`, no `<!--`, no line separators that end a JS string. */
@@ -103,7 +106,8 @@ function changeRow(ch: PlannedChange): string {
 /** What the search box matches: instance id and name, rule, kind (its name and its label), "audit". */
 function searchText(ch: PlannedChange): string {
   const { label } = kindLabel(ch);
-  return `#${ch.instance_id} ${ch.instance_name} ${ch.rule} ${ch.kind} ${label}${isAudit(ch) ? " audit" : ""}`.toLowerCase();
+  // as the page shows the name: the filter matches what a reviewer sees
+  return textSafe(`#${ch.instance_id} ${ch.instance_name} ${ch.rule} ${ch.kind} ${label}${isAudit(ch) ? " audit" : ""}`).toLowerCase();
 }
 
 function plural(n: number, one: string, many: string): string {
@@ -333,7 +337,15 @@ export const html: PlanFormatter = (plan) => {
   const body: string[] = [];
   body.push(`<a class="skip" href="#changes">Skip to the changes</a><main>`);
   body.push(`<header><h1>flowrules plan</h1><p class="summary" id="summary">${esc(summaryLine(plan))}</p>`);
-  body.push(`<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url || "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`);
+  body.push(`<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url ? serviceName(plan.base_url, plan.profile) : "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`);
+  const changed = changedSinceOf(plan);
+  if (changed) {
+    body.push(`<p class="meta" id="changed-since">${changedSinceHeadline(changed.changed_since, (s) => `<code>${esc(s)}</code>`)}</p>`);
+    if (changed.removed_rules.length > 0) {
+      const items = changed.removed_rules.map((r) => `<li><code>${esc(r.name)}</code> (was in <code>${esc(r.file)}</code>)</li>`);
+      body.push(`<p class="meta">${REMOVED_HEADING} ${REMOVED_WHY}:</p><ul>${items.join("")}</ul>`);
+    }
+  }
   body.push(`<nav aria-label="Sections">${nav.join(" · ")}</nav>${countsList(plan)}</header>`);
   body.push(errorsHtml);
   body.push(`<section id="rules" aria-labelledby="rules-h"><h2 id="rules-h">Rules (${plan.rules.length})</h2>${rulesTable(plan)}</section>`);

@@ -1,5 +1,5 @@
-/** The JSON plan (docs/design.md, "The JSON plan"), with its digest, two-space indented, keys in a fixed order. */
-import { withDigest } from "../../plan/digest.js";
+/** The JSON plan (docs/design.md, "The JSON plan"): the very bytes of the plan file, from its one writer. */
+import { planFileText } from "../../plan/write.js";
 import type { PlanFormatter } from "./types.js";
 
-export const json: PlanFormatter = (plan) => `${JSON.stringify(withDigest(plan), null, 2)}\n`;
+export const json: PlanFormatter = (plan) => planFileText(plan);

@@ -2,7 +2,10 @@
  * Markdown for pull-request comments (after Atlantis): summary and rule table outside a collapsible block, the diff
  * inside, and the whole comment under the 65,536-character limit however big the plan, saying what was left out.
  */
+import { serviceName } from "../../model/settings.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
+import { markdownCodeSafe, markdownSafe } from "../escape.js";
+import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, presentation, showValue, summaryLine } from "./summary.js";
 import type { PlanFormatter } from "./types.js";
 
@@ -11,26 +14,32 @@ export const MARKDOWN_LIMIT = 65_536;
 const MAX_ERRORS = 50;
 const MAX_REPORT_ROWS = 50;
 
-/** Table cells must not break the table: escape pipes, flatten newlines. */
+/** Data as Markdown text: one line, no markup of its own (it cannot break a table, close a block or add HTML). */
 function md(v: unknown): string {
   let s: string;
   if (v === null || v === undefined) s = "";
   else if (typeof v === "string") s = v;
   else if (Array.isArray(v)) s = v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(", ");
   else s = JSON.stringify(v);
-  return s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+  return markdownSafe(s);
 }
 
+/** A name in a code span: a backtick would end the span, so it becomes a quote. */
+function code(s: string): string {
+  return `\`${markdownCodeSafe(s).replace(/`/g, "'")}\``;
+}
+
+/** A Mermaid label in quotes: Mermaid's own entity codes for what would end the label or make markup. */
 function mermaidLabel(s: string): string {
-  return s.replace(/"/g, "'").replace(/\r?\n/g, " ");
+  return markdownCodeSafe(s).replace(/"/g, "'").replace(/[<>&#]/g, (c) => `#${c.charCodeAt(0)};`);
 }
 
 export function reportMarkdown(r: PlannedReport): string {
   const lines: string[] = [];
   lines.push(`#### ${md(r.title)}`, "");
-  lines.push(`Rule \`${r.rule}\`: ${r.rows.length} ${r.rows.length === 1 ? "instance" : "instances"} grouped by \`${r.group_by}\`.`, "");
+  lines.push(`Rule ${code(r.rule)}: ${r.rows.length} ${r.rows.length === 1 ? "instance" : "instances"} grouped by ${code(r.group_by)}.`, "");
   if (r.groups.length > 0) {
-    lines.push("```mermaid", `pie showData title ${mermaidLabel(r.title)} by ${r.group_by}`);
+    lines.push("```mermaid", `pie showData title ${mermaidLabel(r.title)} by ${mermaidLabel(r.group_by)}`);
     for (const g of r.groups) lines.push(`    "${mermaidLabel(g.key)}" : ${g.count}`);
     lines.push("```", "");
   }
@@ -60,23 +69,39 @@ function ruleState(plan: Plan, r: RulePlanSummary): string {
 function changeBlock(ch: PlannedChange): string {
   const p = presentation(ch.kind);
   const what = describeChange(ch).label;
-  const lines = [`@@ ${p.symbol} #${ch.instance_id} ${ch.instance_name.replace(/\r?\n/g, " ")}: ${what}${ch.audit === true ? " (audit: not applied)" : ""} @@`];
+  // inside a diff fence, shown literally: only controls and line breaks need care
+  const f = markdownCodeSafe;
+  const lines = [`@@ ${p.symbol} #${ch.instance_id} ${f(ch.instance_name)}: ${f(what)}${ch.audit === true ? " (audit: not applied)" : ""} @@`];
   for (const key of diffKeys(ch.before, ch.after)) {
-    if (key in ch.before) lines.push(`- ${key}: ${showValue(ch.before[key])}`);
-    lines.push(`+ ${key}: ${showValue(ch.after[key])}`);
+    if (key in ch.before) lines.push(`- ${f(key)}: ${f(showValue(ch.before[key]))}`);
+    lines.push(`+ ${f(key)}: ${f(showValue(ch.after[key]))}`);
   }
   return lines.join("\n");
 }
 
+/** The changed-since note, as a quote under the heading, outside any collapsed block, where reviewers look first. */
+function changedSinceNote(plan: Plan): string {
+  const changed = changedSinceOf(plan);
+  if (!changed) return "";
+  const note = [`> ${changedSinceHeadline(changed.changed_since, code)}`];
+  if (changed.removed_rules.length > 0) {
+    note.push("", `**${REMOVED_HEADING}** ${REMOVED_WHY}:`, "");
+    for (const r of changed.removed_rules) note.push(`- ${code(r.name)} (was in ${code(r.file)})`);
+  }
+  return `${note.join("\n")}\n\n`;
+}
+
 export const markdown: PlanFormatter = (plan, options) => {
   const limit = options.maxChars ?? MARKDOWN_LIMIT;
-  const where = options.planFile ? `\`${options.planFile}\`` : "the JSON plan (`flowrules plan --out plan.json`)";
+  // in the head, so the body's budget leaves it room
+  const changed = changedSinceNote(plan);
+  const where = options.planFile ? code(options.planFile) : "the JSON plan (`flowrules plan --out plan.json`)";
   const head: string[] = [];
-  head.push("## flowrules plan", "", `**${summaryLine(plan)}**`, "");
+  head.push("## flowrules plan", "", `${changed}**${summaryLine(plan)}**`, "");
   head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
   for (const r of plan.rules) {
     const wf = r.workflow_id === null ? "—" : `${r.workflow_id}${r.workflow_name ? ` ${md(r.workflow_name)}` : ""}`;
-    head.push(`| \`${r.name}\` | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${ruleState(plan, r)} |`);
+    head.push(`| ${code(r.name)} | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${ruleState(plan, r)} |`);
   }
   head.push("");
   const audit = plan.changes.filter((c) => c.audit === true).length;
@@ -94,7 +119,7 @@ export const markdown: PlanFormatter = (plan, options) => {
     if (plan.errors.length > MAX_ERRORS) head.push(`- … ${plan.errors.length - MAX_ERRORS} more in ${where}`);
     head.push("");
   }
-  const footer = `\n_Planned at ${plan.created_at} against ${plan.base_url || "fixtures"} by flowrules ${plan.flowrules_version}._\n`;
+  const footer = `\n_Planned at ${md(plan.created_at)} against ${md(plan.base_url ? serviceName(plan.base_url, plan.profile) : "fixtures")} by flowrules ${md(plan.flowrules_version)}._\n`;
 
   let out = `${head.join("\n")}\n`;
   const budget = (): number => limit - out.length - footer.length - 400;
@@ -119,7 +144,7 @@ export const markdown: PlanFormatter = (plan, options) => {
     for (const ch of plan.changes) {
       let piece = "";
       if (ch.rule !== currentRule) {
-        piece += `${currentRule ? "```\n\n" : ""}#### \`${ch.rule}\`\n\n\`\`\`diff\n`;
+        piece += `${currentRule ? "```\n\n" : ""}#### ${code(ch.rule)}\n\n\`\`\`diff\n`;
       }
       piece += `${changeBlock(ch)}\n`;
       if (body.length + piece.length > budget() - 200) break;

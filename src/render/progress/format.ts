@@ -2,7 +2,7 @@
  * Progress in words, from the engine's progress data: one short line for the terminal, and the fields of the JSON
  * `progress` event. Pure functions of their inputs (and of the time passed in), so both views say the same.
  */
-import type { ApplyProgress } from "../../engine/apply/execute.js";
+import type { ApplyProgress } from "../../apply/types.js";
 
 /** Time spent waiting, as the API client reported it (ClientEvent "rate-limited"). */
 export interface Waits {

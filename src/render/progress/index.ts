@@ -7,7 +7,7 @@
  * limit and on 429 answers (ClientEvent "rate-limited") and each request. This view turns both into words.
  */
 import type { ClientEvent } from "../../api/index.js";
-import type { ApplyProgress } from "../../engine/apply/execute.js";
+import type { ApplyProgress } from "../../apply/types.js";
 import type { PlanProgress } from "../../engine/plan-live.js";
 import type { CommandIO } from "../../log/command-io.js";
 import { ProgressEvents } from "../events/progress.js";

@@ -4,6 +4,8 @@
  * bring several dependencies for what is one line here; plain lines the command writes meanwhile go through
  * `clear()` first, so they never mix with the progress line.
  */
+import { textSafe } from "../escape.js";
+
 const ERASE = "\r\u001b[2K";
 
 export class TerminalLine {
@@ -26,7 +28,9 @@ export class TerminalLine {
     if (!force && this.shown && t - this.lastDraw < this.minIntervalMs) return;
     this.lastDraw = t;
     const width = Math.max(20, this.columns() - 1);
-    const cut = text.length > width ? `${text.slice(0, width - 1)}…` : text;
+    // a rule name holding controls must not move the cursor or erase more than this line
+    const safe = textSafe(text);
+    const cut = safe.length > width ? `${safe.slice(0, width - 1)}…` : safe;
     this.write(`${ERASE}${cut}`);
     this.shown = true;
   }

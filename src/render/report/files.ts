@@ -3,7 +3,8 @@
  * are made safe whatever the rule is called (only letters, digits, `.`, `_`, `-`; no leading dot; bounded length),
  * and unique even on case-insensitive file systems (a second report of one rule gets `-2`).
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
+import { writeFileAtomic } from "../../model/write-file.js";
 import { join } from "node:path";
 import type { Plan } from "../../plan/types.js";
 import { reportCsv } from "./csv.js";
@@ -44,8 +45,8 @@ export async function writeReportFiles(dir: string, plan: Plan): Promise<string[
     const stem = stems[i] ?? safeStem(r.rule);
     const csv = join(dir, `${stem}.csv`);
     const json = join(dir, `${stem}.json`);
-    await writeFile(csv, reportCsv(r));
-    await writeFile(json, reportJson(r, plan));
+    await writeFileAtomic(csv, reportCsv(r));
+    await writeFileAtomic(json, reportJson(r, plan));
     written.push(csv, json);
   }
   return written;

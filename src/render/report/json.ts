@@ -1,5 +1,6 @@
 /** A report as its own JSON document: the plan's report (groups with counts and ids, rows) plus when and where. */
 import type { Plan, PlannedReport } from "../../plan/types.js";
+import { jsonSafe } from "../escape.js";
 
 export function reportJson(r: PlannedReport, plan: Pick<Plan, "created_at" | "base_url" | "flowrules_version">): string {
   const doc = {
@@ -15,5 +16,5 @@ export function reportJson(r: PlannedReport, plan: Pick<Plan, "created_at" | "ba
     groups: r.groups,
     rows: r.rows,
   };
-  return `${JSON.stringify(doc, null, 2)}\n`;
+  return jsonSafe(`${JSON.stringify(doc, null, 2)}\n`);
 }

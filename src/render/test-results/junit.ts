@@ -6,6 +6,7 @@
 import { failureLines } from "./text.js";
 import pc from "picocolors";
 import { brokenFiles, type CaseResult, type TestRun } from "../../rule-tests/types.js";
+import { saidText } from "./said.js";
 
 /** XML 1.0 text: escape markup, drop characters XML cannot carry at all (control characters, lone surrogates). */
 export function xmlEscape(s: string): string {
@@ -29,7 +30,7 @@ function testcase(r: CaseResult): string {
   if (r.status === "pass") return `    <testcase ${attrs}/>`;
   const tag = r.status === "error" ? "error" : "failure";
   const first = r.failures[0];
-  const detail = first && first.expected !== undefined ? `: expected ${first.expected}, actual ${first.actual ?? "?"}` : "";
+  const detail = first && first.expected !== undefined ? `: expected ${saidText(first.expected)}, actual ${first.actual !== undefined ? saidText(first.actual) : "?"}` : "";
   const full = first ? `${first.instance !== undefined ? `instance ${first.instance}: ` : ""}${first.subject}${detail}` : r.status;
   const message = full.length > 300 ? `${full.slice(0, 299)}…` : full;
   const body = r.failures.flatMap((f) => failureLines(plain, f)).join("\n");

@@ -4,6 +4,9 @@
  */
 import pc from "picocolors";
 import { brokenFiles, counts, type CaseResult, type Failure, type TestRun } from "../../rule-tests/types.js";
+import { terminalSafe } from "../escape.js";
+import { saidText } from "./said.js";
+import { table } from "../table.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -16,34 +19,26 @@ function label(c: Colors, r: CaseResult): string {
   return c.red(r.status === "error" ? "ERROR" : "FAIL");
 }
 
-function table(c: Colors, results: CaseResult[]): string[] {
-  const rows = results.map((r) => [r.status, r.rules.join(", "), r.name, where(r)]);
-  const header = ["RESULT", "RULE", "CASE", "FILE"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
-  const line = (cells: string[], first: string): string =>
-    [first + " ".repeat(Math.max(0, (widths[0] ?? 0) - (cells[0] ?? "").length)), ...cells.slice(1).map((x, i) => x.padEnd(widths[i + 1] ?? 0))]
-      .join("  ")
-      .trimEnd();
-  return [
-    c.bold(line(header, header[0] ?? "")),
-    ...results.map((r, i) => line(rows[i] ?? [], label(c, r))),
-  ];
+function resultsTable(c: Colors, results: CaseResult[]): string[] {
+  // the coloured label takes the columns of its text: the table measures without colour codes
+  const [header = "", ...lines] = table([["RESULT", "RULE", "CASE", "FILE"], ...results.map((r) => [label(c, r), r.rules.join(", "), r.name, where(r)])]);
+  return [c.bold(header), ...lines];
 }
 
 export function failureLines(c: Colors, f: Failure): string[] {
   const who = f.instance !== undefined ? `instance ${f.instance}${f.instance_name !== undefined ? ` ${JSON.stringify(f.instance_name)}` : ""}: ` : "";
   const at = f.at ? `${f.at.file}:${f.at.line}:${f.at.col}: ` : "";
   const out = [`  ${c.red("✗")} ${at}${who}${f.subject}`];
-  if (f.expected !== undefined) out.push(`      expected: ${c.green(f.expected)}`);
-  if (f.actual !== undefined) out.push(`      actual:   ${c.red(f.actual)}`);
-  for (const [i, w] of (f.why ?? []).entries()) out.push(`      ${i === 0 ? "why:" : "    "}      ${c.dim(w)}`);
+  if (f.expected !== undefined) out.push(`      expected: ${c.green(saidText(f.expected))}`);
+  if (f.actual !== undefined) out.push(`      actual:   ${c.red(saidText(f.actual))}`);
+  for (const [i, w] of (f.why ?? []).entries()) out.push(`      ${i === 0 ? "why:" : "    "}      ${c.dim(saidText(w))}`);
   return out;
 }
 
 export function testsText(run: TestRun, color: boolean): string {
   const c = pc.createColors(color);
   const out: string[] = [];
-  if (run.results.length > 0) out.push(...table(c, run.results));
+  if (run.results.length > 0) out.push(...resultsTable(c, run.results));
   const failed = run.results.filter((r) => r.status !== "pass");
   if (failed.length > 0) {
     out.push("", c.bold("Failures"));
@@ -56,5 +51,5 @@ export function testsText(run: TestRun, color: boolean): string {
   const { passed, failed: nFailed } = counts(run);
   const note = broken > 0 ? c.dim(`  (${broken} of them: ${broken === 1 ? "a file" : "files"} that did not load, see the messages above)`) : "";
   out.push("", c.bold(`${passed} passed, ${nFailed} failed`) + note);
-  return `${out.join("\n")}\n`;
+  return terminalSafe(`${out.join("\n")}\n`, color);
 }

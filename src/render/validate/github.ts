@@ -1,10 +1,11 @@
 /** GitHub Actions workflow commands: `::error file=…,line=…,col=…::message`, shown as annotations on the PR. */
 import type { Diagnostic } from "../../rules/types.js";
 import { counts, plural, type DiagnosticFormatter } from "./types.js";
+import { textSafeLines } from "../escape.js";
 
 /** Escaping of workflow commands: data escapes % CR LF; property values also : and , */
 function escapeData(s: string): string {
-  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+  return textSafeLines(s).replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 }
 
 function escapeProperty(s: string): string {

@@ -8,9 +8,5 @@ export const DIAGNOSTIC_FORMATS = { text, json, github } satisfies Record<string
 export type DiagnosticFormat = keyof typeof DIAGNOSTIC_FORMATS;
 export const DIAGNOSTIC_FORMAT_NAMES = Object.keys(DIAGNOSTIC_FORMATS) as DiagnosticFormat[];
 
-export function isDiagnosticFormat(s: string): s is DiagnosticFormat {
-  return Object.hasOwn(DIAGNOSTIC_FORMATS, s);
-}
-
 export type { DiagnosticFormatter, DiagnosticFormatOptions } from "./types.js";
 export { text, json, github };

@@ -1,5 +1,6 @@
 /** One JSON document: `{ valid, errors, warnings, files, rules, diagnostics: [...] }`. */
 import { counts, type DiagnosticFormatter } from "./types.js";
+import { jsonSafe } from "../escape.js";
 
 export const json: DiagnosticFormatter = (diagnostics, opts) => {
   const { errors, warnings } = counts(diagnostics);
@@ -19,5 +20,5 @@ export const json: DiagnosticFormatter = (diagnostics, opts) => {
       ...(d.rule !== undefined ? { rule: d.rule } : {}),
     })),
   };
-  return `${JSON.stringify(doc, null, 2)}\n`;
+  return jsonSafe(`${JSON.stringify(doc, null, 2)}\n`);
 };

@@ -3,8 +3,7 @@
  * sandbox, opened in headless Chromium from file://: nothing is fetched, every change of the JSON plan of the same
  * run is on the page once, the counts are the plan's, the search box filters as one types, each report is a chart.
  */
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
@@ -14,6 +13,7 @@ import { summaryLine } from "../../../src/render/plan/summary.js";
 import { startSandbox, type RunningSandbox } from "../../../src/sandbox/index.js";
 import { launchBrowser, openFile, type OpenedPage } from "../../helpers/browser.js";
 import { runCli } from "../../helpers/cli.js";
+import { tempDir } from "../../helpers/temp.js";
 
 const OUTPUT = fileURLToPath(new URL("../../../test-output/", import.meta.url));
 
@@ -25,7 +25,7 @@ let opened: OpenedPage;
 
 beforeAll(async () => {
   sb = await startSandbox({ port: 0 });
-  const dir = await mkdtemp(join(tmpdir(), "flowrules-html-"));
+  const dir = await tempDir("flowrules-html-");
   const env = { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" };
   const planFile = join(dir, "plan.json");
   const r = await runCli(["plan", "rules/", "examples/reports/", "--format", "html", "--out", planFile, "-q"], env);

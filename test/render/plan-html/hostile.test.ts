@@ -3,8 +3,7 @@
  * markup show literally in Chromium and inject nothing, in content, attributes and the embedded search data. Also the
  * keys another part of flowrules may add (`audit` on a change, `excluded` on a rule) appear only when present.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +11,7 @@ import type { Plan, PlannedChange } from "../../../src/plan/types.js";
 import { PLAN_FORMATS } from "../../../src/render/plan/index.js";
 import { esc, scriptJson } from "../../../src/render/plan/html.js";
 import { launchBrowser, openFile, type OpenedPage } from "../../helpers/browser.js";
+import { tempDir } from "../../helpers/temp.js";
 
 const IMG = "<img src=x onerror=window.__x=1>";
 const SCRIPT = "</script><script>window.__y=1</script>";
@@ -75,7 +75,7 @@ let out: string;
 
 beforeAll(async () => {
   out = PLAN_FORMATS.html(plan, { color: false });
-  const file = join(await mkdtemp(join(tmpdir(), "flowrules-html-")), "plan.html");
+  const file = join(await tempDir("flowrules-html-"), "plan.html");
   await writeFile(file, out);
   browser = await launchBrowser();
   opened = await openFile(browser, file);

@@ -1,0 +1,268 @@
+/**
+ * The apply journal: append-only JSON lines, one per event, written (and fdatasync'ed) as it happens, so that a run
+ * killed at any point leaves a record the next run of the same plan can trust:
+ *
+ *   {"event":"start","plan":"sha256:…","at":"…","pid":123,"host":"…","flowrules_version":"…"}
+ *   {"event":"intent","change":"rule:complete_step:100001:20111","attempt":1,"at":"…"}       ← before the request
+ *   {"event":"done","change":"…","how":"response","last_updated_time":"…","at":"…"}
+ *   {"event":"stale"|"failed"|"not_aborted","change":"…","reason":"…","at":"…"}   (failed: outcome_unknown?)
+ *   {"event":"check","since":"…","started_at":"…","workflows":2,"listed":5,"read":1,"stale":1,"at":"…"}   ← staleness
+ *   {"event":"finish","at":"…","applied":3,"stale":1,"failed":0,"not_aborted":0,"deferred":0}
+ *
+ * An `intent` without a later outcome means "the request may have been sent": the next run decides it by reading
+ * the instance, never by sending blindly. Lines belong to the plan named by the `start` line before them, so one file
+ * may hold the runs of several plans (a `--journal` shared by scheduled runs) without mixing them up.
+ */
+import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeSync, fstatSync, readSync } from "node:fs";
+import { hostname } from "node:os";
+import { dirname } from "node:path";
+import { z } from "zod";
+import { UserError } from "../model/errors.js";
+import { writeFailure } from "../model/write-file.js";
+import { errorMessage } from "../model/guards.js";
+
+const at = z.string();
+const EventSchema = z.discriminatedUnion("event", [
+  z.object({
+    event: z.literal("start"),
+    plan: z.string(),
+    at,
+    pid: z.number().int(),
+    host: z.string(),
+    flowrules_version: z.string().optional(),
+    plan_file: z.string().optional(),
+  }),
+  z.object({ event: z.literal("intent"), change: z.string(), attempt: z.number().int(), batch: z.number().int().optional(), at }),
+  z.object({
+    event: z.literal("done"),
+    change: z.string(),
+    /** response: the service answered 2xx; returned: the bulk abort answer listed the id; verified: decided by reading */
+    how: z.enum(["response", "returned", "verified"]),
+    /** the instance's last_updated_time right after our change, when known: the baseline for its other changes */
+    last_updated_time: z.string().optional(),
+    at,
+  }),
+  z.object({ event: z.literal("stale"), change: z.string(), reason: z.string(), at }),
+  z.object({
+    event: z.literal("failed"),
+    change: z.string(),
+    reason: z.string(),
+    /** true when the request may still have taken effect (it could not be decided by reading) */
+    outcome_unknown: z.boolean().optional(),
+    at,
+  }),
+  z.object({ event: z.literal("not_aborted"), change: z.string(), reason: z.string(), at }),
+  /** a staleness check: instances of `workflows` workflows updated since `since` were listed, and judged */
+  z.object({
+    event: z.literal("check"),
+    since: z.string(),
+    started_at: z.string(),
+    workflows: z.number().int(),
+    listed: z.number().int(),
+    read: z.number().int(),
+    stale: z.number().int(),
+    at,
+  }),
+  z.object({
+    event: z.literal("finish"),
+    at,
+    applied: z.number().int(),
+    stale: z.number().int(),
+    failed: z.number().int(),
+    not_aborted: z.number().int(),
+    /** not started before --max-duration ran out: the next run of this plan resumes them */
+    deferred: z.number().int().optional(),
+  }),
+]);
+export type JournalEvent = z.infer<typeof EventSchema>;
+type Without<E, K extends string> = E extends unknown ? Omit<E, K> : never;
+/** An event as callers give it: the journal stamps `at`. */
+export type NewEvent = Without<JournalEvent, "at">;
+export type DoneEvent = Extract<JournalEvent, { event: "done" }>;
+
+/** What earlier runs of this plan left behind, per change. */
+export interface ChangeHistory {
+  /** the change took effect (terminal) */
+  done?: DoneEvent;
+  /** the instance could not be aborted (terminal: it is not running) */
+  notAborted?: string;
+  /** an intent was written after the last outcome: the request may have been sent */
+  unresolvedIntent: boolean;
+  /** intents over all runs */
+  intents: number;
+  /** when the latest intent was written */
+  lastIntentAt?: string;
+}
+
+export class Journal {
+  private readonly history = new Map<string, ChangeHistory>();
+  /** instance id → its last_updated_time after our latest change to it */
+  private readonly baselines = new Map<number, string>();
+  private fd: number | undefined;
+  /** lines that did not parse (a torn last line after a crash), reported once */
+  readonly skippedLines: number;
+  /** runs of this plan recorded before this one */
+  readonly earlierRuns: number;
+  /** runs of other plans in the same file (a --journal shared by scheduled runs) */
+  readonly otherPlanRuns: number;
+
+  private constructor(
+    readonly file: string,
+    readonly planDigest: string,
+    events: JournalEvent[],
+    skipped: number,
+    otherPlans: number,
+    private readonly instanceOf: (changeId: string) => number | undefined,
+  ) {
+    this.skippedLines = skipped;
+    this.otherPlanRuns = otherPlans;
+    this.earlierRuns = events.filter((e) => e.event === "start").length;
+    for (const e of events) this.remember(e);
+  }
+
+  /**
+   * Opens (creating it and its folder when absent) the journal of a plan, replays it, and refuses a journal that
+   * belongs to another plan. `instanceOf` maps a change id to its instance (for the per-instance baselines).
+   */
+  static open(file: string, planDigest: string, instanceOf: (changeId: string) => number | undefined): Journal {
+    const { events, skipped, otherPlans } = readEvents(file, planDigest);
+    const journal = new Journal(file, planDigest, events, skipped, otherPlans, instanceOf);
+    mkdirSync(dirname(file), { recursive: true });
+    journal.fd = openSync(file, "a", 0o644);
+    journal.terminateTornLine();
+    return journal;
+  }
+
+  historyOf(changeId: string): ChangeHistory {
+    return this.history.get(changeId) ?? { unresolvedIntent: false, intents: 0 };
+  }
+
+  /** The instance's last_updated_time after our latest change to it (this run or an earlier one), if known. */
+  baselineOf(instanceId: number): string | undefined {
+    return this.baselines.get(instanceId);
+  }
+
+  /** Appends one event, durably, before returning. */
+  append(event: NewEvent): void {
+    this.appendAll([event]);
+  }
+
+  /** Appends several events in one write and one sync (a bulk-abort batch's intents). */
+  appendAll(events: NewEvent[]): void {
+    if (events.length === 0) return;
+    if (this.fd === undefined) throw new Error(`the journal ${this.file} is closed`);
+    const stamp = new Date().toISOString();
+    const full = events.map((e) => ({ ...e, at: stamp }) as JournalEvent);
+    const text = full.map((e) => `${JSON.stringify(e)}\n`).join("");
+    const buf = Buffer.from(text, "utf8");
+    try {
+      let off = 0;
+      while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+      // survives a power cut too, not only kill -9 (which the page cache would survive anyway)
+      fdatasyncSync(this.fd);
+    } catch (err) {
+      // nothing is sent whose intent is not journalled: the run stops here, naming the file (issue 28)
+      throw new UserError(`cannot write the journal ${this.file}: ${writeFailure(err)}`);
+    }
+    for (const e of full) this.remember(e);
+  }
+
+  /** Records the start of a run. */
+  start(extra: { flowrules_version: string; plan_file?: string }): void {
+    this.append({ event: "start", plan: this.planDigest, pid: process.pid, host: hostname(), ...extra });
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private remember(e: JournalEvent): void {
+    if (e.event === "start" || e.event === "finish" || e.event === "check") return;
+    const h = this.history.get(e.change) ?? { unresolvedIntent: false, intents: 0 };
+    switch (e.event) {
+      case "intent":
+        h.intents += 1;
+        h.unresolvedIntent = true;
+        h.lastIntentAt = e.at;
+        break;
+      case "done": {
+        h.done = e;
+        h.unresolvedIntent = false;
+        const id = this.instanceOf(e.change);
+        if (id !== undefined && e.last_updated_time) this.baselines.set(id, e.last_updated_time);
+        break;
+      }
+      case "not_aborted":
+        h.notAborted = e.reason;
+        h.unresolvedIntent = false;
+        break;
+      case "stale":
+        h.unresolvedIntent = false;
+        break;
+      case "failed":
+        // decided without effect, unless the failure itself left the outcome open
+        h.unresolvedIntent = e.outcome_unknown === true;
+        break;
+    }
+    this.history.set(e.change, h);
+  }
+
+  /** After a crash mid-write the file may end without a newline: start our lines on a fresh one. */
+  private terminateTornLine(): void {
+    if (this.fd === undefined) return;
+    const size = fstatSync(this.fd).size;
+    if (size === 0) return;
+    const fd = openSync(this.file, "r");
+    try {
+      const last = Buffer.alloc(1);
+      readSync(fd, last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) writeSync(this.fd, "\n");
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
+/**
+ * The events of one plan: a journal file may hold runs of several plans (one --journal for every scheduled run);
+ * each line belongs to the run whose `start` line precedes it, and only this plan's runs count.
+ */
+function readEvents(file: string, planDigest: string): { events: JournalEvent[]; skipped: number; otherPlans: number } {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if (typeof err === "object" && err !== null && "code" in err && (err as { code: unknown }).code === "ENOENT") {
+      return { events: [], skipped: 0, otherPlans: 0 };
+    }
+    throw new UserError(`cannot read the journal ${file}: ${errorMessage(err)}`);
+  }
+  const events: JournalEvent[] = [];
+  let skipped = 0;
+  let otherPlans = 0;
+  let ours = false;
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    let data: unknown;
+    try {
+      data = JSON.parse(line);
+    } catch {
+      skipped += 1; // a line torn by a crash
+      continue;
+    }
+    const parsed = EventSchema.safeParse(data);
+    if (!parsed.success) {
+      skipped += 1;
+      continue;
+    }
+    const e = parsed.data;
+    if (e.event === "start") {
+      ours = e.plan === planDigest;
+      if (!ours) otherPlans += 1;
+    }
+    if (ours) events.push(e);
+  }
+  return { events, skipped, otherPlans };
+}

@@ -1,0 +1,49 @@
+/**
+ * A short example per verb, shown after its `--help` and in docs/cli.md (scripts/docs/cli-reference.ts), so the two
+ * never differ. Each example is a command line and what it does.
+ */
+import type { Command } from "commander";
+
+export const EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [string, string]>>> = {
+  validate: [
+    ["flowrules validate", "check rules/ without any request"],
+    ["flowrules validate rules/ --format github", "annotations for a GitHub Actions run"],
+  ],
+  plan: [
+    ["flowrules plan --out plan.json", "dry-run diff of rules/, saved for `flowrules apply plan.json`"],
+    ["flowrules plan --profile production --format markdown", "the plan against a profile's service, as a PR comment"],
+    ["flowrules plan --changed-since origin/main --detailed-exitcode", "only the rules a branch edits; exit 2 when they change something"],
+  ],
+  apply: [
+    ["flowrules apply plan.json", "execute exactly that reviewed plan"],
+    ["flowrules apply rules/ --auto-approve --max-duration 14m", "plan and apply in one go, for a schedule"],
+  ],
+  show: [["flowrules show plan.json --format html > plan.html", "a saved plan for review in the browser"]],
+  test: [["flowrules test --junit results.xml", "the rule tests beside the rules, no network"]],
+  explain: [["flowrules explain --instance 100008", "why each rule matches one live instance or not"]],
+  workflows: [["flowrules workflows --profile staging", "the workflows a profile's key sees"]],
+  describe: [["flowrules describe 'Expense claim'", "one workflow's steps and form fields"]],
+  init: [["flowrules init rules --workflow 1042", "a starter rule and test file for one workflow"]],
+  pull: [["flowrules pull", "write flowrules.workflows.json for the workflows the rules name"]],
+  watch: [
+    ["flowrules watch rules/ --state .flowrules/state --apply --metrics-port 9464", "approve within seconds, polling within 20 % of the key's rate limit"],
+    ["flowrules watch --profile prod --state /var/lib/flowrules", "only log what each cycle would do, against a profile's service"],
+  ],
+  completion: [["flowrules completion bash > ~/.local/share/bash-completion/completions/flowrules", "Tab completion of verbs, flags, rule and profile names"]],
+  sandbox: [["flowrules sandbox --port 4010", "the simulated service at http://127.0.0.1:4010/api until Ctrl-C"]],
+};
+
+/** The examples of one verb as help text ("" when it has none). */
+export function examplesText(verb: string): string {
+  const list = EXAMPLES[verb] ?? [];
+  if (list.length === 0) return "";
+  return `\nExamples:\n${list.map(([line, what]) => `  # ${what}\n  $ ${line}`).join("\n")}\n`;
+}
+
+/** Adds each verb's examples after its help. */
+export function addExamples(program: Command): void {
+  for (const cmd of program.commands) {
+    const text = examplesText(cmd.name());
+    if (text) cmd.addHelpText("after", text);
+  }
+}

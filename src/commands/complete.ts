@@ -1,0 +1,69 @@
+/**
+ * Names the completion scripts offer, read cheaply at completion time from the words typed so far: profile names
+ * (the `profiles:` keys of the file `--config` names on the line, else $FLOWRULES_CONFIG, else flowrules.config.yaml
+ * in the current folder; docs/operating.md) and rule names (the `name:` of each rule in the paths typed after the
+ * verb, else rules/, read as YAML without compiling). A missing or unreadable file is no names.
+ */
+import { readFile } from "node:fs/promises";
+import { parse } from "yaml";
+import { isRecord } from "../model/guards.js";
+// files.js alone: the rules index would load the compiler, and this runs on every Tab
+import { listRuleFiles } from "../rules/files.js";
+
+export const CONFIG_FILE = "flowrules.config.yaml";
+/** the default rule paths of every verb (DEFAULT_RULE_PATHS in src/rules/load.ts) */
+const RULE_PATHS = ["rules/"];
+
+export type CompletionList = "profiles" | "rules";
+
+export interface TypedLine {
+  verb?: string;
+  /** positional words after the verb */
+  paths: string[];
+  /** the value of --config, when typed */
+  config?: string;
+}
+
+/** The words typed before the cursor (program name excluded): the verb, its positional words and --config. */
+export function typedLine(words: readonly string[], valueFlags: ReadonlySet<string>): TypedLine {
+  const line: TypedLine = { paths: [] };
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] ?? "";
+    if (w === "--config" || w.startsWith("--config=")) {
+      const value = w === "--config" ? words[++i] : w.slice("--config=".length);
+      if (value) line.config = value;
+    } else if (w.startsWith("-")) {
+      if (valueFlags.has(w)) i++;
+    } else if (line.verb === undefined) line.verb = w;
+    else line.paths.push(w);
+  }
+  return line;
+}
+
+async function yamlOf(file: string): Promise<unknown> {
+  try {
+    return parse(await readFile(file, "utf8")) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function profileNames(env: Record<string, string | undefined>, config?: string): Promise<string[]> {
+  const doc = await yamlOf(config || env.FLOWRULES_CONFIG || CONFIG_FILE);
+  return isRecord(doc) && isRecord(doc.profiles) ? Object.keys(doc.profiles) : [];
+}
+
+export async function ruleNames(paths: string[] = RULE_PATHS): Promise<string[]> {
+  const listing = await listRuleFiles(paths.length > 0 ? paths : RULE_PATHS);
+  const names: string[] = [];
+  for (const file of listing.files) {
+    const doc = await yamlOf(file);
+    const rules = isRecord(doc) && Array.isArray(doc.rules) ? doc.rules : [];
+    for (const r of rules) if (isRecord(r) && typeof r.name === "string" && /^[A-Za-z0-9._-]+$/.test(r.name)) names.push(r.name);
+  }
+  return [...new Set(names)];
+}
+
+export function completionNames(list: CompletionList, env: Record<string, string | undefined>, line: TypedLine = { paths: [] }): Promise<string[]> {
+  return list === "profiles" ? profileNames(env, line.config) : ruleNames(line.paths);
+}

@@ -1,0 +1,45 @@
+/**
+ * `flowrules plan --compare <git-ref>` (docs/design.md section 12): the rules added, edited or removed since the ref,
+ * both versions planned in one run against the same live data, and what the edit changes. Exit codes as `plan`,
+ * except that `--detailed-exitcode` gives 2 when there is any impact (not when there are changes).
+ */
+import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
+import { DEFAULT_RULE_PATHS } from "../rules/index.js";
+import { compareInput } from "../ci/compare.js";
+import { hasImpact, impactCounts, type ComparePlan } from "../engine/impact.js";
+import { runCompare } from "../engine/plan-compare.js";
+import { COMPARE_FORMATS } from "../render/compare/index.js";
+import { useColor, type CommandIO } from "../log/command-io.js";
+import { loadRuleSetOrReport } from "./load.js";
+import { emitPlan, planRuleSet, type PlanCommandOptions } from "./plan.js";
+
+export function compareExitCode(plan: ComparePlan, detailed: boolean): number {
+  if (plan.errors.length > 0) return EXIT_ERROR;
+  return detailed && hasImpact(plan.impact) ? EXIT_CHANGES : EXIT_OK;
+}
+
+/** Options that make no sense with --compare are refused in one line (docs/ci.md, "What a rule edit changes"). */
+function refuseCombinations(opts: PlanCommandOptions): void {
+  if (opts.changedSince !== undefined) {
+    throw new UserError("--compare and --changed-since cannot be combined: --compare already plans only the rules changed since its ref");
+  }
+  if (opts.shard !== undefined) {
+    throw new UserError("--compare cannot be combined with --shard: the impact of a rule edit is judged on all its instances in one run");
+  }
+}
+
+export async function comparePlanCommand(opts: PlanCommandOptions, io: CommandIO): Promise<number> {
+  if (opts.compare === undefined) throw new UserError("plan --compare needs a git ref");
+  refuseCombinations(opts);
+  const startedAt = new Date();
+  // the whole working tree is loaded and validated; --rule narrows the comparison (a removed rule is not in it)
+  const ruleSet = await loadRuleSetOrReport(opts.paths, [], io);
+  if (!ruleSet) return EXIT_ERROR;
+  const input = await compareInput(opts.compare, opts.paths.length > 0 ? opts.paths : DEFAULT_RULE_PATHS, ruleSet, opts.rules);
+  const { ref, commit, touched, unchanged } = input.sides;
+  io.log?.event("rules.compared", { ref, commit, touched: touched.map((t) => `${t.rule} (${t.status})`), unchanged });
+  const plan = (await planRuleSet(input.ruleSet, opts.connection, io, opts, (o) => runCompare(o, input.sides))) as ComparePlan;
+  for (const i of plan.impact) io.log?.event("rule.impact", { rule: i.rule, status: i.status, ...impactCounts(i) });
+  await emitPlan(plan, COMPARE_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }), opts, io, startedAt);
+  return compareExitCode(plan, opts.detailedExitcode);
+}

@@ -1,0 +1,156 @@
+/**
+ * Planning as `plan` and `apply <paths> --auto-approve` (and later `watch`) share it: both hand over the run's
+ * PlanningSettings whole (src/model/settings.ts), so a planning flag cannot reach one and miss the other
+ * (test/cli/settings.test.ts checks every one).
+ */
+import { clientFrom, type RequestLimiter } from "../api/index.js";
+import type { ConnectionSettings, PlanningSettings, ProfileRef } from "../model/settings.js";
+import { sendRatePerMin, serviceName } from "../model/settings.js";
+import type { Plan } from "../plan/types.js";
+import { runPlan, type PlanProgress, type RequestChoice, type RunPlanOptions } from "../engine/plan-live.js";
+import type { RuleSet } from "../rules/types.js";
+import { DEFAULT_RULE_PATHS } from "../rules/index.js";
+import { rulesChangedSince, type ChangedSince } from "../ci/changed-since.js";
+import { changedRuleSet, withChangedSince } from "../ci/changed-plan.js";
+import { shardLabel } from "../plan/shard.js";
+import { progressView } from "../render/progress/index.js";
+import { clientEventLogger, nullLogger } from "../log/index.js";
+import { logPlan } from "../render/events/plan.js";
+import { loadRuleSetOrReport } from "./load.js";
+import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
+import type { CommandIO } from "../log/command-io.js";
+import { textSafe } from "../render/escape.js";
+import { UserError } from "../model/errors.js";
+import { maskKeyInPlan } from "../engine/mask-plan.js";
+import { finishState, openStateForRun, stateSettingsOf } from "./state.js";
+
+/** One planning run: the planning settings (all optional here, as library callers and tests give only some). */
+export type PlanRunOptions = Partial<PlanningSettings> & {
+  quiet: boolean;
+  now?: Date;
+  /** the profile of the run, named beside the service in the plan and on stderr */
+  profile?: ProfileRef;
+  /** the process's one rate budget, when planning is one phase of a run (apply --auto-approve, watch) */
+  limiter?: RequestLimiter;
+  /** the plan will be applied: record what it saw of each instance it changes (src/engine/seen.ts) */
+  recordSeen?: boolean;
+};
+
+/** One request choice of the query planner as a line for people. */
+function explainLine(c: RequestChoice): string {
+  const n = `${c.requests} request${c.requests === 1 ? "" : "s"}`;
+  const who = c.rules && c.rules.length > 0 ? ` [${c.rules.join(", ")}]` : "";
+  return `requests: workflow ${c.workflow_id}, ${c.subject}: ${c.choice}, ${n}: ${c.why}${who}\n`;
+}
+
+/** The plan with its profile named right after base_url (absent without a profile, so such plans are unchanged). */
+export function withProfile<P extends Plan>(plan: P, profile: ProfileRef | undefined): P {
+  if (!profile) return plan;
+  const { format_version, flowrules_version, created_at, base_url, ...rest } = plan;
+  return { format_version, flowrules_version, created_at, base_url, profile: profile.name, ...rest } as P;
+}
+
+/** Plans an already loaded rule set against the service; shared by `plan` and `apply --auto-approve`. */
+export async function planRuleSet(
+  ruleSet: RuleSet,
+  connection: ConnectionSettings,
+  io: CommandIO,
+  opts: PlanRunOptions,
+  // `plan --compare` plans both versions of the touched rules through the same client, progress and logging
+  run: (o: RunPlanOptions) => Promise<Plan> = runPlan,
+): Promise<Plan> {
+  // checked before a client exists: a misused --resync-after is one line with nothing to close
+  const stateSettings = stateSettingsOf(opts);
+  // progress per rule (requests done of expected, ETA at the pace the limiter really allows)
+  const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(connection.rateLimitPerMin), rules: ruleSet.rules.length });
+  const logClientEvent = clientEventLogger(io.log ?? nullLogger);
+  const client = clientFrom(connection, {
+    onEvent: (e) => {
+      logClientEvent(e);
+      view.clientEvent(e);
+    },
+    ...(opts.limiter ? { limiter: opts.limiter } : {}),
+  });
+  const log = io.log ?? nullLogger;
+  const onWarning = (message: string): void => {
+    // once the service refused the key or cannot be reached, the one error at the end says so (issue 28)
+    if (client.unusable()) return;
+    log.event("structure.warning", { message }, "warn");
+    if (!log.structured) io.stderr(`warning: ${textSafe(message)}\n`);
+  };
+  const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
+  catalog.warnings.forEach(onWarning);
+  // why each request is made: always in the JSON log, on stderr with --explain-requests
+  const onRequestChoice = (c: RequestChoice): void => {
+    log.event("plan.requests", { ...c }, "debug");
+    if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
+  };
+  // the state dir is opened (and locked) before any request: an unusable one fails here, in one line
+  const now = opts.now ?? (stateSettings ? new Date() : undefined);
+  const state = stateSettings
+    ? await openStateForRun(stateSettings, client, ruleSet, now ?? new Date(), onWarning, onRequestChoice).catch(async (err: unknown) => {
+        await client.close();
+        throw err;
+      })
+    : undefined;
+  const api = state ? state.wrap(client) : client;
+  const started = Date.now();
+  try {
+    const onProgress = (p: PlanProgress): void => {
+      if (log.structured) log.event("rule.progress", { rule: p.rule, done: p.done, total: p.total }, "debug");
+      view.plan(p);
+    };
+    const plan = await run({
+      client: api,
+      ruleSet,
+      ...(now ? { now } : {}),
+      onProgress,
+      ...(opts.shard ? { shard: opts.shard } : {}),
+      ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
+      onRequestChoice,
+      ...(catalog.catalog ? { catalog: catalog.catalog.workflows } : {}),
+      onWarning,
+      ...(opts.recordSeen ? { recordSeen: true } : {}),
+    });
+    view.finish();
+    const unusable = client.unusable();
+    if (unusable) throw new UserError(`${unusable.message}; nothing was planned`);
+    maskKeyInPlan(plan, connection.apiKey);
+    const ms = Date.now() - started;
+    logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}), ...(opts.profile ? { profile: opts.profile.name } : {}) });
+    if (!opts.quiet && !log.structured) {
+      const s = (ms / 1000).toFixed(1);
+      io.stderr(`${client.stats().total} requests to ${serviceName(client.baseUrl, opts.profile?.name)} in ${s} s\n`);
+    }
+    if (state) await finishState(state, plan, io, opts.quiet);
+    return withProfile(plan, opts.profile);
+  } finally {
+    view.finish();
+    await state?.release();
+    await client.close();
+  }
+}
+
+/** The rules a run plans: loaded (narrowed by --rule), and by --changed-since when given. */
+export interface LoadedRules {
+  ruleSet: RuleSet;
+  changed?: ChangedSince;
+}
+
+/** Loads the rules of `paths` as the planning settings ask; undefined (diagnostics printed) when they do not load. */
+export async function loadPlanning(paths: string[], planning: PlanRunOptions, io: CommandIO): Promise<LoadedRules | undefined> {
+  const ruleSet = await loadRuleSetOrReport(paths, planning.rules ?? [], io);
+  if (!ruleSet) return undefined;
+  if (!planning.changedSince) return { ruleSet };
+  const changed = await rulesChangedSince(planning.changedSince, paths.length > 0 ? paths : DEFAULT_RULE_PATHS);
+  const { ref, commit, added, changed: edited, unchanged, removed } = changed;
+  io.log?.event("rules.changed", { ref, commit, added, changed: edited, unchanged: unchanged.length, removed: removed.map((r) => r.name) });
+  return { ruleSet, changed };
+}
+
+/** Plans loaded rules with the run's settings: the one planning step of `plan` and `apply --auto-approve`. */
+export async function planLoaded(loaded: LoadedRules, connection: ConnectionSettings, io: CommandIO, planning: PlanRunOptions): Promise<Plan> {
+  const { ruleSet, changed } = loaded;
+  const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, connection, io, planning);
+  return changed ? withChangedSince(planned, changed, planning.rules ?? []) : planned;
+}

@@ -1,0 +1,115 @@
+/**
+ * What a rule edit changes (docs/design.md section 12, `plan --compare`): the changes one version of a rule plans
+ * against the changes the other version plans on the same live data. Pure: two lists of changes in, the impact out.
+ *
+ * A change is identified by instance, kind and step; the same identity in both versions is a change that "remains",
+ * and it "writes other values" when its `after` differs by meaning (src/model/values.ts: numbers, instants, sets),
+ * input by input, or when the rule moved between audit and enforce.
+ */
+import { sameValue } from "../model/values.js";
+import type { Plan, PlannedChange } from "../plan/types.js";
+import type { ChangedWrite, CompareKeys, ImpactStatus, RuleImpact } from "../plan/compare-schema.js";
+
+export type { ChangedWrite, CompareKeys, ImpactStatus, RuleImpact } from "../plan/compare-schema.js";
+
+export type ComparePlan = Plan & CompareKeys;
+
+/** The pseudo-input that shows a move between audit (shown, never sent) and enforce. */
+const MODE_KEY = "mode";
+
+/** Identity of a change within one rule's plan; a rule planning two changes of one identity keeps them in order. */
+function identities(changes: readonly PlannedChange[]): Map<string, PlannedChange> {
+  const out = new Map<string, PlannedChange>();
+  for (const c of changes) {
+    const base = `${c.kind}:${c.instance_id}:${c.step_id ?? ""}`;
+    let key = base;
+    for (let n = 1; out.has(key); n++) key = `${base}#${n}`;
+    out.set(key, c);
+  }
+  return out;
+}
+
+const modeOf = (c: PlannedChange): string => (c.audit === true ? "audit" : "enforce");
+
+/** The inputs two versions of one change write differently, or undefined when they write the same by meaning. */
+function writeDifference(before: PlannedChange, after: PlannedChange): ChangedWrite | undefined {
+  const b: Record<string, unknown> = {};
+  const a: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(before.after), ...Object.keys(after.after)])) {
+    const x = before.after[key];
+    const y = after.after[key];
+    if (!sameValue(x, y)) {
+      b[key] = x;
+      a[key] = y;
+    }
+  }
+  if (modeOf(before) !== modeOf(after)) {
+    b[MODE_KEY] = modeOf(before);
+    a[MODE_KEY] = modeOf(after);
+  }
+  if (Object.keys(a).length === 0 && Object.keys(b).length === 0) return undefined;
+  return {
+    instance_id: after.instance_id,
+    instance_name: after.instance_name,
+    kind: after.kind,
+    ...(after.step_id !== undefined ? { step_id: after.step_id } : {}),
+    before: b,
+    after: a,
+  };
+}
+
+/** The impact of one rule: `before` the changes its version at the ref plans, `after` those of the working tree's. */
+export function ruleImpact(rule: string, status: ImpactStatus, before: readonly PlannedChange[], after: readonly PlannedChange[]): RuleImpact {
+  const old = identities(before);
+  const now = identities(after);
+  const out: RuleImpact = { rule, status, added: [], removed: [], changed: [] };
+  for (const [key, c] of now) {
+    const prev = old.get(key);
+    if (!prev) out.added.push(c);
+    else {
+      const d = writeDifference(prev, c);
+      if (d) out.changed.push(d);
+    }
+  }
+  for (const [key, c] of old) if (!now.has(key)) out.removed.push(c);
+  return out;
+}
+
+/**
+ * The impact of every touched rule, from the plan of the versions at the ref and the plan of the working tree's
+ * (each holding its rules under their own names). Untouched rules have no entry.
+ */
+export function planImpact(touched: ReadonlyArray<{ rule: string; status: ImpactStatus }>, before: Plan, after: Plan): RuleImpact[] {
+  const byRule = (plan: Plan): Map<string, PlannedChange[]> => {
+    const m = new Map<string, PlannedChange[]>();
+    for (const c of plan.changes) {
+      const list = m.get(c.rule);
+      if (list) list.push(c);
+      else m.set(c.rule, [c]);
+    }
+    return m;
+  };
+  const old = byRule(before);
+  const now = byRule(after);
+  return touched.map((t) => ruleImpact(t.rule, t.status, old.get(t.rule) ?? [], now.get(t.rule) ?? []));
+}
+
+export interface ImpactCounts {
+  added: number;
+  removed: number;
+  changed: number;
+}
+
+export function impactCounts(i: RuleImpact): ImpactCounts {
+  return { added: i.added.length, removed: i.removed.length, changed: i.changed.length };
+}
+
+/** True when any touched rule plans anything differently (the `--detailed-exitcode` 2 of `plan --compare`). */
+export function hasImpact(impact: readonly RuleImpact[]): boolean {
+  return impact.some((i) => i.added.length + i.removed.length + i.changed.length > 0);
+}
+
+/** The contract's lead line: `approve-small-expenses (edited): +37 newly affected, -2 no longer, 5 write other values`. */
+export function impactLine(i: RuleImpact): string {
+  return `${i.rule} (${i.status}): +${i.added.length} newly affected, -${i.removed.length} no longer, ${i.changed.length} write other values`;
+}

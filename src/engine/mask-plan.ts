@@ -1,0 +1,52 @@
+/**
+ * The API key found in the service's data (an instance named with it, a field value holding it) is masked in what a
+ * plan shows and stores: instance names, `before` values, report contents and error messages (issue 28). Request
+ * bodies and `after` are left as planned — they say what is sent, and apply checks the two agree — so a template that
+ * copies such a value into a field still sends it, as the rule says.
+ */
+import type { Plan } from "../plan/types.js";
+
+export const KEY_MASK = "[redacted]";
+
+function maskDeep(v: unknown, secret: string, hit: { n: number }): unknown {
+  if (typeof v === "string") {
+    if (!v.includes(secret)) return v;
+    hit.n++;
+    return v.split(secret).join(KEY_MASK);
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = maskDeep(v[i], secret, hit);
+    return v;
+  }
+  if (typeof v === "object" && v !== null) {
+    const rec = v as Record<string, unknown>;
+    for (const [k, x] of Object.entries(rec)) {
+      const masked = maskDeep(x, secret, hit);
+      const key = k.includes(secret) ? k.split(secret).join(KEY_MASK) : k;
+      if (key !== k) {
+        delete rec[k];
+        hit.n++;
+      }
+      rec[key] = masked;
+    }
+    return v;
+  }
+  return v;
+}
+
+/** Masks the key in the plan's shown data, in place; returns how many values held it. */
+export function maskKeyInPlan(plan: Plan, secret: string): number {
+  // a very short "key" would mask ordinary text everywhere (src/log/redact.ts keeps the same floor)
+  if (secret.length < 4) return 0;
+  const hit = { n: 0 };
+  for (const c of plan.changes) {
+    if (c.instance_name.includes(secret)) {
+      c.instance_name = c.instance_name.split(secret).join(KEY_MASK);
+      hit.n++;
+    }
+    maskDeep(c.before, secret, hit);
+  }
+  maskDeep(plan.reports, secret, hit);
+  maskDeep(plan.errors, secret, hit);
+  return hit.n;
+}

@@ -1,0 +1,56 @@
+/**
+ * `flowrules.config.yaml` (docs/operating.md, Profiles): named profiles, one per service or tenant. The zod schema
+ * below checks the file and is also written out as schemas/flowrules.config.schema.json (`npm run schema`) for
+ * editor completion, so the two cannot disagree.
+ */
+import { z } from "zod";
+import { DEFAULT_API_KEY_ENV, DEFAULT_RATE_LIMIT, DEFAULT_OPT_OUT_TAG } from "./settings.js";
+
+/** An environment variable's name as POSIX shells accept it. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Keys that would hold a secret: refused with their own message, since the key never lives in the file. */
+export const SECRET_KEYS = ["api_key", "apikey", "api-key", "key", "token", "secret", "password"] as const;
+
+const ProfileSchema = z
+  .strictObject({
+    base_url: z.string().min(1).meta({ description: "service base URL, e.g. https://tenant.example.com/api (flag --base-url, env FLOWRULES_BASE_URL win over it)" }),
+    rate_limit: z
+      .number()
+      .int()
+      .min(0)
+      .meta({ description: `the service's limit in requests a minute for this tenant's key (default ${DEFAULT_RATE_LIMIT}; 0 = no client-side limit)` }),
+    api_key_env: z
+      .string()
+      .regex(ENV_NAME, "must be an environment variable's name (letters, digits, _)")
+      .meta({ description: `the NAME of the environment variable holding this tenant's API key (default ${DEFAULT_API_KEY_ENV}); the key itself never goes in this file` }),
+    workflows: z.string().min(1).meta({ description: "workflow catalog file for this tenant (relative to this file), default flowrules.workflows.json" }),
+    notify: z
+      .union([z.string().min(1), z.array(z.string().min(1))])
+      .meta({ description: "webhook URL(s) told at the end of plan and apply: a list, or one string (comma-separated like FLOWRULES_NOTIFY_URL)" }),
+    opt_out_tag: z.string().meta({ description: `instances carrying this tag are changed by no rule (default ${DEFAULT_OPT_OUT_TAG}; "" turns it off)` }),
+    state: z.string().min(1).meta({ description: "state folder for this tenant (relative to this file)" }),
+  })
+  .partial();
+export type Profile = z.infer<typeof ProfileSchema>;
+
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+export const ConfigFileSchema = z.strictObject({
+  default_profile: z.string().regex(PROFILE_NAME).optional().meta({ description: "the profile used when neither --profile nor FLOWRULES_PROFILE names one" }),
+  profiles: z
+    .record(z.string().regex(PROFILE_NAME, "a profile name is letters, digits, '.', '_' or '-'"), ProfileSchema)
+    .meta({ description: "one entry per service or tenant, chosen with --profile NAME or FLOWRULES_PROFILE" }),
+});
+
+/** The JSON Schema committed as schemas/flowrules.config.schema.json (stable text: a test compares it). */
+export function buildConfigJsonSchema(): Record<string, unknown> {
+  const { $schema, ...rest } = z.toJSONSchema(ConfigFileSchema);
+  return {
+    $schema,
+    $id: "https://flowrules.dev/schemas/flowrules.config.schema.json",
+    title: "flowrules.config.yaml",
+    description: "Profiles of flowrules (docs/operating.md, Profiles). The API key never lives here: api_key_env names its variable.",
+    ...rest,
+  };
+}

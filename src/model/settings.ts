@@ -1,0 +1,105 @@
+/**
+ * The settings of one run: what to reach and how fast (connection), what to plan (planning), how to apply (applying)
+ * and where results go (output). Their types, zod schemas and defaults are written here once; src/cli resolves them
+ * from flags, environment, profile and these defaults (the order of docs/operating.md (Profiles)), and every layer below takes
+ * plain values. CONTRIBUTING.md, "Adding a flag", shows how a new one enters.
+ */
+import { z } from "zod";
+
+/** The service's documented limit: about 100 requests a minute per key (docs/service.md). */
+export const DEFAULT_RATE_LIMIT = 100;
+/**
+ * Share of the service's per-window limit the client allows itself: 95 of 100, leaving 5 for the service's own
+ * rounding and for other tools on the same key. The limiter and the progress ETA both derive their pace from it.
+ */
+export const WINDOW_SHARE = 0.95;
+export const DEFAULT_CONCURRENCY = 4;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+/** The environment variable holding the API key, unless a profile's `api_key_env` names another. */
+export const DEFAULT_API_KEY_ENV = "FLOWRULES_API_KEY";
+export const DEFAULT_OPT_OUT_TAG = "no-automation";
+export const DEFAULT_BATCH_SIZE = 100;
+export const MAX_BATCH_SIZE = 500;
+export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
+export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
+export const DEFAULT_CLOCK_SKEW_MS = 60_000;
+export const DEFAULT_RECHECK_EVERY_MS = 60_000;
+/** The profiles file looked for in the current directory (docs/operating.md, Profiles). */
+export const CONFIG_FILE = "flowrules.config.yaml";
+
+/** Requests a minute the client really sends under a limit of `rateLimitPerMin` (0 = no limit, so 0). */
+export function sendRatePerMin(rateLimitPerMin: number): number {
+  return rateLimitPerMin * WINDOW_SHARE;
+}
+
+const ShardSchema = z.object({ index: z.number().int().min(0), count: z.number().int().min(1) });
+
+export const ConnectionSettingsSchema = z.object({
+  baseUrl: z.string().min(1),
+  apiKey: z.string().min(1),
+  /** the service's limit per minute as this process should see it (a shard's share; may be a fraction); 0 = off */
+  rateLimitPerMin: z.number().min(0),
+  concurrency: z.number().int().min(1),
+  timeoutMs: z.number().int().min(1),
+  insecureHttp: z.boolean(),
+});
+export type ConnectionSettings = z.infer<typeof ConnectionSettingsSchema>;
+
+/**
+ * What `plan`, `apply <paths> --auto-approve` (and later `watch`) plan: both take this object whole, so a field added
+ * here reaches every planner (test/cli/settings.test.ts checks each flag on both verbs).
+ */
+export const PlanningSettingsSchema = z.object({
+  /** only these rules (empty: all) */
+  rules: z.array(z.string()),
+  /** only the instances with id % count === index */
+  shard: ShardSchema.optional(),
+  /** only the rules added or edited since this git ref; the removed ones listed */
+  changedSince: z.string().optional(),
+  /** say on stderr why each list, field page or record read is made (or saved) */
+  explainRequests: z.boolean(),
+  /** instances carrying this tag are changed by no rule; undefined = off */
+  optOutTag: z.string().optional(),
+  /** the workflow catalog to compare the live structure with (default flowrules.workflows.json, when present) */
+  workflows: z.string().optional(),
+  /** --state DIR: what the last run learned, so this one asks only for what changed (src/state/README.md) */
+  state: z.string().optional(),
+  /** with a state: a workflow last read in full longer ago than this is read in full again (default 24 h) */
+  resyncAfterMs: z.number().int().positive().optional(),
+  /** with a state: read everything again and rewrite the state */
+  fullRefresh: z.boolean(),
+});
+export type PlanningSettings = z.infer<typeof PlanningSettingsSchema>;
+
+export const ApplyingSettingsSchema = z.object({
+  autoApprove: z.boolean(),
+  /** journal file; default `<plan>.journal.jsonl` beside the plan */
+  journal: z.string().optional(),
+  batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE),
+  lockFile: z.string().min(1),
+  lockTimeoutMs: z.number().min(1000),
+  clockSkewMs: z.number().min(0),
+  recheckEveryMs: z.number().min(1000),
+  maxDurationMs: z.number().min(0).optional(),
+  /** --max-duration as the user wrote it, for the summary */
+  maxDurationText: z.string().optional(),
+  lockWaitMs: z.number().min(0).optional(),
+  lockWaitText: z.string().optional(),
+});
+
+export const OutputSettingsSchema = z.object({
+  quiet: z.boolean(),
+  detailedExitcode: z.boolean(),
+  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL / a profile's `notify`) */
+  notify: z.array(z.instanceof(URL)),
+});
+export type OutputSettings = z.infer<typeof OutputSettingsSchema>;
+
+/** Which profile of which file a run uses: named wherever the service is (plan header, notifications, logs). */
+const ProfileRefSchema = z.object({ name: z.string().min(1), file: z.string().min(1) });
+export type ProfileRef = z.infer<typeof ProfileRefSchema>;
+
+/** The service as people read it in every output that names it: its URL, and the profile that chose it. */
+export function serviceName(baseUrl: string, profile: string | undefined): string {
+  return profile ? `${baseUrl} (profile ${profile})` : baseUrl;
+}

@@ -1,0 +1,79 @@
+/**
+ * Markdown of `plan --compare` for the pull-request comment (after Atlantis, as render/plan/markdown.ts): one line per
+ * touched rule with its counts outside the collapsed block, the changes inside it as a diff, and the whole comment
+ * under the 65,536-character limit, saying how much was left out and where the rest is.
+ */
+import { impactLine } from "../../engine/impact.js";
+import { MARKDOWN_LIMIT } from "../plan/markdown.js";
+import type { CompareFormatter } from "./types.js";
+import { changedTitle, changeIndex, changeTitle, differences, impactSummary, writes } from "./words.js";
+
+const MAX_ERRORS = 50;
+
+/** One line inside a ```diff block: no newline may break it, no fence may close it. */
+const line = (s: string): string => s.replace(/\r?\n/g, " ").replace(/```/g, "'''");
+
+const md = (s: string): string => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+
+export const markdown: CompareFormatter = (plan, options) => {
+  const limit = options.maxChars ?? MARKDOWN_LIMIT;
+  const where = options.planFile ? `\`${options.planFile}\`` : "the JSON plan (`flowrules plan --compare … --out plan.json`)";
+  const head: string[] = [`## flowrules plan --compare \`${plan.compare.ref.replace(/`/g, "'")}\``, ""];
+  // the contract's lead lines, verbatim (rule names are letters, digits, - _ .); a change touching thousands of rules
+  // keeps half the comment for the details
+  let leadChars = 0;
+  for (const [n, i] of plan.impact.entries()) {
+    const l = `- ${impactLine(i)}`;
+    if (leadChars + l.length > limit / 2) {
+      head.push(`- … ${plan.impact.length - n} more touched rules in ${where}`);
+      break;
+    }
+    head.push(l);
+    leadChars += l.length + 1;
+  }
+  if (plan.impact.length > 0) head.push("");
+  head.push(`**${impactSummary(plan)}**`, "");
+  if (plan.errors.length > 0) {
+    head.push(`**Errors (${plan.errors.length})**`, "");
+    for (const e of plan.errors.slice(0, MAX_ERRORS)) head.push(`- ${md(e.message)}`);
+    if (plan.errors.length > MAX_ERRORS) head.push(`- … ${plan.errors.length - MAX_ERRORS} more in ${where}`);
+    head.push("");
+  }
+  const footer = `\n_Compared with ${plan.compare.commit.slice(0, 12)} and planned at ${plan.created_at} against ${plan.base_url} by flowrules ${plan.flowrules_version}._\n`;
+  let out = `${head.join("\n")}\n`;
+  const total = plan.impact.reduce((n, i) => n + i.added.length + i.removed.length + i.changed.length, 0);
+  if (total === 0) return out + footer;
+
+  const budget = limit - out.length - footer.length - 1000;
+  const working = changeIndex(plan);
+  let body = "";
+  let shown = 0;
+  let full = false;
+  for (const i of plan.impact) {
+    const blocks: string[] = [
+      ...i.added.map((ch) => [`+ ${changeTitle(ch)}`, ...writes(ch).map((w) => `+     ${w}`)].map(line).join("\n")),
+      ...i.removed.map((ch) => [`- ${changeTitle(ch)}`, ...writes(ch).map((w) => `-     ${w}`)].map(line).join("\n")),
+      ...i.changed.map((w) =>
+        [`! ${changedTitle(w, working(i.rule, w))}`, ...differences(w).flatMap((d) => [`-     ${d.key}: ${d.before}`, `+     ${d.key}: ${d.after}`])].map(line).join("\n"),
+      ),
+    ];
+    if (blocks.length === 0) continue;
+    const open = `#### \`${i.rule}\` (${i.status})\n\n\`\`\`diff\n`;
+    if (body.length + open.length + 200 > budget) break;
+    let section = open;
+    for (const b of blocks) {
+      if (body.length + section.length + b.length + 10 > budget) {
+        full = true;
+        break;
+      }
+      section += `${b}\n`;
+      shown++;
+    }
+    body += `${section}\`\`\`\n\n`;
+    if (full) break;
+  }
+  const left = total - shown;
+  const note = left > 0 ? `${left} of ${total} impact entries left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; all of them are in ${where}.\n` : "";
+  out += `<details><summary>Impact (${total}) — + newly planned · - no longer planned · ! writes other values</summary>\n\n${body}${note}\n</details>\n`;
+  return out + footer;
+};

@@ -1,0 +1,41 @@
+/**
+ * Terminal view of `plan --compare`: one line per touched rule with its counts, first of all (the contract's wording), then
+ * per rule the changes newly planned, no longer planned and writing other values, then errors and the summary.
+ */
+import pc from "picocolors";
+import { impactLine } from "../../engine/impact.js";
+import type { CompareFormatter } from "./types.js";
+import { changedTitle, changeIndex, changeTitle, differences, impactSummary, writes } from "./words.js";
+
+export const text: CompareFormatter = (plan, { color }) => {
+  const c = pc.createColors(color);
+  // the lines come first, before any heading: they are what a reviewer (or a script) reads
+  const out: string[] = plan.impact.map(impactLine);
+  const working = changeIndex(plan);
+  for (const i of plan.impact) {
+    if (i.added.length + i.removed.length + i.changed.length === 0) continue;
+    out.push("", c.bold(`Rule ${i.rule} (${i.status})`));
+    if (i.added.length > 0) {
+      out.push(`  newly planned (${i.added.length}):`);
+      for (const ch of i.added) out.push(`    ${c.green("+")} ${changeTitle(ch)}`, ...writes(ch).map((w) => `        ${w}`));
+    }
+    if (i.removed.length > 0) {
+      out.push(`  no longer planned (${i.removed.length}):`);
+      for (const ch of i.removed) out.push(`    ${c.red("-")} ${changeTitle(ch)}`, ...writes(ch).map((w) => `        ${c.dim(w)}`));
+    }
+    if (i.changed.length > 0) {
+      out.push(`  write other values (${i.changed.length}):`);
+      for (const w of i.changed) {
+        out.push(`    ${c.yellow("~")} ${changedTitle(w, working(i.rule, w))}`);
+        for (const d of differences(w)) out.push(`        ${d.key}: ${c.dim(d.before)} → ${d.after}`);
+      }
+    }
+  }
+  if (plan.errors.length > 0) {
+    out.push("", c.red(c.bold(`Errors (${plan.errors.length}):`)));
+    for (const e of plan.errors) out.push(`  ${c.red("!")} ${e.message}`);
+  }
+  out.push("", c.dim(`Compared with ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)}), planned against ${plan.base_url} at ${plan.created_at}.`));
+  out.push(c.bold(impactSummary(plan)));
+  return `${out.map((l) => l.trimEnd()).join("\n")}\n`;
+};
