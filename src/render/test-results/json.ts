@@ -2,6 +2,7 @@
 import { counts, type TestRun } from "../../rule-tests/types.js";
 import type { TestResultsDocument } from "./json-schema.js";
 import { saidText } from "./said.js";
+import { diagnosticJson } from "../validate/json.js";
 
 export function testsJson(run: TestRun): string {
   const { passed, failed } = counts(run);
@@ -31,15 +32,7 @@ export function testsJson(run: TestRun): string {
         ...(f.at !== undefined ? { at: { file: f.at.file, line: f.at.line, col: f.at.col } } : {}),
       })),
     })),
-    diagnostics: run.diagnostics.map((d) => ({
-      file: d.file,
-      line: d.line,
-      col: d.col,
-      severity: d.severity,
-      code: d.code,
-      message: d.message,
-      ...(d.rule !== undefined ? { rule: d.rule } : {}),
-    })),
+    diagnostics: run.diagnostics.map(diagnosticJson),
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
