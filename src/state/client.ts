@@ -16,7 +16,7 @@ import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
 import { canonicalQuery, changedQuery, movement, shapeKey, sliceable, slices, type CanonicalQuery } from "./bounds.js";
 import { compactRecord, expandRecord } from "./compact.js";
-import { STATE_FORMAT, STATE_FORMAT_VERSION, type FieldEntry, type Listing, type KeptRecord, type RecordEntry, RecordEntrySchema, type StateData, type WorkflowMark } from "./schema.js";
+import { STATE_FORMAT, STATE_FORMAT_VERSION, type FieldEntry, type Listing, type KeptRecord, lineBytes, type RecordEntry, RecordEntrySchema, type StateData, type WorkflowMark } from "./schema.js";
 
 /** How a request was decided, in the shape of the engine's request choices (`--explain-requests`). */
 export interface StateChoice {
@@ -332,7 +332,7 @@ export class StateClient implements ApiClient {
   private keptRecord(kept: KeptRecord): InstanceRecord | undefined {
     let raw: unknown;
     try {
-      raw = JSON.parse(kept.line);
+      raw = JSON.parse(kept.line.toString("utf8"));
     } catch {
       return undefined;
     }
@@ -373,7 +373,7 @@ export class StateClient implements ApiClient {
       }
     }
     const entry: RecordEntry = { process_id: pid, flags: flagsOf(opts), compact: compactRecord(record, this.newSkeletons) };
-    this.newRecords.set(key, { process_id: pid, flags: entry.flags, id, skeleton: entry.compact.skeleton, line: JSON.stringify({ record: entry }) });
+    this.newRecords.set(key, { process_id: pid, flags: entry.flags, id, skeleton: entry.compact.skeleton, line: lineBytes(JSON.stringify({ record: entry })) });
     return record;
   }
 

@@ -96,8 +96,33 @@ export interface KeptRecord {
   flags: string;
   id: number;
   skeleton: string | null;
-  /** the JSON text of its line, `{"record": RecordEntry}` */
-  line: string;
+  /**
+   * the JSON text of its line, `{"record": RecordEntry}`, as UTF-8 bytes: outside the JS heap, so thousands of kept
+   * records do not make V8 grow its old generation (docs/performance.md, "Memory"), and at one byte a character where
+   * a string with one non-Latin-1 character (a name's dash) takes two
+   */
+  line: Buffer;
+}
+
+const SLAB = 256 * 1024;
+let slab = Buffer.allocUnsafeSlow(0);
+let slabUsed = 0;
+
+/**
+ * A kept record's line as UTF-8 bytes, packed with others into slabs of 256 KB: `Buffer.from` of a short string
+ * would take a slot of Node's 8 KB pool sized for three bytes a character, leaving most of it unused.
+ */
+export function lineBytes(text: string): Buffer {
+  const size = Buffer.byteLength(text, "utf8");
+  if (size > SLAB / 4) return Buffer.from(text, "utf8");
+  if (slabUsed + size > slab.length) {
+    slab = Buffer.allocUnsafeSlow(SLAB);
+    slabUsed = 0;
+  }
+  const out = slab.subarray(slabUsed, slabUsed + size);
+  out.write(text, "utf8");
+  slabUsed += size;
+  return out;
 }
 
 export const LineSchema = z.union([
