@@ -6,7 +6,7 @@
  * used (a full run, one warning), never half-used.
  */
 import { z } from "zod";
-import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema } from "../api/schemas.js";
+import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema, type FormFieldValue } from "../api/schemas.js";
 
 export const STATE_FORMAT = "flowrules-state";
 export const STATE_FORMAT_VERSION = 1;
@@ -102,6 +102,21 @@ export interface KeptRecord {
    * a string with one non-Latin-1 character (a name's dash) takes two
    */
   line: Buffer;
+}
+
+/**
+ * Form-field values with equal `settings` (the field's definition, the same for every instance) made to share one
+ * object: a state holds tens of thousands of values, each otherwise with its own copy.
+ */
+export function settingsSharer(): (value: FormFieldValue | null) => void {
+  const seen = new Map<string, FormFieldValue["settings"]>();
+  return (value) => {
+    if (!value || value.settings === null || typeof value.settings !== "object") return;
+    const key = JSON.stringify(value.settings);
+    const shared = seen.get(key);
+    if (shared === undefined) seen.set(key, value.settings);
+    else value.settings = shared;
+  };
 }
 
 const SLAB = 256 * 1024;
