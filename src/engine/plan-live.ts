@@ -203,8 +203,6 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     resolved = new Map(running.map((r) => [r.name, { error: `rule "${r.name}": ${errorMessage(err)}` }]));
   }
 
-  // records are kept for reuse only when several rules of one workflow read them
-  const recordReaders = new Map<number, number>();
   const fieldKeys = new Map<number, Set<string>>();
   const inputs: RuleQueryInput[] = [];
   const results: RuleResult[] = [];
@@ -241,7 +239,6 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     if (rule.exclude) result.excluded = 0;
     results.push(result);
     if (!fit.rule) continue;
-    if (rule.needs.record) recordReaders.set(r.id, (recordReaders.get(r.id) ?? 0) + 1);
     const fields = fieldRefs(rule);
     const keys = fieldKeys.get(r.id) ?? new Set<string>();
     for (const f of fields) keys.add(fieldKey(f.step, f.action));
@@ -304,6 +301,10 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
       fail(p.rule, p.result, err);
     }
   }
+  // records are kept for reuse only when several rules of one workflow still read them once priorities are chosen
+  // (a rule answered by priority lists reads none): a kept record holds its whole snapshot until the run ends
+  const recordReaders = new Map<number, number>();
+  for (const p of planned) if (p.needs.record) recordReaders.set(p.needs.processId, (recordReaders.get(p.needs.processId) ?? 0) + 1);
   // records of a selection that others are filtered from by record keys are kept for those filters
   const filteredFrom = new Set([...plan.selections.values()].flatMap((s) => (s.source.kind === "filter" && s.source.records ? [s.source.parent] : [])));
   for (const p of planned) {

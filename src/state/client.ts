@@ -16,7 +16,7 @@ import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
 import { canonicalQuery, changedQuery, movement, shapeKey, sliceable, slices, type CanonicalQuery } from "./bounds.js";
 import { compactRecord, expandRecord } from "./compact.js";
-import { STATE_FORMAT, STATE_FORMAT_VERSION, type FieldEntry, type Listing, type KeptRecord, type RecordEntry, RecordEntrySchema, type StateData, type WorkflowMark } from "./schema.js";
+import { STATE_FORMAT, STATE_FORMAT_VERSION, type FieldEntry, type Listing, type KeptRecord, lineBytes, settingsSharer, type RecordEntry, RecordEntrySchema, type StateData, type WorkflowMark } from "./schema.js";
 
 /** How a request was decided, in the shape of the engine's request choices (`--explain-requests`). */
 export interface StateChoice {
@@ -114,6 +114,7 @@ export class StateClient implements ApiClient {
   private readonly readAgain = new Set<number>();
   private readonly coldIds: Set<number>;
   private warnedResync = false;
+  private readonly shareSettings = settingsSharer();
 
   constructor(private readonly inner: ApiClient, private readonly opts: StateClientOptions) {
     this.baseUrl = inner.baseUrl;
@@ -332,7 +333,7 @@ export class StateClient implements ApiClient {
   private keptRecord(kept: KeptRecord): InstanceRecord | undefined {
     let raw: unknown;
     try {
-      raw = JSON.parse(kept.line);
+      raw = JSON.parse(kept.line.toString("utf8"));
     } catch {
       return undefined;
     }
@@ -373,7 +374,7 @@ export class StateClient implements ApiClient {
       }
     }
     const entry: RecordEntry = { process_id: pid, flags: flagsOf(opts), compact: compactRecord(record, this.newSkeletons) };
-    this.newRecords.set(key, { process_id: pid, flags: entry.flags, id, skeleton: entry.compact.skeleton, line: JSON.stringify({ record: entry }) });
+    this.newRecords.set(key, { process_id: pid, flags: entry.flags, id, skeleton: entry.compact.skeleton, line: lineBytes(JSON.stringify({ record: entry })) });
     return record;
   }
 
@@ -407,6 +408,7 @@ export class StateClient implements ApiClient {
       for await (const page of this.inner.formFieldPages(processId, stepId, actionId, { ...query, instance_ids: missing })) {
         for (const r of page.results) found.set(r.instance_id, r);
       }
+      for (const r of found.values()) this.shareSettings(r);
       for (const id of missing) entry.values.set(id, found.get(id) ?? null);
       for (const r of found.values()) if (missed.has(r.instance_id)) results.push(r);
       this.saw(missing, true);

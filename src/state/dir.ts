@@ -8,7 +8,7 @@ import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { UserError } from "../model/errors.js";
 import { errorMessage, isRecord } from "../model/guards.js";
-import { HeaderSchema, LineSchema, RecordHeadSchema, LOCK_FILE, STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type StateData } from "./schema.js";
+import { HeaderSchema, LineSchema, lineBytes, settingsSharer, RecordHeadSchema, LOCK_FILE, STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type StateData } from "./schema.js";
 
 export interface OpenedState {
   dir: string;
@@ -131,7 +131,8 @@ async function writeState(dir: string, data: StateData): Promise<void> {
       batch = [];
       size = 0;
     };
-    const putLine = async (text: string): Promise<void> => {
+    const putLine = async (line: string | Buffer): Promise<void> => {
+      const text = typeof line === "string" ? line : line.toString("utf8");
       lines++;
       batch.push(text, "\n");
       size += text.length + 1;
@@ -166,6 +167,7 @@ async function readState(dir: string, dirArg: string, baseUrl: string): Promise<
   }
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   const data: StateData = { header: undefined as unknown as StateData["header"], listings: [], skeletons: new Map(), records: [], fields: [] };
+  const share = settingsSharer();
   let n = 0;
   let ended = false;
   try {
@@ -195,7 +197,7 @@ async function readState(dir: string, dirArg: string, baseUrl: string): Promise<
         const head = RecordHeadSchema.safeParse(raw);
         if (!head.success) return unusable(`cannot be read in full (line ${n + 1}: ${issueText(head.error.issues)})`);
         const r = head.data.record;
-        data.records.push({ process_id: r.process_id, flags: r.flags, id: r.compact.record.id, skeleton: r.compact.skeleton, line });
+        data.records.push({ process_id: r.process_id, flags: r.flags, id: r.compact.record.id, skeleton: r.compact.skeleton, line: lineBytes(line) });
         n++;
         continue;
       }
@@ -207,7 +209,10 @@ async function readState(dir: string, dirArg: string, baseUrl: string): Promise<
         ended = true;
       } else if ("listing" in v) data.listings.push(v.listing);
       else if ("skeleton" in v) data.skeletons.set(v.skeleton.key, v.skeleton.snapshot);
-      else data.fields.push(v.field);
+      else {
+        for (const [, value] of v.field.values) share(value);
+        data.fields.push(v.field);
+      }
       n++;
     }
   } catch (err) {

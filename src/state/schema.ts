@@ -6,7 +6,7 @@
  * used (a full run, one warning), never half-used.
  */
 import { z } from "zod";
-import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema } from "../api/schemas.js";
+import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema, type FormFieldValue } from "../api/schemas.js";
 
 export const STATE_FORMAT = "flowrules-state";
 export const STATE_FORMAT_VERSION = 1;
@@ -96,8 +96,48 @@ export interface KeptRecord {
   flags: string;
   id: number;
   skeleton: string | null;
-  /** the JSON text of its line, `{"record": RecordEntry}` */
-  line: string;
+  /**
+   * the JSON text of its line, `{"record": RecordEntry}`, as UTF-8 bytes: outside the JS heap, so thousands of kept
+   * records do not make V8 grow its old generation (docs/performance.md, "Memory"), and at one byte a character where
+   * a string with one non-Latin-1 character (a name's dash) takes two
+   */
+  line: Buffer;
+}
+
+/**
+ * Form-field values with equal `settings` (the field's definition, the same for every instance) made to share one
+ * object: a state holds tens of thousands of values, each otherwise with its own copy.
+ */
+export function settingsSharer(): (value: FormFieldValue | null) => void {
+  const seen = new Map<string, FormFieldValue["settings"]>();
+  return (value) => {
+    if (!value || value.settings === null || typeof value.settings !== "object") return;
+    const key = JSON.stringify(value.settings);
+    const shared = seen.get(key);
+    if (shared === undefined) seen.set(key, value.settings);
+    else value.settings = shared;
+  };
+}
+
+const SLAB = 256 * 1024;
+let slab = Buffer.allocUnsafeSlow(0);
+let slabUsed = 0;
+
+/**
+ * A kept record's line as UTF-8 bytes, packed with others into slabs of 256 KB: `Buffer.from` of a short string
+ * would take a slot of Node's 8 KB pool sized for three bytes a character, leaving most of it unused.
+ */
+export function lineBytes(text: string): Buffer {
+  const size = Buffer.byteLength(text, "utf8");
+  if (size > SLAB / 4) return Buffer.from(text, "utf8");
+  if (slabUsed + size > slab.length) {
+    slab = Buffer.allocUnsafeSlow(SLAB);
+    slabUsed = 0;
+  }
+  const out = slab.subarray(slabUsed, slabUsed + size);
+  out.write(text, "utf8");
+  slabUsed += size;
+  return out;
 }
 
 export const LineSchema = z.union([
