@@ -124,11 +124,26 @@ export class StateClient implements ApiClient {
     const prev = opts.fullRefresh ? undefined : opts.previous;
     for (const l of prev?.listings ?? []) {
       const key = shapeKey(l.process_id, l.query);
-      this.oldListings.set(key, [...(this.oldListings.get(key) ?? []), l]);
+      const same = this.oldListings.get(key);
+      if (same) same.push(l);
+      else this.oldListings.set(key, [l]);
     }
     for (const r of prev?.records ?? []) this.oldRecords.set(`${r.id}:${r.flags}`, r);
     for (const [k, v] of prev?.skeletons ?? []) this.oldSkeletons.set(k, v);
-    for (const f of prev?.fields ?? []) this.oldFields.set(`${f.process_id}:${f.step}:${f.action}`, new Map(f.values));
+    for (const f of prev?.fields ?? []) {
+      const values = new Map<number, FormFieldValue | null>();
+      for (const [id, value] of f.values) values.set(id, value);
+      f.values.length = 0; // the [id, value] pairs, released once indexed
+      this.oldFields.set(`${f.process_id}:${f.step}:${f.action}`, values);
+    }
+    // the previous state's arrays are released once indexed (its header stays: bookmarks are read from it); the
+    // caller's `previous` is emptied with them, so nothing else keeps them alive to the end of the run
+    if (opts.previous) {
+      opts.previous.listings = [];
+      opts.previous.records = [];
+      opts.previous.fields = [];
+      opts.previous.skeletons = new Map();
+    }
   }
 
   // ---- bookkeeping ------------------------------------------------------------------------------------------------

@@ -6,9 +6,10 @@ import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
+import type { z } from "zod";
 import { UserError } from "../model/errors.js";
 import { errorMessage, isRecord } from "../model/guards.js";
-import { HeaderSchema, LineSchema, lineBytes, settingsSharer, RecordHeadSchema, LOCK_FILE, STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type StateData } from "./schema.js";
+import { HeaderSchema, LineSchema, lineBytes, plainLine, settingsSharer, RecordHeadSchema, LOCK_FILE, STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type StateData, type Listing, type FieldEntry } from "./schema.js";
 
 export interface OpenedState {
   dir: string;
@@ -115,6 +116,29 @@ export async function openStateDir(dirArg: string, baseUrl: string): Promise<Ope
   }
 }
 
+/** `{"listing": …}` as the text of its parts, its list elements one by one (the same JSON as one `JSON.stringify`, `pages` last). */
+function* listingPieces(listing: Listing): Generator<string> {
+  const { pages, ...rest } = listing;
+  const head = JSON.stringify({ listing: rest }); // {"listing":{…}}
+  yield `${head.slice(0, -2)},"pages":[`;
+  for (let p = 0; p < pages.length; p++) {
+    const page = pages[p] as Listing["pages"][number];
+    yield `${p > 0 ? "," : ""}{"count":${JSON.stringify(page.count)},"results":[`;
+    for (let i = 0; i < page.results.length; i++) yield `${i > 0 ? "," : ""}${JSON.stringify(page.results[i])}`;
+    yield "]}";
+  }
+  yield "]}}";
+}
+
+/** `{"field": …}` as the text of its parts, its values one by one. */
+function* fieldPieces(field: FieldEntry): Generator<string> {
+  const { values, ...rest } = field;
+  const head = JSON.stringify({ field: rest });
+  yield `${head.slice(0, -2)},"values":[`;
+  for (let i = 0; i < values.length; i++) yield `${i > 0 ? "," : ""}${JSON.stringify(values[i])}`;
+  yield "]}}";
+}
+
 /** One JSON document a line: written as a stream (backpressure honoured), fsynced, then renamed over the old file. */
 async function writeState(dir: string, data: StateData): Promise<void> {
   const target = join(dir, STATE_FILE);
@@ -139,11 +163,23 @@ async function writeState(dir: string, data: StateData): Promise<void> {
       if (size >= 1_000_000) await flush();
     };
     const put = (value: unknown): Promise<void> => putLine(JSON.stringify(value));
+    // a line written in pieces, one list element each: a listing of 25,000 elements is never one string
+    const putPieces = async (pieces: Iterable<string>): Promise<void> => {
+      lines++;
+      for (const piece of pieces) {
+        batch.push(piece);
+        size += piece.length;
+        if (size >= 1_000_000) await flush();
+      }
+      batch.push("\n");
+      size += 1;
+      if (size >= 1_000_000) await flush();
+    };
     await put(data.header);
-    for (const listing of data.listings) await put({ listing });
+    for (const listing of data.listings) await putPieces(listingPieces(listing));
     for (const [key, snapshot] of data.skeletons) await put({ skeleton: { key, snapshot } });
     for (const record of data.records) await putLine(record.line);
-    for (const field of data.fields) await put({ field });
+    for (const field of data.fields) await putPieces(fieldPieces(field));
     await put({ end: { lines: lines } });
     await flush();
     await fh.sync();
@@ -201,9 +237,12 @@ async function readState(dir: string, dirArg: string, baseUrl: string): Promise<
         n++;
         continue;
       }
-      const parsed = LineSchema.safeParse(raw);
-      if (!parsed.success) return unusable(`cannot be read in full (line ${n + 1}: ${issueText(parsed.error.issues)})`);
-      const v = parsed.data;
+      let v: z.infer<typeof LineSchema> | undefined = isRecord(raw) && ("listing" in raw || "field" in raw) ? plainLine(raw) : undefined;
+      if (v === undefined) {
+        const parsed = LineSchema.safeParse(raw);
+        if (!parsed.success) return unusable(`cannot be read in full (line ${n + 1}: ${issueText(parsed.error.issues)})`);
+        v = parsed.data;
+      }
       if ("end" in v) {
         if (v.end.lines !== n) return unusable(`is not whole (${n} lines where its end says ${v.end.lines})`);
         ended = true;

@@ -155,3 +155,46 @@ export interface StateData {
   records: KeptRecord[];
   fields: FieldEntry[];
 }
+
+// ---- reading listing and field lines without zod's copy ------------------------------------------------------------
+// A listing line holds ~25,000 list elements, a field line every value: zod's parse would copy each. Their shells are
+// checked by zod with the elements left as they are, then each element by the plain checks below, which pass only what
+// the full schema passes unchanged (no transform, no stripped key). Any other line takes the full schema.
+
+const isId = (v: unknown): boolean => typeof v === "number" && Number.isSafeInteger(v) && v > 0;
+const isNullishString = (v: unknown): boolean => v === undefined || v === null || typeof v === "string";
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isNullishObject = (v: unknown): boolean => v === undefined || v === null || isPlainObject(v);
+
+/** what InstanceListItemSchema passes and returns as it is */
+function plainListItem(v: unknown): boolean {
+  return isPlainObject(v) && isId(v.id) && typeof v.name === "string" && (v.status === "running" || v.status === "completed" || v.status === "aborted") && isNullishString(v.public_url);
+}
+
+/** what FormFieldValueSchema.nullable() passes and returns as it is */
+function plainFieldValue(v: unknown): boolean {
+  return v === null || (isPlainObject(v) && isId(v.instance_id) && isNullishString(v.instance_name) && isNullishObject(v.value) && isNullishObject(v.settings));
+}
+
+const ShellLineSchema = z.union([
+  z.object({ listing: ListingSchema.extend({ pages: z.array(z.object({ count: z.number().int().nonnegative().nullable(), results: z.array(z.unknown()) })) }) }).strict(),
+  z.object({ field: FieldEntrySchema.extend({ values: z.array(z.unknown()) }) }).strict(),
+]);
+
+/**
+ * A listing or field line checked as the full schema would check it, its elements kept as parsed (not copied);
+ * undefined when it is not such a line or an element needs the full schema (then LineSchema decides).
+ */
+export function plainLine(raw: unknown): { listing: Listing } | { field: FieldEntry } | undefined {
+  const shell = ShellLineSchema.safeParse(raw);
+  if (!shell.success) return undefined;
+  const v = shell.data;
+  if ("listing" in v) {
+    for (const page of v.listing.pages) if (!page.results.every(plainListItem)) return undefined;
+    return v as { listing: Listing };
+  }
+  for (const pair of v.field.values) {
+    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "number" || !Number.isSafeInteger(pair[0]) || !plainFieldValue(pair[1])) return undefined;
+  }
+  return v as { field: FieldEntry };
+}
