@@ -14,6 +14,7 @@ import { writePlanFile } from "../../src/plan/write.js";
 import { loadRules } from "../../src/rules/index.js";
 import type { Plan } from "../../src/plan/types.js";
 import { captureIO, changeKey, connection, effectiveMutations, runApply, tempDir, writeRules } from "./helpers.js";
+import { APPROVE_RULES } from "../helpers/rules.js";
 
 let sb: RunningSandbox | undefined;
 const dirs: string[] = [];
@@ -23,19 +24,6 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 
-const APPROVE = `
-version: 1
-rules:
-  - name: approve-expenses
-    workflow: 1042
-    select: { status: [running], active_step_id: 20111 }
-    actions:
-      - complete_step:
-          step: 20111
-          inputs:
-            - action: 50230
-              value: { inputValue: "Approved by flowrules" }
-`;
 
 /** As `plan --out` does: the plan records what it saw of each instance it changes. */
 async function makePlan(s: RunningSandbox, dir: string, yaml: string): Promise<{ file: string; plan: Plan }> {
@@ -75,7 +63,7 @@ describe("fresh changes are not stale", () => {
     for (const id of submitted) await personCompletes(sb, id, 20110);
     for (const id of submitted) expect(sb.store.peek(id)?.activeStepIds).toContain(20111);
 
-    const rules = await writeRules(dir, APPROVE);
+    const rules = await writeRules(dir, APPROVE_RULES);
     sb.clearRequests();
     const io = captureIO();
     const code = await runApply(sb, dir, { paths: [rules], autoApprove: true }, io);
@@ -93,7 +81,7 @@ describe("fresh changes are not stale", () => {
     const [fresh] = running(sb, 1042, 20110);
     if (fresh === undefined) throw new Error("no candidate");
     await personCompletes(sb, fresh, 20110);
-    const { plan } = await makePlan(sb, dir, APPROVE);
+    const { plan } = await makePlan(sb, dir, APPROVE_RULES);
     const freshChange = plan.changes.find((c) => c.instance_id === fresh);
     expect(freshChange?.precondition.last_updated_time).toBeDefined();
     expect(Date.parse(freshChange?.precondition.last_updated_time ?? "")).toBe(sb.store.peek(fresh)?.lastUpdatedTime);
@@ -114,7 +102,7 @@ describe("fresh changes are not stale", () => {
     const [fresh] = running(sb, 1042, 20110);
     if (fresh === undefined) throw new Error("no candidate");
     await personCompletes(sb, fresh, 20110);
-    const { file, plan } = await makePlan(sb, dir, APPROVE);
+    const { file, plan } = await makePlan(sb, dir, APPROVE_RULES);
     const edited = plan.changes.find((c) => c.instance_id !== fresh);
     if (!edited) throw new Error("nothing else planned");
     // an edit that keeps the precondition (running, step active): the instance changed after the plan saw it
@@ -137,7 +125,7 @@ describe("one process, one budget", () => {
     const dir = await tempDir();
     dirs.push(dir);
     // reading records makes planning spend about as many requests as applying
-    const rules = await writeRules(dir, APPROVE.replace("    actions:", `    when: instance.stage != "never-a-stage"\n    actions:`));
+    const rules = await writeRules(dir, APPROVE_RULES.replace("    actions:", `    when: instance.stage != "never-a-stage"\n    actions:`));
     const candidates = running(sb, 1042, 20111).length;
     expect(candidates).toBeGreaterThan(40);
     const io = captureIO();

@@ -39,3 +39,18 @@ export function fixtureRules(name: string): RuleSet {
   }
   return result.ruleSet;
 }
+
+/** One enforce rule approving expense claims at the manager step (the fresh-changes and watch tests act on it). */
+export const APPROVE_RULES = `
+version: 1
+rules:
+  - name: approve-expenses
+    workflow: 1042
+    select: { status: [running], active_step_id: 20111 }
+    actions:
+      - complete_step:
+          step: 20111
+          inputs:
+            - action: 50230
+              value: { inputValue: "Approved by flowrules" }
+`;

@@ -3,20 +3,7 @@ import type { RunningSandbox } from "../../src/sandbox/index.js";
 import type { LogFields, Logger } from "../../src/log/index.js";
 import { captureIO, type CapturedIO } from "../apply/helpers.js";
 
-/** Approvals at the manager step of expense claims; purchase notes; in three workflows' worth of polls, one here. */
-export const APPROVE_RULES = `
-version: 1
-rules:
-  - name: approve-expenses
-    workflow: 1042
-    select: { status: [running], active_step_id: 20111 }
-    actions:
-      - complete_step:
-          step: 20111
-          inputs:
-            - action: 50230
-              value: { inputValue: "Approved by flowrules" }
-`;
+export { APPROVE_RULES } from "../helpers/rules.js";
 
 export interface Event {
   name: string;
