@@ -10,19 +10,22 @@
  */
 import type { ApplyStepResult, FlowrulesSideOptions, PlanStepResult } from "./flowrules.js";
 import type { PhaseName, SideResult } from "./side.js";
-import type { StatePlanOptions, StatePlanResult } from "./state.js";
+import type { StateApplyOptions, StateApplyResult, StatePlanOptions, StatePlanResult } from "./state.js";
+import { preferSmallHeap } from "#flowrules/cli/heap.js";
 
 export type ChildJob =
   | { kind: "naive"; baseUrl: string }
   | { kind: "flowrules-plan"; options: FlowrulesSideOptions }
   | { kind: "flowrules-apply"; options: FlowrulesSideOptions }
-  | { kind: "state-plan"; options: StatePlanOptions };
+  | { kind: "state-plan"; options: StatePlanOptions }
+  | { kind: "state-apply"; options: StateApplyOptions };
 
 export type ChildOutput =
   | { kind: "naive"; result: SideResult }
   | { kind: "flowrules-plan"; result: PlanStepResult }
   | { kind: "flowrules-apply"; result: ApplyStepResult }
-  | { kind: "state-plan"; result: StatePlanResult };
+  | { kind: "state-plan"; result: StatePlanResult }
+  | { kind: "state-apply"; result: StateApplyResult };
 
 export type ToChild = { type: "run"; job: ChildJob } | { type: "ack" };
 export type FromChild =
@@ -45,6 +48,8 @@ function phaseHook(phase: PhaseName): Promise<void> {
 
 // each job loads only its own code: the naive script's memory must not include the engine's modules
 async function execute(job: ChildJob): Promise<ChildOutput> {
+  // flowrules' processes run with the heap setting its CLI gives itself (src/cli/heap.ts); the naive script without
+  if (job.kind !== "naive") preferSmallHeap();
   switch (job.kind) {
     case "naive":
       return { kind: "naive", result: await (await import("./naive.js")).runNaive(job.baseUrl, phaseHook) };
@@ -54,6 +59,8 @@ async function execute(job: ChildJob): Promise<ChildOutput> {
       return { kind: "flowrules-apply", result: await (await import("./flowrules.js")).applyStep(job.options) };
     case "state-plan":
       return { kind: "state-plan", result: await (await import("./state.js")).statePlanStep(job.options) };
+    case "state-apply":
+      return { kind: "state-apply", result: await (await import("./state.js")).stateApplyStep(job.options) };
   }
 }
 

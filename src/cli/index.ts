@@ -8,6 +8,9 @@ import { createLogger } from "../log/index.js";
 import { redactor } from "../log/redact.js";
 import { runSecrets } from "./settings.js";
 import { failIfUnfinished } from "./unfinished.js";
+import { preferSmallHeap } from "./heap.js";
+
+preferSmallHeap();
 
 /**
  * A reader that goes away (`flowrules plan | head`, a killed `tee`) makes writes fail with EPIPE. Unhandled, that

@@ -16,7 +16,18 @@ import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
 import { canonicalQuery, changedQuery, movement, shapeKey, sliceable, slices, type CanonicalQuery } from "./bounds.js";
 import { compactRecord, expandRecord } from "./compact.js";
-import { STATE_FORMAT, STATE_FORMAT_VERSION, type FieldEntry, type Listing, type KeptRecord, lineBytes, settingsSharer, type RecordEntry, RecordEntrySchema, type StateData, type WorkflowMark } from "./schema.js";
+import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
+import { itemLine, settingsSharer, valueLine, type Marks, type RecordEntry, RecordEntrySchema, type WorkflowMark } from "./schema.js";
+import type { StateWriter } from "./writer.js";
+
+/** A listing as a run uses it: the question, when it was asked, and its pages. */
+interface Listing {
+  process_id: number;
+  query: CanonicalQuery;
+  run_at: string;
+  complete: boolean;
+  pages: Array<{ count: number | null; results: InstanceListItem[] }>;
+}
 
 /** How a request was decided, in the shape of the engine's request choices (`--explain-requests`). */
 export interface StateChoice {
@@ -30,9 +41,10 @@ export interface StateChoice {
 export interface StateClientOptions {
   /** the run's `now` (relative bounds were resolved against it); the next run's bookmark */
   now: Date;
-  baseUrl: string;
-  version: string;
-  previous: StateData | undefined;
+  /** the last run's state, indexed on disk (undefined: none that can be used) */
+  previous: StateIndex | undefined;
+  /** the next state file, written as the run goes */
+  writer: StateWriter;
   /** read everything again (--full-refresh) */
   fullRefresh: boolean;
   /** a workflow last read in full longer ago than this is read in full again */
@@ -41,8 +53,6 @@ export interface StateClientOptions {
   lookbackMs: number;
   /** workflows read in full this run (their rules changed), by id or by name */
   coldWorkflows: { ids: ReadonlySet<number>; names: ReadonlySet<string> };
-  /** rule name → digest, written into the new state */
-  ruleDigests: Record<string, string>;
   warn(message: string): void;
   explain?(c: StateChoice): void;
 }
@@ -100,14 +110,13 @@ export class StateClient implements ApiClient {
   private readonly nowMs: number;
   private readonly nowIso: string;
   private readonly workflows = new Map<number, RunWorkflow>();
-  private readonly oldListings = new Map<string, Listing[]>();
-  private readonly oldRecords = new Map<string, KeptRecord>();
-  private readonly oldSkeletons = new Map<string, unknown>();
+  /** the previous state (none with --full-refresh): its lines are read as they are used */
+  private readonly prev: StateIndex | undefined;
+  /** the previous run's listings by the shape of their question (bounds.ts shapeKey) */
+  private readonly oldListings = new Map<string, ListingRef[]>();
   private readonly newSkeletons = new Map<string, unknown>();
-  private readonly oldFields = new Map<string, Map<number, FormFieldValue | null>>();
-  private readonly newListings = new Map<string, Listing>();
-  private readonly newRecords = new Map<string, KeptRecord>();
-  private readonly newFields = new Map<string, { process_id: number; step: number; action: number; values: Map<number, FormFieldValue | null> }>();
+  private readonly skeletonsWritten = new Set<string>();
+  private readonly recordsWritten = new Set<string>();
   /** instances named by an ordered listing (the structure probe): their records are always read */
   private readonly probes = new Set<number>();
   private readonly fromState = new Set<number>();
@@ -115,34 +124,20 @@ export class StateClient implements ApiClient {
   private readonly coldIds: Set<number>;
   private warnedResync = false;
   private readonly shareSettings = settingsSharer();
+  private readonly out: StateWriter;
 
   constructor(private readonly inner: ApiClient, private readonly opts: StateClientOptions) {
     this.baseUrl = inner.baseUrl;
     this.nowMs = opts.now.getTime();
     this.nowIso = opts.now.toISOString();
     this.coldIds = new Set(opts.coldWorkflows.ids);
-    const prev = opts.fullRefresh ? undefined : opts.previous;
-    for (const l of prev?.listings ?? []) {
+    this.out = opts.writer;
+    this.prev = opts.fullRefresh ? undefined : opts.previous;
+    for (const l of this.prev?.listings.values() ?? []) {
       const key = shapeKey(l.process_id, l.query);
       const same = this.oldListings.get(key);
       if (same) same.push(l);
       else this.oldListings.set(key, [l]);
-    }
-    for (const r of prev?.records ?? []) this.oldRecords.set(`${r.id}:${r.flags}`, r);
-    for (const [k, v] of prev?.skeletons ?? []) this.oldSkeletons.set(k, v);
-    for (const f of prev?.fields ?? []) {
-      const values = new Map<number, FormFieldValue | null>();
-      for (const [id, value] of f.values) values.set(id, value);
-      f.values.length = 0; // the [id, value] pairs, released once indexed
-      this.oldFields.set(`${f.process_id}:${f.step}:${f.action}`, values);
-    }
-    // the previous state's arrays are released once indexed (its header stays: bookmarks are read from it); the
-    // caller's `previous` is emptied with them, so nothing else keeps them alive to the end of the run
-    if (opts.previous) {
-      opts.previous.listings = [];
-      opts.previous.records = [];
-      opts.previous.fields = [];
-      opts.previous.skeletons = new Map();
     }
   }
 
@@ -151,8 +146,7 @@ export class StateClient implements ApiClient {
   private workflow(pid: number): RunWorkflow {
     let w = this.workflows.get(pid);
     if (w) return w;
-    const prev = this.opts.fullRefresh ? undefined : this.opts.previous;
-    const mark = prev?.header.workflows[String(pid)];
+    const mark = this.prev?.marks[String(pid)];
     let cold = !mark || this.coldIds.has(pid);
     if (mark && !cold && this.nowMs - Date.parse(mark.synced_at) > this.opts.resyncAfterMs) {
       cold = true;
@@ -199,45 +193,70 @@ export class StateClient implements ApiClient {
     return { fromState, readAgain: this.readAgain.size };
   }
 
-  /** The new state: what this run used or read, each entry still true at the run's `now`. */
-  snapshot(): StateData {
-    const workflows: Record<string, WorkflowMark> = {};
+  /** The bookmarks of the workflows this run used, for the next run. */
+  marks(): Marks {
+    const marks: Marks = {};
     for (const w of this.workflows.values()) {
-      workflows[String(w.pid)] = {
+      marks[String(w.pid)] = {
         run_at: this.nowIso,
         newest_seen: w.newestSeen === null ? null : iso(w.newestSeen),
         synced_at: w.cold || !w.mark ? this.nowIso : w.mark.synced_at,
         structure: w.structure,
       };
     }
-    const records = [...this.newRecords.values()].filter((r) => workflows[String(r.process_id)]);
-    const skeletons = new Map<string, unknown>();
-    for (const r of records) {
-      const key = r.skeleton;
-      if (key !== null && !skeletons.has(key)) skeletons.set(key, this.newSkeletons.get(key) ?? this.oldSkeletons.get(key));
-    }
-    return {
-      header: {
-        format: STATE_FORMAT,
-        format_version: STATE_FORMAT_VERSION,
-        flowrules_version: this.opts.version,
-        base_url: this.baseUrl,
-        written_at: new Date().toISOString(),
-        run_at: this.nowIso,
-        rules: this.opts.ruleDigests,
-        workflows,
-      },
-      skeletons,
-      records,
-      listings: [...this.newListings.values()].filter((l) => workflows[String(l.process_id)]),
-      fields: [...this.newFields.values()]
-        .filter((f) => workflows[String(f.process_id)])
-        .map((f): FieldEntry => ({ process_id: f.process_id, step: f.step, action: f.action, values: [...f.values] })),
-    };
+    return marks;
   }
 
-  private remember(listing: Listing): void {
-    this.newListings.set(`${listing.process_id}:${JSON.stringify(listing.query)}`, listing);
+  /** Completes the next state file and puts it in place: call only after a run that read all it needed. */
+  commit(): Promise<void> {
+    return this.out.commit(this.marks());
+  }
+
+  // ---- writing the next state as the run goes -----------------------------------------------------------------------
+
+  /** A listing's elements, page by page, then its head; returns nothing to hold. */
+  private writeListing(listing: Listing): void {
+    const n = this.out.nextListing();
+    listing.pages.forEach((page, p) => this.writeItems(n, p, page.results));
+    this.writeListingHead(n, listing, listing.pages.map((page) => ({ count: page.count, size: page.results.length })));
+  }
+
+  private writeItems(n: number, p: number, items: readonly InstanceListItem[]): void {
+    for (const item of items) this.out.line(`{"item":{"l":${n},"p":${p},"v":${JSON.stringify(item)}}}`);
+  }
+
+  private writeListingHead(n: number, l: Pick<Listing, "process_id" | "query" | "run_at" | "complete">, pages: Array<{ count: number | null; size: number }>): void {
+    this.out.line(JSON.stringify({ listing: { n, process_id: l.process_id, query: l.query, run_at: l.run_at, complete: l.complete, pages } }));
+  }
+
+  private writeRecord(text: string, skeleton: string | null): void {
+    if (skeleton !== null && !this.skeletonsWritten.has(skeleton)) {
+      this.skeletonsWritten.add(skeleton);
+      this.out.line(JSON.stringify({ skeleton: { key: skeleton, snapshot: this.newSkeletons.get(skeleton) ?? this.prev?.skeletons.get(skeleton) } }));
+    }
+    this.out.line(text);
+  }
+
+  /** A listing of the previous run, read from the file; undefined when a line does not fit (then it is asked again). */
+  private async loadListing(ref: ListingRef): Promise<Listing | undefined> {
+    const prev = this.prev as StateIndex;
+    const pages: Listing["pages"] = [];
+    for (const page of ref.pages) {
+      const texts = await prev.lines(page.lines);
+      const results: InstanceListItem[] = [];
+      for (const text of texts) {
+        let item;
+        try {
+          item = itemLine(JSON.parse(text));
+        } catch {
+          item = undefined;
+        }
+        if (!item) return undefined;
+        results.push(item.v);
+      }
+      pages.push({ count: page.count, results });
+    }
+    return { process_id: ref.process_id, query: ref.query, run_at: ref.run_at, complete: ref.complete, pages };
   }
 
   // ---- endpoints --------------------------------------------------------------------------------------------------
@@ -257,28 +276,33 @@ export class StateClient implements ApiClient {
     const q = canonicalQuery(query);
     const w = this.workflow(processId);
     if (w.cold) return yield* this.passThrough(processId, q, query);
-    let found: { listing: Listing; moved: ReturnType<typeof movement>["moved"] } | undefined;
+    let found: { ref: ListingRef; moved: ReturnType<typeof movement>["moved"] } | undefined;
     for (const cand of this.oldListings.get(shapeKey(processId, q)) ?? []) {
       const mv = movement(cand.query, Date.parse(cand.run_at), q, this.nowMs);
       if (mv.ok) {
-        found = { listing: cand, moved: mv.moved };
+        found = { ref: cand, moved: mv.moved };
         break;
       }
     }
     if (!found) return yield* this.passThrough(processId, q, query);
     const changed = await this.changedIds(w);
-    const { listing, moved } = found;
-    if (!sliceable(q) || !listing.complete) {
+    const { ref, moved } = found;
+    if (!sliceable(q) || !ref.complete) {
       // a running instance's run time grows with the clock, with no update: such a question is asked again
-      const drifts = (q.total_runtime_min !== undefined || q.total_runtime_max !== undefined) && Date.parse(listing.run_at) !== this.nowMs;
+      const drifts = (q.total_runtime_min !== undefined || q.total_runtime_max !== undefined) && Date.parse(ref.run_at) !== this.nowMs;
       if (changed.size > 0 || moved.length > 0 || drifts) return yield* this.passThrough(processId, q, query);
-      return yield* this.replay(processId, q, query, listing);
+      const cached = await this.loadListing(ref);
+      if (!cached) return yield* this.passThrough(processId, q, query);
+      return yield* this.replay(processId, q, query, cached);
     }
-    const plan = slices(listing.query, q, moved);
+    const plan = slices(ref.query, q, moved);
     if (!plan) return yield* this.passThrough(processId, q, query);
+    const listing = await this.loadListing(ref);
+    if (!listing) return yield* this.passThrough(processId, q, query);
 
     const members = new Map<number, InstanceListItem>();
     for (const page of listing.pages) for (const item of page.results) if (!changed.has(item.id)) members.set(item.id, item);
+    listing.pages = []; // the elements are in `members` now
     const fromCache = members.size;
     let requests = 0;
     const list = async (slice: CanonicalQuery): Promise<InstanceListItem[]> => {
@@ -304,30 +328,33 @@ export class StateClient implements ApiClient {
       requests,
       why: `${fromCache} from the state${plan.length ? `; ${plan.map((p) => p.why).join("; ")}` : ""}; ${changed.size > 0 ? "changed instances listed again" : "none changed"}`,
     });
-    this.remember({ process_id: processId, query: q, run_at: this.nowIso, complete: true, pages: [{ count: results.length, results }] });
+    this.writeListing({ process_id: processId, query: q, run_at: this.nowIso, complete: true, pages: [{ count: results.length, results }] });
     yield { count: results.length, next: null, previous: null, results };
   }
 
-  /** Asks the service, and remembers the pages read (complete once one says there is no next). */
+  /** Asks the service, and writes the pages read into the next state (complete once one says there is no next). */
   private async *passThrough(processId: number, q: CanonicalQuery, query: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>> {
-    const listing: Listing = { process_id: processId, query: q, run_at: this.nowIso, complete: false, pages: [] };
+    const n = this.out.nextListing();
+    const pages: Array<{ count: number | null; size: number }> = [];
+    let complete = false;
     try {
       for await (const page of this.inner.instancePages(processId, query)) {
-        listing.pages.push({ count: page.count, results: page.results });
-        listing.complete = page.next === null;
+        this.writeItems(n, pages.length, page.results);
+        pages.push({ count: page.count, size: page.results.length });
+        complete = page.next === null;
         if (q.ordering !== undefined) for (const i of page.results) this.probes.add(i.id);
         this.saw(page.results.map((i) => i.id), true);
         yield page;
       }
-      listing.complete = true;
+      complete = true;
     } finally {
-      this.remember(listing);
+      this.writeListingHead(n, { process_id: processId, query: q, run_at: this.nowIso, complete }, pages);
     }
   }
 
   /** A cached answer that still holds (nothing changed, no bound moved); beyond its pages, the service again. */
   private async *replay(processId: number, q: CanonicalQuery, query: InstanceListQuery, cached: Listing): AsyncGenerator<Page<InstanceListItem>> {
-    this.remember({ ...cached, query: q, run_at: this.nowIso });
+    this.writeListing({ ...cached, query: q, run_at: this.nowIso });
     for (const [n, page] of cached.pages.entries()) {
       if (q.ordering !== undefined) for (const i of page.results) this.probes.add(i.id);
       this.saw(page.results.map((i) => i.id), false);
@@ -344,31 +371,36 @@ export class StateClient implements ApiClient {
     }
   }
 
-  /** A kept record, checked in full now; undefined (read it again) when its line does not fit. */
-  private keptRecord(kept: KeptRecord): InstanceRecord | undefined {
+  /** A record of the previous run, read and checked in full now; undefined (read it again) when its line does not fit. */
+  private async keptRecord(ref: RecordRef): Promise<{ record: InstanceRecord; text: string } | undefined> {
+    const [text = ""] = await (this.prev as StateIndex).lines([ref.line]);
     let raw: unknown;
     try {
-      raw = JSON.parse(kept.line.toString("utf8"));
+      raw = JSON.parse(text);
     } catch {
       return undefined;
     }
     const parsed = RecordEntrySchema.safeParse(isRecord(raw) ? raw.record : undefined);
-    if (!parsed.success || parsed.data.compact.record.id !== kept.id) return undefined;
-    return expandRecord(parsed.data.compact, this.oldSkeletons);
+    if (!parsed.success || parsed.data.compact.record.id !== ref.id) return undefined;
+    const record = expandRecord(parsed.data.compact, this.prev?.skeletons ?? new Map());
+    return record ? { record, text } : undefined;
   }
 
   async getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
     const key = `${id}:${flagsOf(opts)}`;
-    const cached = this.oldRecords.get(key);
+    const cached = this.prev?.records.get(key);
     // the structure probe too: the newest instance's snapshot changes only with it (or a newer one starts), both
     // listed as changed, and a fresh read of it is checked against the structure digest below
     if (cached) {
       const w = this.workflow(cached.process_id);
-      const record = w.cold ? undefined : this.keptRecord(cached);
-      if (record && !(await this.changedIds(w)).has(id) && !w.cold) {
-        this.newRecords.set(key, cached);
+      const kept = w.cold ? undefined : await this.keptRecord(cached);
+      if (kept && !(await this.changedIds(w)).has(id) && !w.cold) {
+        if (!this.recordsWritten.has(key)) {
+          this.recordsWritten.add(key);
+          this.writeRecord(kept.text, cached.skeleton);
+        }
         this.saw([id], false);
-        return record;
+        return kept.record;
       }
     }
     const record = await this.inner.getInstance(id, opts);
@@ -389,7 +421,8 @@ export class StateClient implements ApiClient {
       }
     }
     const entry: RecordEntry = { process_id: pid, flags: flagsOf(opts), compact: compactRecord(record, this.newSkeletons) };
-    this.newRecords.set(key, { process_id: pid, flags: entry.flags, id, skeleton: entry.compact.skeleton, line: lineBytes(JSON.stringify({ record: entry })) });
+    this.recordsWritten.add(key);
+    this.writeRecord(JSON.stringify({ record: entry }), entry.compact.skeleton);
     return record;
   }
 
@@ -398,33 +431,48 @@ export class StateClient implements ApiClient {
     const other = Object.keys(query).filter((k) => k !== "instance_ids" && k !== "limit" && query[k] !== undefined);
     if (!ids || other.length > 0 || ids.some((n) => !Number.isSafeInteger(n))) return yield* this.inner.formFieldPages(processId, stepId, actionId, query);
     const w = this.workflow(processId);
-    const key = `${processId}:${stepId}:${actionId}`;
-    const old = w.cold ? undefined : this.oldFields.get(key);
+    const old = w.cold ? undefined : this.prev?.fields.get(`${processId}:${stepId}:${actionId}`);
     const changed = old ? await this.changedIds(w) : new Set<number>();
-    let entry = this.newFields.get(key);
-    if (!entry) {
-      entry = { process_id: processId, step: stepId, action: actionId, values: new Map() };
-      this.newFields.set(key, entry);
-    }
-    const results: FormFieldValue[] = [];
+    const write = (id: number, v: FormFieldValue | null): void => this.out.line(JSON.stringify({ value: { f: [processId, stepId, actionId], id, v } }));
+    const hitIds: number[] = [];
+    const hitLines: number[] = [];
     const missing: number[] = [];
     for (const id of ids) {
-      const hit = old && !changed.has(id) ? old.get(id) : undefined;
-      if (hit === undefined) missing.push(id);
+      const line = old && !changed.has(id) ? old.get(id) : undefined;
+      if (line === undefined) missing.push(id);
       else {
-        entry.values.set(id, hit);
-        if (hit !== null) results.push(hit);
+        hitIds.push(id);
+        hitLines.push(line);
       }
     }
-    const missed = new Set(missing);
-    this.saw(ids.filter((id) => !missed.has(id)), false);
+    const results: FormFieldValue[] = [];
+    const texts = hitLines.length > 0 ? await (this.prev as StateIndex).lines(hitLines) : [];
+    const answered: number[] = [];
+    hitIds.forEach((id, i) => {
+      let hit;
+      try {
+        hit = valueLine(JSON.parse(texts[i] ?? ""));
+      } catch {
+        hit = undefined;
+      }
+      if (!hit || hit.id !== id) {
+        missing.push(id); // a line that does not fit: asked again
+        return;
+      }
+      answered.push(id);
+      this.shareSettings(hit.v);
+      this.out.line(texts[i] as string); // the same line again: still true
+      if (hit.v !== null) results.push(hit.v);
+    });
+    this.saw(answered, false);
     if (missing.length > 0) {
+      const missed = new Set(missing);
       const found = new Map<number, FormFieldValue>();
       for await (const page of this.inner.formFieldPages(processId, stepId, actionId, { ...query, instance_ids: missing })) {
         for (const r of page.results) found.set(r.instance_id, r);
       }
       for (const r of found.values()) this.shareSettings(r);
-      for (const id of missing) entry.values.set(id, found.get(id) ?? null);
+      for (const id of missing) write(id, found.get(id) ?? null);
       for (const r of found.values()) if (missed.has(r.instance_id)) results.push(r);
       this.saw(missing, true);
     }

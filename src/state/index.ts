@@ -14,9 +14,10 @@ import { canonicalJson } from "../plan/digest.js";
 import type { Plan } from "../plan/types.js";
 import { openStateDir } from "./dir.js";
 import { StateClient, type StateChoice, type StateCounts } from "./client.js";
+import { STATE_FORMAT, STATE_FORMAT_VERSION } from "./schema.js";
 
 export { StateClient, structureDigest, type StateChoice, type StateCounts } from "./client.js";
-export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION, type StateData } from "./schema.js";
+export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION } from "./schema.js";
 export { openStateDir } from "./dir.js";
 
 /** Plan errors that come from the data, not from reading it: a run with only these still read everything it needed. */
@@ -84,16 +85,24 @@ export async function openRunState(
   return {
     dir: opened.dir,
     wrap(inner) {
+      const nowIso = ctx.now.toISOString();
+      const writer = opened.startWriting({
+        format: STATE_FORMAT,
+        format_version: STATE_FORMAT_VERSION,
+        flowrules_version: ctx.version,
+        base_url: ctx.baseUrl,
+        written_at: new Date().toISOString(),
+        run_at: nowIso,
+        rules: digests,
+      });
       client = new StateClient(inner, {
         now: ctx.now,
-        baseUrl: ctx.baseUrl,
-        version: ctx.version,
         previous,
+        writer,
         fullRefresh: settings.fullRefresh,
         resyncAfterMs: settings.resyncAfterMs,
         lookbackMs: settings.lookbackMs ?? DEFAULT_LOOKBACK_MS,
         coldWorkflows: { ids, names },
-        ruleDigests: digests,
         warn: ctx.warn,
         ...(ctx.explain ? { explain: ctx.explain } : {}),
       });
@@ -101,7 +110,7 @@ export async function openRunState(
     },
     counts: () => client?.counts(),
     async commit() {
-      if (client) await opened.write(client.snapshot());
+      if (client) await client.commit();
     },
     release: () => opened.release(),
   };

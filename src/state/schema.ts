@@ -1,56 +1,68 @@
 /**
- * The state file's shape (docs/operating.md, "State between runs"): JSON lines, so it is written and read as a
- * stream at 100,000 instances. Line 1 is the header; then listings, snapshot skeletons, records and field values,
- * one a line; the last line counts the lines before it, so a cut file is told from a whole one. Every line is
- * checked against these schemas and the service's parts against the API client's: a file that does not fit is not
- * used (a full run, one warning), never half-used.
+ * The state file's shape (docs/operating.md, "State between runs"): JSON lines, each small, so the file is written as
+ * a run goes and the next run reads a line only when it needs it (dir.ts keeps where each line is, not what it says).
+ * Line 1 is the header; then, in any order, list elements (one a line, tagged with their listing's number), the head
+ * of each listing (after its elements), snapshot skeletons, records and form-field values (one a line); then the
+ * workflows' bookmarks and a last line counting the lines before it, so a cut file is told from a whole one. Every
+ * line is checked against these schemas when the file is opened, the service's parts against the API client's: a
+ * file that does not fit is not used (a full run, one warning), never half-used.
  */
 import { z } from "zod";
-import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema, type FormFieldValue } from "../api/schemas.js";
+import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema, type FormFieldValue, type InstanceListItem } from "../api/schemas.js";
 
 export const STATE_FORMAT = "flowrules-state";
-export const STATE_FORMAT_VERSION = 1;
+/** 2: one list element or field value a line, bookmarks in their own line before the last (1 kept whole listings in a line) */
+export const STATE_FORMAT_VERSION = 2;
 export const STATE_FILE = "state.jsonl";
 export const LOCK_FILE = "state.lock";
 
 const queryValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))]);
 const iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "an ISO 8601 date-time");
+const int = z.number().int();
+const count = z.number().int().nonnegative();
 
-export const ListingSchema = z.object({
-  process_id: z.number().int(),
+/** A listing's head: the question, when it was asked, and its pages' sizes; its elements are `item` lines before it. */
+export const ListingHeadSchema = z.object({
+  /** the listing's number in this file: its elements carry it */
+  n: count,
+  process_id: int,
   query: z.record(z.string(), queryValue),
   /** the `now` the query was asked at (relative bounds resolved against it) */
   run_at: iso,
   /** false when only the first pages were read (a caller stopped early) */
   complete: z.boolean(),
-  pages: z.array(z.object({ count: z.number().int().nonnegative().nullable(), results: z.array(InstanceListItemSchema) })),
+  /** per page read: the service's `count`, and how many elements it held */
+  pages: z.array(z.object({ count: count.nullable(), size: count })),
 });
-export type Listing = z.infer<typeof ListingSchema>;
+export type ListingHead = z.infer<typeof ListingHeadSchema>;
 
 export const CompactRecordSchema = z.object({
   record: InstanceRecordSchema,
   skeleton: z.string().nullable(),
   snapshot: z.unknown().optional(),
-  values: z.array(z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative(), z.unknown()])),
-  times: z.array(z.tuple([z.number().int().nonnegative(), z.unknown()])),
+  values: z.array(z.tuple([count, count, z.unknown()])),
+  times: z.array(z.tuple([count, z.unknown()])),
 });
 
 export const RecordEntrySchema = z.object({
-  process_id: z.number().int(),
+  process_id: int,
   /** the read's options: "", "v" (inject_values), "t" (steps_time_frame), "vt" */
   flags: z.string(),
   compact: CompactRecordSchema,
 });
 export type RecordEntry = z.infer<typeof RecordEntrySchema>;
 
-export const FieldEntrySchema = z.object({
-  process_id: z.number().int(),
-  step: z.number().int(),
-  action: z.number().int(),
-  /** per instance: the form-field record, or null when the field holds no value there */
-  values: z.array(z.tuple([z.number().int(), FormFieldValueSchema.nullable()])),
+/**
+ * A record line is checked in full when it is used (a line that does not fit then is read again from the service);
+ * on opening, only what finds it.
+ */
+export const RecordHeadSchema = z.object({
+  record: z.object({
+    process_id: int,
+    flags: z.string(),
+    compact: z.looseObject({ record: z.looseObject({ id: int }), skeleton: z.string().nullable() }),
+  }),
 });
-export type FieldEntry = z.infer<typeof FieldEntrySchema>;
 
 export const WorkflowMarkSchema = z.object({
   /** the bookmark: the `now` of the last run that read this workflow (changes are listed from it, minus a lookback) */
@@ -69,44 +81,28 @@ export const HeaderSchema = z.object({
   format_version: z.number().int(),
   flowrules_version: z.string(),
   base_url: z.string(),
+  /** when the run that wrote it started writing */
   written_at: iso,
   run_at: iso,
   /** rule name → digest of its definition */
   rules: z.record(z.string(), z.string()),
-  /** workflow id → its bookmark */
-  workflows: z.record(z.string(), WorkflowMarkSchema),
 });
 export type StateHeader = z.infer<typeof HeaderSchema>;
 
-/**
- * A record line is checked in full when it is used (a line that does not fit then is read again from the service);
- * until then it is kept as its text: thousands of records held as strings weigh far less than as objects.
- */
-export const RecordHeadSchema = z.object({
-  record: z.object({
-    process_id: z.number().int(),
-    flags: z.string(),
-    compact: z.looseObject({ record: z.looseObject({ id: z.number().int() }), skeleton: z.string().nullable() }),
-  }),
-});
+/** Lines other than list elements, field values and records, checked by zod as they are. */
+export const LineSchema = z.union([
+  z.object({ listing: ListingHeadSchema }).strict(),
+  z.object({ skeleton: z.object({ key: z.string(), snapshot: z.unknown() }) }).strict(),
+  z.object({ marks: z.record(z.string(), WorkflowMarkSchema) }).strict(),
+  z.object({ end: z.object({ lines: count }) }).strict(),
+]);
 
-/** A record as the state keeps it: what finds it, and its line's text. */
-export interface KeptRecord {
-  process_id: number;
-  flags: string;
-  id: number;
-  skeleton: string | null;
-  /**
-   * the JSON text of its line, `{"record": RecordEntry}`, as UTF-8 bytes: outside the JS heap, so thousands of kept
-   * records do not make V8 grow its old generation (docs/performance.md, "Memory"), and at one byte a character where
-   * a string with one non-Latin-1 character (a name's dash) takes two
-   */
-  line: Buffer;
-}
+/** The marks line: workflow id → its bookmark. */
+export type Marks = Record<string, WorkflowMark>;
 
 /**
  * Form-field values with equal `settings` (the field's definition, the same for every instance) made to share one
- * object: a state holds tens of thousands of values, each otherwise with its own copy.
+ * object: a run holds thousands of values, each otherwise with its own copy.
  */
 export function settingsSharer(): (value: FormFieldValue | null) => void {
   const seen = new Map<string, FormFieldValue["settings"]>();
@@ -119,82 +115,57 @@ export function settingsSharer(): (value: FormFieldValue | null) => void {
   };
 }
 
-const SLAB = 256 * 1024;
-let slab = Buffer.allocUnsafeSlow(0);
-let slabUsed = 0;
-
-/**
- * A kept record's line as UTF-8 bytes, packed with others into slabs of 256 KB: `Buffer.from` of a short string
- * would take a slot of Node's 8 KB pool sized for three bytes a character, leaving most of it unused.
- */
-export function lineBytes(text: string): Buffer {
-  const size = Buffer.byteLength(text, "utf8");
-  if (size > SLAB / 4) return Buffer.from(text, "utf8");
-  if (slabUsed + size > slab.length) {
-    slab = Buffer.allocUnsafeSlow(SLAB);
-    slabUsed = 0;
-  }
-  const out = slab.subarray(slabUsed, slabUsed + size);
-  out.write(text, "utf8");
-  slabUsed += size;
-  return out;
-}
-
-export const LineSchema = z.union([
-  z.object({ listing: ListingSchema }).strict(),
-  z.object({ skeleton: z.object({ key: z.string(), snapshot: z.unknown() }) }).strict(),
-  z.object({ field: FieldEntrySchema }).strict(),
-  z.object({ end: z.object({ lines: z.number().int().nonnegative() }) }).strict(),
-]);
-
-/** A state in memory: what a run reads from the file and what it writes back. */
-export interface StateData {
-  header: StateHeader;
-  listings: Listing[];
-  skeletons: Map<string, unknown>;
-  records: KeptRecord[];
-  fields: FieldEntry[];
-}
-
-// ---- reading listing and field lines without zod's copy ------------------------------------------------------------
-// A listing line holds ~25,000 list elements, a field line every value: zod's parse would copy each. Their shells are
-// checked by zod with the elements left as they are, then each element by the plain checks below, which pass only what
-// the full schema passes unchanged (no transform, no stripped key). Any other line takes the full schema.
+// ---- list elements and field values: checked without zod's copy ---------------------------------------------------
+// Tens of thousands of them are read a run: each is checked by the plain checks below, which pass only what the full
+// schema passes unchanged (no transform, no stripped key); anything else takes the full schema.
 
 const isId = (v: unknown): boolean => typeof v === "number" && Number.isSafeInteger(v) && v > 0;
+const isInt = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v);
 const isNullishString = (v: unknown): boolean => v === undefined || v === null || typeof v === "string";
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isNullishObject = (v: unknown): boolean => v === undefined || v === null || isPlainObject(v);
 
 /** what InstanceListItemSchema passes and returns as it is */
-function plainListItem(v: unknown): boolean {
+function plainListItem(v: unknown): v is InstanceListItem {
   return isPlainObject(v) && isId(v.id) && typeof v.name === "string" && (v.status === "running" || v.status === "completed" || v.status === "aborted") && isNullishString(v.public_url);
 }
 
 /** what FormFieldValueSchema.nullable() passes and returns as it is */
-function plainFieldValue(v: unknown): boolean {
+function plainFieldValue(v: unknown): v is FormFieldValue | null {
   return v === null || (isPlainObject(v) && isId(v.instance_id) && isNullishString(v.instance_name) && isNullishObject(v.value) && isNullishObject(v.settings));
 }
 
-const ShellLineSchema = z.union([
-  z.object({ listing: ListingSchema.extend({ pages: z.array(z.object({ count: z.number().int().nonnegative().nullable(), results: z.array(z.unknown()) })) }) }).strict(),
-  z.object({ field: FieldEntrySchema.extend({ values: z.array(z.unknown()) }) }).strict(),
-]);
+/** `{"item": {"l": listing number, "p": page index, "v": list element}}` */
+export interface ItemLine {
+  l: number;
+  p: number;
+  v: InstanceListItem;
+}
 
-/**
- * A listing or field line checked as the full schema would check it, its elements kept as parsed (not copied);
- * undefined when it is not such a line or an element needs the full schema (then LineSchema decides).
- */
-export function plainLine(raw: unknown): { listing: Listing } | { field: FieldEntry } | undefined {
-  const shell = ShellLineSchema.safeParse(raw);
-  if (!shell.success) return undefined;
-  const v = shell.data;
-  if ("listing" in v) {
-    for (const page of v.listing.pages) if (!page.results.every(plainListItem)) return undefined;
-    return v as { listing: Listing };
-  }
-  for (const pair of v.field.values) {
-    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "number" || !Number.isSafeInteger(pair[0]) || !plainFieldValue(pair[1])) return undefined;
-  }
-  return v as { field: FieldEntry };
+/** `{"value": {"f": [workflow, step, action], "id": instance, "v": form-field record or null (no value there)}}` */
+export interface ValueLine {
+  f: [number, number, number];
+  id: number;
+  v: FormFieldValue | null;
+}
+
+/** A list element line as the full schema would return it; undefined when it does not fit. */
+export function itemLine(raw: unknown): ItemLine | undefined {
+  if (!isPlainObject(raw) || !isPlainObject(raw.item) || Object.keys(raw).length !== 1) return undefined;
+  const { l, p, v } = raw.item;
+  if (!isInt(l) || l < 0 || !isInt(p) || p < 0) return undefined;
+  if (plainListItem(v)) return { l, p, v };
+  const full = InstanceListItemSchema.safeParse(v);
+  return full.success ? { l, p, v: full.data } : undefined;
+}
+
+/** A field value line as the full schema would return it; undefined when it does not fit. */
+export function valueLine(raw: unknown): ValueLine | undefined {
+  if (!isPlainObject(raw) || !isPlainObject(raw.value) || Object.keys(raw).length !== 1) return undefined;
+  const { f, id, v } = raw.value;
+  if (!Array.isArray(f) || f.length !== 3 || !f.every(isInt) || !isInt(id)) return undefined;
+  const key = f as [number, number, number];
+  if (plainFieldValue(v)) return { f: key, id, v };
+  const full = FormFieldValueSchema.nullable().safeParse(v);
+  return full.success ? { f: key, id, v: full.data } : undefined;
 }

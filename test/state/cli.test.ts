@@ -114,14 +114,23 @@ describe("plan --state", () => {
     const whole = await readFile(file, "utf8");
     const lines = whole.split("\n");
     const header = JSON.parse(lines[0] ?? "{}") as Record<string, unknown>;
-    const listing = JSON.parse(lines[1] ?? "{}") as { listing: { pages: Array<{ results: Array<{ id: unknown }> }> } };
-    const item = listing.listing.pages[0]?.results[0];
-    if (item) item.id = "one hundred";
+    // a list element whose id is not a number, and a listing's head counting one element more than it has
+    const at = lines.findIndex((l) => l.startsWith('{"item":'));
+    const item = JSON.parse(lines[at] ?? "{}") as { item: { v: { id: unknown } } };
+    item.item.v.id = "one hundred";
+    const headAt = lines.findIndex((l) => l.startsWith('{"listing":'));
+    const head = JSON.parse(lines[headAt] ?? "{}") as { listing: { pages: Array<{ size: number }> } };
+    const firstPage = head.listing.pages[0];
+    if (firstPage) firstPage.size += 1;
+    const replaced = (i: number, line: string): string => lines.map((l, j) => (j === i ? line : l)).join("\n");
+    expect(at).toBeGreaterThan(0);
+    expect(headAt).toBeGreaterThan(0);
     const cases: Array<[string, string, RegExp]> = [
       ["truncated", whole.slice(0, Math.floor(whole.length / 2)), /is not whole/],
       ["cut at a line's end", lines.slice(0, 3).join("\n") + "\n", /is not whole \(truncated: no last line\)/],
-      ["a value of the wrong type", [lines[0], JSON.stringify(listing), ...lines.slice(2)].join("\n"), /cannot be read in full \(line 2: /],
-      ["another format", [JSON.stringify({ ...header, format_version: 99 }), ...lines.slice(1)].join("\n"), /is in another state format \(99, this flowrules writes 1\)/],
+      ["a value of the wrong type", replaced(at, JSON.stringify(item)), new RegExp(`cannot be read in full \\(line ${at + 1}: not a list element\\)`)],
+      ["a listing missing an element", replaced(headAt, JSON.stringify(head)), new RegExp(`cannot be read in full \\(line ${headAt + 1}: listing \\d+ does not hold the elements its head counts\\)`)],
+      ["another format", [JSON.stringify({ ...header, format_version: 99 }), ...lines.slice(1)].join("\n"), /is in another state format \(99, this flowrules writes 2\)/],
     ];
     for (const [what, text, warning] of cases) {
       sb.simulate({ seed: what.length, changes: 15 });

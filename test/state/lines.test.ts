@@ -1,33 +1,38 @@
 /**
- * Listing and field lines read without zod's copy (schema.ts, plainLine): kept as parsed only when the full schema
- * would return them unchanged; anything else is left to the full schema.
+ * List element and field value lines read without zod's copy (schema.ts, itemLine / valueLine): kept as parsed only
+ * when the full schema would return them unchanged; otherwise as the full schema returns them, or refused.
  */
 import { describe, expect, it } from "vitest";
-import { LineSchema, plainLine } from "../../src/state/schema.js";
+import { FormFieldValueSchema, InstanceListItemSchema } from "../../src/api/schemas.js";
+import { itemLine, valueLine } from "../../src/state/schema.js";
 
-const listing = (results: unknown[]) => ({ listing: { process_id: 7, query: { status: "running" }, run_at: "2026-06-15T12:00:00.000Z", complete: true, pages: [{ count: results.length, results }] } });
-const field = (values: unknown[]) => ({ field: { process_id: 7, step: 1, action: 2, values } });
+const item = (v: unknown, l: unknown = 3, p: unknown = 0) => ({ item: { l, p, v } });
+const value = (v: unknown, id: unknown = 1, f: unknown = [7, 1, 2]) => ({ value: { f, id, v } });
 
-describe("plainLine", () => {
-  it("keeps the parsed elements of lines the full schema returns unchanged", () => {
-    const items = [{ id: 1, name: "a", status: "running", public_url: null, extra: 3 }, { id: 2, name: "", status: "aborted" }];
-    const line = listing(items);
-    const got = plainLine(JSON.parse(JSON.stringify(line)));
-    expect(got).toEqual(LineSchema.parse(line));
-    const values = [[1, { instance_id: 1, instance_name: "a", value: { inputValue: 3 }, settings: { x: 1 } }], [2, null]];
-    expect(plainLine(field(values))).toEqual(LineSchema.parse(field(values)));
-    const raw = listing(items);
-    const kept = plainLine(raw);
-    expect(kept && "listing" in kept ? kept.listing.pages[0]?.results[0] : undefined).toBe(items[0]); // not a copy
+describe("itemLine and valueLine", () => {
+  it("keep the parsed element when the full schema returns it unchanged (not a copy)", () => {
+    const element = { id: 1, name: "a", status: "running", public_url: null, extra: 3 };
+    const got = itemLine(item(element));
+    expect(got).toEqual({ l: 3, p: 0, v: InstanceListItemSchema.parse(element) });
+    expect(got?.v).toBe(element);
+    const field = { instance_id: 1, instance_name: "a", value: { inputValue: 3 }, settings: { x: 1 } };
+    const v = valueLine(value(field));
+    expect(v).toEqual({ f: [7, 1, 2], id: 1, v: FormFieldValueSchema.parse(field) });
+    expect(v?.v).toBe(field);
+    expect(valueLine(value(null))).toEqual({ f: [7, 1, 2], id: 1, v: null });
   });
 
-  it("leaves to the full schema what it would change or refuse", () => {
-    expect(plainLine(listing([{ id: 1, name: null, status: "running" }]))).toBeUndefined(); // name null → ""
-    expect(plainLine(listing([{ id: 0, name: "a", status: "running" }]))).toBeUndefined();
-    expect(plainLine(listing([{ id: 1, name: "a", status: "paused" }]))).toBeUndefined();
-    expect(plainLine(field([[1, { instance_id: 1, value: [1] }]]))).toBeUndefined();
-    expect(plainLine(field([[1, null, 3]]))).toBeUndefined();
-    expect(plainLine({ ...listing([]), end: { lines: 1 } })).toBeUndefined();
-    expect(plainLine({ end: { lines: 1 } })).toBeUndefined();
+  it("give what the full schema gives for what it would change, and refuse what it refuses", () => {
+    const nullName = { id: 1, name: null, status: "running" };
+    expect(itemLine(item(nullName))?.v).toEqual(InstanceListItemSchema.parse(nullName));
+    expect(itemLine(item({ id: 0, name: "a", status: "running" }))).toBeUndefined();
+    expect(itemLine(item({ id: 1, name: "a", status: "paused" }))).toBeUndefined();
+    expect(itemLine(item({ id: 1, name: "a", status: "running" }, -1))).toBeUndefined();
+    expect(itemLine(item({ id: 1, name: "a", status: "running" }, 1, "0"))).toBeUndefined();
+    expect(itemLine({ ...item({ id: 1, name: "a", status: "running" }), end: { lines: 1 } })).toBeUndefined();
+    expect(valueLine(value({ instance_id: 1, value: [1] }))).toEqual(FormFieldValueSchema.safeParse({ instance_id: 1, value: [1] }).success ? expect.anything() : undefined);
+    expect(valueLine(value(null, 1, [7, 1]))).toBeUndefined();
+    expect(valueLine(value(null, "1"))).toBeUndefined();
+    expect(valueLine({ end: { lines: 1 } })).toBeUndefined();
   });
 });
