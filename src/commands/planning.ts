@@ -88,7 +88,7 @@ export async function planRuleSet(
   // the state dir is opened (and locked) before any request: an unusable one fails here, in one line
   const now = opts.now ?? (stateSettings ? new Date() : undefined);
   const state = stateSettings
-    ? await openStateForRun(stateSettings, client, ruleSet, now ?? new Date(), onWarning, onRequestChoice).catch(async (err: unknown) => {
+    ? await openStateForRun(stateSettings, client, connection.apiKey, ruleSet, now ?? new Date(), onWarning, onRequestChoice).catch(async (err: unknown) => {
         await client.close();
         throw err;
       })

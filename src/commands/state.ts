@@ -22,12 +22,13 @@ export function stateSettingsOf(p: Partial<PlanningSettings>): StateSettings | u
 export function openStateForRun(
   settings: StateSettings,
   client: ApiClient,
+  apiKey: string,
   ruleSet: RuleSet,
   now: Date,
   warn: (message: string) => void,
   explain: (c: RequestChoice) => void,
 ): Promise<RunState> {
-  return openRunState(settings, { baseUrl: client.baseUrl, now, rules: ruleSet.rules, version: VERSION, warn, explain });
+  return openRunState(settings, { baseUrl: client.baseUrl, apiKey, now, rules: ruleSet.rules, version: VERSION, warn, explain });
 }
 
 /** Writes the new state after a run that read all it needed, and says what came from it. */

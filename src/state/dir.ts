@@ -89,11 +89,11 @@ function describeFsError(err: unknown): string {
 }
 
 /**
- * Opens (creating it if needed) and locks a state dir for a run against `baseUrl`. Fails with one line, before any
- * request, when the dir cannot be written, is in use, or was made for another base URL. A state file that cannot be
- * read in full is reported in `warnings` and not used.
+ * Opens (creating it if needed) and locks a state dir for a run against `baseUrl` with the key of `keyDigest`. Fails
+ * with one line, before any request, when the dir cannot be written, is in use, or was made for another base URL. A
+ * state file that cannot be read in full, or was made with another key, is reported in `warnings` and not used.
  */
-export async function openStateDir(dirArg: string, baseUrl: string): Promise<OpenedState> {
+export async function openStateDir(dirArg: string, baseUrl: string, keyDigest: string | null): Promise<OpenedState> {
   const dir = resolve(dirArg);
   try {
     await mkdir(dir, { recursive: true });
@@ -115,7 +115,7 @@ export async function openStateDir(dirArg: string, baseUrl: string): Promise<Ope
     }
   };
   try {
-    const read = await readState(dir, dirArg, baseUrl);
+    const read = await readState(dir, dirArg, baseUrl, keyDigest);
     previous = read.previous;
     return {
       dir,
@@ -133,7 +133,7 @@ export async function openStateDir(dirArg: string, baseUrl: string): Promise<Ope
   }
 }
 
-async function readState(dir: string, dirArg: string, baseUrl: string): Promise<{ previous: StateIndex | undefined; warnings: string[] }> {
+async function readState(dir: string, dirArg: string, baseUrl: string, keyDigest: string | null): Promise<{ previous: StateIndex | undefined; warnings: string[] }> {
   const file = join(dir, STATE_FILE);
   const shown = join(dirArg, STATE_FILE);
   const unusable = (why: string): { previous: undefined; warnings: string[] } => ({ previous: undefined, warnings: [`state: ${shown} ${why}: this run reads everything and rewrites it`] });
@@ -145,7 +145,7 @@ async function readState(dir: string, dirArg: string, baseUrl: string): Promise<
     return unusable(`cannot be read (${describeFsError(err)})`);
   }
   try {
-    return { previous: await indexState(fh, dirArg, baseUrl), warnings: [] };
+    return { previous: await indexState(fh, dirArg, baseUrl, keyDigest), warnings: [] };
   } catch (err) {
     await fh.close();
     if (err instanceof UserError) throw err;

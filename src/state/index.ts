@@ -58,11 +58,17 @@ export function ruleDigest(rule: CompiledRule): string {
   return createHash("sha256").update(canonicalJson(plain)).digest("hex").slice(0, 32);
 }
 
+/** What tells one API key's state from another's, without the key: the first 16 hex digits of its SHA-256. */
+export function keyDigest(apiKey: string | undefined): string | null {
+  return apiKey ? createHash("sha256").update(apiKey, "utf8").digest("hex").slice(0, 16) : null;
+}
+
 export async function openRunState(
   settings: StateSettings,
-  ctx: { baseUrl: string; now: Date; rules: readonly CompiledRule[]; version: string; warn(message: string): void; explain?(c: StateChoice): void },
+  ctx: { baseUrl: string; apiKey?: string; now: Date; rules: readonly CompiledRule[]; version: string; warn(message: string): void; explain?(c: StateChoice): void },
 ): Promise<RunState> {
-  const opened = await openStateDir(settings.dir, ctx.baseUrl);
+  const key = keyDigest(ctx.apiKey);
+  const opened = await openStateDir(settings.dir, ctx.baseUrl, key);
   opened.warnings.forEach((w) => ctx.warn(w));
   const digests: Record<string, string> = {};
   for (const r of ctx.rules) digests[r.name] = ruleDigest(r);
@@ -91,6 +97,7 @@ export async function openRunState(
         format_version: STATE_FORMAT_VERSION,
         flowrules_version: ctx.version,
         base_url: ctx.baseUrl,
+        key_digest: key,
         written_at: new Date().toISOString(),
         run_at: nowIso,
         rules: digests,

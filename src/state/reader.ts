@@ -133,7 +133,7 @@ async function* linesOf(fh: FileHandle): AsyncGenerator<{ text: string; start: n
  * Reads and checks the whole file, keeping only where each line is. Throws `Unusable` (why, for the warning) when it
  * cannot be used in full, and a UserError when it was made for another service.
  */
-export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string): Promise<StateIndex> {
+export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string, keyDigest: string | null): Promise<StateIndex> {
   const index = new StateIndex(fh);
   /** elements of listings whose head has not come yet: number → page → lines */
   const pending = new Map<number, number[][]>();
@@ -160,6 +160,7 @@ export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string
       }
       const header = HeaderSchema.safeParse(raw);
       if (!header.success) throw new Unusable(`cannot be read in full (${where}: ${issueText(header.error.issues)})`);
+      if (header.data.key_digest !== keyDigest) throw new Unusable("was made with another API key");
       index.header = header.data;
       continue;
     }

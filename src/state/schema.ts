@@ -81,6 +81,11 @@ export const HeaderSchema = z.object({
   format_version: z.number().int(),
   flowrules_version: z.string(),
   base_url: z.string(),
+  /**
+   * the first 16 hex digits of the SHA-256 of the API key the state was made with: another key may see other
+   * instances, so its state is not used; the key itself cannot be had from it
+   */
+  key_digest: z.string().nullable(),
   /** when the run that wrote it started writing */
   written_at: iso,
   run_at: iso,

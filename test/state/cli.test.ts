@@ -108,6 +108,26 @@ describe("plan --state", () => {
     expect(r.requests).toBe(0);
   }, 60_000);
 
+  it("a state made with another API key (which may see other instances) costs a full run and one warning, and keeps no key", async () => {
+    // rules on the workflow both keys can read; the member key sees fewer of its instances
+    const only = ["--rule", "auto-approve-small-expenses", "--rule", "overdue-expenses-by-tag"];
+    const admin = await plan([...only, "--state", dir]);
+    const member = { FLOWRULES_API_KEY: "sandbox-member" };
+    const stateless = await plan(only, member);
+    expect(stateless.code).toBe(0);
+    expect(comparable(stateless.stdout)).not.toEqual(comparable(admin.stdout));
+    const r = await plan([...only, "--state", dir], member);
+    expect(r.code).toBe(0);
+    expect(comparable(r.stdout)).toEqual(comparable(stateless.stdout));
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("warning: "))).toEqual([expect.stringMatching(/state\.jsonl was made with another API key: this run reads everything and rewrites it$/)]);
+    const text = await readFile(join(dir, "state.jsonl"), "utf8");
+    expect(text).not.toContain("sandbox-member");
+    // the same key again: the state is used
+    const again = await plan([...only, "--state", dir], member);
+    expect(again.stderr).not.toMatch(/^warning: /m);
+    expect(again.stderr).toMatch(/^state: [1-9][\d,]* instances from the state/m);
+  }, 60_000);
+
   it("a truncated, corrupt or foreign-format state costs a full run and one warning, never a wrong plan", async () => {
     await plan(["--state", dir]);
     const file = join(dir, "state.jsonl");

@@ -16,7 +16,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const HEADER: StateHeader = { format: STATE_FORMAT, format_version: STATE_FORMAT_VERSION, flowrules_version: "test", base_url: "http://127.0.0.1:1/api", written_at: "2026-06-15T12:00:00.000Z", run_at: "2026-06-15T12:00:00.000Z", rules: { a: "x" } };
+const HEADER: StateHeader = { format: STATE_FORMAT, format_version: STATE_FORMAT_VERSION, flowrules_version: "test", base_url: "http://127.0.0.1:1/api", key_digest: null, written_at: "2026-06-15T12:00:00.000Z", run_at: "2026-06-15T12:00:00.000Z", rules: { a: "x" } };
 const MARK = { run_at: "2026-06-15T12:00:00.000Z", newest_seen: null, synced_at: "2026-06-15T12:00:00.000Z", structure: null };
 
 /** names of any length, with characters of one to four UTF-8 bytes: byte ranges must not be counted in characters */
@@ -46,7 +46,7 @@ describe("state file", () => {
           await writer.commit({ "7": MARK });
           const fh = await open(join(dir.dir, STATE_FILE), "r");
           try {
-            const index = await indexState(fh, dir.dir, HEADER.base_url);
+            const index = await indexState(fh, dir.dir, HEADER.base_url, null);
             const listing = index.listings.get(`7:${JSON.stringify({ status: "running" })}`);
             const lines = listing?.pages[0]?.lines ?? [];
             expect((await index.lines(lines)).map((t) => JSON.parse(t).item.v)).toEqual(items);
