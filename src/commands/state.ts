@@ -33,6 +33,7 @@ export function openStateForRun(
 
 /** Writes the new state after a run that read all it needed, and says what came from it. */
 export async function finishState(state: RunState, plan: Plan, io: CommandIO, quiet: boolean): Promise<void> {
+  state.explainAnswers();
   const counts = state.counts();
   const complete = readInFull(plan);
   if (complete) await state.commit();

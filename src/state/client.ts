@@ -66,6 +66,8 @@ export interface StateCounts {
 
 interface RunWorkflow {
   pid: number;
+  /** record reads and field values answered from the state, and asked of the service (requests: record reads, field pages) */
+  tally: { recordsKept: number; recordsRead: number; valuesKept: number; valuesAsked: number; fieldPages: number };
   cold: boolean;
   mark: WorkflowMark | undefined;
   changed?: Promise<ReadonlySet<number>>;
@@ -74,6 +76,7 @@ interface RunWorkflow {
 }
 
 const iso = (t: number): string => new Date(t).toISOString();
+const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? "" : "s"}`;
 
 function flagsOf(opts: { injectValues?: boolean; stepsTimeFrame?: boolean }): string {
   return `${opts.injectValues ? "v" : ""}${opts.stepsTimeFrame ? "t" : ""}`;
@@ -156,7 +159,7 @@ export class StateClient implements ApiClient {
       }
     }
     if (mark && !cold && Date.parse(mark.run_at) > this.nowMs) cold = true; // the clock went back: nothing to reason from
-    w = { pid, cold, mark, structure: mark?.structure ?? null, newestSeen: mark?.newest_seen ? Date.parse(mark.newest_seen) : null };
+    w = { pid, cold, mark, tally: { recordsKept: 0, recordsRead: 0, valuesKept: 0, valuesAsked: 0, fieldPages: 0 }, structure: mark?.structure ?? null, newestSeen: mark?.newest_seen ? Date.parse(mark.newest_seen) : null };
     this.workflows.set(pid, w);
     return w;
   }
@@ -191,6 +194,26 @@ export class StateClient implements ApiClient {
     let fromState = 0;
     for (const id of this.fromState) if (!this.readAgain.has(id)) fromState++;
     return { fromState, readAgain: this.readAgain.size };
+  }
+
+  /**
+   * Per workflow, what the state answered of the record reads and field values the planner asked for, in the
+   * `--explain-requests` shape: the planner's own lines count what it asked for, these what reached the service.
+   */
+  explainAnswers(): void {
+    const explain = this.opts.explain;
+    if (!explain) return;
+    for (const w of this.workflows.values()) {
+      const t = w.tally;
+      if (t.recordsKept + t.recordsRead + t.valuesKept + t.valuesAsked === 0) continue;
+      explain({
+        subject: "records and field values",
+        workflow_id: w.pid,
+        choice: "state",
+        requests: t.recordsRead + t.fieldPages,
+        why: `${count(t.recordsKept, "record read")} and ${count(t.valuesKept, "field value")} answered from the state; ${count(t.recordsRead, "record")} read and ${count(t.valuesAsked, "field value")} asked (${count(t.fieldPages, "field page")})`,
+      });
+    }
   }
 
   /** The bookmarks of the workflows this run used, for the next run. */
@@ -400,6 +423,7 @@ export class StateClient implements ApiClient {
           this.writeRecord(kept.text, cached.skeleton);
         }
         this.saw([id], false);
+        w.tally.recordsKept++;
         return kept.record;
       }
     }
@@ -408,6 +432,7 @@ export class StateClient implements ApiClient {
     const pid = processOf(record);
     if (pid === undefined) return record;
     const w = this.workflow(pid);
+    w.tally.recordsRead++;
     const updated = typeof record.last_updated_time === "string" ? Date.parse(record.last_updated_time) : NaN;
     if (!Number.isNaN(updated) && (w.newestSeen === null || updated > w.newestSeen)) w.newestSeen = updated;
     if (this.probes.has(id) && opts.injectValues) {
@@ -465,10 +490,13 @@ export class StateClient implements ApiClient {
       if (hit.v !== null) results.push(hit.v);
     });
     this.saw(answered, false);
+    w.tally.valuesKept += answered.length;
     if (missing.length > 0) {
       const missed = new Set(missing);
       const found = new Map<number, FormFieldValue>();
+      w.tally.valuesAsked += missing.length;
       for await (const page of this.inner.formFieldPages(processId, stepId, actionId, { ...query, instance_ids: missing })) {
+        w.tally.fieldPages++;
         for (const r of page.results) found.set(r.instance_id, r);
       }
       for (const r of found.values()) this.shareSettings(r);

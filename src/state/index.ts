@@ -46,6 +46,8 @@ export interface RunState {
   wrap(inner: ApiClient): ApiClient;
   /** instances from the state and read again, once wrapped */
   counts(): StateCounts | undefined;
+  /** with an `explain` callback: per workflow, the record reads and field values the state answered */
+  explainAnswers(): void;
   /** writes the new state atomically; call only after a successful run */
   commit(): Promise<void>;
   release(): Promise<void>;
@@ -116,6 +118,7 @@ export async function openRunState(
       return client;
     },
     counts: () => client?.counts(),
+    explainAnswers: () => client?.explainAnswers(),
     async commit() {
       if (client) await client.commit();
     },

@@ -83,6 +83,12 @@ describe("plan --state", () => {
     const r = await plan(["--state", dir, "--explain-requests"]);
     expect(r.stderr).toMatch(/^requests: workflow 1042, changes since the last run: list, 1 request: \d+ instances? updated since /m);
     expect(r.stderr).toMatch(/^requests: workflow 1042, selection .*: state, \d+ requests?: \d+ from the state/m);
+    // what the state answered of the planner's record reads and field values, and what reached the service
+    const answers = /^requests: workflow 1042, records and field values: state, (\d+) requests?: (\d+) record reads? and (\d+) field values? answered from the state; (\d+) records? read and (\d+) field values? asked \((\d+) field pages?\)$/m.exec(r.stderr);
+    expect(answers).not.toBeNull();
+    const [, requests, , kept, read, , pages] = (answers ?? []).map(Number);
+    expect(requests).toBe((read ?? 0) + (pages ?? 0));
+    expect(kept).toBeGreaterThan(0);
   }, 60_000);
 
   it("refuses an unwritable state dir in one line, before any request", async () => {
