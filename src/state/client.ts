@@ -76,6 +76,15 @@ interface RunWorkflow {
 }
 
 const iso = (t: number): string => new Date(t).toISOString();
+/** A line of the previous state as JSON; undefined when it is not JSON (the caller then asks the service). */
+function parsedOrNothing(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? "" : "s"}`;
 
 function flagsOf(opts: { injectValues?: boolean; stepsTimeFrame?: boolean }): string {
@@ -268,12 +277,7 @@ export class StateClient implements ApiClient {
       const texts = await prev.lines(page.lines);
       const results: InstanceListItem[] = [];
       for (const text of texts) {
-        let item;
-        try {
-          item = itemLine(JSON.parse(text));
-        } catch {
-          item = undefined;
-        }
+        const item = itemLine(parsedOrNothing(text));
         if (!item) return undefined;
         results.push(item.v);
       }
@@ -397,12 +401,7 @@ export class StateClient implements ApiClient {
   /** A record of the previous run, read and checked in full now; undefined (read it again) when its line does not fit. */
   private async keptRecord(ref: RecordRef): Promise<{ record: InstanceRecord; text: string } | undefined> {
     const [text = ""] = await (this.prev as StateIndex).lines([ref.line]);
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
+    const raw = parsedOrNothing(text);
     const parsed = RecordEntrySchema.safeParse(isRecord(raw) ? raw.record : undefined);
     if (!parsed.success || parsed.data.compact.record.id !== ref.id) return undefined;
     const record = expandRecord(parsed.data.compact, this.prev?.skeletons ?? new Map());
@@ -474,12 +473,7 @@ export class StateClient implements ApiClient {
     const texts = hitLines.length > 0 ? await (this.prev as StateIndex).lines(hitLines) : [];
     const answered: number[] = [];
     hitIds.forEach((id, i) => {
-      let hit;
-      try {
-        hit = valueLine(JSON.parse(texts[i] ?? ""));
-      } catch {
-        hit = undefined;
-      }
+      const hit = valueLine(parsedOrNothing(texts[i] ?? ""));
       if (!hit || hit.id !== id) {
         missing.push(id); // a line that does not fit: asked again
         return;
