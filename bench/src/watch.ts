@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
 import { API_KEY } from "./scenario.js";
+import { Prng } from "#flowrules/sandbox/prng.js";
 
 export const WATCH_SIZES = [20_000, 100_000];
 export const WATCH_RATE_LIMIT = 100;
@@ -102,17 +103,6 @@ async function rssMb(pid: number): Promise<number | undefined> {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** A seeded generator (mulberry32): the same people's marks on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export async function runWatchScenario(
   o: { seed: number; latencyMs: number; sizes: number[]; idleSeconds: number; eventsSeconds: number },
@@ -124,7 +114,7 @@ export async function runWatchScenario(
     log(`watch scenario at N = ${n}: limit ${WATCH_RATE_LIMIT} a minute, ${o.latencyMs} ms latency, idle ${o.idleSeconds} s, events ${o.eventsSeconds} s`);
     const sb: RunningSandbox = await startSandbox({ port: 0, instances: n, seed: o.seed, latencyMs: o.latencyMs, rateLimitPerMin: WATCH_RATE_LIMIT });
     const dir = await mkdtemp(join(tmpdir(), "flowrules-bench-watch-"));
-    const random = rng(o.seed + 25);
+    const random = Prng.fn(o.seed + 25);
     try {
       await writeFile(join(dir, "rules.yaml"), WATCH_RULES_YAML);
       const started = Date.now();

@@ -18,6 +18,12 @@ export class Prng {
     this.state = mixSeed(seed >>> 0, 0x5eed) || 1;
   }
 
+  /** A generator as a plain function (uniform in [0, 1)), for code that draws numbers and needs nothing else. */
+  static fn(seed: number): () => number {
+    const prng = new Prng(seed);
+    return () => prng.next();
+  }
+
   /** uniform in [0, 1) */
   next(): number {
     this.state = (this.state + 0x6d2b79f5) >>> 0;

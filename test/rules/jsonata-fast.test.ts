@@ -8,18 +8,8 @@ import { describe, expect, it } from "vitest";
 import { compileFast } from "../../src/rules/jsonata-fast.js";
 import { SLOW } from "../../src/model/rule-types.js";
 import { planBindings } from "../../src/engine/context.js";
+import { Prng } from "../../src/sandbox/prng.js";
 
-/** A small seeded generator (mulberry32), so a failure is reproducible from its case number. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SCALARS: unknown[] = [0, 1, "1", "12.50", "1e999", "0x1F", "Éa😀", -2.5, 100, 99.99, "", "EUR", "USD", "12.50", "running", true, false, null, "a"];
 // scalars three times as often as the rest, so that most cases take the fast path and equal operands are common
@@ -81,7 +71,7 @@ describe("the synchronous JSONata evaluator", () => {
   const bindings = planBindings(new Date("2026-11-23T10:00:00Z"));
 
   it("gives JSONata's value or declines, on 5,000 generated expressions and inputs", async () => {
-    const r = rng(20261123);
+    const r = Prng.fn(20261123);
     let fast = 0;
     let declined = 0;
     let compiled = 0;

@@ -17,6 +17,7 @@ import { loadRules } from "../../src/rules/index.js";
 import { spawnCli, type CliRun } from "../helpers/cli.js";
 import { captureIO, changeKey, connection, effectiveMutations, posts, tempDir, writeRules } from "../apply/helpers.js";
 import { APPROVE_RULES, until } from "./helpers.js";
+import { Prng } from "../../src/sandbox/prng.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -70,17 +71,6 @@ async function expectedKeys(dir: string): Promise<string[]> {
   return plan.changes.map(changeKey).sort();
 }
 
-/** A small seeded generator (mulberry32): the same kill points for a seed on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("watch as a process", () => {
   it("SIGTERM: exit 0 within 10 s, lock released, bookmarks written; a second watcher meanwhile refuses in one line", async () => {
@@ -114,7 +104,7 @@ describe("watch as a process", () => {
   }, 40_000);
 
   it.each([1, 2, 3, 4])("SIGKILL at a random point (seed %i), then a new watcher: nothing sent twice, everything caught up", async (seed) => {
-    const random = rng(seed);
+    const random = Prng.fn(seed);
     sb = await startSandbox({ port: 0, instances: 150, seed: 20 + seed, rateLimitPerMin: 100, latencyMs: 20 });
     const s = sb;
     const dir = await tempDir();
