@@ -41,7 +41,7 @@ describe("a wrong API key", () => {
     expect(r.stdout).toBe("");
     const lines = r.stderr.trimEnd().split("\n");
     // said once, as the last line; an apply of a saved plan has said what it starts before (its progress lines)
-    expect(lines.filter((l) => /401|Unauthorized|API key/.test(l)), r.stderr).toHaveLength(1);
+    expect(lines.filter((l) => /\b401\b|Unauthorized|API key/.test(l)), r.stderr).toHaveLength(1);
     expect(lines.at(-1)).toMatch(KEY_LINE);
     if (args[0] !== "apply" || args[1] !== "plan.json") expect(lines, r.stderr).toHaveLength(1);
     expect(r.stderr).not.toContain("not-the-key-28");
