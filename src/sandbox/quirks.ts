@@ -177,6 +177,15 @@ const QUIRKS: readonly Quirk[] = [
         : res,
   },
   {
+    name: "no-date",
+    description: "answers carry no Date header (a proxy that drops it): --state then bounds its next look by its own clock, less two minutes",
+    response: (_req, res) => {
+      if (!res.headers || !("Date" in res.headers)) return res;
+      const { Date: _dropped, ...headers } = res.headers;
+      return { ...res, headers };
+    },
+  },
+  {
     name: "small-pages",
     description: `at most ${SMALL_PAGE_SIZE} instances a list page and ${SMALL_FIELD_LIMIT} values a form-field page, whatever is asked`,
     request: (req) => {
