@@ -11,7 +11,7 @@ import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { clientFrom, sharedLimiter, type ClientOptions, type RequestLimiter } from "../api/index.js";
 import { sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
-import type { PlanRunOptions } from "./planning.js";
+import type { LoadedRules, PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../apply/batches.js";
 import { DEFAULT_RECHECK_EVERY_MS, executePlan } from "../apply/execute.js";
@@ -36,6 +36,7 @@ import { applyPayload } from "../render/notify/payload.js";
 import { textSafe } from "../render/escape.js";
 import { redactor } from "../log/redact.js";
 import { errorMessage } from "../model/guards.js";
+import { openStateForApply, stateSettingsOf, type HeldState } from "./state.js";
 
 import { DEFAULT_LOCK_TIMEOUT_MS } from "../model/settings.js";
 export { DEFAULT_LOCK_TIMEOUT_MS };
@@ -89,6 +90,8 @@ export interface ApplyCommandOptions extends PlanRunOptions {
   lockWaitMs?: number;
   /** --lock-wait as the user wrote it, for messages */
   lockWaitText?: string;
+  /** with --state: the state the changes are sent through, written through (src/commands/state.ts) */
+  writeThrough?: HeldState;
   tuning?: {
     verifyDelayMs?: number;
     maxSendAttempts?: number;
@@ -110,6 +113,14 @@ async function detectMode(paths: string[], cwd: string): Promise<Mode> {
   if (plans.length === 0) return { kind: "rules", paths: abs };
   if (paths.length > 1) throw new UserError("a saved plan is applied on its own: flowrules apply plan.json (rule paths go without a plan file)");
   return { kind: "plan", file: plans[0] ?? "" };
+}
+
+/** The base URL as the client writes it (normalised): what a state dir was made for. */
+async function baseUrlOf(connection: ConnectionSettings): Promise<string> {
+  const client = clientFrom(connection);
+  const { baseUrl } = client;
+  await client.close();
+  return baseUrl;
 }
 
 /** A path for messages: relative to cwd when below it. */
@@ -159,9 +170,18 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const checked = await loadPlanForApply(mode.file, opts.connection.baseUrl, { compact: true });
     const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${mode.file}.journal.jsonl`;
-    return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, (lock) =>
-      applyLoaded(loaded, journalFile, runOpts, cwd, io, lock),
-    );
+    const stateSettings = stateSettingsOf(opts);
+    return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, async (lock) => {
+      // with --state: the changes' answers are written through, so the next run with the state reads none of them
+      const held = stateSettings ? await openStateForApply(stateSettings, await baseUrlOf(opts.connection), opts.connection.apiKey, (m) => io.stderr(`warning: ${textSafe(m)}\n`)) : undefined;
+      try {
+        const code = await applyLoaded(loaded, journalFile, { ...runOpts, ...(held ? { writeThrough: held } : {}) }, cwd, io, lock);
+        await held?.finish();
+        return code;
+      } finally {
+        await held?.release();
+      }
+    });
   }
 
   if (!opts.autoApprove && !opts.confirm?.isTTY) {
@@ -181,8 +201,21 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
   if (!rules) return EXIT_ERROR;
   const what = `${opts.paths.join(" ")}${opts.autoApprove ? " (auto-approve)" : ""}`;
   return withLock(opts, cwd, what, io, async (lock) => {
+    // with --state, the state stays open after planning: the apply sends through it and it is written after
+    let held: HeldState | undefined;
+    try {
+      const code = await planAndApply(rules, lock, (h) => (held = h));
+      await held?.finish();
+      return code;
+    } finally {
+      await held?.release();
+    }
+  });
+
+  async function planAndApply(loadedRules: LoadedRules, lock: HeldLock, keepState: (h: HeldState) => void): Promise<number> {
     // the same planning as `plan`: the run's planning settings, whole; one rate budget with the apply that follows
-    const plan = await planLoaded(rules, opts.connection, io, { ...opts, limiter, recordSeen: true });
+    let held: HeldState | undefined;
+    const plan = await planLoaded(loadedRules, opts.connection, io, { ...opts, limiter, recordSeen: true, keepState: (h) => keepState((held = h)) });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${textSafe(e.message)}\n`);
       io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
@@ -218,8 +251,8 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const loaded: LoadedPlan = { plan: signed, digest: signed.digest, file: planFile };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
     if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
-    return applyLoaded(loaded, journalFile, runOpts, cwd, io, lock);
-  });
+    return applyLoaded(loaded, journalFile, { ...runOpts, ...(held ? { writeThrough: held } : {}) }, cwd, io, lock);
+  }
 }
 
 async function withLock(
@@ -379,6 +412,8 @@ async function applyJournalled(
     ...opts.tuning?.client,
     limiter: opts.limiter,
   });
+  // with --state, through the state: our writes' answers are written through (reads still reach the service)
+  const sending = opts.writeThrough ? opts.writeThrough.applying(client) : client;
   try {
     journal.start({ flowrules_version: VERSION, plan_file: loaded.file });
     say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${serviceName(client.baseUrl, opts.profile?.name)}${audit > 0 ? ` (${audit} in audit, not sent)` : ""}`);
@@ -387,7 +422,7 @@ async function applyJournalled(
     const logged = new Set<string>();
     let latest: ApplyProgress | undefined;
     lock.setProgress(() => (latest ? `${latest.settled.toLocaleString("en-US")} of ${latest.total.toLocaleString("en-US")} changes settled` : "starting"));
-    const result = await executePlan(client, plan, journal, {
+    const result = await executePlan(sending, plan, journal, {
       onOutcome: (o) => {
         logged.add(o.change.id);
         logOutcomes(log, [o]);

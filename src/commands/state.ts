@@ -5,7 +5,7 @@ import { VERSION } from "../model/version.js";
 import type { Plan } from "../plan/types.js";
 import type { RuleSet } from "../rules/types.js";
 import type { CommandIO } from "../log/command-io.js";
-import { DEFAULT_RESYNC_AFTER_MS, openRunState, readInFull, type RunState, type StateSettings } from "../state/index.js";
+import { DEFAULT_RESYNC_AFTER_MS, openRunState, readInFull, type OwnWrite, type RunState, type StateSettings } from "../state/index.js";
 import type { PlanningSettings } from "../model/settings.js";
 import { UserError } from "../model/errors.js";
 
@@ -31,16 +31,61 @@ export function openStateForRun(
   return openRunState(settings, { baseUrl: client.baseUrl, apiKey, now, rules: ruleSet.rules, version: VERSION, warn, explain });
 }
 
-/** Writes the new state after a run that read all it needed, and says what came from it. */
-export async function finishState(state: RunState, plan: Plan, io: CommandIO, quiet: boolean): Promise<void> {
+/**
+ * A state kept open after planning, so that the apply that follows sends through it (`apply --auto-approve --state`,
+ * `apply plan.json --state`, `watch --apply`): the answers of our writes are written through, and the state is
+ * written once, after the apply.
+ */
+export interface HeldState {
+  /** the client to apply through: every call reaches the service; our writes' answers are kept */
+  applying(client: ApiClient): ApiClient;
+  /** our writes so far */
+  written(): readonly OwnWrite[];
+  /** writes the state (when the plan read all it needed) and releases it */
+  finish(): Promise<void>;
+  /** releases it without writing (idempotent) */
+  release(): Promise<void>;
+}
+
+export function holdState(state: RunState, complete: boolean): HeldState {
+  return {
+    applying: (client) => state.applying(client),
+    written: () => state.written(),
+    async finish() {
+      try {
+        if (complete) await state.commit();
+      } finally {
+        await state.release();
+      }
+    },
+    release: () => state.release(),
+  };
+}
+
+/** Says what came from the state (stderr line, `state.used` event); returns whether the plan read all it needed. */
+export function reportState(state: RunState, plan: Plan, io: CommandIO, quiet: boolean): boolean {
   state.explainAnswers();
   const counts = state.counts();
   const complete = readInFull(plan);
-  if (complete) await state.commit();
   const fields = { dir: state.dir, from_state: counts?.fromState ?? 0, read_again: counts?.readAgain ?? 0, written: complete };
   io.log?.event("state.used", fields);
   if (!quiet && !io.log?.structured) {
     const n = (x: number): string => x.toLocaleString("en-US");
     io.stderr(`state: ${n(fields.from_state)} instances from the state, ${n(fields.read_again)} read again${complete ? "" : "; not written (the run failed to read part of the data)"}\n`);
   }
+  return complete;
+}
+
+/** Writes the new state after a run that read all it needed, and says what came from it. */
+export async function finishState(state: RunState, plan: Plan, io: CommandIO, quiet: boolean): Promise<void> {
+  if (reportState(state, plan, io, quiet)) await state.commit();
+}
+
+/**
+ * `apply plan.json --state DIR`: the state dir opened (locked) for the apply alone. Nothing is planned; the previous
+ * state is carried forward with the answers of the writes, so the next run with it reads none of them again.
+ */
+export async function openStateForApply(settings: StateSettings, baseUrl: string, apiKey: string, warn: (message: string) => void): Promise<HeldState> {
+  const state = await openRunState(settings, { baseUrl, apiKey, now: new Date(), rules: [], version: VERSION, warn });
+  return holdState(state, true);
 }

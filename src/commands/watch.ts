@@ -29,6 +29,7 @@ import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import { inactiveRules } from "../engine/active-rules.js";
 import { resolveWorkflows } from "../engine/resolve.js";
 import { newestUpdate, timeDependent } from "../engine/watch-poll.js";
+import type { HeldState } from "./state.js";
 import type { CompiledRule, RuleSet } from "../rules/types.js";
 import type { Plan } from "../plan/types.js";
 import { errorMessage } from "../model/guards.js";
@@ -339,6 +340,10 @@ class Watcher {
   private wasInactive = new Set<string>();
   private failures = 0;
   private lastCycleAt = 0;
+  // ---- state-cache: the cycle's state, open from its plan to the end of its apply (write-through); the watcher's
+  // own writes since its bookmarks, per workflow (a poll that finds only them is idle)
+  private held: HeldState | undefined;
+  private own = new Map<number, Map<number, string | null>>();
 
   constructor(
     private readonly opts: WatchCommandOptions,
@@ -453,17 +458,31 @@ class Watcher {
       [...workflows].map(async (pid) => {
         const after = b?.workflows[String(pid)];
         this.metrics.poll();
-        const newest = await newestUpdate(this.client, pid, after);
+        const newest = await newestUpdate(this.client, pid, after, this.own.get(pid));
         if (newest) polled.set(pid, newest.last_updated_time);
-        if (newest) updated = true;
+        if (newest && !newest.ours) updated = true;
         if (after === undefined) first = true;
       }),
     );
     const kind: CycleSummary["kind"] | undefined =
       first || (this.cycles === 0 && this.unresolved.size > 0) ? "first" : updated ? "update" : opened ? "window" : timeDue ? "time" : undefined;
     this.log.event("watch.poll", { workflows: workflows.size, updated: [...polled.keys()], ...(kind ? { cycle: kind } : {}) }, "debug");
-    if (kind === undefined) return false;
-    await this.cycle(kind, polled, now);
+    if (kind === undefined) {
+      // state-cache: only our own writes since the bookmarks: they move past them, no cycle
+      if (polled.size > 0 && b) {
+        this.bookmarks = { ...b, workflows: { ...b.workflows, ...Object.fromEntries([...polled].map(([pid, t]) => [String(pid), t])) } };
+        for (const pid of polled.keys()) this.own.delete(pid);
+        await this.saveBookmarks();
+      }
+      return false;
+    }
+    try {
+      await this.cycle(kind, polled, now);
+      await this.held?.finish(); // state-cache: the state written after the apply
+    } finally {
+      await this.held?.release();
+      this.held = undefined;
+    }
     fullCollection();
     return true;
   }
@@ -476,6 +495,7 @@ class Watcher {
     const n = this.cycles;
     const requestsBefore = this.requestCount();
     const plan = await planRuleSet(this.ruleSet, this.connection, this.quietIO(), {
+      keepState: (h) => (this.held = h), // state-cache
       // the run's planning settings as `plan` has them; --full-refresh holds for the first cycle only
       ...this.opts.planning,
       state: this.stateDir,
@@ -496,7 +516,7 @@ class Watcher {
       const applicable: Plan = { ...plan, errors: [] };
       const dir = join(this.paths.cycles, `${plan.created_at.replace(/[:.]/g, "-")}-${process.pid}-${n}`);
       planFile = join(dir, "plan.json");
-      await applyPlanInDir(applicable, dir, this.applyOptions((r) => (outcomes = r.outcomes)), this.quietIO(), this.lock);
+      await applyPlanInDir(applicable, dir, { ...this.applyOptions((r) => (outcomes = r.outcomes)), ...(this.held ? { writeThrough: this.held } : {}) }, this.quietIO(), this.lock);
       this.count(outcomes);
       await pruneCycles(this.paths.cycles);
     }
@@ -530,6 +550,15 @@ class Watcher {
       }
       this.bookmarks = { ...next, workflows };
       await this.saveBookmarks();
+      this.own.clear(); // state-cache: the bookmarks moved; only this cycle's writes are newer
+    }
+    // state-cache: this cycle's writes, for the polls that follow (an abort's answer names no workflow: the plan does)
+    const pidOf = new Map(plan.changes.map((c) => [c.instance_id, c.process_id]));
+    for (const w of this.held?.written() ?? []) {
+      const pid = w.process_id ?? pidOf.get(w.id);
+      if (pid === undefined) continue;
+      if (!this.own.has(pid)) this.own.set(pid, new Map());
+      this.own.get(pid)?.set(w.id, w.last_updated_time ?? null);
     }
     const ok = errors.length === 0 && failed === 0;
     this.metrics.cycle(ok ? "ok" : "failed", ok ? undefined : (errors[0] ?? `${failed} change(s) failed`));

@@ -372,8 +372,8 @@ export class StateClient implements ApiClient {
       this.out.line(JSON.stringify({ skeleton: { key, snapshot } }));
     }
     const own = new Set(this.own.map((o) => o.id));
-    // a record we wrote through this run replaces the one carried (it comes later; the later line holds)
-    await copy([...prev.records.values()].map((r) => r.line));
+    // a record we wrote through this run (already written) replaces the one of the last run
+    await copy([...prev.records.values()].filter((r) => !this.recordsWritten.has(`${r.id}:${r.flags}`)).map((r) => r.line));
     for (const values of prev.fields.values()) await copy([...values.values()]);
     const aborted = [...prev.aborted].filter((id) => !own.has(id));
     if (aborted.length > 0) this.out.line(JSON.stringify({ aborted: { ids: aborted } }));

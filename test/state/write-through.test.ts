@@ -6,11 +6,16 @@
  * And the lookback: a run more than two minutes after the last change lists changes from when the last run looked,
  * by the service's clock, so a quiet tenant costs its polls; without a Date header, from our clock less two minutes.
  */
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyCommand } from "../../src/commands/apply.js";
+import { planCommand } from "../../src/commands/plan.js";
+import { captureIO, connection, writeRules } from "../apply/helpers.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import type { StateChoice } from "../../src/state/index.js";
 import { rulesFromYaml } from "../helpers/rules.js";
 import type { RuleSet } from "../../src/rules/types.js";
+import type { Plan } from "../../src/plan/types.js";
 import { afterEachWrite, comparable, sendChanges, statefulPlan, statelessPlan, tempDir } from "./helpers.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
@@ -114,6 +119,72 @@ describe("write-through", () => {
     const next = await statefulPlan(sb, ruleSet, sb.store.now(), settings);
     expect(sb.requests().filter((r) => r.query.last_updated_time_after !== undefined && r.query.last_updated_time_after === r.query.last_updated_time_before)).toEqual([]);
     expect(comparable(next.plan)).toEqual(comparable((await statelessPlan(sb, ruleSet, sb.store.now())).plan));
+  }, 60_000);
+});
+
+describe("apply --state writes through", () => {
+  let sb: RunningSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox({ port: 0, instances: 400, seed: 21, now: START });
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  /** The instances a plan --state run read one by one, and its stderr; its plan equals a stateless one. */
+  async function planReads(rules: string, state: string): Promise<{ reads: Set<number>; err: string }> {
+    sb.advanceClock(5 * MINUTE);
+    sb.clearRequests();
+    const plan = async (over: { state?: string }) => {
+      const io = captureIO();
+      const code = await planCommand({ paths: [rules], format: "json", detailedExitcode: false, rules: [], quiet: false, now: sb.store.now(), connection: connection(sb), ...over }, io);
+      expect(code).toBe(0);
+      return { io, plan: comparable(JSON.parse(io.out()) as Plan) };
+    };
+    const stateful = await plan({ state });
+    const reads = new Set(sb.requests().flatMap((r) => (r.method === "GET" && GET_RECORD.test(r.path) ? [Number(GET_RECORD.exec(r.path)?.[1])] : [])));
+    expect(stateful.plan).toEqual((await plan({})).plan);
+    return { reads, err: stateful.io.err() };
+  }
+
+  function applied(): number[] {
+    return sb.requests().flatMap((r) => {
+      const m = /\/instances\/(\d+)\/complete_step\/$/.exec(r.path);
+      return r.method === "POST" && r.status === 200 && m ? [Number(m[1])] : [];
+    });
+  }
+
+  const applyOpts = (cwd: string, paths: string[], state: string) => ({ paths, autoApprove: true, detailedExitcode: false, quiet: true, rules: [], state, now: sb.store.now(), cwd, connection: connection(sb) });
+
+  it("apply rules --auto-approve --state and apply plan.json --state: the next plan reads none of the instances they changed", async () => {
+    const work = await tempDir();
+    dirs.push(work);
+    const rules = await writeRules(work.dir, YAML);
+
+    // plan and apply in one go
+    const state = join(work.dir, "state-a");
+    sb.clearRequests();
+    expect(await applyCommand(applyOpts(work.dir, [rules], state), captureIO())).toBe(0);
+    const first = applied();
+    expect(first.length).toBeGreaterThan(5);
+    const a = await planReads(rules, state);
+    expect(first.filter((id) => a.reads.has(id))).toEqual([]);
+
+    // a saved plan applied with the state dir: the state is carried forward with what the apply wrote
+    const stateB = join(work.dir, "state-b");
+    // people lower five claims under the approval threshold
+    const waiting = sb.store.list(1042).filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
+    for (const i of waiting.slice(0, 5)) sb.store.setValue(i.id, 50222, { inputValue: 10 });
+    const planFile = join(work.dir, "plan.json");
+    const io = captureIO();
+    expect(await planCommand({ paths: [rules], format: "json", out: planFile, detailedExitcode: false, rules: [], quiet: true, state: stateB, now: sb.store.now(), connection: connection(sb) }, io)).toBe(0);
+    sb.clearRequests();
+    expect(await applyCommand({ ...applyOpts(work.dir, [planFile], stateB), autoApprove: false }, captureIO())).toBe(0);
+    const second = applied();
+    expect(second.length).toBe(5);
+    const b = await planReads(rules, stateB);
+    expect(second.filter((id) => b.reads.has(id))).toEqual([]);
+    expect(b.err).toMatch(/^state: [1-9][\d,]* instances from the state/m);
   }, 60_000);
 });
 

@@ -97,6 +97,8 @@ describe("watch --apply", () => {
     const idle = s.requests();
     expect(idle.length).toBeGreaterThan(0);
     expect(idle.every((r) => r.method === "GET" && r.path === "/api/v2/processes/1042/instances/")).toBe(true);
+    // the watcher's own approvals are not updates to react to: the polls that found them ran no cycle
+    expect(io.events.filter((e) => e.name === "watch.cycle")).toHaveLength(1);
 
     // people submit two claims: they reach the manager step and the watcher approves them
     const fresh = runningAt(s, 1042, 20110).slice(0, 2);
