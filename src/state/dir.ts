@@ -141,7 +141,7 @@ export async function openStateDir(dirArg: string, baseUrl: string, key: StateKe
       warnings: read.warnings,
       release,
       startWriting(header) {
-        writer = new StateWriter(dir, header, { describe: describeFsError, key, ...(read.keep !== undefined ? { keep: read.keep } : {}) });
+        writer = new StateWriter(dir, header, { describe: describeFsError, key, shown: join(dirArg, STATE_FILE), ...(read.keep !== undefined ? { keep: read.keep } : {}) });
         return writer;
       },
     };

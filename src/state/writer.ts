@@ -35,6 +35,8 @@ export interface WriterOptions {
   /** an error of the file system in words ("no space left on the device") */
   describe: (err: unknown) => string;
   key: StateKey;
+  /** the state file as the user named it, for the message (default: its full path) */
+  shown?: string;
   /** set: nothing is written, the state file is left as it is, and `commit` says this (a newer flowrules wrote it) */
   keep?: string;
 }
@@ -143,7 +145,7 @@ export class StateWriter {
       await rename(this.temp, this.target);
     } catch (err) {
       await this.discard();
-      throw new StateNotWritten(`cannot write the state file ${this.target}: ${this.opts.describe(err)}; the previous state is kept`);
+      throw new StateNotWritten(`cannot write the state file ${this.opts.shown ?? this.target}: ${this.opts.describe(err)}; the previous state is kept`);
     }
     this.created = false;
     syncDir(this.dir);
