@@ -254,6 +254,14 @@ function apiKeyEnvOf(src: Sources): string {
   return src.profile?.values.api_key_env ?? DEFAULT_API_KEY_ENV;
 }
 
+/** The API key of this run if one is set (its variable: FLOWRULES_API_KEY or the profile's), for verbs that may do without. */
+export function apiKeyFrom(src: Sources): string | undefined {
+  const key = src.env[apiKeyEnvOf(src)];
+  if (!key) return undefined;
+  resolvedKeys.add(key);
+  return key;
+}
+
 /**
  * Connection settings, or a UserError that says what to set. The rate budget is per API key, and `--shard i/n`
  * workers share one key: when the limit comes from the default or a profile (the tenant's budget), each worker takes

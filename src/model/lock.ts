@@ -1,5 +1,5 @@
 /**
- * The one lock of flowrules (DESIGN.md section 14, "One lock"): the apply lock, the journal's lock, the state dir's
+ * The one lock of flowrules (docs/safety.md, "Locking"): the apply lock, the journal's lock, the state dir's
  * `state.lock` and the watcher's lock are all taken here. A lock is one file, created exclusively, holding its owner
  * (pid, host, start time, what it does, a random token) and a heartbeat: while the owner runs it may rewrite the file
  * every few seconds with the time and its progress. A lock is stale — and taken over, with a message — only when its
@@ -230,8 +230,8 @@ function notALock(file: string, unreadableIsStale: boolean): string | undefined 
   return undefined;
 }
 
-/** Why a lock is stale, or undefined when it must be respected. */
-function staleness(owner: LockOwner, timeoutMs: number, now: number): string | undefined {
+/** Why a lock is stale, or undefined when it must be respected (`timeoutMs`: for an owner on another host). */
+export function staleness(owner: LockOwner, timeoutMs: number, now: number): string | undefined {
   if (owner.host === hostname()) {
     // on this host the process table is the truth: alive means held, whatever the age of the heartbeat
     if (owner.pid === process.pid || pidAlive(owner.pid)) return undefined;

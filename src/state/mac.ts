@@ -1,8 +1,8 @@
 /**
- * The state's authentication (DESIGN.md section 14, "Trust"): an HMAC-SHA256 over every byte of the file before its
- * last line, keyed with a secret derived from the API key, so a state edited, cut, put together from other files or
- * written with another key is not used (docs/operating.md, "State between runs"). What is on disk is the MAC and a
- * key id, both HMACs of fixed words under the key: neither gives the key nor the MAC key back.
+ * The state's authentication (docs/operating.md, "State between runs"): an HMAC-SHA256 over every byte of the file
+ * before its last line, keyed with a secret derived from the API key, so a state edited, cut, put together from other
+ * files or written with another key is not used. What is on disk is the MAC and a key id, both HMACs of fixed words
+ * under the key: neither gives the key nor the MAC key back.
  *
  * The previous state is read in full once (verified), then lines are read again when a run uses them: each line kept
  * for that has an 8-byte digest taken in the verified pass, and a line read again that does not match it is not used
