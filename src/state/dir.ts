@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { mkdir, open, readdir, rm } from "node:fs/promises";
 import { UserError } from "../model/errors.js";
 import { errorMessage, isRecord } from "../model/guards.js";
-import { acquireLock, LockHeldError, type HeldLock } from "../model/lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../model/lock.js";
 import type { StateKey } from "./mac.js";
 import { indexState, Newer, Unusable, type StateIndex } from "./reader.js";
 import { LOCK_FILE, STATE_FILE, type StateHeader } from "./schema.js";
@@ -135,10 +135,12 @@ export async function openStateDir(dirArg: string, baseUrl: string, key: StateKe
       const shown = join(dirArg, STATE_FILE);
       previous.onChanged = () => warn(`state: ${shown} changed while this run used it: its lines that changed are not used, the service answers them`);
     }
+    // a killed run's lock, taken over: said once, as apply says it
+    const tookOver = lock.tookOver ? [`state: ${describeTakeOver(join(dirArg, LOCK_FILE), lock.tookOver)}`] : [];
     return {
       dir,
       previous,
-      warnings: read.warnings,
+      warnings: [...tookOver, ...read.warnings],
       release,
       startWriting(header) {
         writer = new StateWriter(dir, header, { describe: describeFsError, key, shown: join(dirArg, STATE_FILE), ...(read.keep !== undefined ? { keep: read.keep } : {}) });

@@ -56,8 +56,6 @@ export class StateIndex {
   marks: Marks = {};
   /** whether the MAC verified with the key given (undefined: no key given, not checked) */
   authentic: boolean | undefined;
-  /** size of the file as verified, in bytes */
-  size = 0;
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
   private readonly digests = new LineDigests();
@@ -74,11 +72,6 @@ export class StateIndex {
     this.ends.push(end);
     this.digests.add(bytes);
     return this.starts.length - 1;
-  }
-
-  /** Lines read again that were not as verified: each was answered by the service instead. */
-  get changedLines(): number {
-    return this.changed;
   }
 
   /** Bytes the index holds per line kept (byte range and digest), for the memory figures. */
@@ -201,7 +194,6 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
   let marked = false;
   for await (const { bytes, start, end } of linesOf(fh)) {
     if (ended) throw new Unusable("goes on after its last line (corrupt)");
-    index.size = end + 1;
     let raw: unknown;
     try {
       raw = JSON.parse(bytes.toString("utf8"));

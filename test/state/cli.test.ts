@@ -185,6 +185,9 @@ describe("plan --state", () => {
     await writeFile(join(dir, "state.lock"), JSON.stringify({ pid: dead, host: (await import("node:os")).hostname(), since: "2026-01-01T00:00:00.000Z" }));
     const after = await plan(["--state", dir]);
     expect(after.code).toBe(0);
+    expect(after.stderr.split("\n").filter((l) => l.startsWith("warning: "))).toEqual([
+      expect.stringMatching(new RegExp(`^warning: state: took over the stale lock .*state-${n}/state\\.lock \\(pid ${dead} on .*, started .* ago\\): its process ${dead} is gone$`)),
+    ]);
     expect(existsSync(join(dir, "state.lock"))).toBe(false);
   }, 60_000);
 
