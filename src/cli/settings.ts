@@ -318,7 +318,7 @@ export function connectionFrom(src: Sources, shard?: Shard): ConnectionSettings 
   const timeoutMs = wholeNumber(pick(C.timeout, src), 1) ?? DEFAULT_TIMEOUT_MS;
   const { apiKey, keySource } = apiKeyOf(src, base, baseUrl);
   resolvedKeys.add(apiKey);
-  // characters a header cannot carry are refused here, naming the variable, before any rule file or request
+  // characters a header cannot carry are refused here, naming where the key came from, before any rule file or request
   const keyProblem = apiKeyProblem(apiKey, keySource);
   if (keyProblem) throw new UserError(keyProblem);
   const shared = rate === undefined || rate.kind === "profile";
