@@ -10,14 +10,14 @@
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { clientFrom, sharedLimiter, type ClientOptions, type RequestLimiter } from "../api/index.js";
-import { sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
+import { DEFAULT_LOCK_FILE, sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
 import type { LoadedRules, PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../apply/batches.js";
 import { DEFAULT_RECHECK_EVERY_MS, executePlan } from "../apply/execute.js";
 import type { ApplyProgress } from "../apply/types.js";
 import { Journal } from "../apply/journal.js";
-import { acquireLock, DEFAULT_LOCK_FILE, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../apply/lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../model/lock.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../apply/staleness.js";
@@ -173,7 +173,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const stateSettings = stateSettingsOf(opts);
     return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, async (lock) => {
       // with --state: the changes' answers are written through, so the next run with the state reads none of them
-      const held = stateSettings ? await openStateForApply(stateSettings, await baseUrlOf(opts.connection), opts.connection.apiKey, (m) => io.stderr(`warning: ${textSafe(m)}\n`)) : undefined;
+      const held = stateSettings ? await openStateForApply(stateSettings, await baseUrlOf(opts.connection), opts.connection.apiKey, io) : undefined;
       try {
         const code = await applyLoaded(loaded, journalFile, { ...runOpts, ...(held ? { writeThrough: held } : {}) }, cwd, io, lock);
         await held?.finish();

@@ -129,7 +129,7 @@ export async function planRuleSet(
       io.stderr(`${client.stats().total} requests to ${serviceName(client.baseUrl, opts.profile?.name)} in ${s} s\n`);
     }
     if (state && opts.keepState) {
-      opts.keepState(holdState(state, reportState(state, plan, io, opts.quiet)));
+      opts.keepState(holdState(state, reportState(state, plan, io, opts.quiet), io));
       kept = true;
     } else if (state) await finishState(state, plan, io, opts.quiet);
     return withProfile(plan, opts.profile);

@@ -58,7 +58,7 @@ export async function statefulPlan(sb: RunningSandbox, ruleSet: RuleSet, now: Da
   const warnings: string[] = [];
   try {
     const explain = options.explain ? { explain: options.explain } : {};
-    const run = await openRunState(settings, { baseUrl: c.baseUrl, now, rules: ruleSet.rules, version: "test", warn: (m) => warnings.push(m), ...explain });
+    const run = await openRunState(settings, { baseUrl: c.baseUrl, apiKey: "sandbox-admin", now, rules: ruleSet.rules, version: "test", warn: (m) => warnings.push(m), ...explain });
     try {
       const plan = await runPlan({ client: run.wrap(c), ruleSet, now, optOutTag: "no-automation", onWarning: (m) => warnings.push(m) });
       const requests = c.stats().total;
