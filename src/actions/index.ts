@@ -7,7 +7,7 @@ import { completeStep } from "./complete_step.js";
 import { report } from "./report.js";
 import { saveStep } from "./save_step.js";
 import type { PlannedChange } from "../plan/types.js";
-import type { ChangeIssue, MutatingActionKind, ReportActionKind } from "./types.js";
+import type { BatchWords, ChangeIssue, MutatingActionKind, ReportActionKind } from "./types.js";
 import type { JsonSchema } from "./schema-types.js";
 
 /** Every kind, in the order plans list their changes and summaries count them. */
@@ -61,6 +61,12 @@ export function mutatingKind(kind: string): WideMutating {
 
 export function isMutating(a: CompiledAction): a is MutatingAction {
   return actionKind(a.kind).mutating;
+}
+
+/** The words of a batch kind's messages; a kind sent one request each is never `not_acted`, but reads sensibly too. */
+export function batchWords(kind: string): BatchWords {
+  const send = mutatingKind(kind).send;
+  return send.mode === "batch" ? send.words : { request: `${kind} request`, done: "acted on", notDone: "not acted on" };
 }
 
 /** Position of a kind in ACTIONS: the order of changes of one instance and of summary counts. */

@@ -142,8 +142,19 @@ export interface EachSender {
   send(client: ApiClient, change: PlannedChange): Promise<InstanceRecord>;
 }
 
+/** How messages name a batch kind's request and its two ends (abort: "bulk abort", "aborted", "not aborted"). */
+export interface BatchWords {
+  /** the request, in messages: "bulk abort batch 3: …" */
+  request: string;
+  /** an instance the kind took effect on: "listed as aborted since" */
+  done: string;
+  /** a change the batch did not act on (status `not_acted`): "2 not aborted" */
+  notDone: string;
+}
+
 export interface BatchSender {
   mode: "batch";
+  words: BatchWords;
   /** sends one batch; resolves with the instance ids the service says it acted on */
   send(client: ApiClient, instanceIds: number[]): Promise<number[]>;
   /** after an unknown outcome: the instances (of these workflows) on which the kind took effect since `since` */

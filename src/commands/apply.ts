@@ -410,13 +410,13 @@ async function applyJournalled(
     view.finish();
     const counts = countOutcomes(result.outcomes);
     logOutcomes(log, result.outcomes.filter((o) => !logged.has(o.change.id)));
-    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, audit, requests: client.stats().total });
+    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, not_aborted: counts.not_acted, audit, requests: client.stats().total });
     journal.append({
       event: "finish",
       applied: counts.applied,
       stale: counts.stale,
       failed: counts.failed,
-      not_aborted: counts.not_aborted,
+      not_acted: counts.not_acted,
       deferred: counts.deferred,
     });
     const summary = APPLY_FORMATS[opts.format ?? "text"]({
