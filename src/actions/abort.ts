@@ -43,6 +43,7 @@ export const abort: MutatingActionKind<"abort", AbortAction> = {
 
   compile: (_body, ctx) => ({ kind: "abort", pos: ctx.pos }),
   reads: () => [],
+  recordKeys: () => [],
   target: () => "instance",
   phrase: () => "aborts instances",
 

@@ -109,6 +109,12 @@ interface ActionKindBase<K extends string, A extends { kind: K; pos: SourcePos }
   /** form fields whose current values planning reads (hydrated before evaluation) */
   reads(action: A): FieldRef[];
   /**
+   * The instance keys the action reads as they are, beside `when` and templates (which are read from their
+   * expressions): record keys (`priority`, `deadline`) and `fields.<alias>`, normalised by `compile`. A key the list
+   * element does not carry makes planning read the instance's record (src/rules/needs.ts).
+   */
+  recordKeys(action: A): string[];
+  /**
    * The action with its step and field keys (from stepRef / fieldRef) replaced by the ids the workflow's structure
    * resolved them to; absent for a kind that names no step or field.
    */

@@ -12,6 +12,7 @@ import { computeNeeds } from "./needs.js";
 import { clip } from "./messages.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
 import { isRecord } from "../model/guards.js";
+import { actionKind } from "../actions/index.js";
 import { compileOperations } from "./operations.js";
 import { fieldRef, stepRef } from "./structure-refs.js";
 
@@ -107,8 +108,8 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
 
   const ops = compileOperations(ctx, raw, badKeys);
 
-  const reportKeys = actions.flatMap((a) => (a.kind === "report" ? [a.group_by, ...a.columns] : []));
-  const needs = computeNeeds(ctx.aliases ?? [], ctx.refs, reportKeys);
+  const recordKeys = actions.flatMap((a) => actionKind(a.kind).recordKeys(a));
+  const needs = computeNeeds(ctx.aliases ?? [], ctx.refs, recordKeys);
 
   const failed = badKeys.size > 0 || !actionsOk || ctx.diagnostics.some((d) => d.severity === "error");
   if (failed || name === undefined) return { diagnostics: ctx.diagnostics };
