@@ -29,7 +29,7 @@ import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import { inactiveRules } from "../engine/active-rules.js";
 import { resolveWorkflows } from "../engine/resolve.js";
 import { newestUpdate, timeDependent } from "../engine/watch-poll.js";
-import type { CompiledRule, RuleSet } from "../rules/types.js";
+import type { RuleSet } from "../rules/types.js";
 import type { Plan } from "../plan/types.js";
 import { errorMessage } from "../model/guards.js";
 import { nullLogger } from "../log/index.js";
