@@ -107,17 +107,25 @@ describe("write-through", () => {
 
   it("each write at its own instant: read again, not listed (one request either way); still equal", async () => {
     const settings = await stateDir();
+    // people lower six claims under the approval threshold (the test above approved the others)
+    const waiting = sb.store.list(1042).filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
+    for (const i of waiting.slice(0, 6)) sb.store.setValue(i.id, 50222, { inputValue: 10 });
     let completed: number[] = [];
     await statefulPlan(sb, ruleSet, sb.store.now(), settings, {
       afterPlan: async (plan, run, c) => {
         completed = plan.changes.filter((ch) => ch.rule === "approve").map((ch) => ch.instance_id);
-        await sendChanges(run.applying(afterEachWrite(c, () => void sb.advanceClock(1))), plan);
+        // 5 ms apart: a write lands at max(clock, the instance's last time + 1 ms) (src/sandbox/store.ts)
+        await sendChanges(run.applying(afterEachWrite(c, () => void sb.advanceClock(5))), plan);
       },
     });
     sb.advanceClock(5 * MINUTE);
     sb.clearRequests();
     const next = await statefulPlan(sb, ruleSet, sb.store.now(), settings);
+    expect(completed.length).toBeGreaterThanOrEqual(6);
     expect(sb.requests().filter((r) => r.query.last_updated_time_after !== undefined && r.query.last_updated_time_after === r.query.last_updated_time_before)).toEqual([]);
+    // the report reads their records: read again, one request each
+    const reads = sb.requests().filter((r) => r.method === "GET" && GET_RECORD.test(r.path)).map((r) => Number(GET_RECORD.exec(r.path)?.[1]));
+    expect(completed.filter((id) => reads.includes(id))).toEqual(completed);
     expect(comparable(next.plan)).toEqual(comparable((await statelessPlan(sb, ruleSet, sb.store.now())).plan));
   }, 60_000);
 });
