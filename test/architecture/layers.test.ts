@@ -13,6 +13,7 @@ const RANK: Record<string, number> = {
   "index.ts": 100,
   cli: 90,
   commands: 80,
+  watch: 78,
   ci: 75,
   notify: 75,
   render: 70,
