@@ -13,7 +13,7 @@ import { nullLogger } from "../log/index.js";
 import type { Plan } from "../plan/types.js";
 import { logCycle, logCycleChanges } from "../render/events/watch.js";
 import { applyPayload, planPayload } from "../render/notify/payload.js";
-import { changeLines, cycleLine, resumingLine, type CycleReport } from "../render/watch/text.js";
+import { changeLines, cycleLine, resumingLine, stoppedCycleLine, type CycleReport } from "../render/watch/text.js";
 import { writeBookmarks, type Bookmarks } from "./bookmarks.js";
 import { cycleDir, pruneCycles, type WatchPaths } from "./cycles.js";
 import type { WatchMetrics } from "./metrics.js";
@@ -89,7 +89,7 @@ export async function resumeCycle(ctx: CycleContext, planFile: string): Promise<
   const log = ctx.io.log ?? nullLogger;
   logCycleChanges(log, { plan_file: planFile }, run.outcomes, []);
   log.event("watch.resumed", { plan_file: planFile, ...countOutcomes(run.outcomes) });
-  text(ctx.io, changeLines(run.outcomes.filter((o) => o.status !== "already_done"), CHANGE_LINES_PER_CYCLE, "flowrules history --state DIR"));
+  text(ctx.io, changeLines(run.outcomes.filter((o) => o.status !== "already_done" && o.status !== "deferred"), CHANGE_LINES_PER_CYCLE, "flowrules history --state DIR"));
 }
 
 /** Runs one cycle; returns the bookmarks after it (moved on when everything planned was settled). */
@@ -99,8 +99,18 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Bo
   const started = Date.now();
   const startedAt = new Date();
   const requestsBefore = metrics.requestCount();
-  const plan: Plan = await loaded.plan({ connection: ctx.connection, io: quiet(io), limiter: ctx.limiter, first: req.n === 1, recordSeen: settings.apply });
-  if (ctx.stop.aborted) throw new StoppingError();
+  const plan: Plan | undefined = await loaded
+    .plan({ connection: ctx.connection, io: quiet(io), limiter: ctx.limiter, first: req.n === 1, recordSeen: settings.apply })
+    .catch((err: unknown) => {
+      if (ctx.stop.aborted) return undefined;
+      throw err;
+    });
+  if (plan === undefined) {
+    // cut short while planning: nothing was applied, the next watcher plans afresh from the same bookmarks
+    log.event("watch.cycle_stopped", { cycle: req.n, kind: req.kind, requests: metrics.requestCount() - requestsBefore });
+    text(io, [stoppedCycleLine(req.n, req.kind, loaded.ruleSet.rules.length, metrics.requestCount() - requestsBefore)]);
+    throw new StoppingError();
+  }
   const errors = plan.errors.map((e) => e.message);
   const enforce = plan.changes.filter((c) => c.audit !== true);
   let outcomes: ChangeOutcome[] | undefined;
@@ -137,7 +147,8 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Bo
   metrics.cycle(ok ? "ok" : "failed", ok ? undefined : (errors[0] ?? `${failed} change(s) failed`));
   logCycle(log, report);
   logCycleChanges(log, { cycle: req.n }, outcomes, outcomes ? [] : enforce);
-  const shown = outcomes ?? enforce.map((change) => ({ change, status: "planned" as const }));
+  // what a stop left unsent is counted in the cycle's line, not listed: the next cycle plans it again
+  const shown = outcomes?.filter((o) => o.status !== "deferred" && o.status !== "already_done") ?? enforce.map((change) => ({ change, status: "planned" as const }));
   text(io, [cycleLine(report), ...changeLines(shown, CHANGE_LINES_PER_CYCLE, settings.apply ? "flowrules history --state DIR" : "--log-format json lists them all")]);
   const changedSomething = report.applied > 0 || (!settings.apply && plan.changes.length > 0);
   if (changedSomething || !ok) {

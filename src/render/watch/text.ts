@@ -42,6 +42,11 @@ export function cycleLine(r: CycleReport, at: Date = new Date()): string {
   return textSafe(`${at.toISOString()} cycle ${r.n} (${r.kind}, ${s(r.rules, "rule")}): ${parts.join(", ")}; ${r.requests} requests, ${(r.durationMs / 1000).toFixed(1)} s`);
 }
 
+/** A cycle a stop cut short while it planned: nothing was applied. */
+export function stoppedCycleLine(n: number, kind: CycleReport["kind"], rules: number, requests: number, at: Date = new Date()): string {
+  return `${at.toISOString()} cycle ${n} (${kind}, ${s(rules, "rule")}): stopped while planning, nothing applied; ${requests} requests`;
+}
+
 const OUTCOME_WORD: Record<ChangeOutcome["status"], string> = {
   applied: "applied",
   already_done: "done earlier",
