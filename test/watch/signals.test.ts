@@ -125,10 +125,18 @@ describe("SIGTERM at any moment: exit 0, and the next watcher starts healthy", (
     sb.setFaults({ latencyMs: 0 });
     const next = watcher(dir, ["rules.yaml", "--apply"]);
     await next.saw(/cycle 1 \(first, 1 rule\): \d+ planned, \d+ applied, 0 stale, 0 failed;/, WAIT);
-    // idle now: a poll or two later it stops at once
-    await next.saw(/polling every/, WAIT);
+    expect(next.text()).toMatch(/^  applied: rule approve-expenses, instance \d+, complete_step step 20111$/m);
+    // meanwhile a second watcher on the same state dir refuses at once, in one line
+    const second = await watcher(dir, ["rules.yaml", "--apply"]).done;
+    expect(second.code).toBe(1);
+    expect(second.stderr.trim().split("\n")).toHaveLength(1);
+    expect(second.stderr).toMatch(/another watcher uses the state dir state: .*pid \d+/);
+    // idle now: it stops at once, the bookmarks written, the lock released
     const b = await stopped(next);
     expect(b.code, b.stderr).toBe(0);
+    expect(existsSync(join(dir, "state", "watch", "bookmarks.json"))).toBe(true);
+    expect(existsSync(join(dir, "state", "watch", "lock"))).toBe(false);
+    expect(b.stderr).not.toContain("sandbox-admin");
     const counts = effectiveMutations(sb);
     expect(counts.size).toBe(planned);
     for (const [k, n] of counts) expect(n, k).toBe(1);
@@ -163,19 +171,20 @@ describe("SIGTERM at any moment: exit 0, and the next watcher starts healthy", (
 });
 
 describe("reload", () => {
-  it("a rule added on disk is applied by the next cycles; a broken edit keeps the old rules, healthy; SIGHUP reloads", async () => {
+  it("a rule added on disk is applied by the cycle after the reload; a broken edit keeps the old rules, healthy; SIGHUP reloads", async () => {
     const dir = await tempDir();
     await mkdir(join(dir, "rules"));
     await writeFile(join(dir, "rules", "approve.yaml"), APPROVE_RULES);
-    const w = watcher(dir, ["rules", "--metrics-port", "0"]);
+    const w = watcher(dir, ["rules", "--apply", "--metrics-port", "0"]);
     const port = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)/.exec(await w.saw(/metrics on http:\/\/127\.0\.0\.1:\d+/, WAIT))?.[1]);
     await w.saw(/cycle 1 \(first, 1 rule\)/, WAIT);
 
     await writeFile(join(dir, "rules", "access.yaml"), ACCESS_RULE);
     await w.saw(/the rule files or the config file changed: reloaded 2 rules/, WAIT);
-    // without --apply: the new rule's changes are planned by the cycle that follows the reload
-    await w.saw(/cycle \d+ \(reload, 2 rules\): [1-9]\d* planned/, WAIT);
-    expect(w.text()).toMatch(/  planned: rule grant-access, instance \d+, complete_step step 20141/);
+    // the new rule's changes are applied by the cycle that follows the reload
+    await w.saw(/cycle \d+ \(reload, 2 rules\): ([1-9]\d*) planned, \1 applied, 0 stale, 0 failed/, WAIT);
+    expect(w.text()).toMatch(/^  applied: rule grant-access, instance \d+, complete_step step 20141$/m);
+    expect(posts(sb).some((p) => (p.body as { step_id?: number } | null)?.step_id === 20141)).toBe(true);
 
     await writeFile(join(dir, "rules", "access.yaml"), `${ACCESS_RULE}    when: fields.nope ==\n`);
     await w.saw(/access\.yaml:\d+:\d+ +error +[^\n]+\n[\s\S]*the reload did not validate \(the problems are above\); keeping the 2 rules loaded before/, WAIT);
