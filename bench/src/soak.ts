@@ -18,7 +18,7 @@
  *   npm run bench:soak -- [--minutes 60] [--instances 20000] [--people-per-min 12] [--cli dist/cli/index.js] [--out FILE]
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,39 +26,16 @@ import { parseArgs } from "node:util";
 import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
 import { Prng, mixSeed } from "#flowrules/sandbox/prng.js";
 import { API_KEY } from "./scenario.js";
+import { quantile, rssMb, WATCH_RULES_YAML } from "./watch.js";
 
 const TAG = "fast-track";
 const RATE_LIMIT = 100;
 
-/** The rules at the start: one per workflow (three act on marked instances, one reads two fields and never matches). */
-const RULES = `version: 1
-rules:
-  - name: s-fast-track-expenses
-    workflow: 1042
-    select: { status: [running], active_step_id: 20111, tags: [${TAG}] }
-    actions:
-      - complete_step: { step: 20111, inputs: [ { action: 50230, value: { inputValue: "Fast-tracked by flowrules" } } ] }
-  - name: s-fast-track-it-setup
-    workflow: 1043
-    select: { status: [running], active_step_id: 20121, tags: [${TAG}] }
-    actions:
-      - complete_step: { step: 20121, inputs: [] }
-  - name: s-huge-purchases
-    workflow: 1044
-    fields: { quantity: { step: 20130, action: 50261 }, price: { step: 20130, action: 50262 } }
-    select: { status: [running], active_step_id: 20131 }
-    when: fields.quantity * fields.price > 1000000000000
-    actions:
-      - save_step: { step: 20131, inputs: [ { action: 50264, value: { inputValue: "Flagged by flowrules" } } ] }
-`;
-
-/** The edit made before the SIGHUP: a rule for a fourth workflow, whose marks start after it. */
-const ADDED_RULE = `  - name: s-fast-track-access
-    workflow: 1045
-    select: { status: [running], active_step_id: 20141, tags: [${TAG}] }
-    actions:
-      - complete_step: { step: 20141, inputs: [] }
-`;
+/** The watch scenario's rules (./watch.ts), one per workflow; the access rule is left out at the start. */
+const ACCESS_RULE_AT = WATCH_RULES_YAML.indexOf("  - name: w-fast-track-access");
+const RULES = WATCH_RULES_YAML.slice(0, ACCESS_RULE_AT);
+/** The edit made before the SIGHUP: the access rule, for a fourth workflow, whose marks start after it. */
+const ADDED_RULE = WATCH_RULES_YAML.slice(ACCESS_RULE_AT);
 
 interface Target {
   workflow: number;
@@ -118,21 +95,6 @@ export interface SoakResult {
   peopleChanges: number;
   stopS: number;
   exitCode: number | null;
-}
-
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-}
-
-async function rssMb(pid: number | undefined): Promise<number | undefined> {
-  if (pid === undefined) return undefined;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
