@@ -41,7 +41,8 @@ export function interruptions(io: CommandIO, opts: InterruptionOptions = {}): In
   const log = io.log;
   const say = (line: string, event: string, fields: Record<string, unknown>): void => {
     if (log?.structured) log.event(event, fields, "warn");
-    else io.stderr(`flowrules: ${line}\n`);
+    // on a terminal, below the progress line rather than glued to its end
+    else io.stderr(`${io.stderrIsTTY ? "\n" : ""}flowrules: ${line}\n`);
   };
   const stop = (sig: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
