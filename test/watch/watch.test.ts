@@ -187,6 +187,31 @@ describe("watch --apply", () => {
   });
 });
 
+describe("reload of the config file", () => {
+  it("an edit of the config file reloads (a planning setting changed: a reload cycle); one that does not parse keeps the settings before", async () => {
+    const { dir, rules } = await setUp(APPROVE_RULES);
+    const cfg = join(dir, "flowrules.config.yaml");
+    await writeFile(cfg, "default_profile: t\nprofiles:\n  t:\n    opt_out_tag: keep-out\n");
+    const env = { FLOWRULES_BASE_URL: (sb as RunningSandbox).baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "100" };
+    const raw = { state: join(dir, "state"), config: cfg };
+    const io = eventIO();
+    const opts = watchOpts(sb as RunningSandbox, dir, rules);
+    running.push(watchCommand({ ...opts, ...watchFlags([rules], raw, env), signal: opts.signal, intervalMs: 150, minIntervalMs: 100, reread: () => watchFlags([rules], raw, env), configFile: cfg }, io));
+    await until(() => io.events.some((e) => e.name === "watch.cycle"), 10_000, "the first cycle");
+
+    await writeFile(cfg, "default_profile: t\nprofiles:\n  t:\n    opt_out_tag: other-tag\n");
+    await until(() => io.events.some((e) => e.name === "watch.cycle" && e.fields.kind === "reload"), 10_000, "a reload cycle");
+    expect(io.events.find((e) => e.name === "watch.reloaded")?.fields).toMatchObject({ why: "the rule files or the config file changed", changed: true, rules: 1 });
+
+    await writeFile(cfg, "default_profile: t\nprofiles: [\n");
+    await until(() => io.events.some((e) => e.name === "watch.reload_failed"), 10_000, "the failed reload");
+    expect(io.events.find((e) => e.name === "watch.reload_problem")?.fields.message).toMatch(/flowrules\.config\.yaml/);
+    const polls = io.events.filter((e) => e.name === "watch.poll").length;
+    await until(() => io.events.filter((e) => e.name === "watch.poll").length > polls + 2, 10_000, "polls after it");
+    expect(io.events.filter((e) => e.name === "watch.failed")).toEqual([]);
+  });
+});
+
 describe("notifications", () => {
   let receiver: LocalServer | undefined;
   afterEach(async () => {
