@@ -4,7 +4,7 @@
  * signal leaves at once, the lock removed. SIGTERM mid-apply (deferred, exit 0, resumed): test/apply/crash-resume.test.ts.
  * One sandbox for the file.
  */
-import { execSync } from "node:child_process";
+import { execSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -79,3 +79,33 @@ describe("apply", () => {
     expect(existsSync(join(dir, ".flowrules", "apply.lock"))).toBe(false);
   }, 60_000);
 });
+
+describe("the stop's grace", () => {
+  const script = (body: string): string =>
+    `import(${JSON.stringify(join(ROOT, "dist", "cli", "signals.js"))}).then(({ interruptions }) => {
+      const io = { stderr: (s) => process.stderr.write(s), stdout: () => undefined, env: {}, stdoutIsTTY: false, stderrIsTTY: false };
+      ${body}
+    });`;
+
+  it("a run still busy when the grace is over leaves with exit 1, saying so; one that ended keeps its exit code", async () => {
+    // a request that never finishes stands in as a timer that never ends
+    const hung = await runNode(script(`interruptions(io, { graceMs: 200 }); setInterval(() => undefined, 1000); process.kill(process.pid, "SIGTERM");`));
+    expect(hung.code).toBe(1);
+    expect(hung.stderr).toMatch(/^flowrules: SIGTERM: stopping/m);
+    expect(hung.stderr).toMatch(/^flowrules: still busy 0 s after SIGTERM \(a request in flight has not finished\): leaving; the journal decides it at the next run$/m);
+    // the verb finished (disposed) and only a lingering handle holds the process: its exit code stands
+    const done = await runNode(script(`const i = interruptions(io, { graceMs: 200 }); setInterval(() => undefined, 1000); process.kill(process.pid, "SIGTERM"); setTimeout(() => { process.exitCode = 0; i.dispose(); }, 20);`));
+    expect(done.code).toBe(0);
+    expect(done.stderr).not.toMatch(/still busy/);
+  });
+});
+
+function runNode(code: string): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (c) => resolve({ code: c, stderr }));
+  });
+}
