@@ -12,7 +12,7 @@ import { DEFAULT_LOCK_TIMEOUT_MS, serviceName } from "../model/settings.js";
 import { UserError } from "../model/errors.js";
 import { DEFAULT_RECHECK_EVERY_MS, executePlan } from "./execute.js";
 import { Journal } from "./journal.js";
-import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "./lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../model/lock.js";
 import { loadPlanForApply } from "./load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "./staleness.js";
 import { DEFAULT_BATCH_SIZE } from "./batches.js";

@@ -33,6 +33,10 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [string, s
     ["flowrules history --state /var/lib/flowrules --last 3", "what the watcher's last three cycles changed, and how each change ended"],
     ["flowrules history --state /var/lib/flowrules --format json", "the same as one JSON document (schemas/history.schema.json)"],
   ],
+  state: [
+    ["flowrules state show --state .flowrules/state", "bookmarks, cached instances per workflow, and whether the state verifies with this key"],
+    ["flowrules state clear --state .flowrules/state", "remove the state: the next run reads everything (refused while a run or watcher uses it)"],
+  ],
   completion: [["flowrules completion bash > ~/.local/share/bash-completion/completions/flowrules", "Tab completion of verbs, flags, rule and profile names"]],
   sandbox: [["flowrules sandbox --port 4010", "the simulated service at http://127.0.0.1:4010/api until Ctrl-C"]],
 };

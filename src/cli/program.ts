@@ -10,6 +10,7 @@ import { registerExplain } from "./explain.js";
 import { registerSandbox } from "./sandbox.js";
 import { registerWatch } from "./watch.js";
 import { registerHistory } from "./history.js";
+import { registerState } from "./state-verb.js";
 import { registerDescribe, registerWorkflows } from "./workflows.js";
 import { registerInit, registerPull } from "./init.js";
 import { addLogFormatOption } from "../log/cli.js";
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerPull(program);
   registerWatch(program);
   registerHistory(program);
+  registerState(program);
   registerSandbox(program);
   addExamples(program);
   program.addHelpText(

@@ -10,12 +10,12 @@
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { sharedLimiter, type ClientOptions, type RequestLimiter } from "../api/index.js";
-import { sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
+import { DEFAULT_LOCK_FILE, sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
 import type { PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../apply/batches.js";
 import { DEFAULT_RECHECK_EVERY_MS } from "../apply/execute.js";
-import { DEFAULT_LOCK_FILE, describeTakeOver, type HeldLock } from "../apply/lock.js";
+import { describeTakeOver, type HeldLock } from "../model/lock.js";
 import { acquireWaiting, applyLoadedPlan, type LockWait } from "../apply/run.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";

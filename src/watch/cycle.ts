@@ -5,7 +5,7 @@
  * — one line for the cycle and one per change on stderr, or events — and the notification.
  */
 import type { ClientSettings, RequestLimiter } from "../api/index.js";
-import type { HeldLock } from "../apply/lock.js";
+import type { HeldLock } from "../model/lock.js";
 import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import { applyPlanFile, applyPlanInDir } from "../apply/run.js";
 import type { CommandIO } from "../log/command-io.js";

@@ -6,9 +6,9 @@
  */
 import { mkdir } from "node:fs/promises";
 import { clientFrom, sharedLimiter, type ClientSettings } from "../api/index.js";
-import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../apply/lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../model/lock.js";
 import { nullLogger } from "../log/index.js";
-import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
+import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { metricsLine, stoppedLine } from "../render/watch/text.js";
 import { readBookmarks } from "./bookmarks.js";
 import { watchPaths } from "./cycles.js";
@@ -34,15 +34,12 @@ export async function runWatcher(settings: WatcherSettings, parts: WatcherParts)
   if (!loaded) return EXIT_ERROR;
 
   await mkdir(paths.root, { recursive: true });
-  let lock: HeldLock;
-  try {
-    lock = acquireLock(paths.lock, { applying: settings.doing, timeoutMs: 30 * 60_000 });
-  } catch (err) {
-    if (err instanceof LockHeldError) {
-      throw new UserError(`another watcher uses the state dir ${settings.stateDirShown}: ${err.holder.replace(/^another apply holds the lock [^:]*: /, "")}`);
-    }
-    throw err;
-  }
+  const refusal = (described: string): string => `another watcher uses the state dir ${settings.stateDirShown}: ${described}`;
+  const lock: HeldLock = acquireLock(paths.lock, {
+    applying: settings.doing,
+    timeoutMs: 30 * 60_000,
+    refuse: (owner, described) => new LockHeldError(refusal(described), "", owner, refusal(described)),
+  });
   let server: MetricsServer | undefined;
   try {
     lock.startHeartbeat();
