@@ -2,7 +2,7 @@
  * The window limiter on a fake clock: sleeping advances the clock, so minutes of pacing run in microseconds and every
  * figure is exact. Then the rate-limit headers it follows.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseRateLimitHeaders } from "../../src/api/rate-headers.js";
 import { LimiterStoppedError, RateLimiter, windowBudget, type LimiterWait, type RateLimiterOptions } from "../../src/api/rate-limiter.js";
 import { Prng } from "../../src/sandbox/prng.js";
@@ -268,23 +268,24 @@ describe("rate-limit headers", () => {
 });
 
 describe("stopping", () => {
-  const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
-
   it("a request waiting for its slot gives up at once on the stop, its timer cancelled; a stopped caller is refused at once", async () => {
-    // real timers: a minute's window, one request in it
-    const l = new RateLimiter({ perWindow: 1, share: 1, windowMs: MINUTE });
-    await l.acquire();
-    const before = timers();
-    const stop = new AbortController();
-    const waiting = l.acquire(undefined, stop.signal);
-    const settled = waiting.catch((err: unknown) => err);
-    await new Promise((r) => setImmediate(r));
-    expect(timers()).toBeGreaterThan(before); // it sleeps towards its slot
-    stop.abort();
-    expect(await settled).toBeInstanceOf(LimiterStoppedError);
-    await new Promise((r) => setImmediate(r));
-    expect(timers()).toBe(before);
-    await expect(l.acquire(undefined, stop.signal)).rejects.toBeInstanceOf(LimiterStoppedError);
+    // the real sleep on fake timers: the timers it sets are counted exactly
+    vi.useFakeTimers();
+    try {
+      const l = new RateLimiter({ perWindow: 1, share: 1, windowMs: MINUTE });
+      await l.acquire();
+      const stop = new AbortController();
+      const settled = l.acquire(undefined, stop.signal).catch((err: unknown) => err);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(vi.getTimerCount()).toBe(1); // it sleeps towards its slot
+      stop.abort();
+      expect(await settled).toBeInstanceOf(LimiterStoppedError);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(vi.getTimerCount()).toBe(0);
+      await expect(l.acquire(undefined, stop.signal)).rejects.toBeInstanceOf(LimiterStoppedError);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("callers queued behind a stopped one give up too, and a caller without the stop is still served in order", async () => {
