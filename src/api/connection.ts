@@ -15,7 +15,7 @@ export { DEFAULT_RATE_LIMIT } from "../model/settings.js";
  */
 export type ClientSettings = ConnectionSettings & { observe?: (e: ClientEvent) => void; stop?: AbortSignal };
 
-/** The client for these settings; `extra` adds an event sink (the logger) or test tuning. */
+/** The client for these settings; `extra` adds an event sink (the logger), a shared limiter or retry timing. */
 export function clientFrom(settings: ClientSettings, extra: Partial<ClientOptions> = {}): ApiClient {
   return createClient({
     baseUrl: settings.baseUrl,

@@ -184,7 +184,7 @@ async function applyJournalled(loaded: LoadedPlan, opts: LockedRunOptions, shown
       applied: counts.applied,
       stale: counts.stale,
       failed: counts.failed,
-      not_aborted: counts.not_aborted,
+      not_acted: counts.not_acted,
       deferred: counts.deferred,
     });
     return {

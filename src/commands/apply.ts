@@ -80,11 +80,14 @@ export interface ApplyCommandOptions extends PlanRunOptions {
   maxDurationText?: string;
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
   notify?: NotifySettings;
-  /** knobs for tests and benchmarks */
   /** --lock-wait: how long to wait for another apply's lock to free before refusing (default 0: refuse at once) */
   lockWaitMs?: number;
   /** --lock-wait as the user wrote it, for messages */
   lockWaitText?: string;
+  /**
+   * Timing no flag sets: the defaults suit the service (a read 1 s after an unknown outcome, 3 sends at most, a
+   * heartbeat every 10 s); the library's callers may shorten them.
+   */
   tuning?: {
     verifyDelayMs?: number;
     maxSendAttempts?: number;
@@ -311,7 +314,7 @@ async function applyLoaded(
     view.finish();
     const counts = countOutcomes(run.outcomes);
     logOutcomes(log, run.outcomes.filter((o) => !logged.has(o.change.id)));
-    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: run.outcomes.length, ...counts, audit: run.audit.length, requests: run.stats.total });
+    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: run.outcomes.length, ...counts, not_aborted: counts.not_acted, audit: run.audit.length, requests: run.stats.total });
     const summary = APPLY_FORMATS[opts.format ?? "text"]({
       kind: "applied",
       baseUrl: run.baseUrl,

@@ -77,7 +77,7 @@ function count(metrics: WatchMetrics, outcomes: readonly ChangeOutcome[]): void 
   for (const o of outcomes) {
     if (o.status === "applied") metrics.changeApplied(o.change.rule, o.change.kind);
     else if (o.status === "stale") metrics.changeStale();
-    else if (o.status === "failed" || o.status === "not_aborted") metrics.changeFailed();
+    else if (o.status === "failed" || o.status === "not_acted") metrics.changeFailed();
   }
 }
 
@@ -124,7 +124,7 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Bo
     await pruneCycles(ctx.paths.cycles);
   }
   const counts = countOutcomes(outcomes ?? []);
-  const failed = counts.failed + counts.not_aborted;
+  const failed = counts.failed + counts.not_acted;
   // changes left unsent (stopped, deferred) are planned again: the bookmarks stay where they were
   const unsent = counts.not_started + counts.deferred;
   const bookmarks = failed === 0 && unsent === 0 && !ctx.stop.aborted ? await movedOn(ctx, plan, req) : ctx.bookmarks;

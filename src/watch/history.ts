@@ -30,8 +30,8 @@ function outcomes(events: readonly JournalEvent[], finished: boolean): (id: stri
         return { at: e.at, outcome: "stale", reason: e.reason };
       case "failed":
         return { at: e.at, outcome: "failed", reason: e.reason };
-      case "not_aborted":
-        return { at: e.at, outcome: "not_aborted", reason: e.reason };
+      case "not_acted":
+        return { at: e.at, outcome: "not_acted", reason: e.reason };
     }
   };
 }

@@ -9,9 +9,9 @@ import { z } from "zod";
 export const HISTORY_SCHEMA_ID = "https://flowrules.dev/schemas/history.schema.json";
 
 export const HistoryOutcome = z
-  .enum(["applied", "stale", "failed", "not_aborted", "not_sent", "in_flight", "not_started"])
+  .enum(["applied", "stale", "failed", "not_acted", "not_sent", "in_flight", "not_started"])
   .describe(
-    "applied: took effect (the journal's done line); stale: no longer held when its turn came; failed: refused or not decided; not_aborted: the bulk abort did not return it; not_sent: the watcher was stopped before sending it (the next cycle plans it again); in_flight: sent or about to be when the watcher was killed (the next watcher decides it by reading); not_started: the watcher was killed before it",
+    "applied: took effect (the journal's done line); stale: no longer held when its turn came; failed: refused or not decided; not_acted: a batch (a bulk abort) did not return it; not_sent: the watcher was stopped before sending it (the next cycle plans it again); in_flight: sent or about to be when the watcher was killed (the next watcher decides it by reading); not_started: the watcher was killed before it",
   );
 
 export const HistoryChange = z
@@ -23,7 +23,7 @@ export const HistoryChange = z
     kind: z.string().describe("the action kind: complete_step, save_step or abort"),
     step_id: z.number().int().nonnegative().optional().describe("the step, for step kinds"),
     outcome: HistoryOutcome,
-    reason: z.string().optional().describe("why (stale, failed, not_aborted), or what confirmed it (applied by reading)"),
+    reason: z.string().optional().describe("why (stale, failed, not_acted), or what confirmed it (applied by reading)"),
   })
   .strict();
 

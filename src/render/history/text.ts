@@ -11,7 +11,7 @@ const WORD: Record<HistoryOutcome, string> = {
   applied: "applied",
   stale: "stale",
   failed: "failed",
-  not_aborted: "not aborted",
+  not_acted: "not acted on",
   not_sent: "not sent (stopped)",
   in_flight: "in flight (killed)",
   not_started: "not started (killed)",

@@ -52,7 +52,7 @@ const OUTCOME_WORD: Record<ChangeOutcome["status"], string> = {
   already_done: "done earlier",
   stale: "stale",
   failed: "failed",
-  not_aborted: "not aborted",
+  not_acted: "not acted on",
   not_started: "not started",
   deferred: "not sent",
 };
