@@ -11,7 +11,7 @@ import { runCompare } from "../engine/plan-compare.js";
 import { COMPARE_FORMATS } from "../render/compare/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
-import { emitPlan, planRuleSet, type PlanCommandOptions } from "./plan.js";
+import { checkPlanOutputs, emitPlan, planRuleSet, type PlanCommandOptions } from "./plan.js";
 
 export function compareExitCode(plan: ComparePlan, detailed: boolean): number {
   if (plan.errors.length > 0) return EXIT_ERROR;
@@ -31,6 +31,7 @@ function refuseCombinations(opts: PlanCommandOptions): void {
 export async function comparePlanCommand(opts: PlanCommandOptions, io: CommandIO): Promise<number> {
   if (opts.compare === undefined) throw new UserError("plan --compare needs a git ref");
   refuseCombinations(opts);
+  await checkPlanOutputs(opts);
   const startedAt = new Date();
   // the whole working tree is loaded and validated; --rule narrows the comparison (a removed rule is not in it)
   const ruleSet = await loadRuleSetOrReport(opts.paths, [], io);
