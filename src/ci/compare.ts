@@ -11,7 +11,7 @@ import { UserError } from "../model/errors.js";
 import { diagnosticLine } from "../render/validate/text.js";
 import type { CompareSides } from "../engine/plan-compare.js";
 import type { ImpactStatus } from "../engine/impact.js";
-import { ruleTextsSince, type RuleText } from "./changed-since.js";
+import { ruleTextsSince, unreadableAtRef, type RuleText } from "./changed-since.js";
 import { diffDefinitions, ruleDefinitions } from "./rule-definitions.js";
 
 export const COMPARE_FLAG = "--compare";
@@ -20,6 +20,8 @@ export interface CompareInput {
   sides: CompareSides;
   /** the working tree's added and edited rules: the rule set the run plans besides the versions at the ref */
   ruleSet: RuleSet;
+  /** one line each: rule files at the ref that could not be read, whose rules count as added */
+  warnings: string[];
 }
 
 /** Compiles the rule files as they were at the ref, or says in one line why they cannot be compared. */
@@ -68,5 +70,6 @@ export async function compareInput(ref: string, paths: string[], now: RuleSet, o
       order: { now: now.rules.map((r) => r.name), atRef: old.map((r) => r.name) },
     },
     ruleSet: { ...now, rules: after },
+    warnings: unreadableAtRef(ref, texts.before, COMPARE_FLAG),
   };
 }

@@ -6,6 +6,7 @@
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_RULE_PATHS } from "../rules/index.js";
 import { compareInput } from "../ci/compare.js";
+import { textSafe } from "../render/escape.js";
 import { hasImpact, impactCounts, type ComparePlan } from "../engine/impact.js";
 import { runCompare } from "../engine/plan-compare.js";
 import { COMPARE_FORMATS } from "../render/compare/index.js";
@@ -37,6 +38,10 @@ export async function comparePlanCommand(opts: PlanCommandOptions, io: CommandIO
   const ruleSet = await loadRuleSetOrReport(opts.paths, [], io);
   if (!ruleSet) return EXIT_ERROR;
   const input = await compareInput(opts.compare, opts.paths.length > 0 ? opts.paths : DEFAULT_RULE_PATHS, ruleSet, opts.rules);
+  for (const w of input.warnings) {
+    io.log?.event("rules.compare_warning", { message: w }, "warn");
+    if (!io.log?.structured) io.stderr(`warning: ${textSafe(w)}\n`);
+  }
   const { ref, commit, touched, unchanged } = input.sides;
   io.log?.event("rules.compared", { ref, commit, touched: touched.map((t) => `${t.rule} (${t.status})`), unchanged });
   const plan = (await planRuleSet(input.ruleSet, opts.connection, io, opts, (o) => runCompare(o, input.sides))) as ComparePlan;

@@ -83,6 +83,11 @@ function describeFsError(err: unknown): string {
       return "not a directory";
     case "ENOSPC":
       return "no space left on the device";
+    case "ENOENT":
+    case "EINVAL":
+    case "ENXIO":
+      // the folder exists (it was just made or found) but no file can be created in it: /proc/1, /sys, a device
+      return "not a usable state directory (no file can be created in it)";
     default:
       return errorMessage(err);
   }
