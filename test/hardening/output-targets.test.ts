@@ -28,11 +28,17 @@ rules:
       - report: { group_by: tags, columns: [id, name, status], title: Expense claims }
 `;
 
-const TEST_FILE = `rule: approve-small
-cases:
-  - name: nothing selected
-    instances: []
-    expect: { changes: [] }
+const TEST_FILE = `version: 1
+now: "2026-03-02T09:00:00Z"
+instances:
+  - id: 1
+    name: Taxi to the airport
+    active_step: 20111
+tests:
+  - name: a running claim waiting at 20111 is approved
+    rule: approve-small
+    expect:
+      matched: [1]
 `;
 
 let sb: RunningSandbox;
