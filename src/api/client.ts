@@ -501,8 +501,9 @@ class Client implements ApiClient {
           }
         }
         const err = this.apiError(spec, result, attempt);
+        // this call fails with its own error, as a refused key's does; a wrong base URL fails every later one at once
         if (status === 404 && spec.method === "GET" && !this.answered) await this.checkBaseUrl(spec, err);
-        throw this.fatal ?? err;
+        throw err;
       }
 
       const failure: HttpFailure = result;
