@@ -47,7 +47,7 @@ export const abort: MutatingActionKind<"abort", AbortAction> = {
   phrase: () => "aborts instances",
 
   plan({ rule, data }) {
-    if (data.status !== "running") return Promise.resolve({ skipped: `instance is ${data.status}` });
+    if (data.status !== "running") return Promise.resolve({ skipped: `the instance is ${data.status}` });
     return Promise.resolve({
       change: {
         id: `${rule.name}:abort:${data.id}`,

@@ -431,6 +431,7 @@ async function applyJournalled(
       readToCheck: result.readToCheck,
       checks: result.checks,
       ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
+      plan: loaded.plan,
     });
     opts.onResult?.({ outcomes: result.outcomes, audit });
     io.stdout(summary);

@@ -10,6 +10,9 @@ import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../app
 import { textSafeLines } from "../escape.js";
 import type { ApplyReport, SummaryInput } from "./types.js";
 import { table } from "../table.js";
+import { plural } from "../../model/plural.js";
+import { NO_NAMES, stepName, type PlanNames } from "../plan/names.js";
+import { appliedLines, inPlanOrder, namesOf } from "./changes.js";
 
 export type { SummaryInput } from "./types.js";
 
@@ -29,18 +32,15 @@ const SECTIONS: Array<{ status: OutcomeStatus; title: string }> = [
   { status: "not_started", title: "Not started:" },
 ];
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
 function countTable(rows: string[][]): string[] {
   // the kind on the left, counts right-aligned
   return table(rows, { align: (rows[0] ?? []).map((_, i) => (i === 0 ? "left" : "right")) });
 }
 
-function describeChange(o: ChangeOutcome): string {
+function describeChange(o: ChangeOutcome, names: PlanNames): string {
   const c = o.change;
-  const step = c.step_id !== undefined ? ` step ${c.step_id}` : "";
+  const name = stepName(names, c);
+  const step = c.step_id !== undefined ? ` step ${c.step_id}${name !== undefined ? ` ${JSON.stringify(name)}` : ""}` : "";
   return `rule ${c.rule}, instance ${c.instance_id}, ${c.kind}${step}: ${o.reason ?? "no reason recorded"}`;
 }
 
@@ -68,6 +68,7 @@ function checksLine(checks: StalenessCheck[]): string {
 export function renderSummary(s: SummaryInput): string {
   const c = countOutcomes(s.outcomes);
   const total = s.outcomes.length;
+  const names = s.plan ? namesOf(s.plan) : NO_NAMES;
   const lines: string[] = [];
   const problems = c.stale + c.failed + c.not_aborted + c.not_started;
   const head = [`${plural(c.applied, "change")} applied`];
@@ -90,11 +91,13 @@ export function renderSummary(s: SummaryInput): string {
     }
     lines.push(...countTable(rows).map((l) => `  ${l}`));
   }
+  // what this run changed, one line each, as watch cycles print theirs
+  lines.push(...appliedLines(s.outcomes, names, { where: `the journal ${s.journalFile}`, order: inPlanOrder(s.plan) }));
   for (const section of SECTIONS) {
     const list = s.outcomes.filter((o) => o.status === section.status);
     if (list.length === 0) continue;
     lines.push(section.title);
-    for (const o of list) lines.push(`  - ${describeChange(o)}`);
+    for (const o of list) lines.push(`  - ${describeChange(o, names)}`);
   }
   if (c.deferred > 0) {
     // listed by count only: a bounded run of a large backlog defers thousands, all in the journal
