@@ -8,6 +8,7 @@ import { resolveConflicts } from "./conflicts.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
 import type { Plan, PlanError, PlannedChange, PlannedReport, RulePlanSummary } from "../plan/types.js";
 import { aliasesShown, namesTable, type NameSource } from "./names.js";
+import { plural } from "../model/plural.js";
 
 export interface RuleResult {
   rule: CompiledRule;
@@ -83,7 +84,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
         code: "limit",
         rule: r.rule.name,
         message:
-          `rule "${r.rule.name}" matched ${r.matched} instances, above its limit max_instances: ${limit}; ` +
+          `rule "${r.rule.name}" matched ${plural(r.matched, "instance")}, above its limit max_instances: ${limit}; ` +
           `none of its changes are planned`,
       });
       continue;
@@ -120,8 +121,8 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   }
   for (const [id, list] of meta.names ?? []) sources.set(id, [...(sources.get(id) ?? []), ...list]);
   const namedRules = results.map((r) => ({ name: r.rule.name, workflowId: r.workflowId, fields: r.rule.fields }));
+  // names live in the table only: a rule's entry stays what it was (its workflow_name is the one it was written with)
   const names = namesTable(namedRules, changes, sources);
-  const workflowName = new Map(names.flatMap((w) => (w.name !== undefined ? [[w.workflow_id, w.name] as const] : [])));
 
   const byRule = new Map<string, PlannedChange[]>();
   for (const c of changes) {
@@ -130,13 +131,12 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     else byRule.set(c.rule, [c]);
   }
   const rules: RulePlanSummary[] = results.map((r, i) => {
-    const name = r.workflowName ?? (r.workflowId !== null ? workflowName.get(r.workflowId) : undefined);
     const named = namedRules[i];
     const fields = named ? aliasesShown(named, byRule.get(r.rule.name) ?? []) : undefined;
     return {
       name: r.rule.name,
       workflow_id: r.workflowId,
-      ...(name ? { workflow_name: name } : {}),
+      ...(r.workflowName ? { workflow_name: r.workflowName } : {}),
       selected: r.selected,
       matched: r.matched,
       changes: perRule.get(r.rule.name) ?? 0,

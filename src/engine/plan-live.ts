@@ -35,6 +35,7 @@ import { selectQuery, stepsToProbe } from "./select.js";
 import { errorMessage } from "../model/guards.js";
 import { seeInstances, withSeen, type SeenInstances } from "./seen.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../model/settings.js";
+import { plural } from "../model/plural.js";
 
 export type { RequestChoice } from "./run-queries.js";
 
@@ -115,7 +116,7 @@ async function prefetchFields(
       }
       await Promise.all(
         list.map(async (b) => {
-          explain({ subject: `field ${b.field.step}/${b.field.action}`, workflow_id: processId, choice: "field pages", requests: b.pages, why: `${b.ids.length} instances not yet known, asked once for all rules, ${PAGE} a page`, rules: users(b.field) });
+          explain({ subject: `field ${b.field.step}/${b.field.action}`, workflow_id: processId, choice: "field pages", requests: b.pages, why: `${plural(b.ids.length, "instance")} not yet known, asked once for all rules, ${PAGE} a page`, rules: users(b.field) });
           const chunks: number[][] = [];
           for (let i = 0; i < b.ids.length; i += PAGE) chunks.push(b.ids.slice(i, i + PAGE));
           try {

@@ -150,10 +150,10 @@ export const PlanSchema = z.object({
   reports: z.array(ReportSchema),
   errors: z.array(PlanErrorSchema),
   summary: SummarySchema,
-  changed_since: ChangedSinceSchema.optional(),
-  removed_rules: z.array(RemovedRuleSchema).optional(),
   /** names of the workflows, steps and fields the plan shows, one entry per workflow (WorkflowNamesSchema) */
   names: z.array(WorkflowNamesSchema).optional(),
+  changed_since: ChangedSinceSchema.optional(),
+  removed_rules: z.array(RemovedRuleSchema).optional(),
 });
 
 export const DigestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' });

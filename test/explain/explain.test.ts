@@ -176,7 +176,9 @@ describe("flowrules explain", () => {
     expect(text.out).toContain("Rule approve-small: selected, `when` does not hold");
     expect(text.out).toContain("✗ fields.amount < 100  → false");
     expect(text.out).toContain('✓ fields.currency = "EUR"  → true');
-    expect(text.out).toMatch(/amount \(20111:50222\)\s+= \d/);
+    // names beside ids, from the instance's own snapshot (no request for them)
+    expect(text.out).toMatch(/amount \(20111:50222 "Amount"\)\s+= \d/);
+    expect(text.out).toContain('— workflow 1042 Expense claim, running, active steps: 20111 "Manager approval"');
     // with --rule, the other rule is neither explained nor resolved
     expect(text.out).not.toContain("onboardings");
     expect(text.paths).toEqual([`/api/instances/${inst.id}/`]);

@@ -48,7 +48,7 @@ export function requestLine(stats: RequestStats): string {
   const e = stats.byEndpoint;
   const posts = e.completeStep.ok + e.completeStep.failed + e.bulkAbort.ok + e.bulkAbort.failed;
   const extras = [
-    stats.retries ? `${stats.retries} ${stats.retries === 1 ? "retry" : "retries"}` : "",
+    stats.retries ? plural(stats.retries, "retry", "retries") : "",
     stats.rateLimited ? `${stats.rateLimited} answered 429` : "",
     stats.outcomeUnknown ? `${stats.outcomeUnknown} with unknown outcome, decided by reading` : "",
   ].filter(Boolean);
@@ -120,5 +120,5 @@ export function applyText(r: ApplyReport): string {
   if (r.kind === "not_applied") return "";
   if (r.kind === "nothing") return `Nothing to apply: the rules plan no changes${n > 0 ? ` (${n} in audit, never sent)` : ""}.\n`;
   const summary = renderSummary(r);
-  return n > 0 ? `${summary}Audit: ${n} ${n === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary;
+  return n > 0 ? `${summary}Audit: ${plural(n, "change")} of rules in audit mode not sent\n` : summary;
 }
