@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { namesOfSnapshot, namesTable, type NameSource } from "../../src/engine/names.js";
+import { maskKeyInPlan } from "../../src/engine/mask-plan.js";
 import { planFromInstances } from "../../src/engine/plan-offline.js";
 import type { Plan } from "../../src/plan/types.js";
 import { appliedLines, changeLine } from "../../src/render/apply/changes.js";
@@ -98,6 +99,14 @@ describe("the names table", () => {
     expect([...s.steps]).toEqual([[20112, "Review"]]);
     expect([...s.fields]).toEqual([[50240, "Note"]]);
     expect(namesTable([{ name: "r", workflowId: 1042, fields: {} }], [], new Map([[1042, [s]]]))).toEqual([]);
+  });
+
+  it("is the service's data: an API key in a name is masked like one in an instance name", async () => {
+    const key = "k-7f3a9c2e7f3a9c2e";
+    const p = await plan(new Map([[1042, [source(`Claims ${key}`, { 20111: `Step ${key}` }, {})]]]));
+    expect(maskKeyInPlan(p, key)).toBe(2);
+    expect(JSON.stringify(p)).not.toContain(key);
+    expect(p.names?.[0]).toMatchObject({ name: "Claims [redacted]", steps: { "20111": "Step [redacted]" } });
   });
 });
 
