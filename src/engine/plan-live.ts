@@ -381,7 +381,8 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
         }
         for (const d of data) {
           const snap = d.record?.process_snapshot;
-          if (snap !== undefined && snap !== null && !((snapshots.get(d.process_id)?.id ?? Infinity) <= d.id)) snapshots.set(d.process_id, { id: d.id, snapshot: snap });
+          const had = snapshots.get(d.process_id);
+          if (snap !== undefined && snap !== null && (!had || d.id < had.id)) snapshots.set(d.process_id, { id: d.id, snapshot: snap });
           addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
         }
         done += chunk.length;
