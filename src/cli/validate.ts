@@ -3,7 +3,7 @@ import { Option, type Command } from "commander";
 import { processIO } from "../log/command-io.js";
 import { commandLogger, runLogged, withLogger } from "../log/index.js";
 import { DIAGNOSTIC_FORMAT_NAMES } from "../render/validate/index.js";
-import { EXIT_ERROR } from "../model/errors.js";
+import { EXIT_ERROR, UserError } from "../model/errors.js";
 import type { ValidateOptions } from "../commands/validate.js";
 import { errorMessage } from "../model/guards.js";
 import { addProfileOptions, catalogSettings, workflowsOption } from "./settings.js";
@@ -31,6 +31,8 @@ export function registerValidate(program: Command): void {
           return exitCode;
         });
       } catch (err) {
+        // a refused setting (a config file's line) is the user's to fix, said as every verb says it
+        if (err instanceof UserError) throw err;
         // loadRules does not throw by design; anything that still does becomes one line, never a stack trace
         process.stderr.write(`flowrules validate: internal error: ${errorMessage(err)}\n`);
         process.exitCode = EXIT_ERROR;
