@@ -364,7 +364,7 @@ export function optOutTagFrom(src: Sources): string | undefined {
 
 const Strings = z.array(z.string());
 
-/** What to plan, the same for `plan` and `apply --auto-approve` (and `watch` later): every line of PLANNING_FLAGS. */
+/** What to plan, the same for `plan`, `apply --auto-approve` and `watch`: every line of PLANNING_FLAGS. */
 export function planningFrom(src: Sources): PlanningSettings {
   const values: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(PLANNING_FLAGS)) {
