@@ -1,9 +1,10 @@
 /**
- * `flowrules apply`: commander wiring, terminal prompt and signals only; the logic lives in src/commands/apply.ts.
+ * `flowrules apply`: commander wiring and the terminal prompt; the logic lives in src/commands/apply.ts.
  *
- * SIGINT/SIGTERM: the first one stops starting new requests (those in flight finish and are journalled, the summary
- * is printed, the lock released); a second one exits at once — the journal is written line by line, so a resume
- * decides whatever was in flight by reading. The lock file is removed on exit either way.
+ * Signals (./signals.ts): the first SIGINT/SIGTERM/SIGHUP stops starting changes (those in flight finish and are
+ * journalled, the summary is printed, the lock released); the changes not started are deferred, as at
+ * --max-duration, so the exit code is 0 unless something failed or went stale, and the same apply again resumes them
+ * (docs/operating.md, "Applying safely"). A second signal exits at once; the lock file is removed on exit either way.
  */
 import { createInterface } from "node:readline/promises";
 import { Option, type Command } from "commander";
@@ -23,7 +24,8 @@ import {
   MAX_BATCH_SIZE,
 } from "../model/settings.js";
 import { runLogged } from "../log/index.js";
-import { EXIT_ERROR, UserError } from "../model/errors.js";
+import { UserError } from "../model/errors.js";
+import { interruptions } from "./signals.js";
 
 /** "30" (minutes), "90s", "30m", "2h" → milliseconds. */
 export function parseLockTimeout(raw: string): number {
@@ -87,28 +89,6 @@ function terminalConfirm(): Confirm {
   };
 }
 
-/** First signal: stop gracefully; second: leave now (exit handlers remove the lock). */
-function interruptions(): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (!controller.signal.aborted) {
-      process.stderr.write(`\nflowrules: ${sig}: no new requests; finishing those in flight (again to stop at once)\n`);
-      controller.abort();
-      return;
-    }
-    process.exit(sig === "SIGINT" ? 130 : 143);
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    },
-  };
-}
-
 export function registerApply(program: Command): void {
   const cmd = program
     .command("apply")
@@ -145,7 +125,7 @@ export function registerApply(program: Command): void {
       ...(f.maxDuration !== undefined ? { maxDurationMs: parseMaxDuration(f.maxDuration), maxDurationText: f.maxDuration.trim() } : {}),
       ...(f.lockWait !== undefined ? { lockWaitMs: parseMaxDuration(f.lockWait, "--lock-wait"), lockWaitText: f.lockWait.trim() } : {}),
     });
-    const { signal, dispose } = interruptions();
+    const { signal, dispose } = interruptions(io);
     try {
       const fields = { paths, auto_approve: applying.autoApprove, ...runFields(run) };
       process.exitCode = await runLogged(io, "apply", fields, async (io) => (await import("../commands/apply.js")).applyCommand(
@@ -165,7 +145,6 @@ export function registerApply(program: Command): void {
         },
         io,
       ));
-      if (signal.aborted && process.exitCode === 0) process.exitCode = EXIT_ERROR;
     } finally {
       dispose();
     }

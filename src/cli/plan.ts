@@ -6,6 +6,7 @@ import { UserError } from "../model/errors.js";
 import { addConnectionOptions } from "./connection.js";
 import { addNotifyOption } from "./operations.js";
 import { addPlanningOptions, runFields, runSettings, serviceIO } from "./settings.js";
+import { interruptions } from "./signals.js";
 
 /** `plan --compare` is its own command module, loaded only when asked for. */
 async function planVerb(compare: string | undefined) {
@@ -41,7 +42,10 @@ export function registerPlan(program: Command): void {
     const run = runSettings(opts, process.env);
     const io = serviceIO(command, run.connection);
     const fields = { paths, ...runFields(run), ...(f.compare !== undefined ? { compare: f.compare } : {}) };
-    process.exitCode = await runLogged(io, "plan", fields, async (io) => (await planVerb(f.compare))(
+    // a stop (./signals.ts) ends the plan within seconds: no request starts, no plan and no state are written, exit 1
+    const { signal, dispose } = interruptions(io);
+    try {
+      process.exitCode = await runLogged(io, "plan", fields, async (io) => (await planVerb(f.compare))(
       {
         paths,
         format: f.format,
@@ -54,8 +58,12 @@ export function registerPlan(program: Command): void {
         quiet: run.output.quiet,
         connection: run.connection,
         ...(run.output.notify.length > 0 ? { notify: { urls: run.output.notify } } : {}),
+        signal,
       },
       io,
-    ));
+      ));
+    } finally {
+      dispose();
+    }
   });
 }

@@ -18,6 +18,8 @@ export interface SummaryInput {
   maxDuration?: string;
   /** the plan's rules and names: the lines of its changes name steps beside their ids (./changes.ts) */
   plan?: Pick<Plan, "rules" | "names">;
+  /** the run was stopped (SIGTERM, SIGINT): the changes it did not start are deferred */
+  stopped?: boolean;
 }
 
 export type ApplyReport =
