@@ -217,6 +217,8 @@ class Client implements ApiClient {
   private fatal: ServiceUnusableError | undefined;
   /** whether any request got a 2xx answer: a key that worked is not a wrong key */
   private answered = false;
+  /** the workflow list asked once after a listing's 404 before anything succeeded: is the base URL wrong? */
+  private baseProbe: Promise<unknown> | undefined;
 
   constructor(opts: ClientOptions) {
     if (typeof opts.apiKey !== "string" || opts.apiKey.trim() === "") throw new TypeError("an API key is required");
@@ -518,7 +520,10 @@ class Client implements ApiClient {
             continue;
           }
         }
-        throw this.apiError(spec, result, attempt);
+        const err = this.apiError(spec, result, attempt);
+        // this call fails with its own error, as a refused key's does; a wrong base URL fails every later one at once
+        if (status === 404 && spec.method === "GET" && !this.answered) await this.checkBaseUrl(spec, err);
+        throw err;
       }
 
       const failure: HttpFailure = result;
@@ -551,6 +556,23 @@ class Client implements ApiClient {
       }
       throw transportError;
     }
+  }
+
+  /**
+   * A 404 before any request succeeded: the workflow list answering 404 means the base URL is wrong (a path the
+   * service does not serve, typically without /api), and the run stops once with that hint instead of failing every
+   * rule with the same 404 (issue 35). A listing's 404 asks the workflow list once to tell that apart from a
+   * workflow that does not exist (a 404 of its own, docs/service.md).
+   */
+  private async checkBaseUrl(spec: CallSpec<unknown>, err: ApiError): Promise<void> {
+    if (spec.endpoint === "listWorkflows") {
+      const hint = /\/api$/.test(this.base.basePath) ? "is the base URL right?" : "is the base URL missing /api?";
+      this.unusableBecause(`the service answered 404 for the workflow list at ${this.baseUrl}/ — ${hint}`, err);
+      return;
+    }
+    if (spec.endpoint !== "instancePages" && spec.endpoint !== "formFieldPages") return;
+    this.baseProbe ??= this.listWorkflows().catch(() => undefined);
+    await this.baseProbe;
   }
 
   private apiError(spec: CallSpec<unknown>, res: HttpResponse, attempts: number): ApiError {

@@ -151,6 +151,10 @@ export async function loadPlanning(paths: string[], planning: PlanRunOptions, io
   if (!ruleSet) return undefined;
   if (!planning.changedSince) return { ruleSet };
   const changed = await rulesChangedSince(planning.changedSince, paths.length > 0 ? paths : DEFAULT_RULE_PATHS);
+  for (const w of changed.warnings) {
+    io.log?.event("rules.changed_warning", { message: w }, "warn");
+    if (!io.log?.structured) io.stderr(`warning: ${textSafe(w)}\n`);
+  }
   const { ref, commit, added, changed: edited, unchanged, removed } = changed;
   io.log?.event("rules.changed", { ref, commit, added, changed: edited, unchanged: unchanged.length, removed: removed.map((r) => r.name) });
   return { ruleSet, changed };
