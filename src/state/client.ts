@@ -22,6 +22,7 @@ import { createHash } from "node:crypto";
 import type { ApiClient, CompleteStepBody, FormFieldQuery, FormFieldValue, InstanceListItem, InstanceListQuery, InstanceRecord, Page, ServiceClock, Workflow } from "../api/index.js";
 import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
+import { plural } from "../model/plural.js";
 import { canonicalQuery, changedQuery, emptyRange, movement, shapeKey, sliceable, slices, updatedAfter, type CanonicalQuery } from "./bounds.js";
 import { compactRecord, expandRecord } from "./compact.js";
 import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
@@ -102,7 +103,8 @@ function parsedOrNothing(text: string): unknown {
   }
 }
 
-const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? "" : "s"}`;
+/** "N things" as every message says it (src/model/plural.ts) */
+const count = plural;
 
 function flagsOf(opts: { injectValues?: boolean; stepsTimeFrame?: boolean }): string {
   return `${opts.injectValues ? "v" : ""}${opts.stepsTimeFrame ? "t" : ""}`;
