@@ -4,7 +4,8 @@
  * names change with the files, so the scripts ask the hidden `flowrules __complete profiles|rules` at completion time.
  */
 import { Argument, type Command, type Option } from "commander";
-import { COMPLETION_SHELL_NAMES, COMPLETION_SHELLS, type CompletionShell, type CompletionSpec, type FlagSpec, type ValueKind } from "../render/completion/index.js";
+import type { CompletionSpec, FlagSpec, ValueKind } from "../render/completion/index.js";
+import { COMPLETION_SHELL_NAMES, type CompletionShell } from "../render/format-names.js";
 
 export const COMPLETE_VERB = "__complete";
 const LISTS = ["profiles", "rules"] as const;
@@ -61,7 +62,9 @@ export function registerCompletion(program: Command): void {
     .command("completion")
     .description("print a shell completion script (verbs, flags, format choices, profile and rule names)")
     .addArgument(new Argument("<shell>", "the shell to complete in").choices(COMPLETION_SHELL_NAMES))
-    .action((shell: CompletionShell) => {
+    .action(async (shell: CompletionShell) => {
+      // the scripts load when one is asked for; a Tab (below) needs only the program's flags
+      const { COMPLETION_SHELLS } = await import("../render/completion/index.js");
       process.stdout.write(COMPLETION_SHELLS[shell](completionSpec(program)));
     });
   program

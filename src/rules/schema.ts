@@ -1,16 +1,17 @@
 /**
  * The JSON Schema (draft 2020-12) of a rule file, assembled from the action modules' fragments. This object is what
- * ajv validates against at run time and what `write-schema` writes to schemas/rules.schema.json for editors.
+ * the validators are compiled from (write-validators.ts) and what `write-schema` writes to schemas/rules.schema.json
+ * for editors.
  */
 import { ACTIONS, actionAlternatives } from "../actions/index.js";
 import { idOrName, type JsonSchema } from "../actions/schema-types.js";
 import { DATE_TIME_PARAMS } from "./datetime.js";
+import { DATE_TIME_FORMAT, RUNTIME_FORMAT } from "./schema-formats.js";
 
 export const SCHEMA_ID = "https://flowrules.dev/schemas/rules.schema.json";
 
-/** Custom formats, registered with ajv in validate-schema.ts; editors ignore formats they do not know. */
-export const DATE_TIME_FORMAT = "flowrules-date-time";
-export const RUNTIME_FORMAT = "flowrules-duration";
+/** Custom formats (schema-formats.ts checks them); editors ignore formats they do not know. */
+export { DATE_TIME_FORMAT, RUNTIME_FORMAT };
 
 /** `select` keys that the instance list takes but belong to the engine. */
 export const ENGINE_OWNED_PARAMS = ["cursor", "page_size", "ordering"] as const;

@@ -96,8 +96,9 @@ describe("architecture", () => {
   it("each mutating kind is named in at most 2 files outside src/actions and src/sandbox", () => {
     for (const kind of ["complete_step", "save_step", "abort"]) {
       const literal = new RegExp(`["'\`]${kind}["'\`]`);
+      // ajv's validators compiled from the schema (`npm run schema`) hold the kinds' schema fragments, names and all
       const naming = files.filter(
-        (f) => !["actions", "sandbox"].includes(top(f)) && literal.test(readFileSync(join(SRC, f), "utf8")),
+        (f) => !["actions", "sandbox"].includes(top(f)) && !f.endsWith(".generated.ts") && literal.test(readFileSync(join(SRC, f), "utf8")),
       );
       expect(naming.length, `${kind} named in ${naming.join(", ")}`).toBeLessThanOrEqual(2);
     }
