@@ -2,12 +2,12 @@
 /**
  * flowrules command-line entry. Errors reach the user as one line, never as a stack trace.
  *
- * It imports only what every run needs (commander and the verbs' flags): `--version`, `--help` and a completion Tab
- * load nothing else, and the error path loads its formatting when there is an error (docs/performance.md, "Start-up").
+ * Every run builds the program (commander and each verb's flags) and loads what its verb does when that verb runs:
+ * `--version` and `--help` load nothing else, a completion Tab not even the program (./tab.ts), and the error path
+ * loads its formatting when there is an error (docs/performance.md, "Start-up").
  */
-import { CommanderError } from "commander";
-import { buildProgram } from "./program.js";
 import { UserError, EXIT_ERROR } from "../model/errors.js";
+import { answerTab } from "./tab.js";
 import { failIfUnfinished } from "./unfinished.js";
 import { preferSmallHeap } from "./heap.js";
 
@@ -21,6 +21,8 @@ preferSmallHeap();
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 
 async function main(): Promise<void> {
+  if (await answerTab(process.argv.slice(2))) return;
+  const [{ CommanderError }, { buildProgram }] = await Promise.all([import("commander"), import("./program.js")]);
   const program = buildProgram();
   program.exitOverride();
   try {

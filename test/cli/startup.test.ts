@@ -1,14 +1,18 @@
 /**
  * What `flowrules --version`, `--help` and a completion Tab load (docs/performance.md, "Start-up"): commander, the
  * verbs' flag declarations and a few plain modules — never a verb's run module (src/cli/run), the settings resolver,
- * zod, a renderer or the HTTP client; a Tab adds the YAML reader and the module that lists names. And `validate`
- * loads ajv's precompiled validators, not its compiler. Checked on the built CLI by listing the files each process
- * loads (bench/src/startup.ts), never by timing: `npm run bench:startup` times them.
+ * zod, a renderer or the HTTP client; a Tab not even commander: the table of value flags the build wrote, the YAML
+ * reader and the module that lists names. And `validate` loads ajv's precompiled validators, not its compiler.
+ * Checked on the built CLI by listing the files each process loads (bench/src/startup.ts), never by timing:
+ * `npm run bench:startup` times them.
  */
+import { readFileSync } from "node:fs";
 import { relative, sep } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { loadedModules, TAB_ARGS } from "../../bench/src/startup.js";
 import { buildProgram } from "../../src/cli/program.js";
+import { VALUE_FLAGS_FILE } from "../../src/cli/tab.js";
+import { valueFlagsText } from "../../src/cli/write-value-flags.js";
 import { VERSION } from "../../src/model/version.js";
 import { CLI } from "../helpers/cli.js";
 
@@ -29,11 +33,11 @@ function loaded(args: string[]): { packages: string[]; own: string[]; files: str
  * only when it is as light (no package but commander, no zod schema, no renderer).
  */
 const DECLARATIONS = ["model/version", "model/errors", "model/defaults", "render/format-names", "log/option", "log/types", "sandbox/quirks", "commands/watch-settings"];
-/** What a Tab adds: the names it lists (src/commands/complete.ts) read from the files typed. */
-const TAB = ["commands/complete", "rules/files", "model/guards"];
+/** All a Tab loads: the entry, the table's reader, the names it lists (src/commands/complete.ts) and their files. */
+const TAB = ["cli/index", "cli/tab", "cli/unfinished", "cli/heap", "model/errors", "commands/complete", "rules/files", "model/guards"];
 
-function declarationsOnly(own: string[], extra: string[] = []): string[] {
-  return own.filter((m) => (m.startsWith("cli/") ? m.startsWith("cli/run/") || m === "cli/settings" || m === "cli/profiles" : ![...DECLARATIONS, ...extra].includes(m)));
+function declarationsOnly(own: string[]): string[] {
+  return own.filter((m) => (m.startsWith("cli/") ? m.startsWith("cli/run/") || m === "cli/settings" || m === "cli/profiles" : !DECLARATIONS.includes(m)));
 }
 
 describe("start-up: what loads", () => {
@@ -53,12 +57,31 @@ describe("start-up: what loads", () => {
     expect(declarationsOnly(r.own)).toEqual([]);
   });
 
-  it("a Tab (`flowrules plan --rule ⇥`): the flags, the YAML reader and the rule names, nothing else", () => {
+  it("a Tab (`flowrules plan --rule ⇥`): the value flags' table, the YAML reader and the rule names, not the program", () => {
     const r = loaded(TAB_ARGS);
     // the rules of rules/, one a line, as the completion scripts read them
     expect(r.stdout.split("\n").filter(Boolean).length).toBeGreaterThan(2);
-    expect(r.packages).toEqual(["commander", "yaml"]);
-    expect(declarationsOnly(r.own, TAB)).toEqual([]);
+    expect(r.packages).toEqual(["yaml"]);
+    expect(r.own.sort()).toEqual([...TAB].sort());
+  });
+
+  it("the Tab's table is the program's value flags (the build writes it)", () => {
+    expect(readFileSync(new URL(`../../dist/cli/${VALUE_FLAGS_FILE}`, import.meta.url), "utf8")).toBe(valueFlagsText());
+  });
+
+  it("without the table, __complete runs as a commander verb and prints the same names", async () => {
+    const tab = loaded(TAB_ARGS).stdout;
+    let out = "";
+    const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      out += String(chunk);
+      return true;
+    });
+    try {
+      await buildProgram().exitOverride().parseAsync(["node", "flowrules", ...TAB_ARGS]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(out).toBe(tab);
   });
 
   it("validate: ajv's precompiled validators and its runtime helpers, not its compiler; no HTTP client", () => {
