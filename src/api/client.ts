@@ -48,6 +48,8 @@ export interface ClientOptions {
   /** e.g. "https://host/api" or "http://127.0.0.1:4010/api/" (trailing slash optional) */
   baseUrl: string;
   apiKey: string;
+  /** where the key came from, in words for auth errors ("the API key in …"); the caller's words, default "the API key" */
+  keySource?: string;
   /**
    * The service's limit in requests per window (a minute unless `rateLimitWindowMs` says otherwise); default 100,
    * 0 = no client-side limit. The client allows itself 95 % of it in any sliding window (rate-limiter.ts); a 429,
@@ -182,6 +184,8 @@ class Client implements ApiClient {
   readonly baseUrl: string;
   private readonly base: BaseUrl;
   private readonly apiKey: string;
+  /** "the API key in …": every refusal of the key names where it came from */
+  private readonly keySource: string;
   private readonly http: HttpTransport;
   private readonly limiter: RequestLimiter;
   private readonly unsubscribe: (() => void) | undefined;
@@ -206,7 +210,8 @@ class Client implements ApiClient {
 
   constructor(opts: ClientOptions) {
     if (typeof opts.apiKey !== "string" || opts.apiKey.trim() === "") throw new TypeError("an API key is required");
-    const keyProblem = apiKeyProblem(opts.apiKey);
+    this.keySource = opts.keySource ?? "the API key";
+    const keyProblem = apiKeyProblem(opts.apiKey, this.keySource);
     if (keyProblem) throw new TypeError(keyProblem);
     this.base = normaliseBaseUrl(opts.baseUrl, opts.insecureHttp ?? false);
     this.baseUrl = this.base.href;
@@ -461,7 +466,7 @@ class Client implements ApiClient {
         if (this.refusesKey(status)) {
           // this call fails as any refused call does; every later one with the one-line error
           const err = this.apiError(spec, result, attempt);
-          this.unusableBecause(`the service refused the API key in FLOWRULES_API_KEY: ${status} ${STATUS_CODES[status] ?? ""}${err.detail ? ` (${err.detail})` : ""}`, err);
+          this.unusableBecause(`the service refused ${this.keySource}: ${status} ${STATUS_CODES[status] ?? ""}${err.detail ? ` (${err.detail})` : ""}`, err);
           throw err;
         }
         const serverDelay = parseRetryAfter(result.headers["retry-after"], result.headers["date"]);
@@ -531,7 +536,7 @@ class Client implements ApiClient {
     let detail = errorDetail(res.text);
     if (res.status >= 300 && res.status < 400 && res.headers["location"]) detail ||= `redirect to ${describeLink(res.headers["location"])}`;
     // a refused key says where the key comes from (issue 28)
-    const note = this.refusesKey(res.status) ? { note: "check the API key in FLOWRULES_API_KEY" } : {};
+    const note = this.refusesKey(res.status) ? { note: `check ${this.keySource}` } : {};
     return new ApiError({ ...asked(spec), status: res.status, method: spec.method, path: spec.path, detail: this.clean(detail), attempts, ...note });
   }
 

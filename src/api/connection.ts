@@ -17,6 +17,7 @@ export function clientFrom(settings: ClientSettings, extra: Partial<ClientOption
   return createClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
+    ...(settings.keySource === undefined ? {} : { keySource: settings.keySource }),
     rateLimitPerMin: settings.rateLimitPerMin,
     concurrency: settings.concurrency,
     timeoutMs: settings.timeoutMs,

@@ -4,11 +4,14 @@
  * picks one. A profile is one more source of settings, below flags and environment (src/cli/settings.ts).
  * Every problem with the file is one line naming file:line:col; the API key is never read from it.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
-import { LineCounter, isMap, isPair, isScalar, parseDocument } from "yaml";
-import { ConfigFileSchema, SECRET_KEYS, type Profile } from "../model/config.js";
+import { LineCounter, isMap, isNode, isPair, isScalar, isSeq, parseDocument, visit } from "yaml";
+import { MAX_YAML_FILE_BYTES, readCappedText } from "../model/capped-read.js";
+import { CONFIG_KEYS, ConfigFileSchema, PROFILE_KEYS, SECRET_KEYS, type Profile } from "../model/config.js";
 import { UserError } from "../model/errors.js";
+import { errorMessage } from "../model/guards.js";
+import { didYouMean } from "../model/suggest.js";
 import { CONFIG_FILE } from "../model/settings.js";
 import { posOfKey, posOfValue, posAt, type SourceFile } from "../rules/positions.js";
 import { CONFIG_ENV, PROFILE_ENV } from "./flags.js";
@@ -33,26 +36,48 @@ function shownPath(abs: string, cwd: string): string {
   return rel && !rel.startsWith("..") ? rel : abs;
 }
 
-/** A key that would hold a secret, anywhere in the file: refused before anything else is said about it. */
-function secretKeyProblem(src: SourceFile): string | undefined {
+/** A key as a message shows it: a plain word as is, anything else quoted (no control character reaches the terminal). */
+const keyShown = (k: string): string => (/^[\w.-]+$/.test(k) ? k : JSON.stringify(k));
+
+/**
+ * The first problem with the file's keys, in the order they are written: a key that is not a word, a key written twice
+ * in one mapping, or a key that would hold a secret (refused before anything else is said about it). One pass with a
+ * set per mapping: yaml's own duplicate check compares every key with every other, minutes on a 1 MiB file.
+ */
+function keyProblem(src: SourceFile): string | undefined {
+  let first: { offset: number; message: string } | undefined;
+  const found = (offset: number, message: string): void => {
+    if (first === undefined || offset < first.offset) first = { offset, message };
+  };
   const stack: Array<{ node: unknown; path: string[] }> = [{ node: src.doc.contents, path: [] }];
   while (stack.length > 0) {
     const { node, path } = stack.pop() ?? { node: undefined, path: [] };
+    if (isSeq(node)) for (const item of node.items) stack.push({ node: item, path });
     if (!isMap(node)) continue;
+    const seen = new Set<unknown>();
     for (const item of node.items) {
-      if (!isPair(item) || !isScalar(item.key)) continue;
+      if (!isPair(item)) continue;
+      if (!isScalar(item.key)) {
+        found(rangeStart(item.key) ?? rangeStart(node) ?? 0, `${path.map(keyShown).join(".") || "the file"}: a key is a plain word, not a list, a mapping or an alias`);
+        continue;
+      }
       const key = String(item.key.value);
+      const offset = item.key.range?.[0] ?? 0;
+      const name = [...path, key].map(keyShown).join(".");
+      if (seen.has(item.key.value)) found(offset, `${name}: written twice in one mapping (each key once)`);
+      seen.add(item.key.value);
       // the keys right under `profiles` are names of the user's choosing ("secrets-vault" is a fine tenant name)
       const isName = path.length === 1 && path[0] === "profiles";
       if (!isName && looksLikeSecret(key)) {
-        const pos = posAt(src, item.key.range?.[0] ?? 0);
-        return `${atPos(pos)}: ${[...path, key].join(".")}: an API key is never written in ${src.file}; keep it in an environment variable and name that variable with api_key_env (default FLOWRULES_API_KEY)`;
+        found(offset, `${name}: an API key is never written in ${src.file}; keep it in an environment variable and name that variable with api_key_env (default FLOWRULES_API_KEY)`);
       }
       stack.push({ node: item.value, path: [...path, key] });
     }
   }
-  return undefined;
+  return first && `${atPos(posAt(src, first.offset))}: ${first.message}`;
 }
+
+const rangeStart = (n: unknown): number | undefined => (isNode(n) ? n.range?.[0] : undefined);
 
 /** api_key, apiKey, token, client_secret, password …: a key named for a secret (api_key_env names a variable: allowed). */
 function looksLikeSecret(key: string): boolean {
@@ -60,35 +85,63 @@ function looksLikeSecret(key: string): boolean {
   return k !== "apikeyenv" && (SECRET_KEYS.some((s) => k === s.replace(/[-_]/g, "")) || /(apikey|token|secret|password)/.test(k));
 }
 
+/** Where the first alias (`*name`) is written: where a file whose aliases expand too far is shown. */
+function firstAlias(src: SourceFile): number {
+  let at = 0;
+  visit(src.doc, {
+    Alias(_, node) {
+      at = node.range?.[0] ?? 0;
+      return visit.BREAK;
+    },
+  });
+  return at;
+}
+
 /** Reads and checks the config file; throws a one-line UserError naming file:line:col. */
 function readConfigFile(abs: string, shown: string): { config: ReturnType<typeof ConfigFileSchema.parse>; src: SourceFile } {
-  let text: string;
-  try {
-    text = readFileSync(abs, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UserError(`${shown}: cannot read the config file (${code === "ENOENT" ? "no such file" : (code ?? "unreadable")})`);
-  }
+  // at most 1 MiB of a regular file: `--config /dev/zero`, a FIFO or a folder is one line, not a read without end
+  const read = readCappedText(abs, MAX_YAML_FILE_BYTES);
+  if (!read.ok) throw new UserError(`${shown}: cannot read the config file (${read.problem})`);
+  const text = read.text;
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  // duplicate keys are found by keyProblem (linear), not by yaml's uniqueKeys (quadratic)
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
   const src: SourceFile = { file: shown, text, doc, lines };
   const syntax = doc.errors[0];
   if (syntax) throw new UserError(`${atPos(posAt(src, syntax.pos[0]))}: ${syntax.message.split("\n")[0] ?? "not YAML"}`);
-  const secret = secretKeyProblem(src);
-  if (secret) throw new UserError(secret);
-  const parsed = ConfigFileSchema.safeParse(doc.toJS() ?? {});
+  const keys = keyProblem(src);
+  if (keys) throw new UserError(keys);
+  let data: unknown;
+  try {
+    // aliases are legal YAML, but a tiny file must not expand into gigabytes (billion laughs), as in rule files
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    const message = errorMessage(err);
+    throw new UserError(
+      /Excessive alias count/.test(message)
+        ? `${atPos(posAt(src, firstAlias(src)))}: YAML aliases (*name) expand too far: this looks like a "billion laughs" file; use fewer aliases`
+        : `${atPos(posAt(src, 0))}: YAML: ${message.split("\n")[0] ?? ""}`,
+    );
+  }
+  const parsed = ConfigFileSchema.safeParse(data ?? {});
   if (parsed.success) return { config: parsed.data, src };
-  const issue = parsed.error.issues[0];
+  // a misspelt key first: "profils" says more as a typo than as "profiles is missing"
+  const issue = parsed.error.issues.find((i) => i.code === "unrecognized_keys") ?? parsed.error.issues[0];
   if (!issue) throw new UserError(`${shown}: not a valid config file`);
   const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
   const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : "";
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0] ?? "";
     const where = atPos(posOfKey(src, path, key));
-    const allowed = path.length === 0 ? "default_profile, profiles" : "base_url, rate_limit, api_key_env, workflows, notify, opt_out_tag, state";
-    throw new UserError(`${where}: ${[...path, key].join(".")}: unknown key (known: ${allowed})${more}`);
+    const known = path.length === 0 ? CONFIG_KEYS : PROFILE_KEYS;
+    throw new UserError(`${where}: ${[...path, key].map(String).map(keyShown).join(".")}: unknown key${didYouMean(key, known)} (known: ${known.join(", ")})${more}`);
   }
-  const name = path.length > 0 ? path.join(".") : "the file";
+  if (issue.code === "invalid_key") {
+    const key = String(path[path.length - 1] ?? "");
+    const where = atPos(posOfKey(src, path.slice(0, -1), key));
+    throw new UserError(`${where}: profile name ${keyShown(key)}: a profile name is letters, digits, '.', '_' or '-', starting with a letter or digit${more}`);
+  }
+  const name = path.length > 0 ? path.map(String).map(keyShown).join(".") : "the file";
   throw new UserError(`${atPos(posOfValue(src, path))}: ${name}: ${issue.message}${more}`);
 }
 

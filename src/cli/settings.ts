@@ -130,9 +130,45 @@ export function runSecrets(): string[] {
   return [...resolvedKeys];
 }
 
-/** The API key's variable: the profile's api_key_env, else FLOWRULES_API_KEY. Never a flag, never the file. */
-function apiKeyEnvOf(src: Sources): string {
-  return src.profile?.values.api_key_env ?? DEFAULT_API_KEY_ENV;
+/** Two spellings of one service ("…/api" and "…/api/") are one service; an unparsable URL is only itself. */
+function sameService(a: string, b: string): boolean {
+  const norm = (u: string): string => {
+    try {
+      return new URL(u).href.replace(/\/+$/, "");
+    } catch {
+      return u;
+    }
+  };
+  return norm(a) === norm(b);
+}
+
+/**
+ * The API key and where it came from (docs/operating.md, Profiles): FLOWRULES_API_KEY, else the variable the profile's
+ * api_key_env names. Never a flag, never the file. A profile's key goes only to the profile's own base_url: a URL from
+ * --base-url or FLOWRULES_BASE_URL that the profile did not name needs its key in FLOWRULES_API_KEY.
+ */
+function apiKeyOf(src: Sources, base: Picked | undefined, baseUrl: string): { apiKey: string; keySource: string } {
+  const fromEnv = src.env[DEFAULT_API_KEY_ENV];
+  if (fromEnv) return { apiKey: fromEnv, keySource: `the API key in ${DEFAULT_API_KEY_ENV}` };
+  const profile = src.profile;
+  const keyEnv = profile?.values.api_key_env;
+  if (profile === undefined || keyEnv === undefined || keyEnv === DEFAULT_API_KEY_ENV) {
+    throw new UserError(`no API key: set ${DEFAULT_API_KEY_ENV} (it is never taken as a flag or from a file, so it stays out of shell history and CI logs)`);
+  }
+  const own = profile.values.base_url;
+  if (base?.kind !== "profile" && (own === undefined || !sameService(own, baseUrl))) {
+    const named = own === undefined ? "names no base_url" : `names ${own}`;
+    throw new UserError(
+      `${base?.from ?? "--base-url"} ${baseUrl}: profile ${profile.name} ${named}, and its key (${keyEnv}, its api_key_env) goes to no other service; set ${DEFAULT_API_KEY_ENV} to the key for ${baseUrl}`,
+    );
+  }
+  const apiKey = src.env[keyEnv];
+  if (!apiKey) {
+    throw new UserError(
+      `no API key: set ${keyEnv} (the api_key_env of profile ${profile.name}) or ${DEFAULT_API_KEY_ENV} (it is never taken as a flag or from a file, so it stays out of shell history and CI logs)`,
+    );
+  }
+  return { apiKey, keySource: `the API key in ${keyEnv} (profile ${profile.name}'s api_key_env)` };
 }
 
 /**
@@ -161,21 +197,17 @@ export function connectionFrom(src: Sources, shard?: Shard): ConnectionSettings 
   const rateLimit = wholeNumber(rate, 0);
   const concurrency = wholeNumber(pick(C.concurrency, src), 1) ?? DEFAULT_CONCURRENCY;
   const timeoutMs = wholeNumber(pick(C.timeout, src), 1) ?? DEFAULT_TIMEOUT_MS;
-  const keyEnv = apiKeyEnvOf(src);
-  const apiKey = src.env[keyEnv];
-  if (!apiKey) {
-    const why = src.profile ? ` (the api_key_env of profile ${src.profile.name})` : "";
-    throw new UserError(`no API key: set ${keyEnv}${why} (it is never taken as a flag or from a file, so it stays out of shell history and CI logs)`);
-  }
+  const { apiKey, keySource } = apiKeyOf(src, base, baseUrl);
   resolvedKeys.add(apiKey);
-  // characters a header cannot carry are refused here, naming the variable, before any rule file or request
-  const keyProblem = apiKeyProblem(apiKey, keyEnv);
+  // characters a header cannot carry are refused here, naming where the key came from, before any rule file or request
+  const keyProblem = apiKeyProblem(apiKey, keySource);
   if (keyProblem) throw new UserError(keyProblem);
   const shared = rate === undefined || rate.kind === "profile";
   const budget = rateLimit ?? DEFAULT_RATE_LIMIT;
   return ConnectionSettingsSchema.parse({
     baseUrl,
     apiKey,
+    keySource,
     rateLimitPerMin: shard && shared ? budget / shard.count : budget,
     concurrency,
     timeoutMs,

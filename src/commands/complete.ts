@@ -3,9 +3,13 @@
  * (the `profiles:` keys of the file `--config` names on the line, else $FLOWRULES_CONFIG, else flowrules.config.yaml
  * in the current folder; docs/operating.md) and rule names (the `name:` of each rule in the paths typed after the
  * verb, else rules/, read as YAML without compiling). A missing or unreadable file is no names.
+ *
+ * The names come from files anyone may have written (a cloned repository's config): only names of the shape the
+ * loaders accept (letters, digits, '.', '_', '-') are printed, so no shell that inserts one can run a name as code
+ * (docs/safety.md). Each file is read once, at most 1 MiB of a regular file (src/model/capped-read.ts).
  */
-import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
+import { readCappedText } from "../model/capped-read.js";
 import { isRecord } from "../model/guards.js";
 // files.js alone: the rules index would load the compiler, and this runs on every Tab
 import { listRuleFiles } from "../rules/files.js";
@@ -40,28 +44,40 @@ export function typedLine(words: readonly string[], valueFlags: ReadonlySet<stri
   return line;
 }
 
-async function yamlOf(file: string): Promise<unknown> {
+/**
+ * The shape of a profile or rule name (the config schema and the rules schema): nothing a shell expands, quotes or
+ * splits. A name of another shape would be refused by the loaders anyway, so nothing of use is left out.
+ */
+const OFFERED_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
+
+export function offered(names: Iterable<string>): string[] {
+  return [...new Set([...names].filter((n) => OFFERED_NAME.test(n)))];
+}
+
+function yamlOf(file: string): unknown {
   try {
-    return parse(await readFile(file, "utf8")) as unknown;
+    const read = readCappedText(file);
+    // aliases are not expanded past a few: a tiny file must not become gigabytes on a Tab
+    return read.ok ? (parse(read.text, { maxAliasCount: 100, uniqueKeys: false, logLevel: "silent" }) as unknown) : undefined;
   } catch {
     return undefined;
   }
 }
 
-export async function profileNames(env: Record<string, string | undefined>, config?: string): Promise<string[]> {
-  const doc = await yamlOf(config || env.FLOWRULES_CONFIG || CONFIG_FILE);
-  return isRecord(doc) && isRecord(doc.profiles) ? Object.keys(doc.profiles) : [];
+export function profileNames(env: Record<string, string | undefined>, config?: string): Promise<string[]> {
+  const doc = yamlOf(config || env.FLOWRULES_CONFIG || CONFIG_FILE);
+  return Promise.resolve(isRecord(doc) && isRecord(doc.profiles) ? offered(Object.keys(doc.profiles)) : []);
 }
 
 export async function ruleNames(paths: string[] = RULE_PATHS): Promise<string[]> {
   const listing = await listRuleFiles(paths.length > 0 ? paths : RULE_PATHS);
   const names: string[] = [];
   for (const file of listing.files) {
-    const doc = await yamlOf(file);
+    const doc = yamlOf(file);
     const rules = isRecord(doc) && Array.isArray(doc.rules) ? doc.rules : [];
-    for (const r of rules) if (isRecord(r) && typeof r.name === "string" && /^[A-Za-z0-9._-]+$/.test(r.name)) names.push(r.name);
+    for (const r of rules) if (isRecord(r) && typeof r.name === "string") names.push(r.name);
   }
-  return [...new Set(names)];
+  return offered(names);
 }
 
 export function completionNames(list: CompletionList, env: Record<string, string | undefined>, line: TypedLine = { paths: [] }): Promise<string[]> {

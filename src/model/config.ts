@@ -12,6 +12,20 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Keys that would hold a secret: refused with their own message, since the key never lives in the file. */
 export const SECRET_KEYS = ["api_key", "apikey", "api-key", "key", "token", "secret", "password"] as const;
 
+/**
+ * Variables every shell or CI runner sets to something that is no secret: naming one as `api_key_env` would send its
+ * value (a PATH, a home folder) to the service as the key, so it is refused where it is written (docs/safety.md).
+ * flowrules' own settings variables are here too: none of them holds a key.
+ */
+export const NOT_SECRET_VARIABLES: ReadonlySet<string> = new Set([
+  "PATH", "HOME", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
+  "LC_MESSAGES", "TERM", "COLORTERM", "TMPDIR", "TEMP", "TMP", "HOSTNAME", "HOST", "EDITOR", "VISUAL", "PAGER", "DISPLAY",
+  "TZ", "MAIL", "SHLVL", "PS1", "COLUMNS", "LINES", "NODE_ENV", "NODE_OPTIONS", "CI", "NO_COLOR", "XDG_CONFIG_HOME",
+  "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CACHE_HOME", "SSH_AUTH_SOCK", "GITHUB_WORKSPACE", "GITHUB_REPOSITORY",
+  "GITHUB_SHA", "GITHUB_REF", "FLOWRULES_BASE_URL", "FLOWRULES_PROFILE", "FLOWRULES_CONFIG", "FLOWRULES_RATE_LIMIT",
+  "FLOWRULES_NOTIFY_URL", "FLOWRULES_OPT_OUT_TAG", "FLOWRULES_STATE", "FLOWRULES_DEBUG",
+]);
+
 const ProfileSchema = z
   .strictObject({
     base_url: z.string().min(1).meta({ description: "service base URL, e.g. https://tenant.example.com/api (flag --base-url, env FLOWRULES_BASE_URL win over it)" }),
@@ -23,6 +37,9 @@ const ProfileSchema = z
     api_key_env: z
       .string()
       .regex(ENV_NAME, "must be an environment variable's name (letters, digits, _)")
+      .refine((v) => !NOT_SECRET_VARIABLES.has(v.toUpperCase()), {
+        error: (i) => `${String(i.input)} holds no secret (every shell sets it): name the variable that holds this tenant's API key`,
+      })
       .meta({ description: `the NAME of the environment variable holding this tenant's API key (default ${DEFAULT_API_KEY_ENV}); the key itself never goes in this file` }),
     workflows: z.string().min(1).meta({ description: "workflow catalog file for this tenant (relative to this file), default flowrules.workflows.json" }),
     notify: z
@@ -33,6 +50,8 @@ const ProfileSchema = z
   })
   .partial();
 export type Profile = z.infer<typeof ProfileSchema>;
+/** The keys a profile may have, for "unknown key" messages. */
+export const PROFILE_KEYS = Object.keys(ProfileSchema.shape);
 
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
@@ -42,6 +61,9 @@ export const ConfigFileSchema = z.strictObject({
     .record(z.string().regex(PROFILE_NAME, "a profile name is letters, digits, '.', '_' or '-'"), ProfileSchema)
     .meta({ description: "one entry per service or tenant, chosen with --profile NAME or FLOWRULES_PROFILE" }),
 });
+
+/** The keys at the top of the file. */
+export const CONFIG_KEYS = Object.keys(ConfigFileSchema.shape);
 
 /** The JSON Schema committed as schemas/flowrules.config.schema.json (stable text: a test compares it). */
 export function buildConfigJsonSchema(): Record<string, unknown> {

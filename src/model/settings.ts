@@ -34,6 +34,11 @@ const ShardSchema = z.object({ index: z.number().int().min(0), count: z.number()
 export const ConnectionSettingsSchema = z.object({
   baseUrl: z.string().min(1),
   apiKey: z.string().min(1),
+  /**
+   * Where the key came from, in words every auth error repeats: "the API key in FLOWRULES_API_KEY", "the API key in
+   * PROD_KEY (profile prod's api_key_env)". The api room gets the words, never the variables (docs/safety.md).
+   */
+  keySource: z.string().min(1).optional(),
   /** the service's limit per minute as this process should see it (a shard's share; may be a fraction); 0 = off */
   rateLimitPerMin: z.number().min(0),
   concurrency: z.number().int().min(1),

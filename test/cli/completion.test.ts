@@ -5,25 +5,24 @@
  * names — the last two through the built CLI's `__complete`, found on PATH as `flowrules` the way a user's shell
  * finds it.
  */
-import { execFile } from "node:child_process";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { Option } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";
 import { completionSpec } from "../../src/cli/completion.js";
 import { typedLine } from "../../src/commands/complete.js";
 import { COMPLETION_SHELLS } from "../../src/render/completion/index.js";
-import { CLI, runCli } from "../helpers/cli.js";
+import { runCli } from "../helpers/cli.js";
 import { needs } from "../helpers/programs.js";
+import { bashComplete as bashIn, completionScript, fishComplete, flowrulesBin, runShell, shellEnv, zshCompleter, type ShellName } from "../helpers/shells.js";
 
-const run = promisify(execFile);
 const zsh = needs("completion", ["zsh"]);
 const fish = needs("completion", ["fish"]);
 
 let dir: string;
+let bin: string;
 let env: Record<string, string>;
 
 const CONFIG = `default_profile: staging
@@ -34,74 +33,23 @@ profiles:
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "flowrules-completion-"));
-  const bin = join(dir, "bin");
-  await mkdir(bin);
   // the scripts call `flowrules __complete …`: a `flowrules` on PATH that runs the built CLI
-  await writeFile(join(bin, "flowrules"), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
-  await chmod(join(bin, "flowrules"), 0o755);
+  bin = await flowrulesBin(dir);
   await mkdir(join(dir, "rules"));
   await writeFile(
     join(dir, "rules", "r.yaml"),
     "version: 1\nrules:\n  - { name: approve-claims, workflow: 1042, actions: [abort] }\n  - { name: approve-orders, workflow: 1044, actions: [abort] }\n  - { name: tidy-onboardings, workflow: 1043, actions: [abort] }\n",
   );
   await writeFile(join(dir, "flowrules.config.yaml"), CONFIG);
-  env = { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: dir };
+  env = shellEnv(dir, bin);
 });
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/**
- * Drives an interactive zsh in a pseudo-terminal: loads compinit and the script, wraps compadd to print each match
- * as HIT:<match>, presses Tab after the words, and prints the matches sorted. Every read blocks on the shell's own
- * output (markers it prints), so nothing here waits on the clock.
- */
-const ZPTY_DRIVER = `zmodload zsh/zpty
-zpty z zsh -f -i
-zpty -w z "mk=HIT; PS1='' RPS1=''; path=($2 \\$path); autoload -U compinit; compinit -u -D; source $1"
-zpty -w z 'compadd() { local -a __m; builtin compadd -O __m "$@"; (( $#__m )) && print -rl -- \${^__m/#/\${mk}:} >/dev/tty; builtin compadd "$@"; }'
-zpty -w z "print -r READY-''MARK"
-out=""
-while zpty -r z line; do [[ $line == *READY-MARK* ]] && break; done
-zpty -n -w z "$3"$'\\t'
-while zpty -r z line; do out+=$line; [[ $out == *HIT:* ]] && break; done
-zpty -w z $'\\C-u'"print -r DONE-''MARK"
-while zpty -r z line; do out+=$line; [[ $line == *DONE-MARK* ]] && break; done
-print -r -- "$out" | tr -d '\\r' | grep -ao 'HIT:[^[:space:][:cntrl:]]*' | sort -u
-zpty -d z
-`;
-
-/** Runs a shell; a shell that is not installed fails the test with how to install it. */
-async function shell(name: string, args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
-  try {
-    const { stdout } = await run(name, args, { cwd: dir, env: { ...env, ...extraEnv }, timeout: 60_000 });
-    return stdout;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`${name} is not installed: apt-get install -y ${name} (.ci/run does this)`);
-    throw err;
-  }
-}
-
-async function script(shellName: "bash" | "zsh" | "fish"): Promise<string> {
-  const r = await runCli(["completion", shellName], {}, { cwd: dir });
-  expect(r.stderr).toBe("");
-  expect(r.code).toBe(0);
-  const file = join(dir, `completion.${shellName}`);
-  await writeFile(file, r.stdout);
-  return file;
-}
-
-/** Completes each command line in one bash session: the words (the last one being completed) → the candidates. */
-async function bashComplete(file: string, lines: string[][]): Promise<string[][]> {
-  const calls = lines.map((words) => `at ${words.map((w) => `'${w}'`).join(" ")}`).join("\n");
-  const out = await shell("bash", [
-    "-c",
-    `source '${file}'
-at() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _flowrules_complete; printf '%s\\n' "\${COMPREPLY[@]}" | sort; echo '--'; }
-${calls}`,
-  ]);
-  return out.split("--\n").slice(0, lines.length).map((block) => block.split("\n").filter(Boolean));
-}
+const shell = (name: string, args: string[], extraEnv: Record<string, string> = {}): Promise<string> => runShell(name, args, dir, { ...env, ...extraEnv });
+const script = (shellName: ShellName): Promise<string> => completionScript(shellName, dir);
+const bashComplete = (file: string, lines: string[][]): Promise<string[][]> => bashIn(file, lines, dir, env);
 
 describe("flowrules completion", () => {
   it("the bash script parses", async () => {
@@ -218,11 +166,7 @@ describe("flowrules completion", () => {
 
   fish.it("fish completes a verb, a flag and a format choice in a real fish session", async () => {
     const file = await script("fish");
-    const out = await shell("fish", [
-      "-c",
-      `source '${file}'; complete -C 'flowrules pl'; echo @@; complete -C 'flowrules plan --ru'; echo @@; complete -C 'flowrules plan --format '; echo @@; complete -C 'flowrules test --rule tidy'`,
-    ]);
-    const [verbs, flags, formats, rules] = out.split("@@\n").map((b) => b.split("\n").filter(Boolean).map((l) => l.split("\t")[0]));
+    const [verbs, flags, formats, rules] = await fishComplete(file, ["flowrules pl", "flowrules plan --ru", "flowrules plan --format ", "flowrules test --rule tidy"], dir, env);
     expect(verbs).toEqual(["plan"]);
     expect(flags).toEqual(["--rule"]);
     expect(formats?.sort()).toEqual(["html", "json", "markdown", "text"]);
@@ -230,11 +174,7 @@ describe("flowrules completion", () => {
   });
 
   zsh.it("a scripted zsh session (a pseudo-terminal through zsh/zpty) completes a verb, a flag, format choices and rule names", async () => {
-    const file = await script("zsh");
-    const driver = join(dir, "drive.zsh");
-    await writeFile(driver, ZPTY_DRIVER);
-    const complete = async (line: string): Promise<string[]> =>
-      (await shell("zsh", ["-f", driver, file, join(dir, "bin"), line])).split("\n").filter(Boolean).map((l) => l.replace(/^HIT:/, ""));
+    const complete = await zshCompleter(await script("zsh"), dir, bin, env);
     expect(await complete("flowrules pl")).toEqual(["plan"]);
     expect(await complete("flowrules plan --form")).toEqual(["--format"]);
     expect(await complete("flowrules plan --format ")).toEqual(["html", "json", "markdown", "text"]);

@@ -106,24 +106,34 @@ describe("profiles: the right service with the right key", () => {
     expect(prod.requests()).toEqual([]);
 
     reset();
-    const env = await runCli(["workflows", "--format", "json", "--profile", "prod"], { ...KEYS, FLOWRULES_BASE_URL: staging.baseUrl }, cwd());
+    // another service than the profile's takes its key from FLOWRULES_API_KEY (the profile's key stays with its service)
+    const env = await runCli(["workflows", "--format", "json", "--profile", "prod"], { ...KEYS, FLOWRULES_BASE_URL: staging.baseUrl, FLOWRULES_API_KEY: "sandbox-lead" }, cwd());
     expect(env.code, env.stderr).toBe(0);
-    // the profile's key (the lead's) went to the service the variable named
     expect(workflowIds(env.stdout)).toEqual([1042, 1043]);
     expect(prod.requests()).toEqual([]);
     expect(staging.requests().length).toBeGreaterThan(0);
 
     reset();
+    // --base-url naming the profile's own service keeps the profile's key
     const flag = await runCli(["workflows", "--format", "json", "--profile", "prod", "--base-url", prod.baseUrl], { ...KEYS, FLOWRULES_BASE_URL: staging.baseUrl }, cwd());
     expect(flag.code, flag.stderr).toBe(0);
+    expect(workflowIds(flag.stdout)).toEqual([1042, 1043]);
     expect(staging.requests()).toEqual([]);
   });
 
-  it("the profile's key variable is the only one read: unset, the run stops naming it, before any request", async () => {
+  it("FLOWRULES_API_KEY beats the profile's variable; with neither set the run stops naming both, before any request", async () => {
     reset();
-    const r = await runCli(["plan", "--profile", "prod"], { FLOWRULES_API_KEY: "sandbox-admin", STAGING_KEY: "sandbox-admin" }, cwd());
+    const env = await runCli(["workflows", "--format", "json"], { ...KEYS, FLOWRULES_API_KEY: "sandbox-lead" }, cwd());
+    expect(env.code, env.stderr).toBe(0);
+    // staging's own variable holds the administrator's key; the lead's key from FLOWRULES_API_KEY was used
+    expect(workflowIds(env.stdout)).toEqual([1042, 1043]);
+
+    reset();
+    const r = await runCli(["plan", "--profile", "prod"], { STAGING_KEY: "sandbox-admin" }, cwd());
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe("flowrules: no API key: set PROD_KEY (the api_key_env of profile prod) (it is never taken as a flag or from a file, so it stays out of shell history and CI logs)");
+    expect(r.stderr.trim()).toBe(
+      "flowrules: no API key: set PROD_KEY (the api_key_env of profile prod) or FLOWRULES_API_KEY (it is never taken as a flag or from a file, so it stays out of shell history and CI logs)",
+    );
     expect(staging.requests()).toEqual([]);
     expect(prod.requests()).toEqual([]);
   });
@@ -200,7 +210,12 @@ describe("profiles: refusals are one line", () => {
     ["an unknown profile", "profiles:\n  staging: {}\n  prod: {}\n", ["plan", "--profile", "qa"], /^flowrules: --profile qa: no such profile in flowrules\.config\.yaml; defined: staging, prod$/],
     ["a default_profile that is not defined", "default_profile: qa\nprofiles:\n  prod: {}\n", ["plan"], /^flowrules: default_profile qa: no such profile in flowrules\.config\.yaml; defined: prod$/],
     ["YAML that does not parse", "profiles:\n  prod: { base_url: [\n", ["plan"], /^flowrules: flowrules\.config\.yaml:\d+:\d+: /],
-    ["an unknown key", "profiles:\n  prod:\n    base-url: http://127.0.0.1:9/api\n", ["plan"], /^flowrules: flowrules\.config\.yaml:3:5: profiles\.prod\.base-url: unknown key \(known: base_url, /],
+    [
+      "an unknown key",
+      "profiles:\n  prod:\n    base-url: http://127.0.0.1:9/api\n",
+      ["plan"],
+      /^flowrules: flowrules\.config\.yaml:3:5: profiles\.prod\.base-url: unknown key; did you mean "base_url"\? \(known: base_url, /,
+    ],
     ["a value of the wrong type", "profiles:\n  prod:\n    rate_limit: fast\n", ["plan", "--profile", "prod"], /^flowrules: flowrules\.config\.yaml:3:17: profiles\.prod\.rate_limit: /],
   ];
 
@@ -250,7 +265,7 @@ describe("the documented profiles files", () => {
       const d = await mkdtemp(join(tmpdir(), "flowrules-profiles-doc-"));
       try {
         await writeFile(join(d, "flowrules.config.yaml"), text);
-        const r = await runCli(["plan", "--base-url", "http://127.0.0.1:9/api"], {}, { cwd: d });
+        const r = await runCli(["plan"], {}, { cwd: d });
         // settings resolve up to the key: the file itself was accepted
         expect(r.stderr.trim(), where).toMatch(/^flowrules: no API key: set [A-Z_]+ \(the api_key_env of profile (staging|sandbox)\)/);
       } finally {

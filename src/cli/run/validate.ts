@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { processIO, useColor } from "../../log/command-io.js";
 import { commandLogger, runLogged, withLogger } from "../../log/index.js";
-import { EXIT_ERROR } from "../../model/errors.js";
+import { EXIT_ERROR, UserError } from "../../model/errors.js";
 import { errorMessage } from "../../model/guards.js";
 import { runValidate, type ValidateOptions } from "../../commands/validate.js";
 import { colorOf } from "../flags.js";
@@ -23,6 +23,8 @@ export async function validate(paths: string[], opts: Record<string, unknown>, c
       return exitCode;
     });
   } catch (err) {
+    // a refused setting (a config file's line) is the user's to fix, said as every verb says it
+    if (err instanceof UserError) throw err;
     // loadRules does not throw by design; anything that still does becomes one line, never a stack trace
     process.stderr.write(`flowrules validate: internal error: ${errorMessage(err)}\n`);
     process.exitCode = EXIT_ERROR;

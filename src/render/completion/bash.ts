@@ -1,20 +1,22 @@
 /**
  * The bash completion script: verbs, each verb's flags (with the global ones), format and other choices, paths, and
  * profile and rule names from `flowrules __complete` at completion time (so they follow the files as they change).
+ * Names and paths are data from files anyone may have written: they are read line by line into COMPREPLY and compared
+ * with the word typed as text, never passed through `compgen -W` (which expands `$(…)` and backquotes) or an unquoted
+ * `$(…)` (which splits and globs); paths are inserted quoted (`compopt -o filenames`). docs/safety.md.
  */
 import { flagNames, type CompletionSpec, type FlagSpec } from "./types.js";
 
 const words = (list: readonly string[]): string => list.join(" ");
 
-function valueCase(verb: string, f: FlagSpec, spec: CompletionSpec): string | undefined {
+function valueCase(verb: string, f: FlagSpec, fn: string): string | undefined {
   const v = f.value;
   if (!v || v.kind === "none") return undefined;
   const pattern = flagNames(f).map((n) => `${verb}:${n}`).join("|");
   const body =
     v.kind === "choices" ? `COMPREPLY=($(compgen -W "${words(v.choices)}" -- "$cur"))`
-    : v.kind === "dynamic" ? `COMPREPLY=($(compgen -W "$(${spec.program} ${spec.completeVerb} ${v.list} -- "\${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)" -- "$cur"))`
-    : v.kind === "dir" ? `COMPREPLY=($(compgen -d -- "$cur"))`
-    : `COMPREPLY=($(compgen -f -- "$cur"))`;
+    : v.kind === "dynamic" ? `${fn}_names ${v.list}`
+    : `${fn}_lines < <(compgen -${v.kind === "dir" ? "d" : "f"} -- "$cur"); compopt -o filenames 2>/dev/null`;
   return `      ${pattern}) ${body}; return 0 ;;`;
 }
 
@@ -25,11 +27,11 @@ export function bashCompletion(spec: CompletionSpec): string {
   const globals = spec.globalFlags.flatMap(flagNames);
   const cases: string[] = [];
   for (const f of spec.globalFlags) {
-    const c = valueCase("*", f, spec);
+    const c = valueCase("*", f, fn);
     if (c) cases.push(c);
   }
   for (const v of spec.verbs) for (const f of v.flags) {
-    const c = valueCase(v.name, f, spec);
+    const c = valueCase(v.name, f, fn);
     if (c) cases.push(c);
   }
   const flagCases = spec.verbs.map((v) => `      ${v.name}) flags="${words([...v.flags.flatMap(flagNames), ...globals])}" ;;`);
@@ -39,6 +41,20 @@ export function bashCompletion(spec: CompletionSpec): string {
   return `# bash completion for ${spec.program} (generated from its commands: ${spec.program} completion bash)
 # Load it in the current shell:   source <(${spec.program} completion bash)
 # or for every shell:              ${spec.program} completion bash > ~/.local/share/bash-completion/completions/${spec.program}
+# one candidate per line of stdin, kept whole: file and profile names are data, never split, globbed or expanded
+${fn}_lines() {
+  local line
+  COMPREPLY=()
+  while IFS= read -r line; do COMPREPLY+=("$line"); done
+}
+# profile or rule names from "${spec.program} ${spec.completeVerb}" that start with the word typed (compared as text)
+${fn}_names() {
+  local name
+  COMPREPLY=()
+  while IFS= read -r name; do
+    [[ "$name" == "$cur"* ]] && COMPREPLY+=("$name")
+  done < <(${spec.program} ${spec.completeVerb} "$1" -- "\${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)
+}
 ${fn}() {
   local cur prev verb word i flags
   cur="\${COMP_WORDS[COMP_CWORD]}"

@@ -1,4 +1,8 @@
-/** The fish completion script: one `complete` line per verb and flag; profile and rule names from `flowrules __complete`. */
+/**
+ * The fish completion script: one `complete` line per verb and flag; profile and rule names from `flowrules __complete`,
+ * one candidate a line of the command substitution (fish escapes a candidate when inserting it and never evaluates it;
+ * docs/safety.md).
+ */
 import { shortText, type CompletionSpec, type FlagSpec } from "./types.js";
 
 const quote = (s: string): string => `'${s.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;

@@ -1,4 +1,8 @@
-/** The zsh completion script: _arguments per verb, with descriptions; profile and rule names from `flowrules __complete`. */
+/**
+ * The zsh completion script: _arguments per verb, with descriptions; profile and rule names from `flowrules __complete`,
+ * one a line, added as plain words (`compadd -a`: quoted when inserted, no `name:description` split), never evaluated
+ * (docs/safety.md).
+ */
 import { shortText, type CompletionSpec, type FlagSpec } from "./types.js";
 
 function action(f: FlagSpec, fn: string): string {
@@ -37,13 +41,13 @@ export function zshCompletion(spec: CompletionSpec): string {
 ${fn}_profiles() {
   local -a names
   names=(\${(f)"$(${spec.program} ${spec.completeVerb} profiles -- \${words[1,CURRENT-1]} 2>/dev/null)"})
-  _describe -t profiles 'profile' names
+  _wanted profiles expl 'profile' compadd -a names
 }
 
 ${fn}_rules() {
   local -a names
   names=(\${(f)"$(${spec.program} ${spec.completeVerb} rules -- \${words[1,CURRENT-1]} 2>/dev/null)"})
-  _describe -t rules 'rule' names
+  _wanted rules expl 'rule' compadd -a names
 }
 
 ${fn}() {
