@@ -4,7 +4,8 @@
  * the two modules is this factory called with its differences.
  */
 import { isDeepStrictEqual } from "node:util";
-// schemas.js alone: the barrel would load the HTTP client, and validate and test load every kind (docs/performance.md, "Start-up")
+// schemas.js alone: the barrel would load the HTTP client into validate and test, which load every kind
+// (docs/performance.md, "Start-up")
 import { CompleteStepBodySchema, describeIssue, type InstanceRecord } from "../api/schemas.js";
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { SourcePos, StepInput } from "../model/rule-types.js";
