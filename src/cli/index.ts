@@ -9,9 +9,6 @@
 import { UserError, EXIT_ERROR } from "../model/errors.js";
 import { answerTab } from "./tab.js";
 import { failIfUnfinished } from "./unfinished.js";
-import { preferSmallHeap } from "./heap.js";
-
-preferSmallHeap();
 
 /**
  * A reader that goes away (`flowrules plan | head`, a killed `tee`) makes writes fail with EPIPE. Unhandled, that
@@ -22,9 +19,11 @@ for (const stream of [process.stdout, process.stderr]) stream.on("error", () => 
 
 async function main(): Promise<void> {
   if (await answerTab(process.argv.slice(2))) return;
-  const [{ CommanderError }, { buildProgram }] = await Promise.all([import("commander"), import("./program.js")]);
+  const [{ CommanderError }, { buildProgram }, { preferSmallHeap }] = await Promise.all([import("commander"), import("./program.js"), import("./heap.js")]);
   const program = buildProgram();
   program.exitOverride();
+  // the heap setting is for a verb's run (./heap.ts); --version, --help and a Tab are over before it would matter
+  program.hook("preAction", () => void preferSmallHeap());
   try {
     await program.parseAsync(process.argv);
   } catch (err) {
