@@ -110,7 +110,7 @@ export async function statePlanStep(o: StatePlanOptions): Promise<StatePlanResul
   let counts = { fromState: 0, readAgain: 0 };
   try {
     if (o.stateDir) {
-      const run = await openRunState({ dir: o.stateDir, resyncAfterMs: DEFAULT_RESYNC_AFTER_MS, fullRefresh: false }, { baseUrl: client.baseUrl, now, rules: ruleSet.rules, version: "bench", warn: (m) => warnings.push(m) });
+      const run = await openRunState({ dir: o.stateDir, resyncAfterMs: DEFAULT_RESYNC_AFTER_MS, fullRefresh: false }, { baseUrl: client.baseUrl, apiKey: API_KEY, now, rules: ruleSet.rules, version: "bench", warn: (m) => warnings.push(m) });
       try {
         plan = await runPlan({ client: run.wrap(client), ruleSet, now });
         if (readInFull(plan)) await run.commit();

@@ -29,6 +29,10 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [string, s
     ["flowrules watch rules/ --state .flowrules/state --apply --metrics-port 9464", "approve within seconds, polling within 20 % of the key's rate limit"],
     ["flowrules watch --profile prod --state /var/lib/flowrules", "only log what each cycle would do, against a profile's service"],
   ],
+  state: [
+    ["flowrules state show --state .flowrules/state", "bookmarks, cached instances per workflow, and whether the state verifies with this key"],
+    ["flowrules state clear --state .flowrules/state", "remove the state: the next run reads everything (refused while a run or watcher uses it)"],
+  ],
   completion: [["flowrules completion bash > ~/.local/share/bash-completion/completions/flowrules", "Tab completion of verbs, flags, rule and profile names"]],
   sandbox: [["flowrules sandbox --port 4010", "the simulated service at http://127.0.0.1:4010/api until Ctrl-C"]],
 };

@@ -172,6 +172,18 @@ function apiKeyOf(src: Sources, base: Picked | undefined, baseUrl: string): { ap
 }
 
 /**
+ * The API key if one is set (FLOWRULES_API_KEY, else the profile's api_key_env), for a verb that sends nothing and
+ * may do without: `state show` checks a state's MAC with it.
+ */
+export function apiKeyFrom(src: Sources): string | undefined {
+  const keyEnv = src.profile?.values.api_key_env;
+  const key = src.env[DEFAULT_API_KEY_ENV] || (keyEnv !== undefined ? src.env[keyEnv] : undefined);
+  if (!key) return undefined;
+  resolvedKeys.add(key);
+  return key;
+}
+
+/**
  * Connection settings, or a UserError that says what to set. The rate budget is per API key, and `--shard i/n`
  * workers share one key: when the limit comes from the default or a profile (the tenant's budget), each worker takes
  * 1/n of it, so together they stay within it; a limit from a flag or variable is each worker's own (a key per worker).

@@ -10,14 +10,14 @@
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { clientFrom, sharedLimiter, type ClientOptions, type RequestLimiter } from "../api/index.js";
-import { sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
+import { DEFAULT_LOCK_FILE, sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
 import type { PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../apply/batches.js";
 import { DEFAULT_RECHECK_EVERY_MS, executePlan } from "../apply/execute.js";
 import type { ApplyProgress } from "../apply/types.js";
 import { Journal } from "../apply/journal.js";
-import { acquireLock, DEFAULT_LOCK_FILE, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../apply/lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../model/lock.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../apply/staleness.js";

@@ -5,7 +5,8 @@ import { VERSION } from "../model/version.js";
 import type { Plan } from "../plan/types.js";
 import type { RuleSet } from "../rules/types.js";
 import type { CommandIO } from "../log/command-io.js";
-import { DEFAULT_RESYNC_AFTER_MS, openRunState, readInFull, type RunState, type StateSettings } from "../state/index.js";
+import { DEFAULT_RESYNC_AFTER_MS, openRunState, readInFull, StateNotWritten, type RunState, type StateSettings } from "../state/index.js";
+import { textSafe } from "../render/escape.js";
 import type { PlanningSettings } from "../model/settings.js";
 import { UserError } from "../model/errors.js";
 
@@ -31,16 +32,30 @@ export function openStateForRun(
   return openRunState(settings, { baseUrl: client.baseUrl, apiKey, now, rules: ruleSet.rules, version: VERSION, warn, explain });
 }
 
-/** Writes the new state after a run that read all it needed, and says what came from it. */
+/**
+ * Writes the new state after a run that read all it needed, and says what came from it. A state that cannot be
+ * written (disk full, file-size limit, I/O error) leaves the previous one byte for byte and is one warning line
+ * naming the file: the plan itself is whole and right, so the run keeps its exit code (docs/operating.md, "State
+ * between runs").
+ */
 export async function finishState(state: RunState, plan: Plan, io: CommandIO, quiet: boolean): Promise<void> {
   state.explainAnswers();
   const counts = state.counts();
   const complete = readInFull(plan);
-  if (complete) await state.commit();
-  const fields = { dir: state.dir, from_state: counts?.fromState ?? 0, read_again: counts?.readAgain ?? 0, written: complete };
-  io.log?.event("state.used", fields);
+  let notWritten: StateNotWritten | undefined;
+  if (complete) {
+    try {
+      await state.commit();
+    } catch (err) {
+      if (!(err instanceof StateNotWritten)) throw err;
+      notWritten = err;
+    }
+  }
+  const fields = { dir: state.dir, from_state: counts?.fromState ?? 0, read_again: counts?.readAgain ?? 0, written: complete && !notWritten, ...(notWritten ? { not_written: notWritten.message } : {}) };
+  io.log?.event("state.used", fields, notWritten && !notWritten.told ? "warn" : "info");
+  if (notWritten && !notWritten.told && !io.log?.structured) io.stderr(`warning: state: ${textSafe(notWritten.message)}\n`);
   if (!quiet && !io.log?.structured) {
     const n = (x: number): string => x.toLocaleString("en-US");
-    io.stderr(`state: ${n(fields.from_state)} instances from the state, ${n(fields.read_again)} read again${complete ? "" : "; not written (the run failed to read part of the data)"}\n`);
+    io.stderr(`state: ${n(fields.from_state)} instances from the state, ${n(fields.read_again)} read again${complete ? (notWritten ? "; not written" : "") : "; not written (the run failed to read part of the data)"}\n`);
   }
 }

@@ -24,7 +24,7 @@ import type { ClientSettings, ConnectionSettings } from "../api/connection.js";
 import type { PlanningSettings, ProfileRef } from "../model/settings.js";
 import type { RateLimitInfo } from "../api/rate-headers.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
-import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../apply/lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../model/lock.js";
 import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import { inactiveRules } from "../engine/active-rules.js";
 import { resolveWorkflows } from "../engine/resolve.js";

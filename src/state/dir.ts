@@ -1,13 +1,17 @@
 /**
- * The state dir on disk: one lock file while a run uses it, one state file replaced atomically (temp file, fsync,
- * rename) at the end of a successful run, so a crash leaves the previous state and two runs cannot interleave.
+ * The state dir on disk: one lock file while a run uses it (src/model/lock.ts, the one lock of flowrules), one state
+ * file replaced atomically (temp file, fsync, rename) at the end of a successful run, so a crash leaves the previous
+ * state and two runs cannot interleave. A state file is used only when it is whole, of this format and verified
+ * with this run's key (mac.ts); one of a newer format is neither used nor overwritten.
  */
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
-import { mkdir, open, readFile, rm } from "node:fs/promises";
+import { mkdir, open, readdir, rm } from "node:fs/promises";
 import { UserError } from "../model/errors.js";
 import { errorMessage, isRecord } from "../model/guards.js";
-import { indexState, Unusable, type StateIndex } from "./reader.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../model/lock.js";
+import type { StateKey } from "./mac.js";
+import { indexState, Newer, Unusable, type StateIndex } from "./reader.js";
 import { LOCK_FILE, STATE_FILE, type StateHeader } from "./schema.js";
 import { StateWriter } from "./writer.js";
 
@@ -23,55 +27,42 @@ export interface OpenedState {
   release(): Promise<void>;
 }
 
-/** How long the lock of a run on another host holds without a way to check that run (as apply's --lock-timeout). */
+/** How long the lock of a run on another host holds without a heartbeat (as apply's --lock-timeout). */
 export const FOREIGN_LOCK_MS = 30 * 60_000;
 
 function code(err: unknown): string {
   return isRecord(err) && typeof err.code === "string" ? err.code : "";
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return code(err) === "EPERM";
-  }
-}
-
-async function takeLock(dir: string): Promise<string> {
+/**
+ * Locks the state dir for this run, or throws one line naming the holder. The lock of a run that died is taken over;
+ * a lock file an older flowrules left half-written is too (the dir is flowrules' own).
+ */
+export function lockStateDir(dir: string, dirArg: string, what: string): HeldLock {
   const file = join(dir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fh = await open(file, "wx", 0o644);
-      await fh.writeFile(JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
-      await fh.close();
-      return file;
-    } catch (err) {
-      if (code(err) !== "EEXIST") throw new UserError(`cannot use the state dir ${dir}: ${describeFsError(err)}`);
-      let holder: unknown;
-      try {
-        holder = JSON.parse(await readFile(file, "utf8"));
-      } catch {
-        holder = undefined;
-      }
-      const pid = isRecord(holder) && typeof holder.pid === "number" ? holder.pid : undefined;
-      const host = isRecord(holder) && typeof holder.host === "string" ? holder.host : undefined;
-      const since = isRecord(holder) && typeof holder.since === "string" ? holder.since : "?";
-      // another host's lock cannot be checked: it holds until it is FOREIGN_LOCK_MS old (a CI cache may carry the
-      // lock of a killed job from another runner)
-      const foreignLive = host !== hostname() && !(Date.now() - Date.parse(since) > FOREIGN_LOCK_MS);
-      if (pid !== undefined && (host === hostname() ? alive(pid) : foreignLive)) {
-        throw new UserError(`the state dir ${dir} is in use by another flowrules run (pid ${pid}${host !== hostname() ? ` on ${host}` : ""}, since ${since}); try again when it has finished`);
-      }
-      // the run that held it is gone (killed): its lock is stale, and its state file is whole (written by rename)
-      await rm(file, { force: true });
-    }
+  try {
+    const lock = acquireLock(file, {
+      applying: what,
+      timeoutMs: FOREIGN_LOCK_MS,
+      unreadableIsStale: true,
+      refuse: (owner, described) =>
+        new LockHeldError(
+          `the state dir ${dirArg} is in use by another flowrules run (${described})`,
+          "try again when it has finished",
+          owner,
+          `the state dir ${dirArg} is in use by another flowrules run (pid ${owner.pid}${owner.host !== hostname() ? ` on ${owner.host}` : ""}, since ${owner.started_at}); try again when it has finished`,
+        ),
+    });
+    // a run on another host sharing the dir sees this one alive for as long as it runs, however long that is
+    lock.startHeartbeat();
+    return lock;
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    throw new UserError(`cannot use the state dir ${dirArg}: ${describeFsError(err)}`);
   }
-  throw new UserError(`the state dir ${dir} is in use by another flowrules run; try again when it has finished`);
 }
 
-function describeFsError(err: unknown): string {
+export function describeFsError(err: unknown): string {
   switch (code(err)) {
     case "EACCES":
     case "EPERM":
@@ -83,24 +74,46 @@ function describeFsError(err: unknown): string {
       return "not a directory";
     case "ENOSPC":
       return "no space left on the device";
+    case "EFBIG":
+      return "file too large (the file-size limit, ulimit -f)";
+    case "EDQUOT":
+      return "disk quota exceeded";
+    case "EIO":
+      return "input/output error";
     default:
       return errorMessage(err);
   }
 }
 
+/** Temporary state files of runs that died before their commit (the dir is locked: no live run writes one). */
+async function dropLeftovers(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    // removing a name never follows it, were it a link
+    if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(".tmp")) await rm(join(dir, name), { force: true }).catch(() => undefined);
+  }
+}
+
 /**
- * Opens (creating it if needed) and locks a state dir for a run against `baseUrl` with the key of `keyDigest`. Fails
- * with one line, before any request, when the dir cannot be written, is in use, or was made for another base URL. A
- * state file that cannot be read in full, or was made with another key, is reported in `warnings` and not used.
+ * Opens (creating it if needed) and locks a state dir for a run against `baseUrl` with `key`. Fails with one line,
+ * before any request, when the dir cannot be written, is in use, or was made for another base URL. A state file that
+ * cannot be read in full, was made with another key or does not verify is reported in `warnings` and not used; one
+ * of a newer format is reported and left as it is (the run writes no state). `warn` says later, once, that the file
+ * changed while the run used it (its lines then come from the service).
  */
-export async function openStateDir(dirArg: string, baseUrl: string, keyDigest: string | null): Promise<OpenedState> {
+export async function openStateDir(dirArg: string, baseUrl: string, key: StateKey, warn: (message: string) => void = () => undefined): Promise<OpenedState> {
   const dir = resolve(dirArg);
   try {
     await mkdir(dir, { recursive: true });
   } catch (err) {
     throw new UserError(`cannot use the state dir ${dirArg}: ${describeFsError(err)}`);
   }
-  const lock = await takeLock(dir);
+  const lock = lockStateDir(dir, dirArg, "a run with --state");
   let released = false;
   let previous: StateIndex | undefined;
   let writer: StateWriter | undefined;
@@ -111,19 +124,26 @@ export async function openStateDir(dirArg: string, baseUrl: string, keyDigest: s
       await previous?.close();
       await writer?.discard();
     } finally {
-      await rm(lock, { force: true });
+      lock.release();
     }
   };
   try {
-    const read = await readState(dir, dirArg, baseUrl, keyDigest);
+    await dropLeftovers(dir);
+    const read = await readState(dir, dirArg, baseUrl, key);
     previous = read.previous;
+    if (previous) {
+      const shown = join(dirArg, STATE_FILE);
+      previous.onChanged = () => warn(`state: ${shown} changed while this run used it: its lines that changed are not used, the service answers them`);
+    }
+    // a killed run's lock, taken over: said once, as apply says it
+    const tookOver = lock.tookOver ? [`state: ${describeTakeOver(join(dirArg, LOCK_FILE), lock.tookOver)}`] : [];
     return {
       dir,
       previous,
-      warnings: read.warnings,
+      warnings: [...tookOver, ...read.warnings],
       release,
       startWriting(header) {
-        writer = new StateWriter(dir, header, describeFsError);
+        writer = new StateWriter(dir, header, { describe: describeFsError, key, shown: join(dirArg, STATE_FILE), ...(read.keep !== undefined ? { keep: read.keep } : {}) });
         return writer;
       },
     };
@@ -133,10 +153,17 @@ export async function openStateDir(dirArg: string, baseUrl: string, keyDigest: s
   }
 }
 
-async function readState(dir: string, dirArg: string, baseUrl: string, keyDigest: string | null): Promise<{ previous: StateIndex | undefined; warnings: string[] }> {
+interface ReadState {
+  previous: StateIndex | undefined;
+  warnings: string[];
+  /** set: the file is left as it is (written by a newer flowrules); why, for the run's last word */
+  keep?: string;
+}
+
+async function readState(dir: string, dirArg: string, baseUrl: string, key: StateKey): Promise<ReadState> {
   const file = join(dir, STATE_FILE);
   const shown = join(dirArg, STATE_FILE);
-  const unusable = (why: string): { previous: undefined; warnings: string[] } => ({ previous: undefined, warnings: [`state: ${shown} ${why}: this run reads everything and rewrites it`] });
+  const unusable = (why: string): ReadState => ({ previous: undefined, warnings: [`state: ${shown} ${why}: this run reads everything and rewrites it`] });
   let fh;
   try {
     fh = await open(file, "r");
@@ -145,10 +172,16 @@ async function readState(dir: string, dirArg: string, baseUrl: string, keyDigest
     return unusable(`cannot be read (${describeFsError(err)})`);
   }
   try {
-    return { previous: await indexState(fh, dirArg, baseUrl, keyDigest), warnings: [] };
+    const index = await indexState(fh, { dirArg, baseUrl, key });
+    if (index.header.key_digest !== key.id) throw new Unusable("was made with another API key");
+    if (index.authentic !== true) throw new Unusable("does not verify (edited, cut, or not written by flowrules with this API key)");
+    return { previous: index, warnings: [] };
   } catch (err) {
     await fh.close();
     if (err instanceof UserError) throw err;
+    if (err instanceof Newer) {
+      return { previous: undefined, warnings: [`state: ${shown} ${err.message}: this run reads everything and leaves the file as it is`], keep: `the state dir ${dirArg} was written by a newer flowrules: left as it is` };
+    }
     if (err instanceof Unusable) return unusable(err.message);
     return unusable(`cannot be read (${describeFsError(err)})`);
   }

@@ -13,12 +13,14 @@ import type { CompiledRule } from "../rules/types.js";
 import { canonicalJson } from "../plan/digest.js";
 import type { Plan } from "../plan/types.js";
 import { openStateDir } from "./dir.js";
+import { stateKey } from "./mac.js";
 import { StateClient, type StateChoice, type StateCounts } from "./client.js";
 import { STATE_FORMAT, STATE_FORMAT_VERSION } from "./schema.js";
 
 export { StateClient, structureDigest, type StateChoice, type StateCounts } from "./client.js";
 export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION } from "./schema.js";
 export { openStateDir } from "./dir.js";
+export { StateNotWritten } from "./writer.js";
 
 /** Plan errors that come from the data, not from reading it: a run with only these still read everything it needed. */
 const DATA_ERRORS = new Set(["conflict", "evaluation", "limit"]);
@@ -60,17 +62,13 @@ export function ruleDigest(rule: CompiledRule): string {
   return createHash("sha256").update(canonicalJson(plain)).digest("hex").slice(0, 32);
 }
 
-/** What tells one API key's state from another's, without the key: the first 16 hex digits of its SHA-256. */
-export function keyDigest(apiKey: string | undefined): string | null {
-  return apiKey ? createHash("sha256").update(apiKey, "utf8").digest("hex").slice(0, 16) : null;
-}
-
 export async function openRunState(
   settings: StateSettings,
   ctx: { baseUrl: string; apiKey?: string; now: Date; rules: readonly CompiledRule[]; version: string; warn(message: string): void; explain?(c: StateChoice): void },
 ): Promise<RunState> {
-  const key = keyDigest(ctx.apiKey);
-  const opened = await openStateDir(settings.dir, ctx.baseUrl, key);
+  // the state file's MAC key and key id, derived from the API key (mac.ts); the key itself is never written
+  const key = stateKey(ctx.apiKey);
+  const opened = await openStateDir(settings.dir, ctx.baseUrl, key, ctx.warn);
   opened.warnings.forEach((w) => ctx.warn(w));
   const digests: Record<string, string> = {};
   for (const r of ctx.rules) digests[r.name] = ruleDigest(r);
@@ -99,7 +97,7 @@ export async function openRunState(
         format_version: STATE_FORMAT_VERSION,
         flowrules_version: ctx.version,
         base_url: ctx.baseUrl,
-        key_digest: key,
+        key_digest: key.id,
         written_at: new Date().toISOString(),
         run_at: nowIso,
         rules: digests,

@@ -1,11 +1,14 @@
 /**
- * The previous run's state file, kept on disk: opening it reads every line once, checks it and remembers where it is
- * (a byte range) and what finds it, never what it says; a run reads the lines it uses when it uses them. So a run
- * with state holds about what a stateless run holds, not the tenant (docs/performance.md, "Memory").
+ * The previous run's state file, kept on disk: opening it reads every line once, checks it and its MAC (mac.ts) and
+ * remembers where each line is (a byte range), its digest and what finds it, never what it says; a run reads the
+ * lines it uses when it uses them, and uses only those whose digest still matches. So a run with state holds about
+ * what a stateless run holds, not the tenant (docs/performance.md, "Memory"), and plans from verified bytes only.
  */
+import { timingSafeEqual } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
 import { UserError } from "../model/errors.js";
 import { isRecord } from "../model/guards.js";
+import { LineDigests, stateMac, type StateKey } from "./mac.js";
 import { HeaderSchema, LineSchema, RecordHeadSchema, STATE_FORMAT, STATE_FORMAT_VERSION, itemLine, valueLine, type ListingHead, type Marks, type StateHeader } from "./schema.js";
 
 /** A listing of the previous run: its question, and per page the lines of its elements. */
@@ -29,6 +32,13 @@ export interface RecordRef {
 /** Why a file is not used: shown in the one warning line. */
 export class Unusable extends Error {}
 
+/** A file of a newer state format: not used, and not overwritten by this older flowrules. */
+export class Newer extends Unusable {
+  constructor(readonly version: number) {
+    super(`was written by a newer flowrules (state format ${version}, this one reads and writes ${STATE_FORMAT_VERSION})`);
+  }
+}
+
 /** Reads that many bytes of the file at most in one go; a longer line is read on its own. */
 const SPAN = 4 * 1024 * 1024;
 /** Lines closer than this are read together (one read of the bytes between is cheaper than two reads). */
@@ -44,16 +54,39 @@ export class StateIndex {
   readonly skeletons = new Map<string, unknown>();
   header!: StateHeader;
   marks: Marks = {};
+  /** whether the MAC verified with the key given (undefined: no key given, not checked) */
+  authentic: boolean | undefined;
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
+  private readonly digests = new LineDigests();
+  /** lines read again that were not the verified ones (edited after the file was opened): not used */
+  private changed = 0;
+  /** told once, when a line read again is not the one verified */
+  onChanged: (() => void) | undefined;
 
   constructor(private readonly fh: FileHandle) {}
 
-  /** Remembers a line's byte range; its number finds it again. */
-  place(start: number, end: number): number {
+  /** Remembers a line's byte range and digest; its number finds it again. */
+  place(start: number, end: number, bytes: Uint8Array): number {
     this.starts.push(start);
     this.ends.push(end);
+    this.digests.add(bytes);
     return this.starts.length - 1;
+  }
+
+  /** Bytes the index holds per line kept (byte range and digest), for the memory figures. */
+  get digestBytes(): number {
+    return this.digests.heldBytes;
+  }
+
+  /** Once every line is placed. */
+  sealed(): void {
+    this.digests.trim();
+  }
+
+  private unverified(): string {
+    if (this.changed++ === 0) this.onChanged?.();
+    return "";
   }
 
   /** The text of these lines, in the order asked: lines near each other are read in one go. */
@@ -78,12 +111,16 @@ export class StateIndex {
       let got = 0;
       while (got < buf.length) {
         const { bytesRead } = await this.fh.read(buf, got, buf.length - got, from + got);
-        if (bytesRead === 0) throw new UserError("the state file changed while a run used it (it is locked: was it edited by hand?)");
+        if (bytesRead === 0) break; // cut since it was verified: what is missing does not match below
         got += bytesRead;
       }
       for (let k = i; k < j; k++) {
         const r = refs[order[k] as number] as number;
-        out[order[k] as number] = buf.toString("utf8", (this.starts[r] as number) - from, (this.ends[r] as number) - from);
+        const a = (this.starts[r] as number) - from;
+        const b = (this.ends[r] as number) - from;
+        // a line not as verified is given as nothing: every caller then asks the service (a line that does not fit)
+        const line = b <= got ? buf.subarray(a, b) : undefined;
+        out[order[k] as number] = line && this.digests.matches(r, line) ? line.toString("utf8") : this.unverified();
       }
       i = j;
     }
@@ -100,8 +137,12 @@ function issueText(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; mes
   return first ? `${first.path.map(String).join(".") || "(top)"}: ${first.message}` : "does not fit";
 }
 
+function sameHex(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
 /** The file's lines with their byte ranges, split on `\n` as the bytes come. */
-async function* linesOf(fh: FileHandle): AsyncGenerator<{ text: string; start: number; end: number }> {
+async function* linesOf(fh: FileHandle): AsyncGenerator<{ bytes: Buffer; start: number; end: number }> {
   let carry: Buffer | undefined;
   let carryStart = 0;
   let pos = 0;
@@ -113,7 +154,7 @@ async function* linesOf(fh: FileHandle): AsyncGenerator<{ text: string; start: n
       const whole = carry ? Buffer.concat([carry, piece]) : piece;
       const start = carry ? carryStart : pos + from;
       carry = undefined;
-      yield { text: whole.toString("utf8"), start, end: pos + nl };
+      yield { bytes: whole, start, end: pos + nl };
       from = nl + 1;
     }
     if (from < buf.length) {
@@ -126,33 +167,50 @@ async function* linesOf(fh: FileHandle): AsyncGenerator<{ text: string; start: n
     }
     pos += buf.length;
   }
-  if (carry) yield { text: carry.toString("utf8"), start: carryStart, end: pos };
+  if (carry) yield { bytes: carry, start: carryStart, end: pos };
+}
+
+export interface IndexOptions {
+  /** the dir as the user gave it, for messages */
+  dirArg: string;
+  /** a state of another base URL is refused (UserError); absent: not checked (`state show`) */
+  baseUrl?: string;
+  /** the MAC is checked with it (`authentic`); absent: not checked */
+  key?: StateKey;
 }
 
 /**
  * Reads and checks the whole file, keeping only where each line is. Throws `Unusable` (why, for the warning) when it
- * cannot be used in full, and a UserError when it was made for another service.
+ * cannot be used in full (`Newer` when a newer flowrules wrote it), and a UserError when it was made for another
+ * service. Whether its MAC verifies, and with which key id it was made, the caller judges (`authentic`, `header`).
  */
-export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string, keyDigest: string | null): Promise<StateIndex> {
+export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<StateIndex> {
   const index = new StateIndex(fh);
+  const mac = opts.key ? stateMac(opts.key) : undefined;
   /** elements of listings whose head has not come yet: number → page → lines */
   const pending = new Map<number, number[][]>();
   let n = 0;
   let ended = false;
   let marked = false;
-  for await (const { text, start, end } of linesOf(fh)) {
+  for await (const { bytes, start, end } of linesOf(fh)) {
     if (ended) throw new Unusable("goes on after its last line (corrupt)");
     let raw: unknown;
     try {
-      raw = JSON.parse(text);
+      raw = JSON.parse(bytes.toString("utf8"));
     } catch {
       throw new Unusable(`is not whole JSON at line ${n + 1} (truncated or corrupt)`);
     }
     const where = `line ${n + 1}`;
     n++;
+    const isEnd = isRecord(raw) && "end" in raw;
+    // the MAC covers every byte before the last line, which holds it
+    if (!isEnd && mac) mac.update(bytes).update("\n");
     if (n === 1) {
-      if (isRecord(raw) && typeof raw.base_url === "string" && raw.base_url !== baseUrl) {
-        throw new UserError(`the state dir ${dirArg} was made for another service (${raw.base_url}), not ${baseUrl}: use another --state dir`);
+      if (opts.baseUrl !== undefined && isRecord(raw) && typeof raw.base_url === "string" && raw.base_url !== opts.baseUrl) {
+        throw new UserError(`the state dir ${opts.dirArg} was made for another service (${raw.base_url}), not ${opts.baseUrl}: use another --state dir`);
+      }
+      if (isRecord(raw) && raw.format === STATE_FORMAT && typeof raw.format_version === "number" && raw.format_version > STATE_FORMAT_VERSION) {
+        throw new Newer(raw.format_version);
       }
       if (!isRecord(raw) || raw.format !== STATE_FORMAT || raw.format_version !== STATE_FORMAT_VERSION) {
         const version = isRecord(raw) ? String(raw.format_version) : "?";
@@ -160,7 +218,6 @@ export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string
       }
       const header = HeaderSchema.safeParse(raw);
       if (!header.success) throw new Unusable(`cannot be read in full (${where}: ${issueText(header.error.issues)})`);
-      if (header.data.key_digest !== keyDigest) throw new Unusable("was made with another API key");
       index.header = header.data;
       continue;
     }
@@ -170,7 +227,7 @@ export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string
       let pages = pending.get(item.l);
       if (!pages) pending.set(item.l, (pages = []));
       while (pages.length <= item.p) pages.push([]);
-      (pages[item.p] as number[]).push(index.place(start, end));
+      (pages[item.p] as number[]).push(index.place(start, end, bytes));
       continue;
     }
     if (isRecord(raw) && "value" in raw) {
@@ -179,7 +236,7 @@ export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string
       const key = value.f.join(":");
       let values = index.fields.get(key);
       if (!values) index.fields.set(key, (values = new Map()));
-      values.set(value.id, index.place(start, end));
+      values.set(value.id, index.place(start, end, bytes));
       continue;
     }
     if (isRecord(raw) && "record" in raw) {
@@ -187,7 +244,7 @@ export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string
       if (!head.success) throw new Unusable(`cannot be read in full (${where}: ${issueText(head.error.issues)})`);
       const r = head.data.record;
       const id = r.compact.record.id;
-      index.records.set(`${id}:${r.flags}`, { process_id: r.process_id, flags: r.flags, id, skeleton: r.compact.skeleton, line: index.place(start, end) });
+      index.records.set(`${id}:${r.flags}`, { process_id: r.process_id, flags: r.flags, id, skeleton: r.compact.skeleton, line: index.place(start, end, bytes) });
       continue;
     }
     const parsed = LineSchema.safeParse(raw);
@@ -195,6 +252,7 @@ export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string
     const v = parsed.data;
     if ("end" in v) {
       if (v.end.lines !== n - 1) throw new Unusable(`is not whole (${n - 1} lines where its end says ${v.end.lines})`);
+      if (mac) index.authentic = sameHex(mac.digest("hex"), v.end.mac);
       ended = true;
     } else if ("marks" in v) {
       index.marks = v.marks;
@@ -219,5 +277,6 @@ export async function indexState(fh: FileHandle, dirArg: string, baseUrl: string
   if (n === 0) throw new Unusable("is empty");
   if (!ended || !marked) throw new Unusable("is not whole (truncated: no last line)");
   // elements with no head (a listing a run left unfinished) are not used: nothing points at them
+  index.sealed();
   return index;
 }

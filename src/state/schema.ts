@@ -3,16 +3,20 @@
  * a run goes and the next run reads a line only when it needs it (dir.ts keeps where each line is, not what it says).
  * Line 1 is the header; then, in any order, list elements (one a line, tagged with their listing's number), the head
  * of each listing (after its elements), snapshot skeletons, records and form-field values (one a line); then the
- * workflows' bookmarks and a last line counting the lines before it, so a cut file is told from a whole one. Every
- * line is checked against these schemas when the file is opened, the service's parts against the API client's: a
- * file that does not fit is not used (a full run, one warning), never half-used.
+ * workflows' bookmarks and a last line counting the lines before it and holding the MAC of every byte before it
+ * (mac.ts), so a cut or edited file is told from a whole one. Every line is checked against these schemas when the
+ * file is opened, the service's parts against the API client's: a file that does not fit or does not verify is not
+ * used (a full run, one warning), never half-used.
  */
 import { z } from "zod";
 import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema, type FormFieldValue, type InstanceListItem } from "../api/schemas.js";
 
 export const STATE_FORMAT = "flowrules-state";
-/** 2: one list element or field value a line, bookmarks in their own line before the last (1 kept whole listings in a line) */
-export const STATE_FORMAT_VERSION = 2;
+/**
+ * 3: the last line holds the MAC (mac.ts); 2: one list element or field value a line, bookmarks in their own line
+ * before the last; 1 kept whole listings in a line. An older format costs one full run; a newer one is left alone.
+ */
+export const STATE_FORMAT_VERSION = 3;
 export const STATE_FILE = "state.jsonl";
 export const LOCK_FILE = "state.lock";
 
@@ -82,8 +86,8 @@ export const HeaderSchema = z.object({
   flowrules_version: z.string(),
   base_url: z.string(),
   /**
-   * the first 16 hex digits of the SHA-256 of the API key the state was made with: another key may see other
-   * instances, so its state is not used; the key itself cannot be had from it
+   * the id of the API key the state was made with (mac.ts: 16 hex digits of an HMAC under it): another key may see
+   * other instances, so its state is not used; neither the key nor the MAC key can be had from it
    */
   key_digest: z.string().nullable(),
   /** when the run that wrote it started writing */
@@ -99,7 +103,8 @@ export const LineSchema = z.union([
   z.object({ listing: ListingHeadSchema }).strict(),
   z.object({ skeleton: z.object({ key: z.string(), snapshot: z.unknown() }) }).strict(),
   z.object({ marks: z.record(z.string(), WorkflowMarkSchema) }).strict(),
-  z.object({ end: z.object({ lines: count }) }).strict(),
+  /** lines: how many come before it; mac: HMAC-SHA256 (hex) of every byte before it */
+  z.object({ end: z.object({ lines: count, mac: z.string().regex(/^[0-9a-f]{64}$/) }).strict() }).strict(),
 ]);
 
 /** The marks line: workflow id → its bookmark. */

@@ -1,17 +1,59 @@
 /**
  * The next state file, written as the run goes: each listing's elements, record and field value is written when the
  * run reads or uses it, so nothing is held to the end for the write (docs/performance.md, "Memory"). The file is a
- * temporary one beside the state file; only `commit` (after a run that read all it needed) syncs it and renames it
- * over the state file, so a failed or killed run leaves the previous state as it was.
+ * temporary one beside the state file, created exclusively (never through a link someone planted there); only
+ * `commit` (after a run that read all it needed) adds the MAC (mac.ts), syncs it and renames it over the state file,
+ * so a failed or killed run, a full disk, a file-size limit or an I/O error leaves the previous state byte for byte.
+ * Every write's byte count is checked (a short write is continued, a write that makes no progress is an error) and so
+ * is every fsync: an error is never taken for success (docs/operating.md, "State between runs").
  */
-import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fsyncSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import type { Hmac } from "node:crypto";
 import { UserError } from "../model/errors.js";
+import { stateMac, type StateKey } from "./mac.js";
 import { STATE_FILE, type Marks, type StateHeader } from "./schema.js";
 
 /** Lines are gathered into batches of about this many characters before they are written. */
 const BATCH = 1_000_000;
+
+/** Created, never opened through an existing name: O_EXCL refuses any file or link already there, O_NOFOLLOW too. */
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * The state was not written, and the previous one stands: the run itself succeeded (the state is a cache), so the
+ * caller says so in one line and keeps the run's exit code. `told`: the reason was already said (when opening).
+ */
+export class StateNotWritten extends UserError {
+  constructor(message: string, readonly told = false) {
+    super(message);
+  }
+}
+
+export interface WriterOptions {
+  /** an error of the file system in words ("no space left on the device") */
+  describe: (err: unknown) => string;
+  key: StateKey;
+  /** the state file as the user named it, for the message (default: its full path) */
+  shown?: string;
+  /** set: nothing is written, the state file is left as it is, and `commit` says this (a newer flowrules wrote it) */
+  keep?: string;
+}
+
+function errCode(err: unknown): string {
+  return typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : "";
+}
+
+/** Writes all of `buf`, continuing after a short write; a write that makes no progress is an error. */
+function writeAll(fd: number, buf: Buffer): void {
+  let off = 0;
+  while (off < buf.length) {
+    const n = writeSync(fd, buf, off, buf.length - off);
+    if (n <= 0) throw Object.assign(new Error("the write made no progress"), { code: "EIO" });
+    off += n;
+  }
+}
 
 export class StateWriter {
   private readonly temp: string;
@@ -21,18 +63,37 @@ export class StateWriter {
   private size = 0;
   private count = 0;
   private listingNo = 0;
+  private readonly mac: Hmac;
   /** the first write error: the run goes on (planning needs no state), the commit reports it */
   private failed: unknown;
   private done = false;
+  /** the temporary file is ours to remove (created by this writer) */
+  private created = false;
 
-  constructor(dir: string, header: StateHeader, private readonly describe: (err: unknown) => string) {
+  constructor(private readonly dir: string, header: StateHeader, private readonly opts: WriterOptions) {
     this.target = join(dir, STATE_FILE);
     this.temp = join(dir, `${STATE_FILE}.${process.pid}.tmp`);
-    try {
-      this.fd = openSync(this.temp, "w", 0o644);
-    } catch (err) {
-      this.failed = err;
+    this.mac = stateMac(opts.key);
+    if (opts.keep !== undefined) {
+      this.done = true;
+      return;
     }
+    try {
+      this.fd = openSync(this.temp, CREATE_NEW, 0o644);
+    } catch (err) {
+      if (errCode(err) !== "EEXIST") this.failed = err;
+      else {
+        // the state dir is locked: a file of this name was left by a dead run with our pid, or planted. Removing the
+        // name never touches what a link points to; then it is created anew, exclusively
+        try {
+          unlinkSync(this.temp);
+          this.fd = openSync(this.temp, CREATE_NEW, 0o644);
+        } catch (again) {
+          this.failed = again;
+        }
+      }
+    }
+    this.created = this.fd !== undefined;
     this.line(JSON.stringify(header));
   }
 
@@ -51,34 +112,43 @@ export class StateWriter {
   }
 
   private flush(): void {
-    const text = this.batch.join("");
+    const bytes = Buffer.from(this.batch.join(""), "utf8");
     this.batch = [];
     this.size = 0;
     if (this.fd === undefined || this.failed !== undefined) return;
+    this.mac.update(bytes);
     try {
-      writeSync(this.fd, text);
+      writeAll(this.fd, bytes);
     } catch (err) {
       this.failed = err;
     }
   }
 
-  /** Writes the bookmarks and the last line, syncs, and replaces the state file. */
+  /**
+   * Writes the bookmarks and the last line (the line count and the MAC of every byte before it), syncs, replaces the
+   * state file and syncs its dir. Throws StateNotWritten (the previous state kept) when any of it fails.
+   */
   async commit(marks: Marks): Promise<void> {
+    if (this.opts.keep !== undefined) throw new StateNotWritten(this.opts.keep, true);
     if (this.done) return;
     this.line(JSON.stringify({ marks }));
-    this.line(JSON.stringify({ end: { lines: this.count } }));
     this.flush();
+    const end = Buffer.from(`${JSON.stringify({ end: { lines: this.count, mac: this.mac.digest("hex") } })}\n`, "utf8");
     this.done = true;
     try {
       if (this.failed !== undefined || this.fd === undefined) throw this.failed;
+      writeAll(this.fd, end);
       fsyncSync(this.fd);
-      closeSync(this.fd);
+      const fd = this.fd;
       this.fd = undefined;
+      closeSync(fd);
       await rename(this.temp, this.target);
     } catch (err) {
       await this.discard();
-      throw new UserError(`cannot write the state file ${this.target}: ${this.describe(err)}; the previous state is kept`);
+      throw new StateNotWritten(`cannot write the state file ${this.opts.shown ?? this.target}: ${this.opts.describe(err)}; the previous state is kept`);
     }
+    this.created = false;
+    syncDir(this.dir);
   }
 
   /** Drops the temporary file (idempotent): the state file stays as it was. */
@@ -93,6 +163,20 @@ export class StateWriter {
       }
       this.fd = undefined;
     }
-    await rm(this.temp, { force: true });
+    if (this.created) await rm(this.temp, { force: true });
+    this.created = false;
+  }
+}
+
+/** Makes a rename in `dir` durable; where a dir cannot be synced (some file systems), the rename stands as it is. */
+function syncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, constants.O_RDONLY);
+    fsyncSync(fd);
+  } catch {
+    // not supported here: the file itself was synced before the rename
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }

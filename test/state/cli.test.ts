@@ -5,11 +5,11 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { runCli, spawnCli } from "../helpers/cli.js";
+import { CLI, runCli, spawnCli } from "../helpers/cli.js";
 import { fileURLToPath } from "node:url";
 import { tempDir } from "./helpers.js";
 
@@ -156,7 +156,7 @@ describe("plan --state", () => {
       ["cut at a line's end", lines.slice(0, 3).join("\n") + "\n", /is not whole \(truncated: no last line\)/],
       ["a value of the wrong type", replaced(at, JSON.stringify(item)), new RegExp(`cannot be read in full \\(line ${at + 1}: not a list element\\)`)],
       ["a listing missing an element", replaced(headAt, JSON.stringify(head)), new RegExp(`cannot be read in full \\(line ${headAt + 1}: listing \\d+ does not hold the elements its head counts\\)`)],
-      ["another format", [JSON.stringify({ ...header, format_version: 99 }), ...lines.slice(1)].join("\n"), /is in another state format \(99, this flowrules writes 2\)/],
+      ["an older format", [JSON.stringify({ ...header, format_version: 2 }), ...lines.slice(1)].join("\n"), /is in another state format \(2, this flowrules writes 3\)/],
     ];
     for (const [what, text, warning] of cases) {
       sb.simulate({ seed: what.length, changes: 15 });
@@ -170,7 +170,7 @@ describe("plan --state", () => {
       expect(comparable(r.stdout), what).toEqual(comparable(stateless.stdout));
       // rewritten whole: its last line counts the lines before it
       const written = readFileSync(file, "utf8").trim().split("\n");
-      expect(JSON.parse(written[written.length - 1] ?? "{}")).toEqual({ end: { lines: written.length - 1 } });
+      expect(JSON.parse(written[written.length - 1] ?? "{}")).toEqual({ end: { lines: written.length - 1, mac: expect.stringMatching(/^[0-9a-f]{64}$/) } });
     }
   }, 90_000);
 
@@ -185,6 +185,9 @@ describe("plan --state", () => {
     await writeFile(join(dir, "state.lock"), JSON.stringify({ pid: dead, host: (await import("node:os")).hostname(), since: "2026-01-01T00:00:00.000Z" }));
     const after = await plan(["--state", dir]);
     expect(after.code).toBe(0);
+    expect(after.stderr.split("\n").filter((l) => l.startsWith("warning: "))).toEqual([
+      expect.stringMatching(new RegExp(`^warning: state: took over the stale lock .*state-${n}/state\\.lock \\(pid ${dead} on .*, started .* ago\\): its process ${dead} is gone$`)),
+    ]);
     expect(existsSync(join(dir, "state.lock"))).toBe(false);
   }, 60_000);
 
@@ -204,6 +207,44 @@ describe("plan --state", () => {
     expect(next.stderr).not.toMatch(/^warning: /m);
     expect(comparable(next.stdout)).toEqual(comparable(stateless.stdout));
   }, 90_000);
+
+  it("a state that cannot be written (the file-size limit) leaves the previous one byte for byte: one warning naming the file, exit 0", async () => {
+    await plan(["--state", dir]);
+    const file = join(dir, "state.jsonl");
+    const before = await readFile(file);
+    expect(before.length).toBeGreaterThan(60 * 1024);
+    sb.simulate({ seed: 4, changes: 10 });
+    const stateless = await plan([]);
+    // node ignores SIGXFSZ, so the write past the limit fails with EFBIG instead of killing the run
+    const r = await limited(40, ["plan", RULES, "--format", "json", "--state", dir, "--full-refresh"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("warning: "))).toEqual([
+      `warning: state: cannot write the state file ${file}: file too large (the file-size limit, ulimit -f); the previous state is kept`,
+    ]);
+    expect(r.stderr).toMatch(/^state: 0 instances from the state, [\d,]+ read again; not written$/m);
+    expect(comparable(r.stdout)).toEqual(comparable(stateless.stdout));
+    expect((await readFile(file)).equals(before)).toBe(true);
+    expect(await readdir(dir)).toEqual(["state.jsonl"]);
+  }, 60_000);
+
+  it("a state of a newer flowrules format is neither used nor overwritten: one warning, a stateless run", async () => {
+    await plan(["--state", dir]);
+    const file = join(dir, "state.jsonl");
+    const [head = "", ...rest] = (await readFile(file, "utf8")).split("\n");
+    const newer = [JSON.stringify({ ...(JSON.parse(head) as Record<string, unknown>), format_version: 4 }), ...rest].join("\n");
+    await writeFile(file, newer);
+    sb.simulate({ seed: 6, changes: 10 });
+    const stateless = await plan([]);
+    const r = await plan(["--state", dir]);
+    expect(r.code).toBe(0);
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("warning: "))).toEqual([
+      `warning: state: ${file} was written by a newer flowrules (state format 4, this one reads and writes 3): this run reads everything and leaves the file as it is`,
+    ]);
+    expect(r.stderr).toMatch(/^state: 0 instances from the state, [\d,]+ read again; not written$/m);
+    expect(comparable(r.stdout)).toEqual(comparable(stateless.stdout));
+    expect(await readFile(file, "utf8")).toBe(newer);
+    expect(await readdir(dir)).toEqual(["state.jsonl"]);
+  }, 60_000);
 
   it("--resync-after and --full-refresh need a state dir; a bad duration is one line", async () => {
     const a = await plan(["--full-refresh"]);
@@ -231,6 +272,20 @@ describe("apply --auto-approve --state", () => {
   }, 90_000);
 });
 
+
+/** The CLI under a file-size limit of `kb` KiB (`ulimit -f`), as a shell user would run it. */
+function limited(kb: number, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const quoted = args.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  return new Promise((resolve, reject) => {
+    const child = spawn("/bin/sh", ["-c", `ulimit -f ${kb} && exec '${process.execPath}' '${CLI}' ${quoted}`], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env() }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 /** The pid of a process that has exited. */
 function deadPid(): Promise<number> {

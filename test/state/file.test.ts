@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { indexState, StateIndex } from "../../src/state/reader.js";
 import { STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type StateHeader } from "../../src/state/schema.js";
 import { StateWriter } from "../../src/state/writer.js";
+import { stateKey } from "../../src/state/mac.js";
 import { tempDir } from "./helpers.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -17,6 +18,8 @@ afterEach(async () => {
 });
 
 const HEADER: StateHeader = { format: STATE_FORMAT, format_version: STATE_FORMAT_VERSION, flowrules_version: "test", base_url: "http://127.0.0.1:1/api", key_digest: null, written_at: "2026-06-15T12:00:00.000Z", run_at: "2026-06-15T12:00:00.000Z", rules: { a: "x" } };
+const KEY = stateKey("test-key");
+const writerOptions = { describe: String, key: KEY };
 const MARK = { run_at: "2026-06-15T12:00:00.000Z", newest_seen: null, synced_at: "2026-06-15T12:00:00.000Z", structure: null };
 
 /** names of any length, with characters of one to four UTF-8 bytes: byte ranges must not be counted in characters */
@@ -31,7 +34,7 @@ describe("state file", () => {
         fc.array(fc.record({ id: fc.integer({ min: 1, max: 60 }), name, big: fc.boolean() }), { minLength: 1, maxLength: 120 }),
         fc.array(fc.integer({ min: 1, max: 60 }), { maxLength: 80 }),
         async (elements, valueIds) => {
-          const writer = new StateWriter(dir.dir, HEADER, String);
+          const writer = new StateWriter(dir.dir, HEADER, writerOptions);
           const n = writer.nextListing();
           // a long element now and then: lines far apart and longer than one read's gap
           const items = elements.map((e) => ({ id: e.id, name: e.big ? e.name.repeat(400) : e.name, status: "running" as const }));
@@ -46,7 +49,8 @@ describe("state file", () => {
           await writer.commit({ "7": MARK });
           const fh = await open(join(dir.dir, STATE_FILE), "r");
           try {
-            const index = await indexState(fh, dir.dir, HEADER.base_url, null);
+            const index = await indexState(fh, { dirArg: dir.dir, baseUrl: HEADER.base_url, key: KEY });
+            expect(index.authentic).toBe(true);
             const listing = index.listings.get(`7:${JSON.stringify({ status: "running" })}`);
             const lines = listing?.pages[0]?.lines ?? [];
             expect((await index.lines(lines)).map((t) => JSON.parse(t).item.v)).toEqual(items);
@@ -69,10 +73,10 @@ describe("state file", () => {
   it("a run that does not commit leaves the previous file as it was, and no temporary file", async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
-    const first = new StateWriter(dir.dir, HEADER, String);
+    const first = new StateWriter(dir.dir, HEADER, writerOptions);
     await first.commit({});
     const before = await readFile(join(dir.dir, STATE_FILE), "utf8");
-    const second = new StateWriter(dir.dir, { ...HEADER, run_at: "2026-06-15T13:00:00.000Z" }, String);
+    const second = new StateWriter(dir.dir, { ...HEADER, run_at: "2026-06-15T13:00:00.000Z" }, writerOptions);
     second.line(JSON.stringify({ value: { f: [7, 1, 2], id: 1, v: null } }));
     await second.discard();
     expect(await readFile(join(dir.dir, STATE_FILE), "utf8")).toBe(before);
@@ -93,7 +97,7 @@ describe("state file", () => {
       let at = 0;
       const refs = texts.map((t) => {
         const len = Buffer.byteLength(t);
-        const ref = index.place(at, at + len);
+        const ref = index.place(at, at + len, Buffer.from(t));
         at += len + 1;
         return ref;
       });

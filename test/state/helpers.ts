@@ -54,7 +54,7 @@ export async function statefulPlan(
   const c = client(sb, clientOptions);
   const warnings: string[] = [];
   try {
-    const run = await openRunState(settings, { baseUrl: c.baseUrl, now, rules: ruleSet.rules, version: "test", warn: (m) => warnings.push(m) });
+    const run = await openRunState(settings, { baseUrl: c.baseUrl, apiKey: "sandbox-admin", now, rules: ruleSet.rules, version: "test", warn: (m) => warnings.push(m) });
     try {
       const plan = await runPlan({ client: run.wrap(c), ruleSet, now, optOutTag: "no-automation", onWarning: (m) => warnings.push(m) });
       if (readInFull(plan)) await run.commit();
