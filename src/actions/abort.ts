@@ -43,6 +43,7 @@ export const abort: MutatingActionKind<"abort", AbortAction> = {
 
   compile: (_body, ctx) => ({ kind: "abort", pos: ctx.pos }),
   reads: () => [],
+  recordKeys: () => [],
   target: () => "instance",
   phrase: () => "aborts instances",
 
@@ -87,6 +88,7 @@ export const abort: MutatingActionKind<"abort", AbortAction> = {
 
   send: {
     mode: "batch",
+    words: { request: "bulk abort", done: "aborted", notDone: "not aborted" },
     send: async (client, ids) => (await client.bulkAbort(ids)).ids,
     // one list of recently aborted instances per workflow decides a whole batch
     async tookEffectSince(client, processIds, since) {

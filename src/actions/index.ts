@@ -1,17 +1,13 @@
 /**
- * The registry of action kinds. A new kind is a new module and one entry in ACTIONS; every other part of flowrules
- * (schema, compiler, planner, conflicts, renderers, apply, plan-file checks, rule tests) reads it from here.
+ * The registry of action kinds. A new kind is a new module and one entry in ACTIONS (./kinds.ts); every other part of
+ * flowrules (schema, compiler, planner, conflicts, renderers, apply, plan-file checks, rule tests) reads it from here.
  */
-import { abort } from "./abort.js";
-import { completeStep } from "./complete_step.js";
-import { report } from "./report.js";
-import { saveStep } from "./save_step.js";
+import { ACTIONS } from "./kinds.js";
 import type { PlannedChange } from "../plan/types.js";
-import type { ChangeIssue, MutatingActionKind, ReportActionKind } from "./types.js";
+import type { BatchWords, ChangeIssue, MutatingActionKind, ReportActionKind } from "./types.js";
 import type { JsonSchema } from "./schema-types.js";
 
-/** Every kind, in the order plans list their changes and summaries count them. */
-export const ACTIONS = [completeStep, saveStep, abort, report] as const;
+export { ACTIONS };
 
 type AnyKind = (typeof ACTIONS)[number];
 /** The compiled form of an `actions:` entry, one variant per kind. */
@@ -63,12 +59,21 @@ export function isMutating(a: CompiledAction): a is MutatingAction {
   return actionKind(a.kind).mutating;
 }
 
+/** The words of a batch kind's messages; a kind sent one request each is never `not_acted`, but reads sensibly too. */
+export function batchWords(kind: string): BatchWords {
+  const send = mutatingKind(kind).send;
+  return send.mode === "batch" ? send.words : { request: `${kind} request`, done: "acted on", notDone: "not acted on" };
+}
+
 /** Position of a kind in ACTIONS: the order of changes of one instance and of summary counts. */
 export function kindOrder(kind: string): number {
   return ACTION_KINDS.indexOf(kind as ActionKindName);
 }
 
-export { abort, completeStep, report, saveStep };
+export { abort } from "./abort.js";
+export { completeStep } from "./complete_step.js";
+export { report } from "./report.js";
+export { saveStep } from "./save_step.js";
 export type { ReportAction } from "./report.js";
 export type { AbortAction } from "./abort.js";
 export type { StepAction } from "./step-kind.js";

@@ -181,6 +181,7 @@ export const report: ReportActionKind<"report", ReportAction> = {
   bare: false,
   compile,
   reads: () => [],
+  recordKeys: (a) => [a.group_by, ...a.columns],
   entry,
   build,
 };

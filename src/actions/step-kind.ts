@@ -189,6 +189,7 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
 
     // a save reads the values it writes, so one whose values already hold can be left out (idempotent schedules)
     reads: (a) => (mode === "save" ? a.inputs.map((i) => ({ step: a.step, action: i.action })) : []),
+    recordKeys: () => [],
     target: (a) => ({ step: a.step }),
     phrase: (a) => `${spec.verbs} step ${a.stepName !== undefined ? `"${a.stepName}"` : a.step}`,
 

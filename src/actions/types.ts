@@ -109,6 +109,12 @@ interface ActionKindBase<K extends string, A extends { kind: K; pos: SourcePos }
   /** form fields whose current values planning reads (hydrated before evaluation) */
   reads(action: A): FieldRef[];
   /**
+   * The instance keys the action reads as they are, beside `when` and templates (which are read from their
+   * expressions): record keys (`priority`, `deadline`) and `fields.<alias>`, normalised by `compile`. A key the list
+   * element does not carry makes planning read the instance's record (src/rules/needs.ts).
+   */
+  recordKeys(action: A): string[];
+  /**
    * The action with its step and field keys (from stepRef / fieldRef) replaced by the ids the workflow's structure
    * resolved them to; absent for a kind that names no step or field.
    */
@@ -142,8 +148,19 @@ export interface EachSender {
   send(client: ApiClient, change: PlannedChange): Promise<InstanceRecord>;
 }
 
+/** How messages name a batch kind's request and its two ends (abort: "bulk abort", "aborted", "not aborted"). */
+export interface BatchWords {
+  /** the request, in messages: "bulk abort batch 3: …" */
+  request: string;
+  /** an instance the kind took effect on: "listed as aborted since" */
+  done: string;
+  /** a change the batch did not act on (status `not_acted`): "2 not aborted" */
+  notDone: string;
+}
+
 export interface BatchSender {
   mode: "batch";
+  words: BatchWords;
   /** sends one batch; resolves with the instance ids the service says it acted on */
   send(client: ApiClient, instanceIds: number[]): Promise<number[]>;
   /** after an unknown outcome: the instances (of these workflows) on which the kind took effect since `since` */

@@ -21,7 +21,7 @@ import {
 } from "./errors.js";
 import { HttpTransport, type HttpFailure, type HttpResponse, type HttpResult } from "./http.js";
 import { cursorPages, numberedPages, type Page } from "./pagination.js";
-import { pathId, withQuery, type Query } from "./query.js";
+import { pathId, withQuery } from "./query.js";
 import { parseRateLimitHeaders, type RateLimitInfo } from "./rate-headers.js";
 import { DEFAULT_WINDOW_MS, PastDeadlineError, RateLimiter, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
 import { RETRYABLE_STATUS, backoffDelay, parseRetryAfter, sleep } from "./retry.js";

@@ -12,7 +12,7 @@ export { DEFAULT_RATE_LIMIT } from "../model/settings.js";
 /** Resolved connection settings, and what a long-running process adds: a sink seeing every event of every client. */
 export type ClientSettings = ConnectionSettings & { observe?: (e: ClientEvent) => void };
 
-/** The client for these settings; `extra` adds an event sink (the logger) or test tuning. */
+/** The client for these settings; `extra` adds an event sink (the logger), a shared limiter or retry timing. */
 export function clientFrom(settings: ClientSettings, extra: Partial<ClientOptions> = {}): ApiClient {
   return createClient({
     baseUrl: settings.baseUrl,

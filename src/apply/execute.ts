@@ -10,9 +10,11 @@
  *    changed at the service;
  * 3. kinds sent one request each (complete/save): instances concurrently (at most `concurrency` in flight, so at most
  *    that many intents can be open when the process dies), the changes of one instance in plan order;
- * 4. kinds sent in batches (abort): batches of `batchSize`, the ids returned checked against the ids sent.
+ * 4. kinds sent in batches (abort, say): batches of `batchSize`, the ids returned checked against the ids sent; an id
+ *    not returned is `not_acted`, read to say why.
  *
- * How each kind is sent and how a record shows it took effect is the kind's own (src/actions).
+ * How each kind is sent, how a record shows it took effect and how its batches are named in messages is the kind's
+ * own (src/actions): nothing here names a kind.
  *
  * A request whose outcome is unknown is never repeated before a read shows it did not take effect; repeats are
  * bounded by `maxSendAttempts`. With a `deadline`, no change starts after it: the rest are `deferred`, and the same
@@ -148,7 +150,7 @@ class Execution {
     for (const c of this.plan.changes) {
       const h = this.journal.historyOf(c.id);
       if (h.done) this.record({ change: c, status: "already_done", how: h.done.how, reason: `applied by an earlier run at ${h.done.at}` });
-      else if (h.notAborted !== undefined) this.record({ change: c, status: "not_aborted", reason: `${h.notAborted} (earlier run)` });
+      else if (h.notActed !== undefined) this.record({ change: c, status: "not_acted", reason: `${h.notActed} (earlier run)` });
       else pending.push(c);
     }
     return pending;
@@ -456,7 +458,7 @@ class Execution {
       if (attempt > 1) remaining = remaining.filter((c) => !this.stopped(c));
       if (remaining.length === 0) return;
       this.journal.appendAll(remaining.map((c) => ({ event: "intent" as const, change: c.id, attempt, batch: n })));
-      const sentAt = Date.now();
+      const sentAt = this.now();
       try {
         const returned = new Set(await sender.send(this.client, remaining.map((c) => c.instance_id)));
         const missing: PlannedChange[] = [];
@@ -480,31 +482,32 @@ class Execution {
         }
         if (err instanceof ApiError && err.status === 401) this.halted = `the service refused the API key (${message(err)})`;
         const sent = err instanceof TransportError ? " (not sent)" : "";
-        for (const c of remaining) this.failed(c, `bulk abort batch ${n}: ${message(err)}${sent}`);
+        for (const c of remaining) this.failed(c, `${sender.words.request} batch ${n}: ${message(err)}${sent}`);
         return;
       }
     }
     for (const c of remaining) {
-      this.failed(c, `bulk abort outcome unknown ${this.opts.maxSendAttempts} times (last: ${lastUnknown}); the instance was not aborted as of the last check`);
+      this.failed(c, `${sender.words.request} outcome unknown ${this.opts.maxSendAttempts} times (last: ${lastUnknown}); the instance was ${sender.words.notDone} as of the last check`);
     }
   }
 
   /**
-   * After a bulk abort of unknown outcome: one list per workflow of the instances aborted since the request decides
-   * the whole batch. Returns the changes still to send, or undefined when the batch is settled.
+   * After a batch of unknown outcome: the kind's listing of the instances it took effect on since the request (one
+   * list per workflow) decides the whole batch. Returns the changes still to send, or undefined when it is settled.
    */
   private async decideBatch(remaining: PlannedChange[], sentAt: number, reason: string, sender: BatchSender): Promise<PlannedChange[] | undefined> {
     await sleep(this.opts.verifyDelayMs);
-    let aborted: Set<number>;
+    const { request, done } = sender.words;
+    let took: Set<number>;
     try {
-      aborted = await sender.tookEffectSince(this.client, remaining.map((c) => c.process_id), new Date(sentAt - this.opts.clockSkewMs));
+      took = await sender.tookEffectSince(this.client, remaining.map((c) => c.process_id), new Date(sentAt - this.opts.clockSkewMs));
     } catch (err) {
-      for (const c of remaining) this.failed(c, `bulk abort outcome unknown (${reason}) and it could not be checked: ${message(err)}`, true);
+      for (const c of remaining) this.failed(c, `${request} outcome unknown (${reason}) and it could not be checked: ${message(err)}`, true);
       return undefined;
     }
     const left: PlannedChange[] = [];
     for (const c of remaining) {
-      if (aborted.has(c.instance_id)) this.done(c, "verified", undefined, `bulk abort outcome unknown (${reason}); listed as aborted since`);
+      if (took.has(c.instance_id)) this.done(c, "verified", undefined, `${request} outcome unknown (${reason}); listed as ${done} since`);
       else left.push(c);
     }
     return left;
@@ -516,10 +519,10 @@ class Execution {
     for (const c of missing) {
       const r = records.get(c.instance_id);
       let why: string;
-      if (r === undefined) why = "not returned by the bulk abort";
+      if (r === undefined) why = `not returned by the ${sender.words.request}`;
       else if (r instanceof Error) why = notVisible(r) ? `not found or not visible to this API key (${message(r)})` : `not returned, and it could not be read: ${message(r)}`;
       else why = sender.whyNot(r);
-      this.notAborted(c, why);
+      this.notActed(c, why);
     }
   }
 
@@ -562,9 +565,10 @@ class Execution {
     this.record({ change: c, status: "failed", reason });
   }
 
-  private notAborted(c: PlannedChange, reason: string): void {
-    this.journal.append({ event: "not_aborted", change: c.id, reason });
-    this.record({ change: c, status: "not_aborted", reason });
+  /** A batch did not return its id (terminal: the record read says why, e.g. it is no longer running). */
+  private notActed(c: PlannedChange, reason: string): void {
+    this.journal.append({ event: "not_acted", change: c.id, reason });
+    this.record({ change: c, status: "not_acted", reason });
   }
 
   /** Every outcome goes through here, so callers can stream it (log events) as it happens. */

@@ -5,13 +5,14 @@
  *   {"event":"start","plan":"sha256:…","at":"…","pid":123,"host":"…","flowrules_version":"…"}
  *   {"event":"intent","change":"rule:complete_step:100001:20111","attempt":1,"at":"…"}       ← before the request
  *   {"event":"done","change":"…","how":"response","last_updated_time":"…","at":"…"}
- *   {"event":"stale"|"failed"|"not_aborted","change":"…","reason":"…","at":"…"}   (failed: outcome_unknown?)
+ *   {"event":"stale"|"failed"|"not_acted","change":"…","reason":"…","at":"…"}   (failed: outcome_unknown?)
  *   {"event":"check","since":"…","started_at":"…","workflows":2,"listed":5,"read":1,"stale":1,"at":"…"}   ← staleness
- *   {"event":"finish","at":"…","applied":3,"stale":1,"failed":0,"not_aborted":0,"deferred":0}
+ *   {"event":"finish","at":"…","applied":3,"stale":1,"failed":0,"not_acted":0,"deferred":0}
  *
  * An `intent` without a later outcome means "the request may have been sent": the next run decides it by reading
  * the instance, never by sending blindly. Lines belong to the plan named by the `start` line before them, so one file
- * may hold the runs of several plans (a `--journal` shared by scheduled runs) without mixing them up.
+ * may hold the runs of several plans (a `--journal` shared by scheduled runs) without mixing them up. Journals written
+ * before batches were named generically (`not_aborted`, README.md "Compatibility notes") read as `not_acted`.
  */
 import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeSync, fstatSync, readSync } from "node:fs";
 import { hostname } from "node:os";
@@ -19,7 +20,7 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { UserError } from "../model/errors.js";
 import { writeFailure } from "../model/write-file.js";
-import { errorMessage } from "../model/guards.js";
+import { errorMessage, isRecord } from "../model/guards.js";
 
 const at = z.string();
 const EventSchema = z.discriminatedUnion("event", [
@@ -36,7 +37,7 @@ const EventSchema = z.discriminatedUnion("event", [
   z.object({
     event: z.literal("done"),
     change: z.string(),
-    /** response: the service answered 2xx; returned: the bulk abort answer listed the id; verified: decided by reading */
+    /** response: the service answered 2xx; returned: the batch's answer listed the id; verified: decided by reading */
     how: z.enum(["response", "returned", "verified"]),
     /** the instance's last_updated_time right after our change, when known: the baseline for its other changes */
     last_updated_time: z.string().optional(),
@@ -51,7 +52,8 @@ const EventSchema = z.discriminatedUnion("event", [
     outcome_unknown: z.boolean().optional(),
     at,
   }),
-  z.object({ event: z.literal("not_aborted"), change: z.string(), reason: z.string(), at }),
+  /** a batch did not return the change's instance id; the reason is what reading it showed */
+  z.object({ event: z.literal("not_acted"), change: z.string(), reason: z.string(), at }),
   /** a staleness check: instances of `workflows` workflows updated since `since` were listed, and judged */
   z.object({
     event: z.literal("check"),
@@ -69,7 +71,7 @@ const EventSchema = z.discriminatedUnion("event", [
     applied: z.number().int(),
     stale: z.number().int(),
     failed: z.number().int(),
-    not_aborted: z.number().int(),
+    not_acted: z.number().int(),
     /** not started before --max-duration ran out: the next run of this plan resumes them */
     deferred: z.number().int().optional(),
   }),
@@ -84,8 +86,8 @@ export type DoneEvent = Extract<JournalEvent, { event: "done" }>;
 export interface ChangeHistory {
   /** the change took effect (terminal) */
   done?: DoneEvent;
-  /** the instance could not be aborted (terminal: it is not running) */
-  notAborted?: string;
+  /** a batch did not act on the instance (terminal: reading it showed why, e.g. it is not running) */
+  notActed?: string;
   /** an intent was written after the last outcome: the request may have been sent */
   unresolvedIntent: boolean;
   /** intents over all runs */
@@ -113,6 +115,7 @@ export class Journal {
     skipped: number,
     otherPlans: number,
     private readonly instanceOf: (changeId: string) => number | undefined,
+    private readonly now: () => number,
   ) {
     this.skippedLines = skipped;
     this.otherPlanRuns = otherPlans;
@@ -122,11 +125,12 @@ export class Journal {
 
   /**
    * Opens (creating it and its folder when absent) the journal of a plan, replays it, and refuses a journal that
-   * belongs to another plan. `instanceOf` maps a change id to its instance (for the per-instance baselines).
+   * belongs to another plan. `instanceOf` maps a change id to its instance (for the per-instance baselines); `now`
+   * stamps the lines (the apply's clock).
    */
-  static open(file: string, planDigest: string, instanceOf: (changeId: string) => number | undefined): Journal {
+  static open(file: string, planDigest: string, instanceOf: (changeId: string) => number | undefined, now: () => number = Date.now): Journal {
     const { events, skipped, otherPlans } = readEvents(file, planDigest);
-    const journal = new Journal(file, planDigest, events, skipped, otherPlans, instanceOf);
+    const journal = new Journal(file, planDigest, events, skipped, otherPlans, instanceOf, now);
     mkdirSync(dirname(file), { recursive: true });
     journal.fd = openSync(file, "a", 0o644);
     journal.terminateTornLine();
@@ -147,11 +151,11 @@ export class Journal {
     this.appendAll([event]);
   }
 
-  /** Appends several events in one write and one sync (a bulk-abort batch's intents). */
+  /** Appends several events in one write and one sync (a batch's intents). */
   appendAll(events: NewEvent[]): void {
     if (events.length === 0) return;
     if (this.fd === undefined) throw new Error(`the journal ${this.file} is closed`);
-    const stamp = new Date().toISOString();
+    const stamp = new Date(this.now()).toISOString();
     const full = events.map((e) => ({ ...e, at: stamp }) as JournalEvent);
     const text = full.map((e) => `${JSON.stringify(e)}\n`).join("");
     const buf = Buffer.from(text, "utf8");
@@ -194,8 +198,8 @@ export class Journal {
         if (id !== undefined && e.last_updated_time) this.baselines.set(id, e.last_updated_time);
         break;
       }
-      case "not_aborted":
-        h.notAborted = e.reason;
+      case "not_acted":
+        h.notActed = e.reason;
         h.unresolvedIntent = false;
         break;
       case "stale":
@@ -225,6 +229,17 @@ export class Journal {
   }
 }
 
+/** A line in the words of journals written before batches were named generically: `not_aborted` became `not_acted`. */
+function today(data: unknown): unknown {
+  if (!isRecord(data)) return data;
+  if (data.event === "not_aborted") return { ...data, event: "not_acted" };
+  if (data.event === "finish" && "not_aborted" in data && !("not_acted" in data)) {
+    const { not_aborted: notActed, ...rest } = data;
+    return { ...rest, not_acted: notActed };
+  }
+  return data;
+}
+
 /**
  * The events of one plan: a journal file may hold runs of several plans (one --journal for every scheduled run);
  * each line belongs to the run whose `start` line precedes it, and only this plan's runs count.
@@ -252,7 +267,7 @@ function readEvents(file: string, planDigest: string): { events: JournalEvent[];
       skipped += 1; // a line torn by a crash
       continue;
     }
-    const parsed = EventSchema.safeParse(data);
+    const parsed = EventSchema.safeParse(today(data));
     if (!parsed.success) {
       skipped += 1;
       continue;

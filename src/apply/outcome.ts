@@ -3,7 +3,7 @@ import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import type { PlannedChange } from "../plan/types.js";
 
 export type OutcomeStatus =
-  /** took effect in this run (answered, returned by the bulk abort, or confirmed by reading after an unknown outcome) */
+  /** took effect in this run (answered, returned by its batch, or confirmed by reading after an unknown outcome) */
   | "applied"
   /** the journal shows an earlier run of this plan applied it: skipped */
   | "already_done"
@@ -11,8 +11,8 @@ export type OutcomeStatus =
   | "stale"
   /** refused by the service, or could not be sent or decided */
   | "failed"
-  /** an abort whose id the bulk abort did not return */
-  | "not_aborted"
+  /** a change of a batch kind whose id its batch did not return (an abort: "not aborted") */
+  | "not_acted"
   /** never attempted: interrupted (SIGINT/SIGTERM) or halted (API key refused) */
   | "not_started"
   /** not started because --max-duration ran out: the same apply again resumes it from the journal */
@@ -23,7 +23,7 @@ export type AppliedHow = "response" | "returned" | "verified";
 export interface ChangeOutcome {
   change: PlannedChange;
   status: OutcomeStatus;
-  /** why (stale, failed, not_aborted, not_started), or what confirmed it (applied by reading) */
+  /** why (stale, failed, not_acted, not_started), or what confirmed it (applied by reading) */
   reason?: string;
   how?: AppliedHow;
 }
@@ -31,7 +31,7 @@ export interface ChangeOutcome {
 export type Counts = Record<OutcomeStatus, number>;
 
 export function countOutcomes(outcomes: ChangeOutcome[]): Counts {
-  const counts: Counts = { applied: 0, already_done: 0, stale: 0, failed: 0, not_aborted: 0, not_started: 0, deferred: 0 };
+  const counts: Counts = { applied: 0, already_done: 0, stale: 0, failed: 0, not_acted: 0, not_started: 0, deferred: 0 };
   for (const o of outcomes) counts[o.status] += 1;
   return counts;
 }
@@ -42,7 +42,7 @@ export function countOutcomes(outcomes: ChangeOutcome[]): Counts {
  */
 export function applyExitCode(outcomes: ChangeOutcome[], detailed: boolean): number {
   const c = countOutcomes(outcomes);
-  if (c.stale + c.failed + c.not_aborted + c.not_started > 0) return EXIT_ERROR;
+  if (c.stale + c.failed + c.not_acted + c.not_started > 0) return EXIT_ERROR;
   return detailed && c.applied > 0 ? EXIT_CHANGES : EXIT_OK;
 }
 

@@ -4,8 +4,7 @@
  * untouched), which every plan view shows as a note (src/render/plan/changed-since.ts) so a reviewer sees what the
  * change itself does.
  */
-import type { Plan } from "../plan/types.js";
-import type { PlanChangedSince } from "../render/plan/changed-since.js";
+import type { Plan, PlanChangedSince } from "../plan/types.js";
 import type { RuleSet } from "../rules/types.js";
 import { ruleSelection } from "../rules/index.js";
 import type { ChangedSince } from "./changed-since.js";

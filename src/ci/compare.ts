@@ -8,13 +8,28 @@ import { compileSources, type RuleSource } from "../rules/index.js";
 import { looksLikeRuleFile } from "../rules/files.js";
 import type { CompiledRule, RuleSet } from "../rules/types.js";
 import { UserError } from "../model/errors.js";
-import { diagnosticLine } from "../render/validate/text.js";
-import type { CompareSides } from "../engine/plan-compare.js";
-import type { ImpactStatus } from "../engine/impact.js";
+import { diagnosticText } from "../rules/diagnostic-line.js";
+import type { ImpactStatus } from "../plan/compare-schema.js";
 import { ruleTextsSince, type RuleText } from "./changed-since.js";
 import { diffDefinitions, ruleDefinitions } from "./rule-definitions.js";
 
 export const COMPARE_FLAG = "--compare";
+
+/** What the engine plans for `plan --compare` (src/engine/plan-compare.ts): the touched rules, in both versions. */
+export interface CompareSides {
+  ref: string;
+  commit: string;
+  /** the touched rules in the order they are shown, each with what happened to it */
+  touched: ReadonlyArray<{ rule: string; status: ImpactStatus }>;
+  /** the versions at the ref of the edited and removed rules, under their own names */
+  before: readonly CompiledRule[];
+  /** rules defined the same at the ref and now (counted; planned only as the conflict context of touched rules) */
+  unchanged: number;
+  /** the working tree's untouched rules: those a touched rule may clash with are planned beside both versions */
+  untouched?: readonly CompiledRule[];
+  /** rule names in the order of their files, now and at the ref: each version is assembled in its own order */
+  order?: { now: readonly string[]; atRef: readonly string[] };
+}
 
 export interface CompareInput {
   sides: CompareSides;
@@ -30,7 +45,7 @@ function compileAtRef(ref: string, files: RuleText[]): CompiledRule[] {
   const errors = loaded.diagnostics.filter((d) => d.severity === "error");
   const first = errors[0];
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";
-  throw new UserError(`${COMPARE_FLAG}: the rules at ${ref} do not validate, so they cannot be compared: ${first ? diagnosticLine(first) : "no rule set"}${more}`);
+  throw new UserError(`${COMPARE_FLAG}: the rules at ${ref} do not validate, so they cannot be compared: ${first ? diagnosticText(first) : "no rule set"}${more}`);
 }
 
 /**

@@ -243,7 +243,7 @@ export function optOutTagFrom(src: Sources): string | undefined {
   return optOutTagOf(pick(PLANNING_FLAGS.optOutTag, src));
 }
 
-/** What to plan, the same for `plan` and `apply --auto-approve` (and `watch` later): every line of PLANNING_FLAGS. */
+/** What to plan, the same for `plan`, `apply --auto-approve` and `watch`: every line of PLANNING_FLAGS. */
 export function planningFrom(src: Sources): PlanningSettings {
   const values: Record<string, unknown> = {};
   for (const key of Object.keys(PLANNING_READS) as (keyof PlanningSettings)[]) {

@@ -23,7 +23,6 @@ import { loadPlanForApply } from "../apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../apply/staleness.js";
 import { applyExitCode, countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import type { Plan } from "../plan/types.js";
-import { renderSummary } from "../render/apply/text.js";
 import { APPLY_FORMATS, type ApplyFormat } from "../render/apply/index.js";
 import { VERSION } from "../model/version.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
@@ -84,11 +83,14 @@ export interface ApplyCommandOptions extends PlanRunOptions {
   maxDurationText?: string;
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
   notify?: NotifySettings;
-  /** knobs for tests and benchmarks */
   /** --lock-wait: how long to wait for another apply's lock to free before refusing (default 0: refuse at once) */
   lockWaitMs?: number;
   /** --lock-wait as the user wrote it, for messages */
   lockWaitText?: string;
+  /**
+   * Timing no flag sets: the defaults suit the service (a read 1 s after an unknown outcome, 3 sends at most, a
+   * heartbeat every 10 s); the library's callers may shorten them.
+   */
   tuning?: {
     verifyDelayMs?: number;
     maxSendAttempts?: number;
@@ -410,13 +412,13 @@ async function applyJournalled(
     view.finish();
     const counts = countOutcomes(result.outcomes);
     logOutcomes(log, result.outcomes.filter((o) => !logged.has(o.change.id)));
-    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, audit, requests: client.stats().total });
+    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, not_aborted: counts.not_acted, audit, requests: client.stats().total });
     journal.append({
       event: "finish",
       applied: counts.applied,
       stale: counts.stale,
       failed: counts.failed,
-      not_aborted: counts.not_aborted,
+      not_acted: counts.not_acted,
       deferred: counts.deferred,
     });
     const summary = APPLY_FORMATS[opts.format ?? "text"]({

@@ -5,7 +5,7 @@ import type { CommandIO } from "../log/command-io.js";
 
 export interface NotifySettings {
   urls: URL[];
-  /** delivery knobs (tests use short timeouts) */
+  /** timeouts, attempts and backoff per receiver (defaults in src/notify/send.ts) */
   options?: NotifyOptions;
 }
 

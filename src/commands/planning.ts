@@ -1,6 +1,6 @@
 /**
- * Planning as `plan` and `apply <paths> --auto-approve` (and later `watch`) share it: both hand over the run's
- * PlanningSettings whole (src/model/settings.ts), so a planning flag cannot reach one and miss the other
+ * Planning as `plan`, `apply <paths> --auto-approve` and `watch` share it: each hands over the run's
+ * PlanningSettings whole (src/model/settings.ts), so a planning flag cannot reach one verb and miss another
  * (test/cli/settings.test.ts checks every one).
  */
 import { clientFrom, type RequestLimiter } from "../api/index.js";

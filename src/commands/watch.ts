@@ -29,7 +29,7 @@ import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import { inactiveRules } from "../engine/active-rules.js";
 import { resolveWorkflows } from "../engine/resolve.js";
 import { newestUpdate, timeDependent } from "../engine/watch-poll.js";
-import type { CompiledRule, RuleSet } from "../rules/types.js";
+import type { RuleSet } from "../rules/types.js";
 import type { Plan } from "../plan/types.js";
 import { errorMessage } from "../model/guards.js";
 import { nullLogger } from "../log/index.js";
@@ -501,7 +501,7 @@ class Watcher {
       await pruneCycles(this.paths.cycles);
     }
     const counts = countOutcomes(outcomes);
-    const failed = counts.failed + counts.not_aborted;
+    const failed = counts.failed + counts.not_acted;
     // changes left unsent (stopped, deferred) are planned again: the bookmarks stay where they were
     const unsent = counts.not_started + counts.deferred;
     const summary: CycleSummary = {
@@ -554,7 +554,7 @@ class Watcher {
     for (const o of outcomes) {
       if (o.status === "applied") this.metrics.changeApplied(o.change.rule, o.change.kind);
       else if (o.status === "stale") this.metrics.changeStale();
-      else if (o.status === "failed" || o.status === "not_aborted") this.metrics.changeFailed();
+      else if (o.status === "failed" || o.status === "not_acted") this.metrics.changeFailed();
     }
   }
 

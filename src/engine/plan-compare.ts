@@ -8,25 +8,11 @@
  */
 import { assemblePlan, type RuleResult } from "./assemble.js";
 import { planResults, type RunPlanOptions } from "./plan-live.js";
-import { planImpact, type ComparePlan, type ImpactStatus } from "./impact.js";
+import { planImpact, type ComparePlan } from "./impact.js";
+import type { CompareSides } from "../ci/compare.js";
 import type { CompiledRule } from "../rules/types.js";
 import type { Plan, PlanError, PlannedChange } from "../plan/types.js";
 import { isMutating, MUTATING_KINDS } from "../actions/index.js";
-
-export interface CompareSides {
-  ref: string;
-  commit: string;
-  /** the touched rules in the order they are shown, each with what happened to it */
-  touched: ReadonlyArray<{ rule: string; status: ImpactStatus }>;
-  /** the versions at the ref of the edited and removed rules, under their own names */
-  before: readonly CompiledRule[];
-  /** rules defined the same at the ref and now (counted; planned only as the conflict context of touched rules) */
-  unchanged: number;
-  /** the working tree's untouched rules: those a touched rule may clash with are planned beside both versions */
-  untouched?: readonly CompiledRule[];
-  /** rule names in the order of their files, now and at the ref: each version is assembled in its own order */
-  order?: { now: readonly string[]; atRef: readonly string[] };
-}
 
 /** The name a rule's version at the ref runs under. */
 export function atRefName(rule: string, ref: string): string {

@@ -14,7 +14,6 @@ import { planBindings } from "./context.js";
 import { evaluateInstance } from "./evaluate-instance.js";
 import { fetchFieldBatch, hydratePage, readRecordsForValues, type PageNeeds } from "./hydrate.js";
 import type { Almanac } from "./almanac.js";
-import type { CompiledAction } from "../actions/index.js";
 import type { KnownRecordKeys } from "../actions/instance.js";
 import { exprRefs, LIST_ELEMENT_KEYS } from "../rules/ast-refs.js";
 import { fieldKey } from "../model/field-values.js";
@@ -148,29 +147,20 @@ function fieldRefs(rule: CompiledRule): FieldRef[] {
 
 
 /**
- * The record is needed only for `priority` in a report (no `when` or template reads it, every action is a report):
- * the priority lists may answer it instead of reads.
+ * The record is needed only for `priority` among the keys the actions read (a report's group_by or columns; no `when`
+ * or template reads the record, no action makes a change): the priority lists may answer it instead of reads.
  */
 function priorityOnly(rule: CompiledRule): boolean {
   if (!rule.needs.record || rule.actions.some((a) => actionKind(a.kind).mutating)) return false;
   if (rule.when && exprRefs(rule.when.expr).record) return false;
   let priority = false;
   for (const a of rule.actions) {
-    const keys = reportKeys(a);
-    if (keys === undefined) return false;
-    for (const k of keys) {
+    for (const k of actionKind(a.kind).recordKeys(a)) {
       if (k === "priority") priority = true;
       else if (!k.startsWith("fields.") && !(LIST_ELEMENT_KEYS as readonly string[]).includes(k)) return false;
     }
   }
   return priority;
-}
-
-/** A report's group_by and columns; undefined for an action of another shape. */
-function reportKeys(a: CompiledAction): string[] | undefined {
-  const r = a as Partial<{ group_by: unknown; columns: unknown }>;
-  if (typeof r.group_by !== "string" || !Array.isArray(r.columns)) return undefined;
-  return [r.group_by, ...r.columns.filter((c): c is string => typeof c === "string")];
 }
 
 const CHUNK = 500;

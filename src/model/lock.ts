@@ -108,6 +108,8 @@ export class HeldLock {
     readonly owner: LockOwner & { token: string; applying: string },
     /** set when a stale lock was taken over */
     readonly tookOver: TakeOver | undefined,
+    /** the run's clock (LockOptions.now): stamps the heartbeats as it stamped the start */
+    private readonly now: () => number = Date.now,
   ) {
     // a last resort for exits that skip our finally blocks (process.exit in a signal handler)
     process.once("exit", this.onExit);
@@ -139,7 +141,7 @@ export class HeldLock {
   /** Writes the heartbeat now. False when the lock is no longer ours (then it is left alone). */
   beat(): boolean {
     if (this.released || !this.stillHeld()) return false;
-    const next: LockOwner = { ...this.owner, heartbeat_at: new Date().toISOString(), ...(this.progress ? { progress: this.progress() } : {}) };
+    const next: LockOwner = { ...this.owner, heartbeat_at: new Date(this.now()).toISOString(), ...(this.progress ? { progress: this.progress() } : {}) };
     const tmp = `${this.file}.${this.owner.pid}.${this.owner.token}.beat`;
     try {
       writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o644, flag: "wx" });
@@ -338,7 +340,7 @@ export function acquireLock(file: string, opts: LockOptions): HeldLock {
     for (let round = 0; round < 1000; round++) {
       try {
         linkSync(tmp, file);
-        return new HeldLock(file, owner, tookOver);
+        return new HeldLock(file, owner, tookOver, now);
       } catch (err) {
         if (errCode(err) !== "EEXIST") throw err;
       }

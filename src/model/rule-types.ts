@@ -69,7 +69,7 @@ export type SelectSpec = Record<string, string | number | boolean | Array<string
 
 /** What a rule reads beyond the list element, found statically from its expressions and templates. */
 export interface RuleNeeds {
-  /** field aliases read by `when`, templates or report columns/group_by */
+  /** field aliases read by `when`, templates or the actions' record keys (a report's columns and group_by) */
   fields: string[];
   /**
    * true when an expression reads anything of the full instance record (instance.*, snapshot, tags, or a report

@@ -48,8 +48,8 @@ export const ConnectionSettingsSchema = z.object({
 export type ConnectionSettings = z.infer<typeof ConnectionSettingsSchema>;
 
 /**
- * What `plan`, `apply <paths> --auto-approve` (and later `watch`) plan: both take this object whole, so a field added
- * here reaches every planner (test/cli/settings.test.ts checks each flag on both verbs).
+ * What `plan`, `apply <paths> --auto-approve` and `watch` plan: each takes this object whole, so a field added here
+ * reaches every planner (test/cli/settings.test.ts checks each flag on plan and apply).
  */
 export const PlanningSettingsSchema = z.object({
   /** only these rules (empty: all) */

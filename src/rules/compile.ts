@@ -1,6 +1,8 @@
 /**
  * Compiles one rule of a parsed file. It runs even when the schema found errors in the rule (so a file's JSONata and
- * alias mistakes are all reported in one go), but checks that would only echo a schema error are skipped.
+ * alias mistakes are all reported in one go), but checks that would only echo a schema error are skipped. The keys
+ * the schema passed are read typed by it (`RuleInput`, ./schema.ts); only the rule's name (for messages), its alias
+ * names and its action entries are read as written, so that their checks run even beside a schema error.
  */
 import type { CompiledAction, CompiledRule, Diagnostic, FieldRef, SelectSpec } from "./types.js";
 import type { SourceFile } from "./positions.js";
@@ -12,18 +14,23 @@ import { computeNeeds } from "./needs.js";
 import { clip } from "./messages.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
 import { isRecord } from "../model/guards.js";
+import { actionKind } from "../actions/index.js";
 import { compileOperations } from "./operations.js";
 import { fieldRef, stepRef } from "./structure-refs.js";
+import type { RuleInput } from "./schema.js";
 
 /** Aliases are read as `fields.<alias>` in JSONata, so they must be plain identifiers. */
 export const ALIAS_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 
-function fieldRefs(raw: unknown, ctx: RuleContext): Record<string, FieldRef> {
+/** The rule's keys the schema did not report: they hold the shape it describes. */
+function passed(raw: Record<string, unknown>, badKeys: ReadonlySet<string>): Partial<RuleInput> {
+  return Object.fromEntries(Object.entries(raw).filter(([k]) => !badKeys.has(k))) as Partial<RuleInput>;
+}
+
+function fieldRefs(fields: RuleInput["fields"], ctx: RuleContext): Record<string, FieldRef> {
   const out: Record<string, FieldRef> = {};
-  if (!isRecord(raw)) return out;
-  for (const [alias, v] of Object.entries(raw)) {
-    if (!isRecord(v)) continue;
+  for (const [alias, v] of Object.entries(fields ?? {})) {
     const step = stepRef(ctx, v.step, ["fields", alias, "step"], `fields.${alias}.step`);
     const action = step === undefined ? undefined : fieldRef(ctx, v.action, ["fields", alias, "action"], `fields.${alias}.action`, step);
     if (step !== undefined && action !== undefined) out[alias] = { step, action };
@@ -31,15 +38,14 @@ function fieldRefs(raw: unknown, ctx: RuleContext): Record<string, FieldRef> {
   return out;
 }
 
-function selectSpec(raw: unknown, ctx: RuleContext): SelectSpec {
+function selectSpec(select: RuleInput["select"], ctx: RuleContext): SelectSpec {
   const out: SelectSpec = {};
-  if (!isRecord(raw)) return out;
-  for (const [k, v] of Object.entries(raw)) {
+  for (const [k, v] of Object.entries(select ?? {})) {
     // a step named in the selection stands as its key until the workflow's structure resolves it
     const step = k === "active_step_id" ? stepRef(ctx, v, ["select", k], `select.${k}`) : undefined;
     if (step !== undefined && step < 0) out[k] = step;
-    else if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[k] = v;
-    else if (Array.isArray(v)) out[k] = v.filter((x): x is string | number => typeof x === "string" || typeof x === "number");
+    else if (Array.isArray(v)) out[k] = [...v];
+    else if (v !== undefined) out[k] = v;
   }
   return out;
 }
@@ -52,6 +58,7 @@ export interface RuleCompileResult {
 /** `badKeys` are the rule's top-level keys the schema already reported ("" for the rule itself). */
 export function compileRule(src: SourceFile, index: number, raw: unknown, badKeys: ReadonlySet<string>): RuleCompileResult {
   if (!isRecord(raw)) return { diagnostics: [] };
+  const r = passed(raw, badKeys);
   const name = typeof raw.name === "string" && raw.name !== "" ? raw.name : undefined;
   const rawFields = raw.fields;
   const fieldsUsable = rawFields === undefined || rawFields === null || isRecord(rawFields);
@@ -81,10 +88,10 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
   }
 
   let when: CompiledRule["when"];
-  if (typeof raw.when === "string" && raw.when.trim() !== "") {
+  if (r.when !== undefined && r.when.trim() !== "") {
     const at = scalarIndexToPos(src, [...ctx.path, "when"]);
     const where = `"when" of ${ctx.label}`;
-    const c = compileJsonata(raw.when, at, where, name);
+    const c = compileJsonata(r.when, at, where, name);
     if (c.ok) {
       when = c.expr;
       const checked = checkExpr({ expr: c.expr, at, where, rule: name, aliases: ctx.aliases });
@@ -105,32 +112,26 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     });
   }
 
-  const ops = compileOperations(ctx, raw, badKeys);
+  const ops = compileOperations(ctx, r);
 
-  const reportKeys = actions.flatMap((a) => (a.kind === "report" ? [a.group_by, ...a.columns] : []));
-  const needs = computeNeeds(ctx.aliases ?? [], ctx.refs, reportKeys);
+  const recordKeys = actions.flatMap((a) => actionKind(a.kind).recordKeys(a));
+  const needs = computeNeeds(ctx.aliases ?? [], ctx.refs, recordKeys);
 
   const failed = badKeys.size > 0 || !actionsOk || ctx.diagnostics.some((d) => d.severity === "error");
   if (failed || name === undefined) return { diagnostics: ctx.diagnostics };
 
-  const workflow: CompiledRule["workflow"] | undefined =
-    typeof raw.workflow === "number"
-      ? { id: raw.workflow }
-      : isRecord(raw.workflow) && typeof raw.workflow.name === "string"
-        ? { name: raw.workflow.name }
-        : undefined;
-  if (!workflow) return { diagnostics: ctx.diagnostics };
-
-  const limits: CompiledRule["limits"] = {};
-  if (isRecord(raw.limits) && typeof raw.limits.max_instances === "number") limits.max_instances = raw.limits.max_instances;
+  // the schema passed every key: the rule has the shape it describes
+  if (r.workflow === undefined) return { diagnostics: ctx.diagnostics };
+  const workflow: CompiledRule["workflow"] = typeof r.workflow === "number" ? { id: r.workflow } : { name: r.workflow.name };
+  const limits: CompiledRule["limits"] = r.limits?.max_instances !== undefined ? { max_instances: r.limits.max_instances } : {};
 
   const rule: CompiledRule = {
     name,
-    ...(typeof raw.description === "string" ? { description: raw.description } : {}),
+    ...(r.description !== undefined ? { description: r.description } : {}),
     pos: posIn(ctx),
     workflow,
-    fields: fieldRefs(rawFields, ctx),
-    select: selectSpec(raw.select, ctx),
+    fields: fieldRefs(r.fields, ctx),
+    select: selectSpec(r.select, ctx),
     ...(when ? { when } : {}),
     actions,
     limits,

@@ -3,16 +3,16 @@ import type { RuleNeeds } from "./types.js";
 import type { ExprRefs } from "./ast-refs.js";
 import { LIST_ELEMENT_KEYS } from "./ast-refs.js";
 
-/** Report keys (columns, group_by) available from the list element without reading the record. */
+/** Keys an action reads (a report's columns and group_by) available from the list element without the record. */
 function keyFromListElement(key: string): boolean {
   return (LIST_ELEMENT_KEYS as readonly string[]).includes(key);
 }
 
 /**
- * `reportKeys` are normalised report columns and group_by values (`fields.<alias>` or record keys). The fields come
- * out in declaration order, so the result is stable.
+ * `recordKeys` are the keys the rule's actions read as they are (`fields.<alias>` or record keys: a kind's
+ * `recordKeys`). The fields come out in declaration order, so the result is stable.
  */
-export function computeNeeds(aliases: readonly string[], exprs: readonly ExprRefs[], reportKeys: readonly string[]): RuleNeeds {
+export function computeNeeds(aliases: readonly string[], exprs: readonly ExprRefs[], recordKeys: readonly string[]): RuleNeeds {
   const read = new Set<string>();
   let all = false;
   let record = false;
@@ -21,7 +21,7 @@ export function computeNeeds(aliases: readonly string[], exprs: readonly ExprRef
     all ||= r.allFields;
     record ||= r.record;
   }
-  for (const k of reportKeys) {
+  for (const k of recordKeys) {
     if (k.startsWith("fields.")) read.add(k.slice("fields.".length));
     else if (!keyFromListElement(k)) record = true;
   }

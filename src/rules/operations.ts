@@ -1,10 +1,11 @@
 /**
  * The keys that govern how a rule runs in production (README.md, "Operating rules in production"): `mode`
  * (enforce or audit), `exclude` (instance ids and tags never matched) and `active` (when the rule runs at all).
- * The schema checks shapes; this checks values (dates, day names, hour ranges, time zones, tag text) and reports each
- * problem at its own line.
+ * The schema checks shapes (and types them: `RuleInput`, ./schema.ts); this checks values (dates, day names, hour
+ * ranges, time zones, tag text) and reports each problem at its own line.
  */
 import type { RuleExclusions, RuleMode } from "./types.js";
+import type { RuleInput } from "./schema.js";
 import { DAY_NAMES, isTimeZone, parseHours, type ActiveWindow } from "./active-window.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
 import { didYouMean } from "../model/suggest.js";
@@ -14,10 +15,6 @@ export interface RuleOperations {
   mode: RuleMode;
   exclude?: RuleExclusions;
   active?: ActiveWindow;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**
@@ -46,9 +43,9 @@ function instant(ctx: RuleContext, raw: unknown, key: "from" | "until"): number 
   return ms;
 }
 
-function compileActive(ctx: RuleContext, raw: Record<string, unknown>): ActiveWindow | undefined {
+function compileActive(ctx: RuleContext, raw: NonNullable<RuleInput["active"]>): ActiveWindow | undefined {
   const before = ctx.diagnostics.length;
-  const timezone = typeof raw.timezone === "string" ? raw.timezone : "UTC";
+  const timezone = raw.timezone ?? "UTC";
   if (!isTimeZone(timezone)) {
     report(ctx, "error", "active", posIn(ctx, "active", "timezone"),
       `active.timezone of ${ctx.label}: unknown time zone "${timezone}"; use an IANA name such as UTC, Europe/Berlin, America/New_York`);
@@ -60,10 +57,10 @@ function compileActive(ctx: RuleContext, raw: Record<string, unknown>): ActiveWi
       `active.until of ${ctx.label} (${new Date(until).toISOString()}) must be after active.from (${new Date(from).toISOString()})`);
   }
   let days: number[] | undefined;
-  if (Array.isArray(raw.days)) {
+  if (raw.days !== undefined) {
     days = [];
     for (const [i, d] of raw.days.entries()) {
-      const name = typeof d === "string" ? d.toLowerCase() : "";
+      const name = d.toLowerCase();
       const idx = (DAY_NAMES as readonly string[]).indexOf(name);
       if (idx < 0) {
         report(ctx, "error", "active", posIn(ctx, "active", "days", i),
@@ -72,7 +69,7 @@ function compileActive(ctx: RuleContext, raw: Record<string, unknown>): ActiveWi
     }
   }
   let hours: ActiveWindow["hours"];
-  if (typeof raw.hours === "string") {
+  if (raw.hours !== undefined) {
     const h = parseHours(raw.hours);
     if ("error" in h) report(ctx, "error", "active", posIn(ctx, "active", "hours"), `active.hours of ${ctx.label}: ${h.error}`);
     else hours = { ...h, text: raw.hours.trim() };
@@ -87,12 +84,11 @@ function compileActive(ctx: RuleContext, raw: Record<string, unknown>): ActiveWi
   };
 }
 
-function compileExclude(ctx: RuleContext, raw: Record<string, unknown>): RuleExclusions {
-  const ids = Array.isArray(raw.instance_ids) ? raw.instance_ids.filter((x): x is number => typeof x === "number") : [];
+function compileExclude(ctx: RuleContext, raw: NonNullable<RuleInput["exclude"]>): RuleExclusions {
+  const ids = raw.instance_ids ?? [];
   const tags: string[] = [];
-  if (Array.isArray(raw.tags)) {
+  if (raw.tags !== undefined) {
     for (const [i, t] of raw.tags.entries()) {
-      if (typeof t !== "string") continue;
       const problem = tagProblem(t);
       if (problem) report(ctx, "error", "exclude", posIn(ctx, "exclude", "tags", i), `exclude.tags of ${ctx.label}: ${JSON.stringify(t)}: ${problem}`);
       else tags.push(t);
@@ -101,16 +97,18 @@ function compileExclude(ctx: RuleContext, raw: Record<string, unknown>): RuleExc
   return { instance_ids: [...new Set(ids)], tags: [...new Set(tags)] };
 }
 
-/** Reads `mode`, `exclude` and `active` of one rule (shapes were checked by the schema). */
-export function compileOperations(ctx: RuleContext, raw: Record<string, unknown>, badKeys: ReadonlySet<string>): RuleOperations {
-  const out: RuleOperations = { mode: raw.mode === "audit" ? "audit" : "enforce" };
-  // a key the schema already reported is not checked again (one message per mistake)
-  if (isRecord(raw.exclude) && !badKeys.has("exclude")) {
-    const ex = compileExclude(ctx, raw.exclude);
+/**
+ * Reads `mode`, `exclude` and `active` of one rule: of the keys the schema passed only (a key it reported is not
+ * checked again: one message per mistake).
+ */
+export function compileOperations(ctx: RuleContext, r: Partial<RuleInput>): RuleOperations {
+  const out: RuleOperations = { mode: r.mode === "audit" ? "audit" : "enforce" };
+  if (r.exclude !== undefined) {
+    const ex = compileExclude(ctx, r.exclude);
     if (ex.instance_ids.length > 0 || ex.tags.length > 0) out.exclude = ex;
   }
-  if (isRecord(raw.active) && !badKeys.has("active")) {
-    const w = compileActive(ctx, raw.active);
+  if (r.active !== undefined) {
+    const w = compileActive(ctx, r.active);
     if (w) out.active = w;
   }
   return out;

@@ -1,11 +1,13 @@
 /**
  * The compiled form of a rule set: what `loadRules` hands to the engine. Everything here is validated and compiled;
- * the engine never sees raw YAML. The action union is derived from the action registry (src/actions/index.ts).
+ * the engine never sees raw YAML. The action union is derived from the action registry (src/actions/index.ts); what
+ * is kept as written (mode, exclusions, limits) is typed by the rule file's one shape (./schema.ts).
  */
 import type { CompiledAction } from "../actions/index.js";
 import type { CompiledExpr, FieldRef, RuleNeeds, SelectSpec, SourcePos, Diagnostic } from "../model/rule-types.js";
 import type { ActiveWindow } from "./active-window.js";
 import type { StructureRef } from "../model/structure.js";
+import type { RuleInput } from "./schema.js";
 
 export type {
   CompiledExpr, CompiledValue, Diagnostic, FieldRef, RuleNeeds, SelectSpec, Severity, SourcePos, StepInput,
@@ -14,12 +16,10 @@ export type { ActionKindName, CompiledAction, MutatingKind } from "../actions/in
 export type { ActiveWindow } from "./active-window.js";
 
 /** enforce: apply sends the rule's changes; audit: they are planned and shown, never sent */
-export type RuleMode = "enforce" | "audit";
+export type RuleMode = NonNullable<RuleInput["mode"]>;
 
-export interface RuleExclusions {
-  instance_ids: number[];
-  tags: string[];
-}
+/** instances never matched by the rule (both lists present, perhaps empty) */
+export type RuleExclusions = Required<NonNullable<RuleInput["exclude"]>>;
 
 export interface CompiledRule {
   name: string;
@@ -30,7 +30,7 @@ export interface CompiledRule {
   select: SelectSpec;
   when?: CompiledExpr;
   actions: CompiledAction[];
-  limits: { max_instances?: number };
+  limits: NonNullable<RuleInput["limits"]>;
   needs: RuleNeeds;
   /** audit: planned and shown, never sent (absent = enforce) */
   mode?: RuleMode;

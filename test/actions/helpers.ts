@@ -83,7 +83,8 @@ export function refusals(check: (c: PlannedChange, issue: ChangeIssue) => void, 
 }
 
 /** A plan-file change as the planner writes it, for instance 1 and step 20111 (the form test/apply uses). */
-export function change(kind: "complete_step" | "save_step" | "abort", extra: Partial<PlannedChange> = {}): PlannedChange {
+/** A plan-file change of `kind`: shaped as an abort's when the kind is abort, as a step kind's otherwise. */
+export function change(kind: string, extra: Partial<PlannedChange> = {}): PlannedChange {
   const step = kind === "abort" ? {} : { step_id: 20111 };
   return {
     id: `r:${kind}:1`,

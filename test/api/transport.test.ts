@@ -31,7 +31,7 @@ const record = { id: 5, name: "Claim 5", active_step_ids: [20111], process_snaps
 
 describe("requests on the wire", () => {
   it("sends the key, user agent, accept and JSON body; accepts a trailing slash on the base URL", async () => {
-    const s = await server((req, res) => sendJson(res, 200, record, { "content-type": "application/json; version=v1" }));
+    const s = await server((_req, res) => sendJson(res, 200, record, { "content-type": "application/json; version=v1" }));
     const { c } = client(`${s.baseUrl}/`);
     expect(c.baseUrl).toBe(s.baseUrl);
     const body = { step_id: 20111, actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }], mode: "save" as const };

@@ -41,7 +41,7 @@ describe("bulk aborts", () => {
     expect(out).toContain(`instance ${aborted.id}, abort: already aborted (at `);
     expect(out).toContain(`instance ${completed.id}, abort: completed (at `);
     const journal = await readFile(`${file}.journal.jsonl`, "utf8");
-    expect(journal.split("\n").filter((l) => l.includes('"event":"not_aborted"')).length).toBe(2);
+    expect(journal.split("\n").filter((l) => l.includes('"event":"not_acted"')).length).toBe(2);
   });
 
   it("says when the key may not abort, or cannot see the instance", async () => {

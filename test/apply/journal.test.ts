@@ -5,6 +5,8 @@
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { Journal } from "../../src/apply/journal.js";
 import { planDigest } from "../../src/plan/digest.js";
 import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
@@ -95,5 +97,45 @@ describe("resuming from the journal", () => {
       }
     });
     expect(unreadable).toEqual(['{"event":"intent","chan']);
+  });
+});
+
+describe("the journal's clock", () => {
+  it("stamps every line with the apply's clock, not the machine's", async () => {
+    const file = join(await tempDir(), "clock.journal.jsonl");
+    const journal = Journal.open(file, "sha256:clock", () => undefined, () => Date.parse("2031-05-01T10:00:00Z"));
+    journal.start({ flowrules_version: "test" });
+    journal.append({ event: "intent", change: "r:abort:1", attempt: 1 });
+    journal.close();
+    const stamps = (await readFile(file, "utf8")).trim().split("\n").map((l) => (JSON.parse(l) as { at: string }).at);
+    expect(stamps).toEqual(["2031-05-01T10:00:00.000Z", "2031-05-01T10:00:00.000Z"]);
+  });
+});
+
+describe("a journal written before batches were named generically", () => {
+  it("reads its not_aborted lines as not_acted: the abort is not sent again, and the finish line is no torn line", async () => {
+    sb = await startSandbox({ port: 0, instances: 120, seed: 24 });
+    const dir = await tempDir();
+    const { file, plan } = await makePlan(sb, dir, MIXED_RULES);
+    const abort = plan.changes.find((c) => c.kind === "abort");
+    if (!abort) throw new Error("the mixed rules plan no abort");
+    // lines exactly as flowrules wrote them then (test/fixtures/journals/), for this plan and one of its aborts
+    const old = (await readFile(new URL("../fixtures/journals/not-aborted.jsonl", import.meta.url), "utf8"))
+      .replaceAll("PLAN_DIGEST", planDigest(plan))
+      .replaceAll("CHANGE_ID", abort.id);
+    const journal = `${file}.journal.jsonl`;
+    await writeFile(journal, old);
+    sb.clearRequests();
+    const io = captureIO();
+    expect(await runApply(sb, dir, { paths: [file], format: "json" }, io)).toBe(1);
+    const sent = sb.requests().filter((r) => r.path.endsWith("/instances/bulk/abort")).flatMap((r) => (r.body as { ids: number[] }).ids);
+    expect(sent).not.toContain(abort.instance_id);
+    const doc = JSON.parse(io.out()) as { summary: Record<string, number>; changes: Array<{ id: string; status: string; reason?: string }> };
+    expect(doc.changes.find((c) => c.id === abort.id)).toMatchObject({ status: "not_acted", reason: "completed (at 2026-03-01T17:00:00Z) (earlier run)" });
+    expect(doc.summary).toMatchObject({ not_acted: 1, not_aborted: 1 });
+    expect(io.err()).not.toMatch(/unreadable line/);
+    // this run writes the new word
+    const finish = (await readFile(journal, "utf8")).trim().split("\n").at(-1) ?? "";
+    expect(JSON.parse(finish)).toMatchObject({ event: "finish", not_acted: 1 });
   });
 });

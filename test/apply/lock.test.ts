@@ -99,6 +99,17 @@ describe("the apply lock", () => {
     );
   });
 
+  it("stamps its start and its heartbeats with the apply's clock", async () => {
+    const dir = await tempDir();
+    let now = Date.parse("2031-05-01T10:00:00Z");
+    const lock = acquireLock(join(dir, "clock.lock"), { applying: "x", timeoutMs: 60_000, now: () => now });
+    now += 90_000;
+    expect(lock.beat()).toBe(true);
+    const owner = JSON.parse(await readFile(join(dir, "clock.lock"), "utf8")) as { started_at: string; heartbeat_at: string };
+    expect(owner).toMatchObject({ started_at: "2031-05-01T10:00:00.000Z", heartbeat_at: "2031-05-01T10:01:30.000Z" });
+    lock.release();
+  });
+
   it("is released when the apply fails", async () => {
     sb = await startSandbox({ port: 0, instances: 100, seed: 33 });
     const dir = await tempDir();

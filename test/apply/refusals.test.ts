@@ -6,7 +6,7 @@ import { UserError } from "../../src/model/errors.js";
 import { withDigest } from "../../src/plan/digest.js";
 import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { captureIO, connection, makePlan, MIXED_RULES, runApply, tempDir } from "./helpers.js";
+import { connection, makePlan, MIXED_RULES, runApply, tempDir } from "./helpers.js";
 
 let sb: RunningSandbox;
 let dir: string;

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ACTION_KINDS, MUTATING_KINDS } from "../../src/actions/index.js";
 
 const SRC = join(import.meta.dirname, "..", "..", "src");
 
@@ -13,12 +14,13 @@ const RANK: Record<string, number> = {
   "index.ts": 100,
   cli: 90,
   commands: 80,
-  ci: 75,
   notify: 75,
   render: 70,
   "rule-tests": 60,
   engine: 50,
   apply: 45,
+  // a git source of rules (--changed-since, --compare): beside rules, under every room that plans or renders
+  ci: 41,
   rules: 40,
   actions: 30,
   plan: 20,
@@ -93,13 +95,25 @@ describe("architecture", () => {
     expect(into).toEqual([]);
   });
 
+  // ajv's validators compiled from the schema (`npm run schema`) hold the kinds' schema fragments, names and all
+  const outside = files.filter((f) => !["actions", "sandbox"].includes(top(f)) && !f.endsWith(".generated.ts"));
+
+  it("no kind is tested by its name outside src/actions and src/sandbox", () => {
+    expect(ACTION_KINDS.length).toBeGreaterThan(3);
+    for (const kind of ACTION_KINDS) {
+      const q = `["'\`]${kind}["'\`]`;
+      // `a.kind === "report"`, `"abort" !== c.kind`, `case "abort":`
+      const tested = new RegExp(`kind\\s*[!=]==?\\s*${q}|${q}\\s*[!=]==?\\s*[\\w.?]*kind\\b|case\\s+${q}\\s*:`);
+      const testing = outside.filter((f) => tested.test(readFileSync(join(SRC, f), "utf8")));
+      expect(testing, kind).toEqual([]);
+    }
+  });
+
   it("each mutating kind is named in at most 2 files outside src/actions and src/sandbox", () => {
-    for (const kind of ["complete_step", "save_step", "abort"]) {
+    // the names may be words too: "abort" is also an AbortSignal's event
+    for (const kind of MUTATING_KINDS) {
       const literal = new RegExp(`["'\`]${kind}["'\`]`);
-      // ajv's validators compiled from the schema (`npm run schema`) hold the kinds' schema fragments, names and all
-      const naming = files.filter(
-        (f) => !["actions", "sandbox"].includes(top(f)) && !f.endsWith(".generated.ts") && literal.test(readFileSync(join(SRC, f), "utf8")),
-      );
+      const naming = outside.filter((f) => literal.test(readFileSync(join(SRC, f), "utf8")));
       expect(naming.length, `${kind} named in ${naming.join(", ")}`).toBeLessThanOrEqual(2);
     }
   });

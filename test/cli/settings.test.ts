@@ -73,7 +73,7 @@ async function setup(): Promise<{ sb: RunningSandbox; repo: TempRepo; env: Recor
 
 /** `plan --out` and then `apply --auto-approve` with the same extra flags; both plans as the files hold them. */
 async function planBothWays(args: string[]): Promise<{ plan: CliResult; apply: CliResult; planned?: string; applied?: string }> {
-  const { sb, repo, env } = await setup();
+  const { repo, env } = await setup();
   const plan = await runCli(["plan", "rules", "--out", "plan.json", ...args], env, { cwd: repo.dir });
   const apply = await runCli(["apply", "rules", "--auto-approve", ...args], env, { cwd: repo.dir });
   const planned = plan.code === 0 ? await readFile(join(repo.dir, "plan.json"), "utf8") : undefined;

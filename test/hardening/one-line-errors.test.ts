@@ -13,12 +13,12 @@ import { runCli } from "../helpers/cli.js";
 
 let sb: RunningSandbox;
 let dir: string;
-let planFile: string;
 beforeAll(async () => {
   sb = await startSandbox({ port: 0, instances: 60, seed: 2810 });
   dir = await tempDir();
   await writeFile(join(dir, "rules.yaml"), MIXED_RULES);
-  planFile = (await makePlan(sb, dir, MIXED_RULES)).file;
+  // writes plan.json, which "apply of a saved plan" applies
+  await makePlan(sb, dir, MIXED_RULES);
 });
 afterAll(async () => {
   await sb.close();

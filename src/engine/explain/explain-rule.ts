@@ -8,6 +8,7 @@ import { buildContext, planBindings, type Bindings } from "../context.js";
 import { evaluateInstance } from "../evaluate-instance.js";
 import { fieldKey, plainValue } from "../../model/field-values.js";
 import type { InstanceData } from "../../actions/instance.js";
+import { actionKind } from "../../actions/index.js";
 import { explainWhen } from "./clauses.js";
 import { checkFilters, selectionResult } from "./filters.js";
 import type { FieldExplanation, ReportExplanation, RuleExplanation } from "./types.js";
@@ -67,8 +68,11 @@ export async function explainRule(rule: CompiledRule, data: InstanceData, opts: 
   out.skipped = outcome.skipped;
   out.reports = outcome.reportEntries.flatMap(({ actionIndex, entry }): ReportExplanation[] => {
     const action = rule.actions[actionIndex];
-    if (action?.kind !== "report") return [];
-    return [{ title: action.title ?? rule.name, group_by: action.group_by, keys: entry.keys, row: entry.row }];
+    const kind = action ? actionKind(action.kind) : undefined;
+    if (!action || !kind || kind.mutating) return [];
+    // the report of this one instance, built as the plan builds it, names its title and key
+    const { title, group_by } = kind.build({ name: rule.name, fields: rule.fields }, action, [entry]);
+    return [{ title, group_by, keys: entry.keys, row: entry.row }];
   });
   return out;
 }

@@ -11,9 +11,9 @@ export const APPLY_RESULT_SCHEMA_ID = "https://flowrules.dev/schemas/apply-resul
 const count = z.number().int().nonnegative();
 
 export const ApplyChangeStatus = z
-  .enum(["applied", "already_done", "stale", "failed", "not_aborted", "not_started", "deferred", "skipped"])
+  .enum(["applied", "already_done", "stale", "failed", "not_acted", "not_started", "deferred", "skipped"])
   .describe(
-    "applied: took effect in this run; already_done: an earlier run of this plan applied it; stale: the plan no longer holds for it; failed: refused by the service or not decided; not_aborted: the bulk abort did not return its id; not_started: interrupted before it; deferred: --max-duration ran out first (the same apply again resumes it); skipped: its rule is in audit mode, never sent",
+    "applied: took effect in this run; already_done: an earlier run of this plan applied it; stale: the plan no longer holds for it; failed: refused by the service or not decided; not_acted: its batch (a bulk abort) did not return its id; not_started: interrupted before it; deferred: --max-duration ran out first (the same apply again resumes it); skipped: its rule is in audit mode, never sent",
   );
 
 export const ApplyResultChange = z
@@ -24,7 +24,7 @@ export const ApplyResultChange = z
     kind: z.string().describe("the action kind: complete_step, save_step or abort"),
     step_id: count.optional().describe("the step, for step kinds"),
     status: ApplyChangeStatus,
-    reason: z.string().optional().describe("why (stale, failed, not_aborted, not_started, skipped), or what confirmed it (applied by reading)"),
+    reason: z.string().optional().describe("why (stale, failed, not_acted, not_started, skipped), or what confirmed it (applied by reading)"),
     how: z.enum(["response", "returned", "verified"]).optional().describe("how an applied change was known to take effect"),
   })
   .strict()
@@ -36,7 +36,7 @@ export const ApplyResult = z
     command: z.literal("apply"),
     status: z
       .enum(["complete", "incomplete", "stopped_at_time_limit", "nothing_to_apply", "not_applied"])
-      .describe("complete: every change applied or done earlier; incomplete: some stale, failed, not aborted or not started (exit 1); stopped_at_time_limit: --max-duration deferred some; nothing_to_apply: the rules planned no change to send; not_applied: the run stopped before any change (exit 1), see error"),
+      .describe("complete: every change applied or done earlier; incomplete: some stale, failed, not acted on or not started (exit 1); stopped_at_time_limit: --max-duration deferred some; nothing_to_apply: the rules planned no change to send; not_applied: the run stopped before any change (exit 1), see error"),
     base_url: z.string().describe("the service the changes were sent to"),
     error: z.string().optional().describe("with not_applied: why, as the line on stderr says it"),
     plan_file: z.string().nullable().describe("the applied plan (with rule paths, the one saved under .flowrules/runs/); null when nothing was applied"),
@@ -48,10 +48,11 @@ export const ApplyResult = z
         already_done: count,
         stale: count,
         failed: count,
-        not_aborted: count,
+        not_acted: count,
         not_started: count,
         deferred: count,
         skipped: count.describe("changes of rules in audit mode, never sent"),
+        not_aborted: count.describe("deprecated: the same as not_acted, its name before batches were generic (README.md, \"Compatibility notes\")"),
       })
       .strict()
       .describe("how many changes ended in each status"),

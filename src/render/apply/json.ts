@@ -16,7 +16,7 @@ export function applyJson(r: ApplyReport): string {
   const e = r.kind === "applied" ? r.stats.byEndpoint : undefined;
   const post = e ? e.completeStep.ok + e.completeStep.failed + e.bulkAbort.ok + e.bulkAbort.failed : 0;
   const total = r.kind === "applied" ? r.stats.total : 0;
-  const problems = c.stale + c.failed + c.not_aborted + c.not_started;
+  const problems = c.stale + c.failed + c.not_acted + c.not_started;
   const doc: ApplyResultDocument = {
     format_version: 1,
     command: "apply",
@@ -25,7 +25,8 @@ export function applyJson(r: ApplyReport): string {
     ...(r.kind === "not_applied" ? { error: r.error } : {}),
     plan_file: r.kind === "applied" ? r.planFile : null,
     journal_file: r.kind === "applied" ? r.journalFile : null,
-    summary: { planned: outcomes.length, ...c, skipped: r.audit.length },
+    // not_aborted: the count's name before batches were generic, kept for readers of format_version 1
+    summary: { planned: outcomes.length, ...c, not_aborted: c.not_acted, skipped: r.audit.length },
     requests: {
       total,
       get: total - post,

@@ -1,9 +1,9 @@
 /**
- * The closing summary of an apply (stdout): one headline, a table by kind, one line per stale / failed / not aborted /
- * not started change (rule, instance, kind, reason), the number of requests, and where the journal is. Plain text,
+ * The closing summary of an apply (stdout): one headline, a table by kind, one line per stale / failed / not acted on
+ * (in its batch kind's words: "not aborted") / not started change (rule, instance, kind, reason), the number of requests, and where the journal is. Plain text,
  * no secrets: reasons come from our own words and the service's `detail`, which the client already redacts.
  */
-import { MUTATING_KINDS } from "../../actions/index.js";
+import { batchWords, MUTATING_KINDS } from "../../actions/index.js";
 import type { RequestStats } from "../../api/index.js";
 import type { StalenessCheck } from "../../apply/types.js";
 import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../apply/outcome.js";
@@ -18,16 +18,35 @@ const COLUMNS: Array<{ status: OutcomeStatus; title: string }> = [
   { status: "already_done", title: "done earlier" },
   { status: "stale", title: "stale" },
   { status: "failed", title: "failed" },
-  { status: "not_aborted", title: "not aborted" },
+  { status: "not_acted", title: "not acted on" },
   { status: "not_started", title: "not started" },
   { status: "deferred", title: "deferred" },
 ];
+/** `not_acted` is one section per batch kind, in its words: "Not aborted (the bulk abort did not return their ids):" */
 const SECTIONS: Array<{ status: OutcomeStatus; title: string }> = [
   { status: "stale", title: "Stale, skipped (the plan no longer holds for them):" },
   { status: "failed", title: "Failed:" },
-  { status: "not_aborted", title: "Not aborted (the bulk abort did not return their ids):" },
+  { status: "not_acted", title: "" },
   { status: "not_started", title: "Not started:" },
 ];
+
+/** Changes of `status`, under their headings: one heading, or one per kind for `not_acted`. */
+function sections(outcomes: ChangeOutcome[], section: { status: OutcomeStatus; title: string }): Array<[string, ChangeOutcome[]]> {
+  const list = outcomes.filter((o) => o.status === section.status);
+  if (section.status !== "not_acted") return [[section.title, list]];
+  return MUTATING_KINDS.map((k): [string, ChangeOutcome[]] => {
+    const w = batchWords(k);
+    return [`${w.notDone.charAt(0).toUpperCase()}${w.notDone.slice(1)} (the ${w.request} did not return their ids):`, list.filter((o) => o.change.kind === k)];
+  });
+}
+
+/** "2 not aborted, 1 not tagged": the not_acted changes counted per kind, in its words. */
+function notActedHead(outcomes: ChangeOutcome[]): string[] {
+  return MUTATING_KINDS.flatMap((k) => {
+    const n = outcomes.filter((o) => o.status === "not_acted" && o.change.kind === k).length;
+    return n > 0 ? [`${n} ${batchWords(k).notDone}`] : [];
+  });
+}
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -69,12 +88,12 @@ export function renderSummary(s: SummaryInput): string {
   const c = countOutcomes(s.outcomes);
   const total = s.outcomes.length;
   const lines: string[] = [];
-  const problems = c.stale + c.failed + c.not_aborted + c.not_started;
+  const problems = c.stale + c.failed + c.not_acted + c.not_started;
   const head = [`${plural(c.applied, "change")} applied`];
   if (c.already_done) head.push(`${c.already_done} already applied by an earlier run`);
   if (c.stale) head.push(`${c.stale} stale`);
   if (c.failed) head.push(`${c.failed} failed`);
-  if (c.not_aborted) head.push(`${c.not_aborted} not aborted`);
+  head.push(...notActedHead(s.outcomes));
   if (c.not_started) head.push(`${c.not_started} not started`);
   if (c.deferred) head.push(`${c.deferred} deferred`);
   const state = problems > 0 ? "incomplete" : c.deferred > 0 ? "stopped at its time limit" : "complete";
@@ -90,10 +109,9 @@ export function renderSummary(s: SummaryInput): string {
     }
     lines.push(...countTable(rows).map((l) => `  ${l}`));
   }
-  for (const section of SECTIONS) {
-    const list = s.outcomes.filter((o) => o.status === section.status);
+  for (const [title, list] of SECTIONS.flatMap((section) => sections(s.outcomes, section))) {
     if (list.length === 0) continue;
-    lines.push(section.title);
+    lines.push(title);
     for (const o of list) lines.push(`  - ${describeChange(o)}`);
   }
   if (c.deferred > 0) {

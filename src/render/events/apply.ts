@@ -1,6 +1,6 @@
 /**
  * What an apply did, one event per planned change: `change.applied` (this run), `change.skipped` (done by an
- * earlier run, stale, never started) or `change.failed` (refused, undecidable, not aborted), `change.deferred` (not
+ * earlier run, stale, never started) or `change.failed` (refused, undecidable, not acted on by its batch), `change.deferred` (not
  * started before --max-duration ran out; status `deferred`) — then `apply.finished`.
  */
 import type { ChangeOutcome, OutcomeStatus } from "../../apply/outcome.js";
@@ -12,7 +12,7 @@ const EVENT: Record<OutcomeStatus, { name: string; level: LogLevel }> = {
   stale: { name: "change.skipped", level: "warn" },
   not_started: { name: "change.skipped", level: "warn" },
   failed: { name: "change.failed", level: "error" },
-  not_aborted: { name: "change.failed", level: "error" },
+  not_acted: { name: "change.failed", level: "error" },
   deferred: { name: "change.deferred", level: "info" },
 };
 

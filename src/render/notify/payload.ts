@@ -112,11 +112,11 @@ export function applyPayload(n: ApplyNotice, times: Times): NotifyPayload {
   const deferred = counts.not_started;
   const byKind: Record<string, number> = {};
   for (const k of MUTATING_KINDS) byKind[k] = n.outcomes.filter((o) => o.change.kind === k && o.status === "applied").length;
-  const problems = counts.stale + counts.failed + counts.not_aborted + deferred;
+  const problems = counts.stale + counts.failed + counts.not_acted + deferred;
   const head = [`${counts.applied} applied`];
   if (counts.already_done) head.push(`${counts.already_done} done earlier`);
   if (counts.stale) head.push(`${counts.stale} stale`);
-  if (counts.failed + counts.not_aborted) head.push(`${counts.failed + counts.not_aborted} failed`);
+  if (counts.failed + counts.not_acted) head.push(`${counts.failed + counts.not_acted} failed`);
   if (deferred) head.push(`${deferred} deferred`);
   const lines = [
     `${problems > 0 ? ":warning: " : ""}flowrules apply to ${serviceName(n.plan.base_url, n.plan.profile)} ${problems > 0 ? "incomplete" : "complete"}: ${head.join(", ")} ` +
@@ -124,7 +124,7 @@ export function applyPayload(n: ApplyNotice, times: Times): NotifyPayload {
   ];
   const sections: Array<[string, ChangeOutcome[]]> = [
     ["Stale", n.outcomes.filter((o) => o.status === "stale")],
-    ["Failed", n.outcomes.filter((o) => o.status === "failed" || o.status === "not_aborted")],
+    ["Failed", n.outcomes.filter((o) => o.status === "failed" || o.status === "not_acted")],
     ["Deferred (not started)", n.outcomes.filter((o) => o.status === "not_started")],
   ];
   for (const [title, list] of sections) {
@@ -145,7 +145,9 @@ export function applyPayload(n: ApplyNotice, times: Times): NotifyPayload {
       already_done: counts.already_done,
       stale: counts.stale,
       failed: counts.failed,
-      not_aborted: counts.not_aborted,
+      not_acted: counts.not_acted,
+      // its name before batches were generic, kept for receivers written against it (README.md, "Compatibility notes")
+      not_aborted: counts.not_acted,
       deferred,
       audit: n.audit,
       changes: n.outcomes.length,

@@ -3,12 +3,7 @@
  * plan's `changed_since` and `removed_rules` takes its words from here, and test/render/changed-since.test.ts holds
  * every format of the registry to showing them.
  */
-import type { ChangedSinceNote, Plan, RemovedRule } from "../../plan/types.js";
-
-export interface PlanChangedSince {
-  changed_since: ChangedSinceNote;
-  removed_rules: RemovedRule[];
-}
+import type { ChangedSinceNote, Plan, PlanChangedSince } from "../../plan/types.js";
 
 /** The plan's comparison with the ref, when it was planned with --changed-since. */
 export function changedSinceOf(plan: Plan): PlanChangedSince | undefined {

@@ -1,7 +1,7 @@
 /** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
 import { serviceName } from "../../model/settings.js";
 import pc from "picocolors";
-import type { Plan, PlannedReport } from "../../plan/types.js";
+import type { PlannedReport } from "../../plan/types.js";
 import { textSafe as t } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, kindsUsed, presentation, showValue, summaryLine } from "./summary.js";

@@ -1,15 +1,13 @@
 /** `file:line:col  error  message  (rule)` lines, then one closing count line. */
 import pc from "picocolors";
 import type { Diagnostic } from "../../rules/types.js";
-import { counts, location, plural, type DiagnosticFormatter } from "./types.js";
+import { counts, plural, type DiagnosticFormatter } from "./types.js";
+import { diagnosticText } from "../../rules/diagnostic-line.js";
 import { terminalSafe } from "../escape.js";
 
 /** One diagnostic as one line; also how every verb that loads rules reports them on stderr. */
 export function diagnosticLine(d: Diagnostic, color = false): string {
-  const c = pc.createColors(color);
-  const sev = d.severity === "error" ? c.red("error") : c.yellow("warning");
-  const rule = d.rule !== undefined ? `  ${c.dim(`(${d.rule})`)}` : "";
-  return terminalSafe(`${c.bold(location(d))}  ${sev}  ${d.message}${rule}`, color);
+  return terminalSafe(diagnosticText(d, pc.createColors(color)), color);
 }
 
 export const text: DiagnosticFormatter = (diagnostics, opts) => {

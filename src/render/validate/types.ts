@@ -19,9 +19,3 @@ export function counts(diagnostics: readonly Diagnostic[]): { errors: number; wa
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
-
-/** `file:line:col`, or just the file when the problem has no place inside it (a missing file). */
-export function location(d: Diagnostic): string {
-  if (d.file === "") return "flowrules";
-  return d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
-}
