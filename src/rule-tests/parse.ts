@@ -8,8 +8,8 @@ import { parseRuleFile } from "../rules/parse.js";
 import { posOfValue, type SourceFile } from "../rules/positions.js";
 import type { Diagnostic } from "../rules/types.js";
 import { TestFileSchema, type TestFileData } from "./schema.js";
-// compiled ahead of time by `npm run schema` (./write-validator.ts): no run compiles the schema
-import { validate } from "./validator.generated.js";
+// compiled ahead of time by `npm run schema` (./write-validator.ts): a run compiles no schema
+import { testFileValidator } from "./validator-now.js";
 import { errorMessage } from "../model/guards.js";
 
 export interface ParsedTestFile {
@@ -33,6 +33,7 @@ export function parseTestText(file: string, text: string): ParsedTestFile {
     diagnostics.push(error(src, [], 'a rule-test file is a mapping with "version: 1", "now:" and "tests:"'));
     return { file, src, diagnostics };
   }
+  const validate = testFileValidator();
   if (!validate(data)) {
     diagnostics.push(...schemaMessages([...(validate.errors ?? [])], { src, data }));
     return { file, src, diagnostics };

@@ -28,9 +28,10 @@ export function ajvFor(options: Options): Ajv {
 /**
  * The module text: `exports` names → schema ids (or `$ref`s into one) ajv has, `formats` where the module gets the
  * formats object from (an import path relative to the generated file, exporting `FORMATS`), `source` the file that
- * generates it and `test` the test that checks it. Each export is typed.
+ * generates it and `test` the test that checks it; `kinds` (the action kinds' fingerprint, ./validators-now.ts) is
+ * exported as KINDS, so a run can tell whether the code is for its kinds. Each export is typed.
  */
-export function standaloneModuleText(ajv: Ajv, exports: Record<string, string>, opts: { formats: string; source: string; test: string }): string {
+export function standaloneModuleText(ajv: Ajv, exports: Record<string, string>, opts: { formats: string; kinds: string; source: string; test: string }): string {
   const code = standaloneCode(ajv, exports);
   // ajv's runtime helpers are CommonJS, required by the code as written; `require` is made for this module
   const requires = /\brequire\(/.test(code) ? ['import { createRequire } from "node:module";', "const require = createRequire(import.meta.url);"] : [];
@@ -42,6 +43,7 @@ export function standaloneModuleText(ajv: Ajv, exports: Record<string, string>, 
     ...requires,
     `import { FORMATS as formats } from "${opts.formats}";`,
     body.trim(),
+    `export const KINDS = ${JSON.stringify(opts.kinds)};`,
     "",
   ].join("\n");
 }

@@ -2,23 +2,31 @@
  * The rule-file schema's validators: the whole file, and one per action kind. They are ajv's code compiled ahead of
  * time by `npm run schema` (./validators.generated.ts, from ./write-validators.ts), so a run loads them instead of
  * compiling the schema (docs/performance.md, "Start-up"); test/rules/validators.test.ts checks they are current and
- * answer as ajv's own compilation does.
+ * answer as ajv's own compilation does. When the action kinds are not those they were generated for, the schema is
+ * compiled when first needed (./validators-now.ts).
  */
 import type { ErrorObject, ValidateFunction } from "ajv";
-import * as validators from "./validators.generated.js";
+import * as generated from "./validators.generated.js";
+import { kindsFingerprint, rulesValidatorsNow } from "./validators-now.js";
 
 export { isRuntimeValue } from "./schema-formats.js";
 
-const byName = validators as unknown as Record<string, ValidateFunction | undefined>;
+let chosen: Record<string, ValidateFunction | undefined> | undefined;
+
+function validators(): Record<string, ValidateFunction | undefined> {
+  chosen ??= generated.KINDS === kindsFingerprint() ? (generated as unknown as Record<string, ValidateFunction>) : rulesValidatorsNow();
+  return chosen;
+}
 
 export function validateFile(data: unknown): ErrorObject[] {
-  const v = validators.file;
+  const v = validators().file;
+  if (!v) throw new Error("no rule-file validator");
   return v(data) ? [] : [...(v.errors ?? [])];
 }
 
 /** Validates one action entry against the schema of the kind it names. */
 export function validateAction(kind: string, data: unknown): ErrorObject[] {
-  const v = byName[`action_${kind}`];
+  const v = validators()[`action_${kind}`];
   if (!v) return [];
   return v(data) ? [] : [...(v.errors ?? [])];
 }

@@ -5,28 +5,28 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { ACTIONS } from "../actions/index.js";
-import { buildRulesSchema, SCHEMA_ID } from "./schema.js";
+import { buildRulesSchema } from "./schema.js";
 import { FORMATS } from "./schema-formats.js";
 import { ajvFor, standaloneModuleText, type Ajv } from "./standalone.js";
+import { kindsFingerprint, RULES_AJV_OPTIONS, validatorRefs } from "./validators-now.js";
 
 export const VALIDATORS_FILE = fileURLToPath(new URL("../../src/rules/validators.generated.ts", import.meta.url));
 
 /** The ajv of the rule-file schema: the options and formats the generated validators are compiled with. */
 export function rulesAjv(): Ajv {
-  const ajv = ajvFor({ allErrors: true, verbose: true, strict: true });
+  const ajv = ajvFor(RULES_AJV_OPTIONS);
   for (const [name, format] of Object.entries(FORMATS)) ajv.addFormat(name, format);
   ajv.addSchema(buildRulesSchema());
   return ajv;
 }
 
-/** The export of each validator: `file` (a whole rule file) and `action_<kind>` (one action entry of that kind). */
-export function validatorRefs(): Record<string, string> {
-  return { file: SCHEMA_ID, ...Object.fromEntries(ACTIONS.map((m) => [`action_${m.kind}`, `${SCHEMA_ID}#/$defs/action_${m.kind}`])) };
-}
-
 export function renderRulesValidators(): string {
-  return standaloneModuleText(rulesAjv(), validatorRefs(), { formats: "./schema-formats.js", source: "src/rules/write-validators.ts", test: "test/rules/validators.test.ts" });
+  return standaloneModuleText(rulesAjv(), validatorRefs(), {
+    formats: "./schema-formats.js",
+    kinds: kindsFingerprint(),
+    source: "src/rules/write-validators.ts",
+    test: "test/rules/validators.test.ts",
+  });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
