@@ -86,13 +86,14 @@ export interface WatchRun {
   exitCode: number | null;
 }
 
-function quantile(sorted: number[], q: number): number {
+export function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[i] ?? Number.NaN;
 }
 
-async function rssMb(pid: number): Promise<number | undefined> {
+export async function rssMb(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) / 1024 : undefined;

@@ -15,6 +15,8 @@ import {
   TransportError,
   PastDeadlineNotSentError,
   ServiceUnusableError,
+  StoppedNotSentError,
+  describeRequest,
   UnsafeLinkError,
   WrongRecordError,
   redact,
@@ -23,7 +25,7 @@ import { HttpTransport, type HttpFailure, type HttpResponse, type HttpResult } f
 import { cursorPages, numberedPages, type Page } from "./pagination.js";
 import { pathId, withQuery } from "./query.js";
 import { parseRateLimitHeaders, type RateLimitInfo } from "./rate-headers.js";
-import { DEFAULT_WINDOW_MS, PastDeadlineError, RateLimiter, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
+import { DEFAULT_WINDOW_MS, LimiterStoppedError, PastDeadlineError, RateLimiter, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
 import { RETRYABLE_STATUS, backoffDelay, parseRetryAfter, sleep } from "./retry.js";
 import {
   BulkAbortResponseSchema,
@@ -66,6 +68,12 @@ export interface ClientOptions {
    * later fails at once with PastDeadlineNotSentError, sending nothing, instead of waiting for the window
    */
   notAfter?: number;
+  /**
+   * The run's stop (SIGTERM/SIGINT: src/cli/signals.ts): once aborted, no request starts — one waiting for a
+   * rate-limit slot, a connection or a retry gives up at once with StoppedNotSentError, sending nothing — while the
+   * requests already in flight finish and are answered as usual
+   */
+  signal?: AbortSignal;
   /** default 4; max requests in flight */
   concurrency?: number;
   /** per request (connect to last body byte); default 30_000 */
@@ -203,10 +211,13 @@ class Client implements ApiClient {
   private readonly onEvent: ((e: ClientEvent) => void) | undefined;
   private closed = false;
   private readonly notAfter: number | undefined;
+  private readonly stop: AbortSignal | undefined;
   /** see ApiClient.unusable */
   private fatal: ServiceUnusableError | undefined;
   /** whether any request got a 2xx answer: a key that worked is not a wrong key */
   private answered = false;
+  /** the workflow list asked once after a listing's 404 before anything succeeded: is the base URL wrong? */
+  private baseProbe: Promise<unknown> | undefined;
 
   constructor(opts: ClientOptions) {
     if (typeof opts.apiKey !== "string" || opts.apiKey.trim() === "") throw new TypeError("an API key is required");
@@ -217,6 +228,7 @@ class Client implements ApiClient {
     this.baseUrl = this.base.href;
     this.apiKey = opts.apiKey;
     this.notAfter = opts.notAfter;
+    this.stop = opts.signal;
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? DEFAULT_CONCURRENCY));
     this.timeoutMs = Math.max(1, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.maxAttempts = Math.max(1, Math.floor(opts.maxAttempts ?? 5));
@@ -406,8 +418,10 @@ class Client implements ApiClient {
           attempts: 0,
         });
       }
+      this.refuseWhenStopping(spec);
       const notAfter = spec.method === "POST" ? this.notAfter : undefined;
-      const grant = await this.limiter.acquire(notAfter).catch((err: unknown) => {
+      const grant = await this.limiter.acquire(notAfter, this.stop).catch((err: unknown) => {
+        if (err instanceof LimiterStoppedError) this.refuseWhenStopping(spec, true);
         if (!(err instanceof PastDeadlineError)) throw err;
         throw new PastDeadlineNotSentError(`${asked(spec).asked ?? spec.path}: not sent, its rate-limit slot opens only after the run's deadline`);
       });
@@ -432,8 +446,14 @@ class Client implements ApiClient {
     });
   }
 
+  /** Once the run is stopping, nothing more is sent: the call ends here with StoppedNotSentError. */
+  private refuseWhenStopping(spec: CallSpec<unknown>, always = false): void {
+    if (always || this.stop?.aborted) throw new StoppedNotSentError(`${asked(spec).asked ?? describeRequest(spec.method, spec.path)}: not sent, the run is stopping`);
+  }
+
   private async call<T>(spec: CallSpec<T>): Promise<T> {
     if (this.closed) throw new ClientClosedError();
+    this.refuseWhenStopping(spec);
     // Time spent retrying: backoff delays, 429 pauses and the repeated exchanges. Waiting in the client's own queue
     // does not count, or a call queued behind a long batch would lose its retries before it ever ran.
     let retryTimeMs = 0;
@@ -494,11 +514,15 @@ class Client implements ApiClient {
         if (spec.method === "GET" && RETRYABLE_STATUS.has(status)) {
           const delay = Math.min(serverDelay ?? backoff(), this.retryMaxDelayMs);
           if (mayRetry(delay, `${status}`)) {
-            await sleep(delay);
+            await sleep(delay, this.stop);
+            this.refuseWhenStopping(spec);
             continue;
           }
         }
-        throw this.apiError(spec, result, attempt);
+        const err = this.apiError(spec, result, attempt);
+        // this call fails with its own error, as a refused key's does; a wrong base URL fails every later one at once
+        if (status === 404 && spec.method === "GET" && !this.answered) await this.checkBaseUrl(spec, err);
+        throw err;
       }
 
       const failure: HttpFailure = result;
@@ -512,7 +536,8 @@ class Client implements ApiClient {
       if (failure.retryable) {
         const delay = backoff();
         if (mayRetry(delay, this.clean(failure.reason))) {
-          await sleep(delay);
+          await sleep(delay, this.stop);
+          this.refuseWhenStopping(spec);
           continue;
         }
       }
@@ -530,6 +555,23 @@ class Client implements ApiClient {
       }
       throw transportError;
     }
+  }
+
+  /**
+   * A 404 before any request succeeded: the workflow list answering 404 means the base URL is wrong (a path the
+   * service does not serve, typically without /api), and the run stops once with that hint instead of failing every
+   * rule with the same 404 (issue 35). A listing's 404 asks the workflow list once to tell that apart from a
+   * workflow that does not exist (a 404 of its own, docs/service.md).
+   */
+  private async checkBaseUrl(spec: CallSpec<unknown>, err: ApiError): Promise<void> {
+    if (spec.endpoint === "listWorkflows") {
+      const hint = /\/api$/.test(this.base.basePath) ? "is the base URL right?" : "is the base URL missing /api?";
+      this.unusableBecause(`the service answered 404 for the workflow list at ${this.baseUrl}/ — ${hint}`, err);
+      return;
+    }
+    if (spec.endpoint !== "instancePages" && spec.endpoint !== "formFieldPages") return;
+    this.baseProbe ??= this.listWorkflows().catch(() => undefined);
+    await this.baseProbe;
   }
 
   private apiError(spec: CallSpec<unknown>, res: HttpResponse, attempts: number): ApiError {

@@ -9,8 +9,11 @@ import type { ConnectionSettings } from "../model/settings.js";
 export type { ConnectionSettings } from "../model/settings.js";
 export { DEFAULT_RATE_LIMIT } from "../model/settings.js";
 
-/** Resolved connection settings, and what a long-running process adds: a sink seeing every event of every client. */
-export type ClientSettings = ConnectionSettings & { observe?: (e: ClientEvent) => void };
+/**
+ * Resolved connection settings, and what a run adds to them: a sink seeing every event of every client (a
+ * watcher's metrics), and the run's stop signal, which every client made from them honours (ClientOptions.signal).
+ */
+export type ClientSettings = ConnectionSettings & { observe?: (e: ClientEvent) => void; stop?: AbortSignal };
 
 /** The client for these settings; `extra` adds an event sink (the logger), a shared limiter or retry timing. */
 export function clientFrom(settings: ClientSettings, extra: Partial<ClientOptions> = {}): ApiClient {
@@ -22,6 +25,7 @@ export function clientFrom(settings: ClientSettings, extra: Partial<ClientOption
     concurrency: settings.concurrency,
     timeoutMs: settings.timeoutMs,
     insecureHttp: settings.insecureHttp,
+    ...(settings.stop ? { signal: settings.stop } : {}),
     ...extra,
     ...(settings.observe ? { onEvent: both(settings.observe, extra.onEvent) } : {}),
   });

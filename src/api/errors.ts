@@ -61,6 +61,12 @@ export class ServiceUnusableError extends FlowrulesApiError {}
 export class PastDeadlineNotSentError extends FlowrulesApiError {}
 
 /**
+ * A request not sent because the run is stopping (SIGTERM, SIGINT, SIGHUP: src/cli/signals.ts): it was waiting for
+ * a rate-limit slot, a retry or a connection, and gave up at once. Surely never sent.
+ */
+export class StoppedNotSentError extends FlowrulesApiError {}
+
+/**
  * GET /instances/{id}/ answered with the record of another instance (a broken cache or proxy): never taken as the
  * asked instance's record (issue 28).
  */

@@ -10,9 +10,14 @@
  * requests than the service's: alone on its key, the client does not meet a 429, however latency varies. The budget
  * is still a little under the service's limit (WINDOW_SHARE) for other callers on the same key (a person's
  * `explain`, a second process) and for services that count a little differently. See src/api/README.md.
+ *
+ * It also stops: a caller's `stop` signal, once aborted, makes its waiting acquire() give up at once (its timer
+ * cancelled, LimiterStoppedError) and refuses new ones, so a run told to stop never waits out a window (up to a
+ * minute) for a request it will not send (docs/watch.md, "Signals": exit within 10 s).
  */
 import type { RateLimitInfo } from "./rate-headers.js";
-import { sleep as realSleep } from "./retry.js";
+import { sleep as stoppableSleep } from "./retry.js";
+import { whenAborted } from "../model/abortable.js";
 
 import { WINDOW_SHARE } from "../model/settings.js";
 
@@ -51,9 +56,20 @@ export class PastDeadlineError extends Error {
   }
 }
 
+/** Thrown by acquire(…, stop) once `stop` is aborted: the request waited for nothing and is not sent. */
+export class LimiterStoppedError extends Error {
+  constructor() {
+    super("stopping: the request gave up its place in the rate-limit queue");
+    this.name = "LimiterStoppedError";
+  }
+}
+
 export interface RequestLimiter {
-  /** a slot for one request; with `notAfter`, refused at once (PastDeadlineError) when it would open only later */
-  acquire(notAfter?: number): Promise<Grant>;
+  /**
+   * A slot for one request; with `notAfter`, refused at once (PastDeadlineError) when it would open only later; with
+   * `stop`, given up at once (LimiterStoppedError) when it is aborted, waiting or not.
+   */
+  acquire(notAfter?: number, stop?: AbortSignal): Promise<Grant>;
   /** holds back every caller for `ms` (a 429's Retry-After) */
   pause(ms: number): void;
   /** milliseconds left in a pause set by pause(), 0 when none */
@@ -77,7 +93,8 @@ export interface RateLimiterOptions {
   /** default WINDOW_SHARE */
   share?: number;
   now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  /** resolves after `ms`, or at once when `stop` aborts (the timer cleared) */
+  sleep?: (ms: number, stop?: AbortSignal) => Promise<void>;
   /** called when a request starts to wait (once per wait of the request at the head of the queue) */
   onWait?: (w: LimiterWait) => void;
 }
@@ -95,7 +112,7 @@ export class RateLimiter implements RequestLimiter {
   /** the budget the service's own Limit header allows, when it sent one */
   private serverBudget = Number.POSITIVE_INFINITY;
   private readonly now: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly sleep: (ms: number, stop?: AbortSignal) => Promise<void>;
   private readonly onWait: ((w: LimiterWait) => void) | undefined;
   /** the requests in the current window by ticket: when sent, then when their answer came back */
   private readonly stamps = new Map<number, number>();
@@ -108,7 +125,7 @@ export class RateLimiter implements RequestLimiter {
 
   constructor(opts: RateLimiterOptions) {
     this.now = opts.now ?? ((): number => Date.now()); // looked up per call, so a faked Date in tests is seen
-    this.sleep = opts.sleep ?? realSleep;
+    this.sleep = opts.sleep ?? stoppableSleep;
     this.onWait = opts.onWait;
     this.share = opts.share ?? WINDOW_SHARE;
     const windowMs = Math.max(1, opts.windowMs ?? DEFAULT_WINDOW_MS);
@@ -134,10 +151,28 @@ export class RateLimiter implements RequestLimiter {
     return this.stamps.size;
   }
 
-  acquire(notAfter?: number): Promise<Grant> {
-    const turn = this.tail.then(() => this.take(notAfter));
+  acquire(notAfter?: number, stop?: AbortSignal): Promise<Grant> {
+    if (stop?.aborted) return Promise.reject(new LimiterStoppedError());
+    const turn = this.tail.then(() => this.take(notAfter, stop));
     this.tail = turn.catch(() => undefined);
-    return turn;
+    if (!stop) return turn;
+    // a caller queued behind others gives up at once too; when its turn comes, take() returns at its first look
+    return new Promise<Grant>((resolve, reject) => {
+      const off = whenAborted(stop, () => reject(new LimiterStoppedError()));
+      turn.then(
+        (g) => {
+          off();
+          if (!stop.aborted) return resolve(g);
+          // granted in the same instant as the stop: handed back unused
+          this.finished(g.ticket, {});
+          reject(new LimiterStoppedError());
+        },
+        (err: unknown) => {
+          off();
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
   }
 
   pause(ms: number): void {
@@ -208,10 +243,11 @@ export class RateLimiter implements RequestLimiter {
     return { at, reason };
   }
 
-  private async take(notAfter?: number): Promise<Grant> {
+  private async take(notAfter?: number, stop?: AbortSignal): Promise<Grant> {
     const start = this.now();
     let announced = false;
     for (;;) {
+      if (stop?.aborted) throw new LimiterStoppedError();
       const t = this.now();
       const { at, reason } = this.nextSlot(t);
       if (notAfter !== undefined && at > notAfter) throw new PastDeadlineError(at);
@@ -227,7 +263,7 @@ export class RateLimiter implements RequestLimiter {
         this.onWait?.(w);
         for (const l of this.listeners) l(w);
       }
-      await this.sleep(Math.min(at - t, MAX_SLEEP_MS));
+      await this.sleep(Math.min(at - t, MAX_SLEEP_MS), stop);
     }
   }
 }

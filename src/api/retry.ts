@@ -1,4 +1,5 @@
 /** Retry timing: exponential backoff with full jitter, and Retry-After parsing. */
+import { pauseUnless } from "../model/abortable.js";
 
 /** Full jitter (AWS architecture blog): uniform in [0, min(cap, base·2^(attempt-1))]; spreads out herds of callers. */
 export function backoffDelay(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
@@ -24,6 +25,7 @@ export function parseRetryAfter(value: string | undefined, dateHeader: string | 
 /** Gateway and overload answers worth another try (for requests that are safe to repeat). */
 export const RETRYABLE_STATUS = new Set([502, 503, 504]);
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+/** Resolves after `ms`; with `stop`, at once when it aborts (the timer cleared, so a stopping run is not kept alive). */
+export function sleep(ms: number, stop?: AbortSignal): Promise<void> {
+  return pauseUnless(ms, stop);
 }

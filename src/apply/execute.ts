@@ -25,6 +25,7 @@
 import { mutatingKind, type BatchSender, type EachSender } from "../actions/index.js";
 import {
   PastDeadlineNotSentError,
+  StoppedNotSentError,
   ApiError,
   OutcomeUnknownError,
   ResponseShapeError,
@@ -126,19 +127,24 @@ class Execution {
   async run(): Promise<ExecuteResult> {
     const pending = this.skipDone();
     this.report();
-    if (pending.length > 0) {
-      const ready = await this.judge(pending);
-      for (const c of ready) if (!this.outcomes.has(c.id)) this.unsent.set(c.id, c);
-      this.phase = "sending";
-      this.report();
-      await this.sendEach(ready.filter((c) => senderOf(c).mode === "each"));
-      // batch kinds one after another, each in its own batches
-      const batched = new Map<string, PlannedChange[]>();
-      for (const c of ready) if (senderOf(c).mode === "batch") pushTo(batched, c.kind, c);
-      for (const list of batched.values()) await this.sendBatches(list);
+    try {
+      if (pending.length > 0) {
+        const ready = await this.judge(pending);
+        for (const c of ready) if (!this.outcomes.has(c.id)) this.unsent.set(c.id, c);
+        this.phase = "sending";
+        this.report();
+        await this.sendEach(ready.filter((c) => senderOf(c).mode === "each"));
+        // batch kinds one after another, each in its own batches
+        const batched = new Map<string, PlannedChange[]>();
+        for (const c of ready) if (senderOf(c).mode === "batch") pushTo(batched, c.kind, c);
+        for (const list of batched.values()) await this.sendBatches(list);
+      }
+    } catch (err) {
+      // stopped while checking (a listing or a read refused to start): what is not settled is deferred below
+      if (!(err instanceof StoppedNotSentError)) throw err;
     }
     const outcomes = this.plan.changes.map(
-      (c) => this.outcomes.get(c.id) ?? { change: c, status: "not_started" as const, reason: "not attempted" },
+      (c) => this.outcomes.get(c.id) ?? (this.opts.signal?.aborted ? this.stoppedOutcome(c) : { change: c, status: "not_started" as const, reason: "not attempted" }),
     );
     return { outcomes, listedAsChanged: this.listed, readToCheck: this.reads, checks: this.checks };
   }
@@ -192,6 +198,7 @@ class Execution {
         continue;
       }
       const unresolved = this.unresolved(c);
+      if (r instanceof StoppedNotSentError) continue; // deferred: the run is stopping
       if (r instanceof Error) {
         if (unresolved) this.failed(c, `an earlier run may have sent it, and the instance could not be read to decide: ${message(r)}`, true);
         else if (notVisible(r)) this.stale(c, `the instance is no longer found or visible (${message(r)})`);
@@ -279,7 +286,7 @@ class Execution {
     for (const c of stillLeft) {
       if (!judged.has(c.instance_id) || this.outcomes.has(c.id)) continue;
       const r = records.get(c.instance_id);
-      if (r === undefined) continue;
+      if (r === undefined || r instanceof StoppedNotSentError) continue;
       if (r instanceof Error) {
         if (notVisible(r)) {
           this.stale(c, `the instance is no longer found or visible (${message(r)})`);
@@ -371,6 +378,10 @@ class Execution {
           this.deferredByDeadline(c);
           return;
         }
+        if (err instanceof StoppedNotSentError) {
+          this.stopped(c);
+          return;
+        }
         if (err instanceof OutcomeUnknownError || err instanceof ResponseShapeError) {
           // a 2xx with a body that is not the instance record may come from a proxy or a captive portal, not from
           // the service: like a lost answer, it is decided by reading the instance, never assumed applied
@@ -394,7 +405,9 @@ class Execution {
     try {
       record = await readForCheck(this.client, c.instance_id);
     } catch (err) {
-      this.failed(c, `outcome unknown (${reason}) and the instance could not be read to decide: ${message(err)}`, true);
+      // stopping: its intent stays open in the journal, and the next run decides it by reading
+      if (err instanceof StoppedNotSentError) this.record(this.stoppedOutcome(c));
+      else this.failed(c, `outcome unknown (${reason}) and the instance could not be read to decide: ${message(err)}`, true);
       return true;
     }
     const effect = effectOf(c, record);
@@ -473,6 +486,10 @@ class Execution {
           for (const c of remaining) this.deferredByDeadline(c);
           return;
         }
+        if (err instanceof StoppedNotSentError) {
+          for (const c of remaining) this.stopped(c);
+          return;
+        }
         if (err instanceof OutcomeUnknownError || err instanceof ResponseShapeError) {
           lastUnknown = err instanceof OutcomeUnknownError ? err.reason : `answered ${err.status} with an unexpected body`;
           const left = await this.decideBatch(remaining, sentAt, lastUnknown, sender);
@@ -502,7 +519,9 @@ class Execution {
     try {
       took = await sender.tookEffectSince(this.client, remaining.map((c) => c.process_id), new Date(sentAt - this.opts.clockSkewMs));
     } catch (err) {
-      for (const c of remaining) this.failed(c, `${request} outcome unknown (${reason}) and it could not be checked: ${message(err)}`, true);
+      // stopping: the intents stay open in the journal, and the next run decides them by listing
+      if (err instanceof StoppedNotSentError) for (const c of remaining) this.record(this.stoppedOutcome(c));
+      else for (const c of remaining) this.failed(c, `${request} outcome unknown (${reason}) and it could not be checked: ${message(err)}`, true);
       return undefined;
     }
     const left: PlannedChange[] = [];
@@ -519,6 +538,11 @@ class Execution {
     for (const c of missing) {
       const r = records.get(c.instance_id);
       let why: string;
+      if (r instanceof StoppedNotSentError) {
+        // stopping before it could be read: left open (its intent), the next run decides it
+        this.record(this.stoppedOutcome(c));
+        continue;
+      }
       if (r === undefined) why = `not returned by the ${sender.words.request}`;
       else if (r instanceof Error) why = notVisible(r) ? `not found or not visible to this API key (${message(r)})` : `not returned, and it could not be read: ${message(r)}`;
       else why = sender.whyNot(r);
@@ -530,9 +554,12 @@ class Execution {
 
   /** True (and the change marked not started, or deferred) when the run was interrupted, halted or out of time. */
   private stopped(c: PlannedChange): boolean {
-    const why = this.opts.signal?.aborted ? "interrupted before it was sent" : this.halted ? `not sent: ${this.halted}` : undefined;
-    if (why !== undefined) {
-      if (!this.outcomes.has(c.id)) this.record({ change: c, status: "not_started", reason: why });
+    if (this.opts.signal?.aborted) {
+      if (!this.outcomes.has(c.id)) this.record(this.stoppedOutcome(c));
+      return true;
+    }
+    if (this.halted !== undefined) {
+      if (!this.outcomes.has(c.id)) this.record({ change: c, status: "not_started", reason: `not sent: ${this.halted}` });
       return true;
     }
     if (this.opts.deadline !== undefined && this.now() >= this.opts.deadline) {
@@ -540,6 +567,14 @@ class Execution {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Not started because the run was stopped (SIGTERM, SIGINT): deferred, as at --max-duration (docs/operating.md, "Applying safely") —
+   * a stopped run is not a failed one, and the same apply again resumes it from the journal.
+   */
+  private stoppedOutcome(c: PlannedChange): ChangeOutcome {
+    return { change: c, status: "deferred", reason: "the run was stopped before this change was sent; the same apply again resumes it" };
   }
 
   /**

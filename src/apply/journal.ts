@@ -281,3 +281,43 @@ function readEvents(file: string, planDigest: string): { events: JournalEvent[];
   }
   return { events, skipped, otherPlans };
 }
+
+/**
+ * Every readable event of a journal file, in order (torn or unknown lines left out); none when it does not exist.
+ * For readers that are not a run of the plan: the watcher's cycles and `flowrules history`.
+ */
+export function journalEvents(file: string): JournalEvent[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return [];
+  }
+  const out: JournalEvent[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const e = EventSchema.safeParse(JSON.parse(line));
+      if (e.success) out.push(e.data);
+    } catch {
+      // a line torn by a crash
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether the latest run recorded in these events finished: a `finish` line after its `start`. False with no run
+ * at all. A run killed (`kill -9`, a power cut) while applying has none: its plan is to be resumed.
+ */
+export function lastRunFinished(events: readonly JournalEvent[]): boolean {
+  let started = false;
+  let finished = false;
+  for (const e of events) {
+    if (e.event === "start") {
+      started = true;
+      finished = false;
+    } else if (e.event === "finish") finished = true;
+  }
+  return started && finished;
+}

@@ -8,12 +8,27 @@ import { basename, dirname, join, relative, sep } from "node:path";
 import { isRuleFileName, listRuleFiles } from "../rules/index.js";
 import { UserError } from "../model/errors.js";
 import { filesAt, repoRoot, resolveCommit, showFile } from "./git.js";
-import { diffDefinitions, ruleDefinitions, type DefinitionDiff, type RuleDefinition } from "./rule-definitions.js";
+import { definitionProblem, diffDefinitions, ruleDefinitions, type DefinitionDiff, type RuleDefinition } from "./rule-definitions.js";
+import { looksLikeRuleFile } from "../rules/files.js";
 
 export interface ChangedSince extends DefinitionDiff {
   ref: string;
   /** the commit the ref named when compared */
   commit: string;
+  /** one line per rule file at the ref that could not be read (invalid YAML): its rules count as added */
+  warnings: string[];
+}
+
+/**
+ * One warning per rule file that was not valid YAML at the ref: its rules cannot be compared, so each of them counts
+ * as added (which errs towards planning more), and the reader is told why (issue 35).
+ */
+export function unreadableAtRef(ref: string, files: RuleText[], flag: string): string[] {
+  return files.flatMap((f) => {
+    if (f.fromFolder && !looksLikeRuleFile(f.text)) return [];
+    const problem = definitionProblem(f.text);
+    return problem ? [`${flag}: ${f.file} at ${ref} is not valid YAML (${problem}); its rules there cannot be compared, so they count as added`] : [];
+  });
 }
 
 /** The same files `loadRules` reads from a folder: *.yaml / *.yml but no *.test.yaml, nothing under dot folders or node_modules. */
@@ -102,7 +117,7 @@ export async function ruleTextsSince(ref: string, paths: string[], cwd = process
 export async function rulesChangedSince(ref: string, paths: string[], cwd = process.cwd()): Promise<ChangedSince> {
   const t = await ruleTextsSince(ref, paths, cwd);
   const defs = (list: RuleText[]): RuleDefinition[] => list.flatMap((f) => ruleDefinitions(f.file, f.text));
-  return { ref, commit: t.commit, ...diffDefinitions(defs(t.before), defs(t.now)) };
+  return { ref, commit: t.commit, ...diffDefinitions(defs(t.before), defs(t.now)), warnings: unreadableAtRef(ref, t.before, "--changed-since") };
 }
 
 /** Rule files under a located path on disk, relative to the repository root. */

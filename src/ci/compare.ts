@@ -10,7 +10,7 @@ import type { CompiledRule, RuleSet } from "../rules/types.js";
 import { UserError } from "../model/errors.js";
 import { diagnosticText } from "../rules/diagnostic-line.js";
 import type { ImpactStatus } from "../plan/compare-schema.js";
-import { ruleTextsSince, type RuleText } from "./changed-since.js";
+import { ruleTextsSince, unreadableAtRef, type RuleText } from "./changed-since.js";
 import { diffDefinitions, ruleDefinitions } from "./rule-definitions.js";
 
 export const COMPARE_FLAG = "--compare";
@@ -35,6 +35,8 @@ export interface CompareInput {
   sides: CompareSides;
   /** the working tree's added and edited rules: the rule set the run plans besides the versions at the ref */
   ruleSet: RuleSet;
+  /** one line each: rule files at the ref that could not be read, whose rules count as added */
+  warnings: string[];
 }
 
 /** Compiles the rule files as they were at the ref, or says in one line why they cannot be compared. */
@@ -83,5 +85,6 @@ export async function compareInput(ref: string, paths: string[], now: RuleSet, o
       order: { now: now.rules.map((r) => r.name), atRef: old.map((r) => r.name) },
     },
     ruleSet: { ...now, rules: after },
+    warnings: unreadableAtRef(ref, texts.before, COMPARE_FLAG),
   };
 }

@@ -36,6 +36,29 @@ export function ruleDefinitions(file: string, text: string): RuleDefinition[] {
   return out;
 }
 
+/** Line and column (1-based) of an offset in a text. */
+function lineCol(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return `${line}:${offset - before.lastIndexOf("\n")}`;
+}
+
+/**
+ * Why a file's rules cannot be read for comparison (it is not valid YAML), in one line with its line:col; undefined
+ * when it parses. The caller says so: its rules silently counting as added would hide that they were never compared.
+ */
+export function definitionProblem(text: string): string | undefined {
+  const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false });
+  const first = doc.errors[0];
+  if (first) return `${lineCol(text, first.pos[0])} ${first.message.split("\n")[0] ?? ""}`.trim();
+  try {
+    doc.toJS({ maxAliasCount: 10_000 });
+  } catch (err) {
+    return err instanceof Error ? err.message.split("\n")[0] : String(err);
+  }
+  return undefined;
+}
+
 export interface DefinitionDiff {
   added: string[];
   changed: string[];

@@ -29,6 +29,10 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [string, s
     ["flowrules watch rules/ --state .flowrules/state --apply --metrics-port 9464", "approve within seconds, polling within 20 % of the key's rate limit"],
     ["flowrules watch --profile prod --state /var/lib/flowrules", "only log what each cycle would do, against a profile's service"],
   ],
+  history: [
+    ["flowrules history --state /var/lib/flowrules --last 3", "what the watcher's last three cycles changed, and how each change ended"],
+    ["flowrules history --state /var/lib/flowrules --format json", "the same as one JSON document (schemas/history.schema.json)"],
+  ],
   state: [
     ["flowrules state show --state .flowrules/state", "bookmarks, cached instances per workflow, and whether the state verifies with this key"],
     ["flowrules state clear --state .flowrules/state", "remove the state: the next run reads everything (refused while a run or watcher uses it)"],

@@ -15,6 +15,7 @@ import { registerTest } from "./test.js";
 import { registerExplain } from "./explain.js";
 import { registerSandbox } from "./sandbox.js";
 import { registerWatch } from "./watch.js";
+import { registerHistory } from "./history.js";
 import { registerState } from "./state-verb.js";
 import { registerDescribe, registerWorkflows } from "./workflows.js";
 import { registerInit, registerPull } from "./init.js";
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
   registerInit(program);
   registerPull(program);
   registerWatch(program);
+  registerHistory(program);
   registerState(program);
   registerSandbox(program);
   addExamples(program);

@@ -1,6 +1,6 @@
 /** `flowrules watch`: its flags; what it does when it runs (flags to settings, signals, the loop) is ./run/watch.ts. */
 import type { Command } from "commander";
-import { DEFAULT_BUDGET_PERCENT } from "../commands/watch-settings.js";
+import { DEFAULT_BUDGET_PERCENT } from "../watch/settings.js";
 import { addConnectionOptions } from "./connection.js";
 import { addPlanningOptions } from "./flags.js";
 import { addNotifyOption } from "./operations.js";

@@ -9,22 +9,19 @@
  */
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { clientFrom, sharedLimiter, type ClientOptions, type RequestLimiter } from "../api/index.js";
+import { sharedLimiter, type ClientOptions, type RequestLimiter } from "../api/index.js";
 import { DEFAULT_LOCK_FILE, sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
 import type { PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../apply/batches.js";
-import { DEFAULT_RECHECK_EVERY_MS, executePlan } from "../apply/execute.js";
-import type { ApplyProgress } from "../apply/types.js";
-import { Journal } from "../apply/journal.js";
-import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../model/lock.js";
+import { DEFAULT_RECHECK_EVERY_MS } from "../apply/execute.js";
+import { describeTakeOver, type HeldLock } from "../model/lock.js";
+import { acquireWaiting, applyLoadedPlan, type LockWait } from "../apply/run.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../apply/staleness.js";
-import { applyExitCode, countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
-import type { Plan } from "../plan/types.js";
+import { applyExitCode, countOutcomes } from "../apply/outcome.js";
 import { APPLY_FORMATS, type ApplyFormat } from "../render/apply/index.js";
-import { VERSION } from "../model/version.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 import { logOutcomes } from "../render/events/apply.js";
@@ -232,7 +229,7 @@ async function withLock(
   body: (lock: HeldLock) => Promise<number>,
 ): Promise<number> {
   const file = resolve(cwd, opts.lockFile ?? DEFAULT_LOCK_FILE);
-  const lock = await acquireWaiting(file, { applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS }, opts, io);
+  const lock = await acquireWaiting(file, { applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS }, lockWait(opts, io));
   try {
     // the heartbeat tells a run on another host that this one still lives (on this host the pid says so)
     lock.startHeartbeat(opts.tuning?.heartbeatMs);
@@ -243,34 +240,17 @@ async function withLock(
   }
 }
 
-/**
- * The lock, waiting up to --lock-wait while a live apply holds it (looking again every couple of seconds); the
- * holder is named once, when the wait begins. Past the wait, the refusal says how long it waited.
- */
-async function acquireWaiting(file: string, lockOpts: LockOptions, opts: ApplyCommandOptions, io: CommandIO): Promise<HeldLock> {
-  const waitMs = opts.lockWaitMs ?? 0;
-  const until = Date.now() + waitMs;
-  const wait = opts.lockWaitText ?? `${Math.round(waitMs / 1000)}s`;
-  let waiting = false;
-  for (;;) {
-    try {
-      return acquireLock(file, lockOpts);
-    } catch (err) {
-      if (!(err instanceof LockHeldError) || waitMs <= 0) throw err;
-      const left = until - Date.now();
-      if (left <= 0) throw new UserError(`${err.holder}; waited ${wait} for it to finish (--lock-wait), nothing was changed`);
-      if (!waiting && !opts.quiet) io.stderr(`flowrules: ${err.holder}; waiting up to ${wait} for it to finish\n`);
-      waiting = true;
-      await new Promise((r) => setTimeout(r, Math.min(left, opts.tuning?.lockPollMs ?? 2000)));
-    }
-  }
-}
-
-/** What a run of an applied plan came to, for callers that apply plans in turn (`watch`). */
-export interface AppliedResult {
-  outcomes: ChangeOutcome[];
-  /** changes of rules in audit, never sent */
-  audit: number;
+/** --lock-wait: while a live apply holds the lock, wait for it (named once, when the wait begins). */
+function lockWait(opts: ApplyCommandOptions, io: CommandIO): LockWait {
+  return {
+    waitMs: opts.lockWaitMs ?? 0,
+    ...(opts.lockWaitText !== undefined ? { waitText: opts.lockWaitText } : {}),
+    how: "--lock-wait",
+    ...(opts.tuning?.lockPollMs !== undefined ? { pollMs: opts.tuning.lockPollMs } : {}),
+    onWaiting: (holder, wait) => {
+      if (!opts.quiet) io.stderr(`flowrules: ${holder}; waiting up to ${wait} for it to finish\n`);
+    },
+  };
 }
 
 type RunOptions = ApplyCommandOptions & {
@@ -278,51 +258,12 @@ type RunOptions = ApplyCommandOptions & {
   startedAt: Date;
   deadline?: number;
   limiter: RequestLimiter;
-  onResult?: (r: AppliedResult) => void;
 };
 
 /**
- * Applies a plan made in this process as `apply --auto-approve` does, under a lock the caller holds: written to
- * `<dir>/plan.json` (the journal beside it refers to it, a resume needs it), checked like a saved plan, then executed.
- * `watch` applies each cycle's plan through it: no second copy of applying.
+ * Applies a loaded plan under the run's lock (src/apply/run.ts: journal lock, journal, execution) and shows what
+ * happened: progress on stderr, change events, the summary on stdout, the notification, the exit code.
  */
-export async function applyPlanInDir(
-  plan: Plan,
-  dir: string,
-  opts: ApplyCommandOptions & { limiter: RequestLimiter; onResult?: (r: AppliedResult) => void },
-  io: CommandIO,
-  lock: HeldLock,
-): Promise<number> {
-  const { writePlanFile } = await import("../plan/write.js");
-  await mkdir(dir, { recursive: true });
-  const planFile = join(dir, "plan.json");
-  await writePlanFile(planFile, plan);
-  return resumePlanFile(planFile, opts, io, lock);
-}
-
-/** Applies (or resumes, from its journal) a plan file under a lock the caller holds, as `apply plan.json` does. */
-export async function resumePlanFile(
-  planFile: string,
-  opts: ApplyCommandOptions & { limiter: RequestLimiter; onResult?: (r: AppliedResult) => void },
-  io: CommandIO,
-  lock: HeldLock,
-): Promise<number> {
-  const cwd = opts.cwd ?? process.cwd();
-  const loaded = await loadPlanForApply(planFile, opts.connection.baseUrl, { compact: true });
-  const runOpts: RunOptions = { ...opts, batchSize: opts.batchSize ?? DEFAULT_BATCH_SIZE, startedAt: new Date() };
-  return applyLoaded(loaded, `${planFile}.journal.jsonl`, runOpts, cwd, io, lock);
-}
-
-/**
- * The journal is the plan's memory of what was sent, so one run at a time may use it, whatever its working directory
- * or --lock-file (issue 28: two applies of one plan from two directories sent changes twice). Its own lock beside
- * it, taken after the run's lock (always in this order, so two runs never wait on each other), works like that one:
- * a live holder is refused (or waited for, --lock-wait), a dead one's lock is taken over.
- */
-export function journalLockFile(journalFile: string): string {
-  return `${journalFile}.lock`;
-}
-
 async function applyLoaded(
   loaded: LoadedPlan,
   journalFile: string,
@@ -331,117 +272,68 @@ async function applyLoaded(
   io: CommandIO,
   lock: HeldLock,
 ): Promise<number> {
-  const lockOpts = { applying: lock.owner.applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS };
-  const journalLock = await acquireWaiting(journalLockFile(journalFile), lockOpts, opts, io);
-  try {
-    journalLock.startHeartbeat(opts.tuning?.heartbeatMs);
-    if (journalLock.tookOver) io.stderr(`flowrules: ${describeTakeOver(shown(journalLock.file, cwd), journalLock.tookOver)}\n`);
-    return await applyJournalled(loaded, journalFile, opts, cwd, io, lock);
-  } finally {
-    journalLock.release();
-  }
-}
-
-async function applyJournalled(
-  loaded: LoadedPlan,
-  journalFile: string,
-  opts: RunOptions,
-  cwd: string,
-  io: CommandIO,
-  lock: HeldLock,
-): Promise<number> {
-  // changes of rules in audit are shown in plans and never sent: they leave here, counted apart
-  const audit = loaded.plan.changes.filter((c) => c.audit === true).length;
-  const plan = audit > 0 ? { ...loaded.plan, changes: loaded.plan.changes.filter((c) => c.audit !== true) } : loaded.plan;
-  const instanceOf = new Map(plan.changes.map((c) => [c.id, c.instance_id]));
-  const journal = Journal.open(journalFile, loaded.digest, (id) => instanceOf.get(id));
-  instanceOf.clear(); // replayed: the journal needs it no more (one entry per change at 100,000 changes)
-  const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(opts.connection.rateLimitPerMin) });
+  const c = opts.connection;
+  const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(c.rateLimitPerMin) });
   const say = (line: string): void => {
     if (opts.quiet) return;
     view.clear();
     io.stderr(`${line}\n`);
   };
-  if (journal.skippedLines > 0) io.stderr(`flowrules: ignored ${journal.skippedLines} unreadable line(s) of the journal ${shown(journalFile, cwd)} (torn by a crash?)\n`);
-  if (journal.earlierRuns > 0) say(`resuming: the journal records ${journal.earlierRuns} earlier run(s) of this plan`);
-  // a journal of another plan is no memory of this one: said, since a wrong --journal may hide a half-applied plan
-  if (journal.earlierRuns === 0 && journal.otherPlanRuns > 0) {
-    io.stderr(`flowrules: warning: the journal ${shown(journalFile, cwd)} records ${journal.otherPlanRuns} run(s) of other plans and none of this one; they are not taken into account\n`);
-  }
-
-  const c = opts.connection;
-  const logClientEvent = clientEventLogger(io.log ?? nullLogger);
-  const client = clientFrom(c, {
-    onEvent: (e) => {
-      logClientEvent(e);
-      view.clientEvent(e);
-    },
-    // no change waits for the rate window past --max-duration (issue 28)
-    ...(opts.deadline !== undefined ? { notAfter: opts.deadline } : {}),
-    ...opts.tuning?.client,
-    limiter: opts.limiter,
-  });
+  const log = io.log ?? nullLogger;
+  const logClientEvent = clientEventLogger(log);
+  // change events stream as outcomes are known; the ones never attempted are logged at the end
+  const logged = new Set<string>();
   try {
-    journal.start({ flowrules_version: VERSION, plan_file: loaded.file });
-    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file, cwd)} to ${serviceName(client.baseUrl, opts.profile?.name)}${audit > 0 ? ` (${audit} in audit, not sent)` : ""}`);
-    const log = io.log ?? nullLogger;
-    // change events stream as outcomes are known; the ones never attempted are logged at the end
-    const logged = new Set<string>();
-    let latest: ApplyProgress | undefined;
-    lock.setProgress(() => (latest ? `${latest.settled.toLocaleString("en-US")} of ${latest.total.toLocaleString("en-US")} changes settled` : "starting"));
-    const result = await executePlan(client, plan, journal, {
+    const run = await applyLoadedPlan(loaded, {
+      journalFile,
+      lock,
+      connection: { ...c, ...(opts.signal ? { stop: opts.signal } : {}) },
+      limiter: opts.limiter,
+      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
+      batchSize: opts.batchSize,
+      clockSkewMs: opts.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
+      recheckEveryMs: opts.recheckEveryMs ?? DEFAULT_RECHECK_EVERY_MS,
+      lockTimeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+      lockWait: lockWait(opts, io),
+      ...(opts.profile ? { profileName: opts.profile.name } : {}),
+      ...(opts.tuning ? { tuning: opts.tuning } : {}),
+      shown: (f) => shown(f, cwd),
+      say,
+      warn: (line) => io.stderr(`${line}\n`),
+      onClientEvent: (e) => {
+        logClientEvent(e);
+        view.clientEvent(e);
+      },
       onOutcome: (o) => {
         logged.add(o.change.id);
         logOutcomes(log, [o]);
       },
-      batchSize: opts.batchSize,
-      clockSkewMs: opts.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
-      maxSendAttempts: opts.tuning?.maxSendAttempts ?? 3,
-      verifyDelayMs: opts.tuning?.verifyDelayMs ?? 1000,
-      concurrency: c.concurrency,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      progress: say,
-      recheckEveryMs: opts.recheckEveryMs ?? DEFAULT_RECHECK_EVERY_MS,
-      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
-      onProgress: (p) => {
-        view.apply(p);
-        latest = p;
-      },
+      onProgress: (p) => view.apply(p),
       onCheck: (check) => log.event("apply.checked", { ...check }, "debug"),
     });
     view.finish();
-    const counts = countOutcomes(result.outcomes);
-    logOutcomes(log, result.outcomes.filter((o) => !logged.has(o.change.id)));
-    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: result.outcomes.length, ...counts, not_aborted: counts.not_acted, audit, requests: client.stats().total });
-    journal.append({
-      event: "finish",
-      applied: counts.applied,
-      stale: counts.stale,
-      failed: counts.failed,
-      not_acted: counts.not_acted,
-      deferred: counts.deferred,
-    });
+    const counts = countOutcomes(run.outcomes);
+    logOutcomes(log, run.outcomes.filter((o) => !logged.has(o.change.id)));
+    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: run.outcomes.length, ...counts, not_aborted: counts.not_acted, audit: run.audit.length, requests: run.stats.total });
     const summary = APPLY_FORMATS[opts.format ?? "text"]({
       kind: "applied",
-      baseUrl: client.baseUrl,
-      audit: loaded.plan.changes.filter((ch) => ch.audit === true),
-      outcomes: result.outcomes,
-      stats: client.stats(),
+      baseUrl: run.baseUrl,
+      audit: run.audit,
+      outcomes: run.outcomes,
+      stats: run.stats,
       journalFile: shown(journalFile, cwd),
       planFile: shown(loaded.file, cwd),
-      listedAsChanged: result.listedAsChanged,
-      readToCheck: result.readToCheck,
-      checks: result.checks,
+      listedAsChanged: run.listedAsChanged,
+      readToCheck: run.readToCheck,
+      checks: run.checks,
       ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
+      ...(opts.signal?.aborted ? { stopped: true } : {}),
     });
-    opts.onResult?.({ outcomes: result.outcomes, audit });
     io.stdout(summary);
     const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
-    await sendNotification(opts.notify, applyPayload({ plan: opts.profile ? { ...loaded.plan, profile: opts.profile.name } : loaded.plan, outcomes: result.outcomes, audit, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
-    return applyExitCode(result.outcomes, opts.detailedExitcode);
+    await sendNotification(opts.notify, applyPayload({ plan: opts.profile ? { ...loaded.plan, profile: opts.profile.name } : loaded.plan, outcomes: run.outcomes, audit: run.audit.length, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
+    return applyExitCode(run.outcomes, opts.detailedExitcode);
   } finally {
     view.finish();
-    journal.close();
-    await client.close();
   }
 }

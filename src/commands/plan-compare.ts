@@ -6,12 +6,13 @@
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_RULE_PATHS } from "../rules/index.js";
 import { compareInput } from "../ci/compare.js";
+import { textSafe } from "../render/escape.js";
 import { hasImpact, impactCounts, type ComparePlan } from "../engine/impact.js";
 import { runCompare } from "../engine/plan-compare.js";
 import { COMPARE_FORMATS } from "../render/compare/index.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
-import { emitPlan, planRuleSet, type PlanCommandOptions } from "./plan.js";
+import { checkPlanOutputs, emitPlan, planRuleSet, type PlanCommandOptions } from "./plan.js";
 
 export function compareExitCode(plan: ComparePlan, detailed: boolean): number {
   if (plan.errors.length > 0) return EXIT_ERROR;
@@ -31,11 +32,16 @@ function refuseCombinations(opts: PlanCommandOptions): void {
 export async function comparePlanCommand(opts: PlanCommandOptions, io: CommandIO): Promise<number> {
   if (opts.compare === undefined) throw new UserError("plan --compare needs a git ref");
   refuseCombinations(opts);
+  await checkPlanOutputs(opts);
   const startedAt = new Date();
   // the whole working tree is loaded and validated; --rule narrows the comparison (a removed rule is not in it)
   const ruleSet = await loadRuleSetOrReport(opts.paths, [], io);
   if (!ruleSet) return EXIT_ERROR;
   const input = await compareInput(opts.compare, opts.paths.length > 0 ? opts.paths : DEFAULT_RULE_PATHS, ruleSet, opts.rules);
+  for (const w of input.warnings) {
+    io.log?.event("rules.compare_warning", { message: w }, "warn");
+    if (!io.log?.structured) io.stderr(`warning: ${textSafe(w)}\n`);
+  }
   const { ref, commit, touched, unchanged } = input.sides;
   io.log?.event("rules.compared", { ref, commit, touched: touched.map((t) => `${t.rule} (${t.status})`), unchanged });
   const plan = (await planRuleSet(input.ruleSet, opts.connection, io, opts, (o) => runCompare(o, input.sides))) as ComparePlan;

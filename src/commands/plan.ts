@@ -5,6 +5,7 @@
 import type { ConnectionSettings } from "../model/settings.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { writePlanFile } from "../plan/write.js";
+import { checkOutputFile, checkOutputFolder } from "../model/write-file.js";
 import type { Plan } from "../plan/types.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { writeReportFiles } from "../render/report/files.js";
@@ -39,8 +40,18 @@ export function planExitCode(plan: Plan, detailed: boolean): number {
   return detailed && plan.changes.length > 0 ? EXIT_CHANGES : EXIT_OK;
 }
 
+/**
+ * `--out` and `--report-dir` checked before the rules load and any request: a folder, a device or a FIFO at the path
+ * is one line now, not a raw system error after the whole plan was made (issue 35).
+ */
+export async function checkPlanOutputs(opts: Pick<PlanCommandOptions, "out" | "reportDir">): Promise<void> {
+  if (opts.out !== undefined) await checkOutputFile(opts.out);
+  if (opts.reportDir !== undefined) await checkOutputFolder(opts.reportDir);
+}
+
 export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Promise<number> {
   const startedAt = new Date();
+  await checkPlanOutputs(opts);
   const loaded = await loadPlanning(opts.paths, opts, io);
   if (!loaded) return EXIT_ERROR;
   // a plan written to a file may be applied: it records what it saw of each instance (src/engine/seen.ts)

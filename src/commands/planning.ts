@@ -3,7 +3,7 @@
  * PlanningSettings whole (src/model/settings.ts), so a planning flag cannot reach one verb and miss another
  * (test/cli/settings.test.ts checks every one).
  */
-import { clientFrom, type RequestLimiter } from "../api/index.js";
+import { clientFrom, type ClientSettings, type RequestLimiter } from "../api/index.js";
 import type { ConnectionSettings, PlanningSettings, ProfileRef } from "../model/settings.js";
 import { sendRatePerMin, serviceName } from "../model/settings.js";
 import type { Plan } from "../plan/types.js";
@@ -34,6 +34,8 @@ export type PlanRunOptions = Partial<PlanningSettings> & {
   limiter?: RequestLimiter;
   /** the plan will be applied: record what it saw of each instance it changes (src/engine/seen.ts) */
   recordSeen?: boolean;
+  /** the run's stop (src/cli/signals.ts): no request starts after it, and a plan cut short is no plan */
+  signal?: AbortSignal;
 };
 
 /** One request choice of the query planner as a line for people. */
@@ -53,7 +55,8 @@ export function withProfile<P extends Plan>(plan: P, profile: ProfileRef | undef
 /** Plans an already loaded rule set against the service; shared by `plan` and `apply --auto-approve`. */
 export async function planRuleSet(
   ruleSet: RuleSet,
-  connection: ConnectionSettings,
+  /** the connection, with what the run adds (a watcher's metrics sink, the run's stop) */
+  connection: ClientSettings,
   io: CommandIO,
   opts: PlanRunOptions,
   // `plan --compare` plans both versions of the touched rules through the same client, progress and logging
@@ -61,6 +64,7 @@ export async function planRuleSet(
 ): Promise<Plan> {
   // checked before a client exists: a misused --resync-after is one line with nothing to close
   const stateSettings = stateSettingsOf(opts);
+  const stop = opts.signal ?? connection.stop;
   // progress per rule (requests done of expected, ETA at the pace the limiter really allows)
   const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(connection.rateLimitPerMin), rules: ruleSet.rules.length });
   const logClientEvent = clientEventLogger(io.log ?? nullLogger);
@@ -70,6 +74,7 @@ export async function planRuleSet(
       view.clientEvent(e);
     },
     ...(opts.limiter ? { limiter: opts.limiter } : {}),
+    ...(stop ? { signal: stop } : {}),
   });
   const log = io.log ?? nullLogger;
   const onWarning = (message: string): void => {
@@ -113,6 +118,8 @@ export async function planRuleSet(
       ...(opts.recordSeen ? { recordSeen: true } : {}),
     });
     view.finish();
+    // the rules whose requests were refused by the stop have errors, not results: no part of it is a plan
+    if (stop?.aborted && plan.errors.length > 0) throw new UserError("stopped before the plan was complete: no plan was made, the state is as before");
     const unusable = client.unusable();
     if (unusable) throw new UserError(`${unusable.message}; nothing was planned`);
     maskKeyInPlan(plan, connection.apiKey);
@@ -143,6 +150,10 @@ export async function loadPlanning(paths: string[], planning: PlanRunOptions, io
   if (!ruleSet) return undefined;
   if (!planning.changedSince) return { ruleSet };
   const changed = await rulesChangedSince(planning.changedSince, paths.length > 0 ? paths : DEFAULT_RULE_PATHS);
+  for (const w of changed.warnings) {
+    io.log?.event("rules.changed_warning", { message: w }, "warn");
+    if (!io.log?.structured) io.stderr(`warning: ${textSafe(w)}\n`);
+  }
   const { ref, commit, added, changed: edited, unchanged, removed } = changed;
   io.log?.event("rules.changed", { ref, commit, added, changed: edited, unchanged: unchanged.length, removed: removed.map((r) => r.name) });
   return { ruleSet, changed };

@@ -2,7 +2,7 @@
  * `flowrules pull [paths...]`: writes the workflow catalog (flowrules.workflows.json, or --workflows FILE) with the
  * structure of every workflow the rules name, for validate, test and explain to check against without a request.
  */
-import { writeFileAtomic } from "../model/write-file.js";
+import { checkOutputFile, writeFileAtomic } from "../model/write-file.js";
 import { clientFrom } from "../api/index.js";
 import type { ConnectionSettings } from "../api/connection.js";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
@@ -29,6 +29,8 @@ export async function pullCommand(opts: PullOptions, io: CommandIO): Promise<num
   const ruleSet = await loadRuleSetOrReport(opts.paths.length > 0 ? opts.paths : DEFAULT_RULE_PATHS, [], io);
   if (!ruleSet) return EXIT_ERROR;
   const file = opts.workflows ?? CATALOG_FILE;
+  // before any request: a folder or a device at the catalog's path is one line, not a system error after the pull
+  await checkOutputFile(file);
   const client = clientFrom(opts.connection, { onEvent: clientEventLogger(io.log ?? nullLogger) });
   try {
     const src = await workflowSource(client);

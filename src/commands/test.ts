@@ -4,9 +4,9 @@
  * failure (or, with --require-tests, on any loaded rule without a test).
  */
 import { mkdir } from "node:fs/promises";
-import { writeFileAtomic } from "../model/write-file.js";
+import { checkOutputFile, writeFailure, writeFileAtomic } from "../model/write-file.js";
 import { dirname } from "node:path";
-import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
+import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { testsJunit } from "../render/test-results/junit.js";
 import { TEST_RESULT_FORMATS, type TestResultsFormat } from "../render/test-results/index.js";
 import { runFailed, runTests } from "../rule-tests/run.js";
@@ -27,6 +27,8 @@ export interface TestCommandOptions {
 }
 
 export async function testCommand(opts: TestCommandOptions, io: CommandIO): Promise<number> {
+  // a folder or a device at --junit is one line before the tests run, not a system error after them
+  if (opts.junit) await checkOutputFile(opts.junit, { createFolder: true });
   const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined });
   for (const w of catalog.warnings) io.stderr(`warning: ${w}\n`);
   const run = await runTests(opts.paths, { requireTests: opts.requireTests, ...(opts.rules && opts.rules.length > 0 ? { rules: opts.rules } : {}), ...(catalog.catalog ? { catalog: catalog.catalog } : {}) });
@@ -38,7 +40,10 @@ export async function testCommand(opts: TestCommandOptions, io: CommandIO): Prom
   if (io.log) logTestRun(io.log, run);
   io.stdout(TEST_RESULT_FORMATS[opts.format ?? "text"](run, { color: useColor(io) }));
   if (opts.junit) {
-    await mkdir(dirname(opts.junit), { recursive: true });
+    const junit = opts.junit;
+    await mkdir(dirname(junit), { recursive: true }).catch((err: unknown) => {
+      throw new UserError(`cannot write ${junit}: ${writeFailure(err)}`);
+    });
     await writeFileAtomic(opts.junit, testsJunit(run));
   }
   return runFailed(run) ? EXIT_ERROR : EXIT_OK;

@@ -29,7 +29,7 @@ export async function runValidate(
   });
   const notes = [...catalog.warnings];
   if (result.ruleSet) {
-    if (catalog.catalog) result.diagnostics.push(...catalogDiagnostics(result.ruleSet.rules, catalog.catalog, opts.workflows ?? CATALOG_FILE));
+    if (catalog.catalog) for (const d of catalogDiagnostics(result.ruleSet.rules, catalog.catalog, opts.workflows ?? CATALOG_FILE)) result.diagnostics.push(d);
     else notes.push(`no workflow catalog (${opts.workflows ?? CATALOG_FILE}): steps, fields and input values were not checked against the workflows; \`flowrules pull\` writes it`);
   }
   if (log) logDiagnostics(log, result.diagnostics);

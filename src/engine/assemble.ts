@@ -65,7 +65,8 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   const reports: PlannedReport[] = [];
 
   for (const r of results) {
-    errors.push(...r.errors);
+    // one by one: a rule may plan 100,000 changes, more than push(...) takes as arguments
+    for (const e of r.errors) errors.push(e);
     const limit = r.rule.limits.max_instances;
     const mutating = r.rule.actions.some(isMutating);
     if (limit !== undefined && mutating && r.matched > limit) {
@@ -79,7 +80,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
       });
       continue;
     }
-    candidate.push(...r.changes);
+    for (const c of r.changes) candidate.push(c);
     for (const [i, action] of r.rule.actions.entries()) {
       const kind = actionKind(action.kind);
       // a report rule that matched nothing still shows, with no groups
@@ -91,7 +92,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   const resolved = resolveConflicts(candidate.filter((c) => c.audit !== true));
   const changes = [...resolved.changes, ...candidate.filter((c) => c.audit === true)];
   const conflictErrors = resolved.errors;
-  errors.push(...conflictErrors);
+  for (const e of conflictErrors) errors.push(e);
   const order = new Map(results.map((r, i) => [r.rule.name, i]));
   changes.sort(
     (a, b) =>

@@ -257,7 +257,12 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   }
   const knownKeys = (processId: number): string[] => [...(fieldKeys.get(processId) ?? [])];
   const plan = planQueries(inputs);
-  const runner = new QueryRunner(client, plan, almanac, { ...(opts.shard ? { shard: opts.shard } : {}), knownKeys, explain });
+  const runner = new QueryRunner(client, plan, almanac, {
+    ...(opts.shard ? { shard: opts.shard } : {}),
+    knownKeys,
+    explain,
+    warn,
+  });
   for (const s of plan.selections.values()) {
     // every listing starts now (the client caps requests in flight), so one selection's pages overlap another's work
     if (s.source.kind === "list") void runner.listing(s.id).catch(() => undefined);

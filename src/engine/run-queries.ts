@@ -32,6 +32,23 @@ export function queryWords(s: Selection): string {
   return parts.length > 0 ? parts.join(", ") : "(all instances)";
 }
 
+/**
+ * The one line a listing gets when the service repeated items in it, or handed over more distinct instances than the
+ * count it announced last; undefined when neither happened.
+ */
+export function listingWarning(sel: Selection, read: number, distinct: number, count: number | null): string | undefined {
+  const what = `listing instances of workflow ${sel.processId} (${queryWords(sel)})`;
+  const problems: string[] = [];
+  if (read > distinct) {
+    const n = read - distinct;
+    problems.push(`the service listed ${n} ${n === 1 ? "item" : "items"} more than once (${read} items for ${distinct} instances); each instance is planned once`);
+  }
+  if (count !== null && distinct > count) problems.push(`it held ${distinct} instances, more than the ${count} its count announced`);
+  // fewer is an error when nothing repeated (src/api/pagination.ts); repeats can hide it: said, the rest is planned
+  if (count !== null && read > distinct && distinct < count) problems.push(`only ${distinct} of the ${count} instances its count announced were listed; the others are planned on a later run`);
+  return problems.length > 0 ? `${what}: ${problems.join("; ")}` : undefined;
+}
+
 function passes(item: InstanceListItem, filters: ClientFilter[], al: Almanac): boolean {
   const record = al.records.get(item.id);
   return filters.every((f) => {
@@ -62,6 +79,8 @@ export class QueryRunner {
       /** field keys any rule of a workflow reads, by workflow */
       knownKeys: (processId: number) => readonly string[];
       explain: (c: RequestChoice) => void;
+      /** one line per listing the service answered oddly (repeated items, more than its count) */
+      warn?: (message: string) => void;
     },
   ) {}
 
@@ -116,11 +135,26 @@ export class QueryRunner {
     const all: InstanceListItem[] = [];
     let count = 0;
     let pages = 0;
+    // a listing that repeats an instance (a service quirk, or pages shifting under concurrent inserts) counts it
+    // once: each instance is planned, reported and counted once, and the listing says so in one warning (issue 35)
+    const ids = new Set<number>();
+    let read = 0;
+    let counted: number | null = null;
     for await (const page of this.client.instancePages(sel.processId, sel.query)) {
       pages += 1;
-      count = page.count ?? count + page.results.length;
-      all.push(...this.inShard(page.results));
+      counted = page.count;
+      read += page.results.length;
+      const fresh: InstanceListItem[] = [];
+      for (const item of page.results) {
+        if (ids.has(item.id)) continue;
+        ids.add(item.id);
+        fresh.push(item);
+      }
+      count = page.count ?? count + fresh.length;
+      for (const item of this.inShard(fresh)) all.push(item);
     }
+    const warning = listingWarning(sel, read, ids.size, counted);
+    if (warning) this.opts.warn?.(warning);
     this.opts.explain({
       subject: queryWords(sel),
       workflow_id: sel.processId,

@@ -21,5 +21,7 @@ export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
 export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
 export const DEFAULT_CLOCK_SKEW_MS = 60_000;
 export const DEFAULT_RECHECK_EVERY_MS = 60_000;
+/** `flowrules history` lists this many of a watcher's last cycles unless `--last` says otherwise. */
+export const DEFAULT_HISTORY_CYCLES = 10;
 /** The profiles file looked for in the current directory (docs/operating.md, Profiles). */
 export const CONFIG_FILE = "flowrules.config.yaml";

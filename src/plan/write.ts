@@ -3,11 +3,10 @@
  * the schema's order, a newline at the end. `plan --out`, `apply --auto-approve` and the JSON view all take their
  * bytes from `planFileChunks`, so the file and the view cannot differ.
  */
-import { open, rename, rm } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
 import { withDigest } from "./digest.js";
 import type { Plan, SignedPlan } from "./types.js";
 import { visibleJson } from "../model/visible-json.js";
+import { writeFileAtomic } from "../model/write-file.js";
 
 const CHANGES_MARKER = "\u0001flowrules-changes\u0001";
 const WRAP_HEAD = '{\n  "c": [\n';
@@ -46,29 +45,13 @@ export function planFileText(plan: Plan): string {
   return [...planFileChunks(withDigest(plan))].join("");
 }
 
-let sequence = 0;
-
 /**
- * Writes the plan file and returns the plan as signed in it. The bytes go to a temporary file beside the target,
- * renamed over it once complete: a plan that fails half-way (disk full, a crash) leaves the previous file whole
- * (issue 28, point 7).
+ * Writes the plan file and returns the plan as signed in it, through the atomic writer (src/model/write-file.ts): a
+ * plan that fails half-way (disk full, a crash) leaves the previous file whole (issue 28, point 7), a symbolic link
+ * has the file it leads to replaced, and a folder, device or FIFO at the path is refused in one line.
  */
 export async function writePlanFile(file: string, plan: Plan): Promise<SignedPlan> {
   const signed = withDigest(plan);
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${++sequence}.tmp`);
-  let renamed = false;
-  try {
-    const fh = await open(temp, "wx", 0o644);
-    try {
-      for (const chunk of planFileChunks(signed)) await fh.write(chunk);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(temp, file);
-    renamed = true;
-  } finally {
-    if (!renamed) await rm(temp, { force: true });
-  }
+  await writeFileAtomic(file, planFileChunks(signed));
   return signed;
 }

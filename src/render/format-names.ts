@@ -28,5 +28,8 @@ export type DescribeFormat = (typeof DESCRIBE_FORMAT_NAMES)[number];
 export const STATE_FORMAT_NAMES = ["text", "json"] as const;
 export type StateFormat = (typeof STATE_FORMAT_NAMES)[number];
 
+export const HISTORY_FORMAT_NAMES = ["text", "json"] as const;
+export type HistoryFormat = (typeof HISTORY_FORMAT_NAMES)[number];
+
 export const COMPLETION_SHELL_NAMES = ["bash", "zsh", "fish"] as const;
 export type CompletionShell = (typeof COMPLETION_SHELL_NAMES)[number];

@@ -1,12 +1,14 @@
-/** Writes the schemas of the verbs' JSON results (apply, test) from their zod definitions: `npm run schema`. */
+/** Writes the schemas of the verbs' JSON results (apply, test, history) from their zod definitions: `npm run schema`. */
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { applyResultJsonSchema } from "./apply/json-schema.js";
 import { testResultsJsonSchema } from "./test-results/json-schema.js";
+import { historyJsonSchema } from "./history/json-schema.js";
 
 export const RESULT_SCHEMA_FILES = {
   "schemas/apply-result.schema.json": applyResultJsonSchema,
   "schemas/test-results.schema.json": testResultsJsonSchema,
+  "schemas/history.schema.json": historyJsonSchema,
 } as const;
 
 export function resultSchemaText(file: keyof typeof RESULT_SCHEMA_FILES): string {

@@ -31,8 +31,10 @@ async function exists(p: string): Promise<boolean> {
   }
 }
 
-async function ruleFilesIn(dir: string): Promise<{ files: string[]; skipped: string[] }> {
+async function ruleFilesIn(dir: string, problems: Discovery["problems"]): Promise<{ files: string[]; skipped: string[] }> {
   const listing = await listRuleFiles([dir]);
+  // a link leading out of the folder (src/rules/files.ts) is said here too, or `test` would drop it silently
+  for (const p of listing.problems) if (!problems.some((q) => q.path === p.path)) problems.push(p);
   const files: string[] = [];
   const skipped: string[] = [];
   for (const f of listing.files) {
@@ -70,9 +72,9 @@ export async function discover(paths: string[]): Promise<Discovery> {
     if (isDir === undefined) continue;
     if (isDir) {
       const found: string[] = [];
-      await walkFiles(p, (name) => TEST_FILE_RE.test(name), found);
+      await walkFiles(p, (name) => TEST_FILE_RE.test(name), found, problems);
       found.forEach(addTest);
-      const rules = await ruleFilesIn(p);
+      const rules = await ruleFilesIn(p, problems);
       skipped.push(...rules.skipped);
       // a folder with no rule file at all is still handed over, so loadRules says so
       if (rules.files.length > 0) rules.files.forEach(addRules);
@@ -82,7 +84,7 @@ export async function discover(paths: string[]): Promise<Discovery> {
       const stem = join(dirname(p), basename(p).replace(TEST_FILE_RE, ""));
       const companion = await firstExisting([`${stem}.yaml`, `${stem}.yml`]);
       if (companion) addRules(companion);
-      else (await ruleFilesIn(dirname(p))).files.forEach(addRules);
+      else (await ruleFilesIn(dirname(p), problems)).files.forEach(addRules);
     } else {
       addRules(p);
       const stem = p.replace(/\.ya?ml$/i, "");

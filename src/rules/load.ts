@@ -16,9 +16,16 @@ import { errorMessage, isRecord } from "../model/guards.js";
 export interface LoadOptions {
   /** keep only these rules (names or globs, src/rules/rule-patterns.ts); a pattern matching no rule is an error */
   only?: string[];
+  /** rules one run may load (default MAX_RULES_PER_RUN; tests try the limit with a smaller one) */
+  maxRules?: number;
 }
 
 export const DEFAULT_RULE_PATHS = ["rules/"];
+/**
+ * Rules one run loads at most (issue 35: generous — the checks across rules are linear, 20,000 rules validate in a
+ * few seconds, docs/performance.md). Past it, one located error instead of minutes of work and gigabytes.
+ */
+export const MAX_RULES_PER_RUN = 50_000;
 const MAX_MESSAGE = 1000;
 const MAX_RULE_LABEL = 80;
 
@@ -74,21 +81,36 @@ export function compileSources(sources: readonly RuleSource[], opts: LoadOptions
   const hash = createHash("sha256");
   const rules: CompiledRule[] = [];
   const names: NamedAt[] = [];
+  const maxRules = opts.maxRules ?? MAX_RULES_PER_RUN;
+  let tooMany: Diagnostic | undefined;
   for (const { file, text } of sources) {
     hash.update(text);
+    if (tooMany) continue; // past the limit the rest is not compiled: the run stops at the error anyway
     try {
       const out = loadText(file, text);
-      diagnostics.push(...out.diagnostics);
-      rules.push(...out.rules);
-      names.push(...out.names);
+      // appended one by one: spreading tens of thousands into push() overflows the stack (issue 35)
+      for (const d of out.diagnostics) diagnostics.push(d);
+      for (const r of out.rules) rules.push(r);
+      for (const n of out.names) names.push(n);
     } catch (err) {
       diagnostics.push(internal(file, err));
     }
+    const over = rules[maxRules];
+    if (over) {
+      tooMany = {
+        ...over.pos, severity: "error", code: "too-many-rules", rule: over.name,
+        message: `more than ${maxRules.toLocaleString("en-US")} rules in one run (this is rule ${(maxRules + 1).toLocaleString("en-US")}): split them across runs, one folder each`,
+      };
+      diagnostics.push(tooMany);
+    }
   }
-  try {
-    diagnostics.push(...duplicateNames(names), ...setChecks(rules));
-  } catch (err) {
-    diagnostics.push(internal(sources[0]?.file ?? "", err));
+  if (!tooMany) {
+    try {
+      for (const d of duplicateNames(names)) diagnostics.push(d);
+      for (const d of setChecks(rules)) diagnostics.push(d);
+    } catch (err) {
+      diagnostics.push(internal(sources[0]?.file ?? "", err));
+    }
   }
 
   let selected = rules;

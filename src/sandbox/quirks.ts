@@ -177,6 +177,17 @@ const QUIRKS: readonly Quirk[] = [
         : res,
   },
   {
+    name: "repeat-items",
+    description: "every instance list page lists each of its items twice, as offset pages shifting under concurrent inserts repeat them; implies small-pages",
+    needsSmallPages: true,
+    response: (req, res) => {
+      if (INSTANCE_LIST_RE.test(req.path) && res.status === 200 && isRecord(res.body) && Array.isArray(res.body.results)) {
+        return { ...res, body: { ...res.body, results: res.body.results.flatMap((item: unknown) => [item, item]) } };
+      }
+      return res;
+    },
+  },
+  {
     name: "small-pages",
     description: `at most ${SMALL_PAGE_SIZE} instances a list page and ${SMALL_FIELD_LIMIT} values a form-field page, whatever is asked`,
     request: (req) => {

@@ -2,9 +2,9 @@
  * The window limiter on a fake clock: sleeping advances the clock, so minutes of pacing run in microseconds and every
  * figure is exact. Then the rate-limit headers it follows.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseRateLimitHeaders } from "../../src/api/rate-headers.js";
-import { RateLimiter, windowBudget, type LimiterWait, type RateLimiterOptions } from "../../src/api/rate-limiter.js";
+import { LimiterStoppedError, RateLimiter, windowBudget, type LimiterWait, type RateLimiterOptions } from "../../src/api/rate-limiter.js";
 import { Prng } from "../../src/sandbox/prng.js";
 
 const MINUTE = 60_000;
@@ -264,5 +264,44 @@ describe("rate-limit headers", () => {
     expect(
       parseRateLimitHeaders({ "ratelimit-limit": "100", "x-ratelimit-limit": "80", "ratelimit-remaining": "9", "x-ratelimit-remaining": "4", "ratelimit-reset": "10", "x-ratelimit-reset": "20" }, now),
     ).toEqual({ limit: 80, remaining: 4, resetMs: 20_000 });
+  });
+});
+
+describe("stopping", () => {
+  it("a request waiting for its slot gives up at once on the stop, its timer cancelled; a stopped caller is refused at once", async () => {
+    // the real sleep on fake timers: the timers it sets are counted exactly
+    vi.useFakeTimers();
+    try {
+      const l = new RateLimiter({ perWindow: 1, share: 1, windowMs: MINUTE });
+      await l.acquire();
+      const stop = new AbortController();
+      const settled = l.acquire(undefined, stop.signal).catch((err: unknown) => err);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(vi.getTimerCount()).toBe(1); // it sleeps towards its slot
+      stop.abort();
+      expect(await settled).toBeInstanceOf(LimiterStoppedError);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(vi.getTimerCount()).toBe(0);
+      await expect(l.acquire(undefined, stop.signal)).rejects.toBeInstanceOf(LimiterStoppedError);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("callers queued behind a stopped one give up too, and a caller without the stop is still served in order", async () => {
+    const { l, clock } = limiter({ perWindow: 1, share: 1 });
+    await l.acquire();
+    const stop = new AbortController();
+    const a = l.acquire(undefined, stop.signal).catch((err: unknown) => err);
+    const b = l.acquire(undefined, stop.signal).catch((err: unknown) => err);
+    const other = l.acquire();
+    stop.abort();
+    expect(await a).toBeInstanceOf(LimiterStoppedError);
+    expect(await b).toBeInstanceOf(LimiterStoppedError);
+    const t0 = clock.now();
+    await other;
+    // the stopped ones took no slot: the other caller got the next one, a window after the first grant
+    expect(clock.now() - t0).toBeLessThanOrEqual(MINUTE);
+    expect(l.inWindow()).toBe(1);
   });
 });

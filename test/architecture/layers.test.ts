@@ -14,6 +14,7 @@ const RANK: Record<string, number> = {
   "index.ts": 100,
   cli: 90,
   commands: 80,
+  watch: 78,
   notify: 75,
   render: 70,
   "rule-tests": 60,

@@ -249,7 +249,7 @@ describe("CI examples", () => {
     expect(isRecord(c.securityContext) && c.securityContext.allowPrivilegeEscalation).toBe(false);
   });
 
-  it("systemd unit and Dockerfile of watch: existing flags, SIGTERM, no key; non-root Node 20 slim with the CLI as entrypoint", async () => {
+  it("systemd unit and Dockerfile of watch: existing flags, SIGTERM, reload by SIGHUP, no key; non-root Node 20 slim with the CLI as entrypoint", async () => {
     const unit = await readFile(join(DEPLOY_DIR, "systemd", "flowrules-watch.service"), "utf8");
     const exec = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? "";
     const words = exec.replace(/'$/, "").split(/\s+/);
@@ -258,6 +258,9 @@ describe("CI examples", () => {
     expect(checkInvocation(buildProgram(), words.slice(at + 1))).toEqual([]);
     expect(words.slice(at + 1, at + 2)).toEqual(["watch"]);
     expect(unit).toMatch(/^KillSignal=SIGTERM$/m);
+    // `systemctl reload` sends SIGHUP, which reloads the rules (the exec'd watcher is the main process)
+    expect(unit).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
+    expect(exec).toMatch(/\bexec \/usr\/local\/bin\/flowrules watch /);
     expect(unit).toMatch(/^StateDirectory=/m);
     expect(unit).toMatch(/^Restart=on-failure$/m);
     expect(unit).not.toMatch(/^Environment=FLOWRULES_API_KEY/m);

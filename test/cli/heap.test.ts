@@ -13,4 +13,11 @@ describe("wantsSmallHeap", () => {
     // a flag that only starts the same way is not a heap size
     expect(wantsSmallHeap([], "--max-old-space-sizes-are-fine")).toBe(true);
   });
+
+  it("is off for the verbs bound by the CPU (validate, test), on for the verbs that talk to the service", () => {
+    expect(wantsSmallHeap([], undefined, ["validate", "rules/"])).toBe(false);
+    expect(wantsSmallHeap([], undefined, ["--no-color", "test"])).toBe(false);
+    expect(wantsSmallHeap([], undefined, ["plan", "validate/"])).toBe(true);
+    expect(wantsSmallHeap([], undefined, ["apply", "plan.json"])).toBe(true);
+  });
 });

@@ -32,7 +32,7 @@ function loaded(args: string[]): { packages: string[]; own: string[]; files: str
  * Modules outside src/cli that the verbs' declarations may load: plain names and constants. A new one belongs here
  * only when it is as light (no package but commander, no zod schema, no renderer).
  */
-const DECLARATIONS = ["model/version", "model/errors", "model/defaults", "render/format-names", "log/option", "log/types", "sandbox/quirks", "commands/watch-settings"];
+const DECLARATIONS = ["model/version", "model/errors", "model/defaults", "render/format-names", "log/option", "log/types", "sandbox/quirks", "watch/settings"];
 /** All a Tab loads: the entry, the table's reader, the names it lists (src/commands/complete.ts) and their files. */
 const TAB = ["cli/index", "cli/tab", "cli/unfinished", "model/errors", "commands/complete", "rules/files", "model/guards", "model/capped-read"];
 

@@ -23,6 +23,7 @@ beforeAll(async () => {
   const names = made.plan.rules.map((r) => r.name);
   plan = withChangedSince(made.plan, {
     ref: "origin/main",
+    warnings: [],
     commit: "0123456789abcdef0123",
     added: names.slice(0, 1),
     changed: names.slice(1, 2),

@@ -42,3 +42,43 @@ export async function until(cond: () => boolean | Promise<boolean>, ms: number, 
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** A child's stderr as it comes, and a wait for a line matching a pattern (event-driven, no polling of files). */
+export function stderrOf(child: import("node:child_process").ChildProcess): { text: () => string; saw: (re: RegExp, ms: number) => Promise<string> } {
+  let text = "";
+  const waiters: Array<{ re: RegExp; done: (line: string) => void }> = [];
+  child.stderr?.on("data", (d: Buffer) => {
+    text += d.toString();
+    for (const w of [...waiters]) {
+      const m = w.re.exec(text);
+      if (m) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.done(m[0]);
+      }
+    }
+  });
+  return {
+    text: () => text,
+    saw: (re, ms) =>
+      new Promise((resolve, reject) => {
+        const m = re.exec(text);
+        if (m) return resolve(m[0]);
+        const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${re} in:\n${text}`)), ms);
+        const onExit = (): void => {
+          clearTimeout(timer);
+          const again = re.exec(text);
+          if (again) resolve(again[0]);
+          else reject(new Error(`exited before ${re}:\n${text}`));
+        };
+        child.once("close", onExit);
+        waiters.push({
+          re,
+          done: (line) => {
+            clearTimeout(timer);
+            child.off("close", onExit);
+            resolve(line);
+          },
+        });
+      }),
+  };
+}

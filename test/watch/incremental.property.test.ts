@@ -1,6 +1,6 @@
 /**
  * The watcher's shortcuts are never the truth. After a cycle applied everything, people edit at random; then
- * - a poll that finds no update since the bookmark (src/engine/watch-poll.ts) means the stateless plan has nothing
+ * - a poll that finds no update since the bookmark (src/watch/poll.ts) means the stateless plan has nothing
  *   to do (the rules here do not move with time), so skipping the cycle loses nothing;
  * - the cycle's plan with the state room (src/state), as the watcher makes it, equals the stateless plan —
  * over many random seeds and edit sequences, against the sandbox over HTTP.
@@ -13,7 +13,7 @@ import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { clientFrom } from "../../src/api/index.js";
 import { planRuleSet } from "../../src/commands/plan.js";
 import { loadRules } from "../../src/rules/index.js";
-import { newestUpdate } from "../../src/engine/watch-poll.js";
+import { newestUpdate } from "../../src/watch/poll.js";
 import type { Plan } from "../../src/plan/types.js";
 import { captureIO, connection, MIXED_RULES, runApply, tempDir, writeRules } from "../apply/helpers.js";
 import { personCompletes, runningAt } from "./helpers.js";

@@ -2,7 +2,7 @@
  * `flowrules watch` in-process against the sandbox over loopback HTTP, the sandbox enforcing 100 requests per window
  * (the minute scaled down to 3 s on both sides, as test/api/rate-limit-http.test.ts does).
  */
-import { rm } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,6 +13,8 @@ import { derivedIntervalMs, watchCommand, type WatchCommandOptions } from "../..
 import { planRuleSet } from "../../src/commands/plan.js";
 import { loadRules } from "../../src/rules/index.js";
 import { UserError } from "../../src/model/errors.js";
+import { historyCommand } from "../../src/commands/history.js";
+import { HistoryDocument } from "../../src/render/history/json-schema.js";
 import { captureIO, changeKey, connection, effectiveMutations, MIXED_RULES, tempDir, writeRules } from "../apply/helpers.js";
 import { APPROVE_RULES, eventIO, personCompletes, runningAt, until } from "./helpers.js";
 import { sendJson, startLocalServer, type LocalServer } from "../api/helpers.js";
@@ -76,9 +78,39 @@ describe("watch --apply", () => {
     expect((sb as RunningSandbox).requests().filter((r) => r.status === 429)).toEqual([]);
     const cycle = io.events.find((e) => e.name === "watch.cycle");
     expect(cycle?.fields).toMatchObject({ cycle: 1, kind: "first", applied: expected.length, stale: 0, failed: 0 });
+    // one event per change, with its cycle
+    const applied = io.events.filter((e) => e.name === "change.applied");
+    expect(applied.map((e) => changeKey(e.fields as { kind: string; instance_id: number; step_id?: number })).sort()).toEqual(expected);
+    expect(applied.every((e) => e.fields.cycle === 1)).toBe(true);
     // stopped: the bookmarks are written and the lock is released
     expect(existsSync(join(dir, "state", "watch", "bookmarks.json"))).toBe(true);
     expect(existsSync(join(dir, "state", "watch", "lock"))).toBe(false);
+
+    // `flowrules history` lists the cycle's changes from its journal, in both formats
+    const json = captureIO();
+    expect(await historyCommand({ stateDir: "state", last: 5, format: "json", cwd: dir }, json)).toBe(0);
+    const doc = HistoryDocument.parse(JSON.parse(json.out()));
+    expect(doc.cycles).toHaveLength(1);
+    expect(doc.cycles[0]?.finished).toBe(true);
+    const listed = doc.cycles[0]?.changes ?? [];
+    expect(listed.map(changeKey).sort()).toEqual(expected);
+    expect(listed.every((c) => c.outcome === "applied" && c.at !== null)).toBe(true);
+    const text = captureIO();
+    await historyCommand({ stateDir: "state", last: 5, format: "text", cwd: dir }, text);
+    expect(text.out().split("\n").filter((l) => /^  \S+Z +applied +\S+ +\d+ /.test(l))).toHaveLength(expected.length);
+
+    // a cycle killed while applying: the change whose intent has no outcome is in flight, the rest not started
+    const folder = doc.cycles[0]?.folder ?? "";
+    const journal = join(dir, "state", "watch", "cycles", folder, "plan.json.journal.jsonl");
+    const lines = (await readFile(journal, "utf8")).trim().split("\n");
+    const firstIntent = lines.findIndex((l) => l.includes('"event":"intent"'));
+    await writeFile(journal, `${lines.slice(0, firstIntent + 1).join("\n")}\n`);
+    const killed = captureIO();
+    await historyCommand({ stateDir: "state", last: 5, format: "json", cwd: dir }, killed);
+    const after = HistoryDocument.parse(JSON.parse(killed.out())).cycles[0];
+    expect(after?.finished).toBe(false);
+    expect(after?.changes.filter((c) => c.outcome === "in_flight")).toHaveLength(1);
+    expect(after?.changes.filter((c) => c.outcome === "not_started")).toHaveLength(expected.length - 1);
   });
 
   it("a newly matching instance is acted on by the next cycle; idle polls cost one list per workflow", async () => {
@@ -152,6 +184,31 @@ describe("watch --apply", () => {
     expect(code).toBe(0);
     expect((sb as RunningSandbox).requests().filter((r) => r.method === "POST")).toEqual([]);
     expect(io.events.find((e) => e.name === "watch.cycle")?.fields.planned).toBeGreaterThan(0);
+  });
+});
+
+describe("reload of the config file", () => {
+  it("an edit of the config file reloads (a planning setting changed: a reload cycle); one that does not parse keeps the settings before", async () => {
+    const { dir, rules } = await setUp(APPROVE_RULES);
+    const cfg = join(dir, "flowrules.config.yaml");
+    await writeFile(cfg, "default_profile: t\nprofiles:\n  t:\n    opt_out_tag: keep-out\n");
+    const env = { FLOWRULES_BASE_URL: (sb as RunningSandbox).baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "100" };
+    const raw = { state: join(dir, "state"), config: cfg };
+    const io = eventIO();
+    const opts = watchOpts(sb as RunningSandbox, dir, rules);
+    running.push(watchCommand({ ...opts, ...watchFlags([rules], raw, env), signal: opts.signal, intervalMs: 150, minIntervalMs: 100, reread: () => watchFlags([rules], raw, env), configFile: cfg }, io));
+    await until(() => io.events.some((e) => e.name === "watch.cycle"), 10_000, "the first cycle");
+
+    await writeFile(cfg, "default_profile: t\nprofiles:\n  t:\n    opt_out_tag: other-tag\n");
+    await until(() => io.events.some((e) => e.name === "watch.cycle" && e.fields.kind === "reload"), 10_000, "a reload cycle");
+    expect(io.events.find((e) => e.name === "watch.reloaded")?.fields).toMatchObject({ why: "the rule files or the config file changed", changed: true, rules: 1 });
+
+    await writeFile(cfg, "default_profile: t\nprofiles: [\n");
+    await until(() => io.events.some((e) => e.name === "watch.reload_failed"), 10_000, "the failed reload");
+    expect(io.events.find((e) => e.name === "watch.reload_problem")?.fields.message).toMatch(/flowrules\.config\.yaml/);
+    const polls = io.events.filter((e) => e.name === "watch.poll").length;
+    await until(() => io.events.filter((e) => e.name === "watch.poll").length > polls + 2, 10_000, "polls after it");
+    expect(io.events.filter((e) => e.name === "watch.failed")).toEqual([]);
   });
 });
 

@@ -1,17 +1,18 @@
 /**
- * What `flowrules apply` does when it runs (its flags: ../apply.ts): the terminal prompt and signals; the logic lives in
+ * What `flowrules apply` does when it runs (its flags: ../apply.ts): the terminal prompt; the logic lives in
  * src/commands/apply.ts.
  *
- * SIGINT/SIGTERM: the first one stops starting new requests (those in flight finish and are journalled, the summary
- * is printed, the lock released); a second one exits at once — the journal is written line by line, so a resume
- * decides whatever was in flight by reading. The lock file is removed on exit either way.
+ * Signals (../signals.ts): the first SIGINT/SIGTERM/SIGHUP stops starting changes (those in flight finish and are
+ * journalled, the summary is printed, the lock released); the changes not started are deferred, as at
+ * --max-duration, so the exit code is 0 unless something failed or went stale, and the same apply again resumes them
+ * (docs/operating.md, "Applying safely"). A second signal exits at once; the lock file is removed on exit either way.
  */
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { z } from "zod";
 import type { Confirm } from "../../commands/apply.js";
 import { runLogged } from "../../log/index.js";
-import { EXIT_ERROR, UserError } from "../../model/errors.js";
+import { UserError } from "../../model/errors.js";
 import {
   ApplyingSettingsSchema,
   DEFAULT_BATCH_SIZE,
@@ -23,6 +24,7 @@ import {
 } from "../../model/settings.js";
 import { APPLY_FORMAT_NAMES } from "../../render/format-names.js";
 import { runFields, runSettings, serviceIO } from "../settings.js";
+import { interruptions } from "../signals.js";
 
 /** "30" (minutes), "90s", "30m", "2h" → milliseconds. */
 export function parseLockTimeout(raw: string): number {
@@ -86,28 +88,6 @@ function terminalConfirm(): Confirm {
   };
 }
 
-/** First signal: stop gracefully; second: leave now (exit handlers remove the lock). */
-function interruptions(): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (!controller.signal.aborted) {
-      process.stderr.write(`\nflowrules: ${sig}: no new requests; finishing those in flight (again to stop at once)\n`);
-      controller.abort();
-      return;
-    }
-    process.exit(sig === "SIGINT" ? 130 : 143);
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    },
-  };
-}
-
 export async function apply(paths: string[], raw: Record<string, unknown>, command: Command): Promise<void> {
   const parsed = Flags.safeParse(raw);
   if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
@@ -125,7 +105,7 @@ export async function apply(paths: string[], raw: Record<string, unknown>, comma
     ...(f.maxDuration !== undefined ? { maxDurationMs: parseMaxDuration(f.maxDuration), maxDurationText: f.maxDuration.trim() } : {}),
     ...(f.lockWait !== undefined ? { lockWaitMs: parseMaxDuration(f.lockWait, "--lock-wait"), lockWaitText: f.lockWait.trim() } : {}),
   });
-  const { signal, dispose } = interruptions();
+  const { signal, dispose } = interruptions(io);
   try {
     const fields = { paths, auto_approve: applying.autoApprove, ...runFields(run) };
     process.exitCode = await runLogged(io, "apply", fields, async (io) => (await import("../../commands/apply.js")).applyCommand(
@@ -145,7 +125,6 @@ export async function apply(paths: string[], raw: Record<string, unknown>, comma
       },
       io,
     ));
-    if (signal.aborted && process.exitCode === 0) process.exitCode = EXIT_ERROR;
   } finally {
     dispose();
   }

@@ -5,6 +5,7 @@ import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
 import { PLAN_FORMAT_NAMES } from "../../render/format-names.js";
 import { runFields, runSettings, serviceIO } from "../settings.js";
+import { interruptions } from "../signals.js";
 
 /** `plan --compare` is its own command module, loaded only when asked for. */
 async function planVerb(compare: string | undefined) {
@@ -26,20 +27,27 @@ export async function plan(paths: string[], opts: Record<string, unknown>, comma
   const run = runSettings(opts, process.env);
   const io = serviceIO(command, run.connection);
   const fields = { paths, ...runFields(run), ...(f.compare !== undefined ? { compare: f.compare } : {}) };
-  process.exitCode = await runLogged(io, "plan", fields, async (io) => (await planVerb(f.compare))(
-    {
-      paths,
-      format: f.format,
-      ...(f.out !== undefined ? { out: f.out } : {}),
-      ...(f.reportDir !== undefined ? { reportDir: f.reportDir } : {}),
-      ...(f.compare !== undefined ? { compare: f.compare } : {}),
-      ...run.planning,
-      ...(run.profile ? { profile: run.profile } : {}),
-      detailedExitcode: run.output.detailedExitcode,
-      quiet: run.output.quiet,
-      connection: run.connection,
-      ...(run.output.notify.length > 0 ? { notify: { urls: run.output.notify } } : {}),
-    },
-    io,
-  ));
+  // a stop (../signals.ts) ends the plan within seconds: no request starts, no plan and no state are written, exit 1
+  const { signal, dispose } = interruptions(io);
+  try {
+    process.exitCode = await runLogged(io, "plan", fields, async (io) => (await planVerb(f.compare))(
+      {
+        paths,
+        format: f.format,
+        ...(f.out !== undefined ? { out: f.out } : {}),
+        ...(f.reportDir !== undefined ? { reportDir: f.reportDir } : {}),
+        ...(f.compare !== undefined ? { compare: f.compare } : {}),
+        ...run.planning,
+        ...(run.profile ? { profile: run.profile } : {}),
+        detailedExitcode: run.output.detailedExitcode,
+        quiet: run.output.quiet,
+        connection: run.connection,
+        ...(run.output.notify.length > 0 ? { notify: { urls: run.output.notify } } : {}),
+        signal,
+      },
+      io,
+    ));
+  } finally {
+    dispose();
+  }
 }

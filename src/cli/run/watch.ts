@@ -1,19 +1,22 @@
 /**
- * What `flowrules watch` does when it runs (its flags: ../watch.ts): flags to settings and signals; the loop lives in
- * src/commands/watch.ts (docs/watch.md). Its option parsing is this one function (watchFlags), so it can be folded
- * into a shared settings model.
+ * What `flowrules watch` does when it runs (its flags: ../watch.ts); the loop lives in src/watch (docs/watch.md). Its
+ * option parsing is this one function (watchFlags), which a reload calls again (flags, environment and the config
+ * file, read anew).
  *
- * SIGTERM/SIGINT: the first one stops the loop (no new request; those in flight finish; state written; lock
- * released; exit 0); a second one exits at once — the journal is written line by line, so the next watcher decides
- * whatever was in flight by reading.
+ * Signals (../signals.ts): SIGTERM/SIGINT stop the loop (no new request; those in flight finish; state written; lock
+ * released; exit 0 within 10 s), a second one exits at once; SIGHUP reloads the rules and the config between cycles.
  */
 import type { Command } from "commander";
 import { z } from "zod";
 import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
+import { CONFIG_FILE } from "../../model/settings.js";
 import type { WatchCommandOptions } from "../../commands/watch.js";
-import { DEFAULT_BUDGET_PERCENT, MIN_INTERVAL_ENV, MIN_INTERVAL_MS } from "../../commands/watch-settings.js";
+import { DEFAULT_BUDGET_PERCENT, MIN_INTERVAL_ENV, MIN_INTERVAL_MS } from "../../watch/settings.js";
+import { ReloadRequests } from "../../watch/types.js";
+import { CONFIG_ENV } from "../flags.js";
 import { runSettings, serviceIO } from "../settings.js";
+import { interruptions } from "../signals.js";
 import { parseMaxDuration } from "./apply.js";
 
 const Flags = z.object({
@@ -32,7 +35,7 @@ export function watchFlags(
   paths: string[],
   raw: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
-): Omit<WatchCommandOptions, "signal"> {
+): Omit<WatchCommandOptions, "signal" | "reloads" | "reread"> {
   const parsed = Flags.safeParse(raw);
   if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
   const f = parsed.data;
@@ -73,31 +76,21 @@ export function watchFlags(
     ...(urls.length > 0 ? { notify: { urls } } : {}),
     connection: run.connection,
     minIntervalMs,
+    // watched for a change with the rules, whether it exists yet or not
+    configFile: typeof raw.config === "string" ? raw.config : env[CONFIG_ENV] || CONFIG_FILE,
   };
 }
 
 export async function watch(paths: string[], raw: Record<string, unknown>, command: Command): Promise<void> {
   const settings = watchFlags(paths, raw, process.env);
   const io = serviceIO(command, settings.connection);
-  const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (!controller.signal.aborted) {
-      if (command.optsWithGlobals<{ logFormat?: string }>().logFormat !== "json") {
-        process.stderr.write(`flowrules: ${sig}: stopping — no new request; finishing those in flight (again to stop at once)\n`);
-      }
-      controller.abort();
-      return;
-    }
-    process.exit(sig === "SIGINT" ? 130 : 143);
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const reloads = new ReloadRequests();
+  const { signal, dispose } = interruptions(io, { onReload: () => reloads.request("SIGHUP") });
   try {
     process.exitCode = await runLogged(io, "watch", { paths, state: settings.stateDir, apply: settings.apply, base_url: settings.connection.baseUrl }, async (io) =>
-      (await import("../../commands/watch.js")).watchCommand({ ...settings, signal: controller.signal }, io),
+      (await import("../../commands/watch.js")).watchCommand({ ...settings, signal, reloads, reread: () => watchFlags(paths, raw, process.env) }, io),
     );
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    dispose();
   }
 }

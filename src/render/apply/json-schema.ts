@@ -13,7 +13,7 @@ const count = z.number().int().nonnegative();
 export const ApplyChangeStatus = z
   .enum(["applied", "already_done", "stale", "failed", "not_acted", "not_started", "deferred", "skipped"])
   .describe(
-    "applied: took effect in this run; already_done: an earlier run of this plan applied it; stale: the plan no longer holds for it; failed: refused by the service or not decided; not_acted: its batch (a bulk abort) did not return its id; not_started: interrupted before it; deferred: --max-duration ran out first (the same apply again resumes it); skipped: its rule is in audit mode, never sent",
+    "applied: took effect in this run; already_done: an earlier run of this plan applied it; stale: the plan no longer holds for it; failed: refused by the service or not decided; not_acted: its batch (a bulk abort) did not return its id; not_started: interrupted before it; deferred: --max-duration ran out or a signal stopped the run first (the same apply again resumes it); skipped: its rule is in audit mode, never sent",
   );
 
 export const ApplyResultChange = z
@@ -35,8 +35,8 @@ export const ApplyResult = z
     format_version: z.literal(1).describe("bumped only on an incompatible change of this document"),
     command: z.literal("apply"),
     status: z
-      .enum(["complete", "incomplete", "stopped_at_time_limit", "nothing_to_apply", "not_applied"])
-      .describe("complete: every change applied or done earlier; incomplete: some stale, failed, not acted on or not started (exit 1); stopped_at_time_limit: --max-duration deferred some; nothing_to_apply: the rules planned no change to send; not_applied: the run stopped before any change (exit 1), see error"),
+      .enum(["complete", "incomplete", "stopped_at_time_limit", "stopped", "nothing_to_apply", "not_applied"])
+      .describe("complete: every change applied or done earlier; incomplete: some stale, failed, not acted on or not started (exit 1); stopped_at_time_limit: --max-duration deferred some; stopped: a signal (SIGTERM, SIGINT) stopped the run, the changes not started are deferred; nothing_to_apply: the rules planned no change to send; not_applied: the run stopped before any change (exit 1), see error"),
     base_url: z.string().describe("the service the changes were sent to"),
     error: z.string().optional().describe("with not_applied: why, as the line on stderr says it"),
     plan_file: z.string().nullable().describe("the applied plan (with rule paths, the one saved under .flowrules/runs/); null when nothing was applied"),

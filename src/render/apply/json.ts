@@ -20,7 +20,7 @@ export function applyJson(r: ApplyReport): string {
   const doc: ApplyResultDocument = {
     format_version: 1,
     command: "apply",
-    status: r.kind === "not_applied" ? "not_applied" : r.kind === "nothing" ? "nothing_to_apply" : problems > 0 ? "incomplete" : c.deferred > 0 ? "stopped_at_time_limit" : "complete",
+    status: r.kind === "not_applied" ? "not_applied" : r.kind === "nothing" ? "nothing_to_apply" : problems > 0 ? "incomplete" : c.deferred > 0 ? (r.stopped ? "stopped" : "stopped_at_time_limit") : "complete",
     base_url: r.baseUrl,
     ...(r.kind === "not_applied" ? { error: r.error } : {}),
     plan_file: r.kind === "applied" ? r.planFile : null,

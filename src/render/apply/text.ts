@@ -6,6 +6,7 @@
 import { batchWords, MUTATING_KINDS } from "../../actions/index.js";
 import type { RequestStats } from "../../api/index.js";
 import type { StalenessCheck } from "../../apply/types.js";
+import type { PlannedChange } from "../../plan/types.js";
 import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../apply/outcome.js";
 import { textSafeLines } from "../escape.js";
 import type { ApplyReport, SummaryInput } from "./types.js";
@@ -57,10 +58,14 @@ function countTable(rows: string[][]): string[] {
   return table(rows, { align: (rows[0] ?? []).map((_, i) => (i === 0 ? "left" : "right")) });
 }
 
-function describeChange(o: ChangeOutcome): string {
-  const c = o.change;
+/** One change as apply's lines name it: rule, instance, kind and step (`watch` lists a cycle's changes with it). */
+export function changeWords(c: PlannedChange): string {
   const step = c.step_id !== undefined ? ` step ${c.step_id}` : "";
-  return `rule ${c.rule}, instance ${c.instance_id}, ${c.kind}${step}: ${o.reason ?? "no reason recorded"}`;
+  return `rule ${c.rule}, instance ${c.instance_id}, ${c.kind}${step}`;
+}
+
+function describeChange(o: ChangeOutcome): string {
+  return `${changeWords(o.change)}: ${o.reason ?? "no reason recorded"}`;
 }
 
 export function requestLine(stats: RequestStats): string {
@@ -96,7 +101,7 @@ export function renderSummary(s: SummaryInput): string {
   head.push(...notActedHead(s.outcomes));
   if (c.not_started) head.push(`${c.not_started} not started`);
   if (c.deferred) head.push(`${c.deferred} deferred`);
-  const state = problems > 0 ? "incomplete" : c.deferred > 0 ? "stopped at its time limit" : "complete";
+  const state = problems > 0 ? "incomplete" : c.deferred > 0 ? (s.stopped ? "stopped" : "stopped at its time limit") : "complete";
   lines.push(`Apply ${state}: ${head.join(", ")} (of ${plural(total, "planned change")}).`);
 
   const kinds = MUTATING_KINDS.filter((k) => s.outcomes.some((o) => o.change.kind === k));
@@ -116,7 +121,8 @@ export function renderSummary(s: SummaryInput): string {
   }
   if (c.deferred > 0) {
     // listed by count only: a bounded run of a large backlog defers thousands, all in the journal
-    lines.push(`Deferred: ${plural(c.deferred, "change")} not started before ${s.maxDuration ? `--max-duration ${s.maxDuration}` : "the time limit"}; run the same apply again to resume them from the journal.`);
+    const before = s.stopped ? "the run was stopped" : s.maxDuration ? `--max-duration ${s.maxDuration}` : "the time limit";
+    lines.push(`Deferred: ${plural(c.deferred, "change")} not started before ${before}; run the same apply again to resume them from the journal.`);
   }
   lines.push(requestLine(s.stats));
   if (s.listedAsChanged > 0 || s.readToCheck > 0) {

@@ -16,6 +16,8 @@ export interface SummaryInput {
   checks?: StalenessCheck[];
   /** the --max-duration of the run, as given ("14m"), when there was one */
   maxDuration?: string;
+  /** the run was stopped (SIGTERM, SIGINT): the changes it did not start are deferred */
+  stopped?: boolean;
 }
 
 export type ApplyReport =

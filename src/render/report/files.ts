@@ -4,7 +4,8 @@
  * and unique even on case-insensitive file systems (a second report of one rule gets `-2`).
  */
 import { mkdir } from "node:fs/promises";
-import { writeFileAtomic } from "../../model/write-file.js";
+import { UserError } from "../../model/errors.js";
+import { writeFailure, writeFileAtomic } from "../../model/write-file.js";
 import { join } from "node:path";
 import type { Plan } from "../../plan/types.js";
 import { reportCsv } from "./csv.js";
@@ -38,7 +39,9 @@ export function reportStems(plan: Pick<Plan, "reports">): string[] {
 
 /** Writes the files and returns their paths. */
 export async function writeReportFiles(dir: string, plan: Plan): Promise<string[]> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true }).catch((err: unknown) => {
+    throw new UserError(`cannot write into ${dir}: ${writeFailure(err)}`);
+  });
   const written: string[] = [];
   const stems = reportStems(plan);
   for (const [i, r] of plan.reports.entries()) {

@@ -9,7 +9,7 @@
  * An instance can only start or stop matching a rule without a time condition when it is updated, and every update
  * moves `last_updated_time`: when no poll finds an update, such rules have nothing new to do. Rules whose meaning
  * moves with time (relative or `now` dates, time in conditions or templates, active windows) also get a cycle when
- * their window opens and every few minutes (src/commands/watch.ts).
+ * their window opens and every few minutes (src/watch/loop.ts).
  */
 import type { ApiClient } from "../api/index.js";
 import type { CompiledRule } from "../rules/types.js";

@@ -1,26 +1,25 @@
 /**
- * `flowrules watch --metrics-port N`: what a watcher has done, for Prometheus (`GET /metrics`) and for probes
- * (`GET /healthz`), on 127.0.0.1 unless `--metrics-host` says otherwise (docs/watch.md).
- *
- * /healthz: 503 until the first cycle has finished, 200 while cycles succeed, 503 once no cycle has succeeded for
- * three intervals (the service down, every cycle failing). The body is one line saying why, never the API key.
+ * What a watcher has done, as counters and gauges (docs/watch.md, "/metrics and /healthz"), and its health:
+ * 503 until the first cycle has finished, 200 while cycles succeed, 503 once no cycle has succeeded for three
+ * intervals (the service down, every cycle failing). Every method is cheap and synchronous.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ClientEvent } from "../api/index.js";
-import { PROMETHEUS_CONTENT_TYPE, renderPrometheus, type MetricFamily } from "../render/metrics/prometheus.js";
+import type { MetricFamily } from "../render/metrics/prometheus.js";
 
 export type CycleResult = "ok" | "failed" | "idle";
 
-/** The watcher's counters; every method is cheap and synchronous. */
 export class WatchMetrics {
   private readonly cycles = new Map<CycleResult, number>([["ok", 0], ["failed", 0], ["idle", 0]]);
   private readonly applied = new Map<string, { rule: string; kind: string; n: number }>();
   private stale = 0;
   private failedChanges = 0;
   private readonly requests = new Map<string, number>();
+  private requestsTotal = 0;
   private rateLimitWaits = 0;
   private polls = 0;
+  private rules = { loaded: 0, digest: "" };
+  private reloads = 0;
+  private reloadFailures = 0;
   /** ms epoch of the last cycle that succeeded (ok or idle), undefined before */
   lastGoodAt: number | undefined;
   /** the last failure, in words */
@@ -67,7 +66,23 @@ export class WatchMetrics {
     if (e.type === "request") {
       const status = e.status === 0 ? "none" : String(e.status);
       this.requests.set(status, (this.requests.get(status) ?? 0) + 1);
+      this.requestsTotal += 1;
     } else if (e.type === "rate-limited") this.rateLimitWaits += 1;
+  }
+
+  /** HTTP exchanges so far (a cycle's requests are the difference). */
+  requestCount(): number {
+    return this.requestsTotal;
+  }
+
+  /** The rules in effect: their count and digest (at the start and after each reload that validated). */
+  rulesLoaded(count: number, digest: string): void {
+    this.rules = { loaded: count, digest };
+  }
+
+  reloaded(ok: boolean): void {
+    if (ok) this.reloads += 1;
+    else this.reloadFailures += 1;
   }
 
   /** 200 or 503, with the reason. */
@@ -93,47 +108,12 @@ export class WatchMetrics {
       { name: "changes_failed_total", help: "Changes that failed or could not be decided.", type: "counter", samples: [{ value: this.failedChanges }] },
       { name: "requests_total", help: "HTTP exchanges with the service, by status (none: no answer).", type: "counter", samples: [...this.requests].sort().map(([status, value]) => ({ labels: { status }, value })) },
       { name: "rate_limit_waits_total", help: "Times requests were held back by the rate limit (ours or the service's 429).", type: "counter", samples: [{ value: this.rateLimitWaits }] },
+      { name: "rules_loaded", help: "Rules the watcher runs (as loaded at the start or by the last reload that validated).", type: "gauge", samples: [{ value: this.rules.loaded }] },
+      { name: "rules_info", help: "The digest of the rules the watcher runs, as a label (value 1).", type: "gauge", samples: [{ labels: { digest: this.rules.digest }, value: 1 }] },
+      { name: "rules_reloads_total", help: "Reloads of the rules and the config file that validated (SIGHUP or a change on disk).", type: "counter", samples: [{ value: this.reloads }] },
+      { name: "rules_reload_failures_total", help: "Reloads that did not validate: the rules loaded before stayed in effect.", type: "counter", samples: [{ value: this.reloadFailures }] },
       { name: "seconds_since_last_good_cycle", help: "Seconds since the last cycle that succeeded (since the start before any).", type: "gauge", samples: [{ value: Math.max(0, Math.round((t - (this.lastGoodAt ?? this.startedAt)) / 100) / 10) }] },
     ];
   }
 }
 
-export interface MetricsServer {
-  port: number;
-  close(): Promise<void>;
-}
-
-export async function startMetricsServer(metrics: WatchMetrics, host: string, port: number): Promise<MetricsServer> {
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? "/").split("?")[0];
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" }).end("method not allowed\n");
-      return;
-    }
-    if (path === "/metrics") {
-      res.writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE }).end(req.method === "HEAD" ? undefined : renderPrometheus(metrics.families()));
-      return;
-    }
-    if (path === "/healthz") {
-      const h = metrics.health();
-      res.writeHead(h.status, { "content-type": "text/plain; charset=utf-8" }).end(req.method === "HEAD" ? undefined : `${h.text}\n`);
-      return;
-    }
-    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found: GET /metrics or /healthz\n");
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}

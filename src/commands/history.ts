@@ -1,0 +1,24 @@
+/**
+ * `flowrules history --state DIR [--last N] [--format text|json]`: the changes of a watcher's last cycles, from their
+ * journals (docs/watch.md, "History"). Reads files only; works while the watcher runs.
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import type { CommandIO } from "../log/command-io.js";
+import { EXIT_OK, UserError } from "../model/errors.js";
+import { HISTORY_FORMATS, type HistoryFormat } from "../render/history/index.js";
+import { readHistory } from "../watch/history.js";
+
+export interface HistoryCommandOptions {
+  stateDir: string;
+  last: number;
+  format: HistoryFormat;
+  cwd?: string;
+}
+
+export async function historyCommand(opts: HistoryCommandOptions, io: CommandIO): Promise<number> {
+  const dir = resolve(opts.cwd ?? process.cwd(), opts.stateDir);
+  if (!existsSync(dir)) throw new UserError(`no state dir ${opts.stateDir}: give the --state of a watcher (flowrules watch --state DIR)`);
+  io.stdout(HISTORY_FORMATS[opts.format](await readHistory(dir, opts.stateDir, opts.last)));
+  return EXIT_OK;
+}

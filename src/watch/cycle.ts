@@ -1,0 +1,185 @@
+/**
+ * One cycle of a watcher (docs/watch.md, "What a watcher does"): a plan with the state room, as `plan` makes it;
+ * with --apply its enforce changes applied exactly once under the watcher's lock, through the same code as
+ * `apply --auto-approve` (src/apply/run.ts; plan and journal in a cycle folder); then the bookmarks, and what it did
+ * — one line for the cycle and one per change on stderr, or events — and the notification.
+ */
+import type { ClientSettings, RequestLimiter } from "../api/index.js";
+import type { HeldLock } from "../model/lock.js";
+import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
+import { applyPlanFile, applyPlanInDir } from "../apply/run.js";
+import type { CommandIO } from "../log/command-io.js";
+import { nullLogger } from "../log/index.js";
+import type { Plan } from "../plan/types.js";
+import { logCycle, logCycleChanges } from "../render/events/watch.js";
+import { applyPayload, planPayload } from "../render/notify/payload.js";
+import { changeLines, cycleLine, resumingLine, stoppedCycleLine, type CycleReport } from "../render/watch/text.js";
+import { writeBookmarks, type Bookmarks } from "./bookmarks.js";
+import { cycleDir, pruneCycles, type WatchPaths } from "./cycles.js";
+import type { WatchMetrics } from "./metrics.js";
+import { CHANGE_LINES_PER_CYCLE } from "./settings.js";
+import type { Loaded, WatcherSettings } from "./types.js";
+
+/** Thrown when a cycle ends because the watcher is stopping: not a failure. */
+export class StoppingError extends Error {
+  constructor() {
+    super("stopping");
+  }
+}
+
+/** What a cycle needs of its watcher. */
+export interface CycleContext {
+  settings: WatcherSettings;
+  io: CommandIO;
+  stop: AbortSignal;
+  loaded: Loaded;
+  /** the watcher's connection: its metrics' sink and its stop */
+  connection: ClientSettings;
+  limiter: RequestLimiter;
+  lock: HeldLock;
+  metrics: WatchMetrics;
+  paths: WatchPaths;
+  baseUrl: string;
+  /** rule name → its workflow's id, for the rules that resolved */
+  workflowOf: ReadonlyMap<string, number>;
+  bookmarks: Bookmarks | undefined;
+}
+
+export interface CycleRequest {
+  n: number;
+  kind: CycleReport["kind"];
+  /** per workflow, the newest update the poll before it found */
+  polled: ReadonlyMap<number, string>;
+  now: Date;
+}
+
+/** The cycle's io: events, but no line of the plan or the apply (the cycle says what it did in its own lines). */
+function quiet(io: CommandIO): CommandIO {
+  return { ...io, stdout: () => undefined, stderr: () => undefined };
+}
+
+function text(io: CommandIO, lines: string[]): void {
+  if (!(io.log ?? nullLogger).structured && lines.length > 0) io.stderr(`${lines.join("\n")}\n`);
+}
+
+function applyOptions(ctx: CycleContext) {
+  return {
+    lock: ctx.lock,
+    connection: ctx.connection,
+    limiter: ctx.limiter,
+    ...(ctx.loaded.profileName ? { profileName: ctx.loaded.profileName } : {}),
+    ...(ctx.settings.tuning ? { tuning: ctx.settings.tuning } : {}),
+  };
+}
+
+/** Counts a run's outcomes into the metrics. */
+function count(metrics: WatchMetrics, outcomes: readonly ChangeOutcome[]): void {
+  for (const o of outcomes) {
+    if (o.status === "applied") metrics.changeApplied(o.change.rule, o.change.kind);
+    else if (o.status === "stale") metrics.changeStale();
+    else if (o.status === "failed" || o.status === "not_acted") metrics.changeFailed();
+  }
+}
+
+/** A cycle of a watcher killed while applying, resumed from its journal: nothing is sent twice. */
+export async function resumeCycle(ctx: CycleContext, planFile: string): Promise<void> {
+  text(ctx.io, [resumingLine(planFile)]);
+  const run = await applyPlanFile(planFile, applyOptions(ctx));
+  count(ctx.metrics, run.outcomes);
+  const log = ctx.io.log ?? nullLogger;
+  logCycleChanges(log, { plan_file: planFile }, run.outcomes, []);
+  log.event("watch.resumed", { plan_file: planFile, ...countOutcomes(run.outcomes) });
+  text(ctx.io, changeLines(run.outcomes.filter((o) => o.status !== "already_done" && o.status !== "deferred"), CHANGE_LINES_PER_CYCLE, "flowrules history --state DIR"));
+}
+
+/** Runs one cycle; returns the bookmarks after it (moved on when everything planned was settled). */
+export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Bookmarks | undefined> {
+  const { settings, io, metrics, loaded } = ctx;
+  const log = io.log ?? nullLogger;
+  const started = Date.now();
+  const startedAt = new Date();
+  const requestsBefore = metrics.requestCount();
+  const plan: Plan | undefined = await loaded
+    .plan({ connection: ctx.connection, io: quiet(io), limiter: ctx.limiter, first: req.n === 1, recordSeen: settings.apply })
+    .catch((err: unknown) => {
+      if (ctx.stop.aborted) return undefined;
+      throw err;
+    });
+  if (plan === undefined) {
+    // cut short while planning: nothing was applied, the next watcher plans afresh from the same bookmarks
+    log.event("watch.cycle_stopped", { cycle: req.n, kind: req.kind, requests: metrics.requestCount() - requestsBefore });
+    text(io, [stoppedCycleLine(req.n, req.kind, loaded.ruleSet.rules.length, metrics.requestCount() - requestsBefore)]);
+    throw new StoppingError();
+  }
+  const errors = plan.errors.map((e) => e.message);
+  const enforce = plan.changes.filter((c) => c.audit !== true);
+  let outcomes: ChangeOutcome[] | undefined;
+  let planFile = "";
+  if (settings.apply && enforce.length > 0) {
+    // a rule that failed this cycle (over its limit, an API error) has no change in the plan; the others go on
+    const run = await applyPlanInDir({ ...plan, errors: [] }, cycleDir(ctx.paths.cycles, plan.created_at, req.n), applyOptions(ctx));
+    outcomes = run.outcomes;
+    planFile = run.planFile;
+    count(metrics, outcomes);
+    await pruneCycles(ctx.paths.cycles);
+  }
+  const counts = countOutcomes(outcomes ?? []);
+  const failed = counts.failed + counts.not_acted;
+  // changes left unsent (stopped, deferred) are planned again: the bookmarks stay where they were
+  const unsent = counts.not_started + counts.deferred;
+  const bookmarks = failed === 0 && unsent === 0 && !ctx.stop.aborted ? await movedOn(ctx, plan, req) : ctx.bookmarks;
+  const report: CycleReport = {
+    n: req.n,
+    kind: req.kind,
+    rules: loaded.ruleSet.rules.length,
+    planned: enforce.length,
+    audit: plan.changes.length - enforce.length,
+    applied: counts.applied,
+    stale: counts.stale,
+    failed,
+    deferred: unsent,
+    errors,
+    requests: metrics.requestCount() - requestsBefore,
+    durationMs: Date.now() - started,
+    apply: settings.apply,
+  };
+  const ok = errors.length === 0 && failed === 0;
+  metrics.cycle(ok ? "ok" : "failed", ok ? undefined : (errors[0] ?? `${failed} change(s) failed`));
+  logCycle(log, report);
+  logCycleChanges(log, { cycle: req.n }, outcomes, outcomes ? [] : enforce);
+  // what a stop left unsent is counted in the cycle's line, not listed: the next cycle plans it again
+  const shown = outcomes?.filter((o) => o.status !== "deferred" && o.status !== "already_done") ?? enforce.map((change) => ({ change, status: "planned" as const }));
+  text(io, [cycleLine(report), ...changeLines(shown, CHANGE_LINES_PER_CYCLE, settings.apply ? "flowrules history --state DIR" : "--log-format json lists them all")]);
+  const changedSomething = report.applied > 0 || (!settings.apply && plan.changes.length > 0);
+  if (changedSomething || !ok) {
+    const times = { startedAt, finishedAt: new Date() };
+    await loaded.notify(
+      settings.apply
+        ? applyPayload({ plan, outcomes: outcomes ?? [], audit: report.audit, planFile, journalFile: planFile ? `${planFile}.journal.jsonl` : "" }, times)
+        : planPayload(plan, times),
+    );
+  }
+  return bookmarks;
+}
+
+/**
+ * The bookmarks after a cycle that settled everything it planned: for each workflow whose rules all planned (a
+ * failing rule's workflow is polled as changed), the newest update its poll found.
+ */
+async function movedOn(ctx: CycleContext, plan: Plan, req: CycleRequest): Promise<Bookmarks> {
+  const failedWorkflows = new Set(
+    plan.errors.flatMap((e) => {
+      const pid = e.rule ? ctx.workflowOf.get(e.rule) : undefined;
+      return pid === undefined ? [] : [pid];
+    }),
+  );
+  const workflows = { ...(ctx.bookmarks?.workflows ?? {}) };
+  for (const [pid, t] of req.polled) if (!failedWorkflows.has(pid)) workflows[String(pid)] = t;
+  // a workflow with no update at all has no newest instance: its bookmark is the plan's start, less a margin
+  for (const pid of new Set(ctx.workflowOf.values())) {
+    if (workflows[String(pid)] === undefined && !failedWorkflows.has(pid)) workflows[String(pid)] = new Date(req.now.getTime() - 60_000).toISOString();
+  }
+  const next: Bookmarks = { format_version: 1, base_url: ctx.baseUrl, rules_digest: ctx.loaded.ruleSet.digest, workflows };
+  await writeBookmarks(ctx.paths.bookmarks, next);
+  return next;
+}

@@ -1,0 +1,29 @@
+/**
+ * Defaults of `flowrules watch` and the interval they give, apart from the loop so that the CLI reads them without
+ * loading the engine (this module imports nothing).
+ */
+
+/** The idle polls' default share of the key's rate limit, in percent. */
+export const DEFAULT_BUDGET_PERCENT = 20;
+/** No poll interval below this (a test-only environment variable lowers it: docs/watch.md). */
+export const MIN_INTERVAL_MS = 5_000;
+export const MIN_INTERVAL_ENV = "FLOWRULES_WATCH_MIN_INTERVAL_MS";
+/** Rules whose meaning moves with time (relative dates, time in conditions, windows) get a cycle at least this often. */
+export const DEFAULT_TIME_CYCLE_MS = 5 * 60_000;
+/** Longest wait between attempts while the service is down. */
+export const MAX_BACKOFF_MS = 5 * 60_000;
+/** Finished cycle folders kept under <state>/watch/cycles (the newest; older ones are removed). */
+export const KEEP_CYCLES = 50;
+/** Changes a cycle lists on stderr, one line each; beyond it one line says how many more (all are in the history). */
+export const CHANGE_LINES_PER_CYCLE = 100;
+
+/**
+ * Idle cost: one request per workflow per poll. Within `budget` percent of the limit (requests a minute) that is a
+ * poll every 60 s · workflows / (limit · budget / 100); never below the minimum. No limit (0): the minimum.
+ */
+export function derivedIntervalMs(workflows: number, ratePerMin: number, budgetPercent: number, minMs: number): number {
+  if (!(ratePerMin > 0) || workflows === 0) return minMs;
+  // 5 % under the budget, whole seconds: the polls' own reads when they find an update stay within it too
+  const perMin = (ratePerMin * budgetPercent * 0.95) / 100;
+  return Math.max(minMs, Math.ceil((60_000 * workflows) / perMin / 1000) * 1000);
+}
