@@ -6,6 +6,7 @@ import type { SandboxOptions } from "../sandbox/index.js";
 import { UserError } from "../model/errors.js";
 import { commandLogger } from "../log/index.js";
 import { errorMessage } from "../model/guards.js";
+import { plural } from "../model/plural.js";
 
 interface SandboxFlags {
   port: string;
@@ -40,7 +41,7 @@ export function registerSandbox(program: Command): void {
         throw new UserError(`cannot start the sandbox: ${errorMessage(err)}`);
       });
       const out = (s: string): boolean => process.stdout.write(`${s}\n`);
-      out(`flowrules sandbox: ${sandbox.store.size} instances (seed ${opts.seed ?? 1})`);
+      out(`flowrules sandbox: ${plural(sandbox.store.size, "instance")} (seed ${opts.seed ?? 1})`);
       out(`base URL: ${sandbox.baseUrl}`);
       if (sandbox.quirks.length > 0) out(`quirks: ${sandbox.quirks.join(", ")}`);
       if (opts.peoplePerMin) out(`people at work: ${opts.peoplePerMin} changes a minute (POST ${sandbox.origin}/__sandbox/people for more)`);

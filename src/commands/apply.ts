@@ -32,6 +32,7 @@ import { applyPayload } from "../render/notify/payload.js";
 import { textSafe } from "../render/escape.js";
 import { redactor } from "../log/redact.js";
 import { errorMessage } from "../model/guards.js";
+import { plural } from "../model/plural.js";
 
 import { DEFAULT_LOCK_TIMEOUT_MS } from "../model/settings.js";
 export { DEFAULT_LOCK_TIMEOUT_MS };
@@ -184,7 +185,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const plan = await planLoaded(rules, opts.connection, io, { ...opts, limiter, recordSeen: true });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${textSafe(e.message)}\n`);
-      io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
+      io.stderr(`not applying: the plan failed (${plural(plan.errors.length, "error")}); nothing was changed\n`);
       return EXIT_ERROR;
     }
     const audit = plan.changes.filter((c) => c.audit === true).length;
@@ -198,7 +199,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
       const review = PLAN_FORMATS.text(plan, { color: useColor(io) });
       if (opts.format === "json") io.stderr(review);
       else io.stdout(review);
-      const answer = await opts.confirm?.ask(`Apply these ${plan.changes.length} changes to ${serviceName(plan.base_url, opts.profile?.name)}? Only 'yes' is accepted: `);
+      const answer = await opts.confirm?.ask(`Apply ${plan.changes.length === 1 ? "this change" : `these ${plan.changes.length} changes`} to ${serviceName(plan.base_url, opts.profile?.name)}? Only 'yes' is accepted: `);
       if ((answer ?? "").trim() !== "yes") {
         io.stderr("Apply cancelled; nothing was changed.\n");
         return EXIT_ERROR;
@@ -327,6 +328,7 @@ async function applyLoaded(
       readToCheck: run.readToCheck,
       checks: run.checks,
       ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
+      plan: loaded.plan,
       ...(opts.signal?.aborted ? { stopped: true } : {}),
     });
     io.stdout(summary);
