@@ -23,7 +23,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   FLOWRULES_STATE:
     "The state dir of `plan` and `apply` with rule paths (the `--state` flag wins; a profile's `state` after it): what each run learned, so the next asks the service only for what changed; the plan is the same as without it (docs/operating.md, \"State between runs\"); `watch` keeps its bookmarks, lock and journals under `watch/` in it.",
   FLOWRULES_DEBUG: "`1` adds the stack trace to an unexpected error (otherwise one line).",
-  NO_COLOR: "Any non-empty value turns colours off (colours are only used on a terminal anyway).",
+  NO_COLOR: "Any non-empty value turns colours off (colours are only used on a terminal anyway); `--color` turns them on regardless.",
 };
 
 const ENV_NAME = /\b(FLOWRULES_[A-Z_]+|NO_COLOR)\b/g;

@@ -4,7 +4,9 @@
  * the two modules is this factory called with its differences.
  */
 import { isDeepStrictEqual } from "node:util";
-import { CompleteStepBodySchema, describeIssue, type InstanceRecord } from "../api/index.js";
+// schemas.js alone: the barrel would load the HTTP client into validate and test, which load every kind
+// (docs/performance.md, "Start-up")
+import { CompleteStepBodySchema, describeIssue, type InstanceRecord } from "../api/schemas.js";
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { SourcePos, StepInput } from "../model/rule-types.js";
 import { sameValue } from "../model/values.js";

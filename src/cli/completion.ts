@@ -1,13 +1,16 @@
 /**
  * `flowrules completion bash|zsh|fish` prints a completion script generated from the commander program itself (its
  * verbs, flags and choices), so a flag added to any verb is completed without editing this file. Profile and rule
- * names change with the files, so the scripts ask the hidden `flowrules __complete profiles|rules` at completion time.
+ * names change with the files, so the scripts ask the hidden `flowrules __complete profiles|rules` at completion time
+ * (./tab.ts answers it, from the table of value flags the build writes when there is one).
  */
 import { Argument, type Command, type Option } from "commander";
-import { COMPLETION_SHELL_NAMES, COMPLETION_SHELLS, type CompletionShell, type CompletionSpec, type FlagSpec, type ValueKind } from "../render/completion/index.js";
+import type { CompletionSpec, FlagSpec, ValueKind } from "../render/completion/index.js";
+import { COMPLETION_SHELL_NAMES, type CompletionShell } from "../render/format-names.js";
 
-export const COMPLETE_VERB = "__complete";
-const LISTS = ["profiles", "rules"] as const;
+import { COMPLETE_VERB, LISTS, printNames, type CompletionListName } from "./tab.js";
+
+export { COMPLETE_VERB };
 
 function valueKind(o: Option): ValueKind | undefined {
   if (!o.required && !o.optional) return undefined;
@@ -51,7 +54,7 @@ export function completionSpec(program: Command): CompletionSpec {
 }
 
 /** Every flag that takes a value, so the words typed can be told from the flags' values. */
-function valueFlags(spec: CompletionSpec): Set<string> {
+export function valueFlags(spec: CompletionSpec): Set<string> {
   const all = [...spec.globalFlags, ...spec.verbs.flatMap((v) => v.flags)];
   return new Set(all.filter((f) => f.value).flatMap((f) => [f.long, f.short].filter((n): n is string => n !== undefined)));
 }
@@ -61,7 +64,9 @@ export function registerCompletion(program: Command): void {
     .command("completion")
     .description("print a shell completion script (verbs, flags, format choices, profile and rule names)")
     .addArgument(new Argument("<shell>", "the shell to complete in").choices(COMPLETION_SHELL_NAMES))
-    .action((shell: CompletionShell) => {
+    .action(async (shell: CompletionShell) => {
+      // the scripts load when one is asked for; a Tab (below) needs only the program's flags
+      const { COMPLETION_SHELLS } = await import("../render/completion/index.js");
       process.stdout.write(COMPLETION_SHELLS[shell](completionSpec(program)));
     });
   program
@@ -69,15 +74,5 @@ export function registerCompletion(program: Command): void {
     .description("names for completion scripts, one a line: profiles (flowrules.config.yaml) or rules (rules/)")
     .addArgument(new Argument("<list>").choices(LISTS))
     .addArgument(new Argument("[words...]", "the words typed so far, after --"))
-    .action(async (list: (typeof LISTS)[number], words: string[]) => {
-      // completion must never print an error into the user's command line: any problem is an empty list
-      try {
-        const { completionNames, typedLine } = await import("../commands/complete.js");
-        const line = typedLine(words, valueFlags(completionSpec(program)));
-        const names = await completionNames(list, process.env, line);
-        process.stdout.write(names.map((n) => `${n}\n`).join(""));
-      } catch {
-        process.exitCode = 0;
-      }
-    });
+    .action((list: CompletionListName, words: string[]) => printNames(list, words, valueFlags(completionSpec(program))));
 }

@@ -1,12 +1,9 @@
-import { EXPLAIN_FORMAT_NAMES } from "../render/explain/index.js";
+/** `flowrules explain --instance ID`: its flags; what it does when it runs is ./run/explain.ts, loaded then. */
 import { Option, type Command } from "commander";
-import type { ExplainFormat } from "../commands/explain.js";
-import { runLogged } from "../log/index.js";
+import { EXPLAIN_FORMAT_NAMES } from "../render/format-names.js";
 import { addConnectionOptions } from "./connection.js";
+import { collect } from "./flags.js";
 import { addOptOutOption } from "./operations.js";
-import { connectionFrom, optOutTagFrom, serviceIO, sourcesOf } from "./settings.js";
-
-const collect = (v: string, acc: string[]): string[] => [...acc, v];
 
 export function registerExplain(program: Command): void {
   const cmd = program
@@ -17,25 +14,7 @@ export function registerExplain(program: Command): void {
     .option("--rule <name>", "explain only this rule; a glob such as 'approve-*' selects several (repeatable)", collect, [])
     .addOption(new Option("--format <format>", "output format").choices(EXPLAIN_FORMAT_NAMES).default("text"));
   addOptOutOption(cmd);
-  addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => {
-    const src = sourcesOf(opts, process.env);
-    const connection = connectionFrom(src);
-    const optOut = optOutTagFrom(src);
-    const io = serviceIO(command, connection);
-    // each command's modules load when it runs, not for every command (docs/performance.md, "Memory")
-    const { explainCommand, parseInstanceId } = await import("../commands/explain.js");
-    const instance = parseInstanceId(opts.instance);
-    process.exitCode = await runLogged(io, "explain", { paths, instance, base_url: connection.baseUrl, ...(src.profile ? { profile: src.profile.name } : {}) }, (io) => explainCommand(
-      {
-        paths,
-        instance,
-        rules: (opts.rule as string[] | undefined) ?? [],
-        format: opts.format as ExplainFormat,
-        connection,
-        ...(optOut ? { optOutTag: optOut } : {}),
-        ...(src.profile ? { profile: src.profile.name } : {}),
-      },
-      io,
-    ));
-  });
+  addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) =>
+    (await import("./run/explain.js")).explain(paths, opts, command),
+  );
 }

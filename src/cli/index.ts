@@ -1,16 +1,14 @@
 #!/usr/bin/env node
-/** flowrules command-line entry. Errors reach the user as one line, never as a stack trace. */
-import { CommanderError } from "commander";
-import { buildProgram } from "./program.js";
+/**
+ * flowrules command-line entry. Errors reach the user as one line, never as a stack trace.
+ *
+ * Every run builds the program (commander and each verb's flags) and loads what its verb does when that verb runs:
+ * `--version` and `--help` load nothing else, a completion Tab not even the program (./tab.ts), and the error path
+ * loads its formatting when there is an error (docs/performance.md, "Start-up").
+ */
 import { UserError, EXIT_ERROR } from "../model/errors.js";
-import { formatError } from "./errors.js";
-import { createLogger } from "../log/index.js";
-import { redactor } from "../log/redact.js";
-import { runSecrets } from "./settings.js";
+import { answerTab } from "./tab.js";
 import { failIfUnfinished } from "./unfinished.js";
-import { preferSmallHeap } from "./heap.js";
-
-preferSmallHeap();
 
 /**
  * A reader that goes away (`flowrules plan | head`, a killed `tee`) makes writes fail with EPIPE. Unhandled, that
@@ -20,8 +18,12 @@ preferSmallHeap();
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 
 async function main(): Promise<void> {
+  if (await answerTab(process.argv.slice(2))) return;
+  const [{ CommanderError }, { buildProgram }, { preferSmallHeap }] = await Promise.all([import("commander"), import("./program.js"), import("./heap.js")]);
   const program = buildProgram();
   program.exitOverride();
+  // the heap setting is for a verb's run (./heap.ts); --version, --help and a Tab are over before it would matter
+  program.hook("preAction", () => void preferSmallHeap());
   try {
     await program.parseAsync(process.argv);
   } catch (err) {
@@ -31,15 +33,28 @@ async function main(): Promise<void> {
       return;
     }
     process.exitCode = err instanceof UserError ? err.exitCode : EXIT_ERROR;
-    if (program.opts<{ logFormat?: string }>().logFormat === "json") {
-      // with --log-format json every stderr line is a JSON event, the failure too
-      const log = createLogger({ format: "json", write: (s) => process.stderr.write(s), secrets: [process.env.FLOWRULES_API_KEY, ...runSecrets()] });
-      log.event("run.failed", { message: formatError(err), exit_code: process.exitCode }, "error");
-      return;
-    }
-    // the last line of defence, as the loggers are: no error text carries the key (a swapped variable, a server echo)
-    process.stderr.write(`flowrules: ${redactor([process.env.FLOWRULES_API_KEY, ...runSecrets()])(formatError(err))}\n`);
+    await reportFailure(err, program.opts<{ logFormat?: string }>().logFormat === "json");
   }
+}
+
+/** One line on stderr (a JSON event with --log-format json), the API key scrubbed. */
+async function reportFailure(err: unknown, json: boolean): Promise<void> {
+  const [{ formatError }, { createLogger }, { redactor }, { runSecrets }] = await Promise.all([
+    import("./errors.js"),
+    import("../log/index.js"),
+    import("../log/redact.js"),
+    // the same module a verb resolved its key in, so it knows that key (none when no verb got that far)
+    import("./settings.js"),
+  ]);
+  const secrets = [process.env.FLOWRULES_API_KEY, ...runSecrets()];
+  if (json) {
+    // with --log-format json every stderr line is a JSON event, the failure too
+    const log = createLogger({ format: "json", write: (s) => process.stderr.write(s), secrets });
+    log.event("run.failed", { message: formatError(err), exit_code: process.exitCode }, "error");
+    return;
+  }
+  // the last line of defence, as the loggers are: no error text carries the key (a swapped variable, a server echo)
+  process.stderr.write(`flowrules: ${redactor(secrets)(formatError(err))}\n`);
 }
 
 let settled = false;

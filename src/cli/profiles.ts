@@ -14,9 +14,9 @@ import { errorMessage } from "../model/guards.js";
 import { didYouMean } from "../model/suggest.js";
 import { CONFIG_FILE } from "../model/settings.js";
 import { posOfKey, posOfValue, posAt, type SourceFile } from "../rules/positions.js";
+import { CONFIG_ENV, PROFILE_ENV } from "./flags.js";
 
-export const CONFIG_ENV = "FLOWRULES_CONFIG";
-export const PROFILE_ENV = "FLOWRULES_PROFILE";
+export { CONFIG_ENV, PROFILE_ENV };
 
 /** The profile a run uses, with the file it came from (relative paths in it resolve against that file's folder). */
 export interface LoadedProfile {

@@ -1,4 +1,10 @@
-/** commander wiring: one file per verb registers its command; this file only assembles them. */
+/**
+ * commander wiring: one file per verb registers its command; this file only assembles them.
+ *
+ * Every `flowrules` run builds this whole program — `--version`, `--help` and a completion Tab too — so a verb's file
+ * declares only its flags, and its action imports what the verb does (./run/<verb>.ts) when it runs.
+ * test/cli/startup.test.ts checks what those three load (CONTRIBUTING.md, "Adding a verb").
+ */
 import { Command } from "commander";
 import { VERSION } from "../model/version.js";
 import { registerValidate } from "./validate.js";
@@ -13,9 +19,10 @@ import { registerHistory } from "./history.js";
 import { registerState } from "./state-verb.js";
 import { registerDescribe, registerWorkflows } from "./workflows.js";
 import { registerInit, registerPull } from "./init.js";
-import { addLogFormatOption } from "../log/cli.js";
+import { addLogFormatOption } from "../log/option.js";
 import { registerCompletion } from "./completion.js";
 import { addExamples } from "./examples.js";
+import { addColorOptions } from "./flags.js";
 
 export function buildProgram(): Command {
   const program = new Command("flowrules")
@@ -25,6 +32,7 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   // global: accepted before or after any verb, read by each verb with optsWithGlobals()
   addLogFormatOption(program);
+  addColorOptions(program);
   registerValidate(program);
   registerPlan(program);
   registerApply(program);

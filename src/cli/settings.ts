@@ -1,19 +1,19 @@
 /**
  * The one place where flags, environment and profiles become the typed settings of a run (src/model/settings.ts).
  * Each setting is looked up in the order of docs/operating.md (Profiles) — flag > environment variable > profile > default — and
- * each source is named in the message when its value is wrong. Help texts are drawn from the same table, so a flag's
- * help always names the variable it falls back to.
+ * each source is named in the message when its value is wrong. The sources are the tables of ./flags.ts, which
+ * `--help` prints, so a flag's help always names the variable it falls back to.
  *
  * Adding a planning flag (CONTRIBUTING.md, "Adding a flag"): a field in PlanningSettingsSchema, its line in
- * PLANNING_FLAGS below (the compiler asks for it), and its use in the planner. `plan` and `apply --auto-approve` both
- * register PLANNING_FLAGS and pass `planning` whole, so they accept it and plan alike.
+ * PLANNING_FLAGS (./flags.ts, what `--help` shows) and in PLANNING_READS below (the compiler asks for both), and its
+ * use in the planner. `plan` and `apply --auto-approve` both register PLANNING_FLAGS and pass `planning` whole, so they
+ * accept it and plan alike. This module loads when a verb runs, never for `--help` or a completion Tab.
  */
 import { resolve } from "node:path";
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { z } from "zod";
 import { InsecureUrlError } from "../api/errors.js";
 import { isLoopbackHost } from "../api/url-guard.js";
-import type { Profile } from "../model/config.js";
 import { UserError } from "../model/errors.js";
 import {
   ConnectionSettingsSchema,
@@ -24,7 +24,6 @@ import {
   DEFAULT_TIMEOUT_MS,
   OutputSettingsSchema,
   PlanningSettingsSchema,
-  WINDOW_SHARE,
   type ConnectionSettings,
   type OutputSettings,
   type PlanningSettings,
@@ -36,144 +35,26 @@ import { tagProblem } from "../rules/operations.js";
 import { parseResyncAfter } from "./state.js";
 import { plainDecimal } from "../model/plain-decimal.js";
 import { apiKeyProblem } from "../api/key-check.js";
-import { CONFIG_ENV, PROFILE_ENV, loadProfile, type LoadedProfile } from "./profiles.js";
+import { loadProfile, type LoadedProfile } from "./profiles.js";
+import { CONNECTION_FLAGS, OUTPUT_FLAGS, PLANNING_FLAGS, colorOf, type SettingSource } from "./flags.js";
 import { processIO, type CommandIO } from "../log/command-io.js";
 import { commandLogger, withLogger } from "../log/index.js";
 
-/** Where a setting may come from besides its default: a flag, an environment variable, a profile key. */
-export interface SettingSource {
-  /** commander's flag spelling, e.g. "--rate-limit <n>" */
-  flags?: string;
-  env?: string;
-  profile?: keyof Profile;
-  help: string;
-  /** a value given as the flag and the variable alike is repeatable (--notify) */
-  repeatable?: boolean;
-  /** an empty variable is a value, not "unset" (FLOWRULES_OPT_OUT_TAG="" turns the opt-out off) */
-  emptyEnvIsValue?: boolean;
-}
+const Strings = z.array(z.string());
 
-/** A planning setting: where it may come from, and how the value picked (or none) becomes the setting. */
-export interface PlanningSource<T> extends SettingSource {
-  read: (picked: Picked | undefined, src: Sources) => T | undefined;
-}
-
-/** The settings every verb that talks to the service shares, and how each one is given. */
-export const CONNECTION_FLAGS = {
-  baseUrl: { flags: "--base-url <url>", env: "FLOWRULES_BASE_URL", profile: "base_url", help: "service base URL, e.g. https://host/api" },
-  rateLimit: {
-    flags: "--rate-limit <n>",
-    env: "FLOWRULES_RATE_LIMIT",
-    profile: "rate_limit",
-    help: `the service's limit in requests a minute; the client sends at most ${WINDOW_SHARE * 100} % of it in any 60 s, 0 = off (default ${DEFAULT_RATE_LIMIT}, shared by --shard workers)`,
-  },
-  concurrency: { flags: "--concurrency <n>", help: `requests in flight at most (default ${DEFAULT_CONCURRENCY})` },
-  timeout: { flags: "--timeout <ms>", help: `per-request timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS})` },
-  insecureHttp: { flags: "--insecure-http", help: "allow plain http:// to a host that is not loopback" },
-  profile: { flags: "--profile <name>", env: PROFILE_ENV, help: "use this profile of flowrules.config.yaml (service, key variable, limits)" },
-  config: { flags: "--config <file>", env: CONFIG_ENV, help: "the profiles file (default flowrules.config.yaml in the current directory)" },
-} satisfies Record<string, SettingSource>;
-
-/**
- * Flags of `plan` and `apply --auto-approve` alike: one line per field of PlanningSettings (the compiler asks for it),
- * saying where the setting may come from and how the value picked becomes it. planningFrom reads them all.
- */
-export const PLANNING_FLAGS: { [K in keyof PlanningSettings]-?: PlanningSource<PlanningSettings[K]> } = {
-  rules: { flags: "--rule <name>", help: "plan only this rule; a glob such as 'approve-*' selects several (repeatable)", repeatable: true, read: (p) => Strings.parse(p?.value ?? []) },
-  shard: {
-    flags: "--shard <i/n>",
-    help: "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4",
-    read: (p) => (p ? parseShard(p.value) : undefined),
-  },
-  changedSince: {
-    flags: "--changed-since <git-ref>",
-    help: "plan only the rules added or edited since this git ref; list removed ones",
-    read: (p) => (typeof p?.value === "string" ? p.value : undefined),
-  },
-  explainRequests: {
-    flags: "--explain-requests",
-    help: "say on stderr why each list, field page or record read is made (or saved)",
-    read: (p) => p?.value === true,
-  },
-  optOutTag: {
-    flags: "--opt-out-tag <tag>",
-    env: "FLOWRULES_OPT_OUT_TAG",
-    profile: "opt_out_tag",
-    help: `instances carrying this tag are changed by no rule (default ${DEFAULT_OPT_OUT_TAG}; "" turns it off)`,
-    emptyEnvIsValue: true,
-    read: (p) => optOutTagOf(p),
-  },
-  workflows: {
-    flags: "--workflows <file>",
-    profile: "workflows",
-    help: "workflow catalog to compare the live workflows with (default flowrules.workflows.json)",
-    read: (p, src) => pathOf(p, src),
-  },
-  state: {
-    flags: "--state <dir>",
-    env: "FLOWRULES_STATE",
-    profile: "state",
-    help: "keep what each run learned in this dir and ask the service only for what changed since; the plan is the same as without it",
-    read: (p, src) => pathOf(p, src),
-  },
-  resyncAfterMs: {
-    flags: "--resync-after <duration>",
-    help: "with --state: read a workflow in full again when its last full read is older than this (30m, 12h, 7d; default 24h)",
-    read: (p) => (typeof p?.value === "string" ? parseResyncAfter(p.value) : undefined),
-  },
-  fullRefresh: {
-    flags: "--full-refresh",
-    help: "with --state: read everything again and rewrite the state",
-    read: (p) => p?.value === true,
-  },
+/** How the value picked for a planning setting (or none) becomes the setting: one line per line of PLANNING_FLAGS. */
+export const PLANNING_READS: { [K in keyof PlanningSettings]-?: (picked: Picked | undefined, src: Sources) => PlanningSettings[K] | undefined } = {
+  rules: (p) => Strings.parse(p?.value ?? []),
+  shard: (p) => (p ? parseShard(p.value) : undefined),
+  changedSince: (p) => (typeof p?.value === "string" ? p.value : undefined),
+  explainRequests: (p) => p?.value === true,
+  optOutTag: (p) => optOutTagOf(p),
+  // a path from a profile is the profile file's
+  workflows: (p, src) => pathOf(p, src),
+  state: (p, src) => pathOf(p, src),
+  resyncAfterMs: (p) => (typeof p?.value === "string" ? parseResyncAfter(p.value) : undefined),
+  fullRefresh: (p) => p?.value === true,
 };
-
-export const OUTPUT_FLAGS = {
-  notify: {
-    flags: "--notify <url>",
-    env: "FLOWRULES_NOTIFY_URL",
-    profile: "notify",
-    help: "POST a JSON summary to this webhook at the end (repeatable; the variable takes a comma-separated list)",
-    repeatable: true,
-  },
-} satisfies Record<string, SettingSource>;
-
-/** The help text of a setting: what it does, then where else it may come from. */
-function helpOf(s: SettingSource): string {
-  const more = [s.env ? `env ${s.env}` : undefined, s.profile ? `profile ${s.profile}` : undefined].filter((x) => x !== undefined);
-  if (more.length === 0) return s.help;
-  // "… (default 100)" becomes "… (default 100; env X; profile y)": one parenthesis, not two
-  return s.help.endsWith(")") ? `${s.help.slice(0, -1)}; ${more.join("; ")})` : `${s.help} (${more.join("; ")})`;
-}
-
-const collect = (v: string, acc: string[]): string[] => [...acc, v];
-
-/** The commander option of a setting (no default: defaults are applied here, after env and profile). */
-export function optionOf(s: SettingSource): Option {
-  const o = new Option(s.flags ?? "", helpOf(s));
-  if (s.repeatable) o.argParser(collect).default([]);
-  return o;
-}
-
-/** Registers the flags of a table; `help` replaces a line's text for one verb (its env and profile still named). */
-export function addOptions(cmd: Command, sources: Record<string, SettingSource>, help: Record<string, string> = {}): Command {
-  for (const [key, s] of Object.entries(sources)) {
-    const text = help[key];
-    if (s.flags) cmd.addOption(optionOf(text === undefined ? s : { ...s, help: text }));
-  }
-  return cmd;
-}
-
-/** How the planning flags read on `apply`, where they apply to rule paths (a saved plan is applied as planned). */
-const APPLY_HELP: Partial<Record<keyof PlanningSettings, string>> = {
-  rules: "with rule paths: plan only this rule; a glob such as 'approve-*' selects several (repeatable)",
-  shard: "apply only the changes (or, with rule paths, plan only the instances) with id % n == i, e.g. 0/4",
-};
-
-/** The planning flags, the same on `plan` and `apply` (and `watch` when it comes). */
-export function addPlanningOptions(cmd: Command, verb: "plan" | "apply"): Command {
-  return addOptions(cmd, PLANNING_FLAGS, verb === "apply" ? APPLY_HELP : {});
-}
 
 /** flags and environment of one run, and the profile they chose */
 export interface Sources {
@@ -362,13 +243,11 @@ export function optOutTagFrom(src: Sources): string | undefined {
   return optOutTagOf(pick(PLANNING_FLAGS.optOutTag, src));
 }
 
-const Strings = z.array(z.string());
-
 /** What to plan, the same for `plan`, `apply --auto-approve` and `watch`: every line of PLANNING_FLAGS. */
 export function planningFrom(src: Sources): PlanningSettings {
   const values: Record<string, unknown> = {};
-  for (const [key, s] of Object.entries(PLANNING_FLAGS)) {
-    const value: unknown = s.read(pick(s, src), src);
+  for (const key of Object.keys(PLANNING_READS) as (keyof PlanningSettings)[]) {
+    const value: unknown = PLANNING_READS[key](pick(PLANNING_FLAGS[key], src), src);
     if (value !== undefined) values[key] = value;
   }
   return PlanningSettingsSchema.parse(values);
@@ -429,7 +308,7 @@ export function runFields(run: RunSettings): Record<string, string> {
 
 /** The IO of a verb that talks to the service: stderr logger scrubbing the key this run resolved (a profile's too). */
 export function serviceIO(command: Command, connection: ConnectionSettings): CommandIO {
-  return withLogger(processIO(), commandLogger(command, process.env, undefined, [connection.apiKey]));
+  return withLogger(processIO(colorOf(command)), commandLogger(command, process.env, undefined, [connection.apiKey]));
 }
 
 /** Connection settings and the profile behind them, for the verbs that need no planning (workflows, describe, …). */
@@ -437,16 +316,6 @@ export function connectionRun(opts: Record<string, unknown>, env: Record<string,
   const src = sourcesOf(opts, env);
   const connection = connectionFrom(src);
   return { connection, fields: { base_url: connection.baseUrl, ...(src.profile ? { profile: src.profile.name } : {}) } };
-}
-
-/** `--profile` and `--config` alone, for the verbs that read a profile's catalog but never call the service. */
-export function addProfileOptions(cmd: Command): Command {
-  return addOptions(cmd, { profile: CONNECTION_FLAGS.profile, config: CONNECTION_FLAGS.config });
-}
-
-/** `--workflows FILE` worded for one verb, still naming the profile key it falls back to. */
-export function workflowsOption(help: string): Option {
-  return optionOf({ ...PLANNING_FLAGS.workflows, help });
 }
 
 /**
@@ -458,4 +327,14 @@ export function catalogSettings(opts: Record<string, unknown>, env: Record<strin
   const workflows = pathOf(pick(PLANNING_FLAGS.workflows, src), src);
   const base = pick(CONNECTION_FLAGS.baseUrl, src);
   return { ...(workflows !== undefined ? { workflows } : {}), ...(typeof base?.value === "string" ? { baseUrl: base.value } : {}) };
+}
+
+/** Connection settings from flags, environment and the chosen profile. */
+export function connectionSettings(opts: Record<string, unknown>, env: Record<string, string | undefined>, shard?: Shard): ConnectionSettings {
+  return connectionFrom(sourcesOf(opts, env), shard);
+}
+
+/** The opt-out tag in effect: the flag, else the environment, else the profile, else the default; empty turns it off. */
+export function optOutTag(opts: Record<string, unknown>, env: Record<string, string | undefined>): string | undefined {
+  return optOutTagFrom(sourcesOf(opts, env));
 }

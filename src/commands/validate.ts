@@ -15,11 +15,6 @@ export interface ValidateOptions {
   baseUrl?: string;
 }
 
-/** Colours only on a terminal and never with NO_COLOR (https://no-color.org). */
-export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
-  return Boolean(stream.isTTY) && !("NO_COLOR" in process.env && process.env.NO_COLOR !== "");
-}
-
 /** Runs the validation and returns the output and exit code (kept apart from process I/O for tests). */
 export async function runValidate(
   paths: string[],

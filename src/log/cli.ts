@@ -1,19 +1,9 @@
-/**
- * `--log-format` is a program-wide option, so `flowrules --log-format json plan` and `flowrules plan --log-format json`
- * both work for every verb, and a verb added later gets it for free. A verb's action reads it with
- * `cmd.optsWithGlobals()`.
- */
-import { Option, type Command } from "commander";
+/** The logger of a running verb, from the program-wide `--log-format` (./option.ts declares it). */
+import type { Command } from "commander";
 import { createLogger } from "./create.js";
-import { LOG_FORMATS, type LogFormat, type Logger } from "./types.js";
+import type { LogFormat, Logger } from "./types.js";
 
-export function addLogFormatOption(program: Command): Command {
-  return program.addOption(
-    new Option("--log-format <format>", "stderr log format: text (for people) or json (one JSON object per event)")
-      .choices(LOG_FORMATS)
-      .default("text"),
-  );
-}
+export { addLogFormatOption } from "./option.js";
 
 export function logFormatOf(cmd: Command): LogFormat {
   const v = cmd.optsWithGlobals<{ logFormat?: unknown }>().logFormat;

@@ -7,14 +7,17 @@ export interface CommandIO {
   env: NodeJS.ProcessEnv;
   /** stdout is a terminal (colours, on top of NO_COLOR) */
   stdoutIsTTY: boolean;
+  /** colours asked for (`--color`) or refused (`--no-color`); absent: the terminal and NO_COLOR decide */
+  color?: boolean;
   /** stderr is a terminal (progress) */
   stderrIsTTY: boolean;
   /** structured events (`--log-format`); absent means none are logged (src/log) */
   log?: Logger;
 }
 
-export function processIO(): CommandIO {
+export function processIO(color?: boolean): CommandIO {
   return {
+    ...(color !== undefined ? { color } : {}),
     stdout: (s) => void process.stdout.write(s),
     stderr: (s) => void process.stderr.write(s),
     env: process.env,
@@ -23,7 +26,10 @@ export function processIO(): CommandIO {
   };
 }
 
-/** Colours only on a terminal and never with NO_COLOR (https://no-color.org) set to anything non-empty. */
+/**
+ * Colours as `--color` / `--no-color` say; without either, only on a terminal and never with NO_COLOR
+ * (https://no-color.org) set to anything non-empty, nor on TERM=dumb.
+ */
 export function useColor(io: CommandIO): boolean {
-  return io.stdoutIsTTY && !io.env.NO_COLOR && io.env.TERM !== "dumb";
+  return io.color ?? (io.stdoutIsTTY && !io.env.NO_COLOR && io.env.TERM !== "dumb");
 }

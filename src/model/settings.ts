@@ -5,27 +5,24 @@
  * plain values. CONTRIBUTING.md, "Adding a flag", shows how a new one enters.
  */
 import { z } from "zod";
+import { MAX_BATCH_SIZE, WINDOW_SHARE } from "./defaults.js";
 
-/** The service's documented limit: about 100 requests a minute per key (docs/service.md). */
-export const DEFAULT_RATE_LIMIT = 100;
-/**
- * Share of the service's per-window limit the client allows itself: 95 of 100, leaving 5 for the service's own
- * rounding and for other tools on the same key. The limiter and the progress ETA both derive their pace from it.
- */
-export const WINDOW_SHARE = 0.95;
-export const DEFAULT_CONCURRENCY = 4;
-export const DEFAULT_TIMEOUT_MS = 30_000;
-/** The environment variable holding the API key, unless a profile's `api_key_env` names another. */
-export const DEFAULT_API_KEY_ENV = "FLOWRULES_API_KEY";
-export const DEFAULT_OPT_OUT_TAG = "no-automation";
-export const DEFAULT_BATCH_SIZE = 100;
-export const MAX_BATCH_SIZE = 500;
-export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
-export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
-export const DEFAULT_CLOCK_SKEW_MS = 60_000;
-export const DEFAULT_RECHECK_EVERY_MS = 60_000;
-/** The profiles file looked for in the current directory (docs/operating.md, Profiles). */
-export const CONFIG_FILE = "flowrules.config.yaml";
+// the defaults live apart, so that `--help` prints them without loading zod
+export {
+  CONFIG_FILE,
+  DEFAULT_API_KEY_ENV,
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_CLOCK_SKEW_MS,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_LOCK_FILE,
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_OPT_OUT_TAG,
+  DEFAULT_RATE_LIMIT,
+  DEFAULT_RECHECK_EVERY_MS,
+  DEFAULT_TIMEOUT_MS,
+  MAX_BATCH_SIZE,
+  WINDOW_SHARE,
+} from "./defaults.js";
 
 /** Requests a minute the client really sends under a limit of `rateLimitPerMin` (0 = no limit, so 0). */
 export function sendRatePerMin(rateLimitPerMin: number): number {

@@ -1,17 +1,15 @@
 /**
- * Reads one rule-test file: YAML (with positions), then the JSON Schema through ajv for messages located at
- * file:line:col (the same wording as rule files), then zod for typed data.
+ * Reads one rule-test file: YAML (with positions), then the JSON Schema (ajv's validator, compiled ahead of time)
+ * for messages located at file:line:col (the same wording as rule files), then zod for typed data.
  */
 import { readFile } from "node:fs/promises";
-import Ajv2020Module from "ajv/dist/2020.js";
-import type { ValidateFunction } from "ajv";
-import { isDateTimeValue, isIsoDateTime } from "../rules/datetime.js";
 import { schemaMessages } from "../rules/messages.js";
 import { parseRuleFile } from "../rules/parse.js";
 import { posOfValue, type SourceFile } from "../rules/positions.js";
-import { DATE_TIME_FORMAT } from "../rules/schema.js";
 import type { Diagnostic } from "../rules/types.js";
-import { testFileJsonSchema, TestFileSchema, type TestFileData } from "./schema.js";
+import { TestFileSchema, type TestFileData } from "./schema.js";
+// compiled ahead of time by `npm run schema` (./write-validator.ts): a run compiles no schema
+import { testFileValidator } from "./validator-now.js";
 import { errorMessage } from "../model/guards.js";
 
 export interface ParsedTestFile {
@@ -20,19 +18,6 @@ export interface ParsedTestFile {
   /** present when the file is valid */
   data?: TestFileData;
   diagnostics: Diagnostic[];
-}
-
-// ajv is CommonJS: under NodeNext the default import is module.exports, whose `default` is the class
-const Ajv2020 = Ajv2020Module.default;
-let validator: ValidateFunction | undefined;
-
-function validate(): ValidateFunction {
-  if (validator) return validator;
-  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: false });
-  ajv.addFormat(DATE_TIME_FORMAT, { type: "string", validate: isDateTimeValue });
-  ajv.addFormat("date-time", { type: "string", validate: isIsoDateTime });
-  validator = ajv.compile(testFileJsonSchema());
-  return validator;
 }
 
 function error(src: SourceFile, path: ReadonlyArray<string | number>, message: string, code = "schema"): Diagnostic {
@@ -48,9 +33,9 @@ export function parseTestText(file: string, text: string): ParsedTestFile {
     diagnostics.push(error(src, [], 'a rule-test file is a mapping with "version: 1", "now:" and "tests:"'));
     return { file, src, diagnostics };
   }
-  const v = validate();
-  if (!v(data)) {
-    diagnostics.push(...schemaMessages([...(v.errors ?? [])], { src, data }));
+  const validate = testFileValidator();
+  if (!validate(data)) {
+    diagnostics.push(...schemaMessages([...(validate.errors ?? [])], { src, data }));
     return { file, src, diagnostics };
   }
   const typed = TestFileSchema.safeParse(data);

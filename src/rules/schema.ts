@@ -1,19 +1,19 @@
 /**
  * The shape of a rule file, written once: the zod definitions below. From them come the rule's TypeScript type
- * (`RuleInput`, what the compiler reads once the schema passed a key) and the JSON Schema (draft 2020-12) that ajv
- * validates against at run time and `write-schema` writes to schemas/rules.schema.json for editors; each action
- * kind's fragment (src/actions) is put in as the kind wrote it.
+ * (`RuleInput`, what the compiler reads once the schema passed a key) and the JSON Schema (draft 2020-12) that the
+ * validators are compiled from ahead of time (write-validators.ts) and `write-schema` writes to
+ * schemas/rules.schema.json for editors; each action kind's fragment (src/actions) is put in as the kind wrote it.
  */
 import { z } from "zod";
 import { ACTIONS, actionAlternatives } from "../actions/index.js";
 import type { JsonSchema } from "../actions/schema-types.js";
 import { DATE_TIME_PARAMS } from "./datetime.js";
+import { DATE_TIME_FORMAT, RUNTIME_FORMAT } from "./schema-formats.js";
 
 export const SCHEMA_ID = "https://flowrules.dev/schemas/rules.schema.json";
 
-/** Custom formats, registered with ajv in validate-schema.ts; editors ignore formats they do not know. */
-export const DATE_TIME_FORMAT = "flowrules-date-time";
-export const RUNTIME_FORMAT = "flowrules-duration";
+/** Custom formats (schema-formats.ts checks them); editors ignore formats they do not know. */
+export { DATE_TIME_FORMAT, RUNTIME_FORMAT };
 
 /** `select` keys that the instance list takes but belong to the engine. */
 export const ENGINE_OWNED_PARAMS = ["cursor", "page_size", "ordering"] as const;

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createClient, type ApiClient, type ClientEvent, type RequestStats } from "../../src/api/index.js";
-import { connectionSettings } from "../../src/cli/connection.js";
+import { connectionSettings } from "../../src/cli/settings.js";
 import { planCommand } from "../../src/commands/plan.js";
 import type { Plan, PlannedChange } from "../../src/plan/types.js";
 import { runPlan } from "../../src/engine/plan-live.js";

@@ -1,6 +1,6 @@
 /** The pure parts of apply: staleness of a read record, batches, option parsing (each kind's effect: test/actions). */
 import { describe, expect, it } from "vitest";
-import { parseLockTimeout } from "../../src/cli/apply.js";
+import { parseLockTimeout } from "../../src/cli/run/apply.js";
 import { batches } from "../../src/apply/batches.js";
 import { staleReason } from "../../src/apply/staleness.js";
 // the plan-file change and instance record fixtures the kinds' own tests use

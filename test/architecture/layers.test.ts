@@ -96,7 +96,8 @@ describe("architecture", () => {
     expect(into).toEqual([]);
   });
 
-  const outside = files.filter((f) => !["actions", "sandbox"].includes(top(f)));
+  // ajv's validators compiled from the schema (`npm run schema`) hold the kinds' schema fragments, names and all
+  const outside = files.filter((f) => !["actions", "sandbox"].includes(top(f)) && !f.endsWith(".generated.ts"));
 
   it("no kind is tested by its name outside src/actions and src/sandbox", () => {
     expect(ACTION_KINDS.length).toBeGreaterThan(3);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";
 import { EXAMPLES, examplesText } from "../../src/cli/examples.js";
-import { CONNECTION_FLAGS, OUTPUT_FLAGS, PLANNING_FLAGS, type SettingSource } from "../../src/cli/settings.js";
+import { CONNECTION_FLAGS, OUTPUT_FLAGS, PLANNING_FLAGS, type SettingSource } from "../../src/cli/flags.js";
 import { runCli } from "../helpers/cli.js";
 
 const program = buildProgram();

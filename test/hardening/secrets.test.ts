@@ -15,7 +15,7 @@ import net from "node:net";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, InsecureUrlError } from "../../src/api/index.js";
-import { connectionSettings } from "../../src/cli/connection.js";
+import { connectionSettings } from "../../src/cli/settings.js";
 import { applyCommand } from "../../src/commands/apply.js";
 import { planCommand } from "../../src/commands/plan.js";
 import { acquireLock } from "../../src/model/lock.js";

@@ -1,7 +1,8 @@
 /**
  * Real bash, zsh and fish sessions for the completion tests: a `flowrules` on PATH that runs the built CLI (the scripts
  * call `flowrules __complete …` the way a user's shell does), the scripts as `flowrules completion <shell>` prints
- * them, and one way per shell to press Tab. .ci/run installs zsh and fish; a missing shell fails, it does not skip.
+ * them, and one way per shell to press Tab. A test that needs zsh or fish is written `needs("completion",
+ * ["zsh"]).it(…)` (./programs.ts): skipped where the shell is missing, failing in CI (.ci/run installs them).
  */
 import { execFile } from "node:child_process";
 import { chmod, mkdir, writeFile } from "node:fs/promises";

@@ -4,7 +4,7 @@ import { compileSources } from "../../src/rules/load.js";
 import { activity, nextActive, parseHours, type ActiveWindow } from "../../src/rules/active-window.js";
 import { tagProblem } from "../../src/rules/operations.js";
 import { notifyUrls } from "../../src/notify/urls.js";
-import { optOutTag } from "../../src/cli/operations.js";
+import { optOutTag } from "../../src/cli/settings.js";
 
 function diagnostics(yaml: string): Array<{ line: number; col: number; message: string }> {
   return compileSources([{ file: "rules.yaml", text: yaml }]).diagnostics.filter((d) => d.severity === "error");

@@ -1,9 +1,10 @@
 /** `flowrules validate`: exit codes, the three formats, colours, and no stack traces. */
 import { execFileSync, spawnSync } from "node:child_process";
 import { Command } from "commander";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { registerValidate } from "../../src/cli/validate.js";
-import { runValidate, useColor } from "../../src/commands/validate.js";
+import { runValidate } from "../../src/commands/validate.js";
+import { useColor, type CommandIO } from "../../src/log/command-io.js";
 import { github } from "../../src/render/validate/github.js";
 import { text } from "../../src/render/validate/text.js";
 import type { Diagnostic } from "../../src/rules/types.js";
@@ -91,20 +92,22 @@ describe("validate command (in process)", () => {
 });
 
 describe("colours", () => {
-  const saved = process.env.NO_COLOR;
-  afterEach(() => {
-    if (saved === undefined) delete process.env.NO_COLOR;
-    else process.env.NO_COLOR = saved;
-  });
-
-  it("only on a TTY, never with NO_COLOR", () => {
-    const tty = { isTTY: true } as NodeJS.WriteStream;
-    const pipe = { isTTY: false } as NodeJS.WriteStream;
-    delete process.env.NO_COLOR;
-    expect(useColor(tty)).toBe(true);
-    expect(useColor(pipe)).toBe(false);
-    process.env.NO_COLOR = "1";
-    expect(useColor(tty)).toBe(false);
+  it("only on a TTY, never with NO_COLOR or TERM=dumb; --color and --no-color win over both", () => {
+    const io = (stdoutIsTTY: boolean, env: NodeJS.ProcessEnv, color?: boolean): CommandIO => ({
+      stdout: () => undefined,
+      stderr: () => undefined,
+      env,
+      stdoutIsTTY,
+      stderrIsTTY: stdoutIsTTY,
+      ...(color !== undefined ? { color } : {}),
+    });
+    expect(useColor(io(true, {}))).toBe(true);
+    expect(useColor(io(false, {}))).toBe(false);
+    expect(useColor(io(true, { NO_COLOR: "1" }))).toBe(false);
+    expect(useColor(io(true, { NO_COLOR: "" }))).toBe(true);
+    expect(useColor(io(true, { TERM: "dumb" }))).toBe(false);
+    expect(useColor(io(true, {}, false))).toBe(false);
+    expect(useColor(io(false, { NO_COLOR: "1" }, true))).toBe(true);
   });
 
   it("the text format colours only when asked", () => {

@@ -1,13 +1,13 @@
-/** Apply result formats by name: a new format is a new module and one line here (the CLI's --format choices follow). */
+/** Apply result formats by name: a new format is a new module, one line here and its name in ../format-names.ts (the CLI's --format choices follow). */
 import { applyJson } from "./json.js";
 import { applyText } from "./text.js";
 import type { ApplyFormatter } from "./types.js";
+import type { ApplyFormat } from "../format-names.js";
 
 export type { ApplyFormatter, ApplyReport } from "./types.js";
 
 export const APPLY_FORMATS = {
   text: applyText,
   json: applyJson,
-} as const satisfies Record<string, ApplyFormatter>;
-export type ApplyFormat = keyof typeof APPLY_FORMATS;
-export const APPLY_FORMAT_NAMES = Object.keys(APPLY_FORMATS) as ApplyFormat[];
+} as const satisfies Record<ApplyFormat, ApplyFormatter>;
+export { APPLY_FORMAT_NAMES, type ApplyFormat } from "../format-names.js";

@@ -1,8 +1,9 @@
-/** Completion scripts by shell: a new shell is a new module and one line here (`completion <shell>` follows). */
+/** Completion scripts by shell: a new shell is a new module, one line here and its name in ../format-names.ts (`completion <shell>` follows). */
 import { bashCompletion } from "./bash.js";
 import { fishCompletion } from "./fish.js";
 import type { CompletionRenderer } from "./types.js";
 import { zshCompletion } from "./zsh.js";
+import type { CompletionShell } from "../format-names.js";
 
 export type { CompletionSpec, FlagSpec, ValueKind, VerbSpec } from "./types.js";
 
@@ -10,6 +11,5 @@ export const COMPLETION_SHELLS = {
   bash: bashCompletion,
   zsh: zshCompletion,
   fish: fishCompletion,
-} as const satisfies Record<string, CompletionRenderer>;
-export type CompletionShell = keyof typeof COMPLETION_SHELLS;
-export const COMPLETION_SHELL_NAMES = Object.keys(COMPLETION_SHELLS) as CompletionShell[];
+} as const satisfies Record<CompletionShell, CompletionRenderer>;
+export { COMPLETION_SHELL_NAMES, type CompletionShell } from "../format-names.js";

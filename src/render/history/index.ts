@@ -1,13 +1,13 @@
-/** `flowrules history` formats by name: a new format is a new module and one line here (--format follows). */
+/** `flowrules history` formats by name: a new format is a new module, one line here and its name in ../format-names.ts. */
 import { historyJson } from "./json.js";
 import { historyText } from "./text.js";
 import type { HistoryFormatter } from "./types.js";
+import type { HistoryFormat } from "../format-names.js";
 
 export type { HistoryDocument, HistoryFormatter } from "./types.js";
 
 export const HISTORY_FORMATS = {
   text: historyText,
   json: historyJson,
-} as const satisfies Record<string, HistoryFormatter>;
-export type HistoryFormat = keyof typeof HISTORY_FORMATS;
-export const HISTORY_FORMAT_NAMES = Object.keys(HISTORY_FORMATS) as HistoryFormat[];
+} as const satisfies Record<HistoryFormat, HistoryFormatter>;
+export { HISTORY_FORMAT_NAMES, type HistoryFormat } from "../format-names.js";

@@ -4,9 +4,10 @@ import { text } from "./text.js";
 import { json } from "./json.js";
 import { github } from "./github.js";
 
-export const DIAGNOSTIC_FORMATS = { text, json, github } satisfies Record<string, DiagnosticFormatter>;
-export type DiagnosticFormat = keyof typeof DIAGNOSTIC_FORMATS;
-export const DIAGNOSTIC_FORMAT_NAMES = Object.keys(DIAGNOSTIC_FORMATS) as DiagnosticFormat[];
+import type { DiagnosticFormat } from "../format-names.js";
+
+export const DIAGNOSTIC_FORMATS = { text, json, github } satisfies Record<DiagnosticFormat, DiagnosticFormatter>;
+export { DIAGNOSTIC_FORMAT_NAMES, type DiagnosticFormat } from "../format-names.js";
 
 export type { DiagnosticFormatter, DiagnosticFormatOptions } from "./types.js";
 export { text, json, github };

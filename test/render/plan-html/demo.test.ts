@@ -12,12 +12,16 @@ import type { Plan } from "../../../src/plan/types.js";
 import { summaryLine } from "../../../src/render/plan/summary.js";
 import { startSandbox, type RunningSandbox } from "../../../src/sandbox/index.js";
 import { launchBrowser, openFile, type OpenedPage } from "../../helpers/browser.js";
+import { needs } from "../../helpers/programs.js";
 import { runCli } from "../../helpers/cli.js";
 import { tempDir } from "../../helpers/temp.js";
 
 const OUTPUT = fileURLToPath(new URL("../../../test-output/", import.meta.url));
 
 let sb: RunningSandbox;
+// every test but the first opens the page in Chromium: skipped without it, failing in CI (test/helpers/programs.ts)
+const chromium = needs("browser", ["chromium"]);
+
 let browser: Browser;
 let plan: Plan;
 let htmlFile: string;
@@ -33,6 +37,7 @@ beforeAll(async () => {
   htmlFile = join(dir, "plan.html");
   await writeFile(htmlFile, r.stdout);
   plan = JSON.parse(await readFile(planFile, "utf8")) as Plan;
+  if (!chromium.available) return;
   browser = await launchBrowser();
   opened = await openFile(browser, htmlFile);
 });
@@ -61,18 +66,18 @@ describe("plan --format html (demo rules, in Chromium)", () => {
     expect(plan.reports.length).toBeGreaterThanOrEqual(2);
   });
 
-  it("makes no network request and logs no error", () => {
+  chromium.it("makes no network request and logs no error", () => {
     expect(opened.refused).toEqual([]);
     expect(opened.errors).toEqual([]);
   });
 
-  it("has exactly one [data-change-id] element per change of the JSON plan of the same run", async () => {
+  chromium.it("has exactly one [data-change-id] element per change of the JSON plan of the same run", async () => {
     const ids = await opened.page.$$eval("[data-change-id]", (els) => els.map((e) => e.getAttribute("data-change-id") ?? ""));
     expect(ids.length).toBe(plan.changes.length);
     expect(new Set(ids)).toEqual(new Set(plan.changes.map((c) => c.id)));
   });
 
-  it("shows the summary line, the counts by kind and the rules table of the plan", async () => {
+  chromium.it("shows the summary line, the counts by kind and the rules table of the plan", async () => {
     const { page } = opened;
     expect((await page.textContent("#summary"))?.trim()).toBe(summaryLine(plan));
     for (const k of ["complete_step", "save_step", "abort", "reports"] as const) {
@@ -87,7 +92,7 @@ describe("plan --format html (demo rules, in Chromium)", () => {
     expect(await page.$$eval("#rules th", (ths) => ths.map((t) => t.textContent))).not.toContain("Excluded");
   });
 
-  it("shows each change's instance, kind, step and before → after", async () => {
+  chromium.it("shows each change's instance, kind, step and before → after", async () => {
     const ch = plan.changes.find((c) => c.kind === "complete_step");
     expect(ch).toBeDefined();
     const row = await opened.page.textContent(`[data-change-id="${ch!.id}"]`);
@@ -98,7 +103,7 @@ describe("plan --format html (demo rules, in Chromium)", () => {
     expect(row).toMatch(/"active"\s*→\s*"completed"/);
   });
 
-  it("filters by instance id, rule and kind as one types, and shows everything again when cleared", async () => {
+  chromium.it("filters by instance id, rule and kind as one types, and shows everything again when cleared", async () => {
     const { page } = opened;
     const box = page.locator("input[type=search]");
     const all = plan.changes.map((c) => c.id).sort();
@@ -127,7 +132,7 @@ describe("plan --format html (demo rules, in Chromium)", () => {
     expect((await visibleIds(page)).sort()).toEqual(all);
   });
 
-  it("is usable by keyboard: / focuses the search box", async () => {
+  chromium.it("is usable by keyboard: / focuses the search box", async () => {
     const { page } = opened;
     await page.locator("body").click({ position: { x: 5, y: 5 } });
     await page.keyboard.press("/");
@@ -137,7 +142,7 @@ describe("plan --format html (demo rules, in Chromium)", () => {
     await page.locator("input[type=search]").fill("");
   });
 
-  it("draws each report as an SVG bar chart labelled by group key, with the counts", async () => {
+  chromium.it("draws each report as an SVG bar chart labelled by group key, with the counts", async () => {
     const charts = await opened.page.$$eval("#reports .report", (sections) =>
       sections.map((s) => ({ rule: s.getAttribute("data-report-rule"), svgs: s.querySelectorAll("svg").length, text: s.querySelector("svg")?.textContent ?? "" })),
     );
@@ -152,7 +157,7 @@ describe("plan --format html (demo rules, in Chromium)", () => {
     }
   });
 
-  it("is readable with scripts off: every change listed, the charts drawn", async () => {
+  chromium.it("is readable with scripts off: every change listed, the charts drawn", async () => {
     const off = await openFile(browser, htmlFile, { javaScriptEnabled: false });
     try {
       const { page } = off;
@@ -168,7 +173,7 @@ describe("plan --format html (demo rules, in Chromium)", () => {
     }
   });
 
-  it("keeps a screenshot of the page, light and dark, in test-output/", async () => {
+  chromium.it("keeps a screenshot of the page, light and dark, in test-output/", async () => {
     await mkdir(OUTPUT, { recursive: true });
     for (const colorScheme of ["light", "dark"] as const) {
       const shot = await openFile(browser, htmlFile, { colorScheme });

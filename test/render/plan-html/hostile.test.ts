@@ -11,6 +11,7 @@ import type { Plan, PlannedChange } from "../../../src/plan/types.js";
 import { PLAN_FORMATS } from "../../../src/render/plan/index.js";
 import { esc, scriptJson } from "../../../src/render/plan/html.js";
 import { launchBrowser, openFile, type OpenedPage } from "../../helpers/browser.js";
+import { needs } from "../../helpers/programs.js";
 import { tempDir } from "../../helpers/temp.js";
 
 const IMG = "<img src=x onerror=window.__x=1>";
@@ -68,6 +69,9 @@ const plan: Plan & { rules: Array<Plan["rules"][number] & { excluded?: number }>
   summary: { complete_step: 0, save_step: 2, abort: 1, reports: 1, errors: 1 },
 };
 
+// every test but the first opens the page in Chromium: skipped without it, failing in CI (test/helpers/programs.ts)
+const chromium = needs("browser", ["chromium"]);
+
 let browser: Browser;
 let opened: OpenedPage;
 let page: Page;
@@ -77,6 +81,7 @@ beforeAll(async () => {
   out = PLAN_FORMATS.html(plan, { color: false });
   const file = join(await tempDir("flowrules-html-"), "plan.html");
   await writeFile(file, out);
+  if (!chromium.available) return;
   browser = await launchBrowser();
   opened = await openFile(browser, file);
   page = opened.page;
@@ -97,7 +102,7 @@ describe("plan --format html with hostile values", () => {
     expect(out).not.toContain("<img");
   });
 
-  it("shows hostile names as text and runs nothing injected", async () => {
+  chromium.it("shows hostile names as text and runs nothing injected", async () => {
     expect(opened.refused).toEqual([]);
     expect(opened.errors).toEqual([]);
     const injected = await page.evaluate("[window.__x, window.__y, window.__z, window.__w, document.querySelectorAll('img, iframe').length, document.scripts.length]");
@@ -110,12 +115,12 @@ describe("plan --format html with hostile values", () => {
     expect(await page.textContent("#reports h3")).toBe(`Report ${IMG}`);
   });
 
-  it("keeps every change id, even one with quotes, as one data-change-id", async () => {
+  chromium.it("keeps every change id, even one with quotes, as one data-change-id", async () => {
     const ids = await page.$$eval("[data-change-id]", (els) => els.map((e) => e.getAttribute("data-change-id")));
     expect(ids).toEqual(changes.map((c) => c.id));
   });
 
-  it("charts a hostile group key as a label, and filters by hostile text", async () => {
+  chromium.it("charts a hostile group key as a label, and filters by hostile text", async () => {
     const chart = await page.$eval("#reports svg", (svg) => ({ text: svg.textContent ?? "", children: svg.querySelectorAll("svg, script").length }));
     expect(chart.text).toContain(`${SVG}: 2`);
     expect(chart.text).toContain(`${SCRIPT}: 1`);
@@ -131,7 +136,7 @@ describe("plan --format html with hostile values", () => {
     await page.locator("input[type=search]").fill("");
   });
 
-  it("marks audit changes and shows the excluded column when a rule has an excluded count", async () => {
+  chromium.it("marks audit changes and shows the excluded column when a rule has an excluded count", async () => {
     expect(await page.$$eval("[data-change-id] .badge", (els) => els.map((e) => `${e.closest("[data-change-id]")?.getAttribute("data-change-id")} ${e.textContent}`))).toEqual([
       `${changes[2]!.id} audit`,
     ]);

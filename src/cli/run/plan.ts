@@ -1,0 +1,53 @@
+/** What `flowrules plan` does when it runs (its flags: ../plan.ts). */
+import type { Command } from "commander";
+import { z } from "zod";
+import { runLogged } from "../../log/index.js";
+import { UserError } from "../../model/errors.js";
+import { PLAN_FORMAT_NAMES } from "../../render/format-names.js";
+import { runFields, runSettings, serviceIO } from "../settings.js";
+import { interruptions } from "../signals.js";
+
+/** `plan --compare` is its own command module, loaded only when asked for. */
+async function planVerb(compare: string | undefined) {
+  return compare !== undefined ? (await import("../../commands/plan-compare.js")).comparePlanCommand : (await import("../../commands/plan.js")).planCommand;
+}
+
+/** `plan`'s own flags; the planning, connection and output settings are resolved in settings.ts. */
+const Flags = z.object({
+  format: z.enum(PLAN_FORMAT_NAMES),
+  out: z.string().optional(),
+  reportDir: z.string().optional(),
+  compare: z.string().optional(),
+});
+
+export async function plan(paths: string[], opts: Record<string, unknown>, command: Command): Promise<void> {
+  const parsed = Flags.safeParse(opts);
+  if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  const f = parsed.data;
+  const run = runSettings(opts, process.env);
+  const io = serviceIO(command, run.connection);
+  const fields = { paths, ...runFields(run), ...(f.compare !== undefined ? { compare: f.compare } : {}) };
+  // a stop (../signals.ts) ends the plan within seconds: no request starts, no plan and no state are written, exit 1
+  const { signal, dispose } = interruptions(io);
+  try {
+    process.exitCode = await runLogged(io, "plan", fields, async (io) => (await planVerb(f.compare))(
+      {
+        paths,
+        format: f.format,
+        ...(f.out !== undefined ? { out: f.out } : {}),
+        ...(f.reportDir !== undefined ? { reportDir: f.reportDir } : {}),
+        ...(f.compare !== undefined ? { compare: f.compare } : {}),
+        ...run.planning,
+        ...(run.profile ? { profile: run.profile } : {}),
+        detailedExitcode: run.output.detailedExitcode,
+        quiet: run.output.quiet,
+        connection: run.connection,
+        ...(run.output.notify.length > 0 ? { notify: { urls: run.output.notify } } : {}),
+        signal,
+      },
+      io,
+    ));
+  } finally {
+    dispose();
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * What `flowrules --version`, `--help` and a completion Tab load (docs/performance.md, "Start-up"): commander, the
+ * verbs' flag declarations and a few plain modules — never a verb's run module (src/cli/run), the settings resolver,
+ * zod, a renderer or the HTTP client; a Tab not even commander: the table of value flags the build wrote, the YAML
+ * reader and the module that lists names. And `validate` loads ajv's precompiled validators, not its compiler.
+ * Checked on the built CLI by listing the files each process loads (bench/src/startup.ts), never by timing:
+ * `npm run bench:startup` times them.
+ */
+import { readFileSync } from "node:fs";
+import { relative, sep } from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import { loadedModules, TAB_ARGS } from "../../bench/src/startup.js";
+import { buildProgram } from "../../src/cli/program.js";
+import { VALUE_FLAGS_FILE } from "../../src/cli/tab.js";
+import { valueFlagsText } from "../../src/cli/write-value-flags.js";
+import { VERSION } from "../../src/model/version.js";
+import { CLI } from "../helpers/cli.js";
+
+const env = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1" };
+
+/** The packages a process loaded, and its own modules (dist/…, without the extension). */
+function loaded(args: string[]): { packages: string[]; own: string[]; files: string[]; stdout: string } {
+  const r = loadedModules([CLI, ...args], { cwd: process.cwd(), env });
+  expect(r.status, `flowrules ${args.join(" ")}`).toBe(0);
+  const rel = r.files.map((f) => relative(process.cwd(), f).split(sep).join("/"));
+  const packages = [...new Set(rel.flatMap((f) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f)?.[1] ?? []))].sort();
+  const own = rel.filter((f) => f.startsWith("dist/")).map((f) => f.slice("dist/".length).replace(/\.js$/, ""));
+  return { packages, own, files: rel, stdout: r.stdout };
+}
+
+/**
+ * Modules outside src/cli that the verbs' declarations may load: plain names and constants. A new one belongs here
+ * only when it is as light (no package but commander, no zod schema, no renderer).
+ */
+const DECLARATIONS = ["model/version", "model/errors", "model/defaults", "render/format-names", "log/option", "log/types", "sandbox/quirks", "watch/settings"];
+/** All a Tab loads: the entry, the table's reader, the names it lists (src/commands/complete.ts) and their files. */
+const TAB = ["cli/index", "cli/tab", "cli/unfinished", "model/errors", "commands/complete", "rules/files", "model/guards", "model/capped-read"];
+
+function declarationsOnly(own: string[]): string[] {
+  return own.filter((m) => (m.startsWith("cli/") ? m.startsWith("cli/run/") || m === "cli/settings" || m === "cli/profiles" : !DECLARATIONS.includes(m)));
+}
+
+describe("start-up: what loads", () => {
+  it("--version: commander and the verbs' flags, nothing a verb runs", () => {
+    const r = loaded(["--version"]);
+    expect(r.stdout.trim()).toBe(VERSION);
+    expect(r.packages).toEqual(["commander"]);
+    expect(declarationsOnly(r.own)).toEqual([]);
+  });
+
+  it("--help: the same, and it lists every verb", () => {
+    const r = loaded(["--help"]);
+    const verbs = buildProgram().commands.map((c) => c.name()).filter((n) => !n.startsWith("__"));
+    expect(verbs.length).toBeGreaterThan(10);
+    for (const verb of verbs) expect(r.stdout).toMatch(new RegExp(`^  ${verb}\\b`, "m"));
+    expect(r.packages).toEqual(["commander"]);
+    expect(declarationsOnly(r.own)).toEqual([]);
+  });
+
+  it("a Tab (`flowrules plan --rule ⇥`): the value flags' table, the YAML reader and the rule names, not the program", () => {
+    const r = loaded(TAB_ARGS);
+    // the rules of rules/, one a line, as the completion scripts read them
+    expect(r.stdout.split("\n").filter(Boolean).length).toBeGreaterThan(2);
+    expect(r.packages).toEqual(["yaml"]);
+    expect(r.own.sort()).toEqual([...TAB].sort());
+  });
+
+  it("the Tab's table is the program's value flags (the build writes it)", () => {
+    expect(readFileSync(new URL(`../../dist/cli/${VALUE_FLAGS_FILE}`, import.meta.url), "utf8")).toBe(valueFlagsText());
+  });
+
+  it("without the table, __complete runs as a commander verb and prints the same names", async () => {
+    const tab = loaded(TAB_ARGS).stdout;
+    let out = "";
+    const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      out += String(chunk);
+      return true;
+    });
+    try {
+      await buildProgram().exitOverride().parseAsync(["node", "flowrules", ...TAB_ARGS]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(out).toBe(tab);
+  });
+
+  it("validate: ajv's precompiled validators and its runtime helpers, not its compiler; no HTTP client", () => {
+    const r = loaded(["validate", "rules/"]);
+    expect(r.own).toContain("rules/validators.generated");
+    expect(r.files.filter((f) => f.startsWith("node_modules/ajv/") && !f.startsWith("node_modules/ajv/dist/runtime/"))).toEqual([]);
+    expect(r.packages).not.toContain("undici");
+    expect(r.own.filter((m) => m.startsWith("api/http") || m === "api/client")).toEqual([]);
+  });
+});
