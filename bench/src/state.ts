@@ -1,10 +1,15 @@
 /**
- * The state scenario (`--state-sizes`, issue 24): what a scheduled run costs with `--state` against a stateless one.
+ * The state scenario (`--state-sizes`, issues 24 and 33): what a scheduled run costs with `--state` against a stateless one.
  * Six rules of the kind operations teams write, over the four demo workflows. Per N, on a sandbox whose clock the
- * scenario moves: a stateless plan and a first plan with state (it builds the state); then 1 % of the instances
- * changed by people and 15 minutes later, a stateless plan and a plan with state at the same moment (their plans must
- * be equal); then 15 more minutes with nothing changed, a plan with state (and a stateless one to compare with).
- * Requests are counted from the sandbox's log; each plan runs in its own process, so its peak RSS is its own.
+ * scenario moves (its Date header is that clock):
+ *   first run with state (it builds the state); 1 % of the instances changed by people, 15 seconds later
+ *   (a) a stateless plan and (b) a plan with state at the same moment; 127 s after the changes, with nothing changed
+ *   since, (f) a plan with state (a lookback of two minutes from (b) would list those changes again); a minute
+ *   later (c) one with the approval threshold (`when`) edited; a minute later
+ *   (d) one with a `select` of one rule edited (and that rule alone, stateless: its own cost); then 1 % more changed,
+ *   `apply rules --auto-approve --state` (plan with the state, apply through it), and 15 minutes later (e) a plan
+ *   with state. Each plan with state is compared with a stateless plan at the same moment (their plans must be
+ *   equal). Requests are counted from the sandbox's log; each run is its own process, so its peak RSS is its own.
  */
 import { createHash } from "node:crypto";
 import { fork } from "node:child_process";
@@ -76,7 +81,16 @@ export interface StatePlanOptions {
   now: string;
   /** absent: a stateless run */
   stateDir?: string;
+  /** the rules (default STATE_RULES_YAML) */
+  rulesYaml?: string;
+  /** only these rules */
+  only?: string[];
 }
+
+/** The scenario's edits: the approval threshold (`when`), and a `select` filter added to one rule. */
+export const WHEN_EDIT: [string, string] = ["when: fields.amount < 100 and", "when: fields.amount < 150 and"];
+export const SELECT_EDIT: [string, string] = ["select: { status: [running], active_step_id: 20141 }", "select: { status: [running], active_step_id: 20141, priority: H }"];
+export const SELECT_EDITED_RULE = "s-risky-access";
 
 export interface StatePlanResult {
   wallMs: number;
@@ -99,9 +113,10 @@ function planDigestOf(plan: Plan): string {
 /** One plan, stateless or with the state dir, as `flowrules plan [--state DIR]` does it. */
 export async function statePlanStep(o: StatePlanOptions): Promise<StatePlanResult> {
   const sampler = new RssSampler();
-  const loaded = compileSources([{ file: "bench-state.yaml", text: STATE_RULES_YAML }]);
+  const loaded = compileSources([{ file: "bench-state.yaml", text: o.rulesYaml ?? STATE_RULES_YAML }]);
   if (!loaded.ruleSet) throw new Error(`the state scenario's rules do not load: ${loaded.diagnostics.map((d) => d.message).join("; ")}`);
-  const ruleSet = loaded.ruleSet;
+  const only = o.only;
+  const ruleSet = only ? { ...loaded.ruleSet, rules: loaded.ruleSet.rules.filter((r) => only.includes(r.name)) } : loaded.ruleSet;
   const now = new Date(o.now);
   const t0 = performance.now();
   const client = createClient({ baseUrl: o.baseUrl, apiKey: API_KEY, rateLimitPerMin: 0, concurrency: o.concurrency });
@@ -180,8 +195,12 @@ export async function stateApplyStep(o: StateApplyOptions): Promise<StateApplyRe
 
 export interface StateStep {
   what: string;
+  /** the target's letter (a–f) when the step is one */
+  key?: string;
   requests: number;
   result: StatePlanResult;
+  /** a plan with state: the stateless plan at the same moment (equal digests, equal plans) */
+  stateless?: { result: StatePlanResult; requests: number };
 }
 
 export interface StateRun {
@@ -191,8 +210,10 @@ export interface StateRun {
   /** the plans with state equal the stateless plans at the same moment */
   equal: boolean;
   rssScope: "child" | "in-process";
-  /** after one more 1 % of churn: `apply rules --auto-approve --state` (it changes the sandbox, so it comes last) */
-  apply?: { requests: number; churned: number; result: StateApplyResult };
+  /** after one more 1 % of churn: `apply rules --auto-approve --state` (plan with the state, apply through it) */
+  apply?: { requests: number; churned: number; applied: number; result: StateApplyResult };
+  /** the edited rule alone, stateless: (d)'s allowance */
+  editedRuleAlone?: number;
 }
 
 function inChild(options: StatePlanOptions): Promise<StatePlanResult>;
@@ -225,32 +246,45 @@ export async function runStateScenario(
   log: (line: string) => void,
 ): Promise<StateRun[]> {
   const runs: StateRun[] = [];
+  const whenEdited = STATE_RULES_YAML.replace(...WHEN_EDIT);
+  const selectEdited = STATE_RULES_YAML.replace(...SELECT_EDIT);
+  if (whenEdited === STATE_RULES_YAML || selectEdited === STATE_RULES_YAML) throw new Error("the scenario's rule edits no longer apply to its rules");
   for (const n of o.sizes) {
     log(`state scenario at N = ${n} (1 % churn)`);
     const sb: RunningSandbox = await startSandbox({ port: 0, instances: n, seed: o.seed, latencyMs: o.latencyMs, now: START });
     const dir = await mkdtemp(join(tmpdir(), "flowrules-bench-state-"));
     try {
       const steps: StateStep[] = [];
-      const step = async (what: string, withState: boolean): Promise<StatePlanResult> => {
+      const plan = async (what: string, extra: Partial<StatePlanOptions> = {}): Promise<{ result: StatePlanResult; requests: number }> => {
         sb.clearRequests();
-        const options: StatePlanOptions = { baseUrl: sb.baseUrl, concurrency: o.concurrency, now: sb.store.now().toISOString(), ...(withState ? { stateDir: join(dir, "state") } : {}) };
+        const options: StatePlanOptions = { baseUrl: sb.baseUrl, concurrency: o.concurrency, now: sb.store.now().toISOString(), ...extra };
         const result = o.inProcess ? await statePlanStep(options) : await inChild(options);
         const requests = sb.requests().length;
-        steps.push({ what, requests, result });
-        log(`  ${what.padEnd(28)} ${String(requests).padStart(6)} requests, ${(result.wallMs / 1000).toFixed(1)} s, peak RSS ${(result.maxRssBytes / 1048576).toFixed(0)} MB${withState ? `, ${result.fromState} from the state, ${result.readAgain} read again` : ""}`);
-        return result;
+        if (result.errors.length > 0 && !extra.stateDir) log(`  (${what}: ${result.errors.length} plan errors)`);
+        return { result, requests };
       };
-      await step("stateless", false);
-      await step("first run with state", true);
+      const step = async (what: string, key: string | undefined, rulesYaml?: string): Promise<StateStep> => {
+        const withRules = rulesYaml ? { rulesYaml } : {};
+        const { result, requests } = await plan(what, { stateDir: join(dir, "state"), ...withRules });
+        const alone = key === undefined ? undefined : await plan(`${what}, stateless`, withRules);
+        const s: StateStep = { what, ...(key ? { key } : {}), requests, result, ...(alone ? { stateless: { result: alone.result, requests: alone.requests } } : {}) };
+        steps.push(s);
+        const eq = alone ? (alone.result.digest === result.digest ? ", equal to stateless" : ", DIFFERENT from stateless") : "";
+        log(`  ${what.padEnd(40)} ${String(requests).padStart(6)} requests (stateless ${alone ? alone.requests : "—"}), ${(result.wallMs / 1000).toFixed(1)} s, peak RSS ${(result.maxRssBytes / 1048576).toFixed(0)} MB, ${result.fromState} from the state, ${result.readAgain} read again${eq}`);
+        return s;
+      };
+      await step("first run with state (writes it)", undefined);
       const churn = sb.simulate({ seed: o.seed + 24, churn: STATE_CHURN });
-      sb.advanceClock(STEP_MS);
-      const a = await step("stateless after 1 % churn", false);
-      const b = await step("with state after 1 % churn", true);
-      sb.advanceClock(STEP_MS);
-      const c = await step("with state, nothing changed", true);
-      const d = await step("stateless, nothing changed", false);
-      const equal = a.digest === b.digest && c.digest === d.digest;
-      log(`  plans with state ${equal ? "equal" : "DIFFER FROM"} the stateless plans at the same moment`);
+      sb.advanceClock(15_000);
+      await step("with state after 1 % churn", "b");
+      sb.advanceClock(112_000);
+      await step("with state, 127 s after the last change", "f");
+      sb.advanceClock(60_000);
+      await step("with state after a `when` edit", "c", whenEdited);
+      sb.advanceClock(60_000);
+      await step("with state after a `select` edit", "d", selectEdited);
+      const alone = await plan("the edited rule alone, stateless", { rulesYaml: selectEdited, only: [SELECT_EDITED_RULE] });
+      log(`  ${"the edited rule alone, stateless".padEnd(40)} ${String(alone.requests).padStart(6)} requests`);
       const churn2 = sb.simulate({ seed: o.seed + 25, churn: STATE_CHURN });
       sb.advanceClock(STEP_MS);
       sb.clearRequests();
@@ -258,10 +292,18 @@ export async function runStateScenario(
       await mkdir(workDir, { recursive: true });
       const applyOptions: StateApplyOptions = { baseUrl: sb.baseUrl, concurrency: o.concurrency, now: sb.store.now().toISOString(), stateDir: join(dir, "state"), workDir };
       const applied = o.inProcess ? await stateApplyStep(applyOptions) : await inChild(applyOptions, true);
-      const apply = { requests: sb.requests().length, churned: churn2.ids.length, result: applied };
+      const writes = sb.requests().filter((r) => r.method === "POST" && r.status === 200);
+      const appliedCount = writes.reduce((k, r) => k + (r.path.endsWith("/bulk/abort") ? ((r.body as { ids?: number[] } | null)?.ids?.length ?? 0) : 1), 0);
+      const apply = { requests: sb.requests().length, churned: churn2.ids.length, applied: appliedCount, result: applied };
       if (applied.exitCode !== 0) throw new Error(`apply --auto-approve --state exited ${applied.exitCode}: ${applied.output}`);
-      log(`  ${"apply --auto-approve, state".padEnd(28)} ${String(apply.requests).padStart(6)} requests, ${(applied.wallMs / 1000).toFixed(1)} s, peak RSS ${(applied.maxRssBytes / 1048576).toFixed(0)} MB (after ${apply.churned} more changed)`);
-      runs.push({ n, churned: churn.ids.length, steps, equal, rssScope: o.inProcess ? "in-process" : "child", apply });
+      log(`  ${"apply --auto-approve, state".padEnd(40)} ${String(apply.requests).padStart(6)} requests, ${appliedCount} changes applied, ${(applied.wallMs / 1000).toFixed(1)} s, peak RSS ${(applied.maxRssBytes / 1048576).toFixed(0)} MB (after ${apply.churned} more changed)`);
+      sb.advanceClock(STEP_MS);
+      await step(`with state after applying ${appliedCount} changes`, "e");
+      const stateless = steps.find((x) => x.key === "b")?.stateless;
+      if (stateless) steps.splice(1, 0, { what: "stateless after 1 % churn", key: "a", requests: stateless.requests, result: stateless.result });
+      const equal = steps.every((x) => !x.stateless || x.stateless.result.digest === x.result.digest);
+      log(`  plans with state ${equal ? "equal" : "DIFFER FROM"} the stateless plans at the same moment`);
+      runs.push({ n, churned: churn.ids.length, steps, equal, rssScope: o.inProcess ? "in-process" : "child", apply, editedRuleAlone: alone.requests });
     } finally {
       await sb.close();
       await rm(dir, { recursive: true, force: true });
@@ -272,6 +314,8 @@ export async function runStateScenario(
 
 /** Workflows with rules in the scenario: the unchanged-tenant target is 2 requests each, plus 5. */
 export const STATE_WORKFLOWS = 4;
+/** Peak resident set of every run, plan and apply, at 100,000 instances (issue 33). */
+export const STATE_RSS_MB = 160;
 
 export interface StateTarget {
   text: string;
@@ -282,34 +326,43 @@ export interface StateTarget {
 export function stateTargets(runs: StateRun[]): StateTarget[] {
   const out: StateTarget[] = [];
   for (const r of runs) {
-    const get = (what: string): StateStep | undefined => r.steps.find((s) => s.what === what);
-    const stateless = get("stateless after 1 % churn");
-    const withState = get("with state after 1 % churn");
-    const unchanged = get("with state, nothing changed");
-    if (!stateless || !withState || !unchanged) continue;
+    const get = (key: string): StateStep | undefined => r.steps.find((s) => s.key === key);
+    const [a, b, c, d, e, f] = ["a", "b", "c", "d", "e", "f"].map(get);
+    if (!a || !b || !c || !d || !e || !f) continue;
+    const w = STATE_WORKFLOWS;
     const ratio = r.n >= 100_000 ? 20 : 10;
-    out.push({ text: `N = ${r.n}: with state ≤ 1/${ratio} of stateless (1 % churn)`, measured: `${withState.requests} vs ${stateless.requests} (1/${(stateless.requests / Math.max(1, withState.requests)).toFixed(1)})`, met: withState.requests * ratio <= stateless.requests });
-    const cap = 2 * STATE_WORKFLOWS + 5;
-    out.push({ text: `N = ${r.n}: unchanged tenant ≤ ${cap} requests`, measured: String(unchanged.requests), met: unchanged.requests <= cap });
-    const peak = Math.max(...r.steps.map((s) => s.result.maxRssBytes), r.apply?.result.maxRssBytes ?? 0);
-    out.push({ text: `N = ${r.n}: peak RSS < 200 MB in every run, plan and apply (${r.rssScope})`, measured: `${(peak / 1048576).toFixed(0)} MB`, met: peak < 200 * 1048576 });
-    out.push({ text: `N = ${r.n}: plans with state equal stateless plans`, measured: r.equal ? "equal" : "different", met: r.equal });
+    out.push({ text: `N = ${r.n}: (b) with state ≤ 1/${ratio} of (a) stateless (1 % churn)`, measured: `${b.requests} vs ${a.requests} (1/${(a.requests / Math.max(1, b.requests)).toFixed(1)})`, met: b.requests * ratio <= a.requests });
+    const capF = 2 * w + 5;
+    out.push({ text: `N = ${r.n}: (f) unchanged, 127 s after the last change ≤ ${capF}`, measured: String(f.requests), met: f.requests <= capF });
+    out.push({ text: `N = ${r.n}: (c) after a \`when\` edit ≤ (f) + 5 = ${f.requests + 5}`, measured: String(c.requests), met: c.requests <= f.requests + 5 });
+    const alone = r.editedRuleAlone ?? 0;
+    out.push({ text: `N = ${r.n}: (d) after a \`select\` edit ≤ (f) + the rule's stateless cost ${alone} = ${f.requests + alone}`, measured: String(d.requests), met: d.requests <= f.requests + alone });
+    const applied = r.apply?.applied ?? 0;
+    const capE = f.requests + 2 * w + 2 * Math.ceil(applied / 100);
+    out.push({ text: `N = ${r.n}: (e) after applying ${applied} changes ≤ (f) + 2·${w} + 2 per 100 applied = ${capE} (nobody else changed anything since)`, measured: String(e.requests), met: e.requests <= capE });
+    const peak = Math.max(...r.steps.flatMap((s) => [s.result.maxRssBytes, s.stateless?.result.maxRssBytes ?? 0]), r.apply?.result.maxRssBytes ?? 0);
+    out.push({ text: `N = ${r.n}: peak RSS < ${STATE_RSS_MB} MB in every run, with state or not, plan and apply (${r.rssScope})`, measured: `${(peak / 1048576).toFixed(0)} MB`, met: peak < STATE_RSS_MB * 1048576 });
+    out.push({ text: `N = ${r.n}: plans with state equal stateless plans (b–f)`, measured: r.equal ? "equal" : "different", met: r.equal });
   }
   return out;
 }
 
 export function renderState(runs: StateRun[]): string {
-  const out = ["## State between runs (`--state`)", "", "| N | run | requests | from the state | read again | peak RSS | wall |", "|---|---|---|---|---|---|---|"];
+  const out = ["## State between runs (`--state`)", "", "| N | run | requests | stateless | from the state | read again | peak RSS | wall |", "|---|---|---|---|---|---|---|---|"];
   for (const r of runs) {
     for (const s of r.steps) {
-      const stateful = s.what.includes("with state");
-      out.push(`| ${r.n} | ${s.what} | ${s.requests} | ${stateful ? s.result.fromState : "—"} | ${stateful ? s.result.readAgain : "—"} | ${(s.result.maxRssBytes / 1048576).toFixed(0)} MB | ${(s.result.wallMs / 1000).toFixed(1)} s |`);
+      const label = s.key ? `(${s.key}) ${s.what}` : s.what;
+      const stateful = s.key !== "a";
+      const mb = (b: number): string => `${(b / 1048576).toFixed(0)} MB`;
+      const rss = s.stateless ? `${mb(s.result.maxRssBytes)} (stateless ${mb(s.stateless.result.maxRssBytes)})` : mb(s.result.maxRssBytes);
+      out.push(`| ${r.n} | ${label} | ${s.requests} | ${s.stateless ? s.stateless.requests : "—"} | ${stateful ? s.result.fromState : "—"} | ${stateful ? s.result.readAgain : "—"} | ${rss} | ${(s.result.wallMs / 1000).toFixed(1)} s |`);
     }
     const a = r.apply;
     if (a) {
       const counts = /^state: ([\d,]+) instances from the state, ([\d,]+) read again/m.exec(a.result.output);
-      out.push(`| ${r.n} | apply --auto-approve with state (after ${a.churned} more changed) | ${a.requests} | ${counts?.[1] ?? "?"} | ${counts?.[2] ?? "?"} | ${(a.result.maxRssBytes / 1048576).toFixed(0)} MB | ${(a.result.wallMs / 1000).toFixed(1)} s |`);
+      out.push(`| ${r.n} | apply --auto-approve with state (after ${a.churned} more changed): ${a.applied} applied | ${a.requests} | — | ${counts?.[1] ?? "?"} | ${counts?.[2] ?? "?"} | ${(a.result.maxRssBytes / 1048576).toFixed(0)} MB | ${(a.result.wallMs / 1000).toFixed(1)} s |`);
     }
+    if (r.editedRuleAlone !== undefined) out.push(`| ${r.n} | the \`select\`-edited rule alone, stateless | ${r.editedRuleAlone} | — | — | — | — | — |`);
   }
   out.push("", "| target | measured | met |", "|---|---|---|");
   for (const t of stateTargets(runs)) out.push(`| ${t.text} | ${t.measured} | ${t.met ? "yes" : "**no**"} |`);

@@ -135,7 +135,26 @@ export interface ApiClient {
   stats(): RequestStats;
   /** set once the service refused the key or could not be reached: every later call fails with it (issue 28) */
   unusable(): ServiceUnusableError | undefined;
+  /** what the service's own clock (its `Date` headers) says of the answers so far; absent: nothing is known */
+  serviceClock?(): ServiceClock | undefined;
   close(): Promise<void>;
+}
+
+/**
+ * The service's clock as its answers tell it (the HTTP `Date` header, whole seconds, rounded down), for `--state`,
+ * which bounds its next look by it rather than by ours (src/state/README.md). An answer shows the service's data as
+ * of some instant no earlier than its Date less the exchange's duration by our clock (the service cannot have begun
+ * before we sent); so `earliestMs` is a safe lower bound of when anything answered so far was read.
+ */
+export interface ServiceClock {
+  /** the least (Date − duration of the exchange) over the dated 2xx answers; null before any */
+  earliestMs: number | null;
+  /** the greatest Date seen */
+  latestMs: number | null;
+  /** 2xx answers so far */
+  answered: number;
+  /** of those, the ones without a Date that parses (a proxy dropped it): the clock then cannot vouch for them */
+  undated: number;
 }
 
 /** Largest page the service serves (docs/service.md, "Limits"); also our default, since requests are the unit of cost. */
@@ -217,6 +236,7 @@ class Client implements ApiClient {
   private fatal: ServiceUnusableError | undefined;
   /** whether any request got a 2xx answer: a key that worked is not a wrong key */
   private answered = false;
+  private readonly clock: ServiceClock = { earliestMs: null, latestMs: null, answered: 0, undated: 0 };
   /** the workflow list asked once after a listing's 404 before anything succeeded: is the base URL wrong? */
   private baseProbe: Promise<unknown> | undefined;
 
@@ -359,6 +379,24 @@ class Client implements ApiClient {
     return this.fatal;
   }
 
+  serviceClock(): ServiceClock {
+    return { ...this.clock };
+  }
+
+  /** A 2xx answer's Date header, for serviceClock(). */
+  private noteDate(header: string | undefined, ms: number): void {
+    const c = this.clock;
+    c.answered += 1;
+    const at = header === undefined ? Number.NaN : Date.parse(header);
+    if (Number.isNaN(at)) {
+      c.undated += 1;
+      return;
+    }
+    const from = at - ms;
+    if (c.earliestMs === null || from < c.earliestMs) c.earliestMs = from;
+    if (c.latestMs === null || at > c.latestMs) c.latestMs = at;
+  }
+
   /** Marks the client unusable (the first reason wins): every later call fails with this error, sending nothing. */
   private unusableBecause(message: string, cause: unknown): void {
     this.fatal ??= new ServiceUnusableError(this.clean(message), { cause });
@@ -441,6 +479,7 @@ class Client implements ApiClient {
       this.recorder.finished(spec.endpoint, status);
       const ms = Date.now() - t0;
       this.emit({ type: "request", method: spec.method, path: spec.path, status, ms });
+      if (result.kind === "response" && status >= 200 && status < 300) this.noteDate(result.headers["date"], ms);
       const rate = result.kind === "response" ? parseRateLimitHeaders(result.headers) : {};
       this.limiter.finished(grant.ticket, rate);
       return { ...result, ms, rate };

@@ -7,7 +7,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { clientFrom, type ClientEvent, type ClientOptions, type ClientSettings, type RequestLimiter, type RequestStats } from "../api/index.js";
+import { clientFrom, type ApiClient, type ClientEvent, type ClientOptions, type ClientSettings, type RequestLimiter, type RequestStats } from "../api/index.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, serviceName } from "../model/settings.js";
 import { UserError } from "../model/errors.js";
 import { DEFAULT_RECHECK_EVERY_MS, executePlan } from "./execute.js";
@@ -99,6 +99,11 @@ export interface LockedRunOptions {
   /** warnings about the journal or a lock taken over: always worth a line */
   warn?: (line: string) => void;
   onClientEvent?: (e: ClientEvent) => void;
+  /**
+   * the client changes are sent through, around the run's own: with `--state`, the state's, which writes our writes'
+   * answers through (docs/operating.md, "State between runs"); reads still reach the service
+   */
+  sendThrough?: (client: ApiClient) => ApiClient;
   /** once per change, as its outcome is known */
   onOutcome?: (o: ChangeOutcome) => void;
   onProgress?: (p: ApplyProgress) => void;
@@ -161,7 +166,7 @@ async function applyJournalled(loaded: LoadedPlan, opts: LockedRunOptions, shown
     say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file)} to ${serviceName(client.baseUrl, opts.profileName)}${audit.length > 0 ? ` (${audit.length} in audit, not sent)` : ""}`);
     let latest: ApplyProgress | undefined;
     opts.lock.setProgress(() => (latest ? `${latest.settled.toLocaleString("en-US")} of ${latest.total.toLocaleString("en-US")} changes settled` : "starting"));
-    const result = await executePlan(client, plan, journal, {
+    const result = await executePlan(opts.sendThrough ? opts.sendThrough(client) : client, plan, journal, {
       ...(opts.onOutcome ? { onOutcome: opts.onOutcome } : {}),
       batchSize: opts.batchSize ?? DEFAULT_BATCH_SIZE,
       clockSkewMs: opts.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,

@@ -9,9 +9,9 @@
  */
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { sharedLimiter, type ClientOptions, type RequestLimiter } from "../api/index.js";
+import { clientFrom, sharedLimiter, type ApiClient, type ClientOptions, type RequestLimiter } from "../api/index.js";
 import { DEFAULT_LOCK_FILE, sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
-import type { PlanRunOptions } from "./planning.js";
+import type { LoadedRules, PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_BATCH_SIZE } from "../apply/batches.js";
 import { DEFAULT_RECHECK_EVERY_MS } from "../apply/execute.js";
@@ -32,6 +32,7 @@ import { applyPayload } from "../render/notify/payload.js";
 import { textSafe } from "../render/escape.js";
 import { redactor } from "../log/redact.js";
 import { errorMessage } from "../model/guards.js";
+import { openStateForApply, stateSettingsOf, type HeldState } from "./state.js";
 import { plural } from "../model/plural.js";
 
 import { DEFAULT_LOCK_TIMEOUT_MS } from "../model/settings.js";
@@ -85,6 +86,8 @@ export interface ApplyCommandOptions extends PlanRunOptions {
   lockWaitMs?: number;
   /** --lock-wait as the user wrote it, for messages */
   lockWaitText?: string;
+  /** with --state: the state the changes are sent through, written through (src/commands/state.ts) */
+  writeThrough?: HeldState;
   /**
    * Timing no flag sets: the defaults suit the service (a read 1 s after an unknown outcome, 3 sends at most, a
    * heartbeat every 10 s); the library's callers may shorten them.
@@ -110,6 +113,14 @@ async function detectMode(paths: string[], cwd: string): Promise<Mode> {
   if (plans.length === 0) return { kind: "rules", paths: abs };
   if (paths.length > 1) throw new UserError("a saved plan is applied on its own: flowrules apply plan.json (rule paths go without a plan file)");
   return { kind: "plan", file: plans[0] ?? "" };
+}
+
+/** The base URL as the client writes it (normalised): what a state dir was made for. */
+async function baseUrlOf(connection: ConnectionSettings): Promise<string> {
+  const client = clientFrom(connection);
+  const { baseUrl } = client;
+  await client.close();
+  return baseUrl;
 }
 
 /** A path for messages: relative to cwd when below it. */
@@ -159,9 +170,18 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const checked = await loadPlanForApply(mode.file, opts.connection.baseUrl, { compact: true });
     const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${mode.file}.journal.jsonl`;
-    return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, (lock) =>
-      applyLoaded(loaded, journalFile, runOpts, cwd, io, lock),
-    );
+    const stateSettings = stateSettingsOf(opts);
+    return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, async (lock) => {
+      // with --state: the changes' answers are written through, so the next run with the state reads none of them
+      const held = stateSettings ? await openStateForApply(stateSettings, await baseUrlOf(opts.connection), opts.connection.apiKey, io) : undefined;
+      try {
+        const code = await applyLoaded(loaded, journalFile, { ...runOpts, ...(held ? { writeThrough: held } : {}) }, cwd, io, lock);
+        await held?.finish();
+        return code;
+      } finally {
+        await held?.release();
+      }
+    });
   }
 
   if (!opts.autoApprove && !opts.confirm?.isTTY) {
@@ -181,8 +201,21 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
   if (!rules) return EXIT_ERROR;
   const what = `${opts.paths.join(" ")}${opts.autoApprove ? " (auto-approve)" : ""}`;
   return withLock(opts, cwd, what, io, async (lock) => {
+    // with --state, the state stays open after planning: the apply sends through it and it is written after
+    let held: HeldState | undefined;
+    try {
+      const code = await planAndApply(rules, lock, (h) => (held = h));
+      await held?.finish();
+      return code;
+    } finally {
+      await held?.release();
+    }
+  });
+
+  async function planAndApply(loadedRules: LoadedRules, lock: HeldLock, keepState: (h: HeldState) => void): Promise<number> {
     // the same planning as `plan`: the run's planning settings, whole; one rate budget with the apply that follows
-    const plan = await planLoaded(rules, opts.connection, io, { ...opts, limiter, recordSeen: true });
+    let held: HeldState | undefined;
+    const plan = await planLoaded(loadedRules, opts.connection, io, { ...opts, limiter, recordSeen: true, keepState: (h) => keepState((held = h)) });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${textSafe(e.message)}\n`);
       io.stderr(`not applying: the plan failed (${plural(plan.errors.length, "error")}); nothing was changed\n`);
@@ -218,8 +251,8 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const loaded: LoadedPlan = { plan: signed, digest: signed.digest, file: planFile };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
     if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
-    return applyLoaded(loaded, journalFile, runOpts, cwd, io, lock);
-  });
+    return applyLoaded(loaded, journalFile, { ...runOpts, ...(held ? { writeThrough: held } : {}) }, cwd, io, lock);
+  }
 }
 
 async function withLock(
@@ -285,9 +318,12 @@ async function applyLoaded(
   // change events stream as outcomes are known; the ones never attempted are logged at the end
   const logged = new Set<string>();
   try {
+    const through = opts.writeThrough;
     const run = await applyLoadedPlan(loaded, {
       journalFile,
       lock,
+      // with --state, through the state: our writes' answers are written through (reads still reach the service)
+      ...(through ? { sendThrough: (client: ApiClient) => through.applying(client) } : {}),
       connection: { ...c, ...(opts.signal ? { stop: opts.signal } : {}) },
       limiter: opts.limiter,
       ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),

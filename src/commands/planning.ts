@@ -23,7 +23,7 @@ import type { CommandIO } from "../log/command-io.js";
 import { textSafe } from "../render/escape.js";
 import { UserError } from "../model/errors.js";
 import { maskKeyInPlan } from "../engine/mask-plan.js";
-import { finishState, openStateForRun, stateSettingsOf } from "./state.js";
+import { finishState, holdState, openStateForRun, reportState, stateSettingsOf, type HeldState } from "./state.js";
 
 /** One planning run: the planning settings (all optional here, as library callers and tests give only some). */
 export type PlanRunOptions = Partial<PlanningSettings> & {
@@ -35,6 +35,11 @@ export type PlanRunOptions = Partial<PlanningSettings> & {
   limiter?: RequestLimiter;
   /** the plan will be applied: record what it saw of each instance it changes (src/engine/seen.ts) */
   recordSeen?: boolean;
+  /**
+   * with a state dir: it is handed over open after planning instead of written, for the apply that follows to send
+   * through it and then write it (HeldState.finish); the caller must release it
+   */
+  keepState?: (held: HeldState) => void;
   /** the run's stop (src/cli/signals.ts): no request starts after it, and a plan cut short is no plan */
   signal?: AbortSignal;
 };
@@ -100,6 +105,7 @@ export async function planRuleSet(
       })
     : undefined;
   const api = state ? state.wrap(client) : client;
+  let kept = false;
   const started = Date.now();
   try {
     const onProgress = (p: PlanProgress): void => {
@@ -130,11 +136,14 @@ export async function planRuleSet(
       const s = (ms / 1000).toFixed(1);
       io.stderr(`${plural(client.stats().total, "request")} to ${serviceName(client.baseUrl, opts.profile?.name)} in ${s} s\n`);
     }
-    if (state) await finishState(state, plan, io, opts.quiet);
+    if (state && opts.keepState) {
+      opts.keepState(holdState(state, reportState(state, plan, io, opts.quiet), io));
+      kept = true;
+    } else if (state) await finishState(state, plan, io, opts.quiet);
     return withProfile(plan, opts.profile);
   } finally {
     view.finish();
-    await state?.release();
+    if (!kept) await state?.release();
     await client.close();
   }
 }

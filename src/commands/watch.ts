@@ -76,6 +76,7 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
           quiet: !structured,
           limiter: run.limiter,
           recordSeen: run.recordSeen,
+          ...(run.keep ? { keepState: run.keep } : {}), // state-cache: the apply sends through the state
         }),
       notify: (payload) => sendNotification(s.notify, payload, io),
     };

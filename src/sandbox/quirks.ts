@@ -177,6 +177,15 @@ const QUIRKS: readonly Quirk[] = [
         : res,
   },
   {
+    name: "no-date",
+    description: "answers carry no Date header (a proxy that drops it): --state then bounds its next look by its own clock, less two minutes",
+    response: (_req, res) => {
+      if (!res.headers || !("Date" in res.headers)) return res;
+      const { Date: _dropped, ...headers } = res.headers;
+      return { ...res, headers };
+    },
+  },
+  {
     name: "repeat-items",
     description: "every instance list page lists each of its items twice, as offset pages shifting under concurrent inserts repeat them; implies small-pages",
     needsSmallPages: true,

@@ -125,6 +125,10 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   } catch (err) {
     response = errorResponse(err);
   }
+  // the Date header is the sandbox's own clock (a pinned or moved one too), as a service's is its own: `--state`
+  // bounds its next look by it (src/state/README.md); the no-date quirk drops it
+  res.sendDate = false;
+  response = { ...response, headers: { Date: new Date(deps.store.nowMs()).toUTCString(), ...response.headers } };
   if (deps.quirks) response = deps.quirks.response(quirkReq, response);
   entry.status = response.status;
 

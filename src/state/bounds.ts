@@ -122,3 +122,22 @@ export function changedQuery(current: CanonicalQuery, since: number): CanonicalQ
   const after = Math.max(time(current.last_updated_time_after) ?? -Infinity, since);
   return { ...current, last_updated_time_after: iso(after) };
 }
+
+/**
+ * Whether a query we built (a slice, the changed part of a selection) can hold nothing: a date field bounded after a
+ * later instant than it is bounded before (bounds are inclusive). Such a list is not asked. Never used on the rules'
+ * own queries: a stateless run asks those, and the service's answer (an error, perhaps) is the one to give.
+ */
+export function emptyRange(q: CanonicalQuery): boolean {
+  for (const f of DATE_FIELDS) {
+    const after = time(q[`${f}_after`]);
+    const before = time(q[`${f}_before`]);
+    if (after !== undefined && before !== undefined && after > before) return true;
+  }
+  return false;
+}
+
+/** The instant a query's `last_updated_time_after` bound names (epoch ms), if it has one. */
+export function updatedAfter(q: CanonicalQuery): number | undefined {
+  return time(q.last_updated_time_after);
+}

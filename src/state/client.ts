@@ -4,20 +4,30 @@
  * cache sits beside a controller: the planner calls the same methods and gets the same answers a stateless run gets
  * at the same moment, so it stays a pure function of (rules, instances, now).
  *
+ * What it keeps is the service's data keyed by what was asked (docs/operating.md, "State between runs"), never by the rules that
+ * asked: listings by query, records by instance and read options, field values by (instance, step, field). So a rule
+ * edit changes only what is asked: a new question is asked, an old answer still serves.
+ *
  * What holds (docs/operating.md, "State between runs"): an instance's attributes, record and field values change only
- * with its last_updated_time. So per workflow one list of the instances updated since the bookmark (less a lookback
- * for clock skew and late commits) names everything that changed; a cached answer about any other instance stands,
- * except where a time bound of the question moved with the clock (bounds.ts lists just the slice it swept).
- * Anything it cannot reason about is asked again and remembered for next time.
+ * with its last_updated_time. So per workflow one list of the instances updated since the last run looked (by the
+ * service's clock, less a margin for late commits) names everything that changed; a cached answer about any other
+ * instance stands, except where a time bound of the question moved with the clock (bounds.ts lists just the slice
+ * it swept). Anything it cannot reason about is asked again and remembered for next time.
+ *
+ * Write-through: the answers of our own complete_step/save_step (the updated record) and bulk aborts (the ids) are
+ * written into the next state. Such a record is used only after a listing shows the instance's last_updated_time
+ * still exactly the one it holds, so a change by someone else right after our write is never hidden by it.
  */
 import { createHash } from "node:crypto";
-import type { ApiClient, FormFieldQuery, FormFieldValue, InstanceListItem, InstanceListQuery, InstanceRecord, Page, Workflow } from "../api/index.js";
+import type { ApiClient, CompleteStepBody, FormFieldQuery, FormFieldValue, InstanceListItem, InstanceListQuery, InstanceRecord, Page, ServiceClock, Workflow } from "../api/index.js";
 import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
-import { canonicalQuery, changedQuery, movement, shapeKey, sliceable, slices, type CanonicalQuery } from "./bounds.js";
+import { plural } from "../model/plural.js";
+import { canonicalQuery, changedQuery, emptyRange, movement, shapeKey, sliceable, slices, updatedAfter, type CanonicalQuery } from "./bounds.js";
 import { compactRecord, expandRecord } from "./compact.js";
 import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
 import { itemLine, settingsSharer, valueLine, type Marks, type RecordEntry, RecordEntrySchema, type WorkflowMark } from "./schema.js";
+import { writtenFlags } from "./written.js";
 import type { StateWriter } from "./writer.js";
 
 /** A listing as a run uses it: the question, when it was asked, and its pages. */
@@ -49,10 +59,10 @@ export interface StateClientOptions {
   fullRefresh: boolean;
   /** a workflow last read in full longer ago than this is read in full again */
   resyncAfterMs: number;
-  /** changes are listed from the bookmark less this (clock skew between us and the service, late commits) */
+  /** changes are listed from when the last run looked, by the service's clock, less this (late commits) */
+  marginMs: number;
+  /** without the service's clock (an answer carried no Date): from the last run's now, by ours, less this (skew too) */
   lookbackMs: number;
-  /** workflows read in full this run (their rules changed), by id or by name */
-  coldWorkflows: { ids: ReadonlySet<number>; names: ReadonlySet<string> };
   warn(message: string): void;
   explain?(c: StateChoice): void;
 }
@@ -64,10 +74,18 @@ export interface StateCounts {
   readAgain: number;
 }
 
+/** One write of ours this run: the instance, its workflow when the answer names it, its last_updated_time after it. */
+export interface OwnWrite {
+  id: number;
+  process_id?: number;
+  /** as the service wrote it; absent for a bulk abort (its answer holds only ids) */
+  last_updated_time?: string;
+}
+
 interface RunWorkflow {
   pid: number;
   /** record reads and field values answered from the state, and asked of the service (requests: record reads, field pages) */
-  tally: { recordsKept: number; recordsRead: number; valuesKept: number; valuesAsked: number; fieldPages: number };
+  tally: { recordsKept: number; recordsRead: number; valuesKept: number; valuesAsked: number; fieldPages: number; written: number; windows: number };
   cold: boolean;
   mark: WorkflowMark | undefined;
   changed?: Promise<ReadonlySet<number>>;
@@ -85,7 +103,8 @@ function parsedOrNothing(text: string): unknown {
   }
 }
 
-const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? "" : "s"}`;
+/** "N things" as every message says it (src/model/plural.ts) */
+const count = plural;
 
 function flagsOf(opts: { injectValues?: boolean; stepsTimeFrame?: boolean }): string {
   return `${opts.injectValues ? "v" : ""}${opts.stepsTimeFrame ? "t" : ""}`;
@@ -126,6 +145,10 @@ export class StateClient implements ApiClient {
   private readonly prev: StateIndex | undefined;
   /** the previous run's listings by the shape of their question (bounds.ts shapeKey) */
   private readonly oldListings = new Map<string, ListingRef[]>();
+  /** written-through records of the previous state by `workflow|last_updated_time`: how many share that instant */
+  private readonly writtenAt = new Map<string, number>();
+  /** per `workflow|last_updated_time`: the instances whose last_updated_time is exactly that now (one listing) */
+  private readonly unchangedAt = new Map<string, Promise<ReadonlySet<number>>>();
   private readonly newSkeletons = new Map<string, unknown>();
   private readonly skeletonsWritten = new Set<string>();
   private readonly recordsWritten = new Set<string>();
@@ -133,7 +156,11 @@ export class StateClient implements ApiClient {
   private readonly probes = new Set<number>();
   private readonly fromState = new Set<number>();
   private readonly readAgain = new Set<number>();
-  private readonly coldIds: Set<number>;
+  private readonly own: OwnWrite[] = [];
+  /** the service's clock when this client began (its look is bounded by what the clock says after) */
+  private readonly clockAtStart: ServiceClock | undefined;
+  /** planning asked through this client (else a commit carries the previous state forward: `apply plan.json`) */
+  private planned = false;
   private warnedResync = false;
   private readonly shareSettings = settingsSharer();
   private readonly out: StateWriter;
@@ -142,24 +169,30 @@ export class StateClient implements ApiClient {
     this.baseUrl = inner.baseUrl;
     this.nowMs = opts.now.getTime();
     this.nowIso = opts.now.toISOString();
-    this.coldIds = new Set(opts.coldWorkflows.ids);
     this.out = opts.writer;
     this.prev = opts.fullRefresh ? undefined : opts.previous;
+    this.clockAtStart = inner.serviceClock?.();
     for (const l of this.prev?.listings.values() ?? []) {
       const key = shapeKey(l.process_id, l.query);
       const same = this.oldListings.get(key);
       if (same) same.push(l);
       else this.oldListings.set(key, [l]);
     }
+    for (const r of this.prev?.records.values() ?? []) {
+      if (r.written === null) continue;
+      const key = `${r.process_id}|${r.written}`;
+      this.writtenAt.set(key, (this.writtenAt.get(key) ?? 0) + 1);
+    }
   }
 
   // ---- bookkeeping ------------------------------------------------------------------------------------------------
 
   private workflow(pid: number): RunWorkflow {
+    this.planned = true;
     let w = this.workflows.get(pid);
     if (w) return w;
     const mark = this.prev?.marks[String(pid)];
-    let cold = !mark || this.coldIds.has(pid);
+    let cold = !mark;
     if (mark && !cold && this.nowMs - Date.parse(mark.synced_at) > this.opts.resyncAfterMs) {
       cold = true;
       if (!this.warnedResync) {
@@ -168,27 +201,47 @@ export class StateClient implements ApiClient {
       }
     }
     if (mark && !cold && Date.parse(mark.run_at) > this.nowMs) cold = true; // the clock went back: nothing to reason from
-    w = { pid, cold, mark, tally: { recordsKept: 0, recordsRead: 0, valuesKept: 0, valuesAsked: 0, fieldPages: 0 }, structure: mark?.structure ?? null, newestSeen: mark?.newest_seen ? Date.parse(mark.newest_seen) : null };
+    w = {
+      pid,
+      cold,
+      mark,
+      tally: { recordsKept: 0, recordsRead: 0, valuesKept: 0, valuesAsked: 0, fieldPages: 0, written: 0, windows: 0 },
+      structure: mark?.structure ?? null,
+      newestSeen: mark?.newest_seen ? Date.parse(mark.newest_seen) : null,
+    };
     this.workflows.set(pid, w);
     return w;
   }
 
-  /** Ids of the workflow's instances updated since the bookmark (less the lookback): one listing per run. */
+  /**
+   * From when changes are listed: when the last run looked, by the service's clock, less the margin for late commits;
+   * without it (an answer of that run carried no Date), the last run's now by our clock less the lookback for skew.
+   */
+  private since(w: RunWorkflow): { at: number; why: string } {
+    const mark = w.mark as WorkflowMark;
+    const looked = mark.looked_at ? Date.parse(mark.looked_at) : Number.NaN;
+    if (!Number.isNaN(looked)) return { at: looked - this.opts.marginMs, why: `when the last run looked, by the service's clock, less ${Math.round(this.opts.marginMs / 1000)} s for late commits` };
+    return { at: Date.parse(mark.run_at) - this.opts.lookbackMs, why: `the last run, by this machine's clock (the service sent no Date), less ${Math.round(this.opts.lookbackMs / 1000)} s for clock skew` };
+  }
+
+  /** Ids of the workflow's instances updated since the last run looked: one listing per run. */
   private changedIds(w: RunWorkflow): Promise<ReadonlySet<number>> {
     w.changed ??= (async () => {
-      const since = Date.parse((w.mark as WorkflowMark).run_at) - this.opts.lookbackMs;
+      const since = this.since(w);
       const ids = new Set<number>();
       let pages = 0;
-      for await (const page of this.inner.instancePages(w.pid, { last_updated_time_after: iso(since) })) {
+      for await (const page of this.inner.instancePages(w.pid, { last_updated_time_after: iso(since.at) })) {
         pages++;
         for (const i of page.results) ids.add(i.id);
       }
+      let ours = 0;
+      for (const id of ids) if (this.prev?.aborted.has(id) || this.prev?.records.get(`${id}:v`)?.written || this.prev?.records.get(`${id}:vt`)?.written) ours++;
       this.opts.explain?.({
         subject: "changes since the last run",
         workflow_id: w.pid,
         choice: "list",
         requests: pages,
-        why: `${ids.size} instance${ids.size === 1 ? "" : "s"} updated since ${iso(since)} (the last run, less ${Math.round(this.opts.lookbackMs / 1000)} s for clock skew)`,
+        why: `${count(ids.size, "instance")} updated since ${iso(since.at)} (${since.why})${ours > 0 ? `, ${ours} of them by this flowrules' own writes` : ""}`,
       });
       return ids;
     })();
@@ -205,6 +258,11 @@ export class StateClient implements ApiClient {
     return { fromState, readAgain: this.readAgain.size };
   }
 
+  /** Our own writes this run (write-through), in the order their answers came. */
+  written(): readonly OwnWrite[] {
+    return this.own;
+  }
+
   /**
    * Per workflow, what the state answered of the record reads and field values the planner asked for, in the
    * `--explain-requests` shape: the planner's own lines count what it asked for, these what reached the service.
@@ -214,15 +272,29 @@ export class StateClient implements ApiClient {
     if (!explain) return;
     for (const w of this.workflows.values()) {
       const t = w.tally;
-      if (t.recordsKept + t.recordsRead + t.valuesKept + t.valuesAsked === 0) continue;
+      if (t.recordsKept + t.recordsRead + t.valuesKept + t.valuesAsked + t.written === 0) continue;
+      const through = t.written > 0 ? `; ${count(t.written, "record")} of our own writes used (${count(t.windows, "listing")} showed them unchanged since)` : "";
       explain({
         subject: "records and field values",
         workflow_id: w.pid,
         choice: "state",
-        requests: t.recordsRead + t.fieldPages,
-        why: `${count(t.recordsKept, "record read")} and ${count(t.valuesKept, "field value")} answered from the state; ${count(t.recordsRead, "record")} read and ${count(t.valuesAsked, "field value")} asked (${count(t.fieldPages, "field page")})`,
+        requests: t.recordsRead + t.fieldPages + t.windows,
+        why: `${count(t.recordsKept, "record read")} and ${count(t.valuesKept, "field value")} answered from the state; ${count(t.recordsRead, "record")} read and ${count(t.valuesAsked, "field value")} asked (${count(t.fieldPages, "field page")})${through}`,
       });
     }
+  }
+
+  /**
+   * When this run began to look, by the service's clock; null when some answer carried no Date (the next run then
+   * falls back to our clock). Every answer this run used or wrote was read at or after it.
+   */
+  private lookedAt(w: RunWorkflow): string | null {
+    const c = this.inner.serviceClock?.();
+    const before = this.clockAtStart;
+    if (!c || c.earliestMs === null || c.undated > (before?.undated ?? 0)) return null;
+    // nothing asked this run (everything answered by the last one's look): that look still bounds it
+    if (c.answered === (before?.answered ?? 0)) return w.mark?.looked_at ?? null;
+    return iso(c.earliestMs);
   }
 
   /** The bookmarks of the workflows this run used, for the next run. */
@@ -231,6 +303,7 @@ export class StateClient implements ApiClient {
     for (const w of this.workflows.values()) {
       marks[String(w.pid)] = {
         run_at: this.nowIso,
+        looked_at: this.lookedAt(w),
         newest_seen: w.newestSeen === null ? null : iso(w.newestSeen),
         synced_at: w.cold || !w.mark ? this.nowIso : w.mark.synced_at,
         structure: w.structure,
@@ -239,9 +312,16 @@ export class StateClient implements ApiClient {
     return marks;
   }
 
-  /** Completes the next state file and puts it in place: call only after a run that read all it needed. */
-  commit(): Promise<void> {
-    return this.out.commit(this.marks());
+  /**
+   * Completes the next state file and puts it in place: call only after a run that read all it needed. With no
+   * planning through this client (`apply plan.json --state`), the previous state is carried forward whole, with its
+   * bookmarks, and what was written through after it; with no previous state, nothing is written.
+   */
+  async commit(): Promise<void> {
+    if (this.planned) return this.out.commit(this.marks());
+    if (!this.prev) return this.out.discard();
+    await this.carryForward(this.prev);
+    return this.out.commit(this.prev.marks);
   }
 
   // ---- writing the next state as the run goes -----------------------------------------------------------------------
@@ -269,6 +349,30 @@ export class StateClient implements ApiClient {
     this.out.line(text);
   }
 
+  /** Everything of the previous state, in batches of lines (`apply plan.json --state`: nothing was planned). */
+  private async carryForward(prev: StateIndex): Promise<void> {
+    const BATCH = 2_000;
+    for (const ref of prev.listings.values()) {
+      // a listing one of whose lines no longer verifies is left out whole (the next run asks it again)
+      const listing = await this.loadListing(ref);
+      if (listing) this.writeListing(listing);
+    }
+    // a line that no longer verifies comes back as nothing: left out (the next run asks the service for it)
+    const copy = async (lines: number[]): Promise<void> => {
+      for (let i = 0; i < lines.length; i += BATCH) for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
+    };
+    for (const [key, snapshot] of prev.skeletons) {
+      this.skeletonsWritten.add(key);
+      this.out.line(JSON.stringify({ skeleton: { key, snapshot } }));
+    }
+    const own = new Set(this.own.map((o) => o.id));
+    // a record we wrote through this run (already written) replaces the one of the last run
+    await copy([...prev.records.values()].filter((r) => !this.recordsWritten.has(`${r.id}:${r.flags}`)).map((r) => r.line));
+    for (const values of prev.fields.values()) await copy([...values.values()]);
+    const aborted = [...prev.aborted].filter((id) => !own.has(id));
+    if (aborted.length > 0) this.out.line(JSON.stringify({ aborted: { ids: aborted } }));
+  }
+
   /** A listing of the previous run, read from the file; undefined when a line does not fit (then it is asked again). */
   private async loadListing(ref: ListingRef): Promise<Listing | undefined> {
     const prev = this.prev as StateIndex;
@@ -286,13 +390,56 @@ export class StateClient implements ApiClient {
     return { process_id: ref.process_id, query: ref.query, run_at: ref.run_at, complete: ref.complete, pages };
   }
 
+  // ---- write-through ----------------------------------------------------------------------------------------------
+
+  /** The answer of our own complete_step/save_step: the next state keeps it as the record it stands for (written.ts). */
+  wrote(record: InstanceRecord, sent: CompleteStepBody): void {
+    const pid = processOf(record);
+    const lut = record.last_updated_time;
+    this.own.push({ id: record.id, ...(pid === undefined ? {} : { process_id: pid }), ...(typeof lut === "string" ? { last_updated_time: lut } : {}) });
+    const flags = writtenFlags(record, sent);
+    if (pid === undefined || typeof lut !== "string" || Number.isNaN(Date.parse(lut)) || flags === undefined) return;
+    const entry: RecordEntry = { process_id: pid, flags, written: true, compact: compactRecord(record, this.newSkeletons) };
+    this.recordsWritten.add(`${record.id}:${flags}`);
+    this.writeRecord(JSON.stringify({ record: entry }), entry.compact.skeleton);
+  }
+
+  /** The ids a bulk abort of ours returned. */
+  abortedIds(ids: readonly number[]): void {
+    for (const id of ids) this.own.push({ id });
+    if (ids.length > 0) this.out.line(JSON.stringify({ aborted: { ids } }));
+  }
+
+  /**
+   * Whether a record we wrote through still holds: its instance's last_updated_time is exactly the one our write's
+   * answer gave. One listing (`last_updated_time` after and before that very instant: the bounds are inclusive)
+   * answers it for every instance of ours written at that instant; a later change by anyone moves the time and
+   * drops the instance from it. A single write at its instant is read instead (one request either way).
+   */
+  private async stillOurs(w: RunWorkflow, ref: RecordRef, lut: string): Promise<boolean> {
+    const key = `${w.pid}|${lut}`;
+    if ((this.writtenAt.get(key) ?? 0) < 2) return false;
+    let p = this.unchangedAt.get(key);
+    if (!p) {
+      p = (async () => {
+        const ids = new Set<number>();
+        for await (const page of this.inner.instancePages(w.pid, { last_updated_time_after: lut, last_updated_time_before: lut })) {
+          w.tally.windows++;
+          for (const i of page.results) ids.add(i.id);
+        }
+        return ids;
+      })();
+      p.catch(() => undefined);
+      this.unchangedAt.set(key, p);
+    }
+    return (await p).has(ref.id);
+  }
+
   // ---- endpoints --------------------------------------------------------------------------------------------------
 
-  async listWorkflows(): Promise<Workflow[]> {
-    const list = await this.inner.listWorkflows();
-    // rules naming their workflow: a changed one makes that workflow cold
-    for (const w of list) if (this.opts.coldWorkflows.names.has(w.name) && !this.workflows.has(w.id)) this.coldIds.add(w.id);
-    return list;
+  listWorkflows(): Promise<Workflow[]> {
+    this.planned = true;
+    return this.inner.listWorkflows();
   }
 
   async *instances(processId: number, query?: InstanceListQuery): AsyncGenerator<InstanceListItem> {
@@ -303,6 +450,14 @@ export class StateClient implements ApiClient {
     const q = canonicalQuery(query);
     const w = this.workflow(processId);
     if (w.cold) return yield* this.passThrough(processId, q, query);
+    // instances updated since the changes listing's start are all on it: with none, such a question holds nothing
+    const after = updatedAfter(q);
+    if (after !== undefined && after >= this.since(w).at) {
+      const changed = await this.changedIds(w);
+      if (changed.size > 0) return yield* this.passThrough(processId, q, query);
+      this.opts.explain?.({ subject: `selection ${JSON.stringify(q)}`, workflow_id: processId, choice: "state", requests: 0, why: "nothing updated since the last run looked, and it asks only for instances updated later" });
+      return yield { count: 0, next: null, previous: null, results: [] };
+    }
     let found: { ref: ListingRef; moved: ReturnType<typeof movement>["moved"] } | undefined;
     for (const cand of this.oldListings.get(shapeKey(processId, q)) ?? []) {
       const mv = movement(cand.query, Date.parse(cand.run_at), q, this.nowMs);
@@ -334,6 +489,7 @@ export class StateClient implements ApiClient {
     let requests = 0;
     const list = async (slice: CanonicalQuery): Promise<InstanceListItem[]> => {
       const out: InstanceListItem[] = [];
+      if (emptyRange(slice)) return out; // a slice of no instant: nothing to ask
       for await (const page of this.inner.instancePages(processId, slice)) {
         requests++;
         out.push(...page.results);
@@ -343,7 +499,7 @@ export class StateClient implements ApiClient {
     for (const s of plan.filter((p) => p.effect === "leave")) for (const item of await list(s.query)) members.delete(item.id);
     const fresh: InstanceListItem[] = [];
     for (const s of plan.filter((p) => p.effect === "enter")) fresh.push(...(await list(s.query)));
-    if (changed.size > 0) fresh.push(...(await list(changedQuery(q, Date.parse((w.mark as WorkflowMark).run_at) - this.opts.lookbackMs))));
+    if (changed.size > 0) fresh.push(...(await list(changedQuery(q, this.since(w).at))));
     for (const item of fresh) members.set(item.id, item);
     const results = [...members.values()].sort((a, b) => a.id - b.id);
     this.saw(results.map((i) => i.id), false);
@@ -399,13 +555,13 @@ export class StateClient implements ApiClient {
   }
 
   /** A record of the previous run, read and checked in full now; undefined (read it again) when its line does not fit. */
-  private async keptRecord(ref: RecordRef): Promise<{ record: InstanceRecord; text: string } | undefined> {
+  private async keptRecord(ref: RecordRef): Promise<{ record: InstanceRecord; entry: RecordEntry; text: string } | undefined> {
     const [text = ""] = await (this.prev as StateIndex).lines([ref.line]);
     const raw = parsedOrNothing(text);
     const parsed = RecordEntrySchema.safeParse(isRecord(raw) ? raw.record : undefined);
     if (!parsed.success || parsed.data.compact.record.id !== ref.id) return undefined;
     const record = expandRecord(parsed.data.compact, this.prev?.skeletons ?? new Map());
-    return record ? { record, text } : undefined;
+    return record ? { record, entry: parsed.data, text } : undefined;
   }
 
   async getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
@@ -416,13 +572,17 @@ export class StateClient implements ApiClient {
     if (cached) {
       const w = this.workflow(cached.process_id);
       const kept = w.cold ? undefined : await this.keptRecord(cached);
-      if (kept && !(await this.changedIds(w)).has(id) && !w.cold) {
+      const holds = kept && (cached.written !== null ? kept.record.last_updated_time === cached.written && (await this.stillOurs(w, cached, cached.written)) : !(await this.changedIds(w)).has(id));
+      if (kept && holds && !w.cold) {
         if (!this.recordsWritten.has(key)) {
           this.recordsWritten.add(key);
-          this.writeRecord(kept.text, cached.skeleton);
+          // shown unchanged now: from here on an ordinary record of this run
+          const { written: _w, ...entry } = kept.entry;
+          this.writeRecord(cached.written !== null ? JSON.stringify({ record: entry }) : kept.text, cached.skeleton);
+          if (cached.written !== null) w.tally.written++;
         }
         this.saw([id], false);
-        w.tally.recordsKept++;
+        if (cached.written === null) w.tally.recordsKept++;
         return kept.record;
       }
     }
@@ -501,12 +661,16 @@ export class StateClient implements ApiClient {
     yield { count: results.length, next: null, previous: null, results };
   }
 
-  completeStep(...args: Parameters<ApiClient["completeStep"]>): ReturnType<ApiClient["completeStep"]> {
-    return this.inner.completeStep(...args);
+  async completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
+    const record = await this.inner.completeStep(id, body);
+    this.wrote(record, body);
+    return record;
   }
 
-  bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
-    return this.inner.bulkAbort(ids);
+  async bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
+    const answer = await this.inner.bulkAbort(ids);
+    this.abortedIds(answer.ids);
+    return answer;
   }
 
   stats(): ReturnType<ApiClient["stats"]> {
@@ -517,6 +681,61 @@ export class StateClient implements ApiClient {
     return this.inner.unusable();
   }
 
+  serviceClock(): ServiceClock | undefined {
+    return this.inner.serviceClock?.();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/**
+ * The client an apply sends through (`apply --state`, `watch --apply`): every call goes to the service as it is; the
+ * answers of our own writes are written through into the state (StateClient.wrote, abortedIds). Reads are not
+ * answered from the state: apply judges staleness from what the service says now.
+ */
+export class WriteThroughClient implements ApiClient {
+  readonly baseUrl: string;
+
+  constructor(private readonly inner: ApiClient, private readonly state: StateClient) {
+    this.baseUrl = inner.baseUrl;
+  }
+
+  listWorkflows(): Promise<Workflow[]> {
+    return this.inner.listWorkflows();
+  }
+  instancePages(processId: number, query?: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>> {
+    return this.inner.instancePages(processId, query);
+  }
+  instances(processId: number, query?: InstanceListQuery): AsyncGenerator<InstanceListItem> {
+    return this.inner.instances(processId, query);
+  }
+  getInstance(id: number, opts?: { injectValues?: boolean; stepsTimeFrame?: boolean }): Promise<InstanceRecord> {
+    return this.inner.getInstance(id, opts);
+  }
+  async completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
+    const record = await this.inner.completeStep(id, body);
+    this.state.wrote(record, body);
+    return record;
+  }
+  async bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
+    const answer = await this.inner.bulkAbort(ids);
+    this.state.abortedIds(answer.ids);
+    return answer;
+  }
+  formFieldPages(processId: number, stepId: number, actionId: number, query?: FormFieldQuery): AsyncGenerator<Page<FormFieldValue>> {
+    return this.inner.formFieldPages(processId, stepId, actionId, query);
+  }
+  stats(): ReturnType<ApiClient["stats"]> {
+    return this.inner.stats();
+  }
+  unusable(): ReturnType<ApiClient["unusable"]> {
+    return this.inner.unusable();
+  }
+  serviceClock(): ServiceClock | undefined {
+    return this.inner.serviceClock?.();
+  }
   close(): Promise<void> {
     return this.inner.close();
   }

@@ -4,7 +4,8 @@
  *
  *   const run = await openRunState({ dir, resyncAfterMs, fullRefresh }, { baseUrl, now, rules, version, warn });
  *   const client = run.wrap(apiClient);       // hand it to runPlan
- *   ...; await run.commit();                   // only after a successful run
+ *   const sending = run.applying(applyClient); // apply through it: our writes' answers are written through
+ *   ...; await run.commit();                   // only after a successful run (after the apply, when there is one)
  *   await run.release();                       // always (finally)
  */
 import { createHash } from "node:crypto";
@@ -14,10 +15,10 @@ import { canonicalJson } from "../plan/digest.js";
 import type { Plan } from "../plan/types.js";
 import { openStateDir } from "./dir.js";
 import { stateKey } from "./mac.js";
-import { StateClient, type StateChoice, type StateCounts } from "./client.js";
+import { StateClient, WriteThroughClient, type OwnWrite, type StateChoice, type StateCounts } from "./client.js";
 import { STATE_FORMAT, STATE_FORMAT_VERSION } from "./schema.js";
 
-export { StateClient, structureDigest, type StateChoice, type StateCounts } from "./client.js";
+export { StateClient, WriteThroughClient, structureDigest, type OwnWrite, type StateChoice, type StateCounts } from "./client.js";
 export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION } from "./schema.js";
 export { openStateDir } from "./dir.js";
 export { StateNotWritten } from "./writer.js";
@@ -31,7 +32,15 @@ export function readInFull(plan: Pick<Plan, "errors">): boolean {
 }
 
 export const DEFAULT_RESYNC_AFTER_MS = 24 * 3_600_000;
-/** Changes are listed from the last run less this: clocks of client and service may differ, commits land late. */
+/**
+ * Changes are listed from when the last run looked, by the service's own clock, less this: a change stamped a moment
+ * before the look may commit after it, and a service's machines keep their clocks close but not equal.
+ */
+export const DEFAULT_MARGIN_MS = 10_000;
+/**
+ * Without the service's clock (its answers carried no Date header): from the last run's start by our clock, less
+ * this, since the two clocks may differ too.
+ */
 export const DEFAULT_LOOKBACK_MS = 120_000;
 
 export interface StateSettings {
@@ -40,12 +49,21 @@ export interface StateSettings {
   resyncAfterMs: number;
   /** read everything again and rewrite the state */
   fullRefresh: boolean;
+  marginMs?: number;
   lookbackMs?: number;
 }
 
 export interface RunState {
   dir: string;
+  /** the client to plan through: answers from the state where they still hold */
   wrap(inner: ApiClient): ApiClient;
+  /**
+   * The client to apply through: every call goes to the service; the answers of our own writes are written through
+   * into the next state. Without a wrap() before (`apply plan.json --state`), commit carries the previous state forward.
+   */
+  applying(inner: ApiClient): ApiClient;
+  /** our own writes so far (for the watcher's polls) */
+  written(): readonly OwnWrite[];
   /** instances from the state and read again, once wrapped */
   counts(): StateCounts | undefined;
   /** with an `explain` callback: per workflow, the record reads and field values the state answered */
@@ -55,7 +73,11 @@ export interface RunState {
   release(): Promise<void>;
 }
 
-/** A rule's definition, without source positions or compiled forms: equal digests, equal meaning. */
+/**
+ * A rule's definition, without source positions or compiled forms: equal digests, equal meaning. The header keeps
+ * them for reference only: the state is keyed by what was asked of the service, so a rule edit invalidates nothing
+ * (docs/operating.md, "State between runs").
+ */
 export function ruleDigest(rule: CompiledRule): string {
   const skip = new Set(["pos", "expr", "fast", "needs", "description"]);
   const plain = JSON.parse(JSON.stringify(rule, (k, v: unknown) => (skip.has(k) || typeof v === "function" ? undefined : v))) as unknown;
@@ -72,49 +94,42 @@ export async function openRunState(
   opened.warnings.forEach((w) => ctx.warn(w));
   const digests: Record<string, string> = {};
   for (const r of ctx.rules) digests[r.name] = ruleDigest(r);
-  const ids = new Set<number>();
-  const names = new Set<string>();
   const previous = opened.previous;
-  if (previous && !settings.fullRefresh) {
-    const changed = ctx.rules.filter((r) => previous.header.rules[r.name] !== digests[r.name]);
-    for (const r of changed) {
-      if ("id" in r.workflow) ids.add(r.workflow.id);
-      else names.add(r.workflow.name);
-    }
-    if (changed.length > 0) {
-      const list = changed.map((r) => r.name);
-      const shown = list.length > 5 ? `${list.slice(0, 5).join(", ")} and ${list.length - 5} more` : list.join(", ");
-      ctx.warn(`state: rule${list.length === 1 ? "" : "s"} ${shown} new or changed since the last run: ${list.length === 1 ? "its workflow is" : "their workflows are"} read in full`);
-    }
-  }
   let client: StateClient | undefined;
+  const stateClient = (inner: ApiClient): StateClient => {
+    const writer = opened.startWriting({
+      format: STATE_FORMAT,
+      format_version: STATE_FORMAT_VERSION,
+      flowrules_version: ctx.version,
+      base_url: ctx.baseUrl,
+      key_digest: key.id,
+      written_at: new Date().toISOString(),
+      run_at: ctx.now.toISOString(),
+      rules: digests,
+    });
+    return new StateClient(inner, {
+      now: ctx.now,
+      previous,
+      writer,
+      fullRefresh: settings.fullRefresh,
+      resyncAfterMs: settings.resyncAfterMs,
+      marginMs: settings.marginMs ?? DEFAULT_MARGIN_MS,
+      lookbackMs: settings.lookbackMs ?? DEFAULT_LOOKBACK_MS,
+      warn: ctx.warn,
+      ...(ctx.explain ? { explain: ctx.explain } : {}),
+    });
+  };
   return {
     dir: opened.dir,
     wrap(inner) {
-      const nowIso = ctx.now.toISOString();
-      const writer = opened.startWriting({
-        format: STATE_FORMAT,
-        format_version: STATE_FORMAT_VERSION,
-        flowrules_version: ctx.version,
-        base_url: ctx.baseUrl,
-        key_digest: key.id,
-        written_at: new Date().toISOString(),
-        run_at: nowIso,
-        rules: digests,
-      });
-      client = new StateClient(inner, {
-        now: ctx.now,
-        previous,
-        writer,
-        fullRefresh: settings.fullRefresh,
-        resyncAfterMs: settings.resyncAfterMs,
-        lookbackMs: settings.lookbackMs ?? DEFAULT_LOOKBACK_MS,
-        coldWorkflows: { ids, names },
-        warn: ctx.warn,
-        ...(ctx.explain ? { explain: ctx.explain } : {}),
-      });
+      client = stateClient(inner);
       return client;
     },
+    applying(inner) {
+      client ??= stateClient(inner);
+      return new WriteThroughClient(inner, client);
+    },
+    written: () => client?.written() ?? [],
     counts: () => client?.counts(),
     explainAnswers: () => client?.explainAnswers(),
     async commit() {

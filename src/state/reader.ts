@@ -27,6 +27,9 @@ export interface RecordRef {
   id: number;
   skeleton: string | null;
   line: number;
+  // ---- state-cache (write-through) -------------------------------------------------------------------------------
+  /** written through (our own write's answer): its last_updated_time as the service wrote it; null for a read */
+  written: string | null;
 }
 
 /** Why a file is not used: shown in the one warning line. */
@@ -52,6 +55,8 @@ export class StateIndex {
   /** `process:step:action` → instance id → its value's line */
   readonly fields = new Map<string, Map<number, number>>();
   readonly skeletons = new Map<string, unknown>();
+  /** instances a bulk abort of ours returned (state-cache: write-through) */
+  readonly aborted = new Set<number>();
   header!: StateHeader;
   marks: Marks = {};
   /** whether the MAC verified with the key given (undefined: no key given, not checked) */
@@ -244,7 +249,9 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
       if (!head.success) throw new Unusable(`cannot be read in full (${where}: ${issueText(head.error.issues)})`);
       const r = head.data.record;
       const id = r.compact.record.id;
-      index.records.set(`${id}:${r.flags}`, { process_id: r.process_id, flags: r.flags, id, skeleton: r.compact.skeleton, line: index.place(start, end, bytes) });
+      const lut = r.compact.record.last_updated_time;
+      const written = r.written === true && typeof lut === "string" ? lut : null;
+      index.records.set(`${id}:${r.flags}`, { process_id: r.process_id, flags: r.flags, id, skeleton: r.compact.skeleton, line: index.place(start, end, bytes), written });
       continue;
     }
     const parsed = LineSchema.safeParse(raw);
@@ -258,6 +265,7 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
       index.marks = v.marks;
       marked = true;
     } else if ("skeleton" in v) index.skeletons.set(v.skeleton.key, v.skeleton.snapshot);
+    else if ("aborted" in v) for (const id of v.aborted.ids) index.aborted.add(id); // state-cache: write-through
     else {
       const head = v.listing;
       const pages = pending.get(head.n) ?? [];

@@ -52,6 +52,11 @@ export const RecordEntrySchema = z.object({
   process_id: int,
   /** the read's options: "", "v" (inject_values), "t" (steps_time_frame), "vt" */
   flags: z.string(),
+  /**
+   * true: written through, the answer of our own complete_step/save_step (not a read). The next run uses it only once
+   * a listing shows the instance's last_updated_time still exactly the one this record holds (nobody changed it since)
+   */
+  written: z.literal(true).optional(),
   compact: CompactRecordSchema,
 });
 export type RecordEntry = z.infer<typeof RecordEntrySchema>;
@@ -64,13 +69,20 @@ export const RecordHeadSchema = z.object({
   record: z.object({
     process_id: int,
     flags: z.string(),
-    compact: z.looseObject({ record: z.looseObject({ id: int }), skeleton: z.string().nullable() }),
+    written: z.literal(true).optional(),
+    compact: z.looseObject({ record: z.looseObject({ id: int, last_updated_time: z.unknown().optional() }), skeleton: z.string().nullable() }),
   }),
 });
 
 export const WorkflowMarkSchema = z.object({
-  /** the bookmark: the `now` of the last run that read this workflow (changes are listed from it, minus a lookback) */
+  /** the `now` of the last run that read this workflow (by our clock: the fallback bookmark, less two minutes) */
   run_at: iso,
+  /**
+   * the bookmark: when that run began to look, by the service's clock (its Date headers, less the exchange's
+   * duration); changes are listed from it less a few seconds for late commits. Null (or absent): some answer carried
+   * no Date, and the next run lists from `run_at` less two minutes, for clock skew
+   */
+  looked_at: iso.nullable().optional(),
   /** the newest last_updated_time seen in a record of it, if any */
   newest_seen: iso.nullable(),
   /** when it was last read in full (older than --resync-after: read in full again) */
@@ -101,6 +113,8 @@ export type StateHeader = z.infer<typeof HeaderSchema>;
 /** Lines other than list elements, field values and records, checked by zod as they are. */
 export const LineSchema = z.union([
   z.object({ listing: ListingHeadSchema }).strict(),
+  /** instances a bulk abort of ours returned (written through: aborted by us, as of that answer) */
+  z.object({ aborted: z.object({ ids: z.array(int) }) }).strict(),
   z.object({ skeleton: z.object({ key: z.string(), snapshot: z.unknown() }) }).strict(),
   z.object({ marks: z.record(z.string(), WorkflowMarkSchema) }).strict(),
   /** lines: how many come before it; mac: HMAC-SHA256 (hex) of every byte before it */

@@ -4,7 +4,7 @@
  * `apply --auto-approve` (src/apply/run.ts; plan and journal in a cycle folder); then the bookmarks, and what it did
  * — one line for the cycle and one per change on stderr, or events — and the notification.
  */
-import type { ClientSettings, RequestLimiter } from "../api/index.js";
+import type { ApiClient, ClientSettings, RequestLimiter } from "../api/index.js";
 import type { HeldLock } from "../model/lock.js";
 import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import { loadPlanForApply } from "../apply/load.js";
@@ -21,7 +21,7 @@ import { writeBookmarks, type Bookmarks } from "./bookmarks.js";
 import { cycleDir, planProblem, pruneCycles, setAside, type WatchPaths } from "./cycles.js";
 import type { WatchMetrics } from "./metrics.js";
 import { CHANGE_LINES_PER_CYCLE } from "./settings.js";
-import type { Loaded, WatcherSettings } from "./types.js";
+import type { HeldCycleState, Loaded, WatcherSettings } from "./types.js";
 
 /** Thrown when a cycle ends because the watcher is stopping: not a failure. */
 export class StoppingError extends Error {
@@ -46,6 +46,8 @@ export interface CycleContext {
   /** rule name → its workflow's id, for the rules that resolved */
   workflowOf: ReadonlyMap<string, number>;
   bookmarks: Bookmarks | undefined;
+  /** state-cache: the watcher's own writes since its bookmarks, per workflow (./poll.ts): a cycle adds its own */
+  own: Map<number, Map<number, string | null>>;
 }
 
 export interface CycleRequest {
@@ -113,13 +115,26 @@ export async function resumeCycle(ctx: CycleContext, planFile: string): Promise<
 
 /** Runs one cycle; returns the bookmarks after it (moved on when everything planned was settled). */
 export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Bookmarks | undefined> {
-  const { settings, io, metrics, loaded } = ctx;
-  const log = io.log ?? nullLogger;
   const started = Date.now();
   const startedAt = new Date();
-  const requestsBefore = metrics.requestCount();
+  const requestsBefore = ctx.metrics.requestCount();
+  // state-cache: the plan's state stays open through the apply (write-through), then it is written
+  let held: HeldCycleState | undefined;
+  try {
+    const bookmarks = await planAndApply(ctx, req, started, startedAt, requestsBefore, (h) => (held = h));
+    await held?.finish();
+    return bookmarks;
+  } finally {
+    await held?.release();
+  }
+}
+
+async function planAndApply(ctx: CycleContext, req: CycleRequest, started: number, startedAt: Date, requestsBefore: number, keep: (h: HeldCycleState) => void): Promise<Bookmarks | undefined> {
+  const { settings, io, metrics, loaded } = ctx;
+  const log = io.log ?? nullLogger;
+  let held: HeldCycleState | undefined;
   const plan: Plan | undefined = await loaded
-    .plan({ connection: ctx.connection, io: quiet(io), limiter: ctx.limiter, first: req.n === 1, recordSeen: settings.apply })
+    .plan({ connection: ctx.connection, io: quiet(io), limiter: ctx.limiter, first: req.n === 1, recordSeen: settings.apply, keep: (h) => keep((held = h)) })
     .catch((err: unknown) => {
       if (ctx.stop.aborted) return undefined;
       throw err;
@@ -136,7 +151,8 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Bo
   let planFile = "";
   if (settings.apply && enforce.length > 0) {
     // a rule that failed this cycle (over its limit, an API error) has no change in the plan; the others go on
-    const run = await applyPlanInDir({ ...plan, errors: [] }, cycleDir(ctx.paths.cycles, plan.created_at, req.n), applyOptions(ctx));
+    const through = held;
+    const run = await applyPlanInDir({ ...plan, errors: [] }, cycleDir(ctx.paths.cycles, plan.created_at, req.n), { ...applyOptions(ctx), ...(through ? { sendThrough: (c: ApiClient) => through.applying(c) } : {}) });
     outcomes = run.outcomes;
     planFile = run.planFile;
     count(metrics, outcomes);
@@ -147,6 +163,15 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Bo
   // changes left unsent (stopped, deferred) are planned again: the bookmarks stay where they were
   const unsent = counts.not_started + counts.deferred;
   const bookmarks = failed === 0 && unsent === 0 && !ctx.stop.aborted ? await movedOn(ctx, plan, req) : ctx.bookmarks;
+  // state-cache: the bookmarks moved on: only this cycle's writes are newer; an abort's answer names no workflow
+  if (bookmarks !== ctx.bookmarks) ctx.own.clear();
+  const pidOf = new Map(plan.changes.map((c) => [c.instance_id, c.process_id]));
+  for (const w of held?.written() ?? []) {
+    const pid = w.process_id ?? pidOf.get(w.id);
+    if (pid === undefined) continue;
+    if (!ctx.own.has(pid)) ctx.own.set(pid, new Map());
+    ctx.own.get(pid)?.set(w.id, w.last_updated_time ?? null);
+  }
   const report: CycleReport = {
     n: req.n,
     kind: req.kind,

@@ -50,6 +50,8 @@ export class Watcher {
   cycles = 0;
   private loaded: Loaded;
   private bookmarks: Bookmarks | undefined;
+  /** state-cache: the watcher's own writes since its bookmarks, per workflow (a poll that finds only them is idle) */
+  private readonly own = new Map<number, Map<number, string | null>>();
   private lastFingerprint: string;
   private workflowOf = new Map<string, number>();
   private unresolved = new Set<string>();
@@ -107,6 +109,7 @@ export class Watcher {
       baseUrl: r.client.baseUrl,
       workflowOf: this.workflowOf,
       bookmarks: this.bookmarks,
+      own: this.own,
     };
   }
 
@@ -226,10 +229,10 @@ export class Watcher {
       [...workflows].map(async (pid) => {
         const after = b?.workflows[String(pid)];
         this.run.metrics.poll();
-        const newest = await newestUpdate(this.run.client, pid, after);
+        const newest = await newestUpdate(this.run.client, pid, after, this.own.get(pid));
         if (newest) {
           polled.set(pid, newest.last_updated_time);
-          updated = true;
+          if (!newest.ours) updated = true; // state-cache: the watcher's own writes are no update
         }
         if (after === undefined) first = true;
       }),
@@ -246,7 +249,15 @@ export class Watcher {
               ? "time"
               : undefined;
     this.log.event("watch.poll", { workflows: workflows.size, updated: [...polled.keys()], ...(kind ? { cycle: kind } : {}) }, "debug");
-    if (kind === undefined) return false;
+    if (kind === undefined) {
+      // state-cache: only our own writes since the bookmarks: they move past them, no cycle
+      if (polled.size > 0 && b) {
+        this.bookmarks = { ...b, workflows: { ...b.workflows, ...Object.fromEntries([...polled].map(([pid, t]) => [String(pid), t])) } };
+        for (const pid of polled.keys()) this.own.delete(pid);
+        await writeBookmarks(this.run.paths.bookmarks, this.bookmarks);
+      }
+      return false;
+    }
     this.cycles += 1;
     this.lastCycleAt = now.getTime();
     this.reloadPending = false;

@@ -11,7 +11,7 @@
  * moves with time (relative or `now` dates, time in conditions or templates, active windows) also get a cycle when
  * their window opens and every few minutes (src/watch/loop.ts).
  */
-import type { ApiClient } from "../api/index.js";
+import { MAX_PAGE_SIZE, type ApiClient } from "../api/index.js";
 import type { CompiledRule } from "../rules/types.js";
 import { DATE_TIME_PARAMS } from "../rules/datetime.js";
 
@@ -19,24 +19,42 @@ export interface Newest {
   id: number;
   /** its last_updated_time, from the service */
   last_updated_time: string;
+  /**
+   * every instance updated since the bookmark is one the watcher itself wrote, and the newest still shows the time
+   * its write left: nothing for a cycle to do (the watcher's own apply is not an update to react to)
+   */
+  ours?: boolean;
 }
+
+/** The watcher's own writes of a workflow since its bookmark: instance → the last_updated_time our write's answer gave (null: a bulk abort, which gives none). */
+export type OwnWrites = ReadonlyMap<number, string | null>;
 
 /**
  * The newest update of a workflow's instances strictly after `after` (all when undefined): one list of one element, newest
- * first, and one read of it for its time. Undefined when nothing was updated after it.
+ * first, and one read of it for its time. Undefined when nothing was updated after it. With the watcher's own
+ * writes since the bookmark, the list holds one more element than they are many, to tell them from anyone else's
+ * update; an edit by someone else of an instance we wrote, made before our newest write, cannot be told from our
+ * own write there (docs/watch.md): the next cycle's state sees it, the poll does not.
  */
-export async function newestUpdate(client: ApiClient, processId: number, after: string | undefined): Promise<Newest | undefined> {
+export async function newestUpdate(client: ApiClient, processId: number, after: string | undefined, own?: OwnWrites): Promise<Newest | undefined> {
   // the service's `_after` filters are inclusive (the sandbox's are, docs/service.md): strictly after the bookmark is
   // a millisecond later, the resolution of the times we keep
   const strictlyAfter = after === undefined ? undefined : new Date(Date.parse(after) + 1).toISOString();
-  const query = { ordering: "-last_updated_time", page_size: 1, ...(strictlyAfter ? { last_updated_time_after: strictlyAfter } : {}) };
+  const mine = own && own.size > 0 && own.size < MAX_PAGE_SIZE ? own : undefined;
+  const query = { ordering: "-last_updated_time", page_size: mine ? mine.size + 1 : 1, ...(strictlyAfter ? { last_updated_time_after: strictlyAfter } : {}) };
   for await (const page of client.instancePages(processId, query)) {
     const first = page.results[0];
     if (!first) return undefined;
     const record = await client.getInstance(first.id);
     // an instance never updated since its start has no last_updated_time: its start stands in
     const t = record.last_updated_time ?? record.started_time;
-    return t ? { id: first.id, last_updated_time: new Date(t).toISOString() } : undefined;
+    if (!t) return undefined;
+    const newest = { id: first.id, last_updated_time: new Date(t).toISOString() };
+    if (mine && page.next === null && page.results.every((i) => mine.has(i.id))) {
+      const wrote = mine.get(first.id);
+      if (wrote === null || (wrote !== undefined && wrote === record.last_updated_time)) return { ...newest, ours: true };
+    }
+    return newest;
   }
   return undefined;
 }

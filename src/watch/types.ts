@@ -3,7 +3,7 @@
  * the rooms above it — loading the rules and the config, planning as `plan` does, notifying — as functions, so the
  * loop runs the verbs' own code without importing upwards.
  */
-import type { ClientOptions, ClientSettings, ConnectionSettings, RequestLimiter } from "../api/index.js";
+import type { ApiClient, ClientOptions, ClientSettings, ConnectionSettings, RequestLimiter } from "../api/index.js";
 import type { CommandIO } from "../log/command-io.js";
 import type { Plan } from "../plan/types.js";
 import type { NotifyPayload } from "../render/notify/payload.js";
@@ -21,6 +21,20 @@ export interface CyclePlanRun {
   first: boolean;
   /** the plan will be applied: it records what it saw of each instance it changes */
   recordSeen: boolean;
+  /** state-cache: with a state dir, the state handed over open after planning, for the apply to send through */
+  keep?: (held: HeldCycleState) => void;
+}
+
+/**
+ * state-cache: the cycle's state, open from its plan to the end of its apply (src/commands/state.ts, HeldState): the
+ * apply sends through it so that the answers of our writes are written through; written once, after the apply.
+ */
+export interface HeldCycleState {
+  applying(client: ApiClient): ApiClient;
+  /** our writes so far: instance, its workflow when the answer names it, its last_updated_time after our write */
+  written(): ReadonlyArray<{ id: number; process_id?: number; last_updated_time?: string }>;
+  finish(): Promise<void>;
+  release(): Promise<void>;
 }
 
 /** The rules and the settings a watcher runs with, as loaded at its start and by each reload that validates. */

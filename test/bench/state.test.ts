@@ -8,19 +8,23 @@ import { parseBenchArgs } from "../../bench/src/args.js";
 import { renderState, runStateScenario, stateTargets } from "../../bench/src/state.js";
 
 describe("bench: the --state scenario", () => {
-  it("measures stateless and stateful runs on one sandbox, with equal plans", async () => {
+  it("measures stateless and stateful runs on one sandbox, with equal plans, and each target (a)–(f)", async () => {
     const runs = await runStateScenario({ seed: 2, latencyMs: 0, concurrency: 4, sizes: [1500], inProcess: true }, () => undefined);
     const [run] = runs;
     if (!run) throw new Error("no run");
     expect(run.equal).toBe(true);
     expect(run.churned).toBeGreaterThan(0);
-    const req = (what: string): number => run.steps.find((s) => s.what === what)?.requests ?? Number.NaN;
-    expect(req("with state after 1 % churn")).toBeLessThan(req("stateless after 1 % churn") / 4);
-    expect(req("with state, nothing changed")).toBeLessThanOrEqual(13);
-    expect(run.steps.find((s) => s.what === "with state, nothing changed")?.result.readAgain).toBe(0);
+    const req = (key: string): number => run.steps.find((s) => s.key === key)?.requests ?? Number.NaN;
+    expect(req("b")).toBeLessThan(req("a") / 4);
+    expect(req("f")).toBeLessThanOrEqual(13);
+    expect(run.steps.find((s) => s.key === "f")?.result.readAgain).toBe(0);
+    expect(run.apply?.applied).toBeGreaterThan(0);
     const targets = stateTargets(runs);
-    expect(targets.map((t) => t.text)).toContain("N = 1500: plans with state equal stateless plans");
-    expect(renderState(runs)).toMatch(/^\| 1500 \| with state after 1 % churn \| \d+ \| \d+ \| \d+ \|/m);
+    expect(targets.map((t) => t.text)).toContain("N = 1500: plans with state equal stateless plans (b–f)");
+    // the targets (c)–(f) hold even at this size (the ratio of (b) and memory are for the real sizes)
+    expect(targets.filter((t) => /^N = 1500: \([c-f]\)/.test(t.text) && !t.met)).toEqual([]);
+    expect(targets.filter((t) => /^N = 1500: \([c-f]\)/.test(t.text))).toHaveLength(4);
+    expect(renderState(runs)).toMatch(/^\| 1500 \| \(b\) with state after 1 % churn \| \d+ \| \d+ \| \d+ \| \d+ \|/m);
   }, 120_000);
 
   it("is skipped with --state-sizes 0 and sized by the flag", () => {

@@ -2,12 +2,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient } from "../../src/api/index.js";
+import { createClient, type ApiClient } from "../../src/api/index.js";
+import { mutatingKind } from "../../src/actions/index.js";
 import { runPlan } from "../../src/engine/plan-live.js";
 import type { Plan } from "../../src/plan/types.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import type { RunningSandbox } from "../../src/sandbox/index.js";
-import { openRunState, readInFull, type StateCounts, type StateSettings } from "../../src/state/index.js";
+import { openRunState, readInFull, type RunState, type StateChoice, type StateCounts, type StateSettings } from "../../src/state/index.js";
 
 export async function tempDir(prefix = "flowrules-state-"): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
@@ -43,26 +44,79 @@ export interface StatefulRun {
   warnings: string[];
 }
 
-/** A run with state, as `plan --state DIR` does it: open (lock), wrap the client, plan, write, release. */
-export async function statefulPlan(
-  sb: RunningSandbox,
-  ruleSet: RuleSet,
-  now: Date,
-  settings: StateSettings,
-  clientOptions: { maxAttempts?: number; retryBaseMs?: number } = {},
-): Promise<StatefulRun> {
-  const c = client(sb, clientOptions);
+export interface StatefulOptions {
+  client?: { maxAttempts?: number; retryBaseMs?: number };
+  /** each request choice, the state's included (`--explain-requests`) */
+  explain?: (c: StateChoice) => void;
+  /** after the plan, before the state is written: apply through `run.applying(...)` as `apply --state` does */
+  afterPlan?: (plan: Plan, run: RunState, client: ApiClient) => Promise<void>;
+}
+
+/** A run with state, as `plan --state DIR` does it: open (lock), wrap the client, plan, (apply,) write, release. */
+export async function statefulPlan(sb: RunningSandbox, ruleSet: RuleSet, now: Date, settings: StateSettings, options: StatefulOptions = {}): Promise<StatefulRun> {
+  const c = client(sb, options.client ?? {});
   const warnings: string[] = [];
   try {
-    const run = await openRunState(settings, { baseUrl: c.baseUrl, apiKey: "sandbox-admin", now, rules: ruleSet.rules, version: "test", warn: (m) => warnings.push(m) });
+    const explain = options.explain ? { explain: options.explain } : {};
+    const run = await openRunState(settings, { baseUrl: c.baseUrl, apiKey: "sandbox-admin", now, rules: ruleSet.rules, version: "test", warn: (m) => warnings.push(m), ...explain });
     try {
       const plan = await runPlan({ client: run.wrap(c), ruleSet, now, optOutTag: "no-automation", onWarning: (m) => warnings.push(m) });
-      if (readInFull(plan)) await run.commit();
-      return { plan, requests: c.stats().total, counts: run.counts(), warnings };
+      const requests = c.stats().total;
+      const counts = run.counts();
+      run.explainAnswers();
+      if (readInFull(plan)) {
+        await options.afterPlan?.(plan, run, c);
+        await run.commit();
+      }
+      return { plan, requests, counts, warnings };
     } finally {
       await run.release();
     }
   } finally {
     await c.close();
   }
+}
+
+/** Sends a plan's enforce changes through `client`, each kind as apply sends it (no journal, no staleness check). */
+export async function sendChanges(client: ApiClient, plan: Plan): Promise<number> {
+  let sent = 0;
+  const batched = new Map<string, number[]>();
+  for (const change of plan.changes) {
+    if (change.audit === true) continue;
+    const sender = mutatingKind(change.kind).send;
+    if (sender.mode === "batch") batched.set(change.kind, [...(batched.get(change.kind) ?? []), change.instance_id]);
+    else {
+      await sender.send(client, change);
+      sent++;
+    }
+  }
+  for (const [kind, ids] of batched) {
+    const sender = mutatingKind(kind).send;
+    for (let i = 0; i < ids.length && sender.mode === "batch"; i += 500) sent += (await sender.send(client, ids.slice(i, i + 500))).length;
+  }
+  return sent;
+}
+
+/** `client`, but after each write's answer `after(id)` runs: someone else at work right after our write. */
+export function afterEachWrite(client: ApiClient, after: (id: number) => void): ApiClient {
+  return new Proxy(client, {
+    get(target, prop) {
+      if (prop === "completeStep") {
+        return async (...args: Parameters<ApiClient["completeStep"]>) => {
+          const record = await target.completeStep(...args);
+          after(args[0]);
+          return record;
+        };
+      }
+      if (prop === "bulkAbort") {
+        return async (ids: number[]) => {
+          const answer = await target.bulkAbort(ids);
+          for (const id of answer.ids) after(id);
+          return answer;
+        };
+      }
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

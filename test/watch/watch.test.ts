@@ -129,6 +129,8 @@ describe("watch --apply", () => {
     const idle = s.requests();
     expect(idle.length).toBeGreaterThan(0);
     expect(idle.every((r) => r.method === "GET" && r.path === "/api/v2/processes/1042/instances/")).toBe(true);
+    // the watcher's own approvals are not updates to react to: the polls that found them ran no cycle
+    expect(io.events.filter((e) => e.name === "watch.cycle")).toHaveLength(1);
 
     // people submit two claims: they reach the manager step and the watcher approves them
     const fresh = runningAt(s, 1042, 20110).slice(0, 2);
@@ -146,6 +148,65 @@ describe("watch --apply", () => {
     // one cycle or two (the two edits may fall on either side of a poll), nothing stale
     expect(incremental.reduce((n, e) => n + Number(e.fields.applied), 0)).toBe(2);
     expect(incremental.every((e) => e.fields.stale === 0 && e.fields.failed === 0)).toBe(true);
+    expect(s.requests().filter((r) => r.status === 429)).toEqual([]);
+  });
+
+  it("after applying N changes: the polls that find only them run no cycle; the next cycle lists only what changed and reads each of the N at most once a kind", async () => {
+    // save_step keeps the instances in the selection and the report reads their records: the next cycle needs them
+    const { dir, rules } = await setUp(`
+version: 1
+rules:
+  - name: note-purchases
+    workflow: 1044
+    select: { status: [running], active_step_id: 20131 }
+    actions:
+      - save_step: { step: 20131, inputs: [ { action: 50264, value: { inputValue: "Checked by flowrules" } } ] }
+  - name: purchases-by-priority
+    workflow: 1044
+    select: { status: [running] }
+    actions: [ { report: { group_by: priority, columns: [id, name, deadline] } } ]
+`);
+    const s = sb as RunningSandbox;
+    const io = eventIO();
+    running.push(watchCommand(watchOpts(s, dir, rules), io));
+    await until(() => io.events.some((e) => e.name === "watch.cycle"), 10_000, "the first cycle");
+    const applied = new Set([...effectiveMutations(s).keys()].map((k) => Number(k.split(":")[1])));
+    expect(applied.size).toBeGreaterThan(5);
+    // the polls that see the watcher's own writes: no cycle, nothing but the polls (a list and the newest's record)
+    const polls = (): number => io.events.filter((e) => e.name === "watch.poll").length;
+    const after = polls();
+    s.clearRequests();
+    await until(() => polls() >= after + 3, 5_000, "polls after the first cycle");
+    expect(io.events.filter((e) => e.name === "watch.cycle")).toHaveLength(1);
+    const idle = s.requests();
+    expect(idle.length).toBeGreaterThan(0);
+    expect(idle.every((r) => r.method === "GET" && (r.path === "/api/v2/processes/1044/instances/" || /^\/api\/instances\/\d+\/$/.test(r.path)))).toBe(true);
+    expect(idle.filter((r) => r.path.endsWith("/instances/") && r.query.page_size === undefined)).toEqual([]);
+
+    // people move two requests to the budget step: the next cycle notes exactly those two
+    const fresh = runningAt(s, 1044, 20130).slice(0, 2);
+    expect(fresh).toHaveLength(2);
+    s.clearRequests();
+    for (const id of fresh) await personCompletes(s, id, 20130);
+    await until(() => io.events.some((e) => e.name === "watch.cycle" && e.fields.kind === "update"), 10_000, "the next cycle");
+    const cycle = io.events.find((e) => e.name === "watch.cycle" && e.fields.kind === "update");
+    expect(cycle?.fields).toMatchObject({ applied: 2, stale: 0, failed: 0 });
+    const log = s.requests();
+    // no listing of a selection in full: only what changed since the first cycle looked (beside the polls and the
+    // structure probe, one element each)
+    const lists = log.filter((r) => r.method === "GET" && r.path === "/api/v2/processes/1044/instances/" && r.query.page_size !== "1");
+    expect(lists.length).toBeGreaterThan(0);
+    expect(lists.filter((r) => typeof r.query.last_updated_time_after !== "string").map((r) => r.query)).toEqual([]);
+    // each applied instance read at most once per kind of read (record, with values, with step times); the check
+    // that nobody else changed it since our write is one request per write instant (docs/performance.md)
+    const reads = new Map<string, number>();
+    for (const r of log) {
+      const id = Number(/^\/api\/instances\/(\d+)\/$/.exec(r.path)?.[1]);
+      if (r.method !== "GET" || !applied.has(id)) continue;
+      const key = `${id}:${JSON.stringify(r.query)}`;
+      reads.set(key, (reads.get(key) ?? 0) + 1);
+    }
+    expect([...reads.values()].every((n) => n === 1)).toBe(true);
     expect(s.requests().filter((r) => r.status === 429)).toEqual([]);
   });
 
