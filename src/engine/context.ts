@@ -2,7 +2,7 @@
  * The JSONata context of `when` and of templated values (docs/writing-rules.md): `instance`, `fields`, `snapshot`, `tags`,
  * `now`, plus `$daysSince(ts)`, `$hoursUntil(ts)`; `$now()` returns the plan's start so one plan is one instant.
  */
-import jsonata from "jsonata";
+import { jsonata } from "../rules/jsonata-module.js";
 import type { CompiledRule } from "../rules/types.js";
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { InstanceData } from "../actions/instance.js";

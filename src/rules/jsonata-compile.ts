@@ -1,5 +1,5 @@
 /** Compiles a JSONata expression once, turning a syntax error into a diagnostic at its place in the YAML file. */
-import jsonata from "jsonata";
+import { jsonata } from "./jsonata-module.js";
 import type { CompiledExpr, Diagnostic, SourcePos } from "./types.js";
 import { compileFast } from "./jsonata-fast.js";
 // a regex that backtracks without end cannot be cut off by the timeout: see regex-safety.ts (sets V8 flags on import)

@@ -4,7 +4,7 @@
  * same limits. A part that does not compile on its own (an unusual split) is shown without a value rather than
  * guessed.
  */
-import jsonata from "jsonata";
+import { jsonata } from "../../rules/jsonata-module.js";
 import { EVAL_LIMITS } from "../../rules/jsonata-compile.js";
 import type { CompiledExpr } from "../../rules/types.js";
 import type { Bindings, EvalContext } from "../context.js";
