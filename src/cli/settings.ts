@@ -4,10 +4,12 @@
  * each source is named in the message when its value is wrong. The sources are the tables of ./flags.ts, which
  * `--help` prints, so a flag's help always names the variable it falls back to.
  *
- * Adding a planning flag (CONTRIBUTING.md, "Adding a flag"): a field in PlanningSettingsSchema, its line in
- * PLANNING_FLAGS (./flags.ts, what `--help` shows) and in PLANNING_READS below (the compiler asks for both), and its
- * use in the planner. `plan` and `apply --auto-approve` both register PLANNING_FLAGS and pass `planning` whole, so they
- * accept it and plan alike. This module loads when a verb runs, never for `--help` or a completion Tab.
+ * Adding a flag (CONTRIBUTING.md, "Adding a flag"): a field in the settings schema (PlanningSettingsSchema,
+ * ApplyingSettingsSchema, WatchSettingsSchema), its line in the table of ./flags.ts (PLANNING_FLAGS, APPLYING_FLAGS,
+ * WATCH_FLAGS: what `--help` shows) and in the readers below (PLANNING_READS, APPLYING_READS, WATCH_READS; the
+ * compiler asks for both), and its use. `plan` and `apply --auto-approve` both register PLANNING_FLAGS and pass
+ * `planning` whole, so they accept it and plan alike. `flowrules config` shows what these readers resolve, with the
+ * sources (configReport). This module loads when a verb runs, never for `--help` or a completion Tab.
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
