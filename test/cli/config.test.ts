@@ -7,6 +7,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { APPLYING_FLAGS, WATCH_FLAGS } from "../../src/cli/flags.js";
+import { buildProgram } from "../../src/cli/program.js";
 import { configFileChoice } from "../../src/cli/profiles.js";
 import { applyingFrom, runSettings, sourcesOf, watchingFrom } from "../../src/cli/settings.js";
 import { durationText, readDuration } from "../../src/model/duration.js";
@@ -112,6 +113,15 @@ describe("durations: one grammar, a unit required", () => {
     .map((s) => s.flags ?? "")
     .filter((f) => f.endsWith("<duration>"))
     .map((f) => f.split(" ")[0] ?? "");
+
+  it("apply and watch register every line of their tables (their flags come from the settings model)", () => {
+    const longs = (verb: string): string[] => buildProgram().commands.find((c) => c.name() === verb)?.options.map((o) => o.long ?? "") ?? [];
+    for (const [verb, table] of [["apply", APPLYING_FLAGS], ["watch", WATCH_FLAGS]] as const) {
+      const flags = Object.values(table).map((s) => (s.flags ?? "").split(" ")[0]);
+      expect(flags.length).toBeGreaterThan(4);
+      expect(longs(verb), verb).toEqual(expect.arrayContaining(flags));
+    }
+  });
 
   it("reads ms, s, m, h and d, and writes the shortest exact form back", () => {
     expect(["500ms", "90s", "5m", "24h", "7d", "1.5h", " 2m "].map((t) => readDuration(t))).toEqual(
