@@ -1,6 +1,7 @@
 /** abort: stop every matched running instance; planned per instance, sent in bulk batches at apply. */
 import { isRecord } from "../model/guards.js";
 import { describeStatus, statusOf } from "./instance.js";
+import { plural } from "../model/plural.js";
 import type { SourcePos } from "../model/rule-types.js";
 import type { MutatingActionKind } from "./types.js";
 
@@ -37,7 +38,7 @@ export const abort: MutatingActionKind<"abort", AbortAction> = {
   presentation: {
     symbol: "✗",
     legend: "abort the instance",
-    summary: (n) => `${n} ${n === 1 ? "instance" : "instances"} to abort`,
+    summary: (n) => `${plural(n, "instance")} to abort`,
     colour: "red",
   },
 
@@ -48,7 +49,7 @@ export const abort: MutatingActionKind<"abort", AbortAction> = {
   phrase: () => "aborts instances",
 
   plan({ rule, data }) {
-    if (data.status !== "running") return Promise.resolve({ skipped: `instance is ${data.status}` });
+    if (data.status !== "running") return Promise.resolve({ skipped: `the instance is ${data.status}` });
     return Promise.resolve({
       change: {
         id: `${rule.name}:abort:${data.id}`,

@@ -1,6 +1,7 @@
 /** complete_step: complete an active step of each matched instance, sending the given inputs. */
 import { activeSteps, statusOf } from "./instance.js";
 import { stepKind } from "./step-kind.js";
+import { plural } from "../model/plural.js";
 
 export const completeStep = stepKind({
   kind: "complete_step",
@@ -9,7 +10,7 @@ export const completeStep = stepKind({
   presentation: {
     symbol: "✓",
     legend: "complete a step",
-    summary: (n) => `${n} ${n === 1 ? "step" : "steps"} to complete`,
+    summary: (n) => `${plural(n, "step")} to complete`,
     colour: "green",
   },
   verb: "complete",

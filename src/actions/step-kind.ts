@@ -194,10 +194,12 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
     phrase: (a) => `${spec.verbs} step ${a.stepName !== undefined ? `"${a.stepName}"` : a.step}`,
 
     async plan({ rule, action, data, evaluate }) {
-      if (data.status !== "running") return { skipped: `instance is ${data.status}` };
+      // reasons name no id: the plan counts skipped matches by reason, per rule (`6 skipped: the step already holds
+      // these values`), and explanations say which step beside them
+      if (data.status !== "running") return { skipped: `the instance is ${data.status}` };
       const active = data.record?.active_step_ids;
       const inactive = active ? !active.includes(action.step) : data.stepActive?.get(action.step) === false;
-      if (inactive) return { skipped: `step ${action.step} is not active` };
+      if (inactive) return { skipped: "the step is not active" };
 
       const actions: Array<{ action_id: number; input_object: unknown }> = [];
       const before: Record<string, unknown> = {};
@@ -219,7 +221,7 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
         alreadyHeld &&= data.values.has(key) && sameValue(data.values.get(key), value);
       }
       // a save whose every value already holds changes nothing: leaving it out keeps scheduled runs idempotent
-      if (alreadyHeld) return { skipped: `step ${action.step} already holds these values` };
+      if (alreadyHeld) return { skipped: "the step already holds these values" };
       return {
         change: {
           id: `${rule.name}:${kind}:${data.id}:${action.step}`,
@@ -245,7 +247,10 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
       };
     },
 
-    describe: (c) => ({ label: `${spec.verb} step ${c.step_id ?? "?"}`, effect: `${spec.verbs} step ${c.step_id ?? "?"}` }),
+    describe: (c, names) => {
+      const step = `step ${c.step_id ?? "?"}${names?.step !== undefined ? ` ${JSON.stringify(names.step)}` : ""}`;
+      return { label: `${spec.verb} ${step}`, effect: `${spec.verbs} ${step}` };
+    },
     changeTarget: (c) => ({ step: c.step_id ?? -1 }),
 
     checkChange(c, issue) {

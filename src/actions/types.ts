@@ -58,7 +58,9 @@ export interface ActionPlanInput<A> {
 
 /**
  * The result of planning one action on one matched instance: a change, or a reason it does not apply
- * (instance not running, step not active) that the plan shows as skipped rather than failing.
+ * (instance not running, step not active) that the plan shows as skipped rather than failing. The reason is
+ * counted as written, per rule ("6 skipped: the step already holds these values"): it names no id, so that the
+ * matches skipped for one reason are counted together.
  */
 export type ActionOutcome = { change: PlannedChange } | { skipped: string };
 
@@ -74,7 +76,7 @@ export interface KindPresentation {
 
 /** A change as every view names it. */
 export interface ChangeDescription {
-  /** short label in plan lists: "complete step 20111", "abort" */
+  /** short label in plan lists: "complete step 20111", `complete step 20111 "Manager approval"`, "abort" */
   label: string;
   /** what it does to its instance, for conflict messages: "completes step 20111", "aborts it" */
   effect: string;
@@ -129,7 +131,8 @@ export interface MutatingActionKind<K extends string, A extends { kind: K; pos: 
   /** verb phrase for validation warnings: "completes step 20111", "aborts instances" */
   phrase(action: A): string;
   plan(input: ActionPlanInput<A>): Promise<ActionOutcome>;
-  describe(change: PlannedChange): ChangeDescription;
+  /** its words; `names` holds what the plan calls its step, when the plan knows (src/plan/names.ts) */
+  describe(change: PlannedChange, names?: { step?: string }): ChangeDescription;
   changeTarget(change: PlannedChange): ChangeTarget;
   /** plan-file check: the request says exactly what kind, instance and step say */
   checkChange(change: PlannedChange, issue: ChangeIssue): void;

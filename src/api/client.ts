@@ -44,6 +44,7 @@ import { StatsRecorder, type EndpointName, type RequestStats } from "./stats.js"
 import { describeLink, linkPath, normaliseBaseUrl, relativeLink, type BaseUrl } from "./url-guard.js";
 import { apiKeyProblem } from "./key-check.js";
 import { errorMessage } from "../model/guards.js";
+import { plural } from "../model/plural.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_RATE_LIMIT, DEFAULT_TIMEOUT_MS } from "../model/settings.js";
 
 export interface ClientOptions {
@@ -322,7 +323,7 @@ class Client implements ApiClient {
       body: { ids },
       schema: BulkAbortResponseSchema,
       what: "the bulk abort response",
-      asked: `aborting ${ids.length} instance${ids.length === 1 ? "" : "s"}`,
+      asked: `aborting ${plural(ids.length, "instance")}`,
     });
   }
 
@@ -551,7 +552,7 @@ class Client implements ApiClient {
         cause: failure.cause,
       });
       if (failure.neverSent && failure.retryable && !this.answered) {
-        this.unusableBecause(`cannot reach the service at ${this.base.origin}: ${failure.reason} after ${attempt} attempt${attempt === 1 ? "" : "s"}`, transportError);
+        this.unusableBecause(`cannot reach the service at ${this.base.origin}: ${failure.reason} after ${plural(attempt, "attempt")}`, transportError);
       }
       throw transportError;
     }

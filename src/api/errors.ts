@@ -4,6 +4,7 @@
  * echoes it back.
  */
 import { STATUS_CODES } from "node:http";
+import { plural } from "../model/plural.js";
 
 /** One-line messages stay short: the service's own words are cut beyond this. */
 const DETAIL_MAX = 120;
@@ -189,7 +190,7 @@ export class TransportError extends FlowrulesApiError {
   constructor(init: { method: string; path: string; reason: string; attempts: number; neverSent: boolean; cause?: unknown; asked?: string }) {
     const asked = init.asked ?? describeRequest(init.method, init.path);
     super(
-      `${asked}: ${short(init.reason, 100)} (${init.attempts} attempt${init.attempts === 1 ? "" : "s"})`,
+      `${asked}: ${short(init.reason, 100)} (${plural(init.attempts, "attempt")})`,
       { cause: init.cause },
     );
     this.asked = asked;

@@ -4,6 +4,7 @@
  * 404 must not read as "no more instances", or a rule testing that a value is absent would overwrite data).
  */
 import { ResponseShapeError } from "./errors.js";
+import { plural } from "../model/plural.js";
 
 /** One page of a listing (the pagination envelope). */
 export interface Page<T> {
@@ -26,7 +27,7 @@ function shapeError(path: string, asked: string, problem: string): ResponseShape
 
 /** The listing's pages added up to fewer results than its count: pages went missing. */
 function shortfall(read: number, count: number, pages: number): string {
-  return `the listing ended after ${pages} page${pages === 1 ? "" : "s"} with ${read} of the ${count} results its count announced`;
+  return `the listing ended after ${plural(pages, "page")} with ${read} of the ${count} results its count announced`;
 }
 
 /**
@@ -71,7 +72,7 @@ function pageBound(first: Page<unknown>): number {
 
 function endlessProblem(pages: number, count: number | null): string {
   const of = count === null ? "without a count" : `for a count of ${count}`;
-  return `pagination does not end: ${pages} pages fetched ${of}, and the last one still has a next link`;
+  return `pagination does not end: ${plural(pages, "page")} fetched ${of}, and the last one still has a next link`;
 }
 
 /**

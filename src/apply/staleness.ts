@@ -59,7 +59,7 @@ export function staleReason(change: PlannedChange, record: InstanceRecord, ctx: 
   if (ctx.baseline !== undefined) {
     const planned = microsOf(ctx.baseline);
     if (now !== undefined && now !== planned) {
-      return `the instance changed since the plan (last updated ${record.last_updated_time ?? "?"}, planned against ${ctx.baseline})`;
+      return `the instance changed since the plan: it was updated at ${record.last_updated_time ?? "an unknown time"}, and the plan saw it as last updated at ${ctx.baseline}`;
     }
     return undefined;
   }
@@ -67,12 +67,13 @@ export function staleReason(change: PlannedChange, record: InstanceRecord, ctx: 
   if (bound !== undefined) {
     // no value but a bound: the plan saw it updated before `bound`; only an update at or after it is a change since
     if (now !== undefined && now >= bound) {
-      return `the instance changed since the plan (last updated ${record.last_updated_time ?? "?"}, after the plan saw it, before ${ctx.seenBefore ?? "?"})`;
+      // said plainly (issue 36): the update came after the plan looked, when it had seen no update since `bound`
+      return `the instance changed since the plan: it was updated at ${record.last_updated_time ?? "an unknown time"}, and when the plan read it, it had not been updated since ${ctx.seenBefore ?? "?"}`;
     }
     return undefined;
   }
   if (ctx.listedAsChanged) {
-    return `the instance changed since the plan (last updated ${record.last_updated_time ?? "?"}; the plan did not record an earlier last_updated_time to compare with)`;
+    return `the instance changed since the plan: it was updated at ${record.last_updated_time ?? "an unknown time"}, and the plan recorded no earlier update time to compare with`;
   }
   return undefined;
 }

@@ -40,6 +40,7 @@ import { applyPayload } from "../render/notify/payload.js";
 import { textSafe } from "../render/escape.js";
 import { redactor } from "../log/redact.js";
 import { errorMessage } from "../model/guards.js";
+import { plural } from "../model/plural.js";
 
 export const RUNS_DIR = ".flowrules/runs";
 
@@ -174,7 +175,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const plan = await planLoaded(rules, opts.connection, io, { ...opts, limiter, recordSeen: true });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${textSafe(e.message)}\n`);
-      io.stderr(`not applying: the plan failed (${plan.errors.length} error${plan.errors.length === 1 ? "" : "s"}); nothing was changed\n`);
+      io.stderr(`not applying: the plan failed (${plural(plan.errors.length, "error")}); nothing was changed\n`);
       return EXIT_ERROR;
     }
     const audit = plan.changes.filter((c) => c.audit === true).length;
@@ -188,7 +189,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
       const review = PLAN_FORMATS.text(plan, { color: useColor(io) });
       if (opts.format === "json") io.stderr(review);
       else io.stdout(review);
-      const answer = await opts.confirm?.ask(`Apply these ${plan.changes.length} changes to ${serviceName(plan.base_url, opts.profile?.name)}? Only 'yes' is accepted: `);
+      const answer = await opts.confirm?.ask(`Apply ${plan.changes.length === 1 ? "this change" : `these ${plan.changes.length} changes`} to ${serviceName(plan.base_url, opts.profile?.name)}? Only 'yes' is accepted: `);
       if ((answer ?? "").trim() !== "yes") {
         io.stderr("Apply cancelled; nothing was changed.\n");
         return EXIT_ERROR;
@@ -317,6 +318,7 @@ async function applyLoaded(
       readToCheck: run.readToCheck,
       checks: run.checks,
       ...(opts.maxDurationMs !== undefined ? { maxDuration: durationText(opts.maxDurationMs) } : {}),
+      plan: loaded.plan,
       ...(opts.signal?.aborted ? { stopped: true } : {}),
     });
     io.stdout(summary);

@@ -21,6 +21,7 @@ import { loadRuleSetOrReport } from "./load.js";
 import { checkRuleStructure, hasNames } from "../rules/structure-checks.js";
 import { structureFromSnapshot } from "../model/structure.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
+import { namesOfSnapshot, namesTable, type NamedRule, type NameSource } from "../engine/names.js";
 
 export type { ExplainFormat } from "../render/explain/index.js";
 import type { ExplainFormat } from "../render/explain/index.js";
@@ -82,6 +83,8 @@ async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCom
     rules: [],
     other_rules: [],
   };
+  const named: NamedRule[] = [];
+  let workflowName: string | undefined;
   for (const rule of ruleSet.rules) {
     const r = resolved.get(rule.name);
     if (!r || "error" in r) {
@@ -102,7 +105,16 @@ async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCom
       continue;
     }
     out.rules.push(await explainRule(fit.rule, data, { now, workflowId: r.id, bindings, ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}) }));
+    named.push({ name: fit.rule.name, workflowId: r.id, fields: fit.rule.fields });
+    workflowName ??= r.name;
   }
+  // names beside ids, from the instance's own snapshot (and a workflow name the rules resolved): no further request
+  const sources: NameSource[] = [...(workflowName !== undefined ? [{ name: workflowName, steps: new Map(), fields: new Map() }] : []), namesOfSnapshot(processId, record.process_snapshot)];
+  const fieldsRead = out.rules.flatMap((r) => r.fields);
+  const names = namesTable(named, out.rules.flatMap((r) => r.changes), new Map([[processId, sources]]), [
+    { workflowId: processId, steps: [...out.instance.active_step_ids, ...fieldsRead.map((f) => f.step)], fields: fieldsRead.map((f) => f.action) },
+  ]);
+  if (names.length > 0) out.names = names;
   return out;
 }
 

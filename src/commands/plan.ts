@@ -3,12 +3,14 @@
  * to stdout, optionally write the JSON plan, and choose the exit code of the CLI contract.
  */
 import type { ConnectionSettings } from "../model/settings.js";
+import { plural } from "../model/plural.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { writePlanFile } from "../plan/write.js";
 import { checkOutputFile, checkOutputFolder } from "../model/write-file.js";
 import type { Plan } from "../plan/types.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { writeReportFiles } from "../render/report/files.js";
+import { savedLine } from "../render/plan/saved.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { planPayload } from "../render/notify/payload.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
@@ -66,7 +68,9 @@ export async function emitPlan(plan: Plan, view: string, opts: PlanCommandOption
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {
     const files = await writeReportFiles(opts.reportDir, plan);
-    if (!opts.quiet) io.stderr(`${files.length / 2} ${files.length === 2 ? "report" : "reports"} written to ${opts.reportDir}\n`);
+    if (!opts.quiet) io.stderr(`${plural(files.length / 2, "report")} written to ${opts.reportDir}\n`);
   }
   await sendNotification(opts.notify, planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}), io);
+  // the last line: where the plan is and the command that applies exactly it
+  if (opts.out && !opts.quiet && io.log?.structured !== true) io.stderr(savedLine(opts.out, plan));
 }

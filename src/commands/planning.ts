@@ -6,6 +6,7 @@
 import { clientFrom, type ClientSettings, type RequestLimiter } from "../api/index.js";
 import type { ConnectionSettings, PlanningSettings, ProfileRef } from "../model/settings.js";
 import { sendRatePerMin, serviceName } from "../model/settings.js";
+import { plural } from "../model/plural.js";
 import type { Plan } from "../plan/types.js";
 import { runPlan, type PlanProgress, type RequestChoice, type RunPlanOptions } from "../engine/plan-live.js";
 import type { RuleSet } from "../rules/types.js";
@@ -40,7 +41,7 @@ export type PlanRunOptions = Partial<PlanningSettings> & {
 
 /** One request choice of the query planner as a line for people. */
 function explainLine(c: RequestChoice): string {
-  const n = `${c.requests} request${c.requests === 1 ? "" : "s"}`;
+  const n = plural(c.requests, "request");
   const who = c.rules && c.rules.length > 0 ? ` [${c.rules.join(", ")}]` : "";
   return `requests: workflow ${c.workflow_id}, ${c.subject}: ${c.choice}, ${n}: ${c.why}${who}\n`;
 }
@@ -127,7 +128,7 @@ export async function planRuleSet(
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}), ...(opts.profile ? { profile: opts.profile.name } : {}) });
     if (!opts.quiet && !log.structured) {
       const s = (ms / 1000).toFixed(1);
-      io.stderr(`${client.stats().total} requests to ${serviceName(client.baseUrl, opts.profile?.name)} in ${s} s\n`);
+      io.stderr(`${plural(client.stats().total, "request")} to ${serviceName(client.baseUrl, opts.profile?.name)} in ${s} s\n`);
     }
     if (state) await finishState(state, plan, io, opts.quiet);
     return withProfile(plan, opts.profile);

@@ -15,6 +15,7 @@ import { loadRuleSetOrReport } from "./load.js";
 import { workflowSource } from "./workflow-source.js";
 import { findWorkflow } from "../engine/workflow-ref.js";
 import { serviceName } from "../model/settings.js";
+import { plural } from "../model/plural.js";
 
 export interface PullOptions {
   paths: string[];
@@ -62,7 +63,7 @@ export async function pullCommand(opts: PullOptions, io: CommandIO): Promise<num
       workflows,
     };
     await writeFileAtomic(file, `${JSON.stringify(catalog, null, 2)}\n`);
-    io.stderr(`${file}: ${workflows.length} ${workflows.length === 1 ? "workflow" : "workflows"} (${client.stats().total} requests to ${serviceName(client.baseUrl, opts.profile)})\n`);
+    io.stderr(`${file}: ${plural(workflows.length, "workflow")} (${plural(client.stats().total, "request")} to ${serviceName(client.baseUrl, opts.profile)})\n`);
     return failed ? EXIT_ERROR : EXIT_OK;
   } finally {
     await client.close();

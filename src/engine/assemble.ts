@@ -7,6 +7,8 @@ import { actionKind, isMutating, kindOrder, MUTATING_KINDS, type ReportEntry } f
 import { resolveConflicts } from "./conflicts.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
 import type { Plan, PlanError, PlannedChange, PlannedReport, RulePlanSummary } from "../plan/types.js";
+import { aliasesShown, namesTable, type NameSource } from "./names.js";
+import { plural } from "../model/plural.js";
 
 export interface RuleResult {
   rule: CompiledRule;
@@ -15,6 +17,8 @@ export interface RuleResult {
   selected: number;
   matched: number;
   skipped: number;
+  /** `skipped` by the reason the action kind gave, in the order first met */
+  skipReasons: Map<string, number>;
   changes: PlannedChange[];
   reportEntries: Map<number, ReportEntry[]>;
   errors: PlanError[];
@@ -27,7 +31,7 @@ export interface RuleResult {
 export function newRuleResult(rule: CompiledRule, workflowId: number | null, workflowName?: string): RuleResult {
   return {
     rule, workflowId, ...(workflowName ? { workflowName } : {}),
-    selected: 0, matched: 0, skipped: 0, changes: [], reportEntries: new Map(), errors: [],
+    selected: 0, matched: 0, skipped: 0, skipReasons: new Map(), changes: [], reportEntries: new Map(), errors: [],
   };
 }
 
@@ -40,6 +44,7 @@ export function addOutcome(result: RuleResult, outcome: InstanceOutcome): void {
   if (!outcome.matched) return;
   result.matched++;
   result.skipped += outcome.skipped.length;
+  for (const reason of outcome.skipReasons) result.skipReasons.set(reason, (result.skipReasons.get(reason) ?? 0) + 1);
   for (const c of outcome.changes) result.changes.push(c);
   for (const { actionIndex, entry } of outcome.reportEntries) {
     const list = result.reportEntries.get(actionIndex);
@@ -56,6 +61,11 @@ export interface PlanMeta {
   requests?: number;
   /** errors found outside any rule's evaluation (workflow resolution, API failures) */
   errors?: PlanError[];
+  /**
+   * Where the names of workflows, steps and fields come from, per workflow id, the first source that knows a name
+   * winning (./names.ts); a workflow's name as resolved from the rule (`workflow: { name }`) comes before all
+   */
+  names?: ReadonlyMap<number, readonly NameSource[]>;
 }
 
 export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
@@ -75,7 +85,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
         code: "limit",
         rule: r.rule.name,
         message:
-          `rule "${r.rule.name}" matched ${r.matched} instances, above its limit max_instances: ${limit}; ` +
+          `rule "${r.rule.name}" matched ${plural(r.matched, "instance")}, above its limit max_instances: ${limit}; ` +
           `none of its changes are planned`,
       });
       continue;
@@ -104,18 +114,43 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   const perRule = new Map<string, number>();
   for (const c of changes) perRule.set(c.rule, (perRule.get(c.rule) ?? 0) + 1);
 
-  const rules: RulePlanSummary[] = results.map((r) => ({
-    name: r.rule.name,
-    workflow_id: r.workflowId,
-    ...(r.workflowName ? { workflow_name: r.workflowName } : {}),
-    selected: r.selected,
-    matched: r.matched,
-    changes: perRule.get(r.rule.name) ?? 0,
-    skipped: r.skipped,
-    ...(r.excluded !== undefined ? { excluded: r.excluded } : {}),
-    status: r.inactive ? "inactive" : failed.has(r.rule.name) || r.errors.length > 0 ? "failed" : "ok",
-    ...(r.inactive ? { reason: r.inactive.reason, ...(r.inactive.next_active_at ? { next_active_at: r.inactive.next_active_at } : {}) } : {}),
-  }));
+  // names from what the run read anyway: the resolved workflow names first, then the sources the run gathered
+  const sources = new Map<number, NameSource[]>();
+  for (const r of results) {
+    if (r.workflowId === null || !r.workflowName || sources.has(r.workflowId)) continue;
+    sources.set(r.workflowId, [{ name: r.workflowName, steps: new Map(), fields: new Map() }]);
+  }
+  for (const [id, list] of meta.names ?? []) sources.set(id, [...(sources.get(id) ?? []), ...list]);
+  const namedRules = results.map((r) => ({ name: r.rule.name, workflowId: r.workflowId, fields: r.rule.fields }));
+  // names live in the table only: a rule's entry stays what it was (its workflow_name is the one it was written with)
+  const names = namesTable(namedRules, changes, sources);
+
+  const byRule = new Map<string, PlannedChange[]>();
+  for (const c of changes) {
+    const list = byRule.get(c.rule);
+    if (list) list.push(c);
+    else byRule.set(c.rule, [c]);
+  }
+  const rules: RulePlanSummary[] = results.map((r, i) => {
+    const named = namedRules[i];
+    const fields = named ? aliasesShown(named, byRule.get(r.rule.name) ?? []) : undefined;
+    return {
+      name: r.rule.name,
+      workflow_id: r.workflowId,
+      ...(r.workflowName ? { workflow_name: r.workflowName } : {}),
+      selected: r.selected,
+      matched: r.matched,
+      changes: perRule.get(r.rule.name) ?? 0,
+      skipped: r.skipped,
+      ...(r.excluded !== undefined ? { excluded: r.excluded } : {}),
+      status: r.inactive ? "inactive" : failed.has(r.rule.name) || r.errors.length > 0 ? "failed" : "ok",
+      ...(r.inactive ? { reason: r.inactive.reason, ...(r.inactive.next_active_at ? { next_active_at: r.inactive.next_active_at } : {}) } : {}),
+      // added keys last, so a plan reads as before with its additions after
+      ...(r.skipReasons.size > 0 ? { skipped_by_reason: Object.fromEntries(r.skipReasons) } : {}),
+      ...(fields ? { fields } : {}),
+    };
+  });
+  const skipped = results.reduce((n, r) => n + r.skipped, 0);
   const byKind: Record<string, number> = {};
   for (const k of MUTATING_KINDS) byKind[k] = changes.filter((c) => c.kind === k).length;
 
@@ -133,7 +168,9 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
       ...byKind,
       reports: reports.length,
       errors: errors.length,
+      ...(skipped > 0 ? { skipped } : {}),
       ...(meta.requests !== undefined ? { requests: meta.requests } : {}),
     },
+    ...(names.length > 0 ? { names } : {}),
   };
 }

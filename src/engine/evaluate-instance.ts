@@ -16,7 +16,10 @@ export interface InstanceOutcome {
   changes: PlannedChange[];
   /** report entries by index of the report action in rule.actions */
   reportEntries: Array<{ actionIndex: number; entry: ReportEntry }>;
+  /** the actions that did not apply, for explanations: `<kind>[ step <id>]: <reason>` */
   skipped: string[];
+  /** the same, by the reason alone, as the action kind gave it (the plan counts them by reason) */
+  skipReasons: string[];
   error?: PlanError;
 }
 
@@ -26,7 +29,7 @@ export async function evaluateInstance(
   nowIso: string,
   bindings: Bindings,
 ): Promise<InstanceOutcome> {
-  const outcome: InstanceOutcome = { instance_id: data.id, matched: false, changes: [], reportEntries: [], skipped: [] };
+  const outcome: InstanceOutcome = { instance_id: data.id, matched: false, changes: [], reportEntries: [], skipped: [], skipReasons: [] };
   const ctx = buildContext(rule, data, nowIso);
   try {
     // no condition runs without the record it reads: that would plan a change with no precondition (issue 28)
@@ -43,7 +46,11 @@ export async function evaluateInstance(
       }
       const result = await kind.plan(input);
       if ("change" in result) outcome.changes.push(rule.mode === "audit" ? { ...result.change, audit: true } : result.change);
-      else outcome.skipped.push(`${action.kind}: ${result.skipped}`);
+      else {
+        const target = kind.target(action);
+        outcome.skipped.push(`${action.kind}${target === "instance" ? "" : ` step ${target.step}`}: ${result.skipped}`);
+        outcome.skipReasons.push(result.skipped);
+      }
     }
   } catch (err) {
     // one instance's failure is reported and leaves the others alone; none of its changes are planned

@@ -1,8 +1,9 @@
 /**
  * The API key found in the service's data (an instance named with it, a field value holding it) is masked in what a
- * plan shows and stores: instance names, `before` values, report contents and error messages (issue 28). Request
- * bodies and `after` are left as planned — they say what is sent, and apply checks the two agree — so a template that
- * copies such a value into a field still sends it, as the rule says.
+ * plan shows and stores: instance names, `before` values, report contents, error messages and the workflow, step and
+ * field names beside ids (issue 28, issue 36). Request bodies and `after` are left as planned — they say what is sent,
+ * and apply checks the two agree — so a template that copies such a value into a field still sends it, as the rule
+ * says.
  */
 import type { Plan } from "../plan/types.js";
 
@@ -48,5 +49,7 @@ export function maskKeyInPlan(plan: Plan, secret: string): number {
   }
   maskDeep(plan.reports, secret, hit);
   maskDeep(plan.errors, secret, hit);
+  // workflow, step and field names are the service's data too (rules[].workflow_name: the rule's own words)
+  if (plan.names) maskDeep(plan.names, secret, hit);
   return hit.n;
 }

@@ -13,6 +13,7 @@ import type { CompareSides } from "../ci/compare.js";
 import type { CompiledRule } from "../rules/types.js";
 import type { Plan, PlanError, PlannedChange } from "../plan/types.js";
 import { isMutating, MUTATING_KINDS } from "../actions/index.js";
+import { mergeNames } from "./names.js";
 
 /** The name a rule's version at the ref runs under. */
 export function atRefName(rule: string, ref: string): string {
@@ -62,8 +63,11 @@ export async function runCompare(opts: RunPlanOptions, sides: CompareSides): Pro
   const changes = nowPlan.changes.filter((c) => !contextNames.has(c.rule));
   const byKind: Record<string, number> = {};
   for (const k of MUTATING_KINDS) byKind[k] = changes.filter((c) => c.kind === k).length;
+  // the impact shows the ref's changes too: their steps and fields are named as the working tree's are
+  const names = mergeNames(nowPlan.names, oldPlan.names);
   return {
     ...nowPlan,
+    ...(names && names.length > 0 ? { names } : {}),
     rules: nowPlan.rules.filter((r) => !contextNames.has(r.name)),
     changes,
     reports: nowPlan.reports.filter((r) => !contextNames.has(r.rule)),

@@ -27,12 +27,14 @@ import { resolveWorkflows } from "./resolve.js";
 import { exclusionFilter } from "./exclusions.js";
 import { inactiveRules } from "./active-rules.js";
 import { fitRule } from "./structure-fit.js";
-import { structureReader } from "./structure.js";
+import { structureReader, type StructureReader } from "./structure.js";
+import { namesOfSnapshot, namesOfStructure, type NameSource } from "./names.js";
 import type { WorkflowStructure } from "../model/structure.js";
 import { selectQuery, stepsToProbe } from "./select.js";
 import { errorMessage } from "../model/guards.js";
 import { seeInstances, withSeen, type SeenInstances } from "./seen.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../model/settings.js";
+import { plural } from "../model/plural.js";
 
 export type { RequestChoice } from "./run-queries.js";
 
@@ -113,7 +115,7 @@ async function prefetchFields(
       }
       await Promise.all(
         list.map(async (b) => {
-          explain({ subject: `field ${b.field.step}/${b.field.action}`, workflow_id: processId, choice: "field pages", requests: b.pages, why: `${b.ids.length} instances not yet known, asked once for all rules, ${PAGE} a page`, rules: users(b.field) });
+          explain({ subject: `field ${b.field.step}/${b.field.action}`, workflow_id: processId, choice: "field pages", requests: b.pages, why: `${plural(b.ids.length, "instance")} not yet known, asked once for all rules, ${PAGE} a page`, rules: users(b.field) });
           const chunks: number[][] = [];
           for (let i = 0; i < b.ids.length; i += PAGE) chunks.push(b.ids.slice(i, i + PAGE));
           try {
@@ -165,6 +167,20 @@ function priorityOnly(rule: CompiledRule): boolean {
 
 const CHUNK = 500;
 
+/** Where the plan's names come from, per workflow, best first: the live structure, a record's snapshot, the catalog. */
+function nameSources(
+  read: ReadonlyMap<number, WorkflowStructure>,
+  snapshots: ReadonlyMap<number, { snapshot: unknown }>,
+  catalog: readonly WorkflowStructure[] = [],
+): Map<number, NameSource[]> {
+  const out = new Map<number, NameSource[]>();
+  const add = (id: number, source: NameSource): void => void out.set(id, [...(out.get(id) ?? []), source]);
+  for (const [id, s] of read) add(id, namesOfStructure(s));
+  for (const [id, s] of snapshots) add(id, namesOfSnapshot(id, s.snapshot));
+  for (const s of catalog) add(s.workflow.id, namesOfStructure(s));
+  return out;
+}
+
 export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
   const { results, meta } = await planResults(opts);
   return assemblePlan(results, meta);
@@ -197,7 +213,18 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   const inputs: RuleQueryInput[] = [];
   const results: RuleResult[] = [];
   const planned: Array<{ rule: CompiledRule; result: RuleResult; needs: PageNeeds }> = [];
-  const structures = structureReader(client);
+  // the structures read for the structure checks are also where the plan's names come from (no request of their own)
+  const read = new Map<number, WorkflowStructure>();
+  const reader = structureReader(client);
+  const structures: StructureReader = {
+    read: async (id, known) => {
+      const r = await reader.read(id, known);
+      if ("structure" in r) read.set(id, r.structure);
+      return r;
+    },
+  };
+  // per workflow, the process_snapshot of the lowest-id record read: names for workflows whose structure was not read
+  const snapshots = new Map<number, { id: number; snapshot: unknown }>();
   const warned = new Set<string>();
   const warn = (m: string): void => {
     if (warned.has(m)) return;
@@ -347,7 +374,12 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
         for (const d of data) {
           if (probes.length > 0) d.stepActive = new Map(probes.map(([step, ids]) => [step, ids.has(d.id)]));
         }
-        for (const d of data) addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
+        for (const d of data) {
+          const snap = d.record?.process_snapshot;
+          const had = snapshots.get(d.process_id);
+          if (snap !== undefined && snap !== null && (!had || d.id < had.id)) snapshots.set(d.process_id, { id: d.id, snapshot: snap });
+          addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
+        }
         done += chunk.length;
         opts.onProgress?.({ rule: rule.name, done, total: Math.max(done, listing.items.length) });
       }
@@ -372,6 +404,6 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   if (seen) for (const r of results) r.changes = r.changes.map((c) => withSeen(c, seen));
   return {
     results,
-    meta: { createdAt: now, baseUrl: client.baseUrl, rulesDigest: ruleSet.digest, version: VERSION, requests: client.stats().total, errors },
+    meta: { createdAt: now, baseUrl: client.baseUrl, rulesDigest: ruleSet.digest, version: VERSION, requests: client.stats().total, errors, names: nameSources(read, snapshots, opts.catalog) },
   };
 }

@@ -11,6 +11,7 @@ import type { InstanceData } from "../actions/instance.js";
 import type { Plan } from "../plan/types.js";
 import { inactiveRules } from "./active-rules.js";
 import { exclusionReason, exclusionsOf } from "./exclusions.js";
+import type { NameSource } from "./names.js";
 
 export interface PureRuleInput {
   rule: CompiledRule;
@@ -22,7 +23,7 @@ export interface PureRuleInput {
 export async function planFromInstances(
   inputs: PureRuleInput[],
   now: Date,
-  meta: { baseUrl?: string; rulesDigest?: string; optOutTag?: string } = {},
+  meta: { baseUrl?: string; rulesDigest?: string; optOutTag?: string; names?: ReadonlyMap<number, readonly NameSource[]> } = {},
 ): Promise<Plan> {
   const bindings = planBindings(now);
   const nowIso = now.toISOString();
@@ -51,5 +52,6 @@ export async function planFromInstances(
     baseUrl: meta.baseUrl ?? "",
     rulesDigest: meta.rulesDigest ?? "",
     version: VERSION,
+    ...(meta.names ? { names: meta.names } : {}),
   });
 }

@@ -17,6 +17,7 @@
  */
 import type { FieldRef } from "../rules/types.js";
 import { fieldKey } from "../model/field-values.js";
+import { plural } from "../model/plural.js";
 import type { ListQuery } from "./select.js";
 
 /** The most elements one list page (4.2) or form-field page (4.6) carries. */
@@ -247,11 +248,11 @@ export function choosePriority(selected: number, unreadRecords: number, listsToA
   if (listCost < unreadRecords) {
     return {
       lists: true,
-      why: `priority from ${listsToAdd} filtered list${listsToAdd === 1 ? "" : "s"} (priority=V, priority=H; Regular = the rest): ` +
-        `at most ${listCost} page${listCost === 1 ? "" : "s"} instead of ${unreadRecords} record reads`,
+      why: `priority from ${plural(listsToAdd, "filtered list")} (priority=V, priority=H; Regular = the rest): ` +
+        `at most ${plural(listCost, "page")} instead of ${plural(unreadRecords, "record read")}`,
     };
   }
-  return { lists: false, why: `priority from ${unreadRecords} record reads: fewer than the ${listCost} pages of the priority lists` };
+  return { lists: false, why: `priority from ${plural(unreadRecords, "record read")}: fewer than the ${plural(listCost, "page")} of the priority lists` };
 }
 
 export interface FieldBatchPlan {

@@ -7,6 +7,7 @@ import type { ApiClient, InstanceListItem } from "../api/index.js";
 import type { Almanac } from "./almanac.js";
 import { readAndKeepRecords } from "./hydrate.js";
 import type { ClientFilter, QueryPlan, Selection } from "./query-plan.js";
+import { plural } from "../model/plural.js";
 
 export interface RequestChoice {
   /** what the choice is about: a selection (its query in words), a rule's priority, a field */
@@ -41,9 +42,9 @@ export function listingWarning(sel: Selection, read: number, distinct: number, c
   const problems: string[] = [];
   if (read > distinct) {
     const n = read - distinct;
-    problems.push(`the service listed ${n} ${n === 1 ? "item" : "items"} more than once (${read} items for ${distinct} instances); each instance is planned once`);
+    problems.push(`the service listed ${plural(n, "item")} more than once (${plural(read, "item")} for ${plural(distinct, "instance")}); each instance is planned once`);
   }
-  if (count !== null && distinct > count) problems.push(`it held ${distinct} instances, more than the ${count} its count announced`);
+  if (count !== null && distinct > count) problems.push(`it held ${plural(distinct, "instance")}, more than the ${count} its count announced`);
   // fewer is an error when nothing repeated (src/api/pagination.ts); repeats can hide it: said, the rest is planned
   if (count !== null && read > distinct && distinct < count) problems.push(`only ${distinct} of the ${count} instances its count announced were listed; the others are planned on a later run`);
   return problems.length > 0 ? `${what}: ${problems.join("; ")}` : undefined;

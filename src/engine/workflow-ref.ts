@@ -1,13 +1,14 @@
 /** A workflow named on the command line (`describe`, `init --workflow`): an id, or a name matching exactly one. */
 import type { Workflow } from "../api/index.js";
 import { closestNames } from "./resolve.js";
+import { plural } from "../model/plural.js";
 
 export function findWorkflow(all: readonly Workflow[], ref: string): { workflow: Workflow } | { error: string } {
   const text = ref.trim();
   if (/^[0-9]+$/.test(text)) {
     const w = all.find((x) => x.id === Number(text));
     if (w) return { workflow: w };
-    return { error: `no workflow ${text} is visible to this API key (it sees ${all.length} ${all.length === 1 ? "workflow" : "workflows"}; \`flowrules workflows\` lists them)` };
+    return { error: `no workflow ${text} is visible to this API key (it sees ${plural(all.length, "workflow")}; \`flowrules workflows\` lists them)` };
   }
   const exact = all.filter((w) => w.name === text);
   const hits = exact.length > 0 ? exact : all.filter((w) => w.name.toLowerCase() === text.toLowerCase());

@@ -4,6 +4,7 @@
  * one plain sentence each. Everything else is left to `--log-format json`.
  */
 import type { LogFields, Logger, LogLevel } from "./types.js";
+import { plural } from "../model/plural.js";
 
 export interface TextLoggerOptions {
   write: (line: string) => void;
@@ -25,7 +26,7 @@ const SENTENCES: Record<string, (f: LogFields) => string | undefined> = {
     // the window's own pace: a line only for a pause long enough to look like a hang
     if (typeof f.delay_ms !== "number" || f.delay_ms < 5_000) return undefined;
     const per = typeof f.window_ms === "number" ? `${Math.round(f.window_ms / 1000)} s` : "60 s";
-    const budget = typeof f.budget === "number" ? `${f.budget} requests` : "its requests";
+    const budget = typeof f.budget === "number" ? plural(f.budget, "request") : "its requests";
     // the limit is the client's own: say which setting it is, so a service without one (the sandbox) is not waited on
     return `rate limit: ${budget} sent in the last ${per}, waiting ${seconds(f.delay_ms)} for the window (the client's limit: --rate-limit, FLOWRULES_RATE_LIMIT or a profile's rate_limit; 0 = off)`;
   },

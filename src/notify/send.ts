@@ -7,6 +7,7 @@ import type { Dispatcher } from "undici";
 import { Pool, request } from "../api/undici-light.js";
 import { VERSION } from "../model/version.js";
 import { shownUrl } from "./urls.js";
+import { plural } from "../model/plural.js";
 
 export interface NotifyOptions {
   /** per attempt; default 5 s. All attempts together end within twice this (a hanging receiver costs 10 s at most). */
@@ -83,5 +84,5 @@ export function notifyAll(urls: readonly URL[], payload: unknown, opts: NotifyOp
 
 /** The warning line for a failed delivery. */
 export function deliveryWarning(d: Delivery): string {
-  return `flowrules: warning: notification to ${d.target} failed after ${d.attempts} attempt${d.attempts === 1 ? "" : "s"}: ${d.problem ?? "unknown problem"}; the run's result is unchanged`;
+  return `flowrules: warning: notification to ${d.target} failed after ${plural(d.attempts, "attempt")}: ${d.problem ?? "unknown problem"}; the run's result is unchanged`;
 }

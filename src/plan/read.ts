@@ -15,6 +15,7 @@ import { JsonScanError, scan } from "./stream-read.js";
 import { ChangeSchema, ReportSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
 import type { PlannedChange, PlanFile } from "./types.js";
 import { errorMessage } from "../model/guards.js";
+import { plural } from "../model/plural.js";
 
 /** A plan file larger than this is not a plan we wrote (about 1 kB a change: far beyond any max_instances). */
 const MAX_PLAN_BYTES = 512 * 1024 * 1024;
@@ -261,7 +262,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
   if (!toShow && plan.errors.length > 0) {
     const first = plan.errors[0];
     throw new UserError(
-      `${file} records ${plan.errors.length} planning error${plan.errors.length === 1 ? "" : "s"} (first: ${first?.message ?? "?"}); ` +
+      `${file} records ${plural(plan.errors.length, "planning error")} (first: ${first?.message ?? "?"}); ` +
         `a plan that failed is not applied — fix the rules and plan again`,
     );
   }

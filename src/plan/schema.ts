@@ -82,6 +82,16 @@ export const RuleSummarySchema = z.object({
   changes: z.number().int(),
   /** matched instances an action did not apply to (not running, step not active), shown rather than failed */
   skipped: z.number().int(),
+  /**
+   * `skipped` by reason, as the action kinds word it ("the step already holds these values": 6); present when some
+   * were skipped (plans written before issue 36 have none)
+   */
+  skipped_by_reason: z.record(z.string(), z.number().int()).optional(),
+  /**
+   * The rule's field aliases its changes show (`fields.<alias>` keys of before/after), with the ids they stand for,
+   * so views can name the field (`names`); absent when no change shows an alias.
+   */
+  fields: z.record(z.string(), z.object({ step: z.number().int(), action: z.number().int() })).optional(),
   /** selected instances left out by the rule's `exclude` or the opt-out tag (present when the rule has an `exclude`, or the opt-out tag left any out) */
   excluded: z.number().int().optional(),
   /** inactive: outside the rule's `active` window, not run (no request) */
@@ -92,10 +102,28 @@ export const RuleSummarySchema = z.object({
   next_active_at: isoDateTime.optional(),
 });
 
-/** Counts: one key per mutating kind (in registry order), then reports, errors and, live, requests. */
+/**
+ * Counts: one key per mutating kind (in registry order), then reports, errors, `skipped` (matched instances an action
+ * did not apply to, when any; by reason in `rules[].skipped_by_reason`) and, live, requests.
+ */
 export const SummarySchema = z
-  .object({ reports: z.number().int(), errors: z.number().int(), requests: z.number().int().optional() })
+  .object({ reports: z.number().int(), errors: z.number().int(), skipped: z.number().int().optional(), requests: z.number().int().optional() })
   .catchall(z.number().int());
+
+/**
+ * What the service calls a workflow, its steps and its form fields, by id, for the views (`complete step 20111
+ * "Manager approval"`, `Amount (50230): 120 → 95`): only those the plan shows, from the live structure, the records'
+ * process_snapshot or the workflow catalog. Names are data for people; the plan's identity stays its ids (requests,
+ * conflicts and apply never read names). Absent in plans written before issue 36, and for what no source named.
+ */
+export const WorkflowNamesSchema = z.object({
+  workflow_id: z.number().int(),
+  name: z.string().optional(),
+  /** step id → name */
+  steps: z.record(z.string(), z.string()).optional(),
+  /** form-field (action) id → name */
+  fields: z.record(z.string(), z.string()).optional(),
+});
 
 /** `plan --changed-since REF` (docs/ci.md): what the comparison with the ref found; added keys, absent otherwise. */
 export const ChangedSinceSchema = z.object({
@@ -122,6 +150,8 @@ export const PlanSchema = z.object({
   reports: z.array(ReportSchema),
   errors: z.array(PlanErrorSchema),
   summary: SummarySchema,
+  /** names of the workflows, steps and fields the plan shows, one entry per workflow (WorkflowNamesSchema) */
+  names: z.array(WorkflowNamesSchema).optional(),
   changed_since: ChangedSinceSchema.optional(),
   removed_rules: z.array(RemovedRuleSchema).optional(),
 });
@@ -141,6 +171,7 @@ export type RulePlanSummary = z.infer<typeof RuleSummarySchema>;
 export type PlanSummary = z.infer<typeof SummarySchema>;
 export type ChangedSinceNote = z.infer<typeof ChangedSinceSchema>;
 export type RemovedRule = z.infer<typeof RemovedRuleSchema>;
+export type WorkflowNames = z.infer<typeof WorkflowNamesSchema>;
 export type Plan = z.infer<typeof PlanSchema>;
 export type SignedPlan = Plan & { digest: string };
 export type PlanFile = z.infer<typeof SignedPlanSchema>;

@@ -8,6 +8,7 @@ import { posOfKey, posOfValue, splitPointer, type SourceFile } from "./positions
 import { didYouMean } from "../model/suggest.js";
 import { DATE_TIME_FORMAT, ENGINE_OWNED_PARAMS, RUNTIME_FORMAT } from "./schema.js";
 import { isRecord } from "../model/guards.js";
+import { plural } from "../model/plural.js";
 
 export interface MessageContext {
   src: SourceFile;
@@ -253,7 +254,7 @@ export function schemaMessages(errors: ErrorObject[], ctx: MessageContext, base:
     if (out.length >= MAX_SCHEMA_MESSAGES) {
       // a hostile or generated file can hold 100,000 mistakes: name the first ones, count the rest
       const left = kept.length - i;
-      out.push({ ...toDiagnostic(e, ctx, base), message: `${left} more schema error${left === 1 ? "" : "s"} here and below not shown; fix the ones above first` });
+      out.push({ ...toDiagnostic(e, ctx, base), message: `${plural(left, "more schema error")} here and below not shown; fix the ones above first` });
       break;
     }
     const d = toDiagnostic(e, ctx, base);

@@ -91,8 +91,8 @@ describe("abort plan", () => {
   });
 
   it("skips an instance that is not running", async () => {
-    expect(await planFirst(rule, instance({ id: 23, status: "completed" }))).toEqual({ skipped: "instance is completed" });
-    expect(await planFirst(rule, instance({ id: 23, status: "aborted" }))).toEqual({ skipped: "instance is aborted" });
+    expect(await planFirst(rule, instance({ id: 23, status: "completed" }))).toEqual({ skipped: "the instance is completed" });
+    expect(await planFirst(rule, instance({ id: 23, status: "aborted" }))).toEqual({ skipped: "the instance is aborted" });
   });
 });
 

@@ -112,11 +112,11 @@ describe("complete_step plan", () => {
   });
 
   it("skips an instance that is not running, or whose step is not active, saying why", async () => {
-    expect(await planFirst(rule, instance({ id: 9, status: "completed" }))).toEqual({ skipped: "instance is completed" });
-    expect(await planFirst(rule, instance({ id: 9, status: "aborted" }))).toEqual({ skipped: "instance is aborted" });
-    expect(await planFirst(rule, instance({ id: 9, record: { active_step_ids: [20112] } }))).toEqual({ skipped: "step 20111 is not active" });
+    expect(await planFirst(rule, instance({ id: 9, status: "completed" }))).toEqual({ skipped: "the instance is completed" });
+    expect(await planFirst(rule, instance({ id: 9, status: "aborted" }))).toEqual({ skipped: "the instance is aborted" });
+    expect(await planFirst(rule, instance({ id: 9, record: { active_step_ids: [20112] } }))).toEqual({ skipped: "the step is not active" });
     const listed = { ...instance({ id: 9 }), stepActive: new Map([[20111, false]]) };
-    expect(await planFirst(rule, listed)).toEqual({ skipped: "step 20111 is not active" });
+    expect(await planFirst(rule, listed)).toEqual({ skipped: "the step is not active" });
     // the record's active_step_ids win over what a list said
     const both = { ...instance({ id: 9, record: { active_step_ids: [20111] } }), stepActive: new Map([[20111, false]]) };
     expect(await planFirst(rule, both)).toHaveProperty("change");

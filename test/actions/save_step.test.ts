@@ -88,16 +88,16 @@ describe("save_step plan", () => {
   });
 
   it("skips an instance that is not running, or whose step is not active", async () => {
-    expect(await planFirst(rule, instance({ id: 12, status: "aborted" }))).toEqual({ skipped: "instance is aborted" });
-    expect(await planFirst(rule, instance({ id: 12, record: { active_step_ids: [] } }))).toEqual({ skipped: "step 20111 is not active" });
+    expect(await planFirst(rule, instance({ id: 12, status: "aborted" }))).toEqual({ skipped: "the instance is aborted" });
+    expect(await planFirst(rule, instance({ id: 12, record: { active_step_ids: [] } }))).toEqual({ skipped: "the step is not active" });
   });
 
   it("skips a save whose every value already holds, compared by meaning; plans it when a value differs or was not read", async () => {
     const held = await planFirst(rule, instance({ id: 13, values: { "20111:50230": { inputValue: "Checked" } } }));
-    expect(held).toEqual({ skipped: "step 20111 already holds these values" });
+    expect(held).toEqual({ skipped: "the step already holds these values" });
     // a plain string stored for a text field means the same as { inputValue: "Checked" }
     const plain = await planFirst(rule, instance({ id: 13, values: { "20111:50230": "Checked" } }));
-    expect(plain).toEqual({ skipped: "step 20111 already holds these values" });
+    expect(plain).toEqual({ skipped: "the step already holds these values" });
     expect(await planFirst(rule, instance({ id: 13, values: { "20111:50230": { inputValue: "checked" } } }))).toHaveProperty("change");
     const unread = await changeOf(rule, instance({ id: 13 }));
     expect(unread.before).toEqual({});

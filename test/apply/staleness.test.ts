@@ -51,7 +51,8 @@ describe("apply refuses what went stale", () => {
       }
     }
     expect(io.out()).toMatch(/Apply incomplete: \d+ changes applied, 4 stale/);
-    expect(io.out()).toContain(`instance ${c2.instance_id}, complete_step step ${c2.step_id}: step ${c2.step_id} is no longer active`);
+    // the step named beside its id, as the plan names it
+    expect(io.out()).toContain(`instance ${c2.instance_id}, complete_step step ${c2.step_id} "Manager approval": step ${c2.step_id} is no longer active`);
     // cheap: one list per workflow and a read per listed planned instance, not one read per change
     const reads = sb.requests().filter((r) => r.method === "GET" && /\/instances\/\d+\/$/.test(r.path));
     expect(reads.length).toBe(4);

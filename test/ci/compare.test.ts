@@ -346,6 +346,14 @@ describe("plan --compare: the CLI", () => {
       expect(capped).toMatch(/\n- … \d+ more touched rules in /);
       const html = COMPARE_FORMATS.html(plan, { color: false });
       expect(html.indexOf("approve-small-expenses (edited): +")).toBeLessThan(html.indexOf("data-change-id"));
+      // steps and fields named beside their ids in every view, and the footer names the profile that chose the service
+      expect(full).toMatch(/^\+ #\d+ "[^"]*": complete step 20111 "Manager approval"\n\+ {5}step 20111 "Manager approval": "completed"\n\+ {5}Manager comment \(50230\): "Approved by the rule"$/m);
+      expect(html).toContain("complete step 20111 &#34;Manager approval&#34;");
+      const profiled = { ...plan, profile: "sandbox" };
+      expect(COMPARE_FORMATS.markdown(profiled, { color: false })).toMatch(/against http:\/\/127\.0\.0\.1:\d+\/api \(profile sandbox\) by flowrules/);
+      const text = COMPARE_FORMATS.text(profiled, { color: false });
+      expect(text).toMatch(/planned against http:\/\/127\.0\.0\.1:\d+\/api \(profile sandbox\) at /);
+      expect(text).toMatch(/\+ #\d+ "[^"]*": complete step 20111 "Manager approval"\n {8}step 20111 "Manager approval": "completed"\n {8}Manager comment \(50230\): "Approved by the rule"/);
     } finally {
       await reset();
     }

@@ -125,6 +125,11 @@ describe("flowrules explain", () => {
     // the other rule targets another workflow, resolved by name with one GET /processes/
     expect(e.other_rules).toEqual([{ rule: "onboardings", workflow: "workflow 1043" }]);
     expect(r.paths.filter((p) => p === "/api/processes/")).toHaveLength(1);
+    // JSON keeps ids in the change and adds the snapshot's names beside them; text shows the names by the ids
+    expect(e.names).toEqual([{ workflow_id: 1042, name: "Expense claim", steps: { "20111": "Manager approval" }, fields: { "50222": "Amount", "50223": "Currency", "50230": "Manager comment" } }]);
+    const text = await explain(inst.id, "text");
+    expect(text.out).toContain(`complete step 20111 "Manager approval"  (POST /instances/${inst.id}/complete_step/)`);
+    expect(text.out).toMatch(/ {8}Manager comment \(50230\): .* → "ok \d/);
   });
 
   it("an instance that fails a select filter: which one, and what the instance has instead", async () => {
@@ -176,7 +181,9 @@ describe("flowrules explain", () => {
     expect(text.out).toContain("Rule approve-small: selected, `when` does not hold");
     expect(text.out).toContain("✗ fields.amount < 100  → false");
     expect(text.out).toContain('✓ fields.currency = "EUR"  → true');
-    expect(text.out).toMatch(/amount \(20111:50222\)\s+= \d/);
+    // names beside ids, from the instance's own snapshot (no request for them)
+    expect(text.out).toMatch(/amount \(20111:50222 "Amount"\)\s+= \d/);
+    expect(text.out).toContain('— workflow 1042 Expense claim, running, active steps: 20111 "Manager approval"');
     // with --rule, the other rule is neither explained nor resolved
     expect(text.out).not.toContain("onboardings");
     expect(text.paths).toEqual([`/api/instances/${inst.id}/`]);

@@ -71,5 +71,9 @@ describe("a listing that repeats its items", () => {
       "listing instances of workflow 1042 (status=running): the service listed 13 items more than once (163 items for 150 instances); each instance is planned once; " +
         "only 150 of the 163 instances its count announced were listed; the others are planned on a later run",
     );
+    // one is one: no `1 instances` (issue 36, point 9)
+    expect(listingWarning(sel, 2, 1, 0)).toBe(
+      "listing instances of workflow 1042 (status=running): the service listed 1 item more than once (2 items for 1 instance); each instance is planned once; it held 1 instance, more than the 0 its count announced",
+    );
   });
 });

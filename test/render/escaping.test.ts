@@ -15,7 +15,7 @@ import { PLAN_FORMATS } from "../../src/render/plan/index.js";
 import { loadPlanFile } from "../../src/plan/read.js";
 import { runCli } from "../helpers/cli.js";
 import { captureIO, makePlan, runApply } from "../apply/helpers.js";
-import { startHostileProxy, type HostileProxy } from "../hardening/hostile-proxy.js";
+import { startHostileProxy, type HostileProxy, type Hostility } from "../hardening/hostile-proxy.js";
 import { tempDir } from "../helpers/temp.js";
 
 /** Erases the line above and climbs onto it; then closes a Markdown block and adds an image; mentions; bidi. */
@@ -52,10 +52,7 @@ beforeAll(async () => {
     }, { touch: false });
   }
   proxy = await startHostileProxy(sb.origin);
-  // the workflow and its folder renamed in every answer that names them
-  proxy.setRule(() => ({
-    answer: (up) => ({ ...up, body: up.body.replaceAll('"Expense claim"', JSON.stringify(EVIL)).replaceAll('"Finance"', JSON.stringify(`${EVIL} folder`)) }),
-  }));
+  proxy.setRule(renaming);
   dir = await tempDir("flowrules-escaping-");
   await writeFile(join(dir, "rules.yaml"), RULES);
   env = { FLOWRULES_BASE_URL: proxy.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" };
@@ -65,6 +62,12 @@ afterAll(async () => {
   await sb?.close();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** The workflow, its folder, a step and a field renamed in every answer that names them (plans show all four). */
+function renaming(): Hostility {
+  const names: Array<[string, string]> = [["Expense claim", EVIL], ["Finance", `${EVIL} folder`], ["Manager approval", `${EVIL} step`], ["Manager comment", `${EVIL} field`]];
+  return { answer: (up) => ({ ...up, body: names.reduce((b, [from, to]) => b.replaceAll(JSON.stringify(from), JSON.stringify(to)), up.body) }) };
+}
 
 /** Any ESC that is not one of the views' colours, any other C0/C1 control but newline, any bidi override. */
 const OBEYED = /\u001b(?!\[(?:1|2|22|31|32|33|36|39)m)|[\u0000-\u0009\u000b-\u001a\u001c-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
@@ -96,6 +99,10 @@ describe("escaping by medium", () => {
     expect(res.stderr).toBe("");
     expectTerminalSafe(res.stdout, "plan text");
     expect(res.stdout).toContain("\\u202egnp.exe");
+    // the names the plan shows beside ids are data too (docs/design.md, "Names in a plan")
+    expect(res.stdout).toMatch(/\(workflow 1042 Evil\\x1b\[2K/);
+    expect(res.stdout).toMatch(/complete step 20111 "Evil\\u001b\[2K/);
+    expect(res.stdout).toMatch(/Evil\\x1b\[2K.* field \(50230\): set to "Approved"/);
     // JSON: the file, and so the JSON view, writes what a terminal would act on as \u escapes; it reads back the same
     const fileText = await readFile(file, "utf8");
     expect(fileText).not.toMatch(OBEYED);
@@ -114,8 +121,10 @@ describe("escaping by medium", () => {
     }
     expectMarkupSafe(md.replace(/^```\w*\n[\s\S]*?^```$/gm, ""), "markdown");
     expect(md).toContain("&#60;/details&#62;&#60;img src=x&#62;");
+    expect(md).toMatch(/^\+ Evil.* field \(50230\): "Approved"$/m);
     const html = PLAN_FORMATS.html(plan, { color: false });
     expect(html).toContain("&#60;/details&#62;&#60;img src=x&#62;");
+    expect(html).toMatch(/ field \(50230\) set to <ins>/);
     expect(html.match(/<img[^>]*>/g) ?? []).toEqual([]);
     expect(html).not.toMatch(OBEYED);
     // a service's error text reaches the chat message: Slack's <!channel> and links are shown, not obeyed
@@ -151,7 +160,7 @@ describe("escaping by medium", () => {
       expect(refused.code).toBe(1);
       expectTerminalSafe(refused.stderr, "error line");
     } finally {
-      proxy.setRule(() => ({ answer: (up) => ({ ...up, body: up.body.replaceAll('"Expense claim"', JSON.stringify(EVIL)).replaceAll('"Finance"', JSON.stringify(`${EVIL} folder`)) }) }));
+      proxy.setRule(renaming);
     }
   });
 

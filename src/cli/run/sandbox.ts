@@ -6,6 +6,7 @@ import { UserError } from "../../model/errors.js";
 import { commandLogger } from "../../log/index.js";
 import { errorMessage } from "../../model/guards.js";
 import { profileHint } from "../../sandbox/hints.js";
+import { plural } from "../../model/plural.js";
 
 interface SandboxFlags {
   port: string;
@@ -27,7 +28,7 @@ export async function sandbox(raw: Record<string, unknown>, command: Command): P
     throw new UserError(`cannot start the sandbox: ${errorMessage(err)}`);
   });
   const out = (s: string): boolean => process.stdout.write(`${s}\n`);
-  out(`flowrules sandbox: ${service.store.size} instances (seed ${opts.seed ?? 1})`);
+  out(`flowrules sandbox: ${plural(service.store.size, "instance")} (seed ${opts.seed ?? 1})`);
   out(`base URL: ${service.baseUrl}`);
   if (service.quirks.length > 0) out(`quirks: ${service.quirks.join(", ")}`);
   if (opts.peoplePerMin) out(`people at work: ${opts.peoplePerMin} changes a minute (POST ${service.origin}/__sandbox/people for more)`);

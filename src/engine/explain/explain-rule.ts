@@ -14,6 +14,7 @@ import { checkFilters, selectionResult } from "./filters.js";
 import type { FieldExplanation, ReportExplanation, RuleExplanation } from "./types.js";
 import { exclusionReason, exclusionsOf } from "../exclusions.js";
 import { inactiveRules } from "../active-rules.js";
+import { aliasesShown } from "../names.js";
 
 export interface ExplainOptions {
   now: Date;
@@ -65,6 +66,8 @@ export async function explainRule(rule: CompiledRule, data: InstanceData, opts: 
   out.matched = out.selected !== "fail" && outcome.matched && !outcome.error && !excluded && !inactive;
   if (!out.matched) return out;
   out.changes = outcome.changes;
+  const aliases = aliasesShown({ name: rule.name, workflowId: opts.workflowId, fields: rule.fields }, outcome.changes);
+  if (aliases) out.aliases = aliases;
   out.skipped = outcome.skipped;
   out.reports = outcome.reportEntries.flatMap(({ actionIndex, entry }): ReportExplanation[] => {
     const action = rule.actions[actionIndex];

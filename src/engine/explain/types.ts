@@ -2,7 +2,8 @@
  * What `flowrules explain` (and a failing rule test) says about one rule and one instance. Plain data: the text and
  * JSON renderers, and the test runner's failure messages, all read this one shape.
  */
-import type { PlannedChange } from "../../plan/types.js";
+import type { PlannedChange, WorkflowNames } from "../../plan/types.js";
+import type { FieldRef } from "../../model/rule-types.js";
 
 /** pass / fail as checked on the record; unknown when the record cannot tell (e.g. lead_user, organization). */
 export type FilterResult = "pass" | "fail" | "unknown";
@@ -65,6 +66,8 @@ export interface RuleExplanation {
   changes: PlannedChange[];
   /** actions that do not apply to this instance (not running, step not active) */
   skipped: string[];
+  /** the rule's aliases its changes show (`fields.<alias>`), with their ids: views name those fields */
+  aliases?: Record<string, FieldRef>;
   reports: ReportExplanation[];
   /** why the rule never matches this instance (its exclude, or the opt-out tag), when it does not */
   excluded?: string;
@@ -89,6 +92,11 @@ export interface Explanation {
   /** the profile of flowrules.config.yaml that chose base_url, when one did */
   profile?: string;
   instance: InstanceSummary;
+  /**
+   * What the service calls the instance's workflow and the steps and fields shown (from its process_snapshot), as a
+   * plan's `names` holds them; absent when the snapshot names none
+   */
+  names?: WorkflowNames[];
   rules: RuleExplanation[];
   /** loaded rules of other workflows, named so an empty result is not a mystery */
   other_rules: Array<{ rule: string; workflow: string }>;

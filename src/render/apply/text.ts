@@ -11,6 +11,9 @@ import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../app
 import { textSafeLines } from "../escape.js";
 import type { ApplyReport, SummaryInput } from "./types.js";
 import { table } from "../table.js";
+import { plural } from "../../model/plural.js";
+import { NO_NAMES, stepName, type PlanNames } from "../plan/names.js";
+import { appliedLines, inPlanOrder, namesOf } from "./changes.js";
 
 export type { SummaryInput } from "./types.js";
 
@@ -49,30 +52,30 @@ function notActedHead(outcomes: ChangeOutcome[]): string[] {
   });
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
 function countTable(rows: string[][]): string[] {
   // the kind on the left, counts right-aligned
   return table(rows, { align: (rows[0] ?? []).map((_, i) => (i === 0 ? "left" : "right")) });
 }
 
-/** One change as apply's lines name it: rule, instance, kind and step (`watch` lists a cycle's changes with it). */
-export function changeWords(c: PlannedChange): string {
-  const step = c.step_id !== undefined ? ` step ${c.step_id}` : "";
+/**
+ * One change as apply's lines name it: rule, instance, kind and step, the step's name beside its id when the plan
+ * knows it (`watch` lists a cycle's changes with it).
+ */
+export function changeWords(c: PlannedChange, names: PlanNames = NO_NAMES): string {
+  const name = stepName(names, c);
+  const step = c.step_id !== undefined ? ` step ${c.step_id}${name !== undefined ? ` ${JSON.stringify(name)}` : ""}` : "";
   return `rule ${c.rule}, instance ${c.instance_id}, ${c.kind}${step}`;
 }
 
-function describeChange(o: ChangeOutcome): string {
-  return `${changeWords(o.change)}: ${o.reason ?? "no reason recorded"}`;
+function describeChange(o: ChangeOutcome, names: PlanNames): string {
+  return `${changeWords(o.change, names)}: ${o.reason ?? "no reason recorded"}`;
 }
 
 export function requestLine(stats: RequestStats): string {
   const e = stats.byEndpoint;
   const posts = e.completeStep.ok + e.completeStep.failed + e.bulkAbort.ok + e.bulkAbort.failed;
   const extras = [
-    stats.retries ? `${stats.retries} ${stats.retries === 1 ? "retry" : "retries"}` : "",
+    stats.retries ? plural(stats.retries, "retry", "retries") : "",
     stats.rateLimited ? `${stats.rateLimited} answered 429` : "",
     stats.outcomeUnknown ? `${stats.outcomeUnknown} with unknown outcome, decided by reading` : "",
   ].filter(Boolean);
@@ -92,6 +95,7 @@ function checksLine(checks: StalenessCheck[]): string {
 export function renderSummary(s: SummaryInput): string {
   const c = countOutcomes(s.outcomes);
   const total = s.outcomes.length;
+  const names = s.plan ? namesOf(s.plan) : NO_NAMES;
   const lines: string[] = [];
   const problems = c.stale + c.failed + c.not_acted + c.not_started;
   const head = [`${plural(c.applied, "change")} applied`];
@@ -114,10 +118,12 @@ export function renderSummary(s: SummaryInput): string {
     }
     lines.push(...countTable(rows).map((l) => `  ${l}`));
   }
+  // what this run changed, one line each, as watch cycles print theirs
+  lines.push(...appliedLines(s.outcomes, names, { where: `the journal ${s.journalFile}`, order: inPlanOrder(s.plan) }));
   for (const [title, list] of SECTIONS.flatMap((section) => sections(s.outcomes, section))) {
     if (list.length === 0) continue;
     lines.push(title);
-    for (const o of list) lines.push(`  - ${describeChange(o)}`);
+    for (const o of list) lines.push(`  - ${describeChange(o, names)}`);
   }
   if (c.deferred > 0) {
     // listed by count only: a bounded run of a large backlog defers thousands, all in the journal
@@ -141,5 +147,5 @@ export function applyText(r: ApplyReport): string {
   if (r.kind === "not_applied") return "";
   if (r.kind === "nothing") return `Nothing to apply: the rules plan no changes${n > 0 ? ` (${n} in audit, never sent)` : ""}.\n`;
   const summary = renderSummary(r);
-  return n > 0 ? `${summary}Audit: ${n} ${n === 1 ? "change" : "changes"} of rules in audit mode not sent\n` : summary;
+  return n > 0 ? `${summary}Audit: ${plural(n, "change")} of rules in audit mode not sent\n` : summary;
 }

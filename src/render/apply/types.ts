@@ -1,5 +1,5 @@
 /** What every view of an apply's result reads: the outcomes of a run, or a plan with nothing to send. */
-import type { PlannedChange } from "../../plan/types.js";
+import type { Plan, PlannedChange } from "../../plan/types.js";
 import type { RequestStats } from "../../api/index.js";
 import type { StalenessCheck } from "../../apply/types.js";
 import type { ChangeOutcome } from "../../apply/outcome.js";
@@ -16,6 +16,8 @@ export interface SummaryInput {
   checks?: StalenessCheck[];
   /** the --max-duration of the run, as given ("14m"), when there was one */
   maxDuration?: string;
+  /** the plan's rules and names: the lines of its changes name steps beside their ids (./changes.ts) */
+  plan?: Pick<Plan, "rules" | "names">;
   /** the run was stopped (SIGTERM, SIGINT): the changes it did not start are deferred */
   stopped?: boolean;
 }

@@ -7,16 +7,17 @@
 import { impactLine, type RuleImpact } from "../../engine/impact.js";
 import type { PlannedChange } from "../../plan/types.js";
 import { esc, html as planHtml } from "../plan/html.js";
+import { planNames, type PlanNames } from "../plan/names.js";
 import type { CompareFormatter } from "./types.js";
 import { changedTitle, changeIndex, changeTitle, differences, impactSummary, writes } from "./words.js";
 
 /** Rows per table of one rule; the JSON plan (`--out`) carries every one. */
 const MAX_ROWS = 2000;
 
-function changeRows(sign: string, changes: readonly PlannedChange[], tag: "ins" | "del"): string {
+function changeRows(sign: string, changes: readonly PlannedChange[], tag: "ins" | "del", names: PlanNames): string {
   return changes
     .slice(0, MAX_ROWS)
-    .map((ch) => `<tr><td>${sign}</td><td>${esc(changeTitle(ch))}</td><td>${writes(ch).map((w) => `<${tag}>${esc(w)}</${tag}>`).join("<br>")}</td></tr>`)
+    .map((ch) => `<tr><td>${sign}</td><td>${esc(changeTitle(ch, names))}</td><td>${writes(ch, names).map((w) => `<${tag}>${esc(w)}</${tag}>`).join("<br>")}</td></tr>`)
     .join("");
 }
 
@@ -24,17 +25,17 @@ function more(n: number): string {
   return n > MAX_ROWS ? `<p>… ${n - MAX_ROWS} more in the JSON plan (<code>--out</code>).</p>` : "";
 }
 
-function ruleSection(i: RuleImpact, index: number, working: ReturnType<typeof changeIndex>): string {
+function ruleSection(i: RuleImpact, index: number, working: ReturnType<typeof changeIndex>, names: PlanNames): string {
   const out: string[] = [`<section class="impact-rule" id="impact-${index}" data-impact-rule="${esc(i.rule)}"><h3><code>${esc(i.rule)}</code> (${esc(i.status)})</h3>`];
   const table = (title: string, rows: string, n: number): void => {
     if (n === 0) return;
     out.push(`<h4>${esc(title)} (${n})</h4><div class="scroll"><table><thead><tr><th scope="col"></th><th scope="col">instance and change</th><th scope="col">inputs</th></tr></thead><tbody>${rows}</tbody></table></div>${more(n)}`);
   };
-  table("Newly planned", changeRows("+", i.added, "ins"), i.added.length);
-  table("No longer planned", changeRows("−", i.removed, "del"), i.removed.length);
+  table("Newly planned", changeRows("+", i.added, "ins", names), i.added.length);
+  table("No longer planned", changeRows("−", i.removed, "del", names), i.removed.length);
   const changed = i.changed
     .slice(0, MAX_ROWS)
-    .map((w) => `<tr><td>~</td><td>${esc(changedTitle(w, working(i.rule, w)))}</td><td>${differences(w).map((d) => `${esc(d.key)} <del>${esc(d.before)}</del> → <ins>${esc(d.after)}</ins>`).join("<br>")}</td></tr>`)
+    .map((w) => `<tr><td>~</td><td>${esc(changedTitle(w, working(i.rule, w), i.rule, names))}</td><td>${differences(w, i.rule, names).map((d) => `${esc(d.key)} <del>${esc(d.before)}</del> → <ins>${esc(d.after)}</ins>`).join("<br>")}</td></tr>`)
     .join("");
   table("Writes other values", changed, i.changed.length);
   out.push(`</section>`);
@@ -43,9 +44,10 @@ function ruleSection(i: RuleImpact, index: number, working: ReturnType<typeof ch
 
 function impactSection(plan: Parameters<CompareFormatter>[0]): string {
   const working = changeIndex(plan);
+  const names = planNames(plan);
   const lines = plan.impact.map((i, n) => `<li data-impact="${esc(i.rule)}"><a href="#impact-${n}">${esc(impactLine(i))}</a></li>`);
   const details = plan.impact
-    .map((i, n) => (i.added.length + i.removed.length + i.changed.length > 0 ? ruleSection(i, n, working) : ""))
+    .map((i, n) => (i.added.length + i.removed.length + i.changed.length > 0 ? ruleSection(i, n, working, names) : ""))
     .join("");
   return (
     `<section id="impact" aria-labelledby="impact-h"><h1 id="impact-h">What this change does</h1>` +

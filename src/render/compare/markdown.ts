@@ -4,16 +4,19 @@
  * under the 65,536-character limit, saying how much was left out and where the rest is.
  */
 import { impactLine } from "../../engine/impact.js";
+import { serviceName } from "../../model/settings.js";
+import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { MARKDOWN_LIMIT } from "../plan/markdown.js";
+import { planNames } from "../plan/names.js";
 import type { CompareFormatter } from "./types.js";
 import { changedTitle, changeIndex, changeTitle, differences, impactSummary, writes } from "./words.js";
 
 const MAX_ERRORS = 50;
 
-/** One line inside a ```diff block: no newline may break it, no fence may close it. */
-const line = (s: string): string => s.replace(/\r?\n/g, " ").replace(/```/g, "'''");
+/** One line inside a ```diff block: no newline may break it, no fence may close it, no control shows. */
+const line = (s: string): string => markdownCodeSafe(s).replace(/```/g, "'''");
 
-const md = (s: string): string => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+const md = markdownSafe;
 
 export const markdown: CompareFormatter = (plan, options) => {
   const limit = options.maxChars ?? MARKDOWN_LIMIT;
@@ -39,22 +42,23 @@ export const markdown: CompareFormatter = (plan, options) => {
     if (plan.errors.length > MAX_ERRORS) head.push(`- … ${plan.errors.length - MAX_ERRORS} more in ${where}`);
     head.push("");
   }
-  const footer = `\n_Compared with ${plan.compare.commit.slice(0, 12)} and planned at ${plan.created_at} against ${plan.base_url} by flowrules ${plan.flowrules_version}._\n`;
+  const footer = `\n_Compared with ${plan.compare.commit.slice(0, 12)} and planned at ${md(plan.created_at)} against ${md(serviceName(plan.base_url, plan.profile))} by flowrules ${md(plan.flowrules_version)}._\n`;
   let out = `${head.join("\n")}\n`;
   const total = plan.impact.reduce((n, i) => n + i.added.length + i.removed.length + i.changed.length, 0);
   if (total === 0) return out + footer;
 
   const budget = limit - out.length - footer.length - 1000;
   const working = changeIndex(plan);
+  const names = planNames(plan);
   let body = "";
   let shown = 0;
   let full = false;
   for (const i of plan.impact) {
     const blocks: string[] = [
-      ...i.added.map((ch) => [`+ ${changeTitle(ch)}`, ...writes(ch).map((w) => `+     ${w}`)].map(line).join("\n")),
-      ...i.removed.map((ch) => [`- ${changeTitle(ch)}`, ...writes(ch).map((w) => `-     ${w}`)].map(line).join("\n")),
+      ...i.added.map((ch) => [`+ ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `+     ${w}`)].map(line).join("\n")),
+      ...i.removed.map((ch) => [`- ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `-     ${w}`)].map(line).join("\n")),
       ...i.changed.map((w) =>
-        [`! ${changedTitle(w, working(i.rule, w))}`, ...differences(w).flatMap((d) => [`-     ${d.key}: ${d.before}`, `+     ${d.key}: ${d.after}`])].map(line).join("\n"),
+        [`! ${changedTitle(w, working(i.rule, w), i.rule, names)}`, ...differences(w, i.rule, names).flatMap((d) => [`-     ${d.key}: ${d.before}`, `+     ${d.key}: ${d.after}`])].map(line).join("\n"),
       ),
     ];
     if (blocks.length === 0) continue;

@@ -4,6 +4,9 @@
  */
 import pc from "picocolors";
 import { impactLine } from "../../engine/impact.js";
+import { serviceName } from "../../model/settings.js";
+import { terminalSafe } from "../escape.js";
+import { planNames } from "../plan/names.js";
 import type { CompareFormatter } from "./types.js";
 import { changedTitle, changeIndex, changeTitle, differences, impactSummary, writes } from "./words.js";
 
@@ -12,22 +15,23 @@ export const text: CompareFormatter = (plan, { color }) => {
   // the lines come first, before any heading: they are what a reviewer (or a script) reads
   const out: string[] = plan.impact.map(impactLine);
   const working = changeIndex(plan);
+  const names = planNames(plan);
   for (const i of plan.impact) {
     if (i.added.length + i.removed.length + i.changed.length === 0) continue;
     out.push("", c.bold(`Rule ${i.rule} (${i.status})`));
     if (i.added.length > 0) {
       out.push(`  newly planned (${i.added.length}):`);
-      for (const ch of i.added) out.push(`    ${c.green("+")} ${changeTitle(ch)}`, ...writes(ch).map((w) => `        ${w}`));
+      for (const ch of i.added) out.push(`    ${c.green("+")} ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `        ${w}`));
     }
     if (i.removed.length > 0) {
       out.push(`  no longer planned (${i.removed.length}):`);
-      for (const ch of i.removed) out.push(`    ${c.red("-")} ${changeTitle(ch)}`, ...writes(ch).map((w) => `        ${c.dim(w)}`));
+      for (const ch of i.removed) out.push(`    ${c.red("-")} ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `        ${c.dim(w)}`));
     }
     if (i.changed.length > 0) {
       out.push(`  write other values (${i.changed.length}):`);
       for (const w of i.changed) {
-        out.push(`    ${c.yellow("~")} ${changedTitle(w, working(i.rule, w))}`);
-        for (const d of differences(w)) out.push(`        ${d.key}: ${c.dim(d.before)} → ${d.after}`);
+        out.push(`    ${c.yellow("~")} ${changedTitle(w, working(i.rule, w), i.rule, names)}`);
+        for (const d of differences(w, i.rule, names)) out.push(`        ${d.key}: ${c.dim(d.before)} → ${d.after}`);
       }
     }
   }
@@ -35,7 +39,8 @@ export const text: CompareFormatter = (plan, { color }) => {
     out.push("", c.red(c.bold(`Errors (${plan.errors.length}):`)));
     for (const e of plan.errors) out.push(`  ${c.red("!")} ${e.message}`);
   }
-  out.push("", c.dim(`Compared with ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)}), planned against ${plan.base_url} at ${plan.created_at}.`));
+  out.push("", c.dim(`Compared with ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)}), planned against ${serviceName(plan.base_url, plan.profile)} at ${plan.created_at}.`));
   out.push(c.bold(impactSummary(plan)));
-  return `${out.map((l) => l.trimEnd()).join("\n")}\n`;
+  // names, values and messages are data: shown, never obeyed by the terminal
+  return terminalSafe(`${out.map((l) => l.trimEnd()).join("\n")}\n`, color);
 };

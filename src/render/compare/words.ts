@@ -1,9 +1,12 @@
-/** Wording every view of `plan --compare` shares: the closing summary and one change as a line with its inputs. */
+/**
+ * Wording every view of `plan --compare` shares: the closing summary and one change as a line with its inputs, steps
+ * and fields named as the plan's views name them (render/plan/names.ts). Raw words: each view escapes for its medium.
+ */
 import { impactCounts, type ChangedWrite, type ComparePlan } from "../../engine/impact.js";
 import type { PlannedChange } from "../../plan/types.js";
+import { plural } from "../../model/plural.js";
 import { describeChange, diffKeys, showValue } from "../plan/summary.js";
-
-const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+import { keyLabel, NO_NAMES, stepName, type PlanNames } from "../plan/names.js";
 
 /** `Impact since main (0123456789ab): 2 rules touched, +37 newly affected, -11 no longer, 5 write other values; 3 unchanged rules not planned.` */
 export function impactSummary(plan: ComparePlan): string {
@@ -18,27 +21,29 @@ export function impactSummary(plan: ComparePlan): string {
   return `${head}: ${plural(plan.impact.length, "rule", "rules")} touched, +${t.added} newly affected, -${t.removed} no longer, ${t.changed} write other values${rest}.${errors}`;
 }
 
-/** `#123 "Taxi to the airport": complete step 20111` */
-export function changeTitle(c: PlannedChange): string {
-  return `#${c.instance_id} ${JSON.stringify(c.instance_name)}: ${describeChange(c).label}${c.audit === true ? " (audit)" : ""}`;
+/** `#123 "Taxi to the airport": complete step 20111 "Manager approval"` */
+export function changeTitle(c: PlannedChange, names: PlanNames = NO_NAMES): string {
+  return `#${c.instance_id} ${JSON.stringify(c.instance_name)}: ${describeChange(c, names).label}${c.audit === true ? " (audit)" : ""}`;
 }
 
 /** What a change writes, one `key: value` per input (the values the version that plans it would write). */
-export function writes(c: PlannedChange): string[] {
-  return diffKeys({}, c.after).map((k) => `${k}: ${showValue(c.after[k])}`);
+export function writes(c: PlannedChange, names: PlanNames = NO_NAMES): string[] {
+  return diffKeys({}, c.after).map((k) => `${keyLabel(names, c, k)}: ${showValue(c.after[k])}`);
 }
 
 /** The title of a change both versions plan (its kind's words need the change's own shape: the `after` version's). */
-export function changedTitle(w: ChangedWrite, after: PlannedChange | undefined): string {
-  const what = after ? describeChange(after).label : w.step_id !== undefined ? `${w.kind} step ${w.step_id}` : w.kind;
+export function changedTitle(w: ChangedWrite, after: PlannedChange | undefined, rule: string, names: PlanNames = NO_NAMES): string {
+  const step = stepName(names, { rule, ...(w.step_id !== undefined ? { step_id: w.step_id } : {}) });
+  const what = after ? describeChange(after, names).label : w.step_id !== undefined ? `${w.kind} step ${w.step_id}${step !== undefined ? ` ${JSON.stringify(step)}` : ""}` : w.kind;
   return `#${w.instance_id} ${JSON.stringify(w.instance_name)}: ${what}`;
 }
 
 /** One `key: before → after` per input the two versions write differently. */
-export function differences(w: ChangedWrite): Array<{ key: string; before: string; after: string }> {
+export function differences(w: ChangedWrite, rule: string, names: PlanNames = NO_NAMES): Array<{ key: string; before: string; after: string }> {
   // an input only one version writes shows as not written on the other side
   const show = (v: unknown): string => (v === undefined ? "(not written)" : showValue(v));
-  return diffKeys(w.before, w.after).map((key) => ({ key, before: show(w.before[key]), after: show(w.after[key]) }));
+  const ref = { rule, ...(w.step_id !== undefined ? { step_id: w.step_id } : {}) };
+  return diffKeys(w.before, w.after).map((key) => ({ key: keyLabel(names, ref, key), before: show(w.before[key]), after: show(w.after[key]) }));
 }
 
 /** The working tree's change behind a changed write (for its kind's words), from the plan's changes. */

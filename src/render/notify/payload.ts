@@ -11,6 +11,7 @@ import type { Plan, RulePlanSummary } from "../../plan/types.js";
 import { summaryLine } from "../plan/summary.js";
 import { chatSafe } from "../escape.js";
 import { serviceName } from "../../model/settings.js";
+import { plural } from "../../model/plural.js";
 
 export type NotifyEvent = "plan.finished" | "apply.finished";
 
@@ -29,9 +30,7 @@ export interface NotifyPayload {
 /** Problem lines listed in `text` per kind of problem; the rest are counted. */
 const MAX_LINES = 5;
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
+
 
 function auditCount(plan: Plan): number {
   return plan.changes.filter((c) => c.audit === true).length;
@@ -120,7 +119,7 @@ export function applyPayload(n: ApplyNotice, times: Times): NotifyPayload {
   if (deferred) head.push(`${deferred} deferred`);
   const lines = [
     `${problems > 0 ? ":warning: " : ""}flowrules apply to ${serviceName(n.plan.base_url, n.plan.profile)} ${problems > 0 ? "incomplete" : "complete"}: ${head.join(", ")} ` +
-      `(of ${plural(n.outcomes.length, "change")})${n.audit > 0 ? `; ${n.audit} audit ${n.audit === 1 ? "change" : "changes"} not sent` : ""}`,
+      `(of ${plural(n.outcomes.length, "change")})${n.audit > 0 ? `; ${plural(n.audit, "audit change")} not sent` : ""}`,
   ];
   const sections: Array<[string, ChangeOutcome[]]> = [
     ["Stale", n.outcomes.filter((o) => o.status === "stale")],

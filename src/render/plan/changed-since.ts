@@ -4,6 +4,7 @@
  * every format of the registry to showing them.
  */
 import type { ChangedSinceNote, Plan, PlanChangedSince } from "../../plan/types.js";
+import { plural } from "../../model/plural.js";
 
 /** The plan's comparison with the ref, when it was planned with --changed-since. */
 export function changedSinceOf(plan: Plan): PlanChangedSince | undefined {
@@ -18,8 +19,8 @@ export function changedSinceHeadline(c: ChangedSinceNote, code: (s: string) => s
   const parts: string[] = [];
   if (c.added.length > 0) parts.push(`added ${names(c.added.map(code))}`);
   if (c.changed.length > 0) parts.push(`edited ${names(c.changed.map(code))}`);
-  const what = planned === 0 ? "no rule was added or edited" : `${planned} ${planned === 1 ? "rule" : "rules"} planned (${parts.join("; ")})`;
-  const rest = c.unchanged.length > 0 ? `; ${c.unchanged.length} unchanged ${c.unchanged.length === 1 ? "rule" : "rules"} not planned` : "";
+  const what = planned === 0 ? "no rule was added or edited" : `${plural(planned, "rule")} planned (${parts.join("; ")})`;
+  const rest = c.unchanged.length > 0 ? `; ${plural(c.unchanged.length, "unchanged rule")} not planned` : "";
   return `Changed since ${code(c.ref)} (${c.commit.slice(0, 12)}): ${what}${rest}.`;
 }
 

@@ -11,7 +11,9 @@ import { MUTATING_KINDS } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { textSafe, textSafeLines } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { diffKeys, presentation, showValue, summaryLine } from "./summary.js";
+import { diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { keyLabel, planNames, stepName, workflowCell, type PlanNames } from "./names.js";
+import { plural } from "../../model/plural.js";
 import type { PlanFormatter } from "./types.js";
 
 /** Changes per lazily laid-out block: the browser skips layout and paint of blocks off screen (content-visibility). */
@@ -77,20 +79,28 @@ function cellText(v: unknown): string {
   return JSON.stringify(v);
 }
 
-function diffHtml(ch: PlannedChange): string {
+function diffHtml(ch: PlannedChange, names: PlanNames): string {
   const lines: string[] = [];
   for (const key of diffKeys(ch.before, ch.after)) {
+    const label = text(keyLabel(names, ch, key));
     // a value the plan did not need to read is shown as set, not as a guessed before → after
     lines.push(
       key in ch.before
-        ? `${text(key)} ${valueHtml("del", ch.before[key])} → ${valueHtml("ins", ch.after[key])}`
-        : `${text(key)} set to ${valueHtml("ins", ch.after[key])}`,
+        ? `${label} ${valueHtml("del", ch.before[key])} → ${valueHtml("ins", ch.after[key])}`
+        : `${label} set to ${valueHtml("ins", ch.after[key])}`,
     );
   }
   return lines.join("<br>");
 }
 
-function changeRow(ch: PlannedChange): string {
+/** The step cell: `step 20111 "Manager approval"`, or the id alone. */
+function stepCell(ch: PlannedChange, names: PlanNames): string {
+  if (ch.step_id === undefined) return "";
+  const name = stepName(names, ch);
+  return `step ${ch.step_id}${name !== undefined ? ` ${JSON.stringify(name)}` : ""}`;
+}
+
+function changeRow(ch: PlannedChange, names: PlanNames): string {
   const { symbol, label } = kindLabel(ch);
   const audit = isAudit(ch) ? ` <span class="badge">audit</span>` : "";
   // as few elements and bytes as readable: at 10,000 changes the page's load time is mostly parsing these rows.
@@ -98,20 +108,16 @@ function changeRow(ch: PlannedChange): string {
   return (
     `<li data-change-id="${esc(ch.id)}"><span><b class="k-${ch.kind}">${text(symbol)}</b> ${text(label)}${audit}</span>` +
     `<span><i>#${ch.instance_id}</i> ${text(ch.instance_name)}</span>` +
-    `<span>${ch.step_id === undefined ? "" : `step ${ch.step_id}`}</span>` +
-    `<span>${diffHtml(ch)}</span></li>`
+    `<span>${text(stepCell(ch, names))}</span>` +
+    `<span>${diffHtml(ch, names)}</span></li>`
   );
 }
 
-/** What the search box matches: instance id and name, rule, kind (its name and its label), "audit". */
-function searchText(ch: PlannedChange): string {
+/** What the search box matches: instance id and name, rule, kind (its name and its label), step, "audit". */
+function searchText(ch: PlannedChange, names: PlanNames): string {
   const { label } = kindLabel(ch);
   // as the page shows the name: the filter matches what a reviewer sees
-  return textSafe(`#${ch.instance_id} ${ch.instance_name} ${ch.rule} ${ch.kind} ${label}${isAudit(ch) ? " audit" : ""}`).toLowerCase();
-}
-
-function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
+  return textSafe(`#${ch.instance_id} ${ch.instance_name} ${ch.rule} ${ch.kind} ${label} ${stepCell(ch, names)}${isAudit(ch) ? " audit" : ""}`).toLowerCase();
 }
 
 function barChart(r: PlannedReport, index: number): string {
@@ -168,7 +174,7 @@ function reportSection(r: PlannedReport, index: number): string {
   return out.join("");
 }
 
-function rulesTable(plan: Plan): string {
+function rulesTable(plan: Plan, names: PlanNames): string {
   const withExcluded = plan.rules.some((r) => excludedOf(r) !== undefined);
   const head = ["Rule", "Workflow", "Selected", "Matched", ...(withExcluded ? ["Excluded"] : []), "Changes", "Skipped", "Status"];
   const num = new Set(["Selected", "Matched", "Excluded", "Changes", "Skipped"]);
@@ -176,7 +182,7 @@ function rulesTable(plan: Plan): string {
   for (const h of head) out.push(`<th scope="col"${num.has(h) ? ` class="num"` : ""}>${h}</th>`);
   out.push(`</tr></thead><tbody>`);
   plan.rules.forEach((r, i) => {
-    const wf = r.workflow_id === null ? "—" : `${r.workflow_id}${r.workflow_name ? ` ${r.workflow_name}` : ""}`;
+    const wf = r.workflow_id === null ? "—" : workflowCell(names, r.workflow_id, r.workflow_name);
     const name = r.changes > 0 ? `<a href="#rule-${i}"><code>${esc(r.name)}</code></a>` : `<code>${esc(r.name)}</code>`;
     const cells = [
       `<th scope="row">${name}</th>`,
@@ -195,6 +201,9 @@ function rulesTable(plan: Plan): string {
     out.push(`<tr data-rule="${esc(r.name)}">${cells.join("")}</tr>`);
   });
   out.push(`</tbody></table></div>`);
+  // why matched instances have no change, per rule and reason
+  const skips = plan.rules.flatMap((r) => skipLines(r).map((l) => `<li><code>${esc(r.name)}</code>: ${esc(l)}</li>`));
+  if (skips.length > 0) out.push(`<p>Skipped (matched, no change needed or possible):</p><ul class="skips">${skips.join("")}</ul>`);
   return out.join("");
 }
 
@@ -218,7 +227,7 @@ function errorsSection(plan: Plan): string {
   return `<section id="errors" aria-labelledby="errors-h"><h2 id="errors-h">Errors (${plan.errors.length})</h2><ul class="errors">${items.join("")}</ul></section>`;
 }
 
-function changesSection(plan: Plan): { html: string; search: string[] } {
+function changesSection(plan: Plan, names: PlanNames): { html: string; search: string[] } {
   const search: string[] = [];
   if (plan.changes.length === 0) return { html: `<section id="changes"><h2>Changes</h2><p>No changes.</p></section>`, search };
   // the plan lists changes rule by rule; group them anyway so the page never depends on that order
@@ -247,8 +256,8 @@ function changesSection(plan: Plan): { html: string; search: string[] } {
       // only full blocks are laid out lazily: their estimated height is right, a short last block's would not be
       out.push(changes.length - i >= CHUNK ? `<ul class="chunk full">` : `<ul class="chunk">`);
       for (const ch of changes.slice(i, i + CHUNK)) {
-        out.push(changeRow(ch));
-        search.push(searchText(ch));
+        out.push(changeRow(ch, names));
+        search.push(searchText(ch, names));
       }
       out.push(`</ul>`);
     }
@@ -287,7 +296,7 @@ table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid var(--line);p
 .filter input{font:inherit;padding:5px 8px;min-width:min(420px,100%);border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
 .filter output{color:var(--muted)}
 .rule-changes h3 .n{color:var(--muted);font-weight:400;font-size:13px}
-.head,.chunk>li{display:grid;grid-template-columns:11rem 16rem 6rem minmax(0,1fr);gap:10px;padding:4px 6px}
+.head,.chunk>li{display:grid;grid-template-columns:11rem 16rem 9rem minmax(0,1fr);gap:10px;padding:4px 6px}
 .head{color:var(--muted);font-size:12px;border-bottom:1px solid var(--line)}
 .chunk{list-style:none;margin:0;padding:0}.chunk.full{content-visibility:auto;contain-intrinsic-size:auto 4800px}
 .chunk>li{border-bottom:1px solid var(--line)}.chunk>li:nth-child(even){background:var(--soft)}
@@ -326,7 +335,8 @@ q.disabled=false;if(q.value)apply();})();`;
 const sha256 = (s: string): string => `'sha256-${createHash("sha256").update(s, "utf8").digest("base64")}'`;
 
 export const html: PlanFormatter = (plan) => {
-  const changes = changesSection(plan);
+  const names = planNames(plan);
+  const changes = changesSection(plan, names);
   const errorsHtml = errorsSection(plan);
   const nav = [
     `<a href="#rules">Rules</a>`,
@@ -348,7 +358,7 @@ export const html: PlanFormatter = (plan) => {
   }
   body.push(`<nav aria-label="Sections">${nav.join(" · ")}</nav>${countsList(plan)}</header>`);
   body.push(errorsHtml);
-  body.push(`<section id="rules" aria-labelledby="rules-h"><h2 id="rules-h">Rules (${plan.rules.length})</h2>${rulesTable(plan)}</section>`);
+  body.push(`<section id="rules" aria-labelledby="rules-h"><h2 id="rules-h">Rules (${plan.rules.length})</h2>${rulesTable(plan, names)}</section>`);
   if (plan.reports.length > 0) {
     body.push(`<section id="reports" aria-labelledby="reports-h"><h2 id="reports-h">Reports (${plan.reports.length})</h2>`);
     plan.reports.forEach((r, i) => body.push(reportSection(r, i)));

@@ -6,7 +6,9 @@ import { serviceName } from "../../model/settings.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { describeChange, diffKeys, presentation, showValue, summaryLine } from "./summary.js";
+import { describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
+import { plural } from "../../model/plural.js";
 import type { PlanFormatter } from "./types.js";
 
 /** GitHub's comment limit is 65,536 characters; keep a margin for the footer. */
@@ -37,7 +39,7 @@ function mermaidLabel(s: string): string {
 export function reportMarkdown(r: PlannedReport): string {
   const lines: string[] = [];
   lines.push(`#### ${md(r.title)}`, "");
-  lines.push(`Rule ${code(r.rule)}: ${r.rows.length} ${r.rows.length === 1 ? "instance" : "instances"} grouped by ${code(r.group_by)}.`, "");
+  lines.push(`Rule ${code(r.rule)}: ${plural(r.rows.length, "instance")} grouped by ${code(r.group_by)}.`, "");
   if (r.groups.length > 0) {
     lines.push("```mermaid", `pie showData title ${mermaidLabel(r.title)} by ${mermaidLabel(r.group_by)}`);
     for (const g of r.groups) lines.push(`    "${mermaidLabel(g.key)}" : ${g.count}`);
@@ -66,15 +68,16 @@ function ruleState(plan: Plan, r: RulePlanSummary): string {
   return `${r.status === "ok" ? "ok" : "**failed**"}${notes.length ? ` (${notes.join(", ")})` : ""}`;
 }
 
-function changeBlock(ch: PlannedChange): string {
+function changeBlock(ch: PlannedChange, names: PlanNames): string {
   const p = presentation(ch.kind);
-  const what = describeChange(ch).label;
+  const what = describeChange(ch, names).label;
   // inside a diff fence, shown literally: only controls and line breaks need care
   const f = markdownCodeSafe;
   const lines = [`@@ ${p.symbol} #${ch.instance_id} ${f(ch.instance_name)}: ${f(what)}${ch.audit === true ? " (audit: not applied)" : ""} @@`];
   for (const key of diffKeys(ch.before, ch.after)) {
-    if (key in ch.before) lines.push(`- ${f(key)}: ${f(showValue(ch.before[key]))}`);
-    lines.push(`+ ${f(key)}: ${f(showValue(ch.after[key]))}`);
+    const label = f(keyLabel(names, ch, key));
+    if (key in ch.before) lines.push(`- ${label}: ${f(showValue(ch.before[key]))}`);
+    lines.push(`+ ${label}: ${f(showValue(ch.after[key]))}`);
   }
   return lines.join("\n");
 }
@@ -93,6 +96,7 @@ function changedSinceNote(plan: Plan): string {
 
 export const markdown: PlanFormatter = (plan, options) => {
   const limit = options.maxChars ?? MARKDOWN_LIMIT;
+  const names = planNames(plan);
   // in the head, so the body's budget leaves it room
   const changed = changedSinceNote(plan);
   const where = options.planFile ? code(options.planFile) : "the JSON plan (`flowrules plan --out plan.json`)";
@@ -100,16 +104,19 @@ export const markdown: PlanFormatter = (plan, options) => {
   head.push("## flowrules plan", "", `${changed}**${summaryLine(plan)}**`, "");
   head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
   for (const r of plan.rules) {
-    const wf = r.workflow_id === null ? "—" : `${r.workflow_id}${r.workflow_name ? ` ${md(r.workflow_name)}` : ""}`;
+    const wf = r.workflow_id === null ? "—" : md(workflowCell(names, r.workflow_id, r.workflow_name));
     head.push(`| ${code(r.name)} | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${ruleState(plan, r)} |`);
   }
   head.push("");
+  // why matched instances have no change, per rule and reason, where reviewers look first
+  const skips = plan.rules.flatMap((r) => skipLines(r).map((l) => `- ${code(r.name)}: ${md(l)}`));
+  if (skips.length > 0) head.push("Skipped (matched, no change needed or possible):", "", ...skips, "");
   const audit = plan.changes.filter((c) => c.audit === true).length;
   const excluded = plan.rules.reduce((n, r) => n + (r.excluded ?? 0), 0);
   if (audit > 0 || excluded > 0) {
     const parts = [
-      audit > 0 ? `${audit} ${audit === 1 ? "change" : "changes"} in **audit** (shown, never applied)` : "",
-      excluded > 0 ? `${excluded} ${excluded === 1 ? "instance" : "instances"} **excluded** (rule \`exclude\` or the opt-out tag)` : "",
+      audit > 0 ? `${plural(audit, "change")} in **audit** (shown, never applied)` : "",
+      excluded > 0 ? `${plural(excluded, "instance")} **excluded** (rule \`exclude\` or the opt-out tag)` : "",
     ].filter(Boolean);
     head.push(`Rollout: ${parts.join("; ")}.`, "");
   }
@@ -133,7 +140,7 @@ export const markdown: PlanFormatter = (plan, options) => {
       section += block;
       shown++;
     }
-    if (shown < plan.reports.length) section += `\n… ${plan.reports.length - shown} reports left out to fit the comment; see ${where}.\n`;
+    if (shown < plan.reports.length) section += `\n… ${plural(plan.reports.length - shown, "report")} left out to fit the comment; see ${where}.\n`;
     out += `${section}\n`;
   }
 
@@ -146,7 +153,7 @@ export const markdown: PlanFormatter = (plan, options) => {
       if (ch.rule !== currentRule) {
         piece += `${currentRule ? "```\n\n" : ""}#### ${code(ch.rule)}\n\n\`\`\`diff\n`;
       }
-      piece += `${changeBlock(ch)}\n`;
+      piece += `${changeBlock(ch, names)}\n`;
       if (body.length + piece.length > budget() - 200) break;
       body += piece;
       currentRule = ch.rule;
@@ -154,7 +161,7 @@ export const markdown: PlanFormatter = (plan, options) => {
     }
     if (currentRule) body += "```\n";
     const left = plan.changes.length - shown;
-    const note = left > 0 ? `\n${left} of ${plan.changes.length} changes left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; the full plan is in ${where}.\n` : "";
+    const note = left > 0 ? `\n${left} of ${plural(plan.changes.length, "change")} left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; the full plan is in ${where}.\n` : "";
     const legendKinds = [...new Set(plan.changes.map((c) => c.kind))];
     const legend = legendKinds.map((k) => `${presentation(k).symbol} ${presentation(k).legend}`).join(" · ");
     out += `<details><summary>Changes (${plan.changes.length}) — ${legend}</summary>\n\n${body}${note}\n</details>\n`;

@@ -1,15 +1,25 @@
 /** The one summary line every format shares, e.g. `Plan: 12 steps to complete, 3 to save, 1 report.` */
 import { MUTATING_KINDS, mutatingKind, type ChangeDescription, type KindPresentation } from "../../actions/index.js";
-import type { Plan, PlannedChange } from "../../plan/types.js";
+import type { Plan, PlannedChange, RulePlanSummary } from "../../plan/types.js";
+import { plural } from "../../model/plural.js";
+import { describeNamed, NO_NAMES, type PlanNames } from "./names.js";
 
 /** How a kind shows itself (symbol, legend, colour, summary phrase). */
 export function presentation(kind: string): KindPresentation {
   return mutatingKind(kind).presentation;
 }
 
-/** A change as every view names it ("complete step 20111", "abort"). */
-export function describeChange(change: PlannedChange): ChangeDescription {
-  return mutatingKind(change.kind).describe(change);
+/** A change as every view names it ("complete step 20111", `complete step 20111 "Manager approval"`, "abort"). */
+export function describeChange(change: PlannedChange, names: PlanNames = NO_NAMES): ChangeDescription {
+  return describeNamed(change, names);
+}
+
+/**
+ * Why matched instances have no change, one line per reason the action kinds gave (raw words: each view escapes):
+ * `6 skipped: the step already holds these values`. None for a plan written before reasons were counted.
+ */
+export function skipLines(rule: RulePlanSummary): string[] {
+  return Object.entries(rule.skipped_by_reason ?? {}).map(([reason, n]) => `${n} skipped: ${reason}`);
 }
 
 /** Mutating kinds that occur in the plan, in registry order (for legends). */
@@ -24,10 +34,10 @@ export function summaryLine(plan: Plan): string {
     if (n > 0) parts.push(presentation(k).summary(n));
   }
   const r = plan.summary.reports;
-  if (r > 0) parts.push(`${r} ${r === 1 ? "report" : "reports"}`);
+  if (r > 0) parts.push(plural(r, "report"));
   const audit = plan.changes.filter((c) => c.audit === true).length;
   if (audit > 0) parts.push(`${audit} in audit (never applied)`);
-  const errors = plan.errors.length > 0 ? ` ${plan.errors.length} ${plan.errors.length === 1 ? "error" : "errors"}.` : "";
+  const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error")}.` : "";
   return parts.length === 0 ? `Plan: no changes.${errors}` : `Plan: ${parts.join(", ")}.${errors}`;
 }
 

@@ -4,7 +4,9 @@ import pc from "picocolors";
 import type { PlannedReport } from "../../plan/types.js";
 import { textSafe as t } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { describeChange, diffKeys, kindsUsed, presentation, showValue, summaryLine } from "./summary.js";
+import { describeChange, diffKeys, kindsUsed, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { keyLabel, planNames, workflowLabel } from "./names.js";
+import { plural } from "../../model/plural.js";
 import type { PlanFormatter } from "./types.js";
 import { table } from "../table.js";
 
@@ -24,7 +26,7 @@ function cell(v: unknown): string {
 
 export function reportLines(r: PlannedReport, maxRows = MAX_REPORT_ROWS): string[] {
   const total = r.rows.length;
-  const out = [`Report ${t(r.title)} (rule ${t(r.rule)}): ${total} ${total === 1 ? "instance" : "instances"} by ${t(r.group_by)}`];
+  const out = [`Report ${t(r.title)} (rule ${t(r.rule)}): ${plural(total, "instance")} by ${t(r.group_by)}`];
   out.push(...reportTable([t(r.group_by), "count"], r.groups.map((g) => [t(g.key), String(g.count)])).map((l) => `  ${l}`));
   if (total > 0) {
     out.push("");
@@ -41,13 +43,14 @@ export const text: PlanFormatter = (plan, { color }) => {
   const out: string[] = [];
   out.push(c.bold(`flowrules plan against ${t(plan.base_url ? serviceName(plan.base_url, plan.profile) : "(fixtures)")} at ${t(plan.created_at)}`));
 
+  const names = planNames(plan);
   const used = kindsUsed(plan);
   if (used.length > 0) {
     out.push(`Legend: ${used.map((k) => `${paint(k, presentation(k).symbol)} ${presentation(k).legend}`).join("   ")}`);
   }
 
   for (const rule of plan.rules) {
-    const wf = rule.workflow_id === null ? "unresolved workflow" : `workflow ${rule.workflow_id}${rule.workflow_name ? ` ${t(rule.workflow_name)}` : ""}`;
+    const wf = rule.workflow_id === null ? "unresolved workflow" : t(workflowLabel(names, rule.workflow_id, rule.workflow_name));
     const status = rule.status === "failed" ? c.red(" FAILED") : "";
     if (rule.status === "inactive") {
       out.push("", c.bold(`Rule ${t(rule.name)}`) + ` (${wf}): ${c.yellow("INACTIVE")}, ${t(rule.reason ?? "outside its active window")}`);
@@ -57,22 +60,24 @@ export const text: PlanFormatter = (plan, { color }) => {
     out.push("");
     out.push(
       c.bold(`Rule ${t(rule.name)}`) +
-        ` (${wf}): ${rule.selected} selected, ${rule.matched} matched, ${rule.changes} ${rule.changes === 1 ? "change" : "changes"}` +
+        ` (${wf}): ${rule.selected} selected, ${rule.matched} matched, ${plural(rule.changes, "change")}` +
         (rule.skipped > 0 ? `, ${rule.skipped} skipped` : "") +
         (rule.excluded ? `, ${rule.excluded} excluded` : "") +
         status +
         audit,
     );
+    for (const line of skipLines(rule)) out.push(`  ${c.dim(t(line))}`);
     for (const ch of plan.changes.filter((x) => x.rule === rule.name)) {
       const p = presentation(ch.kind);
-      const what = t(describeChange(ch).label);
+      const what = t(describeChange(ch, names).label);
       out.push(`  ${paint(ch.kind, p.symbol)} #${ch.instance_id} ${t(JSON.stringify(ch.instance_name))}: ${what}${ch.audit === true ? c.yellow(" (audit)") : ""}`);
       for (const key of diffKeys(ch.before, ch.after)) {
+        const label = t(keyLabel(names, ch, key));
         // a value the plan did not need to read is shown as set, not as a guessed before → after
         out.push(
           key in ch.before
-            ? `      ${t(key)}: ${c.dim(t(showValue(ch.before[key])))} → ${t(showValue(ch.after[key]))}`
-            : `      ${t(key)}: set to ${t(showValue(ch.after[key]))}`,
+            ? `      ${label}: ${c.dim(t(showValue(ch.before[key])))} → ${t(showValue(ch.after[key]))}`
+            : `      ${label}: set to ${t(showValue(ch.after[key]))}`,
         );
       }
     }

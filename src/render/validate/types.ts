@@ -1,5 +1,6 @@
 /** One module per output format for diagnostics, all of this one type: a new format is a new file. */
 import type { Diagnostic } from "../../rules/types.js";
+import { plural as countOf } from "../../model/plural.js";
 
 export interface DiagnosticFormatOptions {
   /** ANSI colours (only on a TTY, never with NO_COLOR); decided by the caller */
@@ -17,5 +18,5 @@ export function counts(diagnostics: readonly Diagnostic[]): { errors: number; wa
 }
 
 export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+  return countOf(n, word);
 }
