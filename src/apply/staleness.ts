@@ -67,8 +67,8 @@ export function staleReason(change: PlannedChange, record: InstanceRecord, ctx: 
   if (bound !== undefined) {
     // no value but a bound: the plan saw it updated before `bound`; only an update at or after it is a change since
     if (now !== undefined && now >= bound) {
-      // said plainly (issue 36): the update came after the plan looked, when it had seen no update since `bound`
-      return `the instance changed since the plan: it was updated at ${record.last_updated_time ?? "an unknown time"}, and when the plan read it, it had not been updated since ${ctx.seenBefore ?? "?"}`;
+      // said plainly: the update came after the plan looked, and the plan had seen only updates before `bound`
+      return `the instance changed since the plan: it was updated at ${record.last_updated_time ?? "an unknown time"}, and the plan saw it last updated before ${ctx.seenBefore ?? "?"}`;
     }
     return undefined;
   }

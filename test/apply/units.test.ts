@@ -20,7 +20,7 @@ describe("staleReason", () => {
   it("says plainly what happened and when: updated after the plan read it, which had seen no update since its bound", () => {
     const seen = { baseline: undefined, listedAsChanged: true, seenBefore: "2026-01-01T10:30:00.000Z" };
     expect(staleReason(change("abort"), record({ last_updated_time: T1 }), seen)).toBe(
-      `the instance changed since the plan: it was updated at ${T1}, and when the plan read it, it had not been updated since 2026-01-01T10:30:00.000Z`,
+      `the instance changed since the plan: it was updated at ${T1}, and the plan saw it last updated before 2026-01-01T10:30:00.000Z`,
     );
     // updated before the bound: the plan saw that update already
     expect(staleReason(change("abort"), record({ last_updated_time: "2026-01-01T10:00:00.000Z" }), seen)).toBeUndefined();
