@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { CommandIO } from "../log/command-io.js";
 import { EXIT_OK, UserError } from "../model/errors.js";
+import { textSafe } from "../render/escape.js";
 import { HISTORY_FORMATS, type HistoryFormat } from "../render/history/index.js";
 import { readHistory } from "../watch/history.js";
 
@@ -19,6 +20,10 @@ export interface HistoryCommandOptions {
 export async function historyCommand(opts: HistoryCommandOptions, io: CommandIO): Promise<number> {
   const dir = resolve(opts.cwd ?? process.cwd(), opts.stateDir);
   if (!existsSync(dir)) throw new UserError(`no state dir ${opts.stateDir}: give the --state of a watcher (flowrules watch --state DIR)`);
-  io.stdout(HISTORY_FORMATS[opts.format](await readHistory(dir, opts.stateDir, opts.last)));
+  const doc = await readHistory(dir, opts.stateDir, opts.last, (line) => {
+    if (io.log?.structured) io.log.event("history.cycle_unreadable", { message: line }, "warn");
+    else io.stderr(`flowrules: warning: ${textSafe(line)}\n`);
+  });
+  io.stdout(HISTORY_FORMATS[opts.format](doc));
   return EXIT_OK;
 }

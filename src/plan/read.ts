@@ -26,6 +26,9 @@ const MAX_PLAN_BYTES = 512 * 1024 * 1024;
  */
 export type ChangeCheck = (change: PlannedChange, issue: (path: PropertyKey[], message: string) => void) => void;
 
+/** The advice at the end of a refusal of a file that is no plan; a watcher reading its own cycle's plan drops it. */
+export const PLAN_OUT_HINT = "; write plans with `flowrules plan --out`";
+
 /** Two base URLs name the same service (scheme and host case, default port and trailing slashes do not matter). */
 export function sameBaseUrl(a: string, b: string): boolean {
   try {
@@ -105,7 +108,7 @@ function refuseShape(file: string, error: z.ZodError, prefix: PropertyKey[] = []
 function notJson(file: string, why: string): never {
   // JSON.parse quotes the text around the mistake, newlines included: keep the refusal on one short line
   const one = why.replace(/\s+/g, " ");
-  throw new UserError(`${file} is not valid JSON (${one.length > 160 ? `${one.slice(0, 160)}…` : one}); write plans with \`flowrules plan --out\``);
+  throw new UserError(`${file} is not valid JSON (${one.length > 160 ? `${one.slice(0, 160)}…` : one})${PLAN_OUT_HINT}`);
 }
 
 function parseJson(file: string, text: string): unknown {
@@ -211,7 +214,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
       notJson(file, `${err.message} at byte ${err.offset}`);
     }
     // canonical JSON recurses: a file nested thousands deep is no plan flowrules wrote
-    if (err instanceof RangeError) throw new UserError(`${file} is nested too deeply to be a plan; write plans with \`flowrules plan --out\``);
+    if (err instanceof RangeError) throw new UserError(`${file} is nested too deeply to be a plan${PLAN_OUT_HINT}`);
     throw err;
   }
   seen.clear();
@@ -295,5 +298,5 @@ async function checkReadable(file: string): Promise<void> {
     throw new UserError(code === "ENOENT" ? `no plan file ${file}` : `cannot read the plan file ${file}: ${errorMessage(err)}`);
   }
   if (!s.isFile()) throw new UserError(`cannot read the plan file ${file}: not a file`);
-  if (s.size > MAX_PLAN_BYTES) throw new UserError(`${file} is too large to be a plan (${s.size} bytes); write plans with \`flowrules plan --out\``);
+  if (s.size > MAX_PLAN_BYTES) throw new UserError(`${file} is too large to be a plan (${s.size} bytes)${PLAN_OUT_HINT}`);
 }

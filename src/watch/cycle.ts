@@ -7,15 +7,18 @@
 import type { ClientSettings, RequestLimiter } from "../api/index.js";
 import type { HeldLock } from "../model/lock.js";
 import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
-import { applyPlanFile, applyPlanInDir } from "../apply/run.js";
+import { loadPlanForApply } from "../apply/load.js";
+import { applyLoadedPlan, applyPlanInDir } from "../apply/run.js";
 import type { CommandIO } from "../log/command-io.js";
 import { nullLogger } from "../log/index.js";
+import { UserError } from "../model/errors.js";
+import type { LoadedPlan } from "../plan/read.js";
 import type { Plan } from "../plan/types.js";
 import { logCycle, logCycleChanges } from "../render/events/watch.js";
 import { applyPayload, planPayload } from "../render/notify/payload.js";
-import { changeLines, cycleLine, resumingLine, stoppedCycleLine, type CycleReport } from "../render/watch/text.js";
+import { changeLines, cycleLine, resumingLine, setAsideLine, stoppedCycleLine, type CycleReport } from "../render/watch/text.js";
 import { writeBookmarks, type Bookmarks } from "./bookmarks.js";
-import { cycleDir, pruneCycles, type WatchPaths } from "./cycles.js";
+import { cycleDir, planProblem, pruneCycles, setAside, type WatchPaths } from "./cycles.js";
 import type { WatchMetrics } from "./metrics.js";
 import { CHANGE_LINES_PER_CYCLE } from "./settings.js";
 import type { Loaded, WatcherSettings } from "./types.js";
@@ -81,12 +84,28 @@ function count(metrics: WatchMetrics, outcomes: readonly ChangeOutcome[]): void 
   }
 }
 
-/** A cycle of a watcher killed while applying, resumed from its journal: nothing is sent twice. */
+/**
+ * A cycle of a watcher killed while applying, resumed from its journal: nothing is sent twice. A plan that cannot be
+ * read (a crash truncated it) or no longer applies (edited, another service) is set aside in one warning line and
+ * not tried again: the next cycle plans afresh from what the service says now, and every change it plans is checked
+ * against the instance before it is sent, so nothing the lost plan sent is sent twice.
+ */
 export async function resumeCycle(ctx: CycleContext, planFile: string): Promise<void> {
-  text(ctx.io, [resumingLine(planFile)]);
-  const run = await applyPlanFile(planFile, applyOptions(ctx));
-  count(ctx.metrics, run.outcomes);
   const log = ctx.io.log ?? nullLogger;
+  let loaded: LoadedPlan;
+  try {
+    loaded = await loadPlanForApply(planFile, ctx.connection.baseUrl, { compact: true });
+  } catch (err) {
+    if (!(err instanceof UserError)) throw err;
+    const movedTo = await setAside(planFile);
+    const problem = planProblem(err.message);
+    log.event("watch.cycle_set_aside", { plan_file: planFile, moved_to: movedTo, error: problem }, "warn");
+    text(ctx.io, [setAsideLine(problem, movedTo)]);
+    return;
+  }
+  text(ctx.io, [resumingLine(planFile)]);
+  const run = await applyLoadedPlan(loaded, { ...applyOptions(ctx), journalFile: `${planFile}.journal.jsonl` });
+  count(ctx.metrics, run.outcomes);
   logCycleChanges(log, { plan_file: planFile }, run.outcomes, []);
   log.event("watch.resumed", { plan_file: planFile, ...countOutcomes(run.outcomes) });
   text(ctx.io, changeLines(run.outcomes.filter((o) => o.status !== "already_done" && o.status !== "deferred"), CHANGE_LINES_PER_CYCLE, "flowrules history --state DIR"));

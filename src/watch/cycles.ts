@@ -1,12 +1,14 @@
 /**
  * The cycle folders of a watcher with `--apply`: `<state>/watch/cycles/<time>-<pid>-<n>/plan.json` and its journal
  * beside it. Whether a cycle finished is the journal's to say (src/apply/journal.ts); the newest KEEP_CYCLES
- * finished ones are kept, for a resume and for `flowrules history`.
+ * finished ones are kept, for a resume and for `flowrules history`. An unfinished cycle whose plan cannot be read
+ * (truncated by a crash, edited) is set aside as `<folder>.corrupt`, kept for a look and never walked again.
  */
 import { existsSync } from "node:fs";
-import { readdir, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { readdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { journalEvents, lastRunFinished } from "../apply/journal.js";
+import { PLAN_OUT_HINT } from "../plan/read.js";
 import { KEEP_CYCLES } from "./settings.js";
 
 export interface WatchPaths {
@@ -32,7 +34,10 @@ export interface CycleFolder {
   journalFile: string;
 }
 
-/** The cycle folders holding a plan, oldest first. */
+/** The suffix of a cycle folder set aside: not a cycle any more (not resumed, listed, nor pruned). */
+export const SET_ASIDE = ".corrupt";
+
+/** The cycle folders holding a plan, oldest first (those set aside are not cycles). */
 export async function cycleFolders(cyclesDir: string): Promise<CycleFolder[]> {
   let names: string[];
   try {
@@ -41,6 +46,7 @@ export async function cycleFolders(cyclesDir: string): Promise<CycleFolder[]> {
     return [];
   }
   return names.flatMap((name) => {
+    if (name.endsWith(SET_ASIDE)) return [];
     const planFile = join(cyclesDir, name, "plan.json");
     return existsSync(planFile) ? [{ name, planFile, journalFile: `${planFile}.journal.jsonl` }] : [];
   });
@@ -60,5 +66,24 @@ export async function pruneCycles(cyclesDir: string, keep = KEEP_CYCLES): Promis
   const all = await cycleFolders(cyclesDir);
   for (const c of all.slice(0, Math.max(0, all.length - keep))) {
     if (finished(c)) await rm(join(cyclesDir, c.name), { recursive: true, force: true });
+  }
+}
+
+/** Why a cycle's plan cannot be read, in one line naming the file (without advice meant for hand-made plans). */
+export function planProblem(message: string): string {
+  return message.replace(PLAN_OUT_HINT, "");
+}
+
+/**
+ * Sets aside the cycle folder of `planFile` (its plan cannot be resumed): renamed to `<folder>.corrupt` (or
+ * `<folder>.corrupt.2`, … when that exists), plan and journal inside. Returns the new folder.
+ */
+export async function setAside(planFile: string): Promise<string> {
+  const folder = dirname(planFile);
+  for (let n = 1; ; n++) {
+    const to = `${folder}${SET_ASIDE}${n === 1 ? "" : `.${n}`}`;
+    if (existsSync(to)) continue;
+    await rename(folder, to);
+    return to;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Whether the rule files or the config file changed on disk, told by a cheap fingerprint taken before every poll:
- * per entry below the paths given its name, type, size, modification time, inode, and for a symbolic link where it
- * leads (its target and real path). No file is read.
+ * per entry below the paths given its name, type, inode, for a file its size and modification time, and for a
+ * symbolic link where it leads (its target and real path). No file is read.
  *
  * Polled rather than watched (fs.watch): a Kubernetes ConfigMap volume is updated by swapping a symbolic link
  * (`..data → ..2026_…`), which file watchers miss; every rule file's real path changes with that swap, and so does the
@@ -35,7 +35,9 @@ async function describe(path: string, out: string[], depth: number, seen: Set<st
     }
   }
   if (s.isDirectory()) {
-    out.push(`${path}\tdir\t${s.ino}\t${s.mtimeMs}`);
+    // not its modification time: its entries are listed below, and the removal of a ConfigMap's old timestamped
+    // folder (which changes it) changes nothing read
+    out.push(`${path}\tdir\t${s.ino}`);
     // a real path seen before (a link back up, two links to one folder) is not walked twice
     const real = await realpath(path).catch(() => path);
     if (depth >= MAX_DEPTH || seen.has(real)) return;
@@ -50,12 +52,13 @@ async function describe(path: string, out: string[], depth: number, seen: Set<st
     for (const name of names) {
       if (SKIPPED.has(name)) continue;
       const child = join(path, name);
-      // `..data`, `..2026_…`: a ConfigMap's own entries are described (a swap changes them) but not walked: the
-      // files linking into them are, through their real paths
+      // `..data`, `..2026_…`: a ConfigMap's own entries are not walked (the files linking into them are, through
+      // their real paths). Its links are described: the swap of `..data` changes what is read. Its timestamped
+      // folders are not: the kubelet removes the old one after the swap, and that removal changes nothing read —
+      // describing it would reload a broken edit twice and say its problems twice
       if (name.startsWith("..")) {
         const cl = await lstat(child).catch(() => undefined);
-        const target = cl?.isSymbolicLink() ? await readlink(child).catch(() => "?") : "";
-        out.push(`${child}\t${cl ? (cl.isSymbolicLink() ? "link" : "entry") : "absent"}\t${target}\t${cl?.ino ?? ""}`);
+        if (cl?.isSymbolicLink()) out.push(`${child}\tlink\t${await readlink(child).catch(() => "?")}`);
         continue;
       }
       await describe(child, out, depth + 1, seen);

@@ -4,9 +4,10 @@
  */
 import { basename, dirname } from "node:path";
 import { journalEvents, lastRunFinished, type JournalEvent } from "../apply/journal.js";
+import { UserError } from "../model/errors.js";
 import { loadPlanFile } from "../plan/read.js";
 import type { HistoryChangeEntry, HistoryCycleEntry, HistoryDocument } from "../render/history/types.js";
-import { cycleFolders, watchPaths } from "./cycles.js";
+import { cycleFolders, planProblem, watchPaths } from "./cycles.js";
 
 /** Per change id: the latest word of its journal lines, over every run of the plan. */
 function outcomes(events: readonly JournalEvent[], finished: boolean): (id: string) => Pick<HistoryChangeEntry, "at" | "outcome" | "reason"> {
@@ -60,10 +61,20 @@ async function cycleEntry(planFile: string, journalFile: string): Promise<Histor
   return { folder: basename(dirname(planFile)), started_at: start?.at ?? null, finished, changes };
 }
 
-/** The last `last` cycles that applied something, oldest first. */
-export async function readHistory(stateDir: string, stateDirShown: string, last: number): Promise<HistoryDocument> {
+/**
+ * The last `last` cycles that applied something, oldest first. A cycle whose plan cannot be read (a crash truncated
+ * it; the next watcher sets it aside) is left out, said in one line through `warn`: the others are still shown.
+ */
+export async function readHistory(stateDir: string, stateDirShown: string, last: number, warn: (line: string) => void = () => undefined): Promise<HistoryDocument> {
   const folders = (await cycleFolders(watchPaths(stateDir).cycles)).slice(-last);
   const cycles: HistoryCycleEntry[] = [];
-  for (const f of folders) cycles.push(await cycleEntry(f.planFile, f.journalFile));
+  for (const f of folders) {
+    try {
+      cycles.push(await cycleEntry(f.planFile, f.journalFile));
+    } catch (err) {
+      if (!(err instanceof UserError)) throw err;
+      warn(`cycle ${f.name} left out: ${planProblem(err.message)}`);
+    }
+  }
   return { format_version: 1, command: "history", state_dir: stateDirShown, cycles };
 }

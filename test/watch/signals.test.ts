@@ -7,12 +7,12 @@
  */
 import { execSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { lstat, mkdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { spawnCli, type CliRun } from "../helpers/cli.js";
+import { runCli, spawnCli, type CliRun } from "../helpers/cli.js";
 import { closeAfterAll, tempDir } from "../helpers/temp.js";
 import { effectiveMutations, posts } from "../apply/helpers.js";
 import { APPROVE_RULES, stderrOf, until } from "./helpers.js";
@@ -40,6 +40,46 @@ rules:
     actions:
       - complete_step: { step: 20141, inputs: [] }
 `;
+
+/** Completes the budget approval of workflow 1044, which no other test here touches. */
+const BUDGET_RULE = `version: 1
+rules:
+  - name: approve-budget
+    workflow: 1044
+    select: { status: [running], active_step_id: 20131 }
+    actions:
+      - complete_step: { step: 20131, inputs: [] }
+`;
+
+/** Completes the finance review of workflow 1042 (the approve rule only moves claims to it): what a swap adds. */
+const FINANCE_REVIEW_RULE = `  - name: finance-review
+    workflow: 1042
+    select: { status: [running], active_step_id: 20112 }
+    actions:
+      - complete_step: { step: 20112, inputs: [] }
+`;
+
+/** A folder as the kubelet mounts a ConfigMap: `x.yaml → ..data/x.yaml`, `..data → <stamp>`, the files in `<stamp>/`. */
+async function configMapVolume(mount: string, stamp: string, files: Record<string, string>): Promise<void> {
+  await mkdir(join(mount, stamp), { recursive: true });
+  for (const [name, text] of Object.entries(files)) await writeFile(join(mount, stamp, name), text);
+  await symlink(stamp, join(mount, "..data"));
+  for (const name of Object.keys(files)) await symlink(join("..data", name), join(mount, name));
+}
+
+/**
+ * The kubelet's update of a ConfigMap volume (its atomic writer): the new files in a new timestamped folder, a link
+ * `..data_tmp` to it renamed over `..data`, links for new keys, then the old folder removed.
+ */
+async function kubeletSwap(mount: string, stamp: string, files: Record<string, string>): Promise<void> {
+  const old = await readlink(join(mount, "..data"));
+  await mkdir(join(mount, stamp));
+  for (const [name, text] of Object.entries(files)) await writeFile(join(mount, stamp, name), text);
+  await symlink(stamp, join(mount, "..data_tmp"));
+  await rename(join(mount, "..data_tmp"), join(mount, "..data"));
+  for (const name of Object.keys(files)) if (!existsSync(join(mount, name))) await symlink(join("..data", name), join(mount, name));
+  await rm(join(mount, old), { recursive: true });
+}
 
 let sb: RunningSandbox;
 const children: CliRun[] = [];
@@ -216,11 +256,106 @@ describe("reload", () => {
     const { fingerprint } = await import("../../src/watch/fingerprint.js");
     const before = await fingerprint([mount]);
     expect(await fingerprint([mount])).toBe(before);
-    // kubelet: a new timestamped folder, a new link beside `..data`, renamed over it
-    await mkdir(join(mount, "..2026_01_01_00_01_00.2"));
-    await writeFile(join(mount, "..2026_01_01_00_01_00.2", "approve.yaml"), (await readFile(join(mount, "approve.yaml"), "utf8")).replace("approve-expenses", "approve-all"));
+    // kubelet: a new timestamped folder, a new link beside `..data`, renamed over it; the edit keeps the file's size
+    // and modification time, and the link `approve.yaml` itself does not change: only where it leads does
+    const old = join(mount, "..2026_01_01_00_00_00.1", "approve.yaml");
+    const edited = join(mount, "..2026_01_01_00_01_00.2", "approve.yaml");
+    await mkdir(dirname(edited));
+    await writeFile(edited, (await readFile(old, "utf8")).replace("approve-expenses", "approve-expensez"));
+    const { mtime, size } = await stat(old);
+    await utimes(edited, mtime, mtime);
+    expect((await stat(edited)).size).toBe(size);
     await symlink("..2026_01_01_00_01_00.2", join(mount, "..data_tmp"));
+    const linkBefore = await lstat(join(mount, "approve.yaml"));
     await rename(join(mount, "..data_tmp"), join(mount, "..data"));
-    expect(await fingerprint([mount])).not.toBe(before);
+    expect(await lstat(join(mount, "approve.yaml"))).toEqual(linkBefore);
+    const swapped = await fingerprint([mount]);
+    expect(swapped).not.toBe(before);
+    // the old folder's removal changes nothing that is read: no second reload
+    await rm(dirname(old), { recursive: true });
+    expect(await fingerprint([mount])).toBe(swapped);
   });
+
+  it("a ConfigMap mount, as the watcher runs on it: it loads and applies; the kubelet's swap reloads; a swap to a broken rule keeps the old rules, healthy", async () => {
+    const dir = await tempDir();
+    const mount = join(dir, "rules");
+    await configMapVolume(mount, "..2026_11_27_09_00_00.123456789", { "budget.yaml": BUDGET_RULE });
+    const w = watcher(dir, ["rules", "--apply", "--metrics-port", "0"]);
+    const port = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)/.exec(await w.saw(/metrics on http:\/\/127\.0\.0\.1:\d+/, WAIT))?.[1]);
+    const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const gauge = (text: string, name: string): number => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1]);
+    const digest = (text: string): string | undefined => /^flowrules_rules_info\{digest="([0-9a-f]{64})"\} 1$/m.exec(text)?.[1];
+    await w.saw(/cycle 1 \(first, 1 rule\): ([1-9]\d*) planned, \1 applied, 0 stale, 0 failed/, WAIT);
+    expect(w.text()).toMatch(/^  applied: rule approve-budget, instance \d+, complete_step step 20131$/m);
+    const first = await metrics();
+    expect(gauge(first, "flowrules_rules_reloads_total")).toBe(0);
+
+    // the swap: the file `budget.yaml` (a link to `..data/budget.yaml`) now holds a second rule
+    await kubeletSwap(mount, "..2026_11_27_09_05_00.987654321", { "budget.yaml": BUDGET_RULE + FINANCE_REVIEW_RULE });
+    await w.saw(/the rule files or the config file changed: reloaded 2 rules/, WAIT);
+    await w.saw(/cycle \d+ \(reload, 2 rules\): ([1-9]\d*) planned, \1 applied, 0 stale, 0 failed/, WAIT);
+    expect(w.text()).toMatch(/^  applied: rule finance-review, instance \d+, complete_step step 20112$/m);
+    const second = await metrics();
+    expect(gauge(second, "flowrules_rules_reloads_total")).toBeGreaterThanOrEqual(1);
+    expect(gauge(second, "flowrules_rules_loaded")).toBe(2);
+    expect(digest(second)).toMatch(/^[0-9a-f]{64}$/);
+    expect(digest(second)).not.toBe(digest(first));
+
+    // a swap to a broken rule: the two rules stay, the problem said in one line, counted once, healthy
+    await kubeletSwap(mount, "..2026_11_27_09_10_00.555555555", { "budget.yaml": `${BUDGET_RULE + FINANCE_REVIEW_RULE}    when: fields.nope ==\n` });
+    await w.saw(/the reload did not validate \(the problems are above\); keeping the 2 rules loaded before/, WAIT);
+    const third = await metrics();
+    // once, unless a look fell between the kubelet's `..data_tmp` and its rename and read after it (then twice)
+    const failures = gauge(third, "flowrules_rules_reload_failures_total");
+    expect([1, 2]).toContain(failures);
+    const problems = w.text().split("\n").filter((l) => /budget\.yaml:\d+:\d+/.test(l));
+    expect(problems, w.text()).toHaveLength(failures);
+    for (const line of problems) expect(line).toMatch(/budget\.yaml:\d+:\d+ +error +\S/);
+    expect(gauge(third, "flowrules_rules_loaded")).toBe(2);
+    expect(digest(third)).toBe(digest(second));
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    const r = await stopped(w);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/cycle failed/);
+  }, 90_000);
+});
+
+describe("a cycle whose plan a crash left truncated", () => {
+  it("is set aside in one warning line naming the file, and the watcher goes on with a fresh cycle; history works with it present", async () => {
+    const dir = await rulesDir(APPROVE_RULES);
+    const folder = join(dir, "state", "watch", "cycles", "2026-11-27T09-00-00-000Z-4242-3");
+    await mkdir(folder, { recursive: true });
+    // cut off mid-change, as a crash or a full disk leaves it; no journal: the cycle never finished
+    await writeFile(join(folder, "plan.json"), `{"format_version":1,"created_at":"2026-11-27T09:00:00.000Z","base_url":"${sb.baseUrl}","changes":[{"id":"c1","rule":"approve-expe`);
+
+    // history, with the cycle present: the others shown (none here), that one said in one line, exit 0
+    const before = await runCli(["history", "--state", "state"], {}, { cwd: dir });
+    expect(before.code, before.stderr).toBe(0);
+    expect(before.stderr.trim().split("\n")).toHaveLength(1);
+    expect(before.stderr).toMatch(/^flowrules: warning: cycle 2026-11-27T09-00-00-000Z-4242-3 left out: \S+plan\.json is not valid JSON/);
+    expect(before.stdout).toMatch(/^No cycle has applied anything in state/);
+
+    const w = watcher(dir, ["rules.yaml", "--apply"]);
+    await w.saw(/cycle 1 \(first, 1 rule\): \d+ planned, \d+ applied, 0 stale, 0 failed;/, WAIT);
+    const warnings = w.text().split("\n").filter((l) => l.includes("plan.json"));
+    expect(warnings, w.text()).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^flowrules: warning: cannot resume an unfinished cycle: \S+2026-11-27T09-00-00-000Z-4242-3\/plan\.json is not valid JSON \(.*\); set aside as \S+2026-11-27T09-00-00-000Z-4242-3\.corrupt, planning afresh$/);
+    expect(w.text()).not.toMatch(/resuming|cycle failed/);
+    expect(existsSync(folder)).toBe(false);
+    expect(existsSync(join(`${folder}.corrupt`, "plan.json"))).toBe(true);
+    const r = await stopped(w);
+    expect(r.code, r.stderr).toBe(0);
+
+    // the next watcher does not meet it again; history says nothing of it
+    const next = watcher(dir, ["rules.yaml", "--apply"]);
+    // its resume comes before this line: it found nothing to resume
+    await next.saw(/watching 1 rule/, WAIT);
+    const r2 = await stopped(next);
+    expect(r2.code, r2.stderr).toBe(0);
+    expect(r2.stderr).not.toMatch(/plan\.json|set aside/);
+    const after = await runCli(["history", "--state", "state", "--format", "json"], {}, { cwd: dir });
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.stderr).toBe("");
+    expect((JSON.parse(after.stdout) as { cycles: Array<{ folder: string }> }).cycles.map((c) => c.folder)).not.toContain("2026-11-27T09-00-00-000Z-4242-3");
+  }, 90_000);
 });

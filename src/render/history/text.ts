@@ -19,7 +19,7 @@ const WORD: Record<HistoryOutcome, string> = {
 
 export const historyText: HistoryFormatter = (doc) => {
   if (doc.cycles.length === 0) {
-    return textSafe(`No cycle has applied anything in ${doc.state_dir} (a watcher without --apply only plans; its changes are on its stderr).\n`);
+    return `${textSafe(`No cycle has applied anything in ${doc.state_dir} (a watcher without --apply only plans; its changes are on its stderr).`)}\n`;
   }
   const out: string[] = [];
   for (const c of doc.cycles) {

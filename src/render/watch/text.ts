@@ -83,6 +83,11 @@ export function resumingLine(planFile: string): string {
   return textSafe(`flowrules: resuming the unfinished cycle ${planFile} from its journal`);
 }
 
+/** One line for an unfinished cycle whose plan cannot be read (`problem` names the file): set aside, not retried. */
+export function setAsideLine(problem: string, movedTo: string): string {
+  return textSafe(`flowrules: warning: cannot resume an unfinished cycle: ${problem}; set aside as ${movedTo}, planning afresh`);
+}
+
 export function reloadedLine(why: string, rules: number, digest: string, changed: boolean): string {
   return textSafe(`flowrules: ${why}: ${changed ? "reloaded" : "read again, unchanged:"} ${s(rules, "rule")} (digest ${digest.slice(0, 19)}…)`);
 }
