@@ -5,6 +5,7 @@
 import { startSandbox } from "#flowrules/sandbox/index.js";
 import { planCommand } from "#flowrules/commands/plan.js";
 import { processIO } from "#flowrules/log/command-io.js";
+import { profileHint } from "#flowrules/sandbox/hints.js";
 
 async function main(): Promise<void> {
   const sandbox = await startSandbox({ port: 0 });
@@ -29,12 +30,15 @@ async function main(): Promise<void> {
       },
       io,
     );
+    // the README's five-minute tour, step 2: the same profile and variable the sandbox's banner prints
     io.stderr(
-      "\nThat was a dry run. To try it yourself:\n" +
+      "\nThat was a dry run. To try it yourself (the README's five-minute tour):\n" +
         "  npx flowrules sandbox --port 4010            # in one terminal\n" +
-        "  export FLOWRULES_BASE_URL=http://127.0.0.1:4010/api FLOWRULES_API_KEY=sandbox-admin\n" +
-        "  npx flowrules plan rules/ --out plan.json     # then: npx flowrules apply plan.json\n" +
-        "  npx flowrules plan rules/ --format html --out plan.json > plan.html   # review it in a browser\n",
+        "  # in flowrules.config.yaml beside rules/, with default_profile: sandbox:\n" +
+        profileHint("http://127.0.0.1:4010/api").map((l) => `  ${l}\n`).join("") +
+        "  npx flowrules config --check                 # the settings in effect, and whether URL and key work\n" +
+        "  npx flowrules plan --out plan.json           # then: npx flowrules apply plan.json\n" +
+        "  npx flowrules plan --format html > plan.html # review it in a browser\n",
     );
     process.exitCode = code === 2 ? 0 : code;
   } finally {

@@ -6,8 +6,6 @@ import { createClient, type ApiClient, type ClientEvent, type ClientOptions } fr
 import { DEFAULT_WINDOW_MS, RateLimiter } from "./rate-limiter.js";
 import type { ConnectionSettings } from "../model/settings.js";
 
-export type { ConnectionSettings } from "../model/settings.js";
-export { DEFAULT_RATE_LIMIT } from "../model/settings.js";
 
 /**
  * Resolved connection settings, and what a run adds to them: a sink seeing every event of every client (a

@@ -1,7 +1,5 @@
 /** Bulk aborts are planned per instance and sent in batches of at most `size` ids (the sandbox takes 500 at most). */
 
-export { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from "../model/settings.js";
-
 export function batches<T>(items: readonly T[], size: number): T[][] {
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`batch size must be a positive integer, got ${size}`);
   const out: T[][] = [];

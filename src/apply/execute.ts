@@ -69,7 +69,6 @@ export interface ExecuteOptions {
 }
 
 import { DEFAULT_RECHECK_EVERY_MS } from "../model/settings.js";
-export { DEFAULT_RECHECK_EVERY_MS };
 
 export interface ExecuteResult {
   /** one per planned change, in plan order */

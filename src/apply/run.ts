@@ -8,14 +8,12 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { clientFrom, type ApiClient, type ClientEvent, type ClientOptions, type ClientSettings, type RequestLimiter, type RequestStats } from "../api/index.js";
-import { DEFAULT_LOCK_TIMEOUT_MS, serviceName } from "../model/settings.js";
+import { DEFAULT_BATCH_SIZE, DEFAULT_CLOCK_SKEW_MS, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_RECHECK_EVERY_MS, serviceName } from "../model/settings.js";
 import { UserError } from "../model/errors.js";
-import { DEFAULT_RECHECK_EVERY_MS, executePlan } from "./execute.js";
+import { executePlan } from "./execute.js";
 import { Journal } from "./journal.js";
 import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../model/lock.js";
 import { loadPlanForApply } from "./load.js";
-import { DEFAULT_CLOCK_SKEW_MS } from "./staleness.js";
-import { DEFAULT_BATCH_SIZE } from "./batches.js";
 import { countOutcomes, type ChangeOutcome } from "./outcome.js";
 import type { ApplyProgress, StalenessCheck } from "./types.js";
 import type { LoadedPlan } from "../plan/read.js";

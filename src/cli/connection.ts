@@ -2,8 +2,6 @@
 import type { Command } from "commander";
 import { CONNECTION_FLAGS, addOptions } from "./flags.js";
 
-export type { ConnectionSettings } from "../model/settings.js";
-
 export function addConnectionOptions(cmd: Command): Command {
   return addOptions(cmd, CONNECTION_FLAGS);
 }

@@ -37,6 +37,10 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [string, s
     ["flowrules state show --state .flowrules/state", "bookmarks, cached instances per workflow, and whether the state verifies with this key"],
     ["flowrules state clear --state .flowrules/state", "remove the state: the next run reads everything (refused while a run or watcher uses it)"],
   ],
+  config: [
+    ["flowrules config", "the profile, URL, key source, rate limit and config file in effect, each with where it came from"],
+    ["flowrules config --profile staging --check", "one request: do that profile's URL and key work?"],
+  ],
   completion: [["flowrules completion bash > ~/.local/share/bash-completion/completions/flowrules", "Tab completion of verbs, flags, rule and profile names"]],
   sandbox: [["flowrules sandbox --port 4010", "the simulated service at http://127.0.0.1:4010/api until Ctrl-C"]],
 };

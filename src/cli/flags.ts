@@ -6,8 +6,21 @@
  */
 import { Option, type Command } from "commander";
 import type { Profile } from "../model/config.js";
-import type { PlanningSettings } from "../model/settings.js";
-import { DEFAULT_CONCURRENCY, DEFAULT_OPT_OUT_TAG, DEFAULT_RATE_LIMIT, DEFAULT_TIMEOUT_MS, WINDOW_SHARE } from "../model/defaults.js";
+import type { ApplyingSettings, PlanningSettings, WatchSettings } from "../model/settings.js";
+import {
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_CLOCK_SKEW_MS,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_LOCK_FILE,
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_OPT_OUT_TAG,
+  DEFAULT_RATE_LIMIT,
+  DEFAULT_RECHECK_EVERY_MS,
+  DEFAULT_TIMEOUT_MS,
+  MAX_BATCH_SIZE,
+  WINDOW_SHARE,
+} from "../model/defaults.js";
+import { DEFAULT_BUDGET_PERCENT } from "../watch/settings.js";
 
 export const CONFIG_ENV = "FLOWRULES_CONFIG";
 export const PROFILE_ENV = "FLOWRULES_PROFILE";
@@ -35,10 +48,10 @@ export const CONNECTION_FLAGS = {
     help: `the service's limit in requests a minute; the client sends at most ${WINDOW_SHARE * 100} % of it in any 60 s, 0 = off (default ${DEFAULT_RATE_LIMIT}, shared by --shard workers)`,
   },
   concurrency: { flags: "--concurrency <n>", help: `requests in flight at most (default ${DEFAULT_CONCURRENCY})` },
-  timeout: { flags: "--timeout <ms>", help: `per-request timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS})` },
+  timeout: { flags: "--timeout <duration>", help: `per-request timeout (10s, 2m; default ${DEFAULT_TIMEOUT_MS / 1000}s)` },
   insecureHttp: { flags: "--insecure-http", help: "allow plain http:// to a host that is not loopback" },
   profile: { flags: "--profile <name>", env: PROFILE_ENV, help: "use this profile of flowrules.config.yaml (service, key variable, limits)" },
-  config: { flags: "--config <file>", env: CONFIG_ENV, help: "the profiles file (default flowrules.config.yaml in the current directory)" },
+  config: { flags: "--config <file>", env: CONFIG_ENV, help: "the profiles file (default: flowrules.config.yaml in the current directory or the nearest parent up to the repository root)" },
 } satisfies Record<string, SettingSource>;
 
 /**
@@ -70,6 +83,37 @@ export const PLANNING_FLAGS: { [K in keyof PlanningSettings]-?: SettingSource } 
     help: "with --state: read a workflow in full again when its last full read is older than this (30m, 12h, 7d; default 24h)",
   },
   fullRefresh: { flags: "--full-refresh", help: "with --state: read everything again and rewrite the state" },
+};
+
+/**
+ * Flags of `apply`: one line per field of ApplyingSettings (the compiler asks for it); how each becomes the setting is
+ * its line in APPLYING_READS (./settings.ts). Durations take a unit (src/model/duration.ts).
+ */
+export const APPLYING_FLAGS: { [K in keyof ApplyingSettings]-?: SettingSource } = {
+  autoApprove: { flags: "--auto-approve", help: "plan the rules and apply without asking (for schedules)" },
+  journal: { flags: "--journal <file>", help: "journal file (default: <plan>.journal.jsonl beside the plan)" },
+  batchSize: { flags: "--batch-size <n>", help: `ids per bulk abort request (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_SIZE})` },
+  lockFile: { flags: "--lock-file <file>", help: `lock against concurrent applies (default ${DEFAULT_LOCK_FILE})` },
+  lockTimeoutMs: {
+    flags: "--lock-timeout <duration>",
+    help: `a lock of another host whose heartbeat stopped this long ago is stale (90s, 30m, 2h; default ${DEFAULT_LOCK_TIMEOUT_MS / 60_000}m); a live apply on this host is never taken over`,
+  },
+  recheckEveryMs: {
+    flags: "--recheck-every <duration>",
+    help: `judge staleness again at least this often while sending changes (30s, 5m; a bare number is seconds; default ${DEFAULT_RECHECK_EVERY_MS / 1000}s)`,
+  },
+  lockWaitMs: { flags: "--lock-wait <duration>", help: "while another apply holds the lock, wait this long for it to finish (90s, 10m) instead of refusing at once" },
+  maxDurationMs: { flags: "--max-duration <duration>", help: "start no change after this long (90s, 14m, 2h); the rest are deferred and the same apply again resumes them" },
+  clockSkewMs: { flags: "--clock-skew <duration>", help: `assumed bound on the clock difference with the service, for staleness (30s, 2m; default ${DEFAULT_CLOCK_SKEW_MS / 1000}s)` },
+};
+
+/** Flags of `watch`: one line per field of WatchSettings; how each becomes the setting is its line in WATCH_READS. */
+export const WATCH_FLAGS: { [K in keyof WatchSettings]-?: SettingSource } = {
+  apply: { flags: "--apply", help: "apply each cycle's enforce changes exactly once (without it, only log what it would do)" },
+  intervalMs: { flags: "--interval <duration>", help: "poll interval (10s, 1m); default derived from --budget, never below 5 s" },
+  budgetPercent: { flags: "--budget <percent>", help: `share of the rate limit idle polling may use (default ${DEFAULT_BUDGET_PERCENT})` },
+  metricsPort: { flags: "--metrics-port <n>", help: "serve GET /metrics (Prometheus) and GET /healthz on this port (0 = any free port)" },
+  metricsHost: { flags: "--metrics-host <host>", help: "address of the metrics endpoint (default 127.0.0.1)" },
 };
 
 export const OUTPUT_FLAGS = {

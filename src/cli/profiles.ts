@@ -1,5 +1,6 @@
 /**
- * Profiles (docs/operating.md, Profiles): `flowrules.config.yaml` in the current directory, or `--config FILE` /
+ * Profiles (docs/operating.md, Profiles): `flowrules.config.yaml` in the current directory or the nearest parent up
+ * to the repository root (src/model/config-file.ts), or `--config FILE` /
  * FLOWRULES_CONFIG, names one profile per service or tenant; `--profile NAME` / FLOWRULES_PROFILE / `default_profile`
  * picks one. A profile is one more source of settings, below flags and environment (src/cli/settings.ts).
  * Every problem with the file is one line naming file:line:col; the API key is never read from it.
@@ -13,10 +14,9 @@ import { UserError } from "../model/errors.js";
 import { errorMessage } from "../model/guards.js";
 import { didYouMean } from "../model/suggest.js";
 import { CONFIG_FILE } from "../model/settings.js";
+import { findConfigFile } from "../model/config-file.js";
 import { posOfKey, posOfValue, posAt, type SourceFile } from "../rules/positions.js";
 import { CONFIG_ENV, PROFILE_ENV } from "./flags.js";
-
-export { CONFIG_ENV, PROFILE_ENV };
 
 /** The profile a run uses, with the file it came from (relative paths in it resolve against that file's folder). */
 export interface LoadedProfile {
@@ -27,6 +27,27 @@ export interface LoadedProfile {
   values: Profile;
   /** where each key's value is written, as file:line:col, so a value refused later is still shown in place */
   at: Partial<Record<keyof Profile, string>>;
+  /** what chose it, in words: "--profile", "FLOWRULES_PROFILE", "default_profile" */
+  chosenBy: string;
+}
+
+/** The config file a run reads (or would, once written), and what named it. */
+export interface ConfigFileChoice {
+  /** absolute; when nothing names one and none is found, flowrules.config.yaml in cwd (which may not exist) */
+  abs: string;
+  /** as the user would name it (relative to cwd when below it) */
+  shown: string;
+  /** "--config", "FLOWRULES_CONFIG", "found" (cwd or a parent up to the repository root) or "none" (there is none) */
+  from: "--config" | typeof CONFIG_ENV | "found" | "none";
+}
+
+/** The config file: --config, else FLOWRULES_CONFIG, else the nearest flowrules.config.yaml (src/model/config-file.ts). */
+export function configFileChoice(opts: { config?: string | undefined }, env: Record<string, string | undefined>, cwd = process.cwd()): ConfigFileChoice {
+  const fromEnv = env[CONFIG_ENV];
+  const named = opts.config !== undefined ? ({ file: opts.config, from: "--config" } as const) : fromEnv ? ({ file: fromEnv, from: CONFIG_ENV } as const) : undefined;
+  const found = named ? undefined : findConfigFile(cwd);
+  const abs = named ? resolve(cwd, named.file) : (found ?? resolve(cwd, CONFIG_FILE));
+  return { abs, shown: shownPath(abs, cwd), from: named?.from ?? (found ? "found" : "none") };
 }
 
 const atPos = (p: { file: string; line: number; col: number }): string => `${p.file}:${p.line}:${p.col}`;
@@ -149,16 +170,19 @@ function readConfigFile(abs: string, shown: string): { config: ReturnType<typeof
  * The profile in effect, or undefined when none is named and the file (if any) has no default_profile. Naming a
  * profile without a file, or one the file does not define, is an error.
  */
-export function loadProfile(opts: { config?: string | undefined; profile?: string | undefined }, env: Record<string, string | undefined>, cwd = process.cwd()): LoadedProfile | undefined {
-  const explicitFile = opts.config ?? (env[CONFIG_ENV] || undefined);
-  const abs = resolve(cwd, explicitFile ?? CONFIG_FILE);
+export function loadProfile(
+  opts: { config?: string | undefined; profile?: string | undefined },
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+  file: ConfigFileChoice = configFileChoice(opts, env, cwd),
+): LoadedProfile | undefined {
   const asked = opts.profile ?? (env[PROFILE_ENV] || undefined);
   const from = opts.profile !== undefined ? "--profile" : PROFILE_ENV;
-  if (explicitFile === undefined && !existsSync(abs)) {
+  if (file.from === "none" || (file.from === "found" && !existsSync(file.abs))) {
     if (asked === undefined) return undefined;
-    throw new UserError(`${from} ${asked}: there is no ${CONFIG_FILE} in ${cwd} (or name one with --config FILE / ${CONFIG_ENV})`);
+    throw new UserError(`${from} ${asked}: there is no ${CONFIG_FILE} in ${cwd} or a parent folder up to the repository root (or name one with --config FILE / ${CONFIG_ENV})`);
   }
-  const shown = shownPath(abs, cwd);
+  const { abs, shown } = file;
   const { config, src } = readConfigFile(abs, shown);
   const name = asked ?? config.default_profile;
   if (name === undefined) return undefined;
@@ -170,5 +194,5 @@ export function loadProfile(opts: { config?: string | undefined; profile?: strin
   }
   const at: LoadedProfile["at"] = {};
   for (const key of Object.keys(values) as Array<keyof Profile>) at[key] = atPos(posOfValue(src, ["profiles", name, key]));
-  return { name, file: shown, dir: dirname(abs), values, at };
+  return { name, file: shown, dir: dirname(abs), values, at, chosenBy: asked === undefined ? "default_profile" : from };
 }

@@ -17,6 +17,7 @@ import { registerSandbox } from "./sandbox.js";
 import { registerWatch } from "./watch.js";
 import { registerHistory } from "./history.js";
 import { registerState } from "./state-verb.js";
+import { registerConfig } from "./config.js";
 import { registerDescribe, registerWorkflows } from "./workflows.js";
 import { registerInit, registerPull } from "./init.js";
 import { addLogFormatOption } from "../log/option.js";
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   registerWatch(program);
   registerHistory(program);
   registerState(program);
+  registerConfig(program);
   registerSandbox(program);
   addExamples(program);
   program.addHelpText(

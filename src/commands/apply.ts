@@ -10,16 +10,24 @@
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { clientFrom, sharedLimiter, type ApiClient, type ClientOptions, type RequestLimiter } from "../api/index.js";
-import { DEFAULT_LOCK_FILE, sendRatePerMin, serviceName, type ConnectionSettings } from "../model/settings.js";
+import {
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_CLOCK_SKEW_MS,
+  DEFAULT_LOCK_FILE,
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_RECHECK_EVERY_MS,
+  sendRatePerMin,
+  serviceName,
+  type ApplyingSettings,
+  type ConnectionSettings,
+} from "../model/settings.js";
+import { durationText } from "../model/duration.js";
 import type { LoadedRules, PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
-import { DEFAULT_BATCH_SIZE } from "../apply/batches.js";
-import { DEFAULT_RECHECK_EVERY_MS } from "../apply/execute.js";
 import { describeTakeOver, type HeldLock } from "../model/lock.js";
 import { acquireWaiting, applyLoadedPlan, type LockWait } from "../apply/run.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";
-import { DEFAULT_CLOCK_SKEW_MS } from "../apply/staleness.js";
 import { applyExitCode, countOutcomes } from "../apply/outcome.js";
 import { APPLY_FORMATS, type ApplyFormat } from "../render/apply/index.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
@@ -35,8 +43,6 @@ import { errorMessage } from "../model/guards.js";
 import { openStateForApply, stateSettingsOf, type HeldState } from "./state.js";
 import { plural } from "../model/plural.js";
 
-import { DEFAULT_LOCK_TIMEOUT_MS } from "../model/settings.js";
-export { DEFAULT_LOCK_TIMEOUT_MS };
 export const RUNS_DIR = ".flowrules/runs";
 
 /** Asks the person at the terminal (stdin). */
@@ -48,18 +54,12 @@ export interface Confirm {
 
 /**
  * `apply`'s options. With rule paths it plans with the same PlanRunOptions as `plan` (built from the same resolved
- * settings in src/cli), handed over whole, so every planning flag works alike on both verbs.
+ * settings in src/cli), handed over whole, so every planning flag works alike on both verbs. How it applies is the
+ * applying settings (src/model/settings.ts, documented there), each optional here: the library's callers get the
+ * defaults.
  */
-export interface ApplyCommandOptions extends PlanRunOptions {
+export interface ApplyCommandOptions extends PlanRunOptions, Partial<Omit<ApplyingSettings, "autoApprove">>, Pick<ApplyingSettings, "autoApprove"> {
   paths: string[];
-  autoApprove: boolean;
-  /** journal file; default `<plan>.journal.jsonl` */
-  journal?: string;
-  batchSize?: number;
-  /** default .flowrules/apply.lock under cwd */
-  lockFile?: string;
-  lockTimeoutMs?: number;
-  clockSkewMs?: number;
   detailedExitcode: boolean;
   quiet: boolean;
   /** the result on stdout: text (default) or json (schemas/apply-result.schema.json) */
@@ -74,18 +74,8 @@ export interface ApplyCommandOptions extends PlanRunOptions {
   confirm?: Confirm;
   /** aborted on SIGINT/SIGTERM: no new request starts, the ones in flight finish and are journalled */
   signal?: AbortSignal;
-  /** staleness is judged again at least this often while changes are sent (default 60 s) */
-  recheckEveryMs?: number;
-  /** no change starts after this long from the start of the run; the rest are deferred */
-  maxDurationMs?: number;
-  /** --max-duration as the user wrote it, for the summary */
-  maxDurationText?: string;
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
   notify?: NotifySettings;
-  /** --lock-wait: how long to wait for another apply's lock to free before refusing (default 0: refuse at once) */
-  lockWaitMs?: number;
-  /** --lock-wait as the user wrote it, for messages */
-  lockWaitText?: string;
   /** with --state: the state the changes are sent through, written through (src/commands/state.ts) */
   writeThrough?: HeldState;
   /**
@@ -278,7 +268,7 @@ async function withLock(
 function lockWait(opts: ApplyCommandOptions, io: CommandIO): LockWait {
   return {
     waitMs: opts.lockWaitMs ?? 0,
-    ...(opts.lockWaitText !== undefined ? { waitText: opts.lockWaitText } : {}),
+    waitText: durationText(opts.lockWaitMs ?? 0),
     how: "--lock-wait",
     ...(opts.tuning?.lockPollMs !== undefined ? { pollMs: opts.tuning.lockPollMs } : {}),
     onWaiting: (holder, wait) => {
@@ -363,7 +353,7 @@ async function applyLoaded(
       listedAsChanged: run.listedAsChanged,
       readToCheck: run.readToCheck,
       checks: run.checks,
-      ...(opts.maxDurationText ? { maxDuration: opts.maxDurationText } : {}),
+      ...(opts.maxDurationMs !== undefined ? { maxDuration: durationText(opts.maxDurationMs) } : {}),
       plan: loaded.plan,
       ...(opts.signal?.aborted ? { stopped: true } : {}),
     });

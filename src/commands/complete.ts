@@ -1,7 +1,7 @@
 /**
  * Names the completion scripts offer, read cheaply at completion time from the words typed so far: profile names
- * (the `profiles:` keys of the file `--config` names on the line, else $FLOWRULES_CONFIG, else flowrules.config.yaml
- * in the current folder; docs/operating.md) and rule names (the `name:` of each rule in the paths typed after the
+ * (the `profiles:` keys of the file `--config` names on the line, else $FLOWRULES_CONFIG, else the nearest
+ * flowrules.config.yaml up to the repository root, as a run finds it: src/model/config-file.ts) and rule names (the `name:` of each rule in the paths typed after the
  * verb, else rules/, read as YAML without compiling). A missing or unreadable file is no names.
  *
  * The names come from files anyone may have written (a cloned repository's config): only names of the shape the
@@ -10,11 +10,11 @@
  */
 import { parse } from "yaml";
 import { readCappedText } from "../model/capped-read.js";
+import { findConfigFile } from "../model/config-file.js";
 import { isRecord } from "../model/guards.js";
 // files.js alone: the rules index would load the compiler, and this runs on every Tab
 import { listRuleFiles } from "../rules/files.js";
 
-export const CONFIG_FILE = "flowrules.config.yaml";
 /** the default rule paths of every verb (DEFAULT_RULE_PATHS in src/rules/load.ts) */
 const RULE_PATHS = ["rules/"];
 
@@ -65,7 +65,8 @@ function yamlOf(file: string): unknown {
 }
 
 export function profileNames(env: Record<string, string | undefined>, config?: string): Promise<string[]> {
-  const doc = yamlOf(config || env.FLOWRULES_CONFIG || CONFIG_FILE);
+  const file = config || env.FLOWRULES_CONFIG || findConfigFile(process.cwd());
+  const doc = file ? yamlOf(file) : undefined;
   return Promise.resolve(isRecord(doc) && isRecord(doc.profiles) ? offered(Object.keys(doc.profiles)) : []);
 }
 

@@ -3,7 +3,7 @@
  * GET /processes/, one list request, one instance read).
  */
 import { clientFrom } from "../api/index.js";
-import type { ConnectionSettings } from "../api/connection.js";
+import type { ConnectionSettings } from "../model/settings.js";
 import { EXIT_OK } from "../model/errors.js";
 import type { CommandIO } from "../log/command-io.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";

@@ -4,7 +4,7 @@
  * mutation, whatever the rules say.
  */
 import { clientFrom, FlowrulesApiError, type ApiClient } from "../api/index.js";
-import type { ConnectionSettings } from "../api/connection.js";
+import type { ConnectionSettings } from "../model/settings.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { planBindings } from "../engine/context.js";
 import { EXPLAIN_FORMATS } from "../render/explain/index.js";

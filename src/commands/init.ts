@@ -8,7 +8,7 @@ import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { clientFrom, type Workflow } from "../api/index.js";
-import type { ConnectionSettings } from "../api/connection.js";
+import type { ConnectionSettings } from "../model/settings.js";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { aliasOf, fieldAliases, type WorkflowStructure } from "../model/structure.js";
 import type { CommandIO } from "../log/command-io.js";

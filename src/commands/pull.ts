@@ -4,7 +4,7 @@
  */
 import { checkOutputFile, writeFileAtomic } from "../model/write-file.js";
 import { clientFrom } from "../api/index.js";
-import type { ConnectionSettings } from "../api/connection.js";
+import type { ConnectionSettings } from "../model/settings.js";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import type { WorkflowStructure } from "../model/structure.js";
 import type { CommandIO } from "../log/command-io.js";

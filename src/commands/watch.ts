@@ -5,7 +5,7 @@
  */
 import { resolve } from "node:path";
 import type { ClientOptions } from "../api/index.js";
-import type { ConnectionSettings, PlanningSettings, ProfileRef } from "../model/settings.js";
+import type { ConnectionSettings, PlanningSettings, ProfileRef, WatchSettings } from "../model/settings.js";
 import { nullLogger } from "../log/index.js";
 import type { CommandIO } from "../log/command-io.js";
 import { ReloadRequests, runWatcher, type Loaded } from "../watch/index.js";
@@ -24,15 +24,10 @@ export interface WatchReloadable {
   connection: ConnectionSettings;
 }
 
-export interface WatchCommandOptions extends WatchReloadable {
+/** The watcher's own settings (apply, interval, budget, metrics) are WatchSettings, documented in src/model/settings.ts. */
+export interface WatchCommandOptions extends WatchReloadable, WatchSettings {
   paths: string[];
   stateDir: string;
-  apply: boolean;
-  /** --interval; derived from --budget when absent */
-  intervalMs?: number;
-  budgetPercent: number;
-  metricsPort?: number;
-  metricsHost: string;
   /** aborted on SIGTERM/SIGINT */
   signal: AbortSignal;
   /** SIGHUP's reload requests (src/cli/signals.ts); none in tests that do not reload */

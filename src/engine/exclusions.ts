@@ -12,7 +12,6 @@ import type { ApiClient } from "../api/index.js";
 import type { CompiledRule } from "../rules/types.js";
 import type { ListQuery } from "./select.js";
 
-export { DEFAULT_OPT_OUT_TAG } from "../model/settings.js";
 
 export interface Exclusions {
   ids: ReadonlySet<number>;

@@ -27,7 +27,8 @@ const SENTENCES: Record<string, (f: LogFields) => string | undefined> = {
     if (typeof f.delay_ms !== "number" || f.delay_ms < 5_000) return undefined;
     const per = typeof f.window_ms === "number" ? `${Math.round(f.window_ms / 1000)} s` : "60 s";
     const budget = typeof f.budget === "number" ? plural(f.budget, "request") : "its requests";
-    return `rate limit: ${budget} sent in the last ${per}, waiting ${seconds(f.delay_ms)} for the window`;
+    // the limit is the client's own: say which setting it is, so a service without one (the sandbox) is not waited on
+    return `rate limit: ${budget} sent in the last ${per}, waiting ${seconds(f.delay_ms)} for the window (the client's limit: --rate-limit, FLOWRULES_RATE_LIMIT or a profile's rate_limit; 0 = off)`;
   },
 };
 

@@ -73,21 +73,45 @@ export const PlanningSettingsSchema = z.object({
 });
 export type PlanningSettings = z.infer<typeof PlanningSettingsSchema>;
 
+/**
+ * How `apply` applies: one line per field in APPLYING_FLAGS (src/cli/flags.ts). `applyCommand`'s options are these
+ * fields (src/commands/apply.ts derives its type from this one), optional there for the library's callers.
+ */
 export const ApplyingSettingsSchema = z.object({
+  /** plan the rules and apply without asking */
   autoApprove: z.boolean(),
   /** journal file; default `<plan>.journal.jsonl` beside the plan */
   journal: z.string().optional(),
+  /** ids per bulk request (default DEFAULT_BATCH_SIZE) */
   batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE),
+  /** the lock against concurrent applies; default .flowrules/apply.lock under cwd */
   lockFile: z.string().min(1),
+  /** a lock of another host whose heartbeat stopped this long ago is stale */
   lockTimeoutMs: z.number().min(1000),
+  /** assumed bound on the clock difference with the service, for staleness */
   clockSkewMs: z.number().min(0),
+  /** staleness is judged again at least this often while changes are sent (default 60 s) */
   recheckEveryMs: z.number().min(1000),
+  /** no change starts after this long from the start of the run; the rest are deferred */
   maxDurationMs: z.number().min(0).optional(),
-  /** --max-duration as the user wrote it, for the summary */
-  maxDurationText: z.string().optional(),
+  /** how long to wait for another apply's lock to free before refusing (default: refuse at once) */
   lockWaitMs: z.number().min(0).optional(),
-  lockWaitText: z.string().optional(),
 });
+export type ApplyingSettings = z.infer<typeof ApplyingSettingsSchema>;
+
+/** How `watch` runs its cycles: one line per field in WATCH_FLAGS (src/cli/flags.ts). */
+export const WatchSettingsSchema = z.object({
+  /** apply each cycle's enforce changes (without it, only log what it would do) */
+  apply: z.boolean(),
+  /** the poll interval; derived from the budget when absent */
+  intervalMs: z.number().int().min(0).optional(),
+  /** the idle polls' share of the rate limit, in percent */
+  budgetPercent: z.number().gt(0).max(100),
+  /** serve /metrics and /healthz on this port (0 = any free port) */
+  metricsPort: z.number().int().min(0).max(65535).optional(),
+  metricsHost: z.string().min(1),
+});
+export type WatchSettings = z.infer<typeof WatchSettingsSchema>;
 
 export const OutputSettingsSchema = z.object({
   quiet: z.boolean(),

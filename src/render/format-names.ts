@@ -33,3 +33,6 @@ export type HistoryFormat = (typeof HISTORY_FORMAT_NAMES)[number];
 
 export const COMPLETION_SHELL_NAMES = ["bash", "zsh", "fish"] as const;
 export type CompletionShell = (typeof COMPLETION_SHELL_NAMES)[number];
+
+export const CONFIG_FORMAT_NAMES = ["text", "json"] as const;
+export type ConfigFormat = (typeof CONFIG_FORMAT_NAMES)[number];

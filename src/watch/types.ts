@@ -3,7 +3,8 @@
  * the rooms above it — loading the rules and the config, planning as `plan` does, notifying — as functions, so the
  * loop runs the verbs' own code without importing upwards.
  */
-import type { ApiClient, ClientOptions, ClientSettings, ConnectionSettings, RequestLimiter } from "../api/index.js";
+import type { ApiClient, ClientOptions, ClientSettings, RequestLimiter } from "../api/index.js";
+import type { ConnectionSettings } from "../model/settings.js";
 import type { CommandIO } from "../log/command-io.js";
 import type { Plan } from "../plan/types.js";
 import type { NotifyPayload } from "../render/notify/payload.js";

@@ -1,7 +1,7 @@
 /** Shared set-up of the apply tests: a sandbox over real HTTP, rules in a temp folder, plans from the real planner. */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ConnectionSettings } from "../../src/cli/connection.js";
+import type { ConnectionSettings } from "../../src/model/settings.js";
 import { applyCommand, type ApplyCommandOptions } from "../../src/commands/apply.js";
 import type { CommandIO } from "../../src/log/command-io.js";
 import { planRuleSet } from "../../src/commands/plan.js";

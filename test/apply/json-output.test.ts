@@ -137,7 +137,7 @@ describe("apply --format json", () => {
     const d = await dir();
     const { file, plan } = await makePlan(sb, d, MIXED_RULES);
     const io = captureIO();
-    expect(await runApply(sb, d, { paths: [file], format: "json", maxDurationMs: 0, maxDurationText: "0s" }, io)).toBe(0);
+    expect(await runApply(sb, d, { paths: [file], format: "json", maxDurationMs: 0 }, io)).toBe(0);
     const doc = parsedValid(io.out(), validateApply) as ApplyDoc;
     expect(doc.status).toBe("stopped_at_time_limit");
     expect(doc.summary.deferred).toBe(plan.changes.length);

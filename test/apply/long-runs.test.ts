@@ -104,7 +104,7 @@ describe("--max-duration", () => {
     sb.setFaults({ latencyMs: 40 });
     const log = eventLog();
     const io = { ...captureIO(), log };
-    const first = await runApply(sb, dir, { paths: [file], maxDurationMs: 800, maxDurationText: "800ms", connection: { ...connectionOf(sb), concurrency: 1 } }, io);
+    const first = await runApply(sb, dir, { paths: [file], maxDurationMs: 800, connection: { ...connectionOf(sb), concurrency: 1 } }, io);
     const deferred = log.events.filter((e) => e.name === "change.deferred");
     const applied = log.events.filter((e) => e.name === "change.applied");
     expect(deferred.length).toBeGreaterThan(0);
@@ -179,7 +179,7 @@ describe("a live apply keeps its lock", () => {
   it("with --lock-wait, a second apply waits for the holder to finish, then resumes from the journal and sends nothing twice", async () => {
     const { server, dir, file, first } = await firstApplyHoldingTheLock(45, 20);
     // too short a wait: refused, saying who holds the lock and that it waited
-    const impatient = await runApply(server, dir, { paths: [file], lockWaitMs: 150, lockWaitText: "150ms", tuning: { lockPollMs: 20 } }).then(
+    const impatient = await runApply(server, dir, { paths: [file], lockWaitMs: 150, tuning: { lockPollMs: 20 } }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -187,10 +187,11 @@ describe("a live apply keeps its lock", () => {
     expect((impatient as Error).message).toMatch(new RegExp(`^another apply holds the lock .*apply\\.lock: pid ${process.pid} on ${hostname()}.*; waited 150ms for it to finish \\(--lock-wait\\), nothing was changed$`));
     // a patient one waits, takes the lock when the first run ends, and finds everything done in the journal
     const io = captureIO();
+    // the wait is written back as the shortest exact duration (src/model/duration.ts): 60 000 ms is "1m"
     const patient = runApply(server, dir, { paths: [file], lockWaitMs: 60_000, tuning: { lockPollMs: 20 } }, io);
     expect(await first).toBe(2);
     expect(await patient).toBe(0);
-    expect(io.err()).toMatch(/^flowrules: another apply holds the lock .*; waiting up to 60s for it to finish$/m);
+    expect(io.err()).toMatch(/^flowrules: another apply holds the lock .*; waiting up to 1m for it to finish$/m);
     const counts = effectiveMutations(server);
     expect(counts.size).toBeGreaterThan(0);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);

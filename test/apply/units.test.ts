@@ -1,6 +1,5 @@
 /** The pure parts of apply: staleness of a read record, batches, option parsing (each kind's effect: test/actions). */
 import { describe, expect, it } from "vitest";
-import { parseLockTimeout } from "../../src/cli/run/apply.js";
 import { batches } from "../../src/apply/batches.js";
 import { staleReason } from "../../src/apply/staleness.js";
 // the plan-file change and instance record fixtures the kinds' own tests use
@@ -39,11 +38,5 @@ describe("small parts", () => {
   it("batches", () => {
     expect(batches([1, 2, 3, 4, 5], 2)).toEqual([[1, 2], [3, 4], [5]]);
     expect(() => batches([1], 0)).toThrow(RangeError);
-  });
-  it("--lock-timeout", () => {
-    expect(parseLockTimeout("30")).toBe(30 * 60_000);
-    expect(parseLockTimeout("90s")).toBe(90_000);
-    expect(parseLockTimeout("2h")).toBe(7_200_000);
-    expect(() => parseLockTimeout("soon")).toThrow(/--lock-timeout/);
   });
 });

@@ -105,7 +105,8 @@ describe("--rule globs", () => {
     expect(r.stdout).toBe("");
     const lines = r.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain('no rule matches "aprove-expens*"');
+    // a glob gets its "did you mean" as a plain name does (docs/operating.md, "Rule patterns")
+    expect(lines[0]).toMatch(/no rule matches "aprove-expens\*" in .*; did you mean "approve-expenses"\?$/);
     expect(lines[0]).not.toContain('"approve-*"');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(sb.requests()).toHaveLength(0);
@@ -146,6 +147,7 @@ describe("--rule globs", () => {
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain('no rule matches "zzz-*"');
+    expect(r.stderr).not.toContain("did you mean");
     expect(sb.requests().filter((q) => q.method === "POST")).toHaveLength(0);
   });
 
@@ -180,6 +182,18 @@ describe("--rule globs", () => {
 });
 
 describe("ruleSelection", () => {
+  it("a glob that matches nothing suggests the name it is fewest edits of its own characters from, or none", () => {
+    const names = ["approve-expenses", "approve-purchases", "abort-onboardings", "report-expenses"];
+    const suggested = (pattern: string): string | undefined => ruleSelection([pattern]).unmatched(names)[0]?.closest;
+    expect(suggested("aprove-*")).toBe("approve-expenses");
+    expect(suggested("*-purchses")).toBe("approve-purchases");
+    expect(suggested("{abrt,tidy}-onboardings")).toBe("abort-onboardings");
+    expect(suggested("[xy]pprove-expenses")).toBe("approve-expenses");
+    expect(suggested("approve-?")).toBeUndefined();
+    expect(suggested("zzz-*")).toBeUndefined();
+    expect(ruleSelection(["approve-*"]).unmatched(names)).toEqual([]);
+  });
+
   const name = fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,12}$/);
 
   it("an exact name selects itself and nothing else, over many random names", () => {

@@ -27,7 +27,7 @@ describe("--max-duration under the rate window", () => {
     const maxDurationMs = 2_000;
     const started = Date.now();
     const io = captureIO();
-    const code = await runApply(sb, dir, { paths: [file], maxDurationMs, maxDurationText: "2s", connection: connection(sb, { rateLimitPerMin: 10, concurrency: 1 }) }, io);
+    const code = await runApply(sb, dir, { paths: [file], maxDurationMs, connection: connection(sb, { rateLimitPerMin: 10, concurrency: 1 }) }, io);
     const deadline = started + maxDurationMs;
     expect([0, 2]).toContain(code);
     expect(io.out()).toMatch(/Deferred: \d+ changes? not started before --max-duration 2s; run the same apply again/);

@@ -32,9 +32,9 @@ describe("number settings", () => {
   });
   it("plain decimals are read, flags too; hex or exponent flags are refused", () => {
     expect(connectionSettings({}, env(" 16 ")).rateLimitPerMin).toBe(16);
-    expect(connectionSettings({ concurrency: "8", timeout: "5000" }, env("0")).concurrency).toBe(8);
+    expect(connectionSettings({ concurrency: "8", timeout: "5s" }, env("0"))).toMatchObject({ concurrency: 8, timeoutMs: 5000 });
     expect(() => connectionSettings({ concurrency: "0x4" }, env("16"))).toThrow(/--concurrency must be a whole number/);
-    expect(() => connectionSettings({ timeout: "3e4" }, env("16"))).toThrow(/--timeout must be a whole number/);
+    expect(() => connectionSettings({ timeout: "3e4" }, env("16"))).toThrow(/^--timeout must be a duration such as 90s, 5m or 24h/);
   });
 });
 

@@ -76,7 +76,7 @@ describe("text logger", () => {
     toText({ type: "rate-limited", delayMs: 41_500, source: "client", reason: "window", budget: 95, windowMs: 60_000 });
     toText({ type: "rate-limited", delayMs: 2_000, source: "client", reason: "quota", windowMs: 60_000 });
     expect(out).toBe(
-      "flowrules: rate limit: 95 requests sent in the last 60 s, waiting 41.5 s for the window\n" +
+      "flowrules: rate limit: 95 requests sent in the last 60 s, waiting 41.5 s for the window (the client's limit: --rate-limit, FLOWRULES_RATE_LIMIT or a profile's rate_limit; 0 = off)\n" +
         "flowrules: the service reports its rate limit used up: waiting 2.0 s for it to reset\n",
     );
     let json = "";

@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inShard, parseShard, shardOfPlan } from "../../src/plan/shard.js";
-import type { ConnectionSettings } from "../../src/cli/connection.js";
+import type { ConnectionSettings } from "../../src/model/settings.js";
 import { planCommand } from "../../src/commands/plan.js";
 import type { Plan, PlannedChange } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";

@@ -31,7 +31,7 @@ describe("flowrules sandbox", () => {
     });
   }
 
-  it("prints the base URL, the four keys and a curl example, serves, and stops cleanly on SIGTERM", async () => {
+  it("prints the base URL, the four keys, the tour's profile and a curl example, serves, and stops cleanly on SIGTERM", async () => {
     let out = "";
     vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
       out += String(chunk);
@@ -45,6 +45,10 @@ describe("flowrules sandbox", () => {
     expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api$/);
     for (const key of ["sandbox-admin", "sandbox-lead", "sandbox-member", "sandbox-outsider"]) expect(out).toContain(key);
     expect(out).toContain(`curl -H 'Authorization: Api-Key sandbox-admin' ${baseUrl}/processes/`);
+    // the README tour's profile, with no client-side limit (the sandbox has none), and saying so
+    expect(out).toContain(`  sandbox: { base_url: "${baseUrl}", api_key_env: SANDBOX_KEY, rate_limit: 0 }\n`);
+    expect(out).toContain("export SANDBOX_KEY=sandbox-admin\n");
+    expect(out).toMatch(/# rate_limit 0: this sandbox limits nothing, so the client sends at full speed/);
     const res = await fetch(`${baseUrl}/v2/processes/1042/instances/`, { headers: { Authorization: "Api-Key sandbox-admin" } });
     expect(res.status).toBe(200);
     // Call only the handler this command registered (not the test runner's).

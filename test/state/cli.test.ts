@@ -252,7 +252,7 @@ describe("plan --state", () => {
     expect(a.stderr.trim()).toBe("flowrules: --resync-after and --full-refresh need --state DIR (or FLOWRULES_STATE)");
     const b = await plan(["--state", dir, "--resync-after", "soon"]);
     expect(b.code).toBe(1);
-    expect(b.stderr.trim()).toBe('flowrules: --resync-after must be a duration such as 30m, 12h, 7d; got "soon"');
+    expect(b.stderr.trim()).toBe('flowrules: --resync-after must be a duration such as 90s, 5m or 24h (a number and ms, s, m, h or d); got "soon"');
     expect(sb.requests()).toHaveLength(0);
   });
 });

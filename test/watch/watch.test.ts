@@ -358,7 +358,7 @@ describe("watch flags", () => {
     expect(() => watchFlags([], {}, env)).toThrow(/^watch needs a state dir: pass --state DIR, set FLOWRULES_STATE or give the profile a state/);
     expect(watchFlags([], {}, { ...env, FLOWRULES_STATE: "st" })).toMatchObject({ stateDir: "st", apply: false, budgetPercent: 20, metricsHost: "127.0.0.1" });
     expect(watchFlags([], { state: "st", interval: "30s", budget: "10", metricsPort: "9464", apply: true }, env)).toMatchObject({ intervalMs: 30_000, budgetPercent: 10, metricsPort: 9464, apply: true });
-    expect(() => watchFlags([], { state: "st", interval: "2s" }, env)).toThrow(/--interval must be at least 5 s/);
+    expect(() => watchFlags([], { state: "st", interval: "2s" }, env)).toThrow(/^--interval must be at least 5s, got "2s"$/);
     expect(() => watchFlags([], { state: "st", budget: "0" }, env)).toThrow(/--budget/);
     expect(() => watchFlags([], { state: "st", budget: "150" }, env)).toThrow(/--budget/);
     expect(() => watchFlags([], { state: "st", metricsPort: "70000" }, env)).toThrow(/--metrics-port/);

@@ -13,59 +13,12 @@ import { z } from "zod";
 import type { Confirm } from "../../commands/apply.js";
 import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
-import {
-  ApplyingSettingsSchema,
-  DEFAULT_BATCH_SIZE,
-  DEFAULT_CLOCK_SKEW_MS,
-  DEFAULT_LOCK_FILE,
-  DEFAULT_LOCK_TIMEOUT_MS,
-  DEFAULT_RECHECK_EVERY_MS,
-  MAX_BATCH_SIZE,
-} from "../../model/settings.js";
 import { APPLY_FORMAT_NAMES } from "../../render/format-names.js";
-import { runFields, runSettings, serviceIO } from "../settings.js";
+import { applyingFrom, runFields, runSettingsOf, serviceIO, sourcesOf } from "../settings.js";
 import { interruptions } from "../signals.js";
 
-/** "30" (minutes), "90s", "30m", "2h" → milliseconds. */
-export function parseLockTimeout(raw: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$/i.exec(raw);
-  if (!m) throw new UserError(`--lock-timeout must be minutes or a duration such as 90s, 30m, 2h; got "${raw}"`);
-  const n = Number(m[1]);
-  const unit = (m[2] ?? "m").toLowerCase();
-  const ms = unit === "s" ? n * 1000 : unit === "h" ? n * 3_600_000 : n * 60_000;
-  if (ms < 1000) throw new UserError(`--lock-timeout must be at least 1 s, got "${raw}"`);
-  return ms;
-}
-
-/** --max-duration and --lock-wait: "90s", "14m", "2h" (a bare number is seconds) → milliseconds. */
-export function parseMaxDuration(raw: string, flag = "--max-duration"): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$/i.exec(raw);
-  if (!m) throw new UserError(`${flag} must be a duration such as 90s, 14m, 2h; got "${raw}"`);
-  const n = Number(m[1]);
-  const unit = (m[2] ?? "s").toLowerCase();
-  return Math.round(unit === "s" ? n * 1000 : unit === "h" ? n * 3_600_000 : n * 60_000);
-}
-
-const Flags = z.object({
-  autoApprove: z.boolean().optional(),
-  journal: z.string().optional(),
-  batchSize: z.string().optional(),
-  lockFile: z.string().optional(),
-  lockTimeout: z.string().optional(),
-  clockSkew: z.string().optional(),
-  recheckEvery: z.string().optional(),
-  maxDuration: z.string().optional(),
-  lockWait: z.string().optional(),
-  format: z.enum(APPLY_FORMAT_NAMES).optional(),
-});
-
-function wholeNumber(name: string, raw: string | undefined, min: number, max: number, fallback: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
-    throw new UserError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
-}
+/** `apply`'s own output flag; its applying settings are the lines of APPLYING_FLAGS, read in ../settings.ts. */
+const Flags = z.object({ format: z.enum(APPLY_FORMAT_NAMES).optional() });
 
 function terminalConfirm(): Confirm {
   return {
@@ -92,19 +45,10 @@ export async function apply(paths: string[], raw: Record<string, unknown>, comma
   const parsed = Flags.safeParse(raw);
   if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
   const f = parsed.data;
-  const run = runSettings(raw, process.env);
+  const src = sourcesOf(raw, process.env);
+  const run = runSettingsOf(src);
+  const applying = applyingFrom(src);
   const io = serviceIO(command, run.connection);
-  const applying = ApplyingSettingsSchema.parse({
-    autoApprove: f.autoApprove === true,
-    ...(f.journal ? { journal: f.journal } : {}),
-    batchSize: wholeNumber("batch-size", f.batchSize, 1, MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE),
-    lockFile: f.lockFile ?? DEFAULT_LOCK_FILE,
-    lockTimeoutMs: f.lockTimeout ? parseLockTimeout(f.lockTimeout) : DEFAULT_LOCK_TIMEOUT_MS,
-    clockSkewMs: wholeNumber("clock-skew", f.clockSkew, 0, 86_400, DEFAULT_CLOCK_SKEW_MS / 1000) * 1000,
-    recheckEveryMs: wholeNumber("recheck-every", f.recheckEvery, 1, 86_400, DEFAULT_RECHECK_EVERY_MS / 1000) * 1000,
-    ...(f.maxDuration !== undefined ? { maxDurationMs: parseMaxDuration(f.maxDuration), maxDurationText: f.maxDuration.trim() } : {}),
-    ...(f.lockWait !== undefined ? { lockWaitMs: parseMaxDuration(f.lockWait, "--lock-wait"), lockWaitText: f.lockWait.trim() } : {}),
-  });
   const { signal, dispose } = interruptions(io);
   try {
     const fields = { paths, auto_approve: applying.autoApprove, ...runFields(run) };

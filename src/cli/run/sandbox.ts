@@ -5,6 +5,7 @@ import { startSandbox, USERS, describeUser, type SandboxOptions } from "../../sa
 import { UserError } from "../../model/errors.js";
 import { commandLogger } from "../../log/index.js";
 import { errorMessage } from "../../model/guards.js";
+import { profileHint } from "../../sandbox/hints.js";
 import { plural } from "../../model/plural.js";
 
 interface SandboxFlags {
@@ -33,6 +34,8 @@ export async function sandbox(raw: Record<string, unknown>, command: Command): P
   if (opts.peoplePerMin) out(`people at work: ${opts.peoplePerMin} changes a minute (POST ${service.origin}/__sandbox/people for more)`);
   out("demo keys (local use only):");
   for (const u of USERS) out(`  ${u.key.padEnd(18)} ${describeUser(u)}`);
+  out("use it from flowrules: this profile in flowrules.config.yaml (default_profile: sandbox, or --profile sandbox), as in the README's tour:");
+  for (const line of profileHint(service.baseUrl, opts.rateLimitPerMin ?? 0)) out(`  ${line}`);
   out("try:");
   out(`  curl -H 'Authorization: Api-Key sandbox-admin' ${service.baseUrl}/processes/`);
   out(`request log: ${service.origin}/__sandbox/requests`);
