@@ -1,6 +1,7 @@
 /** Expands the paths given on the command line into the ordered list of rule files to read. */
 import { readdir, realpath, stat } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
+import { CONFIG_FILE } from "../model/defaults.js";
 
 export interface FileListing {
   files: string[];
@@ -103,9 +104,19 @@ export async function isFolder(p: string, problems: FileListing["problems"]): Pr
   try {
     return (await stat(p)).isDirectory();
   } catch {
-    problems.push({ path: p, message: `no such file or folder: ${p}` });
+    problems.push({ path: p, message: `no such file or folder: ${p}${await hereHint(p)}` });
     return undefined;
   }
+}
+
+/**
+ * `cd rules && flowrules plan` looks for `rules/rules/` (the default `rules/` is relative to the working
+ * directory): when the folder missing is the default and rule files lie right here, say how to use them.
+ */
+async function hereHint(p: string): Promise<string> {
+  if (p.replace(/\/+$/, "") !== "rules") return "";
+  const names = await readdir(".").catch(() => [] as string[]);
+  return names.some((n) => isRuleFileName(n) && n !== CONFIG_FILE) ? " (this folder holds rule files: give `.` to use them)" : "";
 }
 
 /** Files are taken as given (whatever their name); folders contribute every *.yaml / *.yml below them, sorted. */

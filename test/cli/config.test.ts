@@ -90,6 +90,14 @@ describe("flowrules config", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ base_url: sb.baseUrl, profile: "sandbox" });
   });
 
+  it("`cd rules && flowrules plan` (no path) says in one line that this folder holds rule files and to give `.`", async () => {
+    const r = await runCli(["validate"], {}, { cwd: join(repo, "rules") });
+    expect(r.code).toBe(1);
+    expect(r.stderr + r.stdout).toMatch(/no such file or folder: rules\/ \(this folder holds rule files: give `\.` to use them\)/);
+    const elsewhere = await runCli(["validate"], {}, { cwd: repo });
+    expect(elsewhere.stderr + elsewhere.stdout).not.toContain("this folder holds rule files");
+  });
+
   it("the config file is looked for up to the repository root, and outside a repository in the working directory only", async () => {
     expect(configFileChoice({}, {}, join(repo, "rules"))).toMatchObject({ abs: join(repo, "flowrules.config.yaml"), from: "found" });
     const outside = await tempDir("flowrules-config-outside-");
