@@ -32,13 +32,14 @@ async function main(): Promise<void> {
     );
     // the README's five-minute tour, step 2: the same profile and variable the sandbox's banner prints
     io.stderr(
-      "\nThat was a dry run. To try it yourself (the README's five-minute tour):\n" +
-        "  npx flowrules sandbox --port 4010            # in one terminal\n" +
+      "\nThat was a dry run. To try it yourself (the README's five-minute tour; `npm install -g .` puts flowrules on PATH,\n" +
+        "or write npx flowrules):\n" +
+        "  flowrules sandbox --port 4010                # in one terminal\n" +
         "  # in flowrules.config.yaml beside rules/, with default_profile: sandbox:\n" +
         profileHint("http://127.0.0.1:4010/api").map((l) => `  ${l}\n`).join("") +
-        "  npx flowrules config --check                 # the settings in effect, and whether URL and key work\n" +
-        "  npx flowrules plan --out plan.json           # then: npx flowrules apply plan.json\n" +
-        "  npx flowrules plan --format html > plan.html # review it in a browser\n",
+        "  flowrules config --check                     # the settings in effect, and whether URL and key work\n" +
+        "  flowrules plan --out plan.json               # then: flowrules apply plan.json\n" +
+        "  flowrules plan --format html > plan.html     # review it in a browser\n",
     );
     process.exitCode = code === 2 ? 0 : code;
   } finally {
