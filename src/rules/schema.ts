@@ -8,7 +8,7 @@ import { z } from "zod";
 import { ACTIONS, actionAlternatives } from "../actions/index.js";
 import type { JsonSchema } from "../actions/schema-types.js";
 import { DATE_TIME_PARAMS } from "./datetime.js";
-import { DATE_TIME_FORMAT, RUNTIME_FORMAT } from "./schema-formats.js";
+import { DATE_TIME_FORMAT, ENGINE_OWNED_PARAMS, RUNTIME_FORMAT } from "./schema-formats.js";
 
 export const SCHEMA_ID = "https://flowrules.dev/schemas/rules.schema.json";
 
@@ -16,7 +16,7 @@ export const SCHEMA_ID = "https://flowrules.dev/schemas/rules.schema.json";
 export { DATE_TIME_FORMAT, RUNTIME_FORMAT };
 
 /** `select` keys that the instance list takes but belong to the engine. */
-export const ENGINE_OWNED_PARAMS = ["cursor", "page_size", "ordering"] as const;
+export { ENGINE_OWNED_PARAMS };
 
 export const INSTANCE_STATUSES = ["running", "completed", "aborted"] as const;
 

@@ -9,14 +9,12 @@ import type { Options, ValidateFunction } from "ajv";
 import { ACTIONS } from "../actions/index.js";
 import { buildRulesSchema, SCHEMA_ID } from "./schema.js";
 import { FORMATS } from "./schema-formats.js";
+import { kindsFingerprint } from "./kinds-fingerprint.js";
 
 /** ajv's options for the rule-file schema, ahead of time and now alike. */
 export const RULES_AJV_OPTIONS: Options = { allErrors: true, verbose: true, strict: true };
 
-/** Everything the action kinds put into the rule-file and rule-test schemas: their names, whether they change, their fragments. */
-export function kindsFingerprint(): string {
-  return JSON.stringify(ACTIONS.map((m) => [m.kind, m.mutating, m.schema]));
-}
+export { kindsFingerprint };
 
 /** The export of each validator: `file` (a whole rule file) and `action_<kind>` (one action entry of that kind). */
 export function validatorRefs(): Record<string, string> {
