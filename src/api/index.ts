@@ -8,3 +8,4 @@ export { isLoopbackHost } from "./url-guard.js";
 export * from "./connection.js";
 export { LimiterStoppedError, RateLimiter, WINDOW_SHARE, windowBudget, type Grant, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
 export { parseRateLimitHeaders, type RateLimitInfo } from "./rate-headers.js";
+export { DelegatingClient } from "./delegating.js";

@@ -19,7 +19,7 @@
  * still exactly the one it holds, so a change by someone else right after our write is never hidden by it.
  */
 import { createHash } from "node:crypto";
-import type { ApiClient, CompleteStepBody, FormFieldQuery, FormFieldValue, InstanceListItem, InstanceListQuery, InstanceRecord, Page, ServiceClock, Workflow } from "../api/index.js";
+import { DelegatingClient, type ApiClient, type CompleteStepBody, FormFieldQuery, FormFieldValue, InstanceListItem, InstanceListQuery, InstanceRecord, Page, ServiceClock, Workflow } from "../api/index.js";
 import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
 import { plural } from "../model/plural.js";
@@ -136,8 +136,7 @@ function idsOf(v: FormFieldQuery[string]): number[] | undefined {
   return undefined;
 }
 
-export class StateClient implements ApiClient {
-  readonly baseUrl: string;
+export class StateClient extends DelegatingClient {
   private readonly nowMs: number;
   private readonly nowIso: string;
   private readonly workflows = new Map<number, RunWorkflow>();
@@ -165,8 +164,8 @@ export class StateClient implements ApiClient {
   private readonly shareSettings = settingsSharer();
   private readonly out: StateWriter;
 
-  constructor(private readonly inner: ApiClient, private readonly opts: StateClientOptions) {
-    this.baseUrl = inner.baseUrl;
+  constructor(inner: ApiClient, private readonly opts: StateClientOptions) {
+    super(inner);
     this.nowMs = opts.now.getTime();
     this.nowIso = opts.now.toISOString();
     this.out = opts.writer;
@@ -437,16 +436,16 @@ export class StateClient implements ApiClient {
 
   // ---- endpoints --------------------------------------------------------------------------------------------------
 
-  listWorkflows(): Promise<Workflow[]> {
+  override listWorkflows(): Promise<Workflow[]> {
     this.planned = true;
     return this.inner.listWorkflows();
   }
 
-  async *instances(processId: number, query?: InstanceListQuery): AsyncGenerator<InstanceListItem> {
+  override async *instances(processId: number, query?: InstanceListQuery): AsyncGenerator<InstanceListItem> {
     for await (const page of this.instancePages(processId, query)) yield* page.results;
   }
 
-  async *instancePages(processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
+  override async *instancePages(processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
     const q = canonicalQuery(query);
     const w = this.workflow(processId);
     if (w.cold) return yield* this.passThrough(processId, q, query);
@@ -564,7 +563,7 @@ export class StateClient implements ApiClient {
     return record ? { record, entry: parsed.data, text } : undefined;
   }
 
-  async getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
+  override async getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
     const key = `${id}:${flagsOf(opts)}`;
     const cached = this.prev?.records.get(key);
     // the structure probe too: the newest instance's snapshot changes only with it (or a newer one starts), both
@@ -610,7 +609,7 @@ export class StateClient implements ApiClient {
     return record;
   }
 
-  async *formFieldPages(processId: number, stepId: number, actionId: number, query: FormFieldQuery = {}): AsyncGenerator<Page<FormFieldValue>> {
+  override async *formFieldPages(processId: number, stepId: number, actionId: number, query: FormFieldQuery = {}): AsyncGenerator<Page<FormFieldValue>> {
     const ids = idsOf(query.instance_ids);
     const other = Object.keys(query).filter((k) => k !== "instance_ids" && k !== "limit" && query[k] !== undefined);
     if (!ids || other.length > 0 || ids.some((n) => !Number.isSafeInteger(n))) return yield* this.inner.formFieldPages(processId, stepId, actionId, query);
@@ -661,33 +660,18 @@ export class StateClient implements ApiClient {
     yield { count: results.length, next: null, previous: null, results };
   }
 
-  async completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
+  override async completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
     const record = await this.inner.completeStep(id, body);
     this.wrote(record, body);
     return record;
   }
 
-  async bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
+  override async bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
     const answer = await this.inner.bulkAbort(ids);
     this.abortedIds(answer.ids);
     return answer;
   }
 
-  stats(): ReturnType<ApiClient["stats"]> {
-    return this.inner.stats();
-  }
-
-  unusable(): ReturnType<ApiClient["unusable"]> {
-    return this.inner.unusable();
-  }
-
-  serviceClock(): ServiceClock | undefined {
-    return this.inner.serviceClock?.();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
 }
 
 /**
@@ -695,48 +679,19 @@ export class StateClient implements ApiClient {
  * answers of our own writes are written through into the state (StateClient.wrote, abortedIds). Reads are not
  * answered from the state: apply judges staleness from what the service says now.
  */
-export class WriteThroughClient implements ApiClient {
-  readonly baseUrl: string;
-
-  constructor(private readonly inner: ApiClient, private readonly state: StateClient) {
-    this.baseUrl = inner.baseUrl;
+export class WriteThroughClient extends DelegatingClient {
+  constructor(inner: ApiClient, private readonly state: StateClient) {
+    super(inner);
   }
 
-  listWorkflows(): Promise<Workflow[]> {
-    return this.inner.listWorkflows();
-  }
-  instancePages(processId: number, query?: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>> {
-    return this.inner.instancePages(processId, query);
-  }
-  instances(processId: number, query?: InstanceListQuery): AsyncGenerator<InstanceListItem> {
-    return this.inner.instances(processId, query);
-  }
-  getInstance(id: number, opts?: { injectValues?: boolean; stepsTimeFrame?: boolean }): Promise<InstanceRecord> {
-    return this.inner.getInstance(id, opts);
-  }
-  async completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
+  override async completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
     const record = await this.inner.completeStep(id, body);
     this.state.wrote(record, body);
     return record;
   }
-  async bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
+  override async bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
     const answer = await this.inner.bulkAbort(ids);
     this.state.abortedIds(answer.ids);
     return answer;
-  }
-  formFieldPages(processId: number, stepId: number, actionId: number, query?: FormFieldQuery): AsyncGenerator<Page<FormFieldValue>> {
-    return this.inner.formFieldPages(processId, stepId, actionId, query);
-  }
-  stats(): ReturnType<ApiClient["stats"]> {
-    return this.inner.stats();
-  }
-  unusable(): ReturnType<ApiClient["unusable"]> {
-    return this.inner.unusable();
-  }
-  serviceClock(): ServiceClock | undefined {
-    return this.inner.serviceClock?.();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }

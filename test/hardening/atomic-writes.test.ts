@@ -3,14 +3,13 @@
  * writes leaves the previous file as it was; a journal that cannot be written stops the apply, naming it. The CLI runs under a file size limit of 512 bytes (`ulimit -f 1`), so
  * every write of a bigger file fails part-way, as on a full disk; the error names the file.
  */
-import { spawn } from "node:child_process";
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileAtomic } from "../../src/model/write-file.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { makePlan, MIXED_RULES, tempDir } from "../apply/helpers.js";
-import { CLI, runCli, type CliResult } from "../helpers/cli.js";
+import { runCli, runCliInShell, type CliResult } from "../helpers/cli.js";
 
 const RULES = `${MIXED_RULES}  - name: expense-report
     workflow: 1042
@@ -35,16 +34,7 @@ afterAll(async () => {
 
 /** The CLI with files limited to 512 bytes (one block of `ulimit -f`). */
 function runLimited(args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-    const child = spawn("/bin/sh", ["-c", `ulimit -f 1; exec ${quoted}`], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCliInShell("ulimit -f 1", args, env, { cwd: dir });
 }
 
 const strays = async (d: string): Promise<string[]> => (await readdir(d)).filter((f) => f.endsWith(".tmp"));

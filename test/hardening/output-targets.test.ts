@@ -11,7 +11,7 @@ import { isAbsolute, join } from "node:path";
 import { checkOutputFile, writeFileAtomic } from "../../src/model/write-file.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { CLI, runCli, type CliResult } from "../helpers/cli.js";
+import { runCli, runCliInShell, type CliResult } from "../helpers/cli.js";
 import { closeAfterAll, tempDir } from "../helpers/temp.js";
 
 const RULES = `version: 1
@@ -56,16 +56,7 @@ beforeAll(async () => {
 
 /** The CLI under bash, with `setup` before it (`ulimit -f 8`, `exec 3>/dev/full`); args are quoted. */
 function runShell(setup: string, args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-    const child = spawn("/bin/bash", ["-c", `${setup}; exec ${quoted}`], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCliInShell(setup, args, env, { cwd: dir });
 }
 
 function mkfifo(path: string): Promise<void> {

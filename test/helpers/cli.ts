@@ -39,3 +39,24 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   const { code, stdout, stderr } = await spawnCli(args, env, { ...opts, input: opts.input ?? "" }).done;
   return { code, stdout, stderr };
 }
+
+/**
+ * The CLI after a line of shell set-up (`ulimit -f 8`, `exec 3>/dev/full`), as a shell user runs it: the set-up must
+ * succeed, then bash `exec`s the CLI, so the limit or the descriptor is the CLI's own. Only PATH and HOME plus `env`.
+ */
+export function runCliInShell(setup: string, args: string[], env: Record<string, string | undefined> = {}, opts: { cwd?: string } = {}): Promise<CliResult> {
+  const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  return new Promise((resolve, reject) => {
+    const child = spawn("/bin/bash", ["-c", `${setup} && exec ${quoted}`], {
+      cwd: opts.cwd ?? process.cwd(),
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { CLI, runCli, spawnCli } from "../helpers/cli.js";
+import { runCli, runCliInShell, spawnCli, type CliResult } from "../helpers/cli.js";
 import { fileURLToPath } from "node:url";
 import { tempDir } from "./helpers.js";
 
@@ -274,17 +274,8 @@ describe("apply --auto-approve --state", () => {
 
 
 /** The CLI under a file-size limit of `kb` KiB (`ulimit -f`), as a shell user would run it. */
-function limited(kb: number, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const quoted = args.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-  return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", `ulimit -f ${kb} && exec '${process.execPath}' '${CLI}' ${quoted}`], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env() }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function limited(kb: number, args: string[]): Promise<CliResult> {
+  return runCliInShell(`ulimit -f ${kb}`, args, env());
 }
 
 /** The pid of a process that has exited. */
