@@ -17,8 +17,6 @@ import { configFileChoice, noConfigFile, profileAsked, type ConfigFileChoice } f
 import { posOfKey, posOfValue, posAt, type SourceFile } from "../rules/positions.js";
 import { CONFIG_ENV } from "./flags.js";
 
-export { configFileChoice, type ConfigFileChoice };
-
 /** The profile a run uses, with the file it came from (relative paths in it resolve against that file's folder). */
 export interface LoadedProfile {
   name: string;

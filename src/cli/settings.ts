@@ -48,14 +48,13 @@ import { parseShard, shardLabel, type Shard } from "../plan/shard.js";
 import { tagProblem } from "../rules/operations.js";
 import { plainDecimal } from "../model/plain-decimal.js";
 import { apiKeyProblem } from "../api/key-check.js";
-import { configFileChoice, loadProfile } from "./profiles.js";
+import { loadProfile } from "./profiles.js";
+import { configFileChoice } from "./config-choice.js";
 import { catalogSettingsFrom, pathOf, pick, type Picked, type Sources } from "./sources.js";
 import { APPLYING_FLAGS, CONFIG_ENV, CONNECTION_FLAGS, OUTPUT_FLAGS, PLANNING_FLAGS, WATCH_FLAGS, colorOf, type SettingSource } from "./flags.js";
 import type { ConfigReport, ConfigSetting } from "../render/config/types.js";
 import { processIO, type CommandIO } from "../log/command-io.js";
 import { commandLogger, withLogger } from "../log/index.js";
-
-export { pick, type Picked, type Sources };
 
 const Strings = z.array(z.string());
 

@@ -38,9 +38,6 @@ export type WorkflowStructure = z.infer<typeof WorkflowStructureSchema>;
 /** Field types whose values flowrules can check; any other type accepts any value. */
 export const KNOWN_FIELD_TYPES = ["text", "number", "date", "radio", "checklist"] as const;
 
-// plain, apart from the schemas: the compiler uses them on every run, the schemas only with a catalog
-export { nameKey, type StructureRef } from "./structure-ref.js";
-
 /** Input objects as the snapshot's shape allows (docs/design.md, "process_snapshot"): `settings.options` may be strings or `{ label|name|value }`. */
 function optionText(o: unknown): string | undefined {
   if (typeof o === "string") return o;

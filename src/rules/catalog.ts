@@ -7,10 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { WorkflowStructureSchema, type WorkflowStructure } from "../model/structure.js";
-import { CATALOG_FILE } from "../model/defaults.js";
 
-// a plain constant, apart from the schema, so that a run without a catalog need not load zod (docs/performance.md)
-export { CATALOG_FILE };
 export const CATALOG_FORMAT_VERSION = 1;
 
 export const CatalogSchema = z.object({

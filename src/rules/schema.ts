@@ -8,15 +8,9 @@ import { z } from "zod";
 import { ACTIONS, actionAlternatives } from "../actions/index.js";
 import type { JsonSchema } from "../actions/schema-types.js";
 import { DATE_TIME_PARAMS } from "./datetime.js";
-import { DATE_TIME_FORMAT, ENGINE_OWNED_PARAMS, RUNTIME_FORMAT } from "./schema-formats.js";
+import { DATE_TIME_FORMAT, RUNTIME_FORMAT } from "./schema-formats.js";
 
 export const SCHEMA_ID = "https://flowrules.dev/schemas/rules.schema.json";
-
-/** Custom formats (schema-formats.ts checks them); editors ignore formats they do not know. */
-export { DATE_TIME_FORMAT, RUNTIME_FORMAT };
-
-/** `select` keys that the instance list takes but belong to the engine. */
-export { ENGINE_OWNED_PARAMS };
 
 export const INSTANCE_STATUSES = ["running", "completed", "aborted"] as const;
 

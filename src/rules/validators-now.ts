@@ -9,12 +9,9 @@ import type { Options, ValidateFunction } from "ajv";
 import { ACTIONS } from "../actions/index.js";
 import { buildRulesSchema, SCHEMA_ID } from "./schema.js";
 import { FORMATS } from "./schema-formats.js";
-import { kindsFingerprint } from "./kinds-fingerprint.js";
 
 /** ajv's options for the rule-file schema, ahead of time and now alike. */
 export const RULES_AJV_OPTIONS: Options = { allErrors: true, verbose: true, strict: true };
-
-export { kindsFingerprint };
 
 /** The export of each validator: `file` (a whole rule file) and `action_<kind>` (one action entry of that kind). */
 export function validatorRefs(): Record<string, string> {
