@@ -6,7 +6,7 @@
  * Every problem with the file is one line naming file:line:col; the API key is never read from it.
  */
 import { dirname } from "node:path";
-import { LineCounter, isMap, isNode, isPair, isScalar, isSeq, parseDocument, visit } from "yaml";
+import { LineCounter, isMap, isNode, isPair, isScalar, isSeq, parseDocument, visit } from "#yaml";
 import { MAX_YAML_FILE_BYTES, readCappedText } from "../model/capped-read.js";
 import { CONFIG_KEYS, ConfigFileSchema, PROFILE_KEYS, SECRET_KEYS, type Profile } from "../model/config.js";
 import { UserError } from "../model/errors.js";

@@ -61,8 +61,18 @@ describe("start-up: what loads", () => {
     const r = loaded(TAB_ARGS);
     // the rules of rules/, one a line, as the completion scripts read them
     expect(r.stdout.split("\n").filter(Boolean).length).toBeGreaterThan(2);
-    expect(r.packages).toEqual(["yaml"]);
-    expect(r.own.sort()).toEqual([...TAB].sort());
+    // the YAML parser as the one file the build bundled (scripts/vendor-yaml.mjs), not the package's 72
+    expect(r.packages).toEqual([]);
+    expect(r.own.sort()).toEqual([...TAB, "vendor/yaml"].sort());
+  });
+
+  it("the bundled YAML parser is the installed package's version, with every export of it", async () => {
+    const bundle = readFileSync(new URL("../../dist/vendor/yaml.js", import.meta.url), "utf8");
+    const installed = JSON.parse(readFileSync(new URL("../../node_modules/yaml/package.json", import.meta.url), "utf8")) as { version: string };
+    expect(bundle.split("\n", 1)[0]).toContain(`yaml ${installed.version} `);
+    const bundled: Record<string, unknown> = await import(new URL("../../dist/vendor/yaml.js", import.meta.url).href);
+    const pkg: Record<string, unknown> = await import("yaml");
+    expect(Object.keys(bundled).sort()).toEqual(Object.keys(pkg).filter((k) => k !== "default").sort());
   });
 
   it("the Tab's table is the program's value flags (the build writes it)", () => {
@@ -94,5 +104,9 @@ describe("start-up: what loads", () => {
     // profile file's reader or the rule-file schema (zod schemas all), nor the validators' compiler
     const deferred = ["rules/catalog", "rules/catalog-checks", "model/structure", "cli/settings", "cli/profiles", "model/config", "model/settings", "rules/schema", "rules/validators-now"];
     expect(r.own.filter((m) => deferred.includes(m))).toEqual([]);
+    // and so no zod at all: the step kinds read their request bodies by hand (src/api/step-body.ts)
+    expect(r.packages).not.toContain("zod");
+    expect(r.own).not.toContain("api/schemas");
+    expect(r.packages).not.toContain("yaml");
   });
 });
