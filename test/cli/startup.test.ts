@@ -6,7 +6,7 @@
  * Checked on the built CLI by listing the files each process loads (bench/src/startup.ts), never by timing:
  * `npm run bench:startup` times them.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { relative, sep } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { loadedModules, TAB_ARGS } from "../../bench/src/startup.js";
@@ -64,6 +64,13 @@ describe("start-up: what loads", () => {
     // the YAML parser as the one file the build bundled (scripts/vendor-yaml.mjs), not the package's 72
     expect(r.packages).toEqual([]);
     expect(r.own.sort()).toEqual([...TAB, "vendor/yaml"].sort());
+  });
+
+  it("the sources import YAML as #yaml (the bundle, once built), never the package itself", () => {
+    const direct = readdirSync(new URL("../../src/", import.meta.url), { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".ts"))
+      .filter((f) => /from\s+["']yaml["']|import\(\s*["']yaml["']\s*\)/.test(readFileSync(new URL(`../../src/${f}`, import.meta.url), "utf8")));
+    expect(direct).toEqual([]);
   });
 
   it("the bundled YAML parser is the installed package's version, with every export of it", async () => {
