@@ -8,7 +8,12 @@ export default defineConfig({
   resolve: {
     // bench/ and scripts/ import flowrules as "#flowrules/<path>.js" (package.json "imports", built dist/ at run time);
     // tests run them against the TypeScript sources instead, like tsconfig.test.json's "source" condition.
-    alias: [{ find: /^#flowrules\/(.*)\.js$/, replacement: `${fileURLToPath(new URL("./src/", import.meta.url))}$1.ts` }],
+    // "#yaml" is the installed yaml package, which the build bundles into one file for the CLI (scripts/vendor-yaml.mjs):
+    // the sources are tested against the package itself, the built CLI (run as a child by many tests) against the bundle.
+    alias: [
+      { find: /^#flowrules\/(.*)\.js$/, replacement: `${fileURLToPath(new URL("./src/", import.meta.url))}$1.ts` },
+      { find: /^#yaml$/, replacement: "yaml" },
+    ],
   },
   test: {
     include: ["test/**/*.test.ts"],

@@ -2,8 +2,8 @@
 /**
  * `npm run build:extra` (demo, docs, bench) builds dist/ only when it is stale: right after `npm run build` (or `npm
  * test`, which builds) the demo starts at once instead of compiling everything again. dist/ is fresh when the stamp
- * `npm run build` writes last (dist/.built) is newer than every file the build reads: src/, the tsconfig files and
- * package.json. Anything else (a missing stamp, a newer source) runs the full build, as before.
+ * `npm run build` writes last (dist/.built) is newer than every file the build reads: src/, the tsconfig files,
+ * package.json, the lockfile (the bundled yaml's version) and scripts/vendor-yaml.mjs. Anything else (a missing stamp, a newer source) runs the full build, as before.
  */
 import { spawnSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
@@ -27,7 +27,7 @@ function stampTime() {
   }
 }
 
-const inputs = ["src", "tsconfig.json", "tsconfig.build.json", "package.json"];
+const inputs = ["src", "tsconfig.json", "tsconfig.build.json", "package.json", "package-lock.json", "scripts/vendor-yaml.mjs"];
 const stale = inputs.some((p) => newest(p) >= stampTime());
 if (stale) {
   const r = spawnSync("npm", ["run", "build"], { stdio: "inherit", shell: process.platform === "win32" });

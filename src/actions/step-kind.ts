@@ -6,7 +6,8 @@
 import { isDeepStrictEqual } from "node:util";
 // schemas.js alone: the barrel would load the HTTP client into validate and test, which load every kind
 // (docs/performance.md, "Start-up")
-import { CompleteStepBodySchema, describeIssue, type InstanceRecord } from "../api/schemas.js";
+import type { InstanceRecord } from "../api/schemas.js";
+import { parseCompleteStepBody } from "../api/step-body.js";
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { SourcePos, StepInput } from "../model/rule-types.js";
 import { sameValue } from "../model/values.js";
@@ -103,7 +104,7 @@ function jsonPathKeys(jsonPath: string): PropertyKey[] {
 
 /** The `actions` of a step request body as sent. */
 export function sentActions(change: PlannedChange): Array<{ action_id: number; input_object: unknown }> {
-  const parsed = CompleteStepBodySchema.safeParse(change.request.body);
+  const parsed = parseCompleteStepBody(change.request.body);
   return parsed.success ? parsed.data.actions ?? [] : [];
 }
 
@@ -262,10 +263,9 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
       }
       const path = `/instances/${c.instance_id}/complete_step/`;
       if (c.request.path !== path) issue(["request", "path"], `expected ${path}`);
-      const body = CompleteStepBodySchema.safeParse(c.request.body);
+      const body = parseCompleteStepBody(c.request.body);
       if (!body.success) {
-        const d = describeIssue(body.error);
-        issue(["request", "body", ...jsonPathKeys(d.jsonPath)], d.problem);
+        issue(["request", "body", ...jsonPathKeys(body.issue.jsonPath)], body.issue.problem);
         return;
       }
       if (body.data.step_id !== c.step_id) issue(["request", "body", "step_id"], `expected ${c.step_id} (the change's step_id)`);
@@ -279,7 +279,12 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
     effect: spec.effect,
     send: {
       mode: "each",
-      send: (client, c) => client.completeStep(c.instance_id, CompleteStepBodySchema.parse(c.request.body)),
+      send: (client, c) => {
+        // checkChange passed this body when the plan was read: a failure here is a plan changed in memory since
+        const body = parseCompleteStepBody(c.request.body);
+        if (!body.success) throw new Error(`request body ${body.issue.jsonPath}: ${body.issue.problem}`);
+        return client.completeStep(c.instance_id, body.data);
+      },
     },
   };
 }

@@ -3,7 +3,7 @@
  * quoting, key order and formatting do not count as a change; anchors and aliases are resolved first, so editing an
  * anchor counts for every rule that uses it.
  */
-import { parseDocument } from "yaml";
+import { parseDocument } from "#yaml";
 import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
 

@@ -5,18 +5,17 @@
  * picks one. A profile is one more source of settings, below flags and environment (src/cli/settings.ts).
  * Every problem with the file is one line naming file:line:col; the API key is never read from it.
  */
-import { existsSync } from "node:fs";
-import { dirname, relative, resolve } from "node:path";
-import { LineCounter, isMap, isNode, isPair, isScalar, isSeq, parseDocument, visit } from "yaml";
+import { dirname } from "node:path";
+import { LineCounter, isMap, isNode, isPair, isScalar, isSeq, parseDocument, visit } from "#yaml";
 import { MAX_YAML_FILE_BYTES, readCappedText } from "../model/capped-read.js";
 import { CONFIG_KEYS, ConfigFileSchema, PROFILE_KEYS, SECRET_KEYS, type Profile } from "../model/config.js";
 import { UserError } from "../model/errors.js";
 import { errorMessage } from "../model/guards.js";
 import { didYouMean } from "../model/suggest.js";
-import { CONFIG_FILE } from "../model/settings.js";
-import { findConfigFile } from "../model/config-file.js";
+import { CONFIG_FILE } from "../model/defaults.js";
+import { configFileChoice, noConfigFile, profileAsked, type ConfigFileChoice } from "./config-choice.js";
 import { posOfKey, posOfValue, posAt, type SourceFile } from "../rules/positions.js";
-import { CONFIG_ENV, PROFILE_ENV } from "./flags.js";
+import { CONFIG_ENV } from "./flags.js";
 
 /** The profile a run uses, with the file it came from (relative paths in it resolve against that file's folder). */
 export interface LoadedProfile {
@@ -31,31 +30,8 @@ export interface LoadedProfile {
   chosenBy: string;
 }
 
-/** The config file a run reads (or would, once written), and what named it. */
-export interface ConfigFileChoice {
-  /** absolute; when nothing names one and none is found, flowrules.config.yaml in cwd (which may not exist) */
-  abs: string;
-  /** as the user would name it (relative to cwd when below it) */
-  shown: string;
-  /** "--config", "FLOWRULES_CONFIG", "found" (cwd or a parent up to the repository root) or "none" (there is none) */
-  from: "--config" | typeof CONFIG_ENV | "found" | "none";
-}
-
-/** The config file: --config, else FLOWRULES_CONFIG, else the nearest flowrules.config.yaml (src/model/config-file.ts). */
-export function configFileChoice(opts: { config?: string | undefined }, env: Record<string, string | undefined>, cwd = process.cwd()): ConfigFileChoice {
-  const fromEnv = env[CONFIG_ENV];
-  const named = opts.config !== undefined ? ({ file: opts.config, from: "--config" } as const) : fromEnv ? ({ file: fromEnv, from: CONFIG_ENV } as const) : undefined;
-  const found = named ? undefined : findConfigFile(cwd);
-  const abs = named ? resolve(cwd, named.file) : (found ?? resolve(cwd, CONFIG_FILE));
-  return { abs, shown: shownPath(abs, cwd), from: named?.from ?? (found ? "found" : "none") };
-}
-
 const atPos = (p: { file: string; line: number; col: number }): string => `${p.file}:${p.line}:${p.col}`;
 
-function shownPath(abs: string, cwd: string): string {
-  const rel = relative(cwd, abs);
-  return rel && !rel.startsWith("..") ? rel : abs;
-}
 
 /** A key as a message shows it: a plain word as is, anything else quoted (no control character reaches the terminal). */
 const keyShown = (k: string): string => (/^[\w.-]+$/.test(k) ? k : JSON.stringify(k));
@@ -176,9 +152,8 @@ export function loadProfile(
   cwd = process.cwd(),
   file: ConfigFileChoice = configFileChoice(opts, env, cwd),
 ): LoadedProfile | undefined {
-  const asked = opts.profile ?? (env[PROFILE_ENV] || undefined);
-  const from = opts.profile !== undefined ? "--profile" : PROFILE_ENV;
-  if (file.from === "none" || (file.from === "found" && !existsSync(file.abs))) {
+  const { asked, from } = profileAsked(opts, env);
+  if (noConfigFile(file)) {
     if (asked === undefined) return undefined;
     throw new UserError(`${from} ${asked}: there is no ${CONFIG_FILE} in ${cwd} or a parent folder up to the repository root (or name one with --config FILE / ${CONFIG_ENV})`);
   }

@@ -11,7 +11,6 @@
  * `planning` whole, so they accept it and plan alike. `flowrules config` shows what these readers resolve, with the
  * sources (configReport). This module loads when a verb runs, never for `--help` or a completion Tab.
  */
-import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { InsecureUrlError } from "../api/errors.js";
@@ -49,7 +48,9 @@ import { parseShard, shardLabel, type Shard } from "../plan/shard.js";
 import { tagProblem } from "../rules/operations.js";
 import { plainDecimal } from "../model/plain-decimal.js";
 import { apiKeyProblem } from "../api/key-check.js";
-import { configFileChoice, loadProfile, type ConfigFileChoice, type LoadedProfile } from "./profiles.js";
+import { loadProfile } from "./profiles.js";
+import { configFileChoice } from "./config-choice.js";
+import { catalogSettingsFrom, pathOf, pick, type Picked, type Sources } from "./sources.js";
 import { APPLYING_FLAGS, CONFIG_ENV, CONNECTION_FLAGS, OUTPUT_FLAGS, PLANNING_FLAGS, WATCH_FLAGS, colorOf, type SettingSource } from "./flags.js";
 import type { ConfigReport, ConfigSetting } from "../render/config/types.js";
 import { processIO, type CommandIO } from "../log/command-io.js";
@@ -108,15 +109,6 @@ function settingsOf<S>(flags: { [K in keyof S]-?: SettingSource }, reads: Reads<
   return values;
 }
 
-/** flags and environment of one run, the config file in effect and the profile they chose */
-export interface Sources {
-  opts: Record<string, unknown>;
-  env: Record<string, string | undefined>;
-  /** the config file read, or the one that would be (a watcher watches it appear) */
-  config: ConfigFileChoice;
-  profile?: LoadedProfile;
-}
-
 /** The profile of this run (none when no file or no name), from --config/--profile and their variables. */
 export function sourcesOf(opts: Record<string, unknown>, env: Record<string, string | undefined>, cwd = process.cwd()): Sources {
   const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
@@ -127,40 +119,6 @@ export function sourcesOf(opts: Record<string, unknown>, env: Record<string, str
 
 function profileRef(src: Sources): ProfileRef | undefined {
   return src.profile ? { name: src.profile.name, file: src.profile.file } : undefined;
-}
-
-/** commander's key of a flag: "--rate-limit <n>" → "rateLimit" */
-function attr(flags: string): string {
-  const long = /--([a-z0-9-]+)/.exec(flags)?.[1] ?? "";
-  return long.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
-
-export interface Picked {
-  value: unknown;
-  /** the source in words, for messages: "--rate-limit", "FLOWRULES_RATE_LIMIT", "flowrules.config.yaml:7:17: rate_limit of profile prod" */
-  from: string;
-  kind: "flag" | "env" | "profile";
-}
-
-/**
- * The first source that gives the setting: flag, then environment, then profile. An empty variable counts as unset
- * unless `emptyEnvIsValue` (the opt-out tag, where "" turns it off).
- */
-export function pick(s: SettingSource, src: Sources): Picked | undefined {
-  if (s.flags) {
-    const v = src.opts[attr(s.flags)];
-    if (v !== undefined && !(Array.isArray(v) && v.length === 0)) return { value: v, from: s.flags.split(" ")[0] ?? s.flags, kind: "flag" };
-  }
-  if (s.env) {
-    const v = src.env[s.env];
-    if (v !== undefined && (v !== "" || s.emptyEnvIsValue === true)) return { value: v, from: s.env, kind: "env" };
-  }
-  if (s.profile && src.profile) {
-    const v = src.profile.values[s.profile];
-    const where = src.profile.at[s.profile] ?? src.profile.file;
-    if (v !== undefined) return { value: v, from: `${where}: ${s.profile} of profile ${src.profile.name}`, kind: "profile" };
-  }
-  return undefined;
 }
 
 /** The one reader of whole-number settings (flags, variables, profile keys): plain digits within [min, max]. */
@@ -195,11 +153,6 @@ function percentOf(p: Picked | undefined): number | undefined {
 const textOf = (p: Picked | undefined): string | undefined => (typeof p?.value === "string" ? p.value : undefined);
 
 /** A path from a profile resolves against the profile file's folder; from a flag or variable, against cwd. */
-function pathOf(p: Picked | undefined, src: Sources): string | undefined {
-  if (p === undefined || typeof p.value !== "string") return undefined;
-  return p.kind === "profile" && src.profile ? resolve(src.profile.dir, p.value) : p.value;
-}
-
 /** Every API key this process resolved: scrubbed from logs and from the last-resort error line (src/cli/index.ts). */
 const resolvedKeys = new Set<string>();
 export function runSecrets(): string[] {
@@ -509,10 +462,7 @@ export function connectionRun(opts: Record<string, unknown>, env: Record<string,
  * the profile; the URL from FLOWRULES_BASE_URL or the profile, to check the catalog was pulled from that service.
  */
 export function catalogSettings(opts: Record<string, unknown>, env: Record<string, string | undefined>): { workflows?: string; baseUrl?: string } {
-  const src = sourcesOf(opts, env);
-  const workflows = pathOf(pick(PLANNING_FLAGS.workflows, src), src);
-  const base = pick(CONNECTION_FLAGS.baseUrl, src);
-  return { ...(workflows !== undefined ? { workflows } : {}), ...(typeof base?.value === "string" ? { baseUrl: base.value } : {}) };
+  return catalogSettingsFrom(sourcesOf(opts, env));
 }
 
 /** Connection settings from flags, environment and the chosen profile. */

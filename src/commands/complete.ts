@@ -8,7 +8,7 @@
  * loaders accept (letters, digits, '.', '_', '-') are printed, so no shell that inserts one can run a name as code
  * (docs/safety.md). Each file is read once, at most 1 MiB of a regular file (src/model/capped-read.ts).
  */
-import { parse } from "yaml";
+import { parse } from "#yaml";
 import { readCappedText } from "../model/capped-read.js";
 import { findConfigFile } from "../model/config-file.js";
 import { isRecord } from "../model/guards.js";

@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { stringify } from "yaml";
+import { stringify } from "#yaml";
 import { clientFrom, type Workflow } from "../api/index.js";
 import type { ConnectionSettings } from "../model/settings.js";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";

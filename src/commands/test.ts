@@ -12,7 +12,8 @@ import { TEST_RESULT_FORMATS, type TestResultsFormat } from "../render/test-resu
 import { runFailed, runTests } from "../rule-tests/run.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { logTestRun } from "../render/events/test.js";
-import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
+import { readCatalog } from "../rules/catalog.js";
+import { CATALOG_FILE } from "../model/defaults.js";
 
 export interface TestCommandOptions {
   paths: string[];

@@ -1,11 +1,12 @@
 /** `flowrules validate [paths...]`: schema, JSONata, aliases, names and conflicts, without any request. */
+import { lstat } from "node:fs/promises";
 import { loadRules } from "../rules/index.js";
 import { DIAGNOSTIC_FORMATS, type DiagnosticFormat } from "../render/validate/index.js";
 import { logDiagnostics } from "../render/events/validate.js";
 import type { Logger } from "../log/index.js";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
-import { CATALOG_FILE, readCatalog } from "../rules/catalog.js";
-import { catalogDiagnostics } from "../rules/catalog-checks.js";
+import { CATALOG_FILE } from "../model/defaults.js";
+import type { CatalogRead } from "../rules/catalog.js";
 
 export interface ValidateOptions {
   format: DiagnosticFormat;
@@ -13,6 +14,27 @@ export interface ValidateOptions {
   workflows?: string;
   /** the base URL the catalog must have been pulled from, when known (FLOWRULES_BASE_URL) */
   baseUrl?: string;
+}
+
+/**
+ * The catalog as readCatalog reads it; its reader (zod and the workflow structure's schema) is loaded only when there
+ * is a file to read or one was named: validate without a catalog starts without them (docs/performance.md, "Start-up").
+ */
+async function readCatalogIfAny(opts: ValidateOptions): Promise<CatalogRead> {
+  // readCatalog says nothing of a default catalog that is not there
+  if (opts.workflows === undefined && !(await exists(CATALOG_FILE))) return { warnings: [] };
+  const { readCatalog } = await import("../rules/catalog.js");
+  return readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}) });
+}
+
+/** Whether anything is at this path (a file that cannot be read is readCatalog's to report). */
+async function exists(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== "ENOENT";
+  }
 }
 
 /** Runs the validation and returns the output and exit code (kept apart from process I/O for tests). */
@@ -23,13 +45,13 @@ export async function runValidate(
   log?: Logger,
 ): Promise<{ output: string; exitCode: number; notes: string[] }> {
   const result = await loadRules(paths);
-  const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, {
-    required: opts.workflows !== undefined,
-    ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
-  });
+  const catalog = await readCatalogIfAny(opts);
   const notes = [...catalog.warnings];
   if (result.ruleSet) {
-    if (catalog.catalog) for (const d of catalogDiagnostics(result.ruleSet.rules, catalog.catalog, opts.workflows ?? CATALOG_FILE)) result.diagnostics.push(d);
+    if (catalog.catalog) {
+      const { catalogDiagnostics } = await import("../rules/catalog-checks.js");
+      for (const d of catalogDiagnostics(result.ruleSet.rules, catalog.catalog, opts.workflows ?? CATALOG_FILE)) result.diagnostics.push(d);
+    }
     else notes.push(`no workflow catalog (${opts.workflows ?? CATALOG_FILE}): steps, fields and input values were not checked against the workflows; \`flowrules pull\` writes it`);
   }
   if (log) logDiagnostics(log, result.diagnostics);

@@ -25,3 +25,5 @@ export const DEFAULT_RECHECK_EVERY_MS = 60_000;
 export const DEFAULT_HISTORY_CYCLES = 10;
 /** The profiles file looked for in the current directory (docs/operating.md, Profiles). */
 export const CONFIG_FILE = "flowrules.config.yaml";
+/** The workflow catalog `flowrules pull` writes and validate, test and explain read (docs/workflows.md). */
+export const CATALOG_FILE = "flowrules.workflows.json";

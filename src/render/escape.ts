@@ -4,7 +4,7 @@
  * lines on a terminal, `</details><img src=…>` closes a block and adds markup in a pull-request comment. Every view
  * passes such data through the helper of its medium here; the HTML view escapes with its own `esc` (html.ts).
  */
-import { Scalar, stringify } from "yaml";
+import { Scalar, stringify } from "#yaml";
 import { UNSAFE_CHARS, visibleJson } from "../model/visible-json.js";
 
 /** JSON text (JSON.stringify's) with every control and reordering character it leaves raw written as `\uNNNN`. */

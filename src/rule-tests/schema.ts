@@ -5,7 +5,7 @@
  */
 import { MUTATING_KINDS } from "../actions/index.js";
 import { z } from "zod";
-import { DATE_TIME_FORMAT } from "../rules/schema.js";
+import { DATE_TIME_FORMAT } from "../rules/schema-formats.js";
 
 export const TEST_SCHEMA_ID = "https://flowrules.dev/schemas/rules-test.schema.json";
 

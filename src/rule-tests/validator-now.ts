@@ -4,7 +4,8 @@
  * whose kinds are not those it was generated for compiles it now (src/rules/validators-now.ts, `kindsFingerprint`).
  */
 import type { Options, ValidateFunction } from "ajv";
-import { ajv2020, kindsFingerprint } from "../rules/validators-now.js";
+import { ajv2020 } from "../rules/validators-now.js";
+import { kindsFingerprint } from "../rules/kinds-fingerprint.js";
 import { FORMATS } from "./schema-formats.js";
 import { testFileJsonSchema } from "./schema.js";
 import * as generated from "./validator.generated.js";

@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ajvFor, standaloneModuleText, type Ajv } from "../rules/standalone.js";
-import { kindsFingerprint } from "../rules/validators-now.js";
+import { kindsFingerprint } from "../rules/kinds-fingerprint.js";
 import { FORMATS } from "./schema-formats.js";
 import { TEST_SCHEMA_ID, testFileJsonSchema } from "./schema.js";
 import { TESTS_AJV_OPTIONS } from "./validator-now.js";

@@ -8,7 +8,6 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { WorkflowStructureSchema, type WorkflowStructure } from "../model/structure.js";
 
-export const CATALOG_FILE = "flowrules.workflows.json";
 export const CATALOG_FORMAT_VERSION = 1;
 
 export const CatalogSchema = z.object({

@@ -6,7 +6,7 @@ import type { ErrorObject } from "ajv";
 import type { Diagnostic } from "./types.js";
 import { posOfKey, posOfValue, splitPointer, type SourceFile } from "./positions.js";
 import { didYouMean } from "../model/suggest.js";
-import { DATE_TIME_FORMAT, ENGINE_OWNED_PARAMS, RUNTIME_FORMAT } from "./schema.js";
+import { DATE_TIME_FORMAT, ENGINE_OWNED_PARAMS, RUNTIME_FORMAT } from "./schema-formats.js";
 import { isRecord } from "../model/guards.js";
 import { plural } from "../model/plural.js";
 

@@ -1,5 +1,5 @@
 /** Parses one rule file as YAML, keeping what is needed to point messages at line:col. */
-import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument, type Document } from "yaml";
+import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument, type Document } from "#yaml";
 import type { Diagnostic } from "./types.js";
 import { posAt, type SourceFile } from "./positions.js";
 

@@ -1,5 +1,5 @@
 /** Maps JSON Pointer paths (from ajv) and offsets (from yaml, jsonata) back to line:col in the rule file. */
-import { isAlias, isMap, isPair, isScalar, isSeq, type Document, type LineCounter, type Node, type Pair } from "yaml";
+import { isAlias, isMap, isPair, isScalar, isSeq, type Document, type LineCounter, type Node, type Pair } from "#yaml";
 import type { SourcePos } from "./types.js";
 
 export interface SourceFile {

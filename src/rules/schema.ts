@@ -12,12 +12,6 @@ import { DATE_TIME_FORMAT, RUNTIME_FORMAT } from "./schema-formats.js";
 
 export const SCHEMA_ID = "https://flowrules.dev/schemas/rules.schema.json";
 
-/** Custom formats (schema-formats.ts checks them); editors ignore formats they do not know. */
-export { DATE_TIME_FORMAT, RUNTIME_FORMAT };
-
-/** `select` keys that the instance list takes but belong to the engine. */
-export const ENGINE_OWNED_PARAMS = ["cursor", "page_size", "ordering"] as const;
-
 export const INSTANCE_STATUSES = ["running", "completed", "aborted"] as const;
 
 const DATE_TIME_LABELS: Record<string, string> = {

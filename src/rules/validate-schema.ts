@@ -7,14 +7,18 @@
  */
 import type { ErrorObject, ValidateFunction } from "ajv";
 import * as generated from "./validators.generated.js";
-import { kindsFingerprint, rulesValidatorsNow } from "./validators-now.js";
+import { kindsFingerprint } from "./kinds-fingerprint.js";
 
 export { isRuntimeValue } from "./schema-formats.js";
+
+// the compiler of the validators now (with the schema, zod and ajv) is loaded only when the kinds differ: then, before
+// this module's first use, so that validating stays synchronous
+const now = generated.KINDS === kindsFingerprint() ? undefined : await import("./validators-now.js");
 
 let chosen: Record<string, ValidateFunction | undefined> | undefined;
 
 function validators(): Record<string, ValidateFunction | undefined> {
-  chosen ??= generated.KINDS === kindsFingerprint() ? (generated as unknown as Record<string, ValidateFunction>) : rulesValidatorsNow();
+  chosen ??= now === undefined ? (generated as unknown as Record<string, ValidateFunction>) : now.rulesValidatorsNow();
   return chosen;
 }
 

@@ -13,11 +13,6 @@ import { FORMATS } from "./schema-formats.js";
 /** ajv's options for the rule-file schema, ahead of time and now alike. */
 export const RULES_AJV_OPTIONS: Options = { allErrors: true, verbose: true, strict: true };
 
-/** Everything the action kinds put into the rule-file and rule-test schemas: their names, whether they change, their fragments. */
-export function kindsFingerprint(): string {
-  return JSON.stringify(ACTIONS.map((m) => [m.kind, m.mutating, m.schema]));
-}
-
 /** The export of each validator: `file` (a whole rule file) and `action_<kind>` (one action entry of that kind). */
 export function validatorRefs(): Record<string, string> {
   return { file: SCHEMA_ID, ...Object.fromEntries(ACTIONS.map((m) => [`action_${m.kind}`, `${SCHEMA_ID}#/$defs/action_${m.kind}`])) };

@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { buildRulesSchema } from "./schema.js";
 import { FORMATS } from "./schema-formats.js";
 import { ajvFor, standaloneModuleText, type Ajv } from "./standalone.js";
-import { kindsFingerprint, RULES_AJV_OPTIONS, validatorRefs } from "./validators-now.js";
+import { RULES_AJV_OPTIONS, validatorRefs } from "./validators-now.js";
+import { kindsFingerprint } from "./kinds-fingerprint.js";
 
 export const VALIDATORS_FILE = fileURLToPath(new URL("../../src/rules/validators.generated.ts", import.meta.url));
 

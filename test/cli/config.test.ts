@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { APPLYING_FLAGS, WATCH_FLAGS } from "../../src/cli/flags.js";
 import { buildProgram } from "../../src/cli/program.js";
-import { configFileChoice } from "../../src/cli/profiles.js";
+import { configFileChoice } from "../../src/cli/config-choice.js";
 import { applyingFrom, runSettings, sourcesOf, watchingFrom } from "../../src/cli/settings.js";
 import { durationText, readDuration } from "../../src/model/duration.js";
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_RECHECK_EVERY_MS } from "../../src/model/settings.js";

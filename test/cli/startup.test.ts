@@ -6,7 +6,7 @@
  * Checked on the built CLI by listing the files each process loads (bench/src/startup.ts), never by timing:
  * `npm run bench:startup` times them.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { relative, sep } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { loadedModules, TAB_ARGS } from "../../bench/src/startup.js";
@@ -61,8 +61,25 @@ describe("start-up: what loads", () => {
     const r = loaded(TAB_ARGS);
     // the rules of rules/, one a line, as the completion scripts read them
     expect(r.stdout.split("\n").filter(Boolean).length).toBeGreaterThan(2);
-    expect(r.packages).toEqual(["yaml"]);
-    expect(r.own.sort()).toEqual([...TAB].sort());
+    // the YAML parser as the one file the build bundled (scripts/vendor-yaml.mjs), not the package's 72
+    expect(r.packages).toEqual([]);
+    expect(r.own.sort()).toEqual([...TAB, "vendor/yaml"].sort());
+  });
+
+  it("the sources import YAML as #yaml (the bundle, once built), never the package itself", () => {
+    const direct = readdirSync(new URL("../../src/", import.meta.url), { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".ts"))
+      .filter((f) => /from\s+["']yaml["']|import\(\s*["']yaml["']\s*\)/.test(readFileSync(new URL(`../../src/${f}`, import.meta.url), "utf8")));
+    expect(direct).toEqual([]);
+  });
+
+  it("the bundled YAML parser is the installed package's version, with every export of it", async () => {
+    const bundle = readFileSync(new URL("../../dist/vendor/yaml.js", import.meta.url), "utf8");
+    const installed = JSON.parse(readFileSync(new URL("../../node_modules/yaml/package.json", import.meta.url), "utf8")) as { version: string };
+    expect(bundle.split("\n", 1)[0]).toContain(`yaml ${installed.version} `);
+    const bundled: Record<string, unknown> = await import(new URL("../../dist/vendor/yaml.js", import.meta.url).href);
+    const pkg: Record<string, unknown> = await import("yaml");
+    expect(Object.keys(bundled).sort()).toEqual(Object.keys(pkg).filter((k) => k !== "default").sort());
   });
 
   it("the Tab's table is the program's value flags (the build writes it)", () => {
@@ -90,5 +107,13 @@ describe("start-up: what loads", () => {
     expect(r.files.filter((f) => f.startsWith("node_modules/ajv/") && !f.startsWith("node_modules/ajv/dist/runtime/"))).toEqual([]);
     expect(r.packages).not.toContain("undici");
     expect(r.own.filter((m) => m.startsWith("api/http") || m === "api/client")).toEqual([]);
+    // with no catalog, no config file and current validators: not the catalog's reader, the settings resolver, the
+    // profile file's reader or the rule-file schema (zod schemas all), nor the validators' compiler
+    const deferred = ["rules/catalog", "rules/catalog-checks", "model/structure", "cli/settings", "cli/profiles", "model/config", "model/settings", "rules/schema", "rules/validators-now"];
+    expect(r.own.filter((m) => deferred.includes(m))).toEqual([]);
+    // and so no zod at all: the step kinds read their request bodies by hand (src/api/step-body.ts)
+    expect(r.packages).not.toContain("zod");
+    expect(r.own).not.toContain("api/schemas");
+    expect(r.packages).not.toContain("yaml");
   });
 });

@@ -10,7 +10,8 @@ import { ACTIONS } from "../../src/actions/index.js";
 import { SCHEMA_ID } from "../../src/rules/schema.js";
 import { validateAction, validateFile } from "../../src/rules/validate-schema.js";
 import { KINDS } from "../../src/rules/validators.generated.js";
-import { kindsFingerprint, rulesValidatorsNow } from "../../src/rules/validators-now.js";
+import { rulesValidatorsNow } from "../../src/rules/validators-now.js";
+import { kindsFingerprint } from "../../src/rules/kinds-fingerprint.js";
 import { renderRulesValidators, rulesAjv, VALIDATORS_FILE } from "../../src/rules/write-validators.js";
 import { editedDocument, yamlCorpus } from "../helpers/mutate.js";
 

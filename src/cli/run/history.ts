@@ -7,7 +7,8 @@ import { DEFAULT_HISTORY_CYCLES } from "../../model/defaults.js";
 import { UserError } from "../../model/errors.js";
 import { HISTORY_FORMAT_NAMES } from "../../render/format-names.js";
 import { colorOf, PLANNING_FLAGS } from "../flags.js";
-import { pick, PLANNING_READS, sourcesOf } from "../settings.js";
+import { PLANNING_READS, sourcesOf } from "../settings.js";
+import { pick } from "../sources.js";
 
 const Flags = z.object({
   last: z.string().optional(),

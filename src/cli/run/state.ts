@@ -4,7 +4,8 @@ import { processIO } from "../../log/command-io.js";
 import { commandLogger, runLogged, withLogger } from "../../log/index.js";
 import type { StateFormat } from "../../render/format-names.js";
 import { colorOf, PLANNING_FLAGS } from "../flags.js";
-import { apiKeyFrom, pick, PLANNING_READS, sourcesOf } from "../settings.js";
+import { apiKeyFrom, PLANNING_READS, sourcesOf } from "../settings.js";
+import { pick } from "../sources.js";
 
 export async function state(action: "show" | "clear", opts: Record<string, unknown>, command: Command): Promise<void> {
   const src = sourcesOf(opts, process.env);

@@ -6,14 +6,16 @@ import { EXIT_ERROR, UserError } from "../../model/errors.js";
 import { errorMessage } from "../../model/guards.js";
 import { runValidate, type ValidateOptions } from "../../commands/validate.js";
 import { colorOf } from "../flags.js";
-import { catalogSettings } from "../settings.js";
+import { catalogSettingsFrom, sourcesWithoutProfile } from "../sources.js";
 
 export async function validate(paths: string[], opts: Record<string, unknown>, command: Command): Promise<void> {
   try {
     const io = withLogger(processIO(colorOf(command)), commandLogger(command));
     process.exitCode = await runLogged(io, "validate", { paths, format: opts.format }, async (io) => {
       // the catalog and the service it must come from: flag, environment, profile (src/cli/settings.ts)
-      const options: ValidateOptions = { format: opts.format as ValidateOptions["format"], ...catalogSettings({ ...opts }, io.env) };
+      // (the settings resolver, its zod schemas and the profile's YAML load only when a config file or profile is in play)
+      const src = sourcesWithoutProfile({ ...opts }, io.env) ?? (await import("../settings.js")).sourcesOf({ ...opts }, io.env);
+      const options: ValidateOptions = { format: opts.format as ValidateOptions["format"], ...catalogSettingsFrom(src) };
       const { output, exitCode, notes } = await runValidate(paths, options, useColor(io), io.log);
       for (const n of notes) {
         io.log?.event("validate.note", { message: n }, "warn");
