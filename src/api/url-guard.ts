@@ -22,13 +22,21 @@ export function isLoopbackHost(hostname: string): boolean {
   return false;
 }
 
+/**
+ * A URL as messages may show it: a user name and password written into it (`https://bob:secret@host/`) become `***`,
+ * parsed or not, so a refusal never echoes a credential.
+ */
+export function maskUserinfo(raw: string): string {
+  return raw.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/*)[^/?#@\s]*@/, "$1***@");
+}
+
 /** Parses and checks the base URL; throws TypeError when unusable, InsecureUrlError for plain http to a remote host. */
 export function normaliseBaseUrl(raw: string, insecureHttp: boolean): BaseUrl {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new TypeError(`invalid base URL: ${JSON.stringify(raw)}`);
+    throw new TypeError(`invalid base URL: ${JSON.stringify(maskUserinfo(raw))}`);
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new TypeError(`base URL must be http:// or https://, got ${url.protocol}`);

@@ -14,7 +14,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { InsecureUrlError } from "../api/errors.js";
-import { isLoopbackHost } from "../api/url-guard.js";
+import { isLoopbackHost, maskUserinfo } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
 import {
   ApplyingSettingsSchema,
@@ -186,7 +186,7 @@ function apiKeyOf(src: Sources, base: Picked | undefined, baseUrl: string): { ap
   }
   const own = profile.values.base_url;
   if (base?.kind !== "profile" && (own === undefined || !sameService(own, baseUrl))) {
-    const named = own === undefined ? "names no base_url" : `names ${own}`;
+    const named = own === undefined ? "names no base_url" : `names ${maskUserinfo(own)}`;
     throw new UserError(
       `${base?.from ?? "--base-url"} ${baseUrl}: profile ${profile.name} ${named}, and its key (${keyEnv}, its api_key_env) goes to no other service; set ${DEFAULT_API_KEY_ENV} to the key for ${baseUrl}`,
     );
@@ -224,7 +224,11 @@ function baseUrlOf(src: Sources): { base: Picked | undefined; baseUrl: string } 
     url = new URL(baseUrl);
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("protocol");
   } catch {
-    throw new UserError(`${base?.from ?? "--base-url"} is not an http(s) URL: ${JSON.stringify(baseUrl)}`);
+    throw new UserError(`${base?.from ?? "--base-url"} is not an http(s) URL: ${JSON.stringify(maskUserinfo(baseUrl))}`);
+  }
+  // refused before any message could echo it: the key has its own variable, and a URL is shown in plans and logs
+  if (url.username || url.password) {
+    throw new UserError(`${base?.from ?? "--base-url"} ${maskUserinfo(baseUrl)}: a service URL must not carry a user name or password; the API key goes in ${DEFAULT_API_KEY_ENV} or a profile's api_key_env`);
   }
   // refused here, before any rule or plan file is read and long before a socket could open (the client checks too)
   if (src.opts.insecureHttp !== true && url.protocol === "http:" && !isLoopbackHost(url.hostname)) throw new UserError(new InsecureUrlError(url.host, "--insecure-http").message);

@@ -2,7 +2,8 @@
  * The cycle folders of a watcher with `--apply`: `<state>/watch/cycles/<time>-<pid>-<n>/plan.json` and its journal
  * beside it. Whether a cycle finished is the journal's to say (src/apply/journal.ts); the newest KEEP_CYCLES
  * finished ones are kept, for a resume and for `flowrules history`. An unfinished cycle whose plan cannot be read
- * (truncated by a crash, edited) is set aside as `<folder>.corrupt`, kept for a look and never walked again.
+ * (truncated by a crash, edited) is set aside as `<folder>.corrupt`, kept for a look and never walked again; the
+ * newest KEEP_CYCLES of those are kept too, so a watcher that keeps meeting broken plans does not fill the disk.
  */
 import { existsSync } from "node:fs";
 import { readdir, rename, rm } from "node:fs/promises";
@@ -34,8 +35,10 @@ export interface CycleFolder {
   journalFile: string;
 }
 
-/** The suffix of a cycle folder set aside: not a cycle any more (not resumed, listed, nor pruned). */
+/** The suffix of a cycle folder set aside: not a cycle any more (not resumed nor listed; pruned apart). */
 export const SET_ASIDE = ".corrupt";
+/** `<folder>.corrupt`, or `<folder>.corrupt.2`, … (./setAside) */
+const SET_ASIDE_NAME = /\.corrupt(?:\.\d+)?$/;
 
 /** The cycle folders holding a plan, oldest first (those set aside are not cycles). */
 export async function cycleFolders(cyclesDir: string): Promise<CycleFolder[]> {
@@ -46,7 +49,7 @@ export async function cycleFolders(cyclesDir: string): Promise<CycleFolder[]> {
     return [];
   }
   return names.flatMap((name) => {
-    if (name.endsWith(SET_ASIDE)) return [];
+    if (SET_ASIDE_NAME.test(name)) return [];
     const planFile = join(cyclesDir, name, "plan.json");
     return existsSync(planFile) ? [{ name, planFile, journalFile: `${planFile}.journal.jsonl` }] : [];
   });
@@ -61,12 +64,22 @@ export async function unfinishedCycles(cyclesDir: string): Promise<string[]> {
   return (await cycleFolders(cyclesDir)).filter((c) => !finished(c)).map((c) => c.planFile);
 }
 
-/** Removes the oldest finished cycles beyond the newest `keep`; unfinished ones stay until resumed. */
+/**
+ * Removes the oldest finished cycles beyond the newest `keep`; unfinished ones stay until resumed. Folders set aside
+ * are pruned apart from the cycles, likewise: the newest `keep` stay (names sort in time order).
+ */
 export async function pruneCycles(cyclesDir: string, keep = KEEP_CYCLES): Promise<void> {
   const all = await cycleFolders(cyclesDir);
   for (const c of all.slice(0, Math.max(0, all.length - keep))) {
     if (finished(c)) await rm(join(cyclesDir, c.name), { recursive: true, force: true });
   }
+  let names: string[];
+  try {
+    names = (await readdir(cyclesDir)).filter((n) => SET_ASIDE_NAME.test(n)).sort();
+  } catch {
+    return;
+  }
+  for (const name of names.slice(0, Math.max(0, names.length - keep))) await rm(join(cyclesDir, name), { recursive: true, force: true });
 }
 
 /** Why a cycle's plan cannot be read, in one line naming the file (without advice meant for hand-made plans). */

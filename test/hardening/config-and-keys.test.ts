@@ -67,6 +67,21 @@ describe("where the key comes from and where it goes", () => {
     expect(ids(own)).toEqual([1042, 1043, 1044, 1045]);
   });
 
+  it("a user name and password written into a service URL are refused and never echoed, in every message that names the URL", async () => {
+    const withUser = sb.baseUrl.replace("http://", "http://bob:hunter2@");
+    const elsewhere = join(dir, "elsewhere");
+    const masked = /^flowrules: (--base-url|FLOWRULES_BASE_URL) http:\/\/\*\*\*@127\.0\.0\.1:\d+\/api\/?: a service URL must not carry a user name or password; the API key goes in FLOWRULES_API_KEY or a profile's api_key_env$/;
+    await refused(["workflows", "--base-url", withUser], { FLOWRULES_API_KEY: "sandbox-lead" }, dir, masked, "hunter2");
+    await refused(["plan", "--base-url", withUser], { K1: "sandbox-admin" }, elsewhere, masked, "hunter2");
+    await refused(["workflows"], { FLOWRULES_API_KEY: "sandbox-lead", FLOWRULES_BASE_URL: withUser }, dir, masked, "bob");
+    // not a URL at all, but still written with a password: shown without it
+    await refused(["workflows", "--base-url", "ftp://bob:hunter2@host/x"], { FLOWRULES_API_KEY: "sandbox-lead" }, dir, /^flowrules: --base-url is not an http\(s\) URL: "ftp:\/\/\*\*\*@host\/x"$/, "hunter2");
+    // flowrules config names the problem the same way
+    const r = await runCli(["config", "--base-url", withUser], { FLOWRULES_API_KEY: "sandbox-lead" }, { cwd: dir });
+    expect(r.stdout + r.stderr).not.toContain("hunter2");
+    expect(r.stdout).toMatch(/must not carry a user name or password/);
+  });
+
   it("a refused key (401) and a key a header cannot carry name the key's real source", async () => {
     const fromProfile = await runCli(["workflows"], { K1: "wrong-key-0123" }, { cwd: dir });
     expect(fromProfile.code).toBe(1);
