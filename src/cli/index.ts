@@ -3,8 +3,8 @@
  * flowrules command-line entry. Errors reach the user as one line, never as a stack trace.
  *
  * Every run builds the program (commander and each verb's flags) and loads what its verb does when that verb runs:
- * `--version` and `--help` load nothing else, a completion Tab not even the program (./tab.ts), and the error path
- * loads its formatting when there is an error (docs/performance.md, "Start-up").
+ * `--help` loads nothing else; `--version` alone and a completion Tab not even the program (./tab.ts), and the error
+ * path loads its formatting when there is an error (docs/performance.md, "Start-up").
  */
 import { UserError, EXIT_ERROR } from "../model/errors.js";
 import { answerTab } from "./tab.js";
@@ -18,7 +18,14 @@ import { failIfUnfinished } from "./unfinished.js";
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 
 async function main(): Promise<void> {
-  if (await answerTab(process.argv.slice(2))) return;
+  const args = process.argv.slice(2);
+  if (await answerTab(args)) return;
+  // `flowrules --version` alone prints what commander would, without building the program (test/cli/startup.test.ts)
+  const { VERSION, VERSION_FLAGS } = await import("../model/version.js");
+  if (args.length === 1 && VERSION_FLAGS.some((f) => f === args[0])) {
+    process.stdout.write(`${VERSION}\n`);
+    return;
+  }
   const [{ CommanderError }, { buildProgram }, { preferSmallHeap }] = await Promise.all([import("commander"), import("./program.js"), import("./heap.js")]);
   const program = buildProgram();
   program.exitOverride();

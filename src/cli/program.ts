@@ -6,7 +6,7 @@
  * test/cli/startup.test.ts checks what those three load (CONTRIBUTING.md, "Adding a verb").
  */
 import { Command } from "commander";
-import { VERSION } from "../model/version.js";
+import { VERSION, VERSION_FLAGS } from "../model/version.js";
 import { registerValidate } from "./validate.js";
 import { registerPlan } from "./plan.js";
 import { registerApply } from "./apply.js";
@@ -28,7 +28,7 @@ import { addColorOptions } from "./flags.js";
 export function buildProgram(): Command {
   const program = new Command("flowrules")
     .description("Validate, plan and apply YAML rules against a Workflow Instance Service.")
-    .version(VERSION, "-V, --version", "print the flowrules version")
+    .version(VERSION, VERSION_FLAGS.join(", "), "print the flowrules version")
     .showHelpAfterError("(run with --help for usage)")
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   // global: accepted before or after any verb, read by each verb with optsWithGlobals()

@@ -7,3 +7,6 @@ export const VERSION: string = (() => {
     ? raw.version
     : "0.0.0";
 })();
+
+/** The flags that print it (commander's `.version()` in src/cli/program.ts; src/cli/index.ts answers them alone first). */
+export const VERSION_FLAGS = ["-V", "--version"] as const;

@@ -13,7 +13,7 @@ import { loadedModules, TAB_ARGS } from "../../bench/src/startup.js";
 import { buildProgram } from "../../src/cli/program.js";
 import { VALUE_FLAGS_FILE } from "../../src/cli/tab.js";
 import { valueFlagsText } from "../../src/cli/write-value-flags.js";
-import { VERSION } from "../../src/model/version.js";
+import { VERSION, VERSION_FLAGS } from "../../src/model/version.js";
 import { CLI } from "../helpers/cli.js";
 
 const env = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1" };
@@ -41,8 +41,22 @@ function declarationsOnly(own: string[]): string[] {
 }
 
 describe("start-up: what loads", () => {
-  it("--version: commander and the verbs' flags, nothing a verb runs", () => {
-    const r = loaded(["--version"]);
+  it("--version alone: the version, as commander prints it, without building the program", async () => {
+    for (const flag of VERSION_FLAGS) {
+      const r = loaded([flag]);
+      expect(r.stdout).toBe(`${VERSION}\n`);
+      expect(r.packages).toEqual([]);
+      expect(r.own.sort()).toEqual(["cli/index", "cli/tab", "cli/unfinished", "model/errors", "model/version"]);
+    }
+    // what the program itself prints for the same flags (it still answers `--version` among other words)
+    const printed: string[] = [];
+    const program = buildProgram().exitOverride().configureOutput({ writeOut: (s) => void printed.push(s) });
+    for (const flag of VERSION_FLAGS) await program.parseAsync(["node", "flowrules", flag]).catch(() => undefined);
+    expect(printed).toEqual(VERSION_FLAGS.map(() => `${VERSION}\n`));
+  });
+
+  it("--version among other words: commander and the verbs' flags, nothing a verb runs", () => {
+    const r = loaded(["--version", "--no-color"]);
     expect(r.stdout.trim()).toBe(VERSION);
     expect(r.packages).toEqual(["commander"]);
     expect(declarationsOnly(r.own)).toEqual([]);
