@@ -2,7 +2,7 @@
 /**
  * `npm run build` ends here: the installed `yaml` package, bundled into one ES module, dist/vendor/yaml.js, which the
  * built CLI loads through package.json "imports" (`#yaml`). Node loads the package as 72 CommonJS files, and resolving
- * them costs a completion Tab and `validate` about 15 ms of a budget counted in tens (docs/performance.md,
+ * them costs a completion Tab and `validate` about 20 ms of a budget counted in tens (docs/performance.md,
  * "Start-up"); one file loads in a third of the time. The code is the installed package's own, every export kept:
  * tests run the sources against the package itself (vitest.config.ts maps `#yaml` to `yaml`) and the built CLI
  * against this bundle, and test/cli/startup.test.ts checks the bundle is of the installed version.

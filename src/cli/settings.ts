@@ -152,7 +152,6 @@ function percentOf(p: Picked | undefined): number | undefined {
 
 const textOf = (p: Picked | undefined): string | undefined => (typeof p?.value === "string" ? p.value : undefined);
 
-/** A path from a profile resolves against the profile file's folder; from a flag or variable, against cwd. */
 /** Every API key this process resolved: scrubbed from logs and from the last-resort error line (src/cli/index.ts). */
 const resolvedKeys = new Set<string>();
 export function runSecrets(): string[] {

@@ -51,12 +51,11 @@ export function pick(s: SettingSource, src: Sources): Picked | undefined {
   return undefined;
 }
 
-/** A path setting; one from a profile is relative to the profile's file. */
+/** A path from a profile resolves against the profile file's folder; from a flag or variable, against cwd. */
 export function pathOf(p: Picked | undefined, src: Sources): string | undefined {
   if (p === undefined || typeof p.value !== "string") return undefined;
   return p.kind === "profile" && src.profile ? resolve(src.profile.dir, p.value) : p.value;
 }
-
 
 /** The sources of a run that has no config file and names no profile (what ./settings.ts sourcesOf answers then), else undefined. */
 export function sourcesWithoutProfile(opts: Record<string, unknown>, env: Record<string, string | undefined>, cwd = process.cwd()): Sources | undefined {
@@ -65,7 +64,7 @@ export function sourcesWithoutProfile(opts: Record<string, unknown>, env: Record
   return noConfigFile(config) && profileAsked({ profile: str(opts.profile) }, env).asked === undefined ? { opts, env, config } : undefined;
 }
 
-/** The workflow catalog and the service it must come from (validate). */
+/** The workflow catalog and the service it must come from (validate, test, init). */
 export function catalogSettingsFrom(src: Sources): { workflows?: string; baseUrl?: string } {
   const workflows = pathOf(pick(PLANNING_FLAGS.workflows, src), src);
   const base = pick(CONNECTION_FLAGS.baseUrl, src);
