@@ -146,33 +146,70 @@ function sameHex(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
-/** The file's lines with their byte ranges, split on `\n` as the bytes come. */
-async function* linesOf(fh: FileHandle): AsyncGenerator<{ bytes: Buffer; start: number; end: number }> {
-  let carry: Buffer | undefined;
+/**
+ * The longest line a state file may hold. A line is one answer of the service at most (a record, a listing element, a
+ * field value), and the API client refuses answers above 64 MiB (src/api/client.ts); the rest is slack for escaping.
+ * A longer line is not read to its end: the file is not used (one warning, a full run).
+ */
+export const MAX_LINE_BYTES = 72 * 1024 * 1024;
+
+/** A line longer than the cap: the file is not used. */
+export class LineTooLong extends Unusable {}
+
+/** Work done splitting lines, for the tests: bytes copied into joined lines. */
+export interface SplitStats {
+  copied: number;
+}
+
+function mib(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * The file's lines with their byte ranges, split on `\n` as the bytes come. Linear in the file: a line that spans
+ * chunks keeps its pieces and is joined once, at its end (joining at every chunk made a 100 MB line cost 24 s); a line
+ * that grows past `maxLine` stops the read there.
+ */
+export async function* linesOf(fh: FileHandle, maxLine = MAX_LINE_BYTES, stats?: SplitStats): AsyncGenerator<{ bytes: Buffer; start: number; end: number }> {
+  let parts: Buffer[] = [];
+  let partsLength = 0;
   let carryStart = 0;
   let pos = 0;
+  let lineNo = 0;
+  const tooLong = (): LineTooLong => new LineTooLong(`has a line longer than ${mib(maxLine)} (line ${lineNo + 1}; corrupt or not written by flowrules)`);
+  const join = (last: Buffer | undefined): Buffer => {
+    const all = last ? [...parts, last] : parts;
+    if (all.length === 1) return all[0] as Buffer;
+    const whole = Buffer.concat(all);
+    if (stats) stats.copied += whole.length;
+    return whole;
+  };
   for await (const chunk of fh.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false, start: 0 })) {
     const buf = chunk as Buffer;
     let from = 0;
     for (let nl = buf.indexOf(10, from); nl !== -1; nl = buf.indexOf(10, from)) {
       const piece = buf.subarray(from, nl);
-      const whole = carry ? Buffer.concat([carry, piece]) : piece;
-      const start = carry ? carryStart : pos + from;
-      carry = undefined;
+      if (partsLength + piece.length > maxLine) throw tooLong();
+      const start = partsLength > 0 ? carryStart : pos + from;
+      const whole = partsLength > 0 ? join(piece) : piece;
+      parts = [];
+      partsLength = 0;
+      lineNo++;
       yield { bytes: whole, start, end: pos + nl };
       from = nl + 1;
     }
     if (from < buf.length) {
       const rest = buf.subarray(from);
-      if (carry) carry = Buffer.concat([carry, rest]);
-      else {
-        carry = Buffer.from(rest); // a copy: the stream may reuse its chunk
-        carryStart = pos + from;
-      }
+      if (partsLength + rest.length > maxLine) throw tooLong();
+      if (partsLength === 0) carryStart = pos + from;
+      // a copy: the stream may reuse its chunk
+      parts.push(Buffer.from(rest));
+      if (stats) stats.copied += rest.length;
+      partsLength += rest.length;
     }
     pos += buf.length;
   }
-  if (carry) yield { bytes: carry, start: carryStart, end: pos };
+  if (partsLength > 0) yield { bytes: join(undefined), start: carryStart, end: pos };
 }
 
 export interface IndexOptions {
@@ -182,6 +219,8 @@ export interface IndexOptions {
   baseUrl?: string;
   /** the MAC is checked with it (`authentic`); absent: not checked */
   key?: StateKey;
+  /** the longest line read (default MAX_LINE_BYTES) */
+  maxLine?: number;
 }
 
 /**
@@ -197,7 +236,7 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
   let n = 0;
   let ended = false;
   let marked = false;
-  for await (const { bytes, start, end } of linesOf(fh)) {
+  for await (const { bytes, start, end } of linesOf(fh, opts.maxLine)) {
     if (ended) throw new Unusable("goes on after its last line (corrupt)");
     let raw: unknown;
     try {
