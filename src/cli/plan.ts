@@ -15,6 +15,7 @@ export function registerPlan(program: Command): void {
     .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
     .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")
     .option("-q, --quiet", "no progress and no request count on stderr")
+    .option("--max-duration <duration>", "stop reading after this long (90s, 50m, 2h): with --state the sync so far is kept and the same command again continues it; no plan unless it finished")
     .option("--compare <git-ref>", "show what the rule edits since this git ref change: both versions of each added, edited or removed rule planned in one run");
   addPlanningOptions(cmd, "plan");
   addNotifyOption(cmd);

@@ -29,6 +29,7 @@ import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
 import { itemLine, settingsSharer, valueLine, type Marks, type RecordEntry, RecordEntrySchema, type WorkflowMark } from "./schema.js";
 import { writtenFlags } from "./written.js";
 import type { StateWriter } from "./writer.js";
+import { Checkpoints, DEFAULT_CHECKPOINTS, type CheckpointPolicy, type SyncProgress } from "./sync.js";
 
 /** A listing as a run uses it: the question, when it was asked, and its pages. */
 interface Listing {
@@ -65,6 +66,10 @@ export interface StateClientOptions {
   lookbackMs: number;
   warn(message: string): void;
   explain?(c: StateChoice): void;
+  /** when checkpoints are written while a workflow is read in full (default every 500 records or 60 s) */
+  checkpoints?: CheckpointPolicy;
+  /** told after each checkpoint: how far the sync got */
+  onCheckpoint?(p: SyncProgress): void;
 }
 
 export interface StateCounts {
@@ -87,6 +92,11 @@ interface RunWorkflow {
   /** record reads and field values answered from the state, and asked of the service (requests: record reads, field pages) */
   tally: { recordsKept: number; recordsRead: number; valuesKept: number; valuesAsked: number; fieldPages: number; written: number; windows: number };
   cold: boolean;
+  /** its first sync was not finished when the state was written (a checkpoint): what it holds is used, the rest read */
+  partial: boolean;
+  /** records of it written into the next state this run (distinct), and the largest count a listing of it gave */
+  synced: number;
+  total: number | null;
   mark: WorkflowMark | undefined;
   changed?: Promise<ReadonlySet<number>>;
   structure: string | null;
@@ -163,12 +173,14 @@ export class StateClient extends DelegatingClient {
   private warnedResync = false;
   private readonly shareSettings = settingsSharer();
   private readonly out: StateWriter;
+  private readonly checkpoints: Checkpoints;
 
   constructor(inner: ApiClient, private readonly opts: StateClientOptions) {
     super(inner);
     this.nowMs = opts.now.getTime();
     this.nowIso = opts.now.toISOString();
     this.out = opts.writer;
+    this.checkpoints = new Checkpoints(opts.checkpoints ?? DEFAULT_CHECKPOINTS, () => this.writeCheckpoint());
     this.prev = opts.fullRefresh ? undefined : opts.previous;
     this.clockAtStart = inner.serviceClock?.();
     for (const l of this.prev?.listings.values() ?? []) {
@@ -192,7 +204,8 @@ export class StateClient extends DelegatingClient {
     if (w) return w;
     const mark = this.prev?.marks[String(pid)];
     let cold = !mark;
-    if (mark && !cold && this.nowMs - Date.parse(mark.synced_at) > this.opts.resyncAfterMs) {
+    // a partial sync is not "last read in full": it goes on from where it is however long it takes
+    if (mark && !cold && !mark.partial && this.nowMs - Date.parse(mark.synced_at) > this.opts.resyncAfterMs) {
       cold = true;
       if (!this.warnedResync) {
         this.warnedResync = true;
@@ -203,6 +216,9 @@ export class StateClient extends DelegatingClient {
     w = {
       pid,
       cold,
+      partial: mark?.partial === true,
+      synced: 0,
+      total: null,
       mark,
       tally: { recordsKept: 0, recordsRead: 0, valuesKept: 0, valuesAsked: 0, fieldPages: 0, written: 0, windows: 0 },
       structure: mark?.structure ?? null,
@@ -245,6 +261,12 @@ export class StateClient extends DelegatingClient {
       return ids;
     })();
     return w.changed;
+  }
+
+  /** The service's count of a selection of the workflow: the largest is what its sync has to read. */
+  private counted(pid: number, n: number | null): void {
+    const w = this.workflows.get(pid);
+    if (w && n !== null && (w.total === null || n > w.total)) w.total = n;
   }
 
   private saw(ids: Iterable<number>, fresh: boolean): void {
@@ -296,19 +318,73 @@ export class StateClient extends DelegatingClient {
     return iso(c.earliestMs);
   }
 
-  /** The bookmarks of the workflows this run used, for the next run. */
-  marks(): Marks {
+  /**
+   * The bookmarks of the workflows this run used, for the next run. At a checkpoint (`final` false) a workflow read
+   * in full this run, or whose last sync was partial, is marked partial with how far it got.
+   */
+  marks(final = true): Marks {
     const marks: Marks = {};
     for (const w of this.workflows.values()) {
+      const partial = !final && (w.cold || w.partial);
       marks[String(w.pid)] = {
         run_at: this.nowIso,
         looked_at: this.lookedAt(w),
         newest_seen: w.newestSeen === null ? null : iso(w.newestSeen),
-        synced_at: w.cold || !w.mark ? this.nowIso : w.mark.synced_at,
+        synced_at: w.cold || !w.mark || w.partial ? this.nowIso : w.mark.synced_at,
         structure: w.structure,
+        ...(partial ? { partial: true as const, synced: w.synced, total: w.total } : {}),
       };
     }
     return marks;
+  }
+
+  /** Whether a workflow is being read in full (a first sync, or the rest of one): checkpoints are written then. */
+  private syncing(): boolean {
+    for (const w of this.workflows.values()) if (w.cold || w.partial) return true;
+    return false;
+  }
+
+  /** How far the sync of the workflows being read in full got. */
+  progress(): SyncProgress {
+    let synced = 0;
+    let total: number | null = null;
+    let workflows = 0;
+    for (const w of this.workflows.values()) {
+      if (!w.cold && !w.partial) continue;
+      workflows++;
+      synced += w.synced;
+      if (w.total !== null) total = (total ?? 0) + Math.max(w.total, w.synced);
+    }
+    let readThisRun = 0;
+    for (const w of this.workflows.values()) readThisRun += w.tally.recordsRead;
+    return { workflows, synced, total, requests: this.inner.stats?.().total ?? 0, readThisRun };
+  }
+
+  /** the figures of the last checkpoint written */
+  private checkpointed: SyncProgress | undefined;
+
+  private async writeCheckpoint(): Promise<void> {
+    const progress = this.progress();
+    try {
+      await this.out.checkpoint(this.marks(false));
+    } catch {
+      return; // the writer keeps the error: the commit says it in one line; no further checkpoint is tried
+    }
+    this.checkpointed = progress;
+    this.opts.onCheckpoint?.(progress);
+  }
+
+  /** A checkpoint now (the run was stopped or reached its --max-duration), when a sync is going on; its figures. */
+  async checkpoint(): Promise<SyncProgress | undefined> {
+    if (!this.planned || !this.syncing() || !this.out.writable) return undefined;
+    this.checkpointed = undefined;
+    await this.checkpoints.now();
+    return this.checkpointed;
+  }
+
+  /** After a record, a page or a field page was written: a checkpoint when one is due. */
+  private due(): Promise<void> {
+    return this.checkpoints.maybe(this.syncing());
   }
 
   /**
@@ -511,6 +587,7 @@ export class StateClient extends DelegatingClient {
       why: `${fromCache} from the state${plan.length ? `; ${plan.map((p) => p.why).join("; ")}` : ""}; ${changed.size > 0 ? "changed instances listed again" : "none changed"}`,
     });
     this.writeListing({ process_id: processId, query: q, run_at: this.nowIso, complete: true, pages: [{ count: results.length, results }] });
+    this.counted(processId, results.length);
     yield { count: results.length, next: null, previous: null, results };
   }
 
@@ -526,7 +603,9 @@ export class StateClient extends DelegatingClient {
         complete = page.next === null;
         if (q.ordering !== undefined) for (const i of page.results) this.probes.add(i.id);
         this.saw(page.results.map((i) => i.id), true);
+        this.counted(processId, page.count);
         yield page;
+        await this.due();
       }
       complete = true;
     } finally {
@@ -540,6 +619,7 @@ export class StateClient extends DelegatingClient {
     for (const [n, page] of cached.pages.entries()) {
       if (q.ordering !== undefined) for (const i of page.results) this.probes.add(i.id);
       this.saw(page.results.map((i) => i.id), false);
+      this.counted(processId, page.count);
       const last = n === cached.pages.length - 1;
       yield { count: page.count, next: last && cached.complete ? null : "(more)", previous: null, results: page.results };
     }
@@ -575,6 +655,8 @@ export class StateClient extends DelegatingClient {
       if (kept && holds && !w.cold) {
         if (!this.recordsWritten.has(key)) {
           this.recordsWritten.add(key);
+          w.synced++;
+          this.checkpoints.counted();
           // shown unchanged now: from here on an ordinary record of this run
           const { written: _w, ...entry } = kept.entry;
           this.writeRecord(cached.written !== null ? JSON.stringify({ record: entry }) : kept.text, cached.skeleton);
@@ -604,8 +686,13 @@ export class StateClient extends DelegatingClient {
       }
     }
     const entry: RecordEntry = { process_id: pid, flags: flagsOf(opts), compact: compactRecord(record, this.newSkeletons) };
+    if (!this.recordsWritten.has(key)) {
+      w.synced++;
+      this.checkpoints.counted();
+    }
     this.recordsWritten.add(key);
     this.writeRecord(JSON.stringify({ record: entry }), entry.compact.skeleton);
+    await this.due();
     return record;
   }
 
@@ -657,6 +744,7 @@ export class StateClient extends DelegatingClient {
       for (const r of found.values()) if (missed.has(r.instance_id)) results.push(r);
       this.saw(missing, true);
     }
+    await this.due();
     yield { count: results.length, next: null, previous: null, results };
   }
 

@@ -61,6 +61,8 @@ export class StateIndex {
   marks: Marks = {};
   /** whether the MAC verified with the key given (undefined: no key given, not checked) */
   authentic: boolean | undefined;
+  /** the file ends at a checkpoint: the run that wrote it was stopped or killed while it read */
+  checkpointed = false;
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
   private readonly digests = new LineDigests();
@@ -184,8 +186,12 @@ export async function* linesOf(fh: FileHandle, maxLine = MAX_LINE_BYTES, stats?:
     if (stats) stats.copied += whole.length;
     return whole;
   };
-  for await (const chunk of fh.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false, start: 0 })) {
-    const buf = chunk as Buffer;
+  // plain reads at positions: the handle stays open whatever the caller does (a stream's end would close it)
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(1024 * 1024);
+    const { bytesRead } = await fh.read(chunk, 0, chunk.length, pos);
+    if (bytesRead === 0) break;
+    const buf = chunk.subarray(0, bytesRead);
     let from = 0;
     for (let nl = buf.indexOf(10, from); nl !== -1; nl = buf.indexOf(10, from)) {
       const piece = buf.subarray(from, nl);
@@ -229,6 +235,18 @@ export interface IndexOptions {
  * service. Whether its MAC verifies, and with which key id it was made, the caller judges (`authentic`, `header`).
  */
 export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<StateIndex> {
+  const cut: { at: number } = { at: -1 };
+  try {
+    return await indexPass(fh, opts, undefined, cut);
+  } catch (err) {
+    // cut or damaged after a checkpoint that verified (a run killed while it read, or still writing when it stopped):
+    // the file is used up to that checkpoint, read again up to it
+    if (!(err instanceof Unusable) || err instanceof Newer || cut.at < 0) throw err;
+    return indexPass(fh, opts, cut.at, { at: -1 });
+  }
+}
+
+async function indexPass(fh: FileHandle, opts: IndexOptions, until: number | undefined, cut: { at: number }): Promise<StateIndex> {
   const index = new StateIndex(fh);
   const mac = opts.key ? stateMac(opts.key) : undefined;
   /** elements of listings whose head has not come yet: number → page → lines */
@@ -237,6 +255,7 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
   let ended = false;
   let marked = false;
   for await (const { bytes, start, end } of linesOf(fh, opts.maxLine)) {
+    if (until !== undefined && start >= until) break;
     if (ended) throw new Unusable("goes on after its last line (corrupt)");
     let raw: unknown;
     try {
@@ -246,7 +265,7 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
     }
     const where = `line ${n + 1}`;
     n++;
-    const isEnd = isRecord(raw) && "end" in raw;
+    const isEnd = isRecord(raw) && ("end" in raw || "checkpoint" in raw);
     // the MAC covers every byte before the last line, which holds it
     if (!isEnd && mac) mac.update(bytes).update("\n");
     if (n === 1) {
@@ -300,6 +319,20 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
       if (v.end.lines !== n - 1) throw new Unusable(`is not whole (${n - 1} lines where its end says ${v.end.lines})`);
       if (mac) index.authentic = sameHex(mac.digest("hex"), v.end.mac);
       ended = true;
+    } else if ("checkpoint" in v) {
+      if (v.checkpoint.lines !== n - 1) throw new Unusable(`is not whole (${n - 1} lines where a checkpoint says ${v.checkpoint.lines})`);
+      const verified = mac ? sameHex(mac.peek(), v.checkpoint.mac) : true;
+      if (!verified) index.authentic = false;
+      if (until !== undefined && end + 1 >= until) {
+        // the last checkpoint that verified: the file ends here for this run
+        if (mac) index.authentic = verified;
+        index.checkpointed = true;
+        ended = true;
+        if (mac) mac.update(bytes).update("\n");
+        break;
+      }
+      if (verified && marked && index.authentic !== false) cut.at = end + 1;
+      if (mac) mac.update(bytes).update("\n"); // a checkpoint's bytes are covered by the MACs after it
     } else if ("marks" in v) {
       index.marks = v.marks;
       marked = true;

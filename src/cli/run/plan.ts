@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
+import { readDuration } from "../../model/duration.js";
 import { PLAN_FORMAT_NAMES } from "../../render/format-names.js";
 import { runFields, runSettings, serviceIO } from "../settings.js";
 import { interruptions } from "../signals.js";
@@ -18,12 +19,21 @@ const Flags = z.object({
   out: z.string().optional(),
   reportDir: z.string().optional(),
   compare: z.string().optional(),
+  maxDuration: z.string().optional(),
 });
+
+/** `--max-duration` of plan, in the grammar of every duration (src/model/duration.ts). */
+function planDuration(raw: string): number {
+  const d = readDuration(raw, { min: 1000 });
+  if (!d.ok) throw new UserError(`--max-duration ${d.problem}`);
+  return d.ms;
+}
 
 export async function plan(paths: string[], opts: Record<string, unknown>, command: Command): Promise<void> {
   const parsed = Flags.safeParse(opts);
   if (!parsed.success) throw new UserError(`invalid options: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
   const f = parsed.data;
+  const maxDurationMs = f.maxDuration === undefined ? undefined : planDuration(f.maxDuration);
   const run = runSettings(opts, process.env);
   const io = serviceIO(command, run.connection);
   const fields = { paths, ...runFields(run), ...(f.compare !== undefined ? { compare: f.compare } : {}) };
@@ -37,6 +47,7 @@ export async function plan(paths: string[], opts: Record<string, unknown>, comma
         ...(f.out !== undefined ? { out: f.out } : {}),
         ...(f.reportDir !== undefined ? { reportDir: f.reportDir } : {}),
         ...(f.compare !== undefined ? { compare: f.compare } : {}),
+        ...(maxDurationMs !== undefined ? { planMaxDurationMs: maxDurationMs } : {}),
         ...run.planning,
         ...(run.profile ? { profile: run.profile } : {}),
         detailedExitcode: run.output.detailedExitcode,
