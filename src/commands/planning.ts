@@ -169,7 +169,12 @@ export async function planRuleSet(
       // what was read is kept for the next run when a sync was going on (a checkpoint)
       stopping = true;
       const synced = state ? await state.checkpoint() : undefined;
-      const kept = synced ? `the state keeps what was read (${saySync(synced, false)}): the same command again continues` : "the state is as before";
+      const earlier = state?.partial;
+      const kept = synced
+        ? `the state keeps what was read (${saySync(synced, false)}): the same command again continues`
+        : earlier
+          ? `the state keeps the sync so far (${syncLine(earlier, 0, duration)}): the same command again continues`
+          : "the state is as before";
       if (deadline?.signal.aborted && !stopped?.aborted) {
         throw new PlanNotFinished(`--max-duration ${durationText(opts.planMaxDurationMs ?? 0)} ran out before the plan was complete: no plan was made; ${kept}`, EXIT_OK);
       }

@@ -66,7 +66,7 @@ export interface StateClientOptions {
   lookbackMs: number;
   warn(message: string): void;
   explain?(c: StateChoice): void;
-  /** when checkpoints are written while a workflow is read in full (default every 500 records or 60 s) */
+  /** when checkpoints are written while a workflow is read in full (default every 250 records or 60 s) */
   checkpoints?: CheckpointPolicy;
   /** told after each checkpoint: how far the sync got */
   onCheckpoint?(p: SyncProgress): void;
@@ -99,6 +99,8 @@ interface RunWorkflow {
   total: number | null;
   mark: WorkflowMark | undefined;
   changed?: Promise<ReadonlySet<number>>;
+  /** the changes listing's answer, once it came */
+  changedSet?: ReadonlySet<number>;
   structure: string | null;
   newestSeen: number | null;
 }
@@ -249,6 +251,7 @@ export class StateClient extends DelegatingClient {
         pages++;
         for (const i of page.results) ids.add(i.id);
       }
+      w.changedSet = ids;
       let ours = 0;
       for (const id of ids) if (this.prev?.aborted.has(id) || this.prev?.records.get(`${id}:v`)?.written || this.prev?.records.get(`${id}:vt`)?.written) ours++;
       this.opts.explain?.({
@@ -323,12 +326,15 @@ export class StateClient extends DelegatingClient {
    * in full this run, or whose last sync was partial, is marked partial with how far it got.
    */
   marks(final = true): Marks {
-    const marks: Marks = {};
+    const marks: Marks = { ...this.carriedMarks };
     for (const w of this.workflows.values()) {
       const partial = !final && (w.cold || w.partial);
+      // answers carried from the last run's look, for a workflow this run used only after they were carried: the
+      // next run lists changes from that older look (it covers this run's too)
+      const older = this.carriedMarks[String(w.pid)];
       marks[String(w.pid)] = {
-        run_at: this.nowIso,
-        looked_at: this.lookedAt(w),
+        run_at: older ? older.run_at : this.nowIso,
+        looked_at: older ? (older.looked_at ?? null) : this.lookedAt(w),
         newest_seen: w.newestSeen === null ? null : iso(w.newestSeen),
         synced_at: w.cold || !w.mark || w.partial ? this.nowIso : w.mark.synced_at,
         structure: w.structure,
@@ -363,7 +369,51 @@ export class StateClient extends DelegatingClient {
   /** the figures of the last checkpoint written */
   private checkpointed: SyncProgress | undefined;
 
+  /** the previous state's answers were carried into this run's file (at its first checkpoint) */
+  private carried = false;
+  /** bookmarks of workflows this run did not use, carried with their answers */
+  private readonly carriedMarks: Marks = {};
+
+  /**
+   * At the first checkpoint, which replaces the previous state: the previous state's records and field values that
+   * still hold and that this run has not written yet, so a run stopped before it got to them does not lose them (a
+   * sync resumed twice would read them again). Of a workflow this run uses, those its changes listing shows unchanged
+   * (as a kept record: valid as of this run's look); of one it does not use, all, with that workflow's old bookmark.
+   * Written-through records are left out (they need a listing of their own to be used).
+   */
+  private async carryAtCheckpoint(): Promise<void> {
+    const prev = this.prev;
+    if (this.carried || !prev) return;
+    this.carried = true;
+    const holds = (pid: number, id: number): boolean => {
+      const w = this.workflows.get(pid);
+      if (w) return !w.cold && w.changedSet !== undefined && !w.changedSet.has(id);
+      return prev.marks[String(pid)] !== undefined;
+    };
+    const records = [...prev.records.values()].filter((r) => r.written === null && !this.recordsWritten.has(`${r.id}:${r.flags}`) && holds(r.process_id, r.id));
+    const BATCH = 2_000;
+    for (let i = 0; i < records.length; i += BATCH) {
+      const slice = records.slice(i, i + BATCH);
+      const texts = await prev.lines(slice.map((r) => r.line));
+      slice.forEach((r, k) => {
+        const text = texts[k] ?? "";
+        if (text === "") return; // no longer as verified: left out
+        this.recordsWritten.add(`${r.id}:${r.flags}`);
+        this.writeRecord(text, r.skeleton);
+        const w = this.workflows.get(r.process_id);
+        if (w) w.synced++;
+      });
+    }
+    for (const [key, values] of prev.fields) {
+      const pid = Number(key.split(":")[0]);
+      const lines = [...values].filter(([id]) => holds(pid, id)).map(([, line]) => line);
+      for (let i = 0; i < lines.length; i += BATCH) for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
+    }
+    for (const [pid, mark] of Object.entries(prev.marks)) if (!this.workflows.has(Number(pid))) this.carriedMarks[pid] = mark;
+  }
+
   private async writeCheckpoint(): Promise<void> {
+    await this.carryAtCheckpoint();
     const progress = this.progress();
     try {
       await this.out.checkpoint(this.marks(false));

@@ -53,7 +53,7 @@ export interface StateSettings {
   fullRefresh: boolean;
   marginMs?: number;
   lookbackMs?: number;
-  /** when checkpoints are written during a sync (default every 500 records or 60 s) */
+  /** when checkpoints are written during a sync (default every 250 records or 60 s) */
   checkpoints?: CheckpointPolicy;
 }
 

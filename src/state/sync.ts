@@ -19,13 +19,13 @@ export interface SyncProgress {
 }
 
 export interface CheckpointPolicy {
-  /** a checkpoint after this many records written (default 500) */
+  /** a checkpoint after this many records written (default 250) */
   everyRecords: number;
   /** and at least this often while a sync goes on (default 60 s) */
   everyMs: number;
 }
 
-export const DEFAULT_CHECKPOINTS: CheckpointPolicy = { everyRecords: 500, everyMs: 60_000 };
+export const DEFAULT_CHECKPOINTS: CheckpointPolicy = { everyRecords: 250, everyMs: 60_000 };
 
 /** Decides when a checkpoint is due, and writes one at a time (calls race: the engine reads several at once). */
 export class Checkpoints {
