@@ -18,166 +18,55 @@
  * written into the next state. Such a record is used only after a listing shows the instance's last_updated_time
  * still exactly the one it holds, so a change by someone else right after our write is never hidden by it.
  */
-import { createHash } from "node:crypto";
 import { DelegatingClient, type ApiClient, type CompleteStepBody, FormFieldQuery, FormFieldValue, InstanceListItem, InstanceListQuery, InstanceRecord, Page, ServiceClock, Workflow } from "../api/index.js";
-import { canonicalJson } from "../plan/digest.js";
-import { isRecord } from "../model/guards.js";
-import { plural } from "../model/plural.js";
-import { canonicalQuery, changedQuery, emptyRange, movement, shapeKey, sliceable, slices, updatedAfter, type CanonicalQuery } from "./bounds.js";
-import { compactRecord, expandRecord } from "./compact.js";
-import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
-import { itemLine, settingsSharer, valueLine, type Marks, type RecordEntry, RecordEntrySchema, type WorkflowMark } from "./schema.js";
+import { compactRecord } from "./compact.js";
+import type { ListingRef, StateIndex } from "./reader.js";
+import { settingsSharer, type Marks, type RecordEntry, type WorkflowMark } from "./schema.js";
+import { shapeKey } from "./bounds.js";
 import { writtenFlags } from "./written.js";
 import type { StateWriter } from "./writer.js";
-import { Checkpoints, DEFAULT_CHECKPOINTS, type CheckpointPolicy, type SyncProgress } from "./sync.js";
+import { Checkpoints, DEFAULT_CHECKPOINTS, type SyncProgress } from "./sync.js";
+import { count, iso, processOf, type OwnWrite, type RunWorkflow, type StateClientOptions, type StateCounts, type StateRun } from "./run.js";
 
-/** A listing as a run uses it: the question, when it was asked, and its pages. */
-interface Listing {
-  process_id: number;
-  query: CanonicalQuery;
-  run_at: string;
-  complete: boolean;
-  pages: Array<{ count: number | null; results: InstanceListItem[] }>;
-}
+export { structureDigest, type OwnWrite, type StateChoice, type StateClientOptions, type StateCounts } from "./run.js";
+import { instancePages, loadListing, passThrough, replay, writeItems, writeListing, writeListingHead } from "./listings.js";
+import { formFieldPages, getInstance, keptRecord, stillOurs } from "./records.js";
+import { carryAtCheckpoint, carryForward, checkpoint, commit, due, writeCheckpoint } from "./checkpoint.js";
 
-/** How a request was decided, in the shape of the engine's request choices (`--explain-requests`). */
-export interface StateChoice {
-  subject: string;
-  workflow_id: number;
-  choice: string;
-  requests: number;
-  why: string;
-}
-
-export interface StateClientOptions {
-  /** the run's `now` (relative bounds were resolved against it); the next run's bookmark */
-  now: Date;
-  /** the last run's state, indexed on disk (undefined: none that can be used) */
-  previous: StateIndex | undefined;
-  /** the next state file, written as the run goes */
-  writer: StateWriter;
-  /** read everything again (--full-refresh) */
-  fullRefresh: boolean;
-  /** a workflow last read in full longer ago than this is read in full again */
-  resyncAfterMs: number;
-  /** changes are listed from when the last run looked, by the service's clock, less this (late commits) */
-  marginMs: number;
-  /** without the service's clock (an answer carried no Date): from the last run's now, by ours, less this (skew too) */
-  lookbackMs: number;
-  warn(message: string): void;
-  explain?(c: StateChoice): void;
-  /** when checkpoints are written while a workflow is read in full (default every 250 records or 60 s) */
-  checkpoints?: CheckpointPolicy;
-  /** told after each checkpoint: how far the sync got */
-  onCheckpoint?(p: SyncProgress): void;
-}
-
-export interface StateCounts {
-  /** distinct instances answered from the state and not read again */
-  fromState: number;
-  /** distinct instances read again from the service (listed as changed or entering, records, field values) */
-  readAgain: number;
-}
-
-/** One write of ours this run: the instance, its workflow when the answer names it, its last_updated_time after it. */
-export interface OwnWrite {
-  id: number;
-  process_id?: number;
-  /** as the service wrote it; absent for a bulk abort (its answer holds only ids) */
-  last_updated_time?: string;
-}
-
-interface RunWorkflow {
-  pid: number;
-  /** record reads and field values answered from the state, and asked of the service (requests: record reads, field pages) */
-  tally: { recordsKept: number; recordsRead: number; valuesKept: number; valuesAsked: number; fieldPages: number; written: number; windows: number };
-  cold: boolean;
-  /** its first sync was not finished when the state was written (a checkpoint): what it holds is used, the rest read */
-  partial: boolean;
-  /** records of it written into the next state this run (distinct), and the largest count a listing of it gave */
-  synced: number;
-  total: number | null;
-  mark: WorkflowMark | undefined;
-  changed?: Promise<ReadonlySet<number>>;
-  /** the changes listing's answer, once it came */
-  changedSet?: ReadonlySet<number>;
-  structure: string | null;
-  newestSeen: number | null;
-}
-
-const iso = (t: number): string => new Date(t).toISOString();
-/** A line of the previous state as JSON; undefined when it is not JSON (the caller then asks the service). */
-function parsedOrNothing(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** "N things" as every message says it (src/model/plural.ts) */
-const count = plural;
-
-function flagsOf(opts: { injectValues?: boolean; stepsTimeFrame?: boolean }): string {
-  return `${opts.injectValues ? "v" : ""}${opts.stepsTimeFrame ? "t" : ""}`;
-}
-
-/** The workflow id in a record's `process` URI ({base_url}/processes/<id>/). */
-function processOf(record: InstanceRecord): number | undefined {
-  const m = typeof record.process === "string" ? /\/processes\/(\d+)\/?$/.exec(record.process) : null;
-  return m ? Number(m[1]) : undefined;
-}
-
-/** Steps and fields with their types and settings: what a rule's meaning depends on, no instance's values. */
-export function structureDigest(snapshot: unknown): string | null {
-  if (!isRecord(snapshot) || !Array.isArray(snapshot.steps)) return null;
-  const steps = snapshot.steps.filter(isRecord).map((s) => ({
-    id: s.id,
-    name: s.name,
-    position: s.position,
-    type: s.type,
-    actions: Array.isArray(s.actions) ? s.actions.filter(isRecord).map((a) => ({ id: a.id, name: a.name, type: a.type, settings: a.settings })) : [],
-  }));
-  return createHash("sha256").update(canonicalJson({ name: snapshot.name, steps })).digest("hex").slice(0, 32);
-}
-
-function idsOf(v: FormFieldQuery[string]): number[] | undefined {
-  if (Array.isArray(v)) return v.map(Number);
-  if (typeof v === "string") return v.split(",").filter((s) => s.trim() !== "").map(Number);
-  if (typeof v === "number") return [v];
-  return undefined;
-}
-
-export class StateClient extends DelegatingClient {
-  private readonly nowMs: number;
-  private readonly nowIso: string;
-  private readonly workflows = new Map<number, RunWorkflow>();
+export class StateClient extends DelegatingClient implements StateRun {
+  readonly nowMs: number;
+  readonly nowIso: string;
+  readonly workflows = new Map<number, RunWorkflow>();
   /** the previous state (none with --full-refresh): its lines are read as they are used */
-  private readonly prev: StateIndex | undefined;
+  readonly prev: StateIndex | undefined;
   /** the previous run's listings by the shape of their question (bounds.ts shapeKey) */
-  private readonly oldListings = new Map<string, ListingRef[]>();
+  readonly oldListings = new Map<string, ListingRef[]>();
   /** written-through records of the previous state by `workflow|last_updated_time`: how many share that instant */
-  private readonly writtenAt = new Map<string, number>();
+  readonly writtenAt = new Map<string, number>();
   /** per `workflow|last_updated_time`: the instances whose last_updated_time is exactly that now (one listing) */
-  private readonly unchangedAt = new Map<string, Promise<ReadonlySet<number>>>();
-  private readonly newSkeletons = new Map<string, unknown>();
-  private readonly skeletonsWritten = new Set<string>();
-  private readonly recordsWritten = new Set<string>();
+  readonly unchangedAt = new Map<string, Promise<ReadonlySet<number>>>();
+  readonly newSkeletons = new Map<string, unknown>();
+  readonly skeletonsWritten = new Set<string>();
+  readonly recordsWritten = new Set<string>();
   /** instances named by an ordered listing (the structure probe): their records are always read */
-  private readonly probes = new Set<number>();
-  private readonly fromState = new Set<number>();
-  private readonly readAgain = new Set<number>();
-  private readonly own: OwnWrite[] = [];
+  readonly probes = new Set<number>();
+  readonly fromState = new Set<number>();
+  readonly readAgain = new Set<number>();
+  readonly own: OwnWrite[] = [];
   /** the service's clock when this client began (its look is bounded by what the clock says after) */
-  private readonly clockAtStart: ServiceClock | undefined;
+  readonly clockAtStart: ServiceClock | undefined;
   /** planning asked through this client (else a commit carries the previous state forward: `apply plan.json`) */
-  private planned = false;
-  private warnedResync = false;
-  private readonly shareSettings = settingsSharer();
-  private readonly out: StateWriter;
-  private readonly checkpoints: Checkpoints;
+  planned = false;
+  warnedResync = false;
+  readonly shareSettings = settingsSharer();
+  readonly out: StateWriter;
+  readonly checkpoints: Checkpoints;
 
-  constructor(inner: ApiClient, private readonly opts: StateClientOptions) {
+  get service(): ApiClient {
+    return this.inner;
+  }
+
+  constructor(inner: ApiClient, readonly opts: StateClientOptions) {
     super(inner);
     this.nowMs = opts.now.getTime();
     this.nowIso = opts.now.toISOString();
@@ -200,7 +89,7 @@ export class StateClient extends DelegatingClient {
 
   // ---- bookkeeping ------------------------------------------------------------------------------------------------
 
-  private workflow(pid: number): RunWorkflow {
+  workflow(pid: number): RunWorkflow {
     this.planned = true;
     let w = this.workflows.get(pid);
     if (w) return w;
@@ -234,7 +123,7 @@ export class StateClient extends DelegatingClient {
    * From when changes are listed: when the last run looked, by the service's clock, less the margin for late commits;
    * without it (an answer of that run carried no Date), the last run's now by our clock less the lookback for skew.
    */
-  private since(w: RunWorkflow): { at: number; why: string } {
+  since(w: RunWorkflow): { at: number; why: string } {
     const mark = w.mark as WorkflowMark;
     const looked = mark.looked_at ? Date.parse(mark.looked_at) : Number.NaN;
     if (!Number.isNaN(looked)) return { at: looked - this.opts.marginMs, why: `when the last run looked, by the service's clock, less ${Math.round(this.opts.marginMs / 1000)} s for late commits` };
@@ -242,7 +131,7 @@ export class StateClient extends DelegatingClient {
   }
 
   /** Ids of the workflow's instances updated since the last run looked: one listing per run. */
-  private changedIds(w: RunWorkflow): Promise<ReadonlySet<number>> {
+  changedIds(w: RunWorkflow): Promise<ReadonlySet<number>> {
     w.changed ??= (async () => {
       const since = this.since(w);
       const ids = new Set<number>();
@@ -267,12 +156,12 @@ export class StateClient extends DelegatingClient {
   }
 
   /** The service's count of a selection of the workflow: the largest is what its sync has to read. */
-  private counted(pid: number, n: number | null): void {
+  counted(pid: number, n: number | null): void {
     const w = this.workflows.get(pid);
     if (w && n !== null && (w.total === null || n > w.total)) w.total = n;
   }
 
-  private saw(ids: Iterable<number>, fresh: boolean): void {
+  saw(ids: Iterable<number>, fresh: boolean): void {
     for (const id of ids) (fresh ? this.readAgain : this.fromState).add(id);
   }
 
@@ -312,7 +201,7 @@ export class StateClient extends DelegatingClient {
    * When this run began to look, by the service's clock; null when some answer carried no Date (the next run then
    * falls back to our clock). Every answer this run used or wrote was read at or after it.
    */
-  private lookedAt(w: RunWorkflow): string | null {
+  lookedAt(w: RunWorkflow): string | null {
     const c = this.inner.serviceClock?.();
     const before = this.clockAtStart;
     if (!c || c.earliestMs === null || c.undated > (before?.undated ?? 0)) return null;
@@ -345,7 +234,7 @@ export class StateClient extends DelegatingClient {
   }
 
   /** Whether a workflow is being read in full (a first sync, or the rest of one): checkpoints are written then. */
-  private syncing(): boolean {
+  syncing(): boolean {
     for (const w of this.workflows.values()) if (w.cold || w.partial) return true;
     return false;
   }
@@ -367,152 +256,21 @@ export class StateClient extends DelegatingClient {
   }
 
   /** the figures of the last checkpoint written */
-  private checkpointed: SyncProgress | undefined;
+  checkpointed: SyncProgress | undefined;
 
   /** the previous state's answers were carried into this run's file (at its first checkpoint) */
-  private carried = false;
+  carried = false;
   /** bookmarks of workflows this run did not use, carried with their answers */
-  private readonly carriedMarks: Marks = {};
-
-  /**
-   * At the first checkpoint, which replaces the previous state: the previous state's records and field values that
-   * still hold and that this run has not written yet, so a run stopped before it got to them does not lose them (a
-   * sync resumed twice would read them again). Of a workflow this run uses, those its changes listing shows unchanged
-   * (as a kept record: valid as of this run's look); of one it does not use, all, with that workflow's old bookmark.
-   * Written-through records are left out (they need a listing of their own to be used).
-   */
-  private async carryAtCheckpoint(): Promise<void> {
-    const prev = this.prev;
-    if (this.carried || !prev) return;
-    this.carried = true;
-    const holds = (pid: number, id: number): boolean => {
-      const w = this.workflows.get(pid);
-      if (w) return !w.cold && w.changedSet !== undefined && !w.changedSet.has(id);
-      return prev.marks[String(pid)] !== undefined;
-    };
-    const records = [...prev.records.values()].filter((r) => r.written === null && !this.recordsWritten.has(`${r.id}:${r.flags}`) && holds(r.process_id, r.id));
-    const BATCH = 2_000;
-    for (let i = 0; i < records.length; i += BATCH) {
-      const slice = records.slice(i, i + BATCH);
-      const texts = await prev.lines(slice.map((r) => r.line));
-      slice.forEach((r, k) => {
-        const text = texts[k] ?? "";
-        if (text === "") return; // no longer as verified: left out
-        this.recordsWritten.add(`${r.id}:${r.flags}`);
-        this.writeRecord(text, r.skeleton);
-        const w = this.workflows.get(r.process_id);
-        if (w) w.synced++;
-      });
-    }
-    for (const [key, values] of prev.fields) {
-      const pid = Number(key.split(":")[0]);
-      const lines = [...values].filter(([id]) => holds(pid, id)).map(([, line]) => line);
-      for (let i = 0; i < lines.length; i += BATCH) for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
-    }
-    for (const [pid, mark] of Object.entries(prev.marks)) if (!this.workflows.has(Number(pid))) this.carriedMarks[pid] = mark;
-  }
-
-  private async writeCheckpoint(): Promise<void> {
-    await this.carryAtCheckpoint();
-    const progress = this.progress();
-    try {
-      await this.out.checkpoint(this.marks(false));
-    } catch {
-      return; // the writer keeps the error: the commit says it in one line; no further checkpoint is tried
-    }
-    this.checkpointed = progress;
-    this.opts.onCheckpoint?.(progress);
-  }
-
-  /** A checkpoint now (the run was stopped or reached its --max-duration), when a sync is going on; its figures. */
-  async checkpoint(): Promise<SyncProgress | undefined> {
-    if (!this.planned || !this.syncing() || !this.out.writable) return undefined;
-    this.checkpointed = undefined;
-    await this.checkpoints.now();
-    return this.checkpointed;
-  }
-
-  /** After a record, a page or a field page was written: a checkpoint when one is due. */
-  private due(): Promise<void> {
-    return this.checkpoints.maybe(this.syncing());
-  }
-
-  /**
-   * Completes the next state file and puts it in place: call only after a run that read all it needed. With no
-   * planning through this client (`apply plan.json --state`), the previous state is carried forward whole, with its
-   * bookmarks, and what was written through after it; with no previous state, nothing is written.
-   */
-  async commit(): Promise<void> {
-    if (this.planned) return this.out.commit(this.marks());
-    if (!this.prev) return this.out.discard();
-    await this.carryForward(this.prev);
-    return this.out.commit(this.prev.marks);
-  }
+  readonly carriedMarks: Marks = {};
 
   // ---- writing the next state as the run goes -----------------------------------------------------------------------
 
-  /** A listing's elements, page by page, then its head; returns nothing to hold. */
-  private writeListing(listing: Listing): void {
-    const n = this.out.nextListing();
-    listing.pages.forEach((page, p) => this.writeItems(n, p, page.results));
-    this.writeListingHead(n, listing, listing.pages.map((page) => ({ count: page.count, size: page.results.length })));
-  }
-
-  private writeItems(n: number, p: number, items: readonly InstanceListItem[]): void {
-    for (const item of items) this.out.line(`{"item":{"l":${n},"p":${p},"v":${JSON.stringify(item)}}}`);
-  }
-
-  private writeListingHead(n: number, l: Pick<Listing, "process_id" | "query" | "run_at" | "complete">, pages: Array<{ count: number | null; size: number }>): void {
-    this.out.line(JSON.stringify({ listing: { n, process_id: l.process_id, query: l.query, run_at: l.run_at, complete: l.complete, pages } }));
-  }
-
-  private writeRecord(text: string, skeleton: string | null): void {
+  writeRecord(text: string, skeleton: string | null): void {
     if (skeleton !== null && !this.skeletonsWritten.has(skeleton)) {
       this.skeletonsWritten.add(skeleton);
       this.out.line(JSON.stringify({ skeleton: { key: skeleton, snapshot: this.newSkeletons.get(skeleton) ?? this.prev?.skeletons.get(skeleton) } }));
     }
     this.out.line(text);
-  }
-
-  /** Everything of the previous state, in batches of lines (`apply plan.json --state`: nothing was planned). */
-  private async carryForward(prev: StateIndex): Promise<void> {
-    const BATCH = 2_000;
-    for (const ref of prev.listings.values()) {
-      // a listing one of whose lines no longer verifies is left out whole (the next run asks it again)
-      const listing = await this.loadListing(ref);
-      if (listing) this.writeListing(listing);
-    }
-    // a line that no longer verifies comes back as nothing: left out (the next run asks the service for it)
-    const copy = async (lines: number[]): Promise<void> => {
-      for (let i = 0; i < lines.length; i += BATCH) for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
-    };
-    for (const [key, snapshot] of prev.skeletons) {
-      this.skeletonsWritten.add(key);
-      this.out.line(JSON.stringify({ skeleton: { key, snapshot } }));
-    }
-    const own = new Set(this.own.map((o) => o.id));
-    // a record we wrote through this run (already written) replaces the one of the last run
-    await copy([...prev.records.values()].filter((r) => !this.recordsWritten.has(`${r.id}:${r.flags}`)).map((r) => r.line));
-    for (const values of prev.fields.values()) await copy([...values.values()]);
-    const aborted = [...prev.aborted].filter((id) => !own.has(id));
-    if (aborted.length > 0) this.out.line(JSON.stringify({ aborted: { ids: aborted } }));
-  }
-
-  /** A listing of the previous run, read from the file; undefined when a line does not fit (then it is asked again). */
-  private async loadListing(ref: ListingRef): Promise<Listing | undefined> {
-    const prev = this.prev as StateIndex;
-    const pages: Listing["pages"] = [];
-    for (const page of ref.pages) {
-      const texts = await prev.lines(page.lines);
-      const results: InstanceListItem[] = [];
-      for (const text of texts) {
-        const item = itemLine(parsedOrNothing(text));
-        if (!item) return undefined;
-        results.push(item.v);
-      }
-      pages.push({ count: page.count, results });
-    }
-    return { process_id: ref.process_id, query: ref.query, run_at: ref.run_at, complete: ref.complete, pages };
   }
 
   // ---- write-through ----------------------------------------------------------------------------------------------
@@ -535,29 +293,31 @@ export class StateClient extends DelegatingClient {
     if (ids.length > 0) this.out.line(JSON.stringify({ aborted: { ids } }));
   }
 
+  // ---- the room's modules: the listings cache (./listings.ts), records and field values (./records.ts), checkpoints
+  // and the commit (./checkpoint.ts); their functions run with this client as `this`
+  readonly passThrough = passThrough;
+  readonly replay = replay;
+  readonly loadListing = loadListing;
+  readonly writeListing = writeListing;
+  readonly writeItems = writeItems;
+  readonly writeListingHead = writeListingHead;
+  readonly keptRecord = keptRecord;
+  readonly stillOurs = stillOurs;
+  readonly carryAtCheckpoint = carryAtCheckpoint;
+  readonly writeCheckpoint = writeCheckpoint;
+  readonly carryForward = carryForward;
+  readonly due = due;
+
+  /** A checkpoint now (the run was stopped or reached its --max-duration), when a sync is going on; its figures. */
+  checkpoint(): Promise<SyncProgress | undefined> {
+    return checkpoint.call(this);
+  }
+
   /**
-   * Whether a record we wrote through still holds: its instance's last_updated_time is exactly the one our write's
-   * answer gave. One listing (`last_updated_time` after and before that very instant: the bounds are inclusive)
-   * answers it for every instance of ours written at that instant; a later change by anyone moves the time and
-   * drops the instance from it. A single write at its instant is read instead (one request either way).
+   * Completes the next state file and puts it in place: call only after a run that read all it needed (./checkpoint.ts).
    */
-  private async stillOurs(w: RunWorkflow, ref: RecordRef, lut: string): Promise<boolean> {
-    const key = `${w.pid}|${lut}`;
-    if ((this.writtenAt.get(key) ?? 0) < 2) return false;
-    let p = this.unchangedAt.get(key);
-    if (!p) {
-      p = (async () => {
-        const ids = new Set<number>();
-        for await (const page of this.inner.instancePages(w.pid, { last_updated_time_after: lut, last_updated_time_before: lut })) {
-          w.tally.windows++;
-          for (const i of page.results) ids.add(i.id);
-        }
-        return ids;
-      })();
-      p.catch(() => undefined);
-      this.unchangedAt.set(key, p);
-    }
-    return (await p).has(ref.id);
+  commit(): Promise<void> {
+    return commit.call(this);
   }
 
   // ---- endpoints --------------------------------------------------------------------------------------------------
@@ -571,231 +331,16 @@ export class StateClient extends DelegatingClient {
     for await (const page of this.instancePages(processId, query)) yield* page.results;
   }
 
-  override async *instancePages(processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
-    const q = canonicalQuery(query);
-    const w = this.workflow(processId);
-    if (w.cold) return yield* this.passThrough(processId, q, query);
-    // instances updated since the changes listing's start are all on it: with none, such a question holds nothing
-    const after = updatedAfter(q);
-    if (after !== undefined && after >= this.since(w).at) {
-      const changed = await this.changedIds(w);
-      if (changed.size > 0) return yield* this.passThrough(processId, q, query);
-      this.opts.explain?.({ subject: `selection ${JSON.stringify(q)}`, workflow_id: processId, choice: "state", requests: 0, why: "nothing updated since the last run looked, and it asks only for instances updated later" });
-      return yield { count: 0, next: null, previous: null, results: [] };
-    }
-    let found: { ref: ListingRef; moved: ReturnType<typeof movement>["moved"] } | undefined;
-    for (const cand of this.oldListings.get(shapeKey(processId, q)) ?? []) {
-      const mv = movement(cand.query, Date.parse(cand.run_at), q, this.nowMs);
-      if (mv.ok) {
-        found = { ref: cand, moved: mv.moved };
-        break;
-      }
-    }
-    if (!found) return yield* this.passThrough(processId, q, query);
-    const changed = await this.changedIds(w);
-    const { ref, moved } = found;
-    if (!sliceable(q) || !ref.complete) {
-      // a running instance's run time grows with the clock, with no update: such a question is asked again
-      const drifts = (q.total_runtime_min !== undefined || q.total_runtime_max !== undefined) && Date.parse(ref.run_at) !== this.nowMs;
-      if (changed.size > 0 || moved.length > 0 || drifts) return yield* this.passThrough(processId, q, query);
-      const cached = await this.loadListing(ref);
-      if (!cached) return yield* this.passThrough(processId, q, query);
-      return yield* this.replay(processId, q, query, cached);
-    }
-    const plan = slices(ref.query, q, moved);
-    if (!plan) return yield* this.passThrough(processId, q, query);
-    const listing = await this.loadListing(ref);
-    if (!listing) return yield* this.passThrough(processId, q, query);
-
-    const members = new Map<number, InstanceListItem>();
-    for (const page of listing.pages) for (const item of page.results) if (!changed.has(item.id)) members.set(item.id, item);
-    listing.pages = []; // the elements are in `members` now
-    const fromCache = members.size;
-    let requests = 0;
-    const list = async (slice: CanonicalQuery): Promise<InstanceListItem[]> => {
-      const out: InstanceListItem[] = [];
-      if (emptyRange(slice)) return out; // a slice of no instant: nothing to ask
-      for await (const page of this.inner.instancePages(processId, slice)) {
-        requests++;
-        out.push(...page.results);
-      }
-      return out;
-    };
-    for (const s of plan.filter((p) => p.effect === "leave")) for (const item of await list(s.query)) members.delete(item.id);
-    const fresh: InstanceListItem[] = [];
-    for (const s of plan.filter((p) => p.effect === "enter")) fresh.push(...(await list(s.query)));
-    if (changed.size > 0) fresh.push(...(await list(changedQuery(q, this.since(w).at))));
-    for (const item of fresh) members.set(item.id, item);
-    const results = [...members.values()].sort((a, b) => a.id - b.id);
-    this.saw(results.map((i) => i.id), false);
-    this.saw(fresh.map((i) => i.id), true);
-    this.opts.explain?.({
-      subject: `selection ${JSON.stringify(q)}`,
-      workflow_id: processId,
-      choice: "state",
-      requests,
-      why: `${fromCache} from the state${plan.length ? `; ${plan.map((p) => p.why).join("; ")}` : ""}; ${changed.size > 0 ? "changed instances listed again" : "none changed"}`,
-    });
-    this.writeListing({ process_id: processId, query: q, run_at: this.nowIso, complete: true, pages: [{ count: results.length, results }] });
-    this.counted(processId, results.length);
-    yield { count: results.length, next: null, previous: null, results };
+  override instancePages(processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
+    return instancePages.call(this, processId, query);
   }
 
-  /** Asks the service, and writes the pages read into the next state (complete once one says there is no next). */
-  private async *passThrough(processId: number, q: CanonicalQuery, query: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>> {
-    const n = this.out.nextListing();
-    const pages: Array<{ count: number | null; size: number }> = [];
-    let complete = false;
-    try {
-      for await (const page of this.inner.instancePages(processId, query)) {
-        this.writeItems(n, pages.length, page.results);
-        pages.push({ count: page.count, size: page.results.length });
-        complete = page.next === null;
-        if (q.ordering !== undefined) for (const i of page.results) this.probes.add(i.id);
-        this.saw(page.results.map((i) => i.id), true);
-        this.counted(processId, page.count);
-        yield page;
-        await this.due();
-      }
-      complete = true;
-    } finally {
-      this.writeListingHead(n, { process_id: processId, query: q, run_at: this.nowIso, complete }, pages);
-    }
+  override getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
+    return getInstance.call(this, id, opts);
   }
 
-  /** A cached answer that still holds (nothing changed, no bound moved); beyond its pages, the service again. */
-  private async *replay(processId: number, q: CanonicalQuery, query: InstanceListQuery, cached: Listing): AsyncGenerator<Page<InstanceListItem>> {
-    this.writeListing({ ...cached, query: q, run_at: this.nowIso });
-    for (const [n, page] of cached.pages.entries()) {
-      if (q.ordering !== undefined) for (const i of page.results) this.probes.add(i.id);
-      this.saw(page.results.map((i) => i.id), false);
-      this.counted(processId, page.count);
-      const last = n === cached.pages.length - 1;
-      yield { count: page.count, next: last && cached.complete ? null : "(more)", previous: null, results: page.results };
-    }
-    if (cached.complete) return;
-    // the caller wants more than the last run read: the same question, from its next page on
-    let skip = cached.pages.length;
-    for await (const page of this.inner.instancePages(processId, query)) {
-      if (skip-- > 0) continue;
-      this.saw(page.results.map((i) => i.id), true);
-      yield page;
-    }
-  }
-
-  /** A record of the previous run, read and checked in full now; undefined (read it again) when its line does not fit. */
-  private async keptRecord(ref: RecordRef): Promise<{ record: InstanceRecord; entry: RecordEntry; text: string } | undefined> {
-    const [text = ""] = await (this.prev as StateIndex).lines([ref.line]);
-    const raw = parsedOrNothing(text);
-    const parsed = RecordEntrySchema.safeParse(isRecord(raw) ? raw.record : undefined);
-    if (!parsed.success || parsed.data.compact.record.id !== ref.id) return undefined;
-    const record = expandRecord(parsed.data.compact, this.prev?.skeletons ?? new Map());
-    return record ? { record, entry: parsed.data, text } : undefined;
-  }
-
-  override async getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
-    const key = `${id}:${flagsOf(opts)}`;
-    const cached = this.prev?.records.get(key);
-    // the structure probe too: the newest instance's snapshot changes only with it (or a newer one starts), both
-    // listed as changed, and a fresh read of it is checked against the structure digest below
-    if (cached) {
-      const w = this.workflow(cached.process_id);
-      const kept = w.cold ? undefined : await this.keptRecord(cached);
-      const holds = kept && (cached.written !== null ? kept.record.last_updated_time === cached.written && (await this.stillOurs(w, cached, cached.written)) : !(await this.changedIds(w)).has(id));
-      if (kept && holds && !w.cold) {
-        if (!this.recordsWritten.has(key)) {
-          this.recordsWritten.add(key);
-          w.synced++;
-          this.checkpoints.counted();
-          // shown unchanged now: from here on an ordinary record of this run
-          const { written: _w, ...entry } = kept.entry;
-          this.writeRecord(cached.written !== null ? JSON.stringify({ record: entry }) : kept.text, cached.skeleton);
-          if (cached.written !== null) w.tally.written++;
-        }
-        this.saw([id], false);
-        if (cached.written === null) w.tally.recordsKept++;
-        return kept.record;
-      }
-    }
-    const record = await this.inner.getInstance(id, opts);
-    this.saw([id], true);
-    const pid = processOf(record);
-    if (pid === undefined) return record;
-    const w = this.workflow(pid);
-    w.tally.recordsRead++;
-    const updated = typeof record.last_updated_time === "string" ? Date.parse(record.last_updated_time) : NaN;
-    if (!Number.isNaN(updated) && (w.newestSeen === null || updated > w.newestSeen)) w.newestSeen = updated;
-    if (this.probes.has(id) && opts.injectValues) {
-      const digest = structureDigest(record.process_snapshot);
-      if (digest !== null) {
-        if (w.structure !== null && w.structure !== digest && !w.cold) {
-          w.cold = true;
-          this.opts.warn(`state: the structure of workflow ${pid} changed since the last run: it is read in full`);
-        }
-        w.structure = digest;
-      }
-    }
-    const entry: RecordEntry = { process_id: pid, flags: flagsOf(opts), compact: compactRecord(record, this.newSkeletons) };
-    if (!this.recordsWritten.has(key)) {
-      w.synced++;
-      this.checkpoints.counted();
-    }
-    this.recordsWritten.add(key);
-    this.writeRecord(JSON.stringify({ record: entry }), entry.compact.skeleton);
-    await this.due();
-    return record;
-  }
-
-  override async *formFieldPages(processId: number, stepId: number, actionId: number, query: FormFieldQuery = {}): AsyncGenerator<Page<FormFieldValue>> {
-    const ids = idsOf(query.instance_ids);
-    const other = Object.keys(query).filter((k) => k !== "instance_ids" && k !== "limit" && query[k] !== undefined);
-    if (!ids || other.length > 0 || ids.some((n) => !Number.isSafeInteger(n))) return yield* this.inner.formFieldPages(processId, stepId, actionId, query);
-    const w = this.workflow(processId);
-    const old = w.cold ? undefined : this.prev?.fields.get(`${processId}:${stepId}:${actionId}`);
-    const changed = old ? await this.changedIds(w) : new Set<number>();
-    const write = (id: number, v: FormFieldValue | null): void => this.out.line(JSON.stringify({ value: { f: [processId, stepId, actionId], id, v } }));
-    const hitIds: number[] = [];
-    const hitLines: number[] = [];
-    const missing: number[] = [];
-    for (const id of ids) {
-      const line = old && !changed.has(id) ? old.get(id) : undefined;
-      if (line === undefined) missing.push(id);
-      else {
-        hitIds.push(id);
-        hitLines.push(line);
-      }
-    }
-    const results: FormFieldValue[] = [];
-    const texts = hitLines.length > 0 ? await (this.prev as StateIndex).lines(hitLines) : [];
-    const answered: number[] = [];
-    hitIds.forEach((id, i) => {
-      const hit = valueLine(parsedOrNothing(texts[i] ?? ""));
-      if (!hit || hit.id !== id) {
-        missing.push(id); // a line that does not fit: asked again
-        return;
-      }
-      answered.push(id);
-      this.shareSettings(hit.v);
-      this.out.line(texts[i] as string); // the same line again: still true
-      if (hit.v !== null) results.push(hit.v);
-    });
-    this.saw(answered, false);
-    w.tally.valuesKept += answered.length;
-    if (missing.length > 0) {
-      const missed = new Set(missing);
-      const found = new Map<number, FormFieldValue>();
-      w.tally.valuesAsked += missing.length;
-      for await (const page of this.inner.formFieldPages(processId, stepId, actionId, { ...query, instance_ids: missing })) {
-        w.tally.fieldPages++;
-        for (const r of page.results) found.set(r.instance_id, r);
-      }
-      for (const r of found.values()) this.shareSettings(r);
-      for (const id of missing) write(id, found.get(id) ?? null);
-      for (const r of found.values()) if (missed.has(r.instance_id)) results.push(r);
-      this.saw(missing, true);
-    }
-    await this.due();
-    yield { count: results.length, next: null, previous: null, results };
+  override formFieldPages(processId: number, stepId: number, actionId: number, query: FormFieldQuery = {}): AsyncGenerator<Page<FormFieldValue>> {
+    return formFieldPages.call(this, processId, stepId, actionId, query);
   }
 
   override async completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
