@@ -52,6 +52,8 @@ export type PlanRunOptions = Partial<PlanningSettings> & {
    * name: apply's --max-duration (ApplyingSettings) bounds when changes start, not planning
    */
   planMaxDurationMs?: number;
+  /** after each checkpoint of a sync: how far it got (a watcher's metrics) */
+  onSync?: (p: { synced: number; total: number | null; leftS: number | null }) => void;
 };
 
 /** A plan not made because --max-duration ran out first; with a state, the sync so far is kept. Not an error. */
@@ -122,6 +124,7 @@ export async function planRuleSet(
   const saySync = (p: SyncProgress, print: boolean): string => {
     const line = syncLine(p, ratePerMin, duration);
     log.event("state.sync", { synced: p.synced, total: p.total, workflows: p.workflows, left_s: leftSeconds(p, ratePerMin) }, "info");
+    opts.onSync?.({ synced: p.synced, total: p.total, leftS: leftSeconds(p, ratePerMin) });
     // on a text stderr at most once a minute (a checkpoint may come every few seconds at an unlimited rate)
     if (print && !opts.quiet && !log.structured && Date.now() - lastSyncLine >= 60_000) {
       lastSyncLine = Date.now();
@@ -182,6 +185,8 @@ export async function planRuleSet(
     }
     const unusable = client.unusable();
     if (unusable) throw new UserError(`${unusable.message}; nothing was planned`);
+    // the sync, if one went on, is complete: the watcher's gauges go back to none
+    if (state) opts.onSync?.({ synced: 0, total: null, leftS: null });
     maskKeyInPlan(plan, connection.apiKey);
     const ms = Date.now() - started;
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}), ...(opts.profile ? { profile: opts.profile.name } : {}) });
