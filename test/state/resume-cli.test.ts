@@ -56,6 +56,9 @@ describe("a first sync over several runs", () => {
     expect(bounded.stdout).toBe("");
     expect(readFileSync(file, "utf8")).toMatch(/\{"checkpoint":[^\n]*\n$/);
     const afterBounded = readFileSync(file, "utf8");
+    // `state show` says which workflows are partial and how far they got
+    const shown = await runCli(["state", "show", "--state", state], env("0"));
+    expect(shown.stdout).toMatch(/^\s+1042 +\S+ +partial: [\d,]+ of ~[\d,]+ /m);
     const requestsBefore = sb.requests().length;
 
     // 3. SIGTERM: the run says what it kept and the next one says what the state holds
