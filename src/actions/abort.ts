@@ -1,7 +1,7 @@
 /** abort: stop every matched running instance; planned per instance, sent in bulk batches at apply. */
 import { isRecord } from "../model/guards.js";
 import { describeStatus, statusOf } from "./instance.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import type { SourcePos } from "../model/rule-types.js";
 import type { MutatingActionKind } from "./types.js";
 

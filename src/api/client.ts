@@ -44,7 +44,7 @@ import { StatsRecorder, type EndpointName, type RequestStats } from "./stats.js"
 import { describeLink, linkPath, normaliseBaseUrl, relativeLink, type BaseUrl } from "./url-guard.js";
 import { apiKeyProblem } from "./key-check.js";
 import { errorMessage } from "../model/guards.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_RATE_LIMIT, DEFAULT_TIMEOUT_MS } from "../model/settings.js";
 
 export interface ClientOptions {

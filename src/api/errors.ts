@@ -4,7 +4,7 @@
  * echoes it back.
  */
 import { STATUS_CODES } from "node:http";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 /** One-line messages stay short: the service's own words are cut beyond this. */
 const DETAIL_MAX = 120;

@@ -19,7 +19,7 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { UserError } from "../model/errors.js";
-import { writeFailure } from "../model/write-file.js";
+import { writeFailure } from "../fs/write-file.js";
 import { errorMessage, isRecord } from "../model/guards.js";
 
 const at = z.string();

@@ -12,7 +12,7 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_CLOCK_SKEW_MS, DEFAULT_LOCK_TIMEOUT_MS, DEF
 import { UserError } from "../model/errors.js";
 import { executePlan } from "./execute.js";
 import { Journal } from "./journal.js";
-import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../model/lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../fs/lock.js";
 import { loadPlanForApply } from "./load.js";
 import { countOutcomes, type ChangeOutcome } from "./outcome.js";
 import type { ApplyProgress, StalenessCheck } from "./types.js";

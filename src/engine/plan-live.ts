@@ -34,7 +34,7 @@ import { selectQuery, stepsToProbe } from "./select.js";
 import { errorMessage } from "../model/guards.js";
 import { seeInstances, withSeen, type SeenInstances } from "./seen.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../model/settings.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export type { RequestChoice } from "./run-queries.js";
 

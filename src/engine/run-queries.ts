@@ -7,7 +7,7 @@ import type { ApiClient, InstanceListItem } from "../api/index.js";
 import type { Almanac } from "./almanac.js";
 import { readAndKeepRecords } from "./hydrate.js";
 import type { ClientFilter, QueryPlan, Selection } from "./query-plan.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export interface RequestChoice {
   /** what the choice is about: a selection (its query in words), a rule's priority, a field */

@@ -4,7 +4,7 @@
  * one plain sentence each. Everything else is left to `--log-format json`.
  */
 import type { LogFields, Logger, LogLevel } from "./types.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export interface TextLoggerOptions {
   write: (line: string) => void;

@@ -15,7 +15,7 @@ import { JsonScanError, scan } from "./stream-read.js";
 import { ChangeSchema, ReportSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
 import type { PlannedChange, PlanFile } from "./types.js";
 import { errorMessage } from "../model/guards.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 /** A plan file larger than this is not a plan we wrote (about 1 kB a change: far beyond any max_instances). */
 const MAX_PLAN_BYTES = 512 * 1024 * 1024;

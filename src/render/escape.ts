@@ -5,7 +5,7 @@
  * passes such data through the helper of its medium here; the HTML view escapes with its own `esc` (html.ts).
  */
 import { Scalar, stringify } from "#yaml";
-import { UNSAFE_CHARS, visibleJson } from "../model/visible-json.js";
+import { UNSAFE_CHARS, visibleJson } from "../text/visible-json.js";
 
 /** JSON text (JSON.stringify's) with every control and reordering character it leaves raw written as `\uNNNN`. */
 export const jsonSafe = visibleJson;

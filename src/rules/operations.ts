@@ -8,7 +8,7 @@ import type { RuleExclusions, RuleMode } from "./types.js";
 import type { RuleInput } from "./schema.js";
 import { DAY_NAMES, isTimeZone, parseHours, type ActiveWindow } from "./active-window.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
-import { didYouMean } from "../model/suggest.js";
+import { didYouMean } from "../text/suggest.js";
 
 
 export interface RuleOperations {

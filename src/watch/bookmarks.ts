@@ -1,12 +1,12 @@
 /**
  * The watcher's bookmarks (docs/watch.md, "Bookmarks"): per workflow the newest `last_updated_time` seen — the
  * service's clock, never ours — with the base URL and the rules' digest, in `<state>/watch/bookmarks.json`. Written
- * whole or not at all (src/model/write-file.ts): a crash leaves the previous bookmarks.
+ * whole or not at all (src/fs/write-file.ts): a crash leaves the previous bookmarks.
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { UserError } from "../model/errors.js";
-import { writeFileAtomic } from "../model/write-file.js";
+import { writeFileAtomic } from "../fs/write-file.js";
 
 export const BookmarksSchema = z.object({
   format_version: z.literal(1),

@@ -6,7 +6,7 @@
  */
 import { kindOrder } from "../../actions/index.js";
 import type { ChangeOutcome } from "../../apply/outcome.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { Plan, PlannedChange } from "../../plan/types.js";
 import { textSafe } from "../escape.js";
 import { describeNamed, NO_NAMES, planNames, type PlanNames } from "../plan/names.js";

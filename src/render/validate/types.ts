@@ -1,6 +1,6 @@
 /** One module per output format for diagnostics, all of this one type: a new format is a new file. */
 import type { Diagnostic } from "../../rules/types.js";
-import { plural as countOf } from "../../model/plural.js";
+import { plural as countOf } from "../../text/plural.js";
 
 export interface DiagnosticFormatOptions {
   /** ANSI colours (only on a TTY, never with NO_COLOR); decided by the caller */

@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { constants, fstatSync, writeSync, type Stats } from "node:fs";
 import { access, lstat, open, readFile, readlink, rename, rm, stat, type FileHandle } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { UserError } from "./errors.js";
+import { UserError } from "../model/errors.js";
 
 const CAUSES: Record<string, string> = {
   ENOSPC: "the disk is full",
