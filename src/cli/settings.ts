@@ -16,6 +16,7 @@ import { z } from "zod";
 import { InsecureUrlError } from "../api/errors.js";
 import { isLoopbackHost, maskUserinfo } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
+import { sameService } from "../model/service.js";
 import {
   ApplyingSettingsSchema,
   ConnectionSettingsSchema,
@@ -156,18 +157,6 @@ const textOf = (p: Picked | undefined): string | undefined => (typeof p?.value =
 const resolvedKeys = new Set<string>();
 export function runSecrets(): string[] {
   return [...resolvedKeys];
-}
-
-/** Two spellings of one service ("…/api" and "…/api/") are one service; an unparsable URL is only itself. */
-function sameService(a: string, b: string): boolean {
-  const norm = (u: string): string => {
-    try {
-      return new URL(u).href.replace(/\/+$/, "");
-    } catch {
-      return u;
-    }
-  };
-  return norm(a) === norm(b);
 }
 
 /**

@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { UserError } from "../model/errors.js";
+import { sameService } from "../model/service.js";
 import { writeFileAtomic } from "../fs/write-file.js";
 
 export const BookmarksSchema = z.object({
@@ -16,8 +17,6 @@ export const BookmarksSchema = z.object({
   workflows: z.record(z.string(), z.string()),
 });
 export type Bookmarks = z.infer<typeof BookmarksSchema>;
-
-const bare = (url: string): string => url.replace(/\/+$/, "");
 
 /**
  * The bookmarks of `file`, or undefined when there are none or they cannot be read (a cycle then runs at once and
@@ -38,7 +37,7 @@ export async function readBookmarks(file: string, baseUrl: string): Promise<Book
   }
   const b = BookmarksSchema.safeParse(parsed);
   if (!b.success) return undefined;
-  if (bare(b.data.base_url) !== bare(baseUrl)) {
+  if (!sameService(b.data.base_url, baseUrl)) {
     throw new UserError(`the state dir was made for ${b.data.base_url}, not ${baseUrl}: give each service its own --state`);
   }
   return b.data;
