@@ -12,7 +12,7 @@ import { newAlmanac } from "./almanac.js";
 import { addOutcome, assemblePlan, newRuleResult, type PlanMeta, type RuleResult } from "./assemble.js";
 import { planBindings } from "./context.js";
 import { evaluateInstance } from "./evaluate-instance.js";
-import { fetchFieldBatch, hydratePage, readRecordsForValues, type PageNeeds } from "./hydrate.js";
+import { fetchFieldChunk, hydratePage, readRecordsForValues, type PageNeeds } from "./hydrate.js";
 import type { Almanac } from "./almanac.js";
 import type { KnownRecordKeys } from "../actions/instance.js";
 import { exprRefs, LIST_ELEMENT_KEYS } from "../rules/ast-refs.js";
@@ -119,7 +119,7 @@ async function prefetchFields(
           const chunks: number[][] = [];
           for (let i = 0; i < b.ids.length; i += PAGE) chunks.push(b.ids.slice(i, i + PAGE));
           try {
-            await Promise.all(chunks.map((chunk) => fetchFieldBatch(client, almanac, processId, b.field, chunk)));
+            await Promise.all(chunks.map((chunk) => fetchFieldChunk(client, almanac, processId, b.field, chunk)));
           } catch (err) {
             failures.set(`${processId}:${fieldKey(b.field.step, b.field.action)}`, err);
           }
