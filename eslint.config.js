@@ -5,7 +5,17 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["dist/**", "dist-extra/**", "coverage/**", "test-output/**", "node_modules/**", "src/**/*.generated.ts", "schemas/**", "docs/**", "examples/**"],
+    ignores: [
+      "dist/**",
+      "dist-extra/**",
+      "coverage/**",
+      "test-output/**",
+      "node_modules/**",
+      "src/**/*.generated.ts",
+      "schemas/**",
+      "docs/**",
+      "examples/**",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -40,7 +50,10 @@ export default tseslint.config(
     },
     rules: {
       // a leading `_` marks a value left out on purpose: `const { digest: _digest, ...rest } = plan`
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", ignoreRestSiblings: true }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", ignoreRestSiblings: true },
+      ],
       // terminal escapes and control characters are what the output checks look for (`/\x1b\[/`, UNSAFE_CHARS)
       "no-control-regex": "off",
     },

@@ -98,7 +98,7 @@ export const abort: MutatingActionKind<"abort", AbortAction> = {
       await Promise.all(
         [...new Set(processIds)].map(async (pid) => {
           // each item's own status decides, never the filter alone: a service or proxy that ignores `status=aborted`
-          // would otherwise make running instances count as aborted (issue 28)
+          // would otherwise make running instances count as aborted
           for await (const item of client.instances(pid, query)) if (item.status === "aborted") ids.add(item.id);
         }),
       );

@@ -133,7 +133,7 @@ export interface ApiClient {
   formFieldPages(processId: number, stepId: number, actionId: number, query?: FormFieldQuery): AsyncGenerator<Page<FormFieldValue>>;
   /** a snapshot of the request counters */
   stats(): RequestStats;
-  /** set once the service refused the key or could not be reached: every later call fails with it (issue 28) */
+  /** set once the service refused the key or could not be reached: every later call fails with it */
   unusable(): ServiceUnusableError | undefined;
   /** what the service's own clock (its `Date` headers) says of the answers so far; absent: nothing is known */
   serviceClock?(): ServiceClock | undefined;
@@ -600,7 +600,7 @@ class Client implements ApiClient {
   /**
    * A 404 before any request succeeded: the workflow list answering 404 means the base URL is wrong (a path the
    * service does not serve, typically without /api), and the run stops once with that hint instead of failing every
-   * rule with the same 404 (issue 35). A listing's 404 asks the workflow list once to tell that apart from a
+   * rule with the same 404. A listing's 404 asks the workflow list once to tell that apart from a
    * workflow that does not exist (a 404 of its own, docs/service.md).
    */
   private async checkBaseUrl(spec: CallSpec<unknown>, err: ApiError): Promise<void> {
@@ -617,7 +617,7 @@ class Client implements ApiClient {
   private apiError(spec: CallSpec<unknown>, res: HttpResponse, attempts: number): ApiError {
     let detail = errorDetail(res.text);
     if (res.status >= 300 && res.status < 400 && res.headers["location"]) detail ||= `redirect to ${describeLink(res.headers["location"])}`;
-    // a refused key says where the key comes from (issue 28)
+    // a refused key says where the key comes from
     const note = this.refusesKey(res.status) ? { note: `check ${this.keySource}` } : {};
     return new ApiError({ ...asked(spec), status: res.status, method: spec.method, path: spec.path, detail: this.clean(detail), attempts, ...note });
   }

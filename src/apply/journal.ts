@@ -165,7 +165,7 @@ export class Journal {
       // survives a power cut too, not only kill -9 (which the page cache would survive anyway)
       fdatasyncSync(this.fd);
     } catch (err) {
-      // nothing is sent whose intent is not journalled: the run stops here, naming the file (issue 28)
+      // nothing is sent whose intent is not journalled: the run stops here, naming the file
       throw new UserError(`cannot write the journal ${this.file}: ${writeFailure(err)}`);
     }
     for (const e of full) this.remember(e);

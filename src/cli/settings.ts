@@ -125,7 +125,7 @@ function profileRef(src: Sources): ProfileRef | undefined {
 /** The one reader of whole-number settings (flags, variables, profile keys): plain digits within [min, max]. */
 function wholeNumber(p: Picked | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (p === undefined) return undefined;
-  // plain decimal digits only: Number() would also take "0x10", "1e3" and "" (issue 28)
+  // plain decimal digits only: Number() would also take "0x10", "1e3" and ""
   const n = typeof p.value === "number" ? p.value : plainDecimal(String(p.value));
   if (!Number.isInteger(n) || n < min || n > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;

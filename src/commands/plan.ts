@@ -44,7 +44,7 @@ export function planExitCode(plan: Plan, detailed: boolean): number {
 
 /**
  * `--out` and `--report-dir` checked before the rules load and any request: a folder, a device or a FIFO at the path
- * is one line now, not a raw system error after the whole plan was made (issue 35).
+ * is one line now, not a raw system error after the whole plan was made.
  */
 export async function checkPlanOutputs(opts: Pick<PlanCommandOptions, "out" | "reportDir">): Promise<void> {
   if (opts.out !== undefined) await checkOutputFile(opts.out);

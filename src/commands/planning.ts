@@ -85,7 +85,7 @@ export async function planRuleSet(
   });
   const log = io.log ?? nullLogger;
   const onWarning = (message: string): void => {
-    // once the service refused the key or cannot be reached, the one error at the end says so (issue 28)
+    // once the service refused the key or cannot be reached, the one error at the end says so
     if (client.unusable()) return;
     log.event("structure.warning", { message }, "warn");
     if (!log.structured) io.stderr(`warning: ${textSafe(message)}\n`);

@@ -51,7 +51,7 @@ async function readRecords(client: ApiClient, al: Almanac, ids: number[], needs:
         (record) => ({ id, record }),
         (err: unknown) => {
           // another instance's record (a broken cache or proxy) is not this one's: the instance gets an error instead
-          // of being evaluated without its record (issue 28); any other failure fails the rule as before
+          // of being evaluated without its record; any other failure fails the rule as before
           if (err instanceof WrongRecordError) return { id, wrong: err.message };
           throw err;
         },

@@ -137,7 +137,7 @@ export class QueryRunner {
     let count = 0;
     let pages = 0;
     // a listing that repeats an instance (a service quirk, or pages shifting under concurrent inserts) counts it
-    // once: each instance is planned, reported and counted once, and the listing says so in one warning (issue 35)
+    // once: each instance is planned, reported and counted once, and the listing says so in one warning
     const ids = new Set<number>();
     let read = 0;
     let counted: number | null = null;

@@ -216,7 +216,7 @@ function pidAlive(pid: number): boolean {
 /**
  * Why the file at the lock path is not a lock flowrules wrote, or undefined when it is one. A lock is a regular file
  * holding an owner, and never half-written (see above), so anything else — a notes file, a plan or rule file given as
- * `--lock-file` by mistake, a directory, a symbolic link, a device — is someone else's and is never removed (issue 28).
+ * `--lock-file` by mistake, a directory, a symbolic link, a device — is someone else's and is never removed.
  */
 function notALock(file: string, unreadableIsStale: boolean): string | undefined {
   let kind: string | undefined;

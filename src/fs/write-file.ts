@@ -2,7 +2,7 @@
  * Files flowrules writes for people and tools (plan files, catalogs, reports, JUnit results) are replaced whole or not
  * at all: written to a temporary file beside the target, every write's byte count checked, flushed (fsync), then
  * renamed over it, and the folder flushed too. A failing run — a full disk, a file size limit, an I/O error, a crash —
- * leaves the previous file byte for byte, never a truncated one (issue 28, docs/safety.md). The error names the file
+ * leaves the previous file byte for byte, never a truncated one (docs/safety.md). The error names the file
  * and the cause in words, never the temporary name.
  *
  * What stands at the target decides what "replace" means (docs/safety.md, "Output files"):

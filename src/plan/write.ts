@@ -47,7 +47,7 @@ export function planFileText(plan: Plan): string {
 
 /**
  * Writes the plan file and returns the plan as signed in it, through the atomic writer (src/fs/write-file.ts): a
- * plan that fails half-way (disk full, a crash) leaves the previous file whole (issue 28, point 7), a symbolic link
+ * plan that fails half-way (disk full, a crash) leaves the previous file whole, a symbolic link
  * has the file it leads to replaced, and a folder, device or FIFO at the path is refused in one line.
  */
 export async function writePlanFile(file: string, plan: Plan): Promise<SignedPlan> {

@@ -58,7 +58,7 @@ export function lockStateDir(dir: string, dirArg: string, what: string): HeldLoc
     return lock;
   } catch (err) {
     if (err instanceof UserError) throw err;
-    // the folder exists (made or found) but its lock file cannot be created in it: /proc/1, /sys, a device (issue 35)
+    // the folder exists (made or found) but its lock file cannot be created in it: /proc/1, /sys, a device
     const unusable = ["ENOENT", "EINVAL", "ENXIO"].includes(code(err));
     throw new UserError(`cannot use the state dir ${dirArg}: ${unusable ? "not a usable state directory (no file can be created in it)" : describeFsError(err)}`);
   }
