@@ -4,14 +4,8 @@
  * listing of what took effect since, one list per workflow.
  */
 import { mutatingKind, type BatchSender } from "../actions/index.js";
-import {
-  PastDeadlineNotSentError,
-  StoppedNotSentError,
-  ApiError,
-  OutcomeUnknownError,
-  ResponseShapeError,
-  TransportError,
-} from "../api/index.js";
+import { ApiError, OutcomeUnknownError, ResponseShapeError, TransportError } from "../api/index.js";
+import { PastDeadlineNotSentError, StoppedNotSentError } from "../api/index.js";
 import { sleep } from "../api/retry.js";
 import { batches } from "./batches.js";
 import type { PlannedChange } from "../plan/types.js";

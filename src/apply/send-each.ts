@@ -4,14 +4,13 @@
  * whose outcome is unknown is decided by reading the instance, and sent again only when the read shows no effect.
  */
 import {
-  PastDeadlineNotSentError,
-  StoppedNotSentError,
   ApiError,
   OutcomeUnknownError,
   ResponseShapeError,
   TransportError,
   type InstanceRecord,
 } from "../api/index.js";
+import { PastDeadlineNotSentError, StoppedNotSentError } from "../api/index.js";
 import { sleep } from "../api/retry.js";
 import { readForCheck } from "./instance-state.js";
 import type { PlannedChange } from "../plan/types.js";
