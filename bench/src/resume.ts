@@ -19,6 +19,7 @@ import { API_KEY } from "./scenario.js";
 import { STATE_RULES_YAML } from "./state.js";
 
 const CLI = resolve("dist/cli/index.js");
+const START = new Date("2026-06-15T12:00:00.000Z");
 
 interface Run {
   requests: number;
@@ -75,7 +76,8 @@ function digest(stdout: string): string {
 }
 
 async function scenario(n: number, latencyMs: number): Promise<Record<string, unknown>> {
-  const sb = await startSandbox({ port: 0, instances: n, seed: 1, latencyMs });
+  // the sandbox's clock pinned (its data and Date headers at START): runs minutes apart plan the same data alike
+  const sb = await startSandbox({ port: 0, instances: n, seed: 1, latencyMs, now: START });
   const work = await mkdtemp(join(tmpdir(), "flowrules-bench-resume-"));
   try {
     const rules = join(work, "rules.yaml");

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { ApiClient, FormFieldQuery, InstanceListItem, InstanceListQuery, InstanceRecord, Page, ServiceClock } from "../api/index.js";
 import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import type { CanonicalQuery } from "./bounds.js";
 import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
 import type { Marks, WorkflowMark } from "./schema.js";
@@ -98,7 +98,7 @@ export function parsedOrNothing(text: string): unknown {
   }
 }
 
-/** "N things" as every message says it (src/model/plural.ts) */
+/** "N things" as every message says it (src/text/plural.ts) */
 export const count = plural;
 
 export function flagsOf(opts: { injectValues?: boolean; stepsTimeFrame?: boolean }): string {

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
-import { readDuration } from "../../model/duration.js";
+import { readDuration } from "../../text/duration.js";
 import { PLAN_FORMAT_NAMES } from "../../render/format-names.js";
 import { runFields, runSettings, serviceIO } from "../settings.js";
 import { interruptions } from "../signals.js";
@@ -22,7 +22,7 @@ const Flags = z.object({
   maxDuration: z.string().optional(),
 });
 
-/** `--max-duration` of plan, in the grammar of every duration (src/model/duration.ts). */
+/** `--max-duration` of plan, in the grammar of every duration (src/text/duration.ts). */
 function planDuration(raw: string): number {
   const d = readDuration(raw, { min: 1000 });
   if (!d.ok) throw new UserError(`--max-duration ${d.problem}`);
