@@ -13,6 +13,11 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [string, s
     ["flowrules plan --out plan.json", "dry-run diff of rules/, saved for `flowrules apply plan.json`"],
     ["flowrules plan --profile production --format markdown", "the plan against a profile's service, as a PR comment"],
     ["flowrules plan --changed-since origin/main --detailed-exitcode", "only the rules a branch edits; exit 2 when they change something"],
+    ["flowrules plan --at +7d", "a forecast: the plan as it would be in a week if nobody changed anything (apply refuses it)"],
+  ],
+  forecast: [
+    ["flowrules forecast --until +7d", "per rule, what time alone brings each day of the coming week"],
+    ["flowrules forecast rules/ --until +48h --every 6h --format html > forecast.html", "the same every six hours, as a page with a chart per rule"],
   ],
   apply: [
     ["flowrules apply plan.json", "execute exactly that reviewed plan"],

@@ -15,6 +15,7 @@ export function registerPlan(program: Command): void {
     .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
     .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")
     .option("-q, --quiet", "no progress and no request count on stderr")
+    .option("--at <time>", "a forecast: the plan as it would be at this instant if nobody changed anything (ISO instant such as 2026-12-05T09:00Z, or +DURATION such as +7d); apply refuses it")
     .option("--compare <git-ref>", "show what the rule edits since this git ref change: both versions of each added, edited or removed rule planned in one run");
   addPlanningOptions(cmd, "plan");
   addNotifyOption(cmd);

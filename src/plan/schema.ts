@@ -141,6 +141,11 @@ export const PlanSchema = z.object({
   format_version: z.literal(SUPPORTED_FORMAT_VERSION),
   flowrules_version: z.string(),
   created_at: isoDateTime,
+  /**
+   * a forecast (`plan --at`, docs/forecast.md): the instant the plan was made for, with data as read at created_at;
+   * apply refuses such a plan
+   */
+  forecast_at: isoDateTime.optional(),
   base_url: z.string().min(1),
   /** the profile of flowrules.config.yaml that chose base_url (docs/operating.md, Profiles); absent without one */
   profile: z.string().min(1).optional(),
