@@ -11,6 +11,8 @@ import { FORECAST_FORMATS, type ForecastFormat } from "../render/forecast/index.
 import { loadPlanning, planRuleSet, type PlanRunOptions } from "./planning.js";
 import { changedRuleSet } from "../ci/changed-plan.js";
 import { forecastDocument } from "./forecast-document.js";
+import type { RuleSet } from "../rules/types.js";
+import type { ForecastDocument } from "../render/forecast/types.js";
 
 export interface ForecastCommandOptions extends PlanRunOptions {
   paths: string[];
@@ -31,11 +33,27 @@ export async function forecastCommand(opts: ForecastCommandOptions, io: CommandI
   const loaded = await loadPlanning(opts.paths, opts, io);
   if (!loaded) return EXIT_ERROR;
   const ruleSet = loaded.changed ? changedRuleSet(loaded.ruleSet, loaded.changed) : loaded.ruleSet;
+  const doc = await forecastRuleSet(ruleSet, opts, io, start, instants, opts.everyMs);
+  io.stdout(FORECAST_FORMATS[opts.format](doc));
+  return doc.errors.length > 0 ? EXIT_ERROR : EXIT_OK;
+}
+
+/**
+ * The forecast of a loaded rule set at `instants`, as one planning run (its client, progress, structure checks and
+ * request count; the points share the client); never with the state (docs/forecast.md).
+ */
+export async function forecastRuleSet(
+  ruleSet: RuleSet,
+  opts: PlanRunOptions & { connection: ConnectionSettings },
+  io: CommandIO,
+  start: Date,
+  instants: Date[],
+  everyMs: number,
+): Promise<ForecastDocument> {
   let run: ForecastRun | undefined;
   let requests = 0;
   let baseUrl = opts.connection.baseUrl;
-  // one planning run: its client, progress, structure checks and request count; the points share the client
-  const { state: _state, ...planning } = opts;
+  const { state: _state, at: _at, ...planning } = opts;
   await planRuleSet(ruleSet, opts.connection, io, { ...planning, now: start }, async (o): Promise<Plan> => {
     const { client, ...rest } = o;
     run = await forecastPlans({ ...rest, client, instants });
@@ -45,8 +63,6 @@ export async function forecastCommand(opts: ForecastCommandOptions, io: CommandI
     if (!last) throw new UserError("nothing to forecast");
     return last.plan;
   });
-  if (!run) return EXIT_ERROR;
-  const doc = forecastDocument((run as ForecastRun).points, { createdAt: start, baseUrl, everyMs: opts.everyMs, requests });
-  io.stdout(FORECAST_FORMATS[opts.format](doc));
-  return doc.errors.length > 0 ? EXIT_ERROR : EXIT_OK;
+  if (!run) throw new UserError("nothing to forecast");
+  return forecastDocument((run as ForecastRun).points, { createdAt: start, baseUrl, everyMs, requests });
 }

@@ -31,3 +31,20 @@ export function shortInstant(iso: string | Date): string {
   if (Number.isNaN(d.getTime())) return String(iso);
   return d.toISOString().replace(/:00\.000Z$/, "Z").replace(/\.000Z$/, "Z");
 }
+
+const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** `Tue 1 Dec` (UTC); with the time when points are less than a day apart: `Tue 1 Dec 06:00`. */
+export function dayLabel(iso: string | Date, withTime = false): string {
+  const d = typeof iso === "string" ? new Date(iso) : iso;
+  const day = `${DAYS[d.getUTCDay()] ?? ""} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()] ?? ""}`;
+  return withTime ? `${day} ${d.toISOString().slice(11, 16)}` : day;
+}
+
+/** A horizon in words: 604800000 → "7 days", 129600000 → "36 hours", 5400000 → "90 minutes". */
+export function horizonWords(ms: number): string {
+  const unit = ms % 86_400_000 === 0 ? { n: 86_400_000, w: "day" } : ms % 3_600_000 === 0 ? { n: 3_600_000, w: "hour" } : { n: 60_000, w: "minute" };
+  const count = Math.round(ms / unit.n);
+  return `${count} ${unit.w}${count === 1 ? "" : "s"}`;
+}

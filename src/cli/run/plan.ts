@@ -4,6 +4,7 @@ import { z } from "zod";
 import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
 import { readInstant } from "../../model/instant.js";
+import { readDuration } from "../../model/duration.js";
 import { PLAN_FORMAT_NAMES } from "../../render/format-names.js";
 import { runFields, runSettings, serviceIO } from "../settings.js";
 import { interruptions } from "../signals.js";
@@ -20,6 +21,7 @@ const Flags = z.object({
   reportDir: z.string().optional(),
   compare: z.string().optional(),
   at: z.string().optional(),
+  forecast: z.string().optional(),
 });
 
 export async function plan(paths: string[], opts: Record<string, unknown>, command: Command): Promise<void> {
@@ -28,6 +30,10 @@ export async function plan(paths: string[], opts: Record<string, unknown>, comma
   const f = parsed.data;
   const at = f.at === undefined ? undefined : readInstant(f.at, new Date());
   if (at && !at.ok) throw new UserError(`--at ${at.problem}`);
+  const horizon = f.forecast === undefined ? undefined : readDuration(f.forecast, { min: 60_000 });
+  if (horizon && !horizon.ok) throw new UserError(`--forecast ${horizon.problem}`);
+  if (horizon && f.compare === undefined) throw new UserError("--forecast goes with --compare REF (a forecast of the whole rule set is `flowrules forecast --until +7d`)");
+  if (at && f.compare !== undefined) throw new UserError("--at cannot be combined with --compare: use --compare REF --forecast DURATION");
   const run = runSettings(opts, process.env);
   const io = serviceIO(command, run.connection);
   const fields = { paths, ...runFields(run), ...(f.compare !== undefined ? { compare: f.compare } : {}) };
@@ -43,6 +49,7 @@ export async function plan(paths: string[], opts: Record<string, unknown>, comma
         ...(f.compare !== undefined ? { compare: f.compare } : {}),
         ...run.planning,
         ...(at?.ok ? { at: at.at } : {}),
+        ...(horizon?.ok ? { forecastMs: horizon.ms } : {}),
         ...(run.profile ? { profile: run.profile } : {}),
         detailedExitcode: run.output.detailedExitcode,
         quiet: run.output.quiet,

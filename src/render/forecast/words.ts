@@ -1,15 +1,8 @@
 /** The words every forecast view shares: a point's day, a step's line, a rule's total (docs/forecast.md). */
+import { dayLabel } from "../../model/instant.js";
 import type { ForecastDocument, ForecastRuleEntry, ForecastRulePointEntry } from "./types.js";
 
-const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-
-/** `Tue 1 Dec` (UTC); with the time when the points are less than a day apart: `Tue 1 Dec 06:00`. */
-export function dayLabel(iso: string, withTime = false): string {
-  const d = new Date(iso);
-  const day = `${DAYS[d.getUTCDay()] ?? ""} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()] ?? ""}`;
-  return withTime ? `${day} ${d.toISOString().slice(11, 16)}` : day;
-}
+export { dayLabel };
 
 /** Whether points fall within a day of each other, so their labels need the time. */
 export function needsTime(doc: ForecastDocument): boolean {
