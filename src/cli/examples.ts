@@ -23,6 +23,10 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [string, s
     ["flowrules apply plan.json", "execute exactly that reviewed plan"],
     ["flowrules apply rules/ --auto-approve --max-duration 14m", "plan and apply in one go, for a schedule"],
   ],
+  revert: [
+    ["flowrules revert plan.json --out undo.json", "a plan that sets back what plan.json's saves wrote, where the fields still hold it"],
+    ["flowrules revert --state /var/lib/flowrules --cycle 2026-12-01T09-00-00-000Z-41-3", "the same for one watcher cycle (`flowrules history` names them)"],
+  ],
   show: [["flowrules show plan.json --format html > plan.html", "a saved plan for review in the browser"]],
   test: [["flowrules test --junit results.xml", "the rule tests beside the rules, no network"]],
   explain: [["flowrules explain --instance 100008", "why each rule matches one live instance or not"]],

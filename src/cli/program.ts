@@ -17,6 +17,7 @@ import { registerSandbox } from "./sandbox.js";
 import { registerWatch } from "./watch.js";
 import { registerHistory } from "./history.js";
 import { registerForecast } from "./forecast.js";
+import { registerRevert } from "./revert.js";
 import { registerState } from "./state-verb.js";
 import { registerConfig } from "./config.js";
 import { registerDescribe, registerWorkflows } from "./workflows.js";
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerPlan(program);
   registerApply(program);
   registerForecast(program);
+  registerRevert(program);
   registerShow(program);
   registerTest(program);
   registerExplain(program);

@@ -1,5 +1,6 @@
 /** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
 import { shortInstant } from "../../model/instant.js";
+import { revertLines } from "./revert.js";
 import { serviceName } from "../../model/settings.js";
 import pc from "picocolors";
 import type { PlannedReport } from "../../plan/types.js";
@@ -93,6 +94,7 @@ export const text: PlanFormatter = (plan, { color }) => {
     out.push(c.red(c.bold(`Errors (${plan.errors.length}):`)));
     for (const e of plan.errors) out.push(`  ${c.red("!")} ${t(e.message)}`);
   }
+  if (plan.revert) out.push("", ...revertLines(plan, t));
   out.push("");
   const changed = changedSinceOf(plan);
   if (changed) {
