@@ -1,4 +1,5 @@
 /** `plan --at` and `forecast` end to end: the built CLI against the sandbox over HTTP (docs/forecast.md). */
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
@@ -41,6 +42,14 @@ describe("plan --at", () => {
     expect(apply.stderr.trim().split("\n")).toHaveLength(1);
     expect(apply.stderr).toMatch(/a forecast cannot be applied; plan again at or after \d{4}-\d\d-\d\dT\d\d:\d\dZ/);
     expect(sb.requests().filter((q) => q.method === "POST")).toEqual([]);
+  });
+
+  it("with --state, neither reads nor writes the state dir (docs/forecast.md)", async () => {
+    const state = join(dir, "state");
+    const r = await runCli(["plan", "--at", "+7d", "--state", state], env());
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("a forecast neither reads nor writes the state dir");
+    expect(existsSync(state)).toBe(false);
   });
 
   it("refuses a time it cannot read, in one line, before any request", async () => {

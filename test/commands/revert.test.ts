@@ -5,7 +5,7 @@
  * ones people changed, lists every complete_step and abort, is applied exactly once, and reverting the revert
  * restores the rule's values.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
@@ -121,6 +121,8 @@ describe("flowrules revert", () => {
     // shown as any plan
     const shown = await runCli(["show", undo], env());
     expect(shown.stdout).toContain("Left as they are (4)");
+    const page = await runCli(["show", undo, "--format", "html"], env());
+    expect(page.stdout).toMatch(/<section id="revert">.*Not reversible/);
 
     sb.clearRequests();
     const applyUndo = await runCli(["apply", undo, "-q"], env());
@@ -155,6 +157,26 @@ describe("flowrules revert", () => {
       if (s.instance_id !== a && s.instance_id !== b) expect(value(s.instance_id, 50264)).toBe("seen by the budget rule");
       expect(value(s.instance_id, 50263)).toBe("Reject");
     }
+  });
+
+  it("reverts a watcher's cycle named as `history` names it (--state DIR --cycle ID)", async () => {
+    const rules = join(dir, "rules.yaml");
+    const planFile = join(dir, "cycle-plan.json");
+    expect((await runCli(["plan", rules, "--rule", "budget-note", "--out", planFile, "-q"], env())).code).toBe(0);
+    expect((await runCli(["apply", planFile, "-q"], env())).code).toBe(0);
+    // a cycle folder as the watcher writes it: <state>/watch/cycles/<id>/plan.json and its journal beside it
+    const id = "2026-12-01T09-00-00-000Z-41-3";
+    const folder = join(dir, "state", "watch", "cycles", id);
+    await mkdir(folder, { recursive: true });
+    await copyFile(planFile, join(folder, "plan.json"));
+    await copyFile(`${planFile}.journal.jsonl`, join(folder, "plan.json.journal.jsonl"));
+    const out = join(dir, "cycle-undo.json");
+    const r = await runCli(["revert", "--state", join(dir, "state"), "--cycle", id, "--out", out, "-q"], env());
+    expect(r.code, r.stderr).toBe(0);
+    const undo = await readPlan(out);
+    const applied = (await readPlan(planFile)).changes;
+    expect(undo.changes.map((c) => c.instance_id).sort()).toEqual(applied.map((c) => c.instance_id).sort());
+    expect(undo.changes.every((c) => c.rule === "budget-note.revert")).toBe(true);
   });
 
   it("refuses, in one line, a plan never applied and a cycle that does not exist", async () => {

@@ -6,6 +6,7 @@
  * even a value that slipped through escaping could neither run nor load anything.
  */
 import { shortInstant } from "../../model/instant.js";
+import { revertLines } from "./revert.js";
 import { serviceName } from "../../model/settings.js";
 import { createHash } from "node:crypto";
 import { MUTATING_KINDS } from "../../actions/index.js";
@@ -358,6 +359,7 @@ export const html: PlanFormatter = (plan) => {
       body.push(`<p class="meta">${REMOVED_HEADING} ${REMOVED_WHY}:</p><ul>${items.join("")}</ul>`);
     }
   }
+  if (plan.revert) body.push(`<section id="revert">${revertLines(plan, (x) => x).map((l) => `<p class="meta">${esc(l)}</p>`).join("")}</section>`);
   body.push(`<nav aria-label="Sections">${nav.join(" · ")}</nav>${countsList(plan)}</header>`);
   body.push(errorsHtml);
   body.push(`<section id="rules" aria-labelledby="rules-h"><h2 id="rules-h">Rules (${plan.rules.length})</h2>${rulesTable(plan, names)}</section>`);
