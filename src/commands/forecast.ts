@@ -54,7 +54,7 @@ export async function forecastRuleSet(
   let requests = 0;
   let baseUrl = opts.connection.baseUrl;
   const { state: _state, at: _at, ...planning } = opts;
-  await planRuleSet(ruleSet, opts.connection, io, { ...planning, now: start }, async (o): Promise<Plan> => {
+  await planRuleSet(ruleSet, opts.connection, io, { ...planning, now: start, forecasting: true }, async (o): Promise<Plan> => {
     const { client, ...rest } = o;
     run = await forecastPlans({ ...rest, client, instants });
     requests = client.stats().total;

@@ -37,6 +37,8 @@ export type PlanRunOptions = Partial<PlanningSettings> & {
    * a run dated in the future would move its bookmarks and time slices past what was read.
    */
   at?: Date;
+  /** a forecast's planning run (`forecast`, `plan --compare --forecast`): warned about what it cannot move, as `at` */
+  forecasting?: boolean;
   /** the profile of the run, named beside the service in the plan and on stderr */
   profile?: ProfileRef;
   /** the process's one rate budget, when planning is one phase of a run (apply --auto-approve, watch) */
@@ -104,6 +106,12 @@ export async function planRuleSet(
     log.event("structure.warning", { message }, "warn");
     if (!log.structured) io.stderr(`warning: ${textSafe(message)}\n`);
   };
+  // the service judges run times by its own clock: a forecast cannot move them (docs/forecast.md)
+  if (opts.at || opts.forecasting) {
+    for (const r of ruleSet.rules) {
+      if (r.select.total_runtime_min !== undefined || r.select.total_runtime_max !== undefined) onWarning(`rule "${r.name}": total_runtime filters are judged by the service's clock, so the forecast counts them as of now`);
+    }
+  }
   const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
   catalog.warnings.forEach(onWarning);
   // why each request is made: always in the JSON log, on stderr with --explain-requests

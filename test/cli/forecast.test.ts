@@ -1,6 +1,6 @@
 /** `plan --at` and `forecast` end to end: the built CLI against the sandbox over HTTP (docs/forecast.md). */
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -50,6 +50,16 @@ describe("plan --at", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain("a forecast neither reads nor writes the state dir");
     expect(existsSync(state)).toBe(false);
+  });
+
+  it("warns that total_runtime filters stay as of now (the service's clock judges them)", async () => {
+    const file = join(dir, "runtime.yaml");
+    await writeFile(file, "version: 1\nrules:\n  - name: long-runners\n    workflow: 1043\n    select: { status: running, total_runtime_min: P20D }\n    actions:\n      - report: { group_by: stage }\n");
+    const r = await runCli(["plan", file, "--at", "+7d", "-q"], env());
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`warning: rule "long-runners": total_runtime filters are judged by the service's clock, so the forecast counts them as of now`);
+    const today = await runCli(["plan", file, "-q"], env());
+    expect(today.stderr).not.toContain("total_runtime");
   });
 
   it("refuses a time it cannot read, in one line, before any request", async () => {
