@@ -177,6 +177,10 @@ describe("flowrules revert", () => {
     const applied = (await readPlan(planFile)).changes;
     expect(undo.changes.map((c) => c.instance_id).sort()).toEqual(applied.map((c) => c.instance_id).sort());
     expect(undo.changes.every((c) => c.rule === "budget-note.revert")).toBe(true);
+    // the journal names its plan as well as the plan itself does
+    const viaJournal = join(dir, "journal-undo.json");
+    expect((await runCli(["revert", `${planFile}.journal.jsonl`, "--out", viaJournal, "-q"], env())).code).toBe(0);
+    expect((await readPlan(viaJournal)).changes.map((c) => c.id)).toEqual(undo.changes.map((c) => c.id));
   });
 
   it("refuses, in one line, a plan never applied and a cycle that does not exist", async () => {
