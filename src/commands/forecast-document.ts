@@ -6,7 +6,7 @@
 import type { Plan, PlannedChange } from "../plan/types.js";
 import type { ForecastDocument, ForecastRuleEntry } from "../render/forecast/types.js";
 import type { ForecastPoint } from "../engine/forecast.js";
-import { durationText } from "../model/duration.js";
+import { durationText } from "../text/duration.js";
 
 const keyOf = (c: PlannedChange): string => `${c.instance_id}:${c.kind}:${c.step_id ?? ""}`;
 
@@ -20,9 +20,13 @@ function ruleChanges(plan: Plan, rule: string): Map<string, PlannedChange> {
   return new Map(plan.changes.filter((c) => c.rule === rule).map((c) => [keyOf(c), c]));
 }
 
-const ids = (changes: Iterable<PlannedChange>): number[] => [...new Set([...changes].map((c) => c.instance_id))].sort((a, b) => a - b);
+const ids = (changes: Iterable<PlannedChange>): number[] =>
+  [...new Set([...changes].map((c) => c.instance_id))].sort((a, b) => a - b);
 
-export function forecastDocument(points: readonly ForecastPoint[], meta: { createdAt: Date; baseUrl: string; everyMs: number; requests: number }): ForecastDocument {
+export function forecastDocument(
+  points: readonly ForecastPoint[],
+  meta: { createdAt: Date; baseUrl: string; everyMs: number; requests: number },
+): ForecastDocument {
   const first = points[0];
   const names = first ? first.plan.rules.map((r) => ({ name: r.name, workflow_id: r.workflow_id })) : [];
   const rules: ForecastRuleEntry[] = names.map(({ name, workflow_id }) => {
@@ -30,7 +34,10 @@ export function forecastDocument(points: readonly ForecastPoint[], meta: { creat
     let previous = base;
     return {
       rule: name,
-      workflow_id: workflow_id ?? points.map((p) => p.plan.rules.find((r) => r.name === name)?.workflow_id).find((w) => w != null) ?? null,
+      workflow_id:
+        workflow_id ??
+        points.map((p) => p.plan.rules.find((r) => r.name === name)?.workflow_id).find((w) => w != null) ??
+        null,
       points: points.map((p) => {
         const now = ruleChanges(p.plan, name);
         const summary = p.plan.rules.find((r) => r.name === name);

@@ -27,9 +27,13 @@ export const MAX_POINTS = 400;
 
 export async function forecastCommand(opts: ForecastCommandOptions, io: CommandIO): Promise<number> {
   const start = opts.now ?? new Date();
-  if (opts.until.getTime() <= start.getTime()) throw new UserError("--until must be later than now (+7d, +36h or an ISO instant to come)");
+  if (opts.until.getTime() <= start.getTime())
+    throw new UserError("--until must be later than now (+7d, +36h or an ISO instant to come)");
   const instants = forecastInstants(start, opts.until, opts.everyMs);
-  if (instants.length > MAX_POINTS) throw new UserError(`--every ${opts.everyMs / 1000}s over that horizon makes ${instants.length} points; at most ${MAX_POINTS}: choose a longer --every`);
+  if (instants.length > MAX_POINTS)
+    throw new UserError(
+      `--every ${opts.everyMs / 1000}s over that horizon makes ${instants.length} points; at most ${MAX_POINTS}: choose a longer --every`,
+    );
   const loaded = await loadPlanning(opts.paths, opts, io);
   if (!loaded) return EXIT_ERROR;
   const ruleSet = loaded.changed ? changedRuleSet(loaded.ruleSet, loaded.changed) : loaded.ruleSet;
@@ -54,15 +58,21 @@ export async function forecastRuleSet(
   let requests = 0;
   let baseUrl = opts.connection.baseUrl;
   const { state: _state, at: _at, ...planning } = opts;
-  await planRuleSet(ruleSet, opts.connection, io, { ...planning, now: start, forecasting: true }, async (o): Promise<Plan> => {
-    const { client, ...rest } = o;
-    run = await forecastPlans({ ...rest, client, instants });
-    requests = client.stats().total;
-    baseUrl = client.baseUrl;
-    const last = run.points.at(-1);
-    if (!last) throw new UserError("nothing to forecast");
-    return last.plan;
-  });
+  await planRuleSet(
+    ruleSet,
+    opts.connection,
+    io,
+    { ...planning, now: start, forecasting: true },
+    async (o): Promise<Plan> => {
+      const { client, ...rest } = o;
+      run = await forecastPlans({ ...rest, client, instants });
+      requests = client.stats().total;
+      baseUrl = client.baseUrl;
+      const last = run.points.at(-1);
+      if (!last) throw new UserError("nothing to forecast");
+      return last.plan;
+    },
+  );
   if (!run) throw new UserError("nothing to forecast");
   return forecastDocument((run as ForecastRun).points, { createdAt: start, baseUrl, everyMs, requests });
 }

@@ -1,9 +1,9 @@
 /**
- * `flowrules plan --compare <git-ref>` (docs/design.md section 12): the rules added, edited or removed since the ref,
+ * `flowrules plan --compare <git-ref>` (docs/contracts.md, "What a rule edit changes"): the rules added, edited or removed since the ref,
  * both versions planned in one run against the same live data, and what the edit changes. Exit codes as `plan`,
  * except that `--detailed-exitcode` gives 2 when there is any impact (not when there are changes).
  */
-import { horizonWords } from "../model/instant.js";
+import { horizonWords } from "../text/instant.js";
 import type { RuleSet } from "../rules/types.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { DEFAULT_RULE_PATHS } from "../rules/index.js";

@@ -19,10 +19,11 @@ import { isRecord, errorMessage } from "../model/guards.js";
 import type { ConnectionSettings } from "../model/settings.js";
 import { fieldTypeOf, sameValue, type FieldType } from "../model/values.js";
 import { VERSION } from "../model/version.js";
-import { loadPlanFile, sameBaseUrl } from "../plan/read.js";
+import { loadPlanFile } from "../plan/read.js";
+import { sameService } from "../model/service.js";
 import type { Plan, PlannedChange, RevertNote, RulePlanSummary } from "../plan/types.js";
 import { writePlanFile } from "../plan/write.js";
-import { checkOutputFile } from "../model/write-file.js";
+import { checkOutputFile } from "../fs/write-file.js";
 import { PLAN_FORMATS } from "../render/plan/index.js";
 import { useColor } from "../log/command-io.js";
 import { toInputObject } from "../rule-tests/input-objects.js";
@@ -47,19 +48,31 @@ const JOURNAL_SUFFIX = ".journal.jsonl";
 function sourceFiles(opts: RevertCommandOptions): { planFile: string; journalFile: string } {
   const cwd = opts.cwd ?? process.cwd();
   if (opts.cycle !== undefined || opts.stateDir !== undefined) {
-    if (opts.cycle === undefined || opts.stateDir === undefined) throw new UserError("revert of a watcher's cycle needs both --state DIR and --cycle ID (the cycle's folder, as `flowrules history` lists it)");
-    if (opts.source !== undefined) throw new UserError("give a plan or journal file, or --state DIR --cycle ID, not both");
-    if (!/^[\w.-]+$/.test(opts.cycle)) throw new UserError(`--cycle ${JSON.stringify(opts.cycle)} is not a cycle folder name (as \`flowrules history\` lists it)`);
+    if (opts.cycle === undefined || opts.stateDir === undefined)
+      throw new UserError(
+        "revert of a watcher's cycle needs both --state DIR and --cycle ID (the cycle's folder, as `flowrules history` lists it)",
+      );
+    if (opts.source !== undefined)
+      throw new UserError("give a plan or journal file, or --state DIR --cycle ID, not both");
+    if (!/^[\w.-]+$/.test(opts.cycle))
+      throw new UserError(
+        `--cycle ${JSON.stringify(opts.cycle)} is not a cycle folder name (as \`flowrules history\` lists it)`,
+      );
     const planFile = join(watchPaths(resolve(cwd, opts.stateDir)).cycles, opts.cycle, "plan.json");
-    if (!existsSync(planFile)) throw new UserError(`no cycle ${opts.cycle} in ${opts.stateDir} (flowrules history --state ${opts.stateDir} lists them)`);
+    if (!existsSync(planFile))
+      throw new UserError(
+        `no cycle ${opts.cycle} in ${opts.stateDir} (flowrules history --state ${opts.stateDir} lists them)`,
+      );
     return { planFile, journalFile: `${planFile}${JOURNAL_SUFFIX}` };
   }
   if (opts.source === undefined) throw new UserError("revert needs a plan or journal file, or --state DIR --cycle ID");
   const given = resolve(cwd, opts.source);
   const planFile = given.endsWith(JOURNAL_SUFFIX) ? given.slice(0, -JOURNAL_SUFFIX.length) : given;
   const journalFile = `${planFile}${JOURNAL_SUFFIX}`;
-  if (!existsSync(planFile)) throw new UserError(`no plan ${opts.source.endsWith(JOURNAL_SUFFIX) ? "beside the journal " : ""}${planFile}`);
-  if (!existsSync(journalFile)) throw new UserError(`no journal ${journalFile}: that plan was never applied, so there is nothing to revert`);
+  if (!existsSync(planFile))
+    throw new UserError(`no plan ${opts.source.endsWith(JOURNAL_SUFFIX) ? "beside the journal " : ""}${planFile}`);
+  if (!existsSync(journalFile))
+    throw new UserError(`no journal ${journalFile}: that plan was never applied, so there is nothing to revert`);
   return { planFile, journalFile };
 }
 
@@ -75,13 +88,18 @@ function appliedIds(journalFile: string, digest: string): Set<string> {
 }
 
 /** The input object and type of one field of a record's snapshot (undefined: the field holds no value). */
-function fieldOf(record: InstanceRecord, step: number, action: number): { value: unknown; type: FieldType | undefined } {
+function fieldOf(
+  record: InstanceRecord,
+  step: number,
+  action: number,
+): { value: unknown; type: FieldType | undefined } {
   const snap = record.process_snapshot;
   const steps = isRecord(snap) && Array.isArray(snap.steps) ? snap.steps : [];
   for (const s of steps) {
     if (!isRecord(s) || s.id !== step || !Array.isArray(s.actions)) continue;
     for (const a of s.actions) {
-      if (isRecord(a) && a.id === action) return { value: a.input_object ?? undefined, type: fieldTypeOf(a, a.settings) };
+      if (isRecord(a) && a.id === action)
+        return { value: a.input_object ?? undefined, type: fieldTypeOf(a, a.settings) };
     }
   }
   return { value: undefined, type: undefined };
@@ -93,7 +111,9 @@ const shown = (v: unknown): string => (v === undefined || v === null ? "(empty)"
 function keyOf(change: PlannedChange, actionId: number, sentPlain: unknown, used: Set<string>): string | undefined {
   const direct = `action ${actionId}`;
   if (direct in change.after) return direct;
-  const alias = Object.keys(change.after).find((k) => k.startsWith("fields.") && !used.has(k) && sameValue(change.after[k], sentPlain));
+  const alias = Object.keys(change.after).find(
+    (k) => k.startsWith("fields.") && !used.has(k) && sameValue(change.after[k], sentPlain),
+  );
   if (alias) used.add(alias);
   return alias;
 }
@@ -143,7 +163,13 @@ async function revertChanges(client: ApiClient, applied: PlannedChange[], now: D
       const key = keyOf(c, sent.action_id, sentPlain, used);
       const field = `action ${sent.action_id}`;
       if (!active) {
-        out.left.push(note(c, running ? "the step is no longer active: a save cannot reach it" : "the instance is no longer running", field));
+        out.left.push(
+          note(
+            c,
+            running ? "the step is no longer active: a save cannot reach it" : "the instance is no longer running",
+            field,
+          ),
+        );
         continue;
       }
       if (key === undefined || !(key in c.before)) {
@@ -152,7 +178,13 @@ async function revertChanges(client: ApiClient, applied: PlannedChange[], now: D
       }
       const now_ = fieldOf(record, step, sent.action_id);
       if (!sameValue(now_.value, sent.input_object, now_.type)) {
-        out.left.push(note(c, `changed since by someone else: now ${shown(plainValue(now_.value, now_.type))}, written ${shown(sentPlain)}`, field));
+        out.left.push(
+          note(
+            c,
+            `changed since by someone else: now ${shown(plainValue(now_.value, now_.type))}, written ${shown(sentPlain)}`,
+            field,
+          ),
+        );
         continue;
       }
       const was = c.before[key];
@@ -173,10 +205,18 @@ async function revertChanges(client: ApiClient, applied: PlannedChange[], now: D
       ...(c.process_id !== undefined ? { process_id: c.process_id } : {}),
       kind: c.kind,
       step_id: step,
-      request: { method: "POST", path: `/instances/${c.instance_id}/complete_step/`, body: { step_id: step, actions, mode: "save" } },
+      request: {
+        method: "POST",
+        path: `/instances/${c.instance_id}/complete_step/`,
+        body: { step_id: step, actions, mode: "save" },
+      },
       before,
       after,
-      precondition: { status: "running", active_step_id: step, ...(record.last_updated_time ? { last_updated_time: record.last_updated_time } : {}) },
+      precondition: {
+        status: "running",
+        active_step_id: step,
+        ...(record.last_updated_time ? { last_updated_time: record.last_updated_time } : {}),
+      },
     } as PlannedChange);
   }
   return out;
@@ -188,8 +228,10 @@ export async function revertCommand(opts: RevertCommandOptions, io: CommandIO): 
   await checkOutputFile(out);
   const loaded = await loadPlanFile(planFile, opts.connection.baseUrl, undefined, { toShow: true });
   const source = loaded.plan;
-  if (!sameBaseUrl(source.base_url, opts.connection.baseUrl)) {
-    throw new UserError(`${planFile} was applied to ${source.base_url}, but the configured service is ${opts.connection.baseUrl}; a revert reads and writes where the plan was applied`);
+  if (!sameService(source.base_url, opts.connection.baseUrl)) {
+    throw new UserError(
+      `${planFile} was applied to ${source.base_url}, but the configured service is ${opts.connection.baseUrl}; a revert reads and writes where the plan was applied`,
+    );
   }
   const done = appliedIds(journalFile, loaded.digest);
   const applied = source.changes.filter((c) => done.has(c.id) && c.audit !== true);
@@ -232,6 +274,9 @@ export async function revertCommand(opts: RevertCommandOptions, io: CommandIO): 
   };
   await writePlanFile(out, plan);
   io.stdout(PLAN_FORMATS.text(plan, { color: useColor(io), planFile: out }));
-  if (!opts.quiet) io.stderr(`revert plan written to ${out}: review it with \`flowrules show ${out}\`, apply it with \`flowrules apply ${out}\`\n`);
+  if (!opts.quiet)
+    io.stderr(
+      `revert plan written to ${out}: review it with \`flowrules show ${out}\`, apply it with \`flowrules apply ${out}\`\n`,
+    );
   return EXIT_OK;
 }

@@ -9,7 +9,15 @@ import { DelegatingClient } from "../api/delegating.js";
 import type { ApiClient, FormFieldQuery, InstanceListQuery } from "../api/client.js";
 import type { Page } from "../api/pagination.js";
 import type { CompleteStepBody, FormFieldValue, InstanceListItem, InstanceRecord, Workflow } from "../api/schemas.js";
-import { canonicalQuery, emptyRange, movement, shapeKey, sliceable, slices, type CanonicalQuery } from "../state/bounds.js";
+import {
+  canonicalQuery,
+  emptyRange,
+  movement,
+  shapeKey,
+  sliceable,
+  slices,
+  type CanonicalQuery,
+} from "../state/bounds.js";
 
 interface Listed {
   query: CanonicalQuery;
@@ -42,7 +50,10 @@ export class TimelineClient extends DelegatingClient {
     return this.workflows;
   }
 
-  override getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
+  override getInstance(
+    id: number,
+    opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {},
+  ): Promise<InstanceRecord> {
     const key = `${id}:${opts.injectValues === true}:${opts.stepsTimeFrame === true}`;
     let known = this.records.get(key);
     if (!known) {
@@ -61,7 +72,12 @@ export class TimelineClient extends DelegatingClient {
     return Promise.reject(new Error("a forecast never writes"));
   }
 
-  override async *formFieldPages(processId: number, stepId: number, actionId: number, query: FormFieldQuery = {}): AsyncGenerator<Page<FormFieldValue>> {
+  override async *formFieldPages(
+    processId: number,
+    stepId: number,
+    actionId: number,
+    query: FormFieldQuery = {},
+  ): AsyncGenerator<Page<FormFieldValue>> {
     const key = JSON.stringify([processId, stepId, actionId, canonicalQuery(query)]);
     let known = this.fieldPages.get(key);
     if (!known) {
@@ -80,7 +96,10 @@ export class TimelineClient extends DelegatingClient {
     for await (const page of this.instancePages(processId, query)) yield* page.results;
   }
 
-  override async *instancePages(processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
+  override async *instancePages(
+    processId: number,
+    query: InstanceListQuery = {},
+  ): AsyncGenerator<Page<InstanceListItem>> {
     const q = canonicalQuery(query);
     const key = `${processId}:${JSON.stringify(q)}`;
     const exact = this.listings.get(key);
@@ -99,8 +118,10 @@ export class TimelineClient extends DelegatingClient {
           for await (const page of this.inner.instancePages(processId, slice)) out.push(...page.results);
           return out;
         };
-        for (const s of plan.filter((p) => p.effect === "leave")) for (const item of await list(s.query)) members.delete(item.id);
-        for (const s of plan.filter((p) => p.effect === "enter")) for (const item of await list(s.query)) members.set(item.id, item);
+        for (const s of plan.filter((p) => p.effect === "leave"))
+          for (const item of await list(s.query)) members.delete(item.id);
+        for (const s of plan.filter((p) => p.effect === "enter"))
+          for (const item of await list(s.query)) members.set(item.id, item);
         // in id order, as a state's answer is: a plan does not depend on the order of a listing
         items = [...members.values()].sort((a, b) => a.id - b.id);
         this.sliced++;
@@ -125,11 +146,17 @@ export class TimelineClient extends DelegatingClient {
     this.byShape.set(shape, [...(this.byShape.get(shape) ?? []), listed]);
   }
 
-  private readonly pages = new Map<string, { pages: Array<Page<InstanceListItem>>; more: AsyncGenerator<Page<InstanceListItem>> | null }>();
+  private readonly pages = new Map<
+    string,
+    { pages: Array<Page<InstanceListItem>>; more: AsyncGenerator<Page<InstanceListItem>> | null }
+  >();
   private readonly complete = new Set<string>();
 
   /** The pages of one question, each asked once however many readers take them, and only as far as one reads. */
-  private async *memo(key: string, ask: () => AsyncGenerator<Page<InstanceListItem>>): AsyncGenerator<Page<InstanceListItem>> {
+  private async *memo(
+    key: string,
+    ask: () => AsyncGenerator<Page<InstanceListItem>>,
+  ): AsyncGenerator<Page<InstanceListItem>> {
     let entry = this.pages.get(key);
     if (!entry) {
       entry = { pages: [], more: ask() };

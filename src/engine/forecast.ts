@@ -31,7 +31,9 @@ export function forecastInstants(start: Date, until: Date, everyMs: number): Dat
 }
 
 /** The plans at `instants` (in increasing order), data read once through `client`. */
-export async function forecastPlans(opts: Omit<RunPlanOptions, "now" | "almanac" | "client" | "recordSeen"> & { client: ApiClient; instants: Date[] }): Promise<ForecastRun> {
+export async function forecastPlans(
+  opts: Omit<RunPlanOptions, "now" | "almanac" | "client" | "recordSeen"> & { client: ApiClient; instants: Date[] },
+): Promise<ForecastRun> {
   const { instants, client: inner, ...rest } = opts;
   const first = instants[0];
   if (first === undefined) return { points: [], sliced: 0 };

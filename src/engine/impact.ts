@@ -1,12 +1,12 @@
 /**
- * What a rule edit changes (docs/design.md section 12, `plan --compare`): the changes one version of a rule plans
+ * What a rule edit changes (`plan --compare`; docs/contracts.md, "What a rule edit changes"): the changes one version of a rule plans
  * against the changes the other version plans on the same live data. Pure: two lists of changes in, the impact out.
  *
  * A change is identified by instance, kind and step; the same identity in both versions is a change that "remains",
  * and it "writes other values" when its `after` differs by meaning (src/model/values.ts: numbers, instants, sets),
  * input by input, or when the rule moved between audit and enforce.
  */
-import { dayLabel } from "../model/instant.js";
+import { dayLabel } from "../text/instant.js";
 import { sameValue } from "../model/values.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import type { ChangedWrite, CompareKeys, ImpactStatus, RuleImpact } from "../plan/compare-schema.js";

@@ -54,10 +54,15 @@ describe("plan --at", () => {
 
   it("warns that total_runtime filters stay as of now (the service's clock judges them)", async () => {
     const file = join(dir, "runtime.yaml");
-    await writeFile(file, "version: 1\nrules:\n  - name: long-runners\n    workflow: 1043\n    select: { status: running, total_runtime_min: P20D }\n    actions:\n      - report: { group_by: stage }\n");
+    await writeFile(
+      file,
+      "version: 1\nrules:\n  - name: long-runners\n    workflow: 1043\n    select: { status: running, total_runtime_min: P20D }\n    actions:\n      - report: { group_by: stage }\n",
+    );
     const r = await runCli(["plan", file, "--at", "+7d", "-q"], env());
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`warning: rule "long-runners": total_runtime filters are judged by the service's clock, so the forecast counts them as of now`);
+    expect(r.stderr).toContain(
+      `warning: rule "long-runners": total_runtime filters are judged by the service's clock, so the forecast counts them as of now`,
+    );
     const today = await runCli(["plan", file, "-q"], env());
     expect(today.stderr).not.toContain("total_runtime");
   });
@@ -80,7 +85,10 @@ describe("forecast", () => {
     expect(r.code, r.stderr).toBe(0);
     const schema = JSON.parse(await readFile("schemas/forecast.schema.json", "utf8")) as Record<string, unknown>;
     const validate = new Ajv2020Module.default({ allErrors: true, strict: true }).compile(schema);
-    const doc = JSON.parse(r.stdout) as { points: string[]; rules: Array<{ rule: string; points: Array<{ changes: number; added: number }> }> };
+    const doc = JSON.parse(r.stdout) as {
+      points: string[];
+      rules: Array<{ rule: string; points: Array<{ changes: number; added: number }> }>;
+    };
     expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
     expect(doc.points).toHaveLength(7);
     // the starter onboarding rule aborts instances untouched for 90 days: within 60 days time alone adds some
@@ -90,7 +98,9 @@ describe("forecast", () => {
     const text = await runCli(["forecast", "--until", "+60d", "--every", "10d", "-q"], env());
     expect(text.stdout).toMatch(/^Now: /m);
     expect(text.stdout).toMatch(/^\w{3} \d{1,2} \w{3}: \+\d+ abort \(abort-abandoned-onboardings\)/m);
-    expect(text.stdout).toMatch(/abort-abandoned-onboardings: by \w{3} \d{1,2} \w{3} time alone brings \+\d+ abort \(first on /);
+    expect(text.stdout).toMatch(
+      /abort-abandoned-onboardings: by \w{3} \d{1,2} \w{3} time alone brings \+\d+ abort \(first on /,
+    );
     const md = await runCli(["forecast", "--until", "+60d", "--every", "10d", "--format", "markdown", "-q"], env());
     expect(md.stdout).toContain("| `abort-abandoned-onboardings` |");
     const html = await runCli(["forecast", "--until", "+60d", "--every", "10d", "--format", "html", "-q"], env());
@@ -102,7 +112,10 @@ describe("forecast", () => {
   });
 
   it("refuses a horizon in the past and a step without a unit, in one line", async () => {
-    for (const args of [["--until", "2020-01-01T00:00Z"], ["--until", "+7d", "--every", "1"]]) {
+    for (const args of [
+      ["--until", "2020-01-01T00:00Z"],
+      ["--until", "+7d", "--every", "1"],
+    ]) {
       const r = await runCli(["forecast", ...args], env());
       expect(r.code).toBe(1);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);

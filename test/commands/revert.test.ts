@@ -50,7 +50,10 @@ interface Change {
 }
 interface PlanFile {
   changes: Change[];
-  revert?: { not_reversible: Array<{ instance_id: number; kind: string }>; left: Array<{ instance_id: number; field?: string; reason: string }> };
+  revert?: {
+    not_reversible: Array<{ instance_id: number; kind: string }>;
+    left: Array<{ instance_id: number; field?: string; reason: string }>;
+  };
 }
 
 let sb: RunningSandbox;
@@ -78,7 +81,11 @@ async function person(id: number, body: unknown): Promise<void> {
   expect(res.status).toBe(200);
 }
 
-const posts = (): Array<{ path: string; body: unknown }> => sb.requests().filter((r) => r.method === "POST").map((r) => ({ path: r.path, body: r.body }));
+const posts = (): Array<{ path: string; body: unknown }> =>
+  sb
+    .requests()
+    .filter((r) => r.method === "POST")
+    .map((r) => ({ path: r.path, body: r.body }));
 
 describe("flowrules revert", () => {
   it("sets back exactly the untouched fields, lists the rest, applies once, and a revert of the revert restores the rule's values", async () => {
@@ -99,8 +106,16 @@ describe("flowrules revert", () => {
     // people at work: one rewrites the comment of the first two, one completes the step of the third
     const [a, b, c] = saves.map((s) => s.instance_id);
     if (a === undefined || b === undefined || c === undefined) throw new Error("too few saves");
-    await person(a, { step_id: 20131, mode: "save", actions: [{ action_id: 50264, input_object: { inputValue: "a person's note" } }] });
-    await person(b, { step_id: 20131, mode: "save", actions: [{ action_id: 50264, input_object: { inputValue: "another note" } }] });
+    await person(a, {
+      step_id: 20131,
+      mode: "save",
+      actions: [{ action_id: 50264, input_object: { inputValue: "a person's note" } }],
+    });
+    await person(b, {
+      step_id: 20131,
+      mode: "save",
+      actions: [{ action_id: 50264, input_object: { inputValue: "another note" } }],
+    });
     await person(c, { step_id: 20131, mode: "complete", actions: [] });
 
     const undo = join(dir, "undo.json");
@@ -110,12 +125,19 @@ describe("flowrules revert", () => {
     expect(posts()).toEqual([]); // writing the revert plan reads only
     const revert = await readPlan(undo);
     // every complete_step and abort listed with its instance
-    expect(revert.revert?.not_reversible.map((n) => `${n.kind}:${n.instance_id}`).sort()).toEqual([...completes, ...aborts].map((x) => `${x.kind}:${x.instance_id}`).sort());
+    expect(revert.revert?.not_reversible.map((n) => `${n.kind}:${n.instance_id}`).sort()).toEqual(
+      [...completes, ...aborts].map((x) => `${x.kind}:${x.instance_id}`).sort(),
+    );
     // the fields people changed, and the step people completed, left and listed
     const left = revert.revert?.left ?? [];
     expect(left.filter((l) => l.instance_id === a).map((l) => l.field)).toEqual(["action 50264"]);
     expect(left.filter((l) => l.instance_id === b).map((l) => l.field)).toEqual(["action 50264"]);
-    expect(left.filter((l) => l.instance_id === c).map((l) => l.field).sort()).toEqual(["action 50263", "action 50264"]);
+    expect(
+      left
+        .filter((l) => l.instance_id === c)
+        .map((l) => l.field)
+        .sort(),
+    ).toEqual(["action 50263", "action 50264"]);
     expect(left.find((l) => l.instance_id === a)?.reason).toMatch(/changed since by someone else/);
     expect(reverted.stdout).toContain("Not reversible");
     // shown as any plan
@@ -140,7 +162,9 @@ describe("flowrules revert", () => {
         expect(value(id, 50264)).toBe("seen by the budget rule");
         continue;
       }
-      expect(value(id, 50264), `comment of ${id}`).toEqual(id === a ? "a person's note" : id === b ? "another note" : beforeComment);
+      expect(value(id, 50264), `comment of ${id}`).toEqual(
+        id === a ? "a person's note" : id === b ? "another note" : beforeComment,
+      );
       expect(value(id, 50263), `decision of ${id}`).toEqual(beforeDecision);
     }
     // applied once: the same apply again sends nothing
@@ -154,7 +178,8 @@ describe("flowrules revert", () => {
     expect((await runCli(["apply", redo, "-q"], env())).code).toBe(0);
     for (const s of saves) {
       if (s.instance_id === c) continue;
-      if (s.instance_id !== a && s.instance_id !== b) expect(value(s.instance_id, 50264)).toBe("seen by the budget rule");
+      if (s.instance_id !== a && s.instance_id !== b)
+        expect(value(s.instance_id, 50264)).toBe("seen by the budget rule");
       expect(value(s.instance_id, 50263)).toBe("Reject");
     }
   });

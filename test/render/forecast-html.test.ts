@@ -42,14 +42,21 @@ afterAll(async () => {
 });
 
 describe("forecast --format html in a browser", () => {
-  chromium.it("opens from file:// with no request and no error; a chart per rule, a point per instant; the table is the JSON's", async () => {
-    const page = opened?.page;
-    if (!page) throw new Error("no page");
-    expect(opened?.refused).toEqual([]);
-    expect(opened?.errors).toEqual([]);
-    const charts = await page.$$eval("section.rule", (els) => els.map((e) => ({ rule: e.getAttribute("data-rule"), points: e.querySelectorAll("svg circle").length })));
-    expect(charts).toEqual(doc.rules.map((r) => ({ rule: r.rule, points: doc.points.length })));
-    const rows = await page.$$eval("#points tbody tr", (els) => els.map((e) => [...e.querySelectorAll("td")].slice(1).map((td) => Number(td.textContent))));
-    expect(rows).toEqual(doc.rules.map((r) => r.points.map((p) => p.changes)));
-  });
+  chromium.it(
+    "opens from file:// with no request and no error; a chart per rule, a point per instant; the table is the JSON's",
+    async () => {
+      const page = opened?.page;
+      if (!page) throw new Error("no page");
+      expect(opened?.refused).toEqual([]);
+      expect(opened?.errors).toEqual([]);
+      const charts = await page.$$eval("section.rule", (els) =>
+        els.map((e) => ({ rule: e.getAttribute("data-rule"), points: e.querySelectorAll("svg circle").length })),
+      );
+      expect(charts).toEqual(doc.rules.map((r) => ({ rule: r.rule, points: doc.points.length })));
+      const rows = await page.$$eval("#points tbody tr", (els) =>
+        els.map((e) => [...e.querySelectorAll("td")].slice(1).map((td) => Number(td.textContent))),
+      );
+      expect(rows).toEqual(doc.rules.map((r) => r.points.map((p) => p.changes)));
+    },
+  );
 });

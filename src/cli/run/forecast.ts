@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
-import { readDuration } from "../../model/duration.js";
-import { readInstant } from "../../model/instant.js";
+import { readDuration } from "../../text/duration.js";
+import { readInstant } from "../../text/instant.js";
 import { FORECAST_FORMAT_NAMES } from "../../render/format-names.js";
 import { runFields, runSettings, serviceIO } from "../settings.js";
 import { interruptions } from "../signals.js";
@@ -28,22 +28,26 @@ export async function forecast(paths: string[], opts: Record<string, unknown>, c
   const io = serviceIO(command, run.connection);
   const { signal, dispose } = interruptions(io);
   try {
-    process.exitCode = await runLogged(io, "forecast", { paths, ...runFields(run), until: until.at.toISOString(), every: f.every }, async (io) =>
-      (await import("../../commands/forecast.js")).forecastCommand(
-        {
-          paths,
-          format: f.format,
-          until: until.at,
-          everyMs: every.ms,
-          now,
-          ...run.planning,
-          ...(run.profile ? { profile: run.profile } : {}),
-          quiet: run.output.quiet,
-          connection: run.connection,
-          signal,
-        },
-        io,
-      ),
+    process.exitCode = await runLogged(
+      io,
+      "forecast",
+      { paths, ...runFields(run), until: until.at.toISOString(), every: f.every },
+      async (io) =>
+        (await import("../../commands/forecast.js")).forecastCommand(
+          {
+            paths,
+            format: f.format,
+            until: until.at,
+            everyMs: every.ms,
+            now,
+            ...run.planning,
+            ...(run.profile ? { profile: run.profile } : {}),
+            quiet: run.output.quiet,
+            connection: run.connection,
+            signal,
+          },
+          io,
+        ),
     );
   } finally {
     dispose();

@@ -17,9 +17,14 @@ function chart(r: ForecastRuleEntry, labels: string[]): string {
   const y = (v: number): number => H - PAD - (v * (H - 2 * PAD)) / max;
   const line = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
   const dots = values
-    .map((v, i) => `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3"><title>${esc(labels[i] ?? "")}: ${v}</title></circle>`)
+    .map(
+      (v, i) =>
+        `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3"><title>${esc(labels[i] ?? "")}: ${v}</title></circle>`,
+    )
     .join("");
-  const ticks = labels.map((l, i) => `<text x="${x(i).toFixed(1)}" y="${H - 10}" text-anchor="middle">${esc(l)}</text>`).join("");
+  const ticks = labels
+    .map((l, i) => `<text x="${x(i).toFixed(1)}" y="${H - 10}" text-anchor="middle">${esc(l)}</text>`)
+    .join("");
   return (
     `<svg role="img" aria-label="${esc(`${r.rule}: changes planned at each point`)}" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}">` +
     `<line x1="${PAD}" y1="${H - PAD}" x2="${W - PAD}" y2="${H - PAD}" class="axis"/>` +
@@ -37,8 +42,13 @@ export const forecastHtml: ForecastFormatter = (doc) => {
   const withTime = needsTime(doc);
   const labels = doc.points.map((p, i) => (i === 0 ? "now" : dayLabel(p, withTime)));
   const body: string[] = [`<main><h1>flowrules forecast</h1><p id="summary">${esc(headline(doc))}</p>`];
-  body.push(`<table id="points"><thead><tr><th>Rule</th>${labels.map((l) => `<th>${esc(l)}</th>`).join("")}</tr></thead><tbody>`);
-  for (const r of doc.rules) body.push(`<tr data-rule="${esc(r.rule)}"><td><code>${esc(r.rule)}</code></td>${r.points.map((p) => `<td>${p.changes}</td>`).join("")}</tr>`);
+  body.push(
+    `<table id="points"><thead><tr><th>Rule</th>${labels.map((l) => `<th>${esc(l)}</th>`).join("")}</tr></thead><tbody>`,
+  );
+  for (const r of doc.rules)
+    body.push(
+      `<tr data-rule="${esc(r.rule)}"><td><code>${esc(r.rule)}</code></td>${r.points.map((p) => `<td>${p.changes}</td>`).join("")}</tr>`,
+    );
   body.push("</tbody></table>");
   const steps = doc.points.slice(1).flatMap((at, i) => {
     const parts = doc.rules.flatMap((r) => {
@@ -47,13 +57,22 @@ export const forecastHtml: ForecastFormatter = (doc) => {
     });
     return parts.length > 0 ? [`<li><strong>${esc(dayLabel(at, withTime))}</strong>: ${parts.join(", ")}</li>`] : [];
   });
-  body.push(`<h2>Step by step</h2><ul id="steps">${steps.length > 0 ? steps.join("") : "<li>nothing: the plans stay as they are now</li>"}</ul>`);
+  body.push(
+    `<h2>Step by step</h2><ul id="steps">${steps.length > 0 ? steps.join("") : "<li>nothing: the plans stay as they are now</li>"}</ul>`,
+  );
   for (const r of doc.rules) {
     const first = firstChange(r);
-    const words = first ? `by ${dayLabel(doc.until, withTime)} time alone brings ${totalParts(r).join(", ")} (first on ${dayLabel(first.at, withTime)})` : "no change from time alone";
-    body.push(`<section class="rule" data-rule="${esc(r.rule)}"><h2><code>${esc(r.rule)}</code></h2><p>${esc(words)}</p>${chart(r, labels)}</section>`);
+    const words = first
+      ? `by ${dayLabel(doc.until, withTime)} time alone brings ${totalParts(r).join(", ")} (first on ${dayLabel(first.at, withTime)})`
+      : "no change from time alone";
+    body.push(
+      `<section class="rule" data-rule="${esc(r.rule)}"><h2><code>${esc(r.rule)}</code></h2><p>${esc(words)}</p>${chart(r, labels)}</section>`,
+    );
   }
-  if (doc.errors.length > 0) body.push(`<h2>Errors</h2><ul id="errors">${doc.errors.map((e) => `<li>${esc(dayLabel(e.at, withTime))}: ${esc(e.message)}</li>`).join("")}</ul>`);
+  if (doc.errors.length > 0)
+    body.push(
+      `<h2>Errors</h2><ul id="errors">${doc.errors.map((e) => `<li>${esc(dayLabel(e.at, withTime))}: ${esc(e.message)}</li>`).join("")}</ul>`,
+    );
   body.push("</main>");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>flowrules forecast</title><style>${STYLE}</style></head><body>${body.join("\n")}</body></html>\n`;
 };

@@ -9,7 +9,9 @@ import { z } from "zod";
 
 export const FORECAST_SCHEMA_ID = "https://flowrules.dev/schemas/forecast.schema.json";
 
-const Counts = z.record(z.string(), z.number().int().nonnegative()).describe("a count per action kind (complete_step, save_step, abort); kinds with none are left out");
+const Counts = z
+  .record(z.string(), z.number().int().nonnegative())
+  .describe("a count per action kind (complete_step, save_step, abort); kinds with none are left out");
 
 export const ForecastRulePoint = z
   .object({
@@ -17,15 +19,30 @@ export const ForecastRulePoint = z
     changes: z.number().int().nonnegative().describe("the changes the rule's plan holds at this instant"),
     by_kind: Counts,
     matched: z.number().int().nonnegative().describe("instances the rule matched at this instant (reports included)"),
-    added: z.number().int().nonnegative().describe("changes at this instant that the first point's plan does not hold (cumulative)"),
-    removed: z.number().int().nonnegative().describe("changes of the first point's plan no longer planned at this instant (cumulative)"),
+    added: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe("changes at this instant that the first point's plan does not hold (cumulative)"),
+    removed: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe("changes of the first point's plan no longer planned at this instant (cumulative)"),
     added_by_kind: Counts,
     step_added: z.number().int().nonnegative().describe("changes new since the point before"),
     step_removed: z.number().int().nonnegative().describe("changes of the point before no longer planned"),
     step_added_by_kind: Counts,
-    instance_ids_added: z.array(z.number().int().nonnegative()).describe("instances whose change is new since the point before"),
-    instance_ids_removed: z.array(z.number().int().nonnegative()).describe("instances whose change of the point before is no longer planned"),
-    status: z.string().optional().describe("the rule's status at this instant when it is not active (inactive, failed)"),
+    instance_ids_added: z
+      .array(z.number().int().nonnegative())
+      .describe("instances whose change is new since the point before"),
+    instance_ids_removed: z
+      .array(z.number().int().nonnegative())
+      .describe("instances whose change of the point before is no longer planned"),
+    status: z
+      .string()
+      .optional()
+      .describe("the rule's status at this instant when it is not active (inactive, failed)"),
   })
   .strict();
 

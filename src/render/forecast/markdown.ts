@@ -25,7 +25,10 @@ export const forecastMarkdown: ForecastFormatter = (doc) => {
   out.push("");
   for (const r of doc.rules) {
     const first = firstChange(r);
-    if (first) out.push(`- ${code(r.rule)}: by ${dayLabel(doc.until, withTime)} time alone brings ${markdownSafe(totalParts(r).join(", "))} (first on ${dayLabel(first.at, withTime)})`);
+    if (first)
+      out.push(
+        `- ${code(r.rule)}: by ${dayLabel(doc.until, withTime)} time alone brings ${markdownSafe(totalParts(r).join(", "))} (first on ${dayLabel(first.at, withTime)})`,
+      );
   }
   for (const e of doc.errors) out.push(`- error at ${dayLabel(e.at, withTime)}: ${markdownSafe(e.message)}`);
   return `${out.join("\n")}\n`;

@@ -6,7 +6,9 @@ import { dayLabel, firstChange, headline, needsTime, stepParts, totalParts } fro
 export const forecastText: ForecastFormatter = (doc) => {
   const out: string[] = [headline(doc), ""];
   const withTime = needsTime(doc);
-  const today = doc.rules.flatMap((r) => Object.entries(r.points[0]?.by_kind ?? {}).map(([kind, n]) => `${n} ${kind} (${textSafe(r.rule)})`));
+  const today = doc.rules.flatMap((r) =>
+    Object.entries(r.points[0]?.by_kind ?? {}).map(([kind, n]) => `${n} ${kind} (${textSafe(r.rule)})`),
+  );
   out.push(`Now: ${today.length > 0 ? today.join(", ") : "no changes"}`);
   doc.points.slice(1).forEach((at, i) => {
     const parts = doc.rules.flatMap((r) => {
@@ -19,7 +21,9 @@ export const forecastText: ForecastFormatter = (doc) => {
   const moving = doc.rules.filter((r) => firstChange(r) !== undefined);
   for (const r of moving) {
     const first = firstChange(r);
-    out.push(`${textSafe(r.rule)}: by ${dayLabel(doc.until, withTime)} time alone brings ${totalParts(r).join(", ")}${first ? ` (first on ${dayLabel(first.at, withTime)})` : ""}`);
+    out.push(
+      `${textSafe(r.rule)}: by ${dayLabel(doc.until, withTime)} time alone brings ${totalParts(r).join(", ")}${first ? ` (first on ${dayLabel(first.at, withTime)})` : ""}`,
+    );
   }
   const still = doc.rules.filter((r) => firstChange(r) === undefined).map((r) => textSafe(r.rule));
   if (still.length > 0) out.push(`No change from time alone: ${still.join(", ")}`);

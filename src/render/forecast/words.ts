@@ -1,5 +1,5 @@
 /** The words every forecast view shares: a point's day, a step's line, a rule's total (docs/forecast.md). */
-import { dayLabel } from "../../model/instant.js";
+import { dayLabel } from "../../text/instant.js";
 import type { ForecastDocument, ForecastRuleEntry, ForecastRulePointEntry } from "./types.js";
 
 export { dayLabel };
@@ -10,7 +10,8 @@ export function needsTime(doc: ForecastDocument): boolean {
   return new Set(labels).size < labels.length;
 }
 
-const counts = (byKind: Record<string, number>, sign: string): string[] => Object.entries(byKind).map(([kind, n]) => `${sign}${n} ${kind}`);
+const counts = (byKind: Record<string, number>, sign: string): string[] =>
+  Object.entries(byKind).map(([kind, n]) => `${sign}${n} ${kind}`);
 
 /** What one step added and took away for one rule: `+12 abort`, `-1`; empty when nothing. */
 export function stepParts(p: ForecastRulePointEntry): string[] {

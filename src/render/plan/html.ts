@@ -5,7 +5,7 @@
  * Content-Security-Policy of `default-src 'none'` that allows only this page's own style and script (by hash), so
  * even a value that slipped through escaping could neither run nor load anything.
  */
-import { shortInstant } from "../../model/instant.js";
+import { shortInstant } from "../../text/instant.js";
 import { revertLines } from "./revert.js";
 import { serviceName } from "../../model/settings.js";
 import { createHash } from "node:crypto";
@@ -15,7 +15,7 @@ import { textSafe, textSafeLines } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, stepName, workflowCell, type PlanNames } from "./names.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
 
 /** Changes per lazily laid-out block: the browser skips layout and paint of blocks off screen (content-visibility). */

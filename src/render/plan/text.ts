@@ -1,5 +1,5 @@
 /** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
-import { shortInstant } from "../../model/instant.js";
+import { shortInstant } from "../../text/instant.js";
 import { revertLines } from "./revert.js";
 import { serviceName } from "../../model/settings.js";
 import pc from "picocolors";
@@ -8,7 +8,7 @@ import { textSafe as t } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, kindsUsed, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowLabel } from "./names.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
 import { table } from "../table.js";
 

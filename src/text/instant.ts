@@ -17,8 +17,14 @@ export function readInstant(raw: string, now: Date, opts: { exact?: boolean } = 
     return { ok: true, at: new Date(opts.exact === true ? at : Math.ceil(at / 60_000) * 60_000) };
   }
   // a zone is required: an instant without one would mean another moment on every runner's clock
-  if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(text) && !/^\d{4}-\d{2}-\d{2}$/.test(text)) {
-    return { ok: false, problem: `must be an ISO 8601 instant with its zone (2026-12-05T09:00Z) or +DURATION (+7d, +36h); got ${JSON.stringify(raw)}` };
+  if (
+    !/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(text) &&
+    !/^\d{4}-\d{2}-\d{2}$/.test(text)
+  ) {
+    return {
+      ok: false,
+      problem: `must be an ISO 8601 instant with its zone (2026-12-05T09:00Z) or +DURATION (+7d, +36h); got ${JSON.stringify(raw)}`,
+    };
   }
   const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
   if (Number.isNaN(ms)) return { ok: false, problem: `is not a valid instant: ${JSON.stringify(raw)}` };
@@ -29,7 +35,10 @@ export function readInstant(raw: string, now: Date, opts: { exact?: boolean } = 
 export function shortInstant(iso: string | Date): string {
   const d = typeof iso === "string" ? new Date(iso) : iso;
   if (Number.isNaN(d.getTime())) return String(iso);
-  return d.toISOString().replace(/:00\.000Z$/, "Z").replace(/\.000Z$/, "Z");
+  return d
+    .toISOString()
+    .replace(/:00\.000Z$/, "Z")
+    .replace(/\.000Z$/, "Z");
 }
 
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
@@ -44,7 +53,12 @@ export function dayLabel(iso: string | Date, withTime = false): string {
 
 /** A horizon in words: 604800000 → "7 days", 129600000 → "36 hours", 5400000 → "90 minutes". */
 export function horizonWords(ms: number): string {
-  const unit = ms % 86_400_000 === 0 ? { n: 86_400_000, w: "day" } : ms % 3_600_000 === 0 ? { n: 3_600_000, w: "hour" } : { n: 60_000, w: "minute" };
+  const unit =
+    ms % 86_400_000 === 0
+      ? { n: 86_400_000, w: "day" }
+      : ms % 3_600_000 === 0
+        ? { n: 3_600_000, w: "hour" }
+        : { n: 60_000, w: "minute" };
   const count = Math.round(ms / unit.n);
   return `${count} ${unit.w}${count === 1 ? "" : "s"}`;
 }
