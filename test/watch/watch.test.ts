@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import fc from "fast-check";
-import { watchFlags } from "../../src/cli/run/watch.js";
+import { watchFlags } from "../../src/cli/verbs/watch/run.js";
 import { derivedIntervalMs, watchCommand, type WatchCommandOptions } from "../../src/commands/watch.js";
 import { planRuleSet } from "../../src/commands/plan.js";
 import { loadRules } from "../../src/rules/index.js";

@@ -1,0 +1,23 @@
+/** `flowrules plan [paths...]`: its flags; what it does when it runs is ./run.ts, loaded then. */
+import { Option, type Command } from "commander";
+import { PLAN_FORMAT_NAMES } from "../../../render/format-names.js";
+import { addConnectionOptions } from "../../connection.js";
+import { addPlanningOptions } from "../../flags.js";
+import { addNotifyOption } from "../../operations.js";
+import { defineVerb } from "../define.js";
+
+export function registerPlan(program: Command): void {
+  const cmd = program
+    .command("plan")
+    .description("show the API calls the rules imply against live data (dry run)")
+    .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
+    .addOption(new Option("--format <format>", "output format").choices(PLAN_FORMAT_NAMES).default("text"))
+    .option("--out <file>", "also write the JSON plan to this file (for `flowrules apply <file>`)")
+    .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
+    .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")
+    .option("-q, --quiet", "no progress and no request count on stderr")
+    .option("--compare <git-ref>", "show what the rule edits since this git ref change: both versions of each added, edited or removed rule planned in one run");
+  addPlanningOptions(cmd, "plan");
+  addNotifyOption(cmd);
+  defineVerb(addConnectionOptions(cmd), () => import("./run.js"));
+}

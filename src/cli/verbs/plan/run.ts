@@ -1,0 +1,37 @@
+/** What `flowrules plan` does when it runs (its flags: ./flags.ts; the command: src/commands/plan.ts). */
+import { z } from "zod";
+import { PLAN_FORMAT_NAMES } from "../../../render/format-names.js";
+import { runFields, runOptions, runSettings } from "../../settings.js";
+import { interruptions } from "../../signals.js";
+import { Paths, verbIO, verbRun } from "../run-verb.js";
+
+/** `plan --compare` is its own command module, loaded only when asked for. */
+async function planVerb(compare: string | undefined) {
+  return compare !== undefined ? (await import("../../../commands/plan-compare.js")).comparePlanCommand : (await import("../../../commands/plan.js")).planCommand;
+}
+
+/** `plan`'s own flags; the planning, connection and output settings are the table's (../../settings.ts). */
+const Flags = z.object({
+  format: z.enum(PLAN_FORMAT_NAMES),
+  out: z.string().optional(),
+  reportDir: z.string().optional(),
+  compare: z.string().optional(),
+});
+
+export const run = verbRun({
+  name: "plan",
+  args: Paths,
+  flags: Flags,
+  start({ args: [paths], flags, raw, command, env }) {
+    const run = runSettings(raw, env);
+    const io = verbIO(command, [run.connection.apiKey]);
+    // a stop (../../signals.ts) ends the plan within seconds: no request starts, no plan and no state are written, exit 1
+    const { signal, dispose } = interruptions(io);
+    return {
+      io,
+      fields: { paths, ...runFields(run), ...(flags.compare !== undefined ? { compare: flags.compare } : {}) },
+      exec: async (io) => (await planVerb(flags.compare))({ paths, ...flags, ...runOptions(run), signal }, io),
+      dispose,
+    };
+  },
+});

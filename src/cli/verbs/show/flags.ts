@@ -1,0 +1,13 @@
+/** `flowrules show <plan.json> [--format …]`: a saved plan rendered again, with no request. */
+import { Option, type Command } from "commander";
+import { PLAN_FORMAT_NAMES } from "../../../render/format-names.js";
+import { defineVerb } from "../define.js";
+
+export function registerShow(program: Command): void {
+  const cmd = program
+    .command("show")
+    .description("render a saved plan (flowrules plan --out) in any plan format, without any request")
+    .argument("<plan.json>", "a plan written by `flowrules plan --out`")
+    .addOption(new Option("--format <format>", "output format").choices(PLAN_FORMAT_NAMES).default("text"));
+  defineVerb(cmd, () => import("./run.js"));
+}
