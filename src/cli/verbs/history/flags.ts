@@ -13,6 +13,7 @@ export function registerHistory(program: Command): void {
     .command("history")
     .description("list the changes of a watcher's last cycles (time, rule, instance, kind, outcome) from their journals, without any request")
     .option("--last <n>", `the last N cycles that applied something (default ${DEFAULT_HISTORY_CYCLES})`)
+    .option("--since <time>", "of those, only the cycles started at or after this time: ISO 8601 (2026-11-25T13:00Z) or a duration ago (90m, 2h, 7d)")
     .addOption(new Option("--format <format>", "output format: text, or json (schemas/history.schema.json)").choices(HISTORY_FORMAT_NAMES).default("text"));
   // the watcher's --state, from the flag, its variable or the profile, as `watch` reads it
   addOptions(cmd, { state: PLANNING_FLAGS.state, profile: CONNECTION_FLAGS.profile, config: CONNECTION_FLAGS.config }, { state: "the watcher's state dir" });
