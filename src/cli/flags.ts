@@ -5,27 +5,20 @@
  * nothing but commander and plain constants (docs/performance.md, "Start-up"; CONTRIBUTING.md, "Adding a flag").
  */
 import { Option, type Command } from "commander";
-import {
-  APPLYING_SETTINGS,
-  CONNECTION_SETTINGS,
-  ENV,
-  OUTPUT_SETTINGS,
-  PLANNING_SETTINGS,
-  WATCH_SETTINGS,
-  type SettingSource,
-} from "../model/settings-table.js";
+import * as TABLE from "../model/settings-table.js";
+import type { SettingSource } from "../model/settings-table.js";
 import type { PlanningSettings } from "../model/settings.js";
 
 export type { SettingSource } from "../model/settings-table.js";
-export const CONFIG_ENV = ENV.config;
-export const PROFILE_ENV = ENV.profile;
+export const CONFIG_ENV = TABLE.ENV.config;
+export const PROFILE_ENV = TABLE.ENV.profile;
 
 /** The groups of the settings table (src/model/settings-table.ts), under the names the verbs' declarations use. */
-export const CONNECTION_FLAGS = CONNECTION_SETTINGS;
-export const PLANNING_FLAGS = PLANNING_SETTINGS;
-export const APPLYING_FLAGS = APPLYING_SETTINGS;
-export const WATCH_FLAGS = WATCH_SETTINGS;
-export const OUTPUT_FLAGS = OUTPUT_SETTINGS;
+export const CONNECTION_FLAGS = TABLE.CONNECTION_SETTINGS;
+export const PLANNING_FLAGS = TABLE.PLANNING_SETTINGS;
+export const APPLYING_FLAGS = TABLE.APPLYING_SETTINGS;
+export const WATCH_FLAGS = TABLE.WATCH_SETTINGS;
+export const OUTPUT_FLAGS = TABLE.OUTPUT_SETTINGS;
 
 /** The help text of a setting: what it does, then where else it may come from. */
 function helpOf(s: SettingSource): string {
@@ -36,6 +29,11 @@ function helpOf(s: SettingSource): string {
 }
 
 export const collect = (v: string, acc: string[]): string[] => [...acc, v];
+
+/** A verb's `--format`: its choices (src/render/format-names.ts), text by default. */
+export function formatOption(names: readonly string[], help = "output format"): Option {
+  return new Option("--format <format>", help).choices(names).default("text");
+}
 
 /** The commander option of a setting (no default: defaults are applied in ./settings.ts, after env and profile). */
 export function optionOf(s: SettingSource): Option {

@@ -10,20 +10,7 @@
  * library, only types and constants.
  */
 import type { ApplyingSettings, PlanningSettings, WatchSettings } from "./settings.js";
-import {
-  DEFAULT_BATCH_SIZE,
-  DEFAULT_BUDGET_PERCENT,
-  DEFAULT_CLOCK_SKEW_MS,
-  DEFAULT_CONCURRENCY,
-  DEFAULT_LOCK_FILE,
-  DEFAULT_LOCK_TIMEOUT_MS,
-  DEFAULT_OPT_OUT_TAG,
-  DEFAULT_RATE_LIMIT,
-  DEFAULT_RECHECK_EVERY_MS,
-  DEFAULT_TIMEOUT_MS,
-  MAX_BATCH_SIZE,
-  WINDOW_SHARE,
-} from "./defaults.js";
+import * as D from "./defaults.js";
 import { ENV } from "./env-names.js";
 
 export { ENV } from "./env-names.js";
@@ -101,24 +88,24 @@ export const CONNECTION_SETTINGS = {
     flags: "--rate-limit <n>",
     env: ENV.rateLimit,
     profile: "rate_limit",
-    help: `the service's limit in requests a minute; the client sends at most ${WINDOW_SHARE * 100} % of it in any 60 s, 0 = off (default ${DEFAULT_RATE_LIMIT}, shared by --shard workers)`,
-    docs: `the service's limit in requests a minute for this tenant's key (default ${DEFAULT_RATE_LIMIT}; 0 = no client-side limit)`,
+    help: `the service's limit in requests a minute; the client sends at most ${D.WINDOW_SHARE * 100} % of it in any 60 s, 0 = off (default ${D.DEFAULT_RATE_LIMIT}, shared by --shard workers)`,
+    docs: `the service's limit in requests a minute for this tenant's key (default ${D.DEFAULT_RATE_LIMIT}; 0 = no client-side limit)`,
     read: { kind: "whole", min: 0 },
-    default: DEFAULT_RATE_LIMIT,
+    default: D.DEFAULT_RATE_LIMIT,
     row: { label: "rate limit" },
   },
   concurrency: {
     flags: "--concurrency <n>",
-    help: `requests in flight at most (default ${DEFAULT_CONCURRENCY})`,
+    help: `requests in flight at most (default ${D.DEFAULT_CONCURRENCY})`,
     read: { kind: "whole", min: 1 },
-    default: DEFAULT_CONCURRENCY,
+    default: D.DEFAULT_CONCURRENCY,
     row: { label: "concurrency" },
   },
   timeout: {
     flags: "--timeout <duration>",
-    help: `per-request timeout (10s, 2m; default ${DEFAULT_TIMEOUT_MS / 1000}s)`,
+    help: `per-request timeout (10s, 2m; default ${D.DEFAULT_TIMEOUT_MS / 1000}s)`,
     read: { kind: "duration", min: 1 },
-    default: DEFAULT_TIMEOUT_MS,
+    default: D.DEFAULT_TIMEOUT_MS,
     row: { label: "timeout" },
   },
   insecureHttp: {
@@ -148,11 +135,11 @@ export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource
     flags: "--opt-out-tag <tag>",
     env: ENV.optOutTag,
     profile: "opt_out_tag",
-    help: `instances carrying this tag are changed by no rule (default ${DEFAULT_OPT_OUT_TAG}; "" turns it off)`,
-    docs: `instances carrying this tag are changed by no rule (default ${DEFAULT_OPT_OUT_TAG}; "" turns it off)`,
+    help: `instances carrying this tag are changed by no rule (default ${D.DEFAULT_OPT_OUT_TAG}; "" turns it off)`,
+    docs: `instances carrying this tag are changed by no rule (default ${D.DEFAULT_OPT_OUT_TAG}; "" turns it off)`,
     emptyEnvIsValue: true,
     read: { kind: "tag" },
-    default: DEFAULT_OPT_OUT_TAG,
+    default: D.DEFAULT_OPT_OUT_TAG,
     row: { label: "opt-out tag", none: "none (turned off)" },
   },
   workflows: {
@@ -186,23 +173,23 @@ export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource
   journal: { flags: "--journal <file>", help: "journal file (default: <plan>.journal.jsonl beside the plan)", read: { kind: "text" } },
   batchSize: {
     flags: "--batch-size <n>",
-    help: `ids per bulk abort request (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_SIZE})`,
-    read: { kind: "whole", min: 1, max: MAX_BATCH_SIZE },
-    default: DEFAULT_BATCH_SIZE,
+    help: `ids per bulk abort request (default ${D.DEFAULT_BATCH_SIZE}, at most ${D.MAX_BATCH_SIZE})`,
+    read: { kind: "whole", min: 1, max: D.MAX_BATCH_SIZE },
+    default: D.DEFAULT_BATCH_SIZE,
   },
-  lockFile: { flags: "--lock-file <file>", help: `lock against concurrent applies (default ${DEFAULT_LOCK_FILE})`, read: { kind: "text" }, default: DEFAULT_LOCK_FILE },
+  lockFile: { flags: "--lock-file <file>", help: `lock against concurrent applies (default ${D.DEFAULT_LOCK_FILE})`, read: { kind: "text" }, default: D.DEFAULT_LOCK_FILE },
   lockTimeoutMs: {
     flags: "--lock-timeout <duration>",
-    help: `a lock of another host whose heartbeat stopped this long ago is stale (90s, 30m, 2h; default ${DEFAULT_LOCK_TIMEOUT_MS / 60_000}m); a live apply on this host is never taken over`,
+    help: `a lock of another host whose heartbeat stopped this long ago is stale (90s, 30m, 2h; default ${D.DEFAULT_LOCK_TIMEOUT_MS / 60_000}m); a live apply on this host is never taken over`,
     read: { kind: "duration", min: 1000 },
-    default: DEFAULT_LOCK_TIMEOUT_MS,
+    default: D.DEFAULT_LOCK_TIMEOUT_MS,
   },
   recheckEveryMs: {
     flags: "--recheck-every <duration>",
-    help: `judge staleness again at least this often while sending changes (30s, 5m; a bare number is seconds; default ${DEFAULT_RECHECK_EVERY_MS / 1000}s)`,
+    help: `judge staleness again at least this often while sending changes (30s, 5m; a bare number is seconds; default ${D.DEFAULT_RECHECK_EVERY_MS / 1000}s)`,
     // the contract writes `--recheck-every SECONDS` (docs/operating.md): a bare number stays seconds there
     read: { kind: "duration", bare: "s", min: 1000 },
-    default: DEFAULT_RECHECK_EVERY_MS,
+    default: D.DEFAULT_RECHECK_EVERY_MS,
   },
   lockWaitMs: {
     flags: "--lock-wait <duration>",
@@ -216,9 +203,9 @@ export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource
   },
   clockSkewMs: {
     flags: "--clock-skew <duration>",
-    help: `assumed bound on the clock difference with the service, for staleness (30s, 2m; default ${DEFAULT_CLOCK_SKEW_MS / 1000}s)`,
+    help: `assumed bound on the clock difference with the service, for staleness (30s, 2m; default ${D.DEFAULT_CLOCK_SKEW_MS / 1000}s)`,
     read: { kind: "duration" },
-    default: DEFAULT_CLOCK_SKEW_MS,
+    default: D.DEFAULT_CLOCK_SKEW_MS,
   },
 };
 
@@ -229,9 +216,9 @@ export const WATCH_SETTINGS: { [K in keyof WatchSettings]-?: SettingSource } = {
   intervalMs: { flags: "--interval <duration>", help: "poll interval (10s, 1m); default derived from --budget, never below 5 s", read: { kind: "duration" } },
   budgetPercent: {
     flags: "--budget <percent>",
-    help: `share of the rate limit idle polling may use (default ${DEFAULT_BUDGET_PERCENT})`,
+    help: `share of the rate limit idle polling may use (default ${D.DEFAULT_BUDGET_PERCENT})`,
     read: { kind: "percent" },
-    default: DEFAULT_BUDGET_PERCENT,
+    default: D.DEFAULT_BUDGET_PERCENT,
   },
   metricsPort: {
     flags: "--metrics-port <n>",

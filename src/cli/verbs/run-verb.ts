@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { CommandIO } from "../../log/command-io.js";
 import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
+import { interruptions, type InterruptionOptions } from "../signals.js";
 
 export { verbIO } from "./io.js";
 
@@ -36,9 +37,10 @@ export function wholeFlag(min: number, words: string): z.ZodType<number, string>
 export interface VerbStart {
   io: CommandIO;
   fields: Record<string, unknown>;
-  exec: (io: CommandIO) => Promise<number>;
-  /** called when the command ends, however it ends (signal handlers) */
-  dispose?: () => void;
+  /** `signal`: aborted by the first SIGINT/SIGTERM when `stops` is given (../signals.ts), else never */
+  exec: (io: CommandIO, signal: AbortSignal) => Promise<number>;
+  /** a verb that stops in its own way on a signal (plan, apply, watch): the handlers are installed, and removed when it ends */
+  stops?: InterruptionOptions;
 }
 
 /** What the settings step of a verb is given: its arguments and flags parsed, the raw flags for the settings table. */
@@ -66,10 +68,11 @@ export function verbRun<A extends z.ZodType, F extends z.ZodType>(spec: VerbSpec
     const args = parseOrRefuse(spec.args, command.processedArgs, "arguments");
     const flags = parseOrRefuse(spec.flags, raw);
     const started = await spec.start({ args, flags, raw, command, env: process.env });
+    const stops = started.stops ? interruptions(started.io, started.stops) : undefined;
     try {
-      process.exitCode = await runLogged(started.io, spec.name, started.fields, started.exec);
+      process.exitCode = await runLogged(started.io, spec.name, started.fields, (io) => started.exec(io, stops?.signal ?? new AbortController().signal));
     } finally {
-      started.dispose?.();
+      stops?.dispose();
     }
   };
 }

@@ -12,7 +12,6 @@ import { z } from "zod";
 import type { Confirm } from "../../../commands/apply.js";
 import { APPLY_FORMAT_NAMES } from "../../../render/format-names.js";
 import { applyingFrom, runFields, runOptions, runSettingsOf, sourcesOf } from "../../settings.js";
-import { interruptions } from "../../signals.js";
 import { Paths, verbIO, verbRun } from "../run-verb.js";
 
 /** `apply`'s own output flag; its applying settings are the table's APPLYING_SETTINGS (../../settings.ts). */
@@ -47,15 +46,13 @@ export const run = verbRun({
     const src = sourcesOf(raw, env);
     const run = runSettingsOf(src);
     const applying = applyingFrom(src);
-    const io = verbIO(command, [run.connection.apiKey]);
-    const { signal, dispose } = interruptions(io);
     return {
-      io,
+      io: verbIO(command, [run.connection.apiKey]),
       fields: { paths, auto_approve: applying.autoApprove, ...runFields(run) },
+      stops: {},
       // the same planning settings as `plan`, whole
-      exec: async (io) =>
+      exec: async (io, signal) =>
         (await import("../../../commands/apply.js")).applyCommand({ paths, ...applying, ...runOptions(run), ...flags, confirm: terminalConfirm(), signal }, io),
-      dispose,
     };
   },
 });

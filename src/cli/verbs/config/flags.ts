@@ -3,10 +3,10 @@
  * flags those settings take, so `flowrules config --rate-limit 0` shows what a run with that flag would use. What it
  * does when it runs is ./run.ts, loaded then.
  */
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { CONFIG_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addConnectionOptions } from "../../connection.js";
-import { addOptions, OUTPUT_FLAGS, PLANNING_FLAGS } from "../../flags.js";
+import { addOptions, formatOption, OUTPUT_FLAGS, PLANNING_FLAGS } from "../../flags.js";
 import { defineVerb } from "../define.js";
 
 export function registerConfig(program: Command): void {
@@ -14,7 +14,7 @@ export function registerConfig(program: Command): void {
     .command("config")
     .description("show the settings in effect and where each comes from (flag, variable, profile, default); --check tries the service")
     .option("--check", "make one request (the workflow list) and say whether the URL and the API key work")
-    .addOption(new Option("--format <format>", "output format").choices(CONFIG_FORMAT_NAMES).default("text"));
+    .addOption(formatOption(CONFIG_FORMAT_NAMES));
   addOptions(cmd, { optOutTag: PLANNING_FLAGS.optOutTag, workflows: PLANNING_FLAGS.workflows, state: PLANNING_FLAGS.state, notify: OUTPUT_FLAGS.notify });
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));
 }

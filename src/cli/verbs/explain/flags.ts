@@ -1,8 +1,8 @@
 /** `flowrules explain --instance ID`: its flags; what it does when it runs is ./run.ts, loaded then. */
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { EXPLAIN_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addConnectionOptions } from "../../connection.js";
-import { collect } from "../../flags.js";
+import { collect, formatOption } from "../../flags.js";
 import { addOptOutOption } from "../../operations.js";
 import { defineVerb } from "../define.js";
 
@@ -13,7 +13,7 @@ export function registerExplain(program: Command): void {
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .requiredOption("--instance <id>", "the instance to explain")
     .option("--rule <name>", "explain only this rule; a glob such as 'approve-*' selects several (repeatable)", collect, [])
-    .addOption(new Option("--format <format>", "output format").choices(EXPLAIN_FORMAT_NAMES).default("text"));
+    .addOption(formatOption(EXPLAIN_FORMAT_NAMES));
   addOptOutOption(cmd);
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));
 }

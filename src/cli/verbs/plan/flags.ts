@@ -1,8 +1,8 @@
 /** `flowrules plan [paths...]`: its flags; what it does when it runs is ./run.ts, loaded then. */
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { PLAN_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addConnectionOptions } from "../../connection.js";
-import { addPlanningOptions } from "../../flags.js";
+import { addPlanningOptions, formatOption } from "../../flags.js";
 import { addNotifyOption } from "../../operations.js";
 import { defineVerb } from "../define.js";
 
@@ -11,7 +11,7 @@ export function registerPlan(program: Command): void {
     .command("plan")
     .description("show the API calls the rules imply against live data (dry run)")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
-    .addOption(new Option("--format <format>", "output format").choices(PLAN_FORMAT_NAMES).default("text"))
+    .addOption(formatOption(PLAN_FORMAT_NAMES))
     .option("--out <file>", "also write the JSON plan to this file (for `flowrules apply <file>`)")
     .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
     .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")

@@ -2,7 +2,6 @@
 import { z } from "zod";
 import { PLAN_FORMAT_NAMES } from "../../../render/format-names.js";
 import { runFields, runOptions, runSettings } from "../../settings.js";
-import { interruptions } from "../../signals.js";
 import { Paths, verbIO, verbRun } from "../run-verb.js";
 
 /** `plan --compare` is its own command module, loaded only when asked for. */
@@ -24,14 +23,12 @@ export const run = verbRun({
   flags: Flags,
   start({ args: [paths], flags, raw, command, env }) {
     const run = runSettings(raw, env);
-    const io = verbIO(command, [run.connection.apiKey]);
-    // a stop (../../signals.ts) ends the plan within seconds: no request starts, no plan and no state are written, exit 1
-    const { signal, dispose } = interruptions(io);
     return {
-      io,
+      io: verbIO(command, [run.connection.apiKey]),
       fields: { paths, ...runFields(run), ...(flags.compare !== undefined ? { compare: flags.compare } : {}) },
-      exec: async (io) => (await planVerb(flags.compare))({ paths, ...flags, ...runOptions(run), signal }, io),
-      dispose,
+      // a stop (../../signals.ts) ends the plan within seconds: no request starts, no plan and no state are written, exit 1
+      stops: {},
+      exec: async (io, signal) => (await planVerb(flags.compare))({ paths, ...flags, ...runOptions(run), signal }, io),
     };
   },
 });

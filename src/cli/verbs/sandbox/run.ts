@@ -13,17 +13,10 @@ import { errorMessage } from "../../../model/guards.js";
 import { profileHint } from "../../../sandbox/hints.js";
 import { plural } from "../../../model/plural.js";
 
-const Flags = z.object({
-  port: z.string(),
-  instances: z.string(),
-  seed: z.string(),
-  latency: z.string().optional(),
-  failRate: z.string().optional(),
-  rateLimit: z.string().optional(),
-  resetRate: z.string().optional(),
-  quirks: z.string().optional(),
-  people: z.string().optional(),
-});
+/** Every flag is text (commander's), read below: three with defaults, the rest optional. */
+const Text = z.string();
+const Maybe = Text.optional();
+const Flags = z.object({ port: Text, instances: Text, seed: Text, latency: Maybe, failRate: Maybe, rateLimit: Maybe, resetRate: Maybe, quirks: Maybe, people: Maybe });
 type SandboxFlags = z.infer<typeof Flags>;
 
 export async function run(command: Command): Promise<void> {

@@ -1,6 +1,7 @@
 /** `flowrules show <plan.json> [--format …]`: a saved plan rendered again, with no request. */
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { PLAN_FORMAT_NAMES } from "../../../render/format-names.js";
+import { formatOption } from "../../flags.js";
 import { defineVerb } from "../define.js";
 
 export function registerShow(program: Command): void {
@@ -8,6 +9,6 @@ export function registerShow(program: Command): void {
     .command("show")
     .description("render a saved plan (flowrules plan --out) in any plan format, without any request")
     .argument("<plan.json>", "a plan written by `flowrules plan --out`")
-    .addOption(new Option("--format <format>", "output format").choices(PLAN_FORMAT_NAMES).default("text"));
+    .addOption(formatOption(PLAN_FORMAT_NAMES));
   defineVerb(cmd, () => import("./run.js"));
 }

@@ -1,7 +1,7 @@
 /** `flowrules test [paths...]`: its flags; what it does when it runs is ./run.ts, loaded then. */
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { TEST_RESULT_FORMAT_NAMES } from "../../../render/format-names.js";
-import { addProfileOptions, collect, workflowsOption } from "../../flags.js";
+import { addProfileOptions, collect, formatOption, workflowsOption } from "../../flags.js";
 import { defineVerb } from "../define.js";
 
 export function registerTest(program: Command): void {
@@ -10,7 +10,7 @@ export function registerTest(program: Command): void {
     .description("run rule tests (*.test.yaml beside the rules) against fixture instances, no network")
     .argument("[paths...]", "folders, rule files or test files", ["rules/"])
     .option("--junit <file>", "also write the results as JUnit XML to this file (for CI)")
-    .addOption(new Option("--format <format>", "the results on stdout: text, or json (one document, schemas/test-results.schema.json)").choices(TEST_RESULT_FORMAT_NAMES).default("text"))
+    .addOption(formatOption(TEST_RESULT_FORMAT_NAMES, "the results on stdout: text, or json (one document, schemas/test-results.schema.json)"))
     .option("--require-tests", "fail for every loaded rule that no test case names")
     .addOption(workflowsOption("workflow catalog resolving step and field names (default flowrules.workflows.json)"))
     .option("--rule <name>", "run only the cases of this rule; a glob such as 'approve-*' selects several (repeatable)", collect, []);

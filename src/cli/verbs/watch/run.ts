@@ -13,7 +13,6 @@ import type { WatchCommandOptions } from "../../../commands/watch.js";
 import { MIN_INTERVAL_MS } from "../../../watch/settings.js";
 import { ReloadRequests } from "../../../watch/types.js";
 import { runSettingsOf, sourcesOf, watchingFrom } from "../../settings.js";
-import { interruptions } from "../../signals.js";
 import { Paths, verbIO, verbRun } from "../run-verb.js";
 import { z } from "zod";
 
@@ -61,15 +60,13 @@ export const run = verbRun({
   flags: z.object({}),
   start({ args: [paths], raw, command, env }) {
     const settings = watchFlags(paths, raw, env);
-    const io = verbIO(command, [settings.connection.apiKey]);
     const reloads = new ReloadRequests();
-    const { signal, dispose } = interruptions(io, { onReload: () => reloads.request("SIGHUP") });
     return {
-      io,
+      io: verbIO(command, [settings.connection.apiKey]),
       fields: { paths, state: settings.stateDir, apply: settings.apply, base_url: settings.connection.baseUrl },
-      exec: async (io) =>
+      stops: { onReload: () => reloads.request("SIGHUP") },
+      exec: async (io, signal) =>
         (await import("../../../commands/watch.js")).watchCommand({ ...settings, signal, reloads, reread: () => watchFlags(paths, raw, env) }, io),
-      dispose,
     };
   },
 });
