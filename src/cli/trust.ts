@@ -10,6 +10,8 @@ import { apiKeyProblem } from "../api/key-check.js";
 import { isLoopbackHost, maskUserinfo } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
 import { CONNECTION_SETTINGS, ENV } from "../model/settings-table.js";
+
+export { envKey } from "../model/env-names.js";
 import { pick, type Picked, type Sources } from "./sources.js";
 
 const KEY_ENV = ENV.apiKey;
@@ -18,11 +20,6 @@ const KEY_ENV = ENV.apiKey;
 const resolvedKeys = new Set<string>();
 export function runSecrets(): string[] {
   return [...resolvedKeys];
-}
-
-/** The key variable's value, which every logger scrubs even when the run resolved another key. */
-export function envKey(env: Record<string, string | undefined>): string | undefined {
-  return env[KEY_ENV];
 }
 
 /** Two spellings of one service ("…/api" and "…/api/") are one service; an unparsable URL is only itself. */

@@ -20,3 +20,8 @@ export const ENV = {
   watchMinIntervalMs: "FLOWRULES_WATCH_MIN_INTERVAL_MS",
 } as const;
 
+
+/** The API key variable's value in an environment handed in (src/cli passes process.env): every logger scrubs it. */
+export function envKey(env: Record<string, string | undefined>): string | undefined {
+  return env[ENV.apiKey];
+}

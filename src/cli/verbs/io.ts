@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { processIO, type CommandIO } from "../../log/command-io.js";
 import { commandLogger, withLogger } from "../../log/index.js";
 import { colorOf } from "../flags.js";
-import { envKey } from "../trust.js";
+import { envKey } from "../../model/env-names.js";
 
 export function verbIO(command: Command, secrets: ReadonlyArray<string | undefined> = []): CommandIO {
   return withLogger(processIO(process.env, colorOf(command)), commandLogger(command, [envKey(process.env), ...secrets]));
