@@ -32,11 +32,11 @@ import {
   WATCH_SETTINGS,
   type SettingSource,
 } from "../model/settings-table.js";
-import { durationText, readDuration } from "../model/duration.js";
+import { durationText, readDuration } from "../text/duration.js";
 import { notifyUrls, parseNotifyUrl } from "../notify/urls.js";
 import { parseShard, shardLabel, type Shard } from "../plan/shard.js";
 import { tagProblem } from "../rules/operations.js";
-import { plainDecimal } from "../model/plain-decimal.js";
+import { plainDecimal } from "./plain-decimal.js";
 import { apiKeyProblem } from "../api/key-check.js";
 import { loadProfile } from "./profiles.js";
 import { configFileChoice } from "./config-choice.js";
@@ -122,7 +122,7 @@ function wholeNumber(p: Picked | undefined, min: number, max = Number.MAX_SAFE_I
   return n;
 }
 
-/** The one reader of duration settings (src/model/duration.ts): a number and a unit; a bare number only where `bare` says. */
+/** The one reader of duration settings (src/text/duration.ts): a number and a unit; a bare number only where `bare` says. */
 function durationOf(p: Picked | undefined, opts: { bare?: "s"; min?: number } = {}): number | undefined {
   if (p === undefined) return undefined;
   const read = readDuration(String(p.value), opts);

@@ -9,6 +9,7 @@ import { InsecureUrlError } from "../api/errors.js";
 import { apiKeyProblem } from "../api/key-check.js";
 import { isLoopbackHost, maskUserinfo } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
+import { sameService } from "../model/service.js";
 import { CONNECTION_SETTINGS, ENV } from "../model/settings-table.js";
 
 export { envKey } from "../model/env-names.js";
@@ -20,18 +21,6 @@ const KEY_ENV = ENV.apiKey;
 const resolvedKeys = new Set<string>();
 export function runSecrets(): string[] {
   return [...resolvedKeys];
-}
-
-/** Two spellings of one service ("…/api" and "…/api/") are one service; an unparsable URL is only itself. */
-function sameService(a: string, b: string): boolean {
-  const norm = (u: string): string => {
-    try {
-      return new URL(u).href.replace(/\/+$/, "");
-    } catch {
-      return u;
-    }
-  };
-  return norm(a) === norm(b);
 }
 
 /**

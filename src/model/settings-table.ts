@@ -29,7 +29,7 @@ export type Reader =
   /** a path: from a profile, relative to the profile file's folder */
   | { kind: "path" }
   | { kind: "whole"; min: number; max?: number }
-  /** src/model/duration.ts; `bare: "s"` where the contract writes a bare number of seconds */
+  /** src/text/duration.ts; `bare: "s"` where the contract writes a bare number of seconds */
   | { kind: "duration"; min?: number; bare?: "s" }
   | { kind: "percent" }
   | { kind: "shard" }
@@ -167,7 +167,7 @@ export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource
   fullRefresh: { flags: "--full-refresh", help: "with --state: read everything again and rewrite the state", read: { kind: "switch" } },
 };
 
-/** How `apply` applies: one entry per field of ApplyingSettings. Durations take a unit (src/model/duration.ts). */
+/** How `apply` applies: one entry per field of ApplyingSettings. Durations take a unit (src/text/duration.ts). */
 export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource } = {
   autoApprove: { flags: "--auto-approve", help: "plan the rules and apply without asking (for schedules)", read: { kind: "switch" } },
   journal: { flags: "--journal <file>", help: "journal file (default: <plan>.journal.jsonl beside the plan)", read: { kind: "text" } },

@@ -105,7 +105,7 @@ describe("watch --apply", () => {
     expect(HistoryDocument.parse(JSON.parse(earlier.out())).cycles).toHaveLength(1);
     const text = captureIO();
     await historyCommand({ stateDir: "state", last: 5, format: "text", cwd: dir }, text);
-    expect(text.out().split("\n").filter((l) => /^  \S+Z +applied +\S+ +\d+ /.test(l))).toHaveLength(expected.length);
+    expect(text.out().split("\n").filter((l) => /^ {2}\S+Z +applied +\S+ +\d+ /.test(l))).toHaveLength(expected.length);
 
     // a cycle killed while applying: the change whose intent has no outcome is in flight, the rest not started
     const folder = doc.cycles[0]?.folder ?? "";

@@ -1,7 +1,7 @@
 /** What `flowrules history` does when it runs (its flags: ./flags.ts; the reading: src/watch/history.ts). */
 import { z } from "zod";
 import { DEFAULT_HISTORY_CYCLES } from "../../../model/defaults.js";
-import { readDuration } from "../../../model/duration.js";
+import { readDuration } from "../../../text/duration.js";
 import { UserError } from "../../../model/errors.js";
 import { ENV } from "../../../model/settings-table.js";
 import { HISTORY_FORMAT_NAMES } from "../../../render/format-names.js";

@@ -11,7 +11,7 @@ import { UserError } from "../../../model/errors.js";
 import { commandLogger } from "../../../log/index.js";
 import { errorMessage } from "../../../model/guards.js";
 import { profileHint } from "../../../sandbox/hints.js";
-import { plural } from "../../../model/plural.js";
+import { plural } from "../../../text/plural.js";
 
 /** Every flag is text (commander's), read below: three with defaults, the rest optional. */
 const Text = z.string();

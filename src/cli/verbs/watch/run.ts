@@ -7,7 +7,7 @@
  * released; exit 0 within 10 s), a second one exits at once; SIGHUP reloads the rules and the config between cycles.
  */
 import { UserError } from "../../../model/errors.js";
-import { durationText } from "../../../model/duration.js";
+import { durationText } from "../../../text/duration.js";
 import { ENV } from "../../../model/settings-table.js";
 import type { WatchCommandOptions } from "../../../commands/watch.js";
 import { MIN_INTERVAL_MS } from "../../../watch/settings.js";
