@@ -46,14 +46,14 @@ async function main(): Promise<void> {
 
 /** One line on stderr (a JSON event with --log-format json), the API key scrubbed. */
 async function reportFailure(err: unknown, json: boolean): Promise<void> {
-  const [{ formatError }, { createLogger }, { redactor }, { runSecrets }] = await Promise.all([
+  const [{ formatError }, { createLogger }, { redactor }, { envKey, runSecrets }] = await Promise.all([
     import("./errors.js"),
     import("../log/index.js"),
     import("../log/redact.js"),
     // the same module a verb resolved its key in, so it knows that key (none when no verb got that far)
-    import("./settings.js"),
+    import("./trust.js"),
   ]);
-  const secrets = [process.env.FLOWRULES_API_KEY, ...runSecrets()];
+  const secrets = [envKey(process.env), ...runSecrets()];
   if (json) {
     // with --log-format json every stderr line is a JSON event, the failure too
     const log = createLogger({ format: "json", write: (s) => process.stderr.write(s), secrets });

@@ -74,7 +74,7 @@ export interface ApplyCommandOptions extends PlanRunOptions, Partial<Omit<Applyi
   confirm?: Confirm;
   /** aborted on SIGINT/SIGTERM: no new request starts, the ones in flight finish and are journalled */
   signal?: AbortSignal;
-  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
+  /** webhooks told at the end (--notify, its variable or the profile) */
   notify?: NotifySettings;
   /** with --state: the state the changes are sent through, written through (src/commands/state.ts) */
   writeThrough?: HeldState;
