@@ -87,7 +87,7 @@ describe("a run with state plans what a stateless run plans", () => {
           let lastRestored = false;
           for (const [n, r] of rounds.entries()) {
             // a backup older than what the last run saw (one restore after another would put back what it saw)
-            const restoring = r.restore && n > 0 && !lastRestored;
+            const restoring: boolean = r.restore && n > 0 && !lastRestored;
             lastRestored = restoring;
             const taken = backup;
             backup = sb.store.backup();
