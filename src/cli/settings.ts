@@ -11,6 +11,7 @@
  * `planning` whole, so they accept it and plan alike. `flowrules config` shows what these readers resolve, with the
  * sources (configReport). This module loads when a verb runs, never for `--help` or a completion Tab.
  */
+import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { InsecureUrlError } from "../api/errors.js";
@@ -114,7 +115,19 @@ export function sourcesOf(opts: Record<string, unknown>, env: Record<string, str
   const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
   const config = configFileChoice({ config: str(opts.config) }, env, cwd);
   const profile = loadProfile({ config: str(opts.config), profile: str(opts.profile) }, env, cwd, config);
+  if (profile && config.from === "found") nameFoundAbove(config.abs, profile.name, cwd);
   return { opts, env, config, ...(profile ? { profile } : {}) };
+}
+
+let namedAbove = false;
+/**
+ * A profile from a file found above the working directory (in a parent up to the repository root) is named before
+ * anything else the run prints, once: a file nobody named on the command line is never used silently.
+ */
+function nameFoundAbove(file: string, profile: string, cwd: string): void {
+  if (namedAbove || dirname(file) === resolve(cwd)) return;
+  namedAbove = true;
+  process.stderr.write(`flowrules: using profile ${profile} from ${file} (found above the working directory; --config names another, explicit flags and variables win over it)\n`);
 }
 
 function profileRef(src: Sources): ProfileRef | undefined {

@@ -168,6 +168,8 @@ export class StateClient extends DelegatingClient {
   private wentBack: string | undefined;
   /** this run's counts of workflows (went-back.ts), for the next run */
   private readonly censuses = new Map<number, Census>();
+  /** a count to compare with was asked for (or not needed) this run */
+  private baseline = false;
   private readonly shareSettings = settingsSharer();
   private readonly out: StateWriter;
 
@@ -255,6 +257,19 @@ export class StateClient extends DelegatingClient {
       }
     })();
     return this.back;
+  }
+
+  /**
+   * Before the first answer about workflow `pid`: that the service went back is decided (checkBack); and a run that
+   * found no count to compare with (the first with state, or after the service went back) counts this workflow, so
+   * the next run can compare.
+   */
+  private async ready(pid: number): Promise<void> {
+    await this.checkBack();
+    if (this.censuses.size > 0 || this.baseline) return;
+    this.baseline = true;
+    if (this.wentBack === undefined && Object.values(this.prev?.marks ?? {}).some((m) => m.census)) return;
+    await this.census(pid);
   }
 
   /** Nothing of the previous state is used from here on (nothing was answered from it yet): said once. */
@@ -377,13 +392,7 @@ export class StateClient extends DelegatingClient {
    * bookmarks, and what was written through after it; with no previous state, nothing is written.
    */
   async commit(): Promise<void> {
-    if (this.planned) {
-      // the first run with state (or the first after a reset) counts one workflow, so the next one can compare
-      if (this.censuses.size === 0 && this.workflows.size > 0 && (this.wentBack !== undefined || ![...this.workflows.values()].some((w) => w.mark?.census))) {
-        await this.census(Math.min(...this.workflows.keys()));
-      }
-      return this.out.commit(this.marks());
-    }
+    if (this.planned) return this.out.commit(this.marks());
     if (!this.prev) return this.out.discard();
     await this.carryForward(this.prev);
     return this.out.commit(this.prev.marks);
@@ -512,7 +521,7 @@ export class StateClient extends DelegatingClient {
   }
 
   override async *instancePages(processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
-    await this.checkBack();
+    await this.ready(processId);
     const q = canonicalQuery(query);
     const w = this.workflow(processId);
     if (w.cold) return yield* this.passThrough(processId, q, query);
@@ -681,7 +690,7 @@ export class StateClient extends DelegatingClient {
     const ids = idsOf(query.instance_ids);
     const other = Object.keys(query).filter((k) => k !== "instance_ids" && k !== "limit" && query[k] !== undefined);
     if (!ids || other.length > 0 || ids.some((n) => !Number.isSafeInteger(n))) return yield* this.inner.formFieldPages(processId, stepId, actionId, query);
-    await this.checkBack();
+    await this.ready(processId);
     const w = this.workflow(processId);
     const old = w.cold ? undefined : this.prev?.fields.get(`${processId}:${stepId}:${actionId}`);
     const changed = old ? await this.changedIds(w) : new Set<number>();
