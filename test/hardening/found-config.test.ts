@@ -129,6 +129,9 @@ describe("the user's own repository", () => {
     const used = await plan(work, home);
     expect(used.trapped.length).toBeGreaterThan(0);
     expect(used.stderr.split("\n")[0]).toBe(`flowrules: using profile evil from ${join(repo, "flowrules.config.yaml")} (found above the working directory; --config names another, explicit flags and variables win over it)`);
+    // with --log-format json, the same as the first JSON event
+    const json = await runCli(["--log-format", "json", "plan", "rules.yaml", "--base-url", sb.baseUrl], { HOME: home, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" }, { cwd: work });
+    expect(JSON.parse(json.stderr.split("\n")[0] ?? "")).toMatchObject({ level: "warn", event: "config.found_above", profile: "evil", file: join(repo, "flowrules.config.yaml") });
     // FLOWRULES_BASE_URL and --base-url win: the service named gets the requests, the found profile's none
     for (const [args, env] of [[[], { FLOWRULES_BASE_URL: sb.baseUrl }], [["--base-url", sb.baseUrl], {}]] as const) {
       trapped = [];
