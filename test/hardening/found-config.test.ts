@@ -1,6 +1,6 @@
 /**
- * `flowrules.config.yaml` found upward only inside a repository the user owns (docs/safety.md, "A config nobody
- * named"; DESIGN.md section 19, as git's `safe.directory`): a hostile config beside a fake `.git` in a folder above
+ * `flowrules.config.yaml` found upward only inside a repository the user owns (docs/contracts.md, "Profiles";
+ * as git's `safe.directory`): a hostile config beside a fake `.git` in a folder above
  * the working directory — an empty file, someone else's folder, or a repository above the user's home — is never
  * read. The built CLI runs in a child process with HOME set to a temp dir; a trap server stands at the hostile
  * base_url and must get no request. In the user's own repository the file found above is used, named in the run's

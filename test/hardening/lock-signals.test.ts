@@ -1,5 +1,5 @@
 /**
- * The lock and the stop signals under unlucky timing (docs/safety.md, "Locking" and "Signals at any moment"):
+ * The lock and the stop signals under unlucky timing (docs/watch.md, "Signals"):
  * a reader racing a holder that releases between its look and its read retries instead of calling the lock
  * foreign; `apply --lock-wait 10m` stopped by SIGTERM while it waits ends at once, naming the wait, not a request in
  * flight; and SIGTERM while `watch` still loads its modules is a clean stop (exit 0), not a kill (143). Real child
@@ -11,7 +11,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { acquireLock, LockHeldError } from "../../src/model/lock.js";
+import { acquireLock, LockHeldError } from "../../src/fs/lock.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { makePlan, MIXED_RULES } from "../apply/helpers.js";
 import { spawnCli } from "../helpers/cli.js";
@@ -20,7 +20,7 @@ import { APPROVE_RULES } from "../helpers/rules.js";
 import { stderrOf, until } from "../watch/helpers.js";
 
 const WAIT = 30_000;
-const LOCK_MODULE = fileURLToPath(new URL("../../dist/model/lock.js", import.meta.url));
+const LOCK_MODULE = fileURLToPath(new URL("../../dist/fs/lock.js", import.meta.url));
 let sb: RunningSandbox;
 
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * Locks that survive pid reuse (docs/safety.md, "Locking"; DESIGN.md section 19): a lock is ours only with our token.
+ * Locks that survive pid reuse (docs/contracts.md, "Deployment"): a lock is ours only with our token.
  * In a container the entrypoint is pid 1, so a watcher killed with kill -9 and restarted finds a lock naming its own
  * pid: that lock is stale and taken over with one line, never refused forever. A live pid that another program took
  * over (it started at another time than the lock's owner) is no owner either. Tested with a real watcher in a new pid
@@ -13,7 +13,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { watchCommand } from "../../src/commands/watch.js";
-import { acquireLock, processStart } from "../../src/model/lock.js";
+import { acquireLock, processStart } from "../../src/fs/lock.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { lockStateDir } from "../../src/state/dir.js";
 import { captureIO, connection, makePlan, MIXED_RULES, runApply } from "../apply/helpers.js";

@@ -1,5 +1,5 @@
 /**
- * A state that outlives the service's data (docs/safety.md, "A state the service went back on"; DESIGN.md section 19):
+ * A state that outlives the service's data (docs/contracts.md, "State between runs"):
  * a backup restored under a running tenant, or a sandbox reset on the same address, between two `plan --state` runs
  * of the built CLI. The run after notices it in one warning, reads afresh, and plans what a stateless plan plans —
  * not what the state remembers of data the service no longer holds.

@@ -9,7 +9,7 @@
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { CONFIG_FILE } from "./defaults.js";
+import { CONFIG_FILE } from "../model/defaults.js";
 
 /** Whether `st` belongs to the user running flowrules (always, where the platform has no user ids). */
 function ours(st: { uid: number }): boolean {
