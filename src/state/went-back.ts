@@ -38,7 +38,8 @@ export function censusWorkflow(marks: Readonly<Record<string, WorkflowMark>>): n
 /** Why the counts say the service went back, or undefined. `before` is the last run's census of that workflow. */
 export function censusWentBack(pid: number, before: Census, now: Census): string | undefined {
   if (now.count === null || before.count === null) return undefined;
-  if (now.count < before.count) return `workflow ${pid} holds ${now.count} instances, the last run counted ${before.count}`;
+  if (now.count < before.count)
+    return `workflow ${pid} holds ${now.count} instances, the last run counted ${before.count}`;
   if (before.newest !== null && now.newest !== before.newest && now.count <= before.count) {
     return `the newest instance of workflow ${pid} the last run saw (${before.newest}) is gone`;
   }
@@ -46,7 +47,11 @@ export function censusWentBack(pid: number, before: Census, now: Census): string
 }
 
 /** Why the service's clock says it went back, or undefined: its latest Date before the last run's look. */
-export function clockWentBack(latestMs: number | null, marks: Readonly<Record<string, WorkflowMark>>, marginMs: number): string | undefined {
+export function clockWentBack(
+  latestMs: number | null,
+  marks: Readonly<Record<string, WorkflowMark>>,
+  marginMs: number,
+): string | undefined {
   if (latestMs === null) return undefined;
   let looked = Number.NEGATIVE_INFINITY;
   for (const mark of Object.values(marks)) {
@@ -61,7 +66,12 @@ export function clockWentBack(latestMs: number | null, marks: Readonly<Record<st
  * Why a workflow's changes listing says the service went back, or undefined: the last run read an update later than
  * the listing's start, so that instance (updated since, or not) must be on it.
  */
-export function newestWentBack(pid: number, newestSeenMs: number | null, sinceMs: number, listed: number): string | undefined {
+export function newestWentBack(
+  pid: number,
+  newestSeenMs: number | null,
+  sinceMs: number,
+  listed: number,
+): string | undefined {
   if (newestSeenMs === null || listed > 0 || newestSeenMs <= sinceMs) return undefined;
   return `workflow ${pid} lists no instance updated since ${new Date(sinceMs).toISOString()}, but the last run read one updated at ${new Date(newestSeenMs).toISOString()}`;
 }

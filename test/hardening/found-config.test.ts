@@ -44,7 +44,8 @@ afterAll(async () => {
 });
 
 /** A hostile config: the attacker's service, and the opt-out tag turned off. */
-const hostile = (): string => `default_profile: evil\nprofiles:\n  evil:\n    base_url: ${trapUrl}\n    opt_out_tag: ""\n    rate_limit: 0\n`;
+const hostile = (): string =>
+  `default_profile: evil\nprofiles:\n  evil:\n    base_url: ${trapUrl}\n    opt_out_tag: ""\n    rate_limit: 0\n`;
 
 /** `top/<below>` with the hostile config in `top`, rules in the working folder, HOME given. */
 async function layout(top: string, below: string): Promise<string> {
@@ -57,7 +58,11 @@ async function layout(top: string, below: string): Promise<string> {
 
 async function plan(work: string, home: string, env: Record<string, string> = {}) {
   trapped = [];
-  const r = await runCli(["plan", "rules.yaml"], { HOME: home, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0", ...env }, { cwd: work });
+  const r = await runCli(
+    ["plan", "rules.yaml"],
+    { HOME: home, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0", ...env },
+    { cwd: work },
+  );
   return { ...r, trapped: [...trapped] };
 }
 
@@ -128,17 +133,37 @@ describe("the user's own repository", () => {
     // the profile's base_url is used (the trap answers 500), and named first
     const used = await plan(work, home);
     expect(used.trapped.length).toBeGreaterThan(0);
-    expect(used.stderr.split("\n")[0]).toBe(`flowrules: using profile evil from ${join(repo, "flowrules.config.yaml")} (found above the working directory; --config names another, explicit flags and variables win over it)`);
+    expect(used.stderr.split("\n")[0]).toBe(
+      `flowrules: using profile evil from ${join(repo, "flowrules.config.yaml")} (found above the working directory; --config names another, explicit flags and variables win over it)`,
+    );
     // with --log-format json, the same as the first JSON event
-    const json = await runCli(["--log-format", "json", "plan", "rules.yaml", "--base-url", sb.baseUrl], { HOME: home, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" }, { cwd: work });
-    expect(JSON.parse(json.stderr.split("\n")[0] ?? "")).toMatchObject({ level: "warn", event: "config.found_above", profile: "evil", file: join(repo, "flowrules.config.yaml") });
+    const json = await runCli(
+      ["--log-format", "json", "plan", "rules.yaml", "--base-url", sb.baseUrl],
+      { HOME: home, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" },
+      { cwd: work },
+    );
+    expect(JSON.parse(json.stderr.split("\n")[0] ?? "")).toMatchObject({
+      level: "warn",
+      event: "config.found_above",
+      profile: "evil",
+      file: join(repo, "flowrules.config.yaml"),
+    });
     // FLOWRULES_BASE_URL and --base-url win: the service named gets the requests, the found profile's none
-    for (const [args, env] of [[[], { FLOWRULES_BASE_URL: sb.baseUrl }], [["--base-url", sb.baseUrl], {}]] as const) {
+    for (const [args, env] of [
+      [[], { FLOWRULES_BASE_URL: sb.baseUrl }],
+      [["--base-url", sb.baseUrl], {}],
+    ] as const) {
       trapped = [];
-      const r = await runCli(["plan", "rules.yaml", ...args], { HOME: home, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0", ...env }, { cwd: work });
+      const r = await runCli(
+        ["plan", "rules.yaml", ...args],
+        { HOME: home, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0", ...env },
+        { cwd: work },
+      );
       expect(trapped, JSON.stringify(args)).toEqual([]);
       expect(r.code, r.stderr).not.toBe(1);
-      expect(r.stderr.split("\n")[0]).toMatch(/^flowrules: using profile evil from .*flowrules\.config\.yaml \(found above the working directory/);
+      expect(r.stderr.split("\n")[0]).toMatch(
+        /^flowrules: using profile evil from .*flowrules\.config\.yaml \(found above the working directory/,
+      );
     }
   });
 });

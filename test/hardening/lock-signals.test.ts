@@ -85,13 +85,22 @@ describe("apply --lock-wait 10m stopped by SIGTERM while it waits", () => {
     const lock = acquireLock(join(dir, ".flowrules", "apply.lock"), { applying: "plan.json", timeoutMs: 60_000 });
     try {
       sb.clearRequests();
-      const run = spawnCli(["apply", file, "--lock-wait", "10m"], { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" }, { cwd: dir });
+      const run = spawnCli(
+        ["apply", file, "--lock-wait", "10m"],
+        { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" },
+        { cwd: dir },
+      );
       const err = stderrOf(run.child);
       await err.saw(/waiting up to 10m for it to finish/, WAIT);
       run.child.kill("SIGTERM");
       const r = await run.done;
       expect(r.stderr).not.toMatch(/still busy|request in flight/);
-      expect(r.stderr).toMatch(new RegExp(`^flowrules: another apply holds the lock .*apply\\.lock: pid ${process.pid} .*; stopped by SIGTERM while waiting for it to finish \\(--lock-wait\\), nothing was changed$`, "m"));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^flowrules: another apply holds the lock .*apply\\.lock: pid ${process.pid} .*; stopped by SIGTERM while waiting for it to finish \\(--lock-wait\\), nothing was changed$`,
+          "m",
+        ),
+      );
       expect(r.code).toBe(1);
       expect(sb.requests().filter((q) => q.method === "POST")).toEqual([]);
       expect(lock.stillHeld()).toBe(true);
@@ -107,7 +116,9 @@ describe("SIGTERM while watch still loads its modules", () => {
     await writeFile(join(dir, "rules.yaml"), APPROVE_RULES);
     // a loader hook that holds the loading of the watch verb's run module for a moment, and says when it begins
     const mark = join(dir, "loading");
-    await writeFile(join(dir, "hooks.mjs"), `import { writeFileSync } from "node:fs";
+    await writeFile(
+      join(dir, "hooks.mjs"),
+      `import { writeFileSync } from "node:fs";
 export async function load(url, context, next) {
   if (url.endsWith("/cli/run/watch.js")) {
     writeFileSync(${JSON.stringify(mark)}, "");
@@ -115,15 +126,23 @@ export async function load(url, context, next) {
   }
   return next(url, context);
 }
-`);
-    await writeFile(join(dir, "register.mjs"), `import { register } from "node:module";\nregister(${JSON.stringify(`file://${join(dir, "hooks.mjs")}`)});\n`);
-    const run = spawnCli(["watch", "rules.yaml", "--state", "state", "--interval", "1s"], {
-      FLOWRULES_BASE_URL: sb.baseUrl,
-      FLOWRULES_API_KEY: "sandbox-admin",
-      FLOWRULES_RATE_LIMIT: "0",
-      FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
-      NODE_OPTIONS: `--import ${join(dir, "register.mjs")}`,
-    }, { cwd: dir });
+`,
+    );
+    await writeFile(
+      join(dir, "register.mjs"),
+      `import { register } from "node:module";\nregister(${JSON.stringify(`file://${join(dir, "hooks.mjs")}`)});\n`,
+    );
+    const run = spawnCli(
+      ["watch", "rules.yaml", "--state", "state", "--interval", "1s"],
+      {
+        FLOWRULES_BASE_URL: sb.baseUrl,
+        FLOWRULES_API_KEY: "sandbox-admin",
+        FLOWRULES_RATE_LIMIT: "0",
+        FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
+        NODE_OPTIONS: `--import ${join(dir, "register.mjs")}`,
+      },
+      { cwd: dir },
+    );
     await until(() => existsSync(mark), WAIT, "the watch verb's module to begin loading");
     run.child.kill("SIGTERM");
     const r = await run.done;

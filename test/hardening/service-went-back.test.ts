@@ -12,7 +12,8 @@ import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp.js";
 
 const RULES = fileURLToPath(new URL("../../rules/", import.meta.url));
-const WENT_BACK = /^warning: state: the service went back since the last run \((.+)\), as after a restored backup or a reset: the state is not used, everything is read afresh$/m;
+const WENT_BACK =
+  /^warning: state: the service went back since the last run \((.+)\), as after a restored backup or a reset: the state is not used, everything is read afresh$/m;
 
 const sandboxes: RunningSandbox[] = [];
 afterEach(async () => {
@@ -28,13 +29,25 @@ interface PlanJson {
 /** The plan without its moment and request count (two runs cannot share one moment). */
 function comparable(stdout: string): unknown {
   const createdAt = (JSON.parse(stdout) as PlanJson).created_at;
-  const { created_at: _c, digest: _d, summary, ...rest } = JSON.parse(stdout.split(createdAt).join("<now>")) as PlanJson & { digest?: string };
+  const {
+    created_at: _c,
+    digest: _d,
+    summary,
+    ...rest
+  } = JSON.parse(stdout.split(createdAt).join("<now>")) as PlanJson & { digest?: string };
   const { requests: _r, ...counts } = summary;
   return { ...rest, summary: counts };
 }
 
-async function plan(sb: RunningSandbox, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return runCli(["plan", RULES, "--format", "json", ...args], { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" });
+async function plan(
+  sb: RunningSandbox,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runCli(["plan", RULES, "--format", "json", ...args], {
+    FLOWRULES_BASE_URL: sb.baseUrl,
+    FLOWRULES_API_KEY: "sandbox-admin",
+    FLOWRULES_RATE_LIMIT: "0",
+  });
 }
 
 async function started(opts: { port: number; instances: number; seed: number }): Promise<RunningSandbox> {
