@@ -7,6 +7,7 @@
  * "Adding a flag"). Which URL and key a run trusts is ./trust.ts. `flowrules config` shows what these readers
  * resolve, with the sources (configReport). This module loads when a verb runs, never for `--help` or a Tab.
  */
+import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { UserError } from "../model/errors.js";
 import {
@@ -103,7 +104,21 @@ export function sourcesOf(opts: Record<string, unknown>, env: Record<string, str
   const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
   const config = configFileChoice({ config: str(opts.config) }, env, cwd);
   const profile = loadProfile({ config: str(opts.config), profile: str(opts.profile) }, env, cwd, config);
+  if (profile && config.from === "found") nameFoundAbove(config.abs, profile.name, cwd, opts.logFormat === "json" || process.argv.includes("--log-format=json") || process.argv.join(" ").includes("--log-format json"));
   return { opts, env, config, ...(profile ? { profile } : {}) };
+}
+
+let namedAbove = false;
+/**
+ * A profile from a file found above the working directory (in a parent up to the repository root) is named before
+ * anything else the run prints, once: a file nobody named on the command line is never used silently.
+ */
+function nameFoundAbove(file: string, profile: string, cwd: string, json: boolean): void {
+  if (namedAbove || dirname(file) === resolve(cwd)) return;
+  namedAbove = true;
+  // with --log-format json every stderr line is a JSON event (src/log/json.ts), this one too
+  if (json) return void process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), level: "warn", event: "config.found_above", profile, file })}\n`);
+  process.stderr.write(`flowrules: using profile ${profile} from ${file} (found above the working directory; --config names another, explicit flags and variables win over it)\n`);
 }
 
 function profileRef(src: Sources): ProfileRef | undefined {

@@ -271,6 +271,7 @@ function lockWait(opts: ApplyCommandOptions, io: CommandIO): LockWait {
     waitText: durationText(opts.lockWaitMs ?? 0),
     how: "--lock-wait",
     ...(opts.tuning?.lockPollMs !== undefined ? { pollMs: opts.tuning.lockPollMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
     onWaiting: (holder, wait) => {
       if (!opts.quiet) io.stderr(`flowrules: ${holder}; waiting up to ${wait} for it to finish\n`);
     },
