@@ -20,7 +20,7 @@ export { planRuleSet } from "./planning.js";
 
 /**
  * `plan`'s options: the run's planning settings (PlanRunOptions, shared with `apply --auto-approve`) and the output.
- * src/cli/plan.ts builds them from the resolved settings (src/cli/settings.ts).
+ * src/cli/verbs/plan/run.ts builds them from the resolved settings (src/cli/settings.ts).
  */
 export interface PlanCommandOptions extends PlanRunOptions {
   paths: string[];
@@ -33,7 +33,9 @@ export interface PlanCommandOptions extends PlanRunOptions {
   connection: ConnectionSettings;
   /** show what the rule edits since this git ref change (`plan --compare`, ./plan-compare.ts) */
   compare?: string;
-  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL / a profile's notify) */
+  /** with `compare`: what time alone does to the touched rules within this horizon (`--forecast 7d`) */
+  forecastMs?: number;
+  /** webhooks told at the end (--notify, its variable or a profile's notify) */
   notify?: NotifySettings;
 }
 

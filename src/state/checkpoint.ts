@@ -18,6 +18,7 @@ export async function carryAtCheckpoint(this: StateRun): Promise<void> {
   const prev = this.prev;
   if (this.carried || !prev) return;
   this.carried = true;
+  if (this.wentBack !== undefined) return; // the service went back: nothing of the previous state holds
   const holds = (pid: number, id: number): boolean => {
     const w = this.workflows.get(pid);
     if (w) return !w.cold && w.changedSet !== undefined && !w.changedSet.has(id);

@@ -32,6 +32,8 @@ export { structureDigest, type OwnWrite, type StateChoice, type StateClientOptio
 import { instancePages, loadListing, passThrough, replay, writeItems, writeListing, writeListingHead } from "./listings.js";
 import { formFieldPages, getInstance, keptRecord, stillOurs } from "./records.js";
 import { carryAtCheckpoint, carryForward, checkpoint, commit, due, writeCheckpoint } from "./checkpoint.js";
+import { census, checkBack, goneBack, ready } from "./back.js";
+import type { Census } from "./went-back.js";
 
 export class StateClient extends DelegatingClient implements StateRun {
   readonly nowMs: number;
@@ -58,6 +60,10 @@ export class StateClient extends DelegatingClient implements StateRun {
   /** planning asked through this client (else a commit carries the previous state forward: `apply plan.json`) */
   planned = false;
   warnedResync = false;
+  back: Promise<void> | undefined;
+  wentBack: string | undefined;
+  readonly censuses = new Map<number, Census>();
+  baseline = false;
   readonly shareSettings = settingsSharer();
   readonly out: StateWriter;
   readonly checkpoints: Checkpoints;
@@ -104,6 +110,7 @@ export class StateClient extends DelegatingClient implements StateRun {
       }
     }
     if (mark && !cold && Date.parse(mark.run_at) > this.nowMs) cold = true; // the clock went back: nothing to reason from
+    if (this.wentBack !== undefined) cold = true;
     w = {
       pid,
       cold,
@@ -113,7 +120,7 @@ export class StateClient extends DelegatingClient implements StateRun {
       mark,
       tally: { recordsKept: 0, recordsRead: 0, valuesKept: 0, valuesAsked: 0, fieldPages: 0, written: 0, windows: 0 },
       structure: mark?.structure ?? null,
-      newestSeen: mark?.newest_seen ? Date.parse(mark.newest_seen) : null,
+      newestSeen: mark?.newest_seen && this.wentBack === undefined ? Date.parse(mark.newest_seen) : null,
     };
     this.workflows.set(pid, w);
     return w;
@@ -229,6 +236,10 @@ export class StateClient extends DelegatingClient implements StateRun {
         structure: w.structure,
         ...(partial ? { partial: true as const, synced: w.synced, total: w.total } : {}),
       };
+      // the count of this run, else the last one (a count only grows: an older one still bounds it), never one of a
+      // service that went back
+      const counted = this.censuses.get(w.pid) ?? (this.wentBack === undefined ? w.mark?.census : undefined);
+      if (counted) marks[String(w.pid)] = { ...(marks[String(w.pid)] as WorkflowMark), census: counted };
     }
     return marks;
   }
@@ -307,6 +318,10 @@ export class StateClient extends DelegatingClient implements StateRun {
   readonly writeCheckpoint = writeCheckpoint;
   readonly carryForward = carryForward;
   readonly due = due;
+  readonly checkBack = checkBack;
+  readonly ready = ready;
+  readonly goneBack = goneBack;
+  readonly census = census;
 
   /** A checkpoint now (the run was stopped or reached its --max-duration), when a sync is going on; its figures. */
   checkpoint(): Promise<SyncProgress | undefined> {

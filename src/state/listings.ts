@@ -10,6 +10,7 @@ import { itemLine } from "./schema.js";
 import { parsedOrNothing, type Listing, type StateRun } from "./run.js";
 
 export async function* instancePages(this: StateRun, processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
+  await this.ready(processId);
   const q = canonicalQuery(query);
   const w = this.workflow(processId);
   if (w.cold) return yield* this.passThrough(processId, q, query);

@@ -21,6 +21,7 @@ export async function keptRecord(this: StateRun, ref: RecordRef): Promise<{ reco
 }
 
 export async function getInstance(this: StateRun, id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
+  await this.checkBack();
   const key = `${id}:${flagsOf(opts)}`;
   const cached = this.prev?.records.get(key);
   // the structure probe too: the newest instance's snapshot changes only with it (or a newer one starts), both

@@ -13,6 +13,7 @@ import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
 import type { Marks, WorkflowMark } from "./schema.js";
 import type { StateWriter } from "./writer.js";
 import type { Checkpoints, CheckpointPolicy, SyncProgress } from "./sync.js";
+import type { Census } from "./went-back.js";
 
 /** A listing as a run uses it: the question, when it was asked, and its pages. */
 export interface Listing {
@@ -156,6 +157,18 @@ export interface StateRun {
   carried: boolean;
   readonly carriedMarks: Marks;
   checkpointed: SyncProgress | undefined;
+  /** whether the service went back since the last run (./back.ts), asked once before anything is answered */
+  back: Promise<void> | undefined;
+  /** why it went back: then nothing of the previous state is used */
+  wentBack: string | undefined;
+  /** this run's counts of workflows (./went-back.ts), for the next run */
+  readonly censuses: Map<number, Census>;
+  /** a count to compare with was asked for (or not needed) this run */
+  baseline: boolean;
+  checkBack(): Promise<void>;
+  ready(pid: number): Promise<void>;
+  goneBack(why: string): void;
+  census(pid: number): Promise<Census>;
   workflow(pid: number): RunWorkflow;
   since(w: RunWorkflow): { at: number; why: string };
   changedIds(w: RunWorkflow): Promise<ReadonlySet<number>>;

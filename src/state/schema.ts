@@ -97,6 +97,8 @@ export const WorkflowMarkSchema = z.object({
   /** with `partial`: distinct instances read so far, and how many the service counted (for the progress line) */
   synced: count.optional(),
   total: count.nullable().optional(),
+  /** its count and newest started instance, when a run counted it (went-back.ts); absent in older states */
+  census: z.object({ count: int.nullable(), newest: int.nullable() }).optional(),
 });
 export type WorkflowMark = z.infer<typeof WorkflowMarkSchema>;
 
