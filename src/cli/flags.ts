@@ -112,7 +112,7 @@ export const WATCH_FLAGS: { [K in keyof WatchSettings]-?: SettingSource } = {
   apply: { flags: "--apply", help: "apply each cycle's enforce changes exactly once (without it, only log what it would do)" },
   intervalMs: { flags: "--interval <duration>", help: "poll interval (10s, 1m); default derived from --budget, never below 5 s" },
   budgetPercent: { flags: "--budget <percent>", help: `share of the rate limit idle polling may use (default ${DEFAULT_BUDGET_PERCENT})` },
-  metricsPort: { flags: "--metrics-port <n>", help: "serve GET /metrics (Prometheus) and GET /healthz on this port (0 = any free port)" },
+  metricsPort: { flags: "--metrics-port <n>", help: "serve GET /metrics (Prometheus), GET /healthz (liveness) and GET /readyz (readiness) on this port (0 = any free port)" },
   metricsHost: { flags: "--metrics-host <host>", help: "address of the metrics endpoint (default 127.0.0.1)" },
 };
 

@@ -11,7 +11,7 @@ import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
 import { durationText } from "../../model/duration.js";
 import type { WatchCommandOptions } from "../../commands/watch.js";
-import { MIN_INTERVAL_ENV, MIN_INTERVAL_MS } from "../../watch/settings.js";
+import { MAX_BACKOFF_ENV, MIN_INTERVAL_ENV, MIN_INTERVAL_MS } from "../../watch/settings.js";
 import { ReloadRequests } from "../../watch/types.js";
 import { runSettingsOf, serviceIO, sourcesOf, watchingFrom } from "../settings.js";
 import { interruptions } from "../signals.js";
@@ -38,6 +38,7 @@ export function watchFlags(
   if (watching.intervalMs !== undefined && watching.intervalMs < minIntervalMs) {
     throw new UserError(`--interval must be at least ${durationText(minIntervalMs)}, got "${String(raw.interval)}"`);
   }
+  const backoffRaw = env[MAX_BACKOFF_ENV];
   const urls = run.output.notify;
   return {
     paths,
@@ -48,6 +49,7 @@ export function watchFlags(
     ...(urls.length > 0 ? { notify: { urls } } : {}),
     connection: run.connection,
     minIntervalMs,
+    ...(backoffRaw !== undefined && /^\d+$/.test(backoffRaw) ? { maxBackoffMs: Number(backoffRaw) } : {}),
     // watched for a change with the rules, whether it exists yet or not
     configFile: src.config.abs,
   };
