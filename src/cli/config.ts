@@ -12,8 +12,9 @@ export function registerConfig(program: Command): void {
   const cmd = program
     .command("config")
     .description("show the settings in effect and where each comes from (flag, variable, profile, default); --check tries the service")
-    .option("--check", "make one request (the workflow list) and say whether the URL and the API key work")
+    .argument("[paths...]", "with --check: the rules whose workflows the key must see (files or folders of *.yaml / *.yml)", ["rules/"])
+    .option("--check", "make one request (the workflow list) and say whether the URL and the API key work and the key sees a workflow the rules name")
     .addOption(new Option("--format <format>", "output format").choices(CONFIG_FORMAT_NAMES).default("text"));
   addOptions(cmd, { optOutTag: PLANNING_FLAGS.optOutTag, workflows: PLANNING_FLAGS.workflows, state: PLANNING_FLAGS.state, notify: OUTPUT_FLAGS.notify });
-  addConnectionOptions(cmd).action(async (opts: Record<string, unknown>, command: Command) => (await import("./run/config.js")).config(opts, command));
+  addConnectionOptions(cmd).action(async (paths: string[], opts: Record<string, unknown>, command: Command) => (await import("./run/config.js")).config(paths, opts, command));
 }

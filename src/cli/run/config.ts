@@ -8,7 +8,7 @@ import type { ConfigCommandOptions } from "../../commands/config.js";
 import { colorOf } from "../flags.js";
 import { configReport, connectionSettings } from "../settings.js";
 
-export async function config(opts: Record<string, unknown>, command: Command): Promise<void> {
+export async function config(paths: string[], opts: Record<string, unknown>, command: Command): Promise<void> {
   const report = configReport(opts, process.env);
   let check: ConfigCommandOptions["check"];
   let secrets: string[] = [];
@@ -27,6 +27,6 @@ export async function config(opts: Record<string, unknown>, command: Command): P
   }
   const io = withLogger(processIO(colorOf(command)), commandLogger(command, process.env, undefined, secrets));
   process.exitCode = await runLogged(io, "config", { check: opts.check === true }, async (io) =>
-    (await import("../../commands/config.js")).configCommand({ report, format: opts.format as ConfigFormat, ...(check ? { check } : {}) }, io),
+    (await import("../../commands/config.js")).configCommand({ report, format: opts.format as ConfigFormat, ...(check ? { check, rulePaths: paths } : {}) }, io),
   );
 }

@@ -38,6 +38,11 @@ export function summaryLine(plan: Plan): string {
   const audit = plan.changes.filter((c) => c.audit === true).length;
   if (audit > 0) parts.push(`${audit} in audit (never applied)`);
   const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error")}.` : "";
+  // every rule that ran failed: a report of nothing is no result (a key that sees none of the workflows, say)
+  const ran = plan.rules.filter((r) => r.status !== "inactive");
+  if (ran.length > 0 && plan.errors.length > 0 && ran.every((r) => r.status === "failed")) {
+    return `Plan: every rule failed (${ran.length === 1 ? "the one rule" : `all ${ran.length} rules`}): nothing planned.${errors}`;
+  }
   return parts.length === 0 ? `Plan: no changes.${errors}` : `Plan: ${parts.join(", ")}.${errors}`;
 }
 
