@@ -261,7 +261,9 @@ describe("CI examples", () => {
     expect(unit).toMatch(/^KillSignal=SIGTERM$/m);
     // `systemctl reload` sends SIGHUP, which reloads the rules (the exec'd watcher is the main process)
     expect(unit).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
-    expect(exec).toMatch(/\bexec \/usr\/local\/bin\/flowrules watch /);
+    // the rules repository's own dependency (README.md, "A rules repository"), as CI runs it
+    expect(exec).toMatch(/\bexec \/srv\/flowrules\/node_modules\/\.bin\/flowrules watch \/srv\/flowrules\/rules /);
+    expect(unit).toMatch(/npm ci --omit=dev/);
     expect(unit).toMatch(/^StateDirectory=/m);
     expect(unit).toMatch(/^Restart=on-failure$/m);
     expect(unit).not.toMatch(/^Environment=FLOWRULES_API_KEY/m);
