@@ -8,12 +8,14 @@ import type { CommandIO } from "../log/command-io.js";
 import { EXIT_OK, UserError } from "../model/errors.js";
 import { textSafe } from "../render/escape.js";
 import { HISTORY_FORMATS, type HistoryFormat } from "../render/history/index.js";
-import { readHistory } from "../watch/history.js";
+import { readHistory, type HistoryFilter } from "../watch/history.js";
 
 export interface HistoryCommandOptions {
   stateDir: string;
   last: number;
   format: HistoryFormat;
+  /** --rule, --instance */
+  filter?: HistoryFilter;
   cwd?: string;
 }
 
@@ -23,7 +25,7 @@ export async function historyCommand(opts: HistoryCommandOptions, io: CommandIO)
   const doc = await readHistory(dir, opts.stateDir, opts.last, (line) => {
     if (io.log?.structured) io.log.event("history.cycle_unreadable", { message: line }, "warn");
     else io.stderr(`flowrules: warning: ${textSafe(line)}\n`);
-  });
+  }, opts.filter);
   io.stdout(HISTORY_FORMATS[opts.format](doc));
   return EXIT_OK;
 }

@@ -17,7 +17,9 @@ import type { Plan } from "../plan/types.js";
 import { logCycle, logCycleChanges } from "../render/events/watch.js";
 import { applyPayload, planPayload } from "../render/notify/payload.js";
 import { changeLines, cycleLine, errorLines, resumingLine, setAsideLine, stoppedCycleLine, type CycleReport } from "../render/watch/text.js";
+import { basename, dirname } from "node:path";
 import { writeBookmarks, type Bookmarks } from "./bookmarks.js";
+import { appendCycleLog } from "./cycle-log.js";
 import { cycleDir, planProblem, pruneCycles, setAside, type WatchPaths } from "./cycles.js";
 import type { WatchMetrics } from "./metrics.js";
 import { CHANGE_LINES_PER_CYCLE, ERROR_LINES_PER_CYCLE } from "./settings.js";
@@ -220,6 +222,17 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
   const result: CycleOutcome["result"] = otherErrors.length > 0 || failed > 0 ? "failed" : heldBack.size > 0 ? "partial" : "ok";
   metrics.cycle(result, result === "failed" ? (otherErrors[0]?.message ?? `${failed} change(s) failed`) : undefined, heldBack);
   logCycle(log, report);
+  await appendCycleLog(ctx.paths.log, {
+    at: startedAt.toISOString(),
+    cycle: req.n,
+    kind: req.kind,
+    result,
+    planned: report.planned,
+    applied: report.applied,
+    held: report.held,
+    errors,
+    folder: planFile ? basename(dirname(planFile)) : null,
+  });
   logCycleChanges(log, { cycle: req.n }, outcomes, outcomes ? [] : enforce);
   // what a stop left unsent is counted in the cycle's line, not listed: the next cycle plans it again
   const shown = outcomes?.filter((o) => o.status !== "deferred" && o.status !== "already_done") ?? enforce.map((change) => ({ change, status: "planned" as const }));

@@ -3,7 +3,8 @@
  * crash. The built CLI's `watch --apply` as a child process, with one rule over its `max_instances` and one that is
  * fine: the fine rule is applied, the held one sends nothing, `/healthz` stays 200, `/readyz` (503) and
  * `flowrules_rules_held` name the held rule, every error is shown, only the first cycle is labelled first, and the
- * retries of the held rule back off (the interval doubled per cycle in a row, capped).
+ * retries of the held rule back off (the interval doubled per cycle in a row, capped); `history` lists the held
+ * cycles too, in time order, narrowed by `--rule` and `--instance`.
  */
 import { execSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -12,7 +13,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { spawnCli, type CliRun } from "../helpers/cli.js";
+import { HistoryDocument } from "../../src/render/history/json-schema.js";
+import { runCli, spawnCli, type CliRun } from "../helpers/cli.js";
 import { closeAfterAll, tempDir } from "../helpers/temp.js";
 import { posts } from "../apply/helpers.js";
 import { stderrOf } from "./helpers.js";
@@ -105,5 +107,34 @@ describe("a rule over its max_instances holds only itself", () => {
     const r = await run.done;
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(/cycle failed/);
+
+    // history: the held cycles too, in time order; --rule and --instance narrow it
+    const history = async (...args: string[]): Promise<HistoryDocument> => {
+      const h = await runCli(["history", "--state", "state", "--format", "json", ...args], {}, { cwd: dir });
+      expect(h.code, h.stderr).toBe(0);
+      return HistoryDocument.parse(JSON.parse(h.stdout));
+    };
+    const all = await history();
+    expect(all.cycles.length).toBeGreaterThanOrEqual(4);
+    const starts = all.cycles.map((c) => c.started_at ?? "");
+    expect([...starts].sort()).toEqual(starts);
+    expect(all.cycles.map((c) => c.kind).slice(0, 4)).toEqual(["first", "retry", "retry", "retry"]);
+    expect(all.cycles.every((c) => c.result === "partial" && (c.held ?? []).join() === "it-setup")).toBe(true);
+    // the first cycle applied the budget rule's changes (a folder); the retries applied nothing
+    expect(all.cycles[0]?.folder).not.toBeNull();
+    expect(all.cycles.slice(1).every((c) => c.folder === null && c.changes.length === 0)).toBe(true);
+    const held = await history("--rule", "it-setup");
+    expect(held.cycles.length).toBe(all.cycles.length);
+    expect(held.cycles.every((c) => c.changes.length === 0)).toBe(true);
+    const budget = await history("--rule", "approve-budget");
+    expect(budget.cycles).toHaveLength(1);
+    const changes = budget.cycles[0]?.changes ?? [];
+    expect(changes.length).toBeGreaterThan(0);
+    expect(changes.every((c) => c.rule === "approve-budget" && c.outcome === "applied")).toBe(true);
+    const one = await history("--instance", String(changes[0]?.instance_id));
+    expect(one.cycles.map((c) => c.changes.map((ch) => ch.instance_id))).toEqual([[changes[0]?.instance_id]]);
+    const text = await runCli(["history", "--state", "state", "--rule", "it-setup", "--last", "1"], {}, { cwd: dir });
+    expect(text.stdout).toMatch(/^cycle \d+ \(retry\) \(nothing applied\): \S+, partly applied: held back it-setup; no change$/m);
+    expect(text.stdout).toMatch(/^ {2}error: rule "it-setup" matched \d+ instances, above its limit max_instances: 1/m);
   }, 90_000);
 });

@@ -12,6 +12,8 @@ import { pick } from "../sources.js";
 
 const Flags = z.object({
   last: z.string().optional(),
+  rule: z.string().optional(),
+  instance: z.string().optional(),
   format: z.enum(HISTORY_FORMAT_NAMES),
 });
 
@@ -24,8 +26,10 @@ export async function history(raw: Record<string, unknown>, command: Command): P
   if (!stateDir) throw new UserError("history needs the watcher's state dir: pass --state DIR, set FLOWRULES_STATE or give the profile a state");
   const last = f.last === undefined ? DEFAULT_HISTORY_CYCLES : Number(f.last);
   if (!/^\d+$/.test(f.last ?? "1") || last < 1) throw new UserError(`--last must be a whole number of cycles, at least 1; got "${f.last ?? ""}"`);
+  if (f.instance !== undefined && !/^\d+$/.test(f.instance)) throw new UserError(`--instance must be an instance id (a whole number); got "${f.instance}"`);
+  const filter = { ...(f.rule !== undefined ? { rule: f.rule } : {}), ...(f.instance !== undefined ? { instance: Number(f.instance) } : {}) };
   const io = withLogger(processIO(colorOf(command)), commandLogger(command));
   process.exitCode = await runLogged(io, "history", { state: stateDir, last }, async (io) =>
-    (await import("../../commands/history.js")).historyCommand({ stateDir, last, format: f.format }, io),
+    (await import("../../commands/history.js")).historyCommand({ stateDir, last, format: f.format, filter }, io),
   );
 }
