@@ -1,5 +1,5 @@
 /**
- * `flowrules plan --compare <git-ref>` (docs/design.md section 12): the rules added, edited or removed since the ref,
+ * `flowrules plan --compare <git-ref>` (docs/contracts.md, "What a rule edit changes"): the rules added, edited or removed since the ref,
  * both versions planned in one run against the same live data, and what the edit changes. Exit codes as `plan`,
  * except that `--detailed-exitcode` gives 2 when there is any impact (not when there are changes).
  */

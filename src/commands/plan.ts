@@ -3,10 +3,10 @@
  * to stdout, optionally write the JSON plan, and choose the exit code of the CLI contract.
  */
 import type { ConnectionSettings } from "../model/settings.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { writePlanFile } from "../plan/write.js";
-import { checkOutputFile, checkOutputFolder } from "../model/write-file.js";
+import { checkOutputFile, checkOutputFolder } from "../fs/write-file.js";
 import type { Plan } from "../plan/types.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { writeReportFiles } from "../render/report/files.js";
@@ -44,7 +44,7 @@ export function planExitCode(plan: Plan, detailed: boolean): number {
 
 /**
  * `--out` and `--report-dir` checked before the rules load and any request: a folder, a device or a FIFO at the path
- * is one line now, not a raw system error after the whole plan was made (issue 35).
+ * is one line now, not a raw system error after the whole plan was made.
  */
 export async function checkPlanOutputs(opts: Pick<PlanCommandOptions, "out" | "reportDir">): Promise<void> {
   if (opts.out !== undefined) await checkOutputFile(opts.out);

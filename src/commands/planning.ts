@@ -6,7 +6,7 @@
 import { clientFrom, type ClientSettings, type RequestLimiter } from "../api/index.js";
 import type { ConnectionSettings, PlanningSettings, ProfileRef } from "../model/settings.js";
 import { sendRatePerMin, serviceName } from "../model/settings.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import type { Plan } from "../plan/types.js";
 import { runPlan, type PlanProgress, type RequestChoice, type RunPlanOptions } from "../engine/plan-live.js";
 import type { RuleSet } from "../rules/types.js";
@@ -85,7 +85,7 @@ export async function planRuleSet(
   });
   const log = io.log ?? nullLogger;
   const onWarning = (message: string): void => {
-    // once the service refused the key or cannot be reached, the one error at the end says so (issue 28)
+    // once the service refused the key or cannot be reached, the one error at the end says so
     if (client.unusable()) return;
     log.event("structure.warning", { message }, "warn");
     if (!log.structured) io.stderr(`warning: ${textSafe(message)}\n`);

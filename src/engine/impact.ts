@@ -1,5 +1,5 @@
 /**
- * What a rule edit changes (docs/design.md section 12, `plan --compare`): the changes one version of a rule plans
+ * What a rule edit changes (`plan --compare`; docs/contracts.md, "What a rule edit changes"): the changes one version of a rule plans
  * against the changes the other version plans on the same live data. Pure: two lists of changes in, the impact out.
  *
  * A change is identified by instance, kind and step; the same identity in both versions is a change that "remains",

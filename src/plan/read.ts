@@ -8,14 +8,14 @@ import type { Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import type { z } from "zod";
 import { describeIssue } from "../api/schemas.js";
-import { normaliseBaseUrl } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
+import { sameService } from "../model/service.js";
 import { CanonicalHasher, canonicalKeyOrder, canonicalText } from "./digest.js";
 import { JsonScanError, scan } from "./stream-read.js";
 import { ChangeSchema, ReportSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
 import type { PlannedChange, PlanFile } from "./types.js";
 import { errorMessage } from "../model/guards.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 /** A plan file larger than this is not a plan we wrote (about 1 kB a change: far beyond any max_instances). */
 const MAX_PLAN_BYTES = 512 * 1024 * 1024;
@@ -28,15 +28,6 @@ export type ChangeCheck = (change: PlannedChange, issue: (path: PropertyKey[], m
 
 /** The advice at the end of a refusal of a file that is no plan; a watcher reading its own cycle's plan drops it. */
 export const PLAN_OUT_HINT = "; write plans with `flowrules plan --out`";
-
-/** Two base URLs name the same service (scheme and host case, default port and trailing slashes do not matter). */
-export function sameBaseUrl(a: string, b: string): boolean {
-  try {
-    return normaliseBaseUrl(a, true).href === normaliseBaseUrl(b, true).href;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Tells a plan file from rule paths by content: a readable file holding a JSON object with `format_version`.
@@ -269,7 +260,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
         `a plan that failed is not applied — fix the rules and plan again`,
     );
   }
-  if (!toShow && !sameBaseUrl(plan.base_url, expectedBaseUrl)) {
+  if (!toShow && !sameService(plan.base_url, expectedBaseUrl)) {
     throw new UserError(
       `${file} was planned against ${plan.base_url}, but the configured service is ${expectedBaseUrl} (--base-url / FLOWRULES_BASE_URL); refusing to apply it elsewhere`,
     );

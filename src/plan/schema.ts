@@ -84,7 +84,7 @@ export const RuleSummarySchema = z.object({
   skipped: z.number().int(),
   /**
    * `skipped` by reason, as the action kinds word it ("the step already holds these values": 6); present when some
-   * were skipped (plans written before issue 36 have none)
+   * were skipped (plans written before plans carried names have none)
    */
   skipped_by_reason: z.record(z.string(), z.number().int()).optional(),
   /**
@@ -114,7 +114,7 @@ export const SummarySchema = z
  * What the service calls a workflow, its steps and its form fields, by id, for the views (`complete step 20111
  * "Manager approval"`, `Amount (50230): 120 → 95`): only those the plan shows, from the live structure, the records'
  * process_snapshot or the workflow catalog. Names are data for people; the plan's identity stays its ids (requests,
- * conflicts and apply never read names). Absent in plans written before issue 36, and for what no source named.
+ * conflicts and apply never read names). Absent in plans written before plans carried names, and for what no source named.
  */
 export const WorkflowNamesSchema = z.object({
   workflow_id: z.number().int(),

@@ -13,7 +13,7 @@ import { textSafe, textSafeLines } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, stepName, workflowCell, type PlanNames } from "./names.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
 
 /** Changes per lazily laid-out block: the browser skips layout and paint of blocks off screen (content-visibility). */

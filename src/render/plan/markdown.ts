@@ -8,7 +8,7 @@ import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
 
 /** GitHub's comment limit is 65,536 characters; keep a margin for the footer. */

@@ -1,7 +1,7 @@
 /** The one summary line every format shares, e.g. `Plan: 12 steps to complete, 3 to save, 1 report.` */
 import { MUTATING_KINDS, mutatingKind, type ChangeDescription, type KindPresentation } from "../../actions/index.js";
 import type { Plan, PlannedChange, RulePlanSummary } from "../../plan/types.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import { describeNamed, NO_NAMES, type PlanNames } from "./names.js";
 
 /** How a kind shows itself (symbol, legend, colour, summary phrase). */

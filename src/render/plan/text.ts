@@ -6,7 +6,7 @@ import { textSafe as t } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, kindsUsed, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowLabel } from "./names.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
 import { table } from "../table.js";
 
