@@ -26,7 +26,10 @@ export const CycleLogLine = z.object({
 export type CycleLogLine = z.infer<typeof CycleLogLine>;
 
 export async function appendCycleLog(file: string, line: CycleLogLine): Promise<void> {
-  const errors = line.errors.length > MAX_ERRORS ? [...line.errors.slice(0, MAX_ERRORS), `… and ${line.errors.length - MAX_ERRORS} more errors`] : line.errors;
+  const errors =
+    line.errors.length > MAX_ERRORS
+      ? [...line.errors.slice(0, MAX_ERRORS), `… and ${line.errors.length - MAX_ERRORS} more errors`]
+      : line.errors;
   await appendFile(file, `${JSON.stringify({ ...line, errors })}\n`);
   const size = (await stat(file)).size;
   if (size > MAX_LOG_BYTES) {

@@ -61,14 +61,26 @@ const ignore = readFileSync(join(ROOT, ".dockerignore"), "utf8")
   .split("\n")
   .map((l) => l.trim())
   .filter((l) => l && !l.startsWith("#"));
-const ignored = picomatch(ignore.flatMap((p) => [p, `${p}/**`]), { dot: true });
+const ignored = picomatch(
+  ignore.flatMap((p) => [p, `${p}/**`]),
+  { dot: true },
+);
 
 /** Copies `source` (relative to `context`) as Docker's COPY does into `dest` under `workdir`; .dockerignore applies to the build context. */
-async function copy(context: string, source: string, workdir: string, dest: string, applyIgnore: boolean): Promise<void> {
+async function copy(
+  context: string,
+  source: string,
+  workdir: string,
+  dest: string,
+  applyIgnore: boolean,
+): Promise<void> {
   const from = join(context, source);
   expect(existsSync(from), `COPY source ${source} exists`).toBe(true);
   // as Docker does: a directory's contents go into dest; a file into a dest ending in "/" keeps its own name
-  const target = dest.endsWith("/") && !statSync(from).isDirectory() ? join(workdir, dest, posix.basename(source)) : join(workdir, dest);
+  const target =
+    dest.endsWith("/") && !statSync(from).isDirectory()
+      ? join(workdir, dest, posix.basename(source))
+      : join(workdir, dest);
   await mkdir(dirname(target), { recursive: true });
   await cp(from, target, {
     recursive: true,
@@ -101,42 +113,54 @@ describe("the Dockerfile (docs/deploy.md, Docker)", () => {
     expect(ops.some((o) => o.startsWith("RUN ") && o.includes("/usr/local/bin/flowrules"))).toBe(true);
   });
 
-  it("the build stage, reproduced: exactly its COPY lines, its RUN lines, then the built CLI starts; the runtime stage's files are all there", { timeout: 240_000 }, async () => {
-    const tmp = await tempDir("flowrules-docker-");
-    const buildDir = join(tmp, "build");
-    await mkdir(buildDir);
-    const workdir = buildDir;
-    for (const ins of build?.instructions ?? []) {
-      if (ins.op === "WORKDIR") continue; // the build stage's one WORKDIR is buildDir
-      if (ins.op === "COPY") {
-        const c = copyParts(ins.args);
-        for (const s of c.sources) await copy(ROOT, s, workdir, c.dest, true);
-      } else if (ins.op === "RUN") {
-        // npm ci takes the packages from npm's cache (the clone's own npm ci filled it)
-        await run("sh", ["-c", ins.args], { cwd: workdir, env: { ...process.env, npm_config_prefer_offline: "true", npm_config_loglevel: "error" }, timeout: 200_000 });
+  it(
+    "the build stage, reproduced: exactly its COPY lines, its RUN lines, then the built CLI starts; the runtime stage's files are all there",
+    { timeout: 240_000 },
+    async () => {
+      const tmp = await tempDir("flowrules-docker-");
+      const buildDir = join(tmp, "build");
+      await mkdir(buildDir);
+      const workdir = buildDir;
+      for (const ins of build?.instructions ?? []) {
+        if (ins.op === "WORKDIR") continue; // the build stage's one WORKDIR is buildDir
+        if (ins.op === "COPY") {
+          const c = copyParts(ins.args);
+          for (const s of c.sources) await copy(ROOT, s, workdir, c.dest, true);
+        } else if (ins.op === "RUN") {
+          // npm ci takes the packages from npm's cache (the clone's own npm ci filled it)
+          await run("sh", ["-c", ins.args], {
+            cwd: workdir,
+            env: { ...process.env, npm_config_prefer_offline: "true", npm_config_loglevel: "error" },
+            timeout: 200_000,
+          });
+        }
       }
-    }
-    const built = join(buildDir, "dist", "cli", "index.js");
-    const cli = async (args: string[], cwd: string): Promise<string> => (await run(process.execPath, [built, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" } })).stdout;
-    expect((await cli(["--version"], tmp)).trim()).toBe(VERSION);
+      const built = join(buildDir, "dist", "cli", "index.js");
+      const cli = async (args: string[], cwd: string): Promise<string> =>
+        (await run(process.execPath, [built, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" } })).stdout;
+      expect((await cli(["--version"], tmp)).trim()).toBe(VERSION);
 
-    // the runtime stage's COPY lines: from the context or from the build stage; its production npm ci is stood in
-    // for by the build stage's node_modules (the packed-tarball install test covers the production dependencies)
-    const app = join(tmp, "app");
-    await mkdir(app);
-    for (const ins of runtime?.instructions ?? []) {
-      if (ins.op !== "COPY") continue;
-      const c = copyParts(ins.args);
-      for (const s of c.sources) {
-        if (c.from === "build") await copy(buildDir, relative("/src", s), app, c.dest, false);
-        else await copy(ROOT, s, app, c.dest, true);
+      // the runtime stage's COPY lines: from the context or from the build stage; its production npm ci is stood in
+      // for by the build stage's node_modules (the packed-tarball install test covers the production dependencies)
+      const app = join(tmp, "app");
+      await mkdir(app);
+      for (const ins of runtime?.instructions ?? []) {
+        if (ins.op !== "COPY") continue;
+        const c = copyParts(ins.args);
+        for (const s of c.sources) {
+          if (c.from === "build") await copy(buildDir, relative("/src", s), app, c.dest, false);
+          else await copy(ROOT, s, app, c.dest, true);
+        }
       }
-    }
-    await symlink(join(buildDir, "node_modules"), join(app, "node_modules"), "dir");
-    const appCli = join(app, "dist", "cli", "index.js");
-    const { stdout } = await run(process.execPath, [appCli, "validate", "rules/"], { cwd: app, env: { ...process.env, NO_COLOR: "1" } });
-    expect(stdout).toMatch(/valid in \d+ files?, \d+ rules?/);
-  });
+      await symlink(join(buildDir, "node_modules"), join(app, "node_modules"), "dir");
+      const appCli = join(app, "dist", "cli", "index.js");
+      const { stdout } = await run(process.execPath, [appCli, "validate", "rules/"], {
+        cwd: app,
+        env: { ...process.env, NO_COLOR: "1" },
+      });
+      expect(stdout).toMatch(/valid in \d+ files?, \d+ rules?/);
+    },
+  );
 
   it.runIf(dockerAnswers)("docker build, then the image's flowrules --version", { timeout: 600_000 }, async () => {
     const tag = `flowrules-test:${process.pid}`;
@@ -150,5 +174,6 @@ describe("the Dockerfile (docs/deploy.md, Docker)", () => {
       await run("docker", ["rmi", "-f", tag]).catch(() => undefined);
     }
   });
-  if (!dockerAnswers) console.log("dockerfile.test.ts: no Docker daemon answers `docker info`: the real `docker build` case is skipped");
+  if (!dockerAnswers)
+    console.log("dockerfile.test.ts: no Docker daemon answers `docker info`: the real `docker build` case is skipped");
 });

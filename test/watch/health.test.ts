@@ -17,7 +17,11 @@ describe("liveness and readiness", () => {
     const { m, advance } = metrics();
     expect(m.health().status).toBe(200);
     expect(m.ready()).toEqual({ status: 503, text: "not ready: the first cycle has not finished yet" });
-    m.cycle("partial", undefined, new Map([["big-rule", 'rule "big-rule" matched 82 instances, above its limit max_instances: 50']]));
+    m.cycle(
+      "partial",
+      undefined,
+      new Map([["big-rule", 'rule "big-rule" matched 82 instances, above its limit max_instances: 50']]),
+    );
     advance(60 * 60_000); // an hour of held cycles is still a live process
     m.cycle("partial", undefined, new Map([["big-rule", "over its limit"]]));
     expect(m.health().status).toBe(200);
@@ -47,19 +51,34 @@ describe("liveness and readiness", () => {
     const { m } = metrics();
     m.cycle("failed", "EACCES: permission denied, open '/state/watch/cycles.jsonl'");
     m.failing(false, "EACCES: permission denied, open '/state/watch/cycles.jsonl'");
-    expect(m.health()).toEqual({ status: 503, text: "the state dir is unusable: EACCES: permission denied, open '/state/watch/cycles.jsonl'" });
+    expect(m.health()).toEqual({
+      status: 503,
+      text: "the state dir is unusable: EACCES: permission denied, open '/state/watch/cycles.jsonl'",
+    });
   });
 
   it("the back-off doubles per cycle in a row and stops at its cap", () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffMs(5_000, n))).toEqual([5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffMs(5_000, n))).toEqual([
+      5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000,
+    ]);
     expect(backoffMs(1_000, 50, 4_000)).toBe(4_000);
   });
 
   it("flowrules_rules_held: one sample per held rule, none when none is held", () => {
     const { m } = metrics();
-    m.cycle("partial", undefined, new Map([["b", "x"], ["a", "y"]]));
+    m.cycle(
+      "partial",
+      undefined,
+      new Map([
+        ["b", "x"],
+        ["a", "y"],
+      ]),
+    );
     const held = m.families().find((f) => f.name === "rules_held");
-    expect(held?.samples).toEqual([{ labels: { rule: "a" }, value: 1 }, { labels: { rule: "b" }, value: 1 }]);
+    expect(held?.samples).toEqual([
+      { labels: { rule: "a" }, value: 1 },
+      { labels: { rule: "b" }, value: 1 },
+    ]);
     m.cycle("ok", undefined, new Map());
     expect(m.families().find((f) => f.name === "rules_held")?.samples).toEqual([]);
   });

@@ -47,33 +47,44 @@ beforeAll(async () => {
 }, 120_000);
 
 afterEach(() => {
-  for (const c of children.splice(0)) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL");
+  for (const c of children.splice(0))
+    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL");
 });
 
 describe("a rule over its max_instances holds only itself", () => {
   it("the other rule is applied, /healthz stays 200, /readyz and /metrics name the held rule, the retries back off", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "rules.yaml"), RULES);
-    const run = spawnCli(["watch", "rules.yaml", "--apply", "--state", "state", "--interval", "1s", "--metrics-port", "0"], {
-      FLOWRULES_BASE_URL: sb.baseUrl,
-      FLOWRULES_API_KEY: "sandbox-admin",
-      FLOWRULES_RATE_LIMIT: "0",
-      // test-only: a shorter floor of the interval and a shorter cap of the back-off (docs/watch.md)
-      FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
-      FLOWRULES_WATCH_MAX_BACKOFF_MS: "4000",
-    }, { cwd: dir });
+    const run = spawnCli(
+      ["watch", "rules.yaml", "--apply", "--state", "state", "--interval", "1s", "--metrics-port", "0"],
+      {
+        FLOWRULES_BASE_URL: sb.baseUrl,
+        FLOWRULES_API_KEY: "sandbox-admin",
+        FLOWRULES_RATE_LIMIT: "0",
+        // test-only: a shorter floor of the interval and a shorter cap of the back-off (docs/watch.md)
+        FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
+        FLOWRULES_WATCH_MAX_BACKOFF_MS: "4000",
+      },
+      { cwd: dir },
+    );
     children.push(run);
     const w = { ...run, ...stderrOf(run.child) };
-    const port = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)/.exec(await w.saw(/metrics on http:\/\/127\.0\.0\.1:\d+/, WAIT))?.[1]);
+    const port = Number(
+      /metrics on http:\/\/127\.0\.0\.1:(\d+)/.exec(await w.saw(/metrics on http:\/\/127\.0\.0\.1:\d+/, WAIT))?.[1],
+    );
     const get = async (path: string): Promise<{ status: number; body: string }> => {
       const r = await fetch(`http://127.0.0.1:${port}${path}`);
       return { status: r.status, body: await r.text() };
     };
 
     const first = await w.saw(/cycle 1 \(first, 2 rules\): [^\n]*\n/, WAIT);
-    expect(first).toMatch(/: ([1-9]\d*) planned, \1 applied, 0 stale, 0 failed, partly applied: 1 rule held back \(it-setup\), 1 error \(below\)/);
+    expect(first).toMatch(
+      /: ([1-9]\d*) planned, \1 applied, 0 stale, 0 failed, partly applied: 1 rule held back \(it-setup\), 1 error \(below\)/,
+    );
     // every error of the cycle, in its own line
-    expect(w.text()).toMatch(/^ {2}error: rule "it-setup" matched \d+ instances, above its limit max_instances: 1; none of its changes are planned$/m);
+    expect(w.text()).toMatch(
+      /^ {2}error: rule "it-setup" matched \d+ instances, above its limit max_instances: 1; none of its changes are planned$/m,
+    );
     // the fine rule's changes reached the service, the held one's did not
     const steps = posts(sb).map((p) => (p.body as { step_id?: number } | null)?.step_id);
     expect(steps).toContain(20131);
@@ -83,7 +94,9 @@ describe("a rule over its max_instances holds only itself", () => {
     expect(health.status, health.body).toBe(200);
     const ready = await get("/readyz");
     expect(ready.status).toBe(503);
-    expect(ready.body).toMatch(/^not ready: 1 rule held back: it-setup \(rule "it-setup" matched \d+ instances, above its limit/);
+    expect(ready.body).toMatch(
+      /^not ready: 1 rule held back: it-setup \(rule "it-setup" matched \d+ instances, above its limit/,
+    );
     const metrics = (await get("/metrics")).body;
     expect(metrics).toMatch(/^flowrules_rules_held\{rule="it-setup"\} 1$/m);
     expect(metrics).not.toMatch(/^flowrules_rules_held\{rule="approve-budget"\}/m);
@@ -91,9 +104,14 @@ describe("a rule over its max_instances holds only itself", () => {
 
     // the retries: labelled retry, never first again, each after a longer wait (1 s, 2 s, 4 s: the cap)
     await w.saw(/cycle 4 \(retry, 2 rules\)/, WAIT);
-    const lines = w.text().split("\n").filter((l) => / cycle \d+ \(/.test(l));
+    const lines = w
+      .text()
+      .split("\n")
+      .filter((l) => / cycle \d+ \(/.test(l));
     expect(lines.filter((l) => /\(first,/.test(l))).toHaveLength(1);
-    expect(lines.slice(1, 4).every((l) => /\(retry, 2 rules\).*partly applied: 1 rule held back \(it-setup\)/.test(l))).toBe(true);
+    expect(
+      lines.slice(1, 4).every((l) => /\(retry, 2 rules\).*partly applied: 1 rule held back \(it-setup\)/.test(l)),
+    ).toBe(true);
     const at = lines.slice(0, 4).map((l) => Date.parse(l.slice(0, 24)));
     const gaps = at.slice(1).map((t, i) => t - (at[i] ?? 0));
     expect(gaps[1] ?? 0).toBeGreaterThan((gaps[0] ?? 0) * 1.5);
@@ -134,7 +152,9 @@ describe("a rule over its max_instances holds only itself", () => {
     const one = await history("--instance", String(changes[0]?.instance_id));
     expect(one.cycles.map((c) => c.changes.map((ch) => ch.instance_id))).toEqual([[changes[0]?.instance_id]]);
     const text = await runCli(["history", "--state", "state", "--rule", "it-setup", "--last", "1"], {}, { cwd: dir });
-    expect(text.stdout).toMatch(/^cycle \d+ \(retry\) \(nothing applied\): \S+, partly applied: held back it-setup; no change$/m);
+    expect(text.stdout).toMatch(
+      /^cycle \d+ \(retry\) \(nothing applied\): \S+, partly applied: held back it-setup; no change$/m,
+    );
     expect(text.stdout).toMatch(/^ {2}error: rule "it-setup" matched \d+ instances, above its limit max_instances: 1/m);
   }, 90_000);
 });
