@@ -33,6 +33,8 @@ export interface PlanCommandOptions extends PlanRunOptions {
   connection: ConnectionSettings;
   /** show what the rule edits since this git ref change (`plan --compare`, ./plan-compare.ts) */
   compare?: string;
+  /** with `compare`: what time alone does to the touched rules within this horizon (`--forecast 7d`) */
+  forecastMs?: number;
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL / a profile's notify) */
   notify?: NotifySettings;
 }

@@ -67,6 +67,11 @@ export interface RunPlanOptions {
    * enforce rules, for plans that will be applied (`plan --out`, `apply --auto-approve`, `watch`)
    */
   recordSeen?: boolean;
+  /**
+   * the facts already read, shared by the plans of one forecast (./forecast.ts): the data is read once, only the
+   * instant moves
+   */
+  almanac?: Almanac;
 }
 
 /**
@@ -195,7 +200,7 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   const now = opts.now ?? new Date();
   const nowIso = now.toISOString();
   const bindings = planBindings(now);
-  const almanac = newAlmanac();
+  const almanac = opts.almanac ?? newAlmanac();
   const ruleErrors = new Map<string, PlanError>();
   const explain = opts.onRequestChoice ?? (() => undefined);
 

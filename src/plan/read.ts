@@ -9,6 +9,7 @@ import { open, stat } from "node:fs/promises";
 import type { z } from "zod";
 import { describeIssue } from "../api/schemas.js";
 import { UserError } from "../model/errors.js";
+import { shortInstant } from "../text/instant.js";
 import { sameService } from "../model/service.js";
 import { CanonicalHasher, canonicalKeyOrder, canonicalText } from "./digest.js";
 import { JsonScanError, scan } from "./stream-read.js";
@@ -252,6 +253,10 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
 
   if (digest !== plan.digest) {
     throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to ${toShow ? "show" : "apply"} it — plan again`);
+  }
+  // a forecast shows a moment that has not come (docs/forecast.md): its changes are what time would bring, not what to send
+  if (!toShow && plan.forecast_at !== undefined) {
+    throw new UserError(`${file}: a forecast cannot be applied; plan again at or after ${shortInstant(plan.forecast_at)}`);
   }
   if (!toShow && plan.errors.length > 0) {
     const first = plan.errors[0];

@@ -1,4 +1,5 @@
 /** The one summary line every format shares, e.g. `Plan: 12 steps to complete, 3 to save, 1 report.` */
+import { shortInstant } from "../../text/instant.js";
 import { MUTATING_KINDS, mutatingKind, type ChangeDescription, type KindPresentation } from "../../actions/index.js";
 import type { Plan, PlannedChange, RulePlanSummary } from "../../plan/types.js";
 import { plural } from "../../text/plural.js";
@@ -38,12 +39,14 @@ export function summaryLine(plan: Plan): string {
   const audit = plan.changes.filter((c) => c.audit === true).length;
   if (audit > 0) parts.push(`${audit} in audit (never applied)`);
   const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error")}.` : "";
+  // a forecast says so wherever its summary shows (docs/forecast.md)
+  const lead = plan.forecast_at !== undefined ? `Forecast for ${shortInstant(plan.forecast_at)}` : "Plan";
   // every rule that ran failed: a report of nothing is no result (a key that sees none of the workflows, say)
   const ran = plan.rules.filter((r) => r.status !== "inactive");
   if (ran.length > 0 && plan.errors.length > 0 && ran.every((r) => r.status === "failed")) {
-    return `Plan: every rule failed (${ran.length === 1 ? "the one rule" : `all ${ran.length} rules`}): nothing planned.${errors}`;
+    return `${lead}: every rule failed (${ran.length === 1 ? "the one rule" : `all ${ran.length} rules`}): nothing planned.${errors}`;
   }
-  return parts.length === 0 ? `Plan: no changes.${errors}` : `Plan: ${parts.join(", ")}.${errors}`;
+  return parts.length === 0 ? `${lead}: no changes.${errors}` : `${lead}: ${parts.join(", ")}.${errors}`;
 }
 
 /** A value as a reviewer reads it in a diff line. */
