@@ -4,7 +4,7 @@
  */
 import type { CompiledRule } from "../rules/types.js";
 import { actionKind, type ActionPlanInput, type ReportEntry } from "../actions/index.js";
-import { buildContext, type Bindings } from "./context.js";
+import { buildContext, instanceBindings, type Bindings } from "./context.js";
 import { evalExpr, evalValue, truthy } from "./evaluate.js";
 import type { InstanceData } from "../actions/instance.js";
 import type { PlannedChange, PlanError } from "../plan/types.js";
@@ -27,8 +27,9 @@ export async function evaluateInstance(
   rule: CompiledRule,
   data: InstanceData,
   nowIso: string,
-  bindings: Bindings,
+  planBindings: Bindings,
 ): Promise<InstanceOutcome> {
+  const bindings = instanceBindings(rule, data, planBindings, nowIso);
   const outcome: InstanceOutcome = { instance_id: data.id, matched: false, changes: [], reportEntries: [], skipped: [], skipReasons: [] };
   const ctx = buildContext(rule, data, nowIso);
   try {

@@ -283,10 +283,14 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     }
   }
   const knownKeys = (processId: number): string[] => [...(fieldKeys.get(processId) ?? [])];
+  // one read of a record serves every rule of its workflow: with completion times when any of them reads them
+  const timed = new Set(planned.filter((p) => p.rule.needs.times === true).map((p) => p.needs.processId));
+  const times = (processId: number): boolean => timed.has(processId);
   const plan = planQueries(inputs);
   const runner = new QueryRunner(client, plan, almanac, {
     ...(opts.shard ? { shard: opts.shard } : {}),
     knownKeys,
+    times,
     explain,
     warn,
   });
@@ -333,6 +337,7 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     const selection = plan.rules.get(p.rule.name)?.selection ?? "";
     if (p.needs.record) p.needs.cacheRecords = (recordReaders.get(p.needs.processId) ?? 0) > 1 || filteredFrom.has(selection);
     p.needs.knownKeys = knownKeys(p.needs.processId);
+    if (times(p.needs.processId)) p.needs.times = true;
   }
 
   const evaluateRule = async (p: (typeof planned)[number]): Promise<void> => {

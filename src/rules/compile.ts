@@ -16,7 +16,7 @@ import { posIn, report, type RuleContext } from "./compile-context.js";
 import { isRecord } from "../model/guards.js";
 import { actionKind } from "../actions/index.js";
 import { compileOperations } from "./operations.js";
-import { fieldRef, stepRef } from "./structure-refs.js";
+import { exprStepRef, fieldRef, stepRef } from "./structure-refs.js";
 import type { RuleInput } from "./schema.js";
 
 /** Aliases are read as `fields.<alias>` in JSONata, so they must be plain identifiers. */
@@ -97,6 +97,7 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
       const checked = checkExpr({ expr: c.expr, at, where, rule: name, aliases: ctx.aliases });
       ctx.diagnostics.push(...checked.diagnostics);
       ctx.refs.push(checked.refs);
+      for (const st of checked.steps) exprStepRef(ctx, st);
     } else {
       ctx.diagnostics.push(c.diagnostic);
     }

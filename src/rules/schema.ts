@@ -123,7 +123,7 @@ export const RuleShape = z
       .min(1)
       .describe(
         "JSONata condition evaluated per instance over { instance, fields, snapshot, tags, now } with " +
-          "$daysSince(ts) and $hoursUntil(ts). Without it every selected instance matches.",
+          "$daysSince(ts), $hoursUntil(ts) and $waitingSince(step?), $waitingDays(step?), $waitingHours(step?) (how long a step has waited). Without it every selected instance matches.",
       )
       .optional(),
     actions: z.array(ActionShape).min(1).describe("What to do with each matched instance."),
