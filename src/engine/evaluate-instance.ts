@@ -21,6 +21,8 @@ export interface InstanceOutcome {
   /** the same, by the reason alone, as the action kind gave it (the plan counts them by reason) */
   skipReasons: string[];
   error?: PlanError;
+  /** the instance's started_time, when its record was read (a rollout limit plans the oldest first) */
+  started_time?: string;
 }
 
 export async function evaluateInstance(
@@ -31,6 +33,7 @@ export async function evaluateInstance(
 ): Promise<InstanceOutcome> {
   const bindings = instanceBindings(rule, data, planBindings, nowIso);
   const outcome: InstanceOutcome = { instance_id: data.id, matched: false, changes: [], reportEntries: [], skipped: [], skipReasons: [] };
+  if (typeof data.record?.started_time === "string") outcome.started_time = data.record.started_time;
   const ctx = buildContext(rule, data, nowIso);
   try {
     // no condition runs without the record it reads: that would plan a change with no precondition (issue 28)

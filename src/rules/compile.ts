@@ -118,13 +118,23 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
   const recordKeys = actions.flatMap((a) => actionKind(a.kind).recordKeys(a));
   const needs = computeNeeds(ctx.aliases ?? [], ctx.refs, recordKeys);
 
+  // an instance's changes go together: a limit below them could never let one through
+  const rollout = r.limits?.max_changes_per_run;
+  const perInstance = actions.filter((a) => actionKind(a.kind).mutating).length;
+  if (rollout !== undefined && perInstance > rollout) {
+    report(ctx, "error", "limit", posIn(ctx, "limits", "max_changes_per_run"), `limits.max_changes_per_run: ${rollout} of ${ctx.label} is below the ${perInstance} changes it plans for one instance, which go together; allow at least ${perInstance}`);
+  }
+
   const failed = badKeys.size > 0 || !actionsOk || ctx.diagnostics.some((d) => d.severity === "error");
   if (failed || name === undefined) return { diagnostics: ctx.diagnostics };
 
   // the schema passed every key: the rule has the shape it describes
   if (r.workflow === undefined) return { diagnostics: ctx.diagnostics };
   const workflow: CompiledRule["workflow"] = typeof r.workflow === "number" ? { id: r.workflow } : { name: r.workflow.name };
-  const limits: CompiledRule["limits"] = r.limits?.max_instances !== undefined ? { max_instances: r.limits.max_instances } : {};
+  const limits: CompiledRule["limits"] = {
+    ...(r.limits?.max_instances !== undefined ? { max_instances: r.limits.max_instances } : {}),
+    ...(r.limits?.max_changes_per_run !== undefined ? { max_changes_per_run: r.limits.max_changes_per_run } : {}),
+  };
 
   const rule: CompiledRule = {
     name,

@@ -166,6 +166,12 @@ export const RuleShape = z
     limits: z
       .strictObject({
         max_instances: positive().describe("The plan fails for this rule when more instances match (its changes are left out).").optional(),
+        max_changes_per_run: positive()
+          .describe(
+            "Gradual rollout: at most this many changes of the rule per plan (and per watch cycle), the oldest instances " +
+              "(started_time, then id) first; the rest are shown as deferred by the rollout limit and left to later runs.",
+          )
+          .optional(),
       })
       .describe("Blast-radius guards.")
       .optional(),

@@ -11,7 +11,7 @@ import { MUTATING_KINDS } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { textSafe, textSafeLines } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { deferredWords, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, stepName, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../model/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -193,7 +193,7 @@ function rulesTable(plan: Plan, names: PlanNames): string {
       `<td class="num">${r.changes}</td>`,
       `<td class="num">${r.skipped}</td>`,
       r.status === "ok"
-        ? `<td class="ok">ok</td>`
+        ? `<td class="ok">ok${deferredWords(r) ? `<br><span class="deferred">${esc(deferredWords(r) ?? "")}</span>` : ""}</td>`
         : r.status === "inactive"
           ? `<td title="${esc(r.reason ?? "")}">inactive</td>`
           : `<td class="failed"><strong>failed</strong></td>`,

@@ -6,7 +6,7 @@ import { serviceName } from "../../model/settings.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { deferredWords, describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../model/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -64,6 +64,7 @@ function ruleState(plan: Plan, r: RulePlanSummary): string {
   const notes = [
     plan.changes.some((c) => c.rule === r.name && c.audit === true) ? "audit" : "",
     r.excluded ? `${r.excluded} excluded` : "",
+    deferredWords(r) ?? "",
   ].filter(Boolean);
   return `${r.status === "ok" ? "ok" : "**failed**"}${notes.length ? ` (${notes.join(", ")})` : ""}`;
 }

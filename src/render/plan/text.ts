@@ -4,7 +4,7 @@ import pc from "picocolors";
 import type { PlannedReport } from "../../plan/types.js";
 import { textSafe as t } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { describeChange, diffKeys, kindsUsed, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { deferredWords, describeChange, diffKeys, kindsUsed, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowLabel } from "./names.js";
 import { plural } from "../../model/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -67,6 +67,8 @@ export const text: PlanFormatter = (plan, { color }) => {
         audit,
     );
     for (const line of skipLines(rule)) out.push(`  ${c.dim(t(line))}`);
+    const deferred = deferredWords(rule);
+    if (deferred) out.push(`  ${c.yellow(deferred)}`);
     for (const ch of plan.changes.filter((x) => x.rule === rule.name)) {
       const p = presentation(ch.kind);
       const what = t(describeChange(ch, names).label);
