@@ -24,6 +24,10 @@ export interface RuleResult {
   errors: PlanError[];
   /** instances of the selection left out by an exclusion; undefined when the rule had none in effect */
   excluded?: number;
+  /** a rule over several workflows: each of them, as resolved this run (`workflowId` is then null) */
+  workflowIds?: number[];
+  /** with `workflow: "*"`: workflows the rule's step and field names do not fit, skipped, with why */
+  workflowsSkipped?: Array<{ workflow_id: number; reason: string }>;
   /** started_time of instances with changes, when known (`limits.max_changes_per_run` plans the oldest first) */
   startedTimes: Map<number, string>;
   /** set when the rule was outside its `active` window and not run */
@@ -197,6 +201,8 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
       // added keys last, so a plan reads as before with its additions after
       ...(r.skipReasons.size > 0 ? { skipped_by_reason: Object.fromEntries(r.skipReasons) } : {}),
       ...(fields ? { fields } : {}),
+      ...(r.workflowIds ? { workflow_ids: r.workflowIds } : {}),
+      ...(r.workflowsSkipped && r.workflowsSkipped.length > 0 ? { workflows_skipped: r.workflowsSkipped } : {}),
       ...(waiting.length > 0
         ? { deferred: waiting.length, deferred_ids: [...new Set(waiting.map((c) => c.instance_id))].sort((a, b) => a - b), max_changes_per_run: r.rule.limits.max_changes_per_run }
         : {}),

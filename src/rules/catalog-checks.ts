@@ -2,13 +2,21 @@
 import type { Diagnostic } from "../model/rule-types.js";
 import { catalogWorkflow, type Catalog } from "./catalog.js";
 import { checkRuleStructure } from "./structure-checks.js";
-import type { CompiledRule } from "./types.js";
+import type { CompiledRule, WorkflowRef } from "./types.js";
 
 export function catalogDiagnostics(rules: readonly CompiledRule[], catalog: Catalog, file: string): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const rule of rules) {
-    if ((rule.structure ?? []).length === 0) continue;
-    const ref = rule.workflow;
+    // "*": every workflow of the catalog may or may not fit; the live plan shows which are skipped
+    if (rule.workflows === "*") continue;
+    for (const ref of rule.workflows ?? [rule.workflow]) out.push(...checkAgainst(rule, ref, catalog, file));
+  }
+  return out;
+}
+
+function checkAgainst(rule: CompiledRule, ref: WorkflowRef, catalog: Catalog, file: string): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  {
     const found = catalogWorkflow(catalog, ref);
     const wf = "id" in ref ? `workflow ${ref.id}` : `workflow "${ref.name}"`;
     const [only] = found;
@@ -24,8 +32,9 @@ export function catalogDiagnostics(rules: readonly CompiledRule[], catalog: Cata
             ? `rule "${rule.name}": ${wf} is ambiguous in ${file} (${found.map((w) => w.workflow.id).join(", ")}); its steps and fields are not checked`
             : `rule "${rule.name}": ${wf} is not in ${file} (it holds ${known}); its steps and fields are not checked — run \`flowrules pull\``,
       });
-      continue;
+      return out;
     }
+    if ((rule.structure ?? []).length === 0) return out;
     for (const i of checkRuleStructure(rule, only).issues) {
       out.push({ ...i.pos, severity: i.severity, code: "structure", rule: rule.name, message: i.message });
     }

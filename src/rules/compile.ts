@@ -4,7 +4,7 @@
  * the schema passed are read typed by it (`RuleInput`, ./schema.ts); only the rule's name (for messages), its alias
  * names and its action entries are read as written, so that their checks run even beside a schema error.
  */
-import type { CompiledAction, CompiledRule, Diagnostic, FieldRef, SelectSpec } from "./types.js";
+import type { CompiledAction, CompiledRule, Diagnostic, FieldRef, SelectSpec, WorkflowRef } from "./types.js";
 import type { SourceFile } from "./positions.js";
 import { posOfKey, scalarIndexToPos } from "./positions.js";
 import { compileJsonata } from "./jsonata-compile.js";
@@ -130,7 +130,11 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
 
   // the schema passed every key: the rule has the shape it describes
   if (r.workflow === undefined) return { diagnostics: ctx.diagnostics };
-  const workflow: CompiledRule["workflow"] = typeof r.workflow === "number" ? { id: r.workflow } : { name: r.workflow.name };
+  const refOf = (w: number | { name: string }): WorkflowRef => (typeof w === "number" ? { id: w } : { name: w.name });
+  const workflows: CompiledRule["workflows"] = r.workflow === "*" ? "*" : Array.isArray(r.workflow) ? r.workflow.map(refOf) : undefined;
+  // a rule over several workflows keeps the first as `workflow`; "*" stands as a name no workflow has until resolved
+  const first = r.workflow === "*" ? undefined : Array.isArray(r.workflow) ? r.workflow[0] : r.workflow;
+  const workflow: WorkflowRef = first === undefined ? { name: "*" } : refOf(first);
   const limits: CompiledRule["limits"] = {
     ...(r.limits?.max_instances !== undefined ? { max_instances: r.limits.max_instances } : {}),
     ...(r.limits?.max_changes_per_run !== undefined ? { max_changes_per_run: r.limits.max_changes_per_run } : {}),
@@ -141,6 +145,7 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     ...(r.description !== undefined ? { description: r.description } : {}),
     pos: posIn(ctx),
     workflow,
+    ...(workflows !== undefined ? { workflows } : {}),
     fields: fieldRefs(r.fields, ctx),
     select: selectSpec(r.select, ctx),
     ...(when ? { when } : {}),

@@ -222,7 +222,13 @@ export function toDiagnostic(e: ErrorObject, ctx: MessageContext, base: readonly
       const expected = Array.isArray(p.expected) ? p.expected.map(String) : [];
       const parent: unknown = e.parentSchema;
       const desc = isRecord(parent) && typeof parent.description === "string" ? ` (${parent.description})` : "";
-      message = `${w} must be ${expected.join(" or ") || "something else"}, not ${typeName(e.data)}${desc}`;
+      // a workflow written as a bare name is the usual slip: say how to write it
+      if (segs.length === 3 && segs.at(-1) === "workflow" && typeof e.data === "string") {
+        message = `${w} must be an id, { name: ${JSON.stringify(e.data)} }, a list of them, or "*" (every workflow), not the string ${show(e.data)}`;
+        break;
+      }
+      const words = expected.length > 2 ? `${expected.slice(0, -1).join(", ")} or ${expected.at(-1) ?? ""}` : expected.join(" or ");
+      message = `${w} must be ${words || "something else"}, not ${typeName(e.data)}${desc}`;
       break;
     }
     default:

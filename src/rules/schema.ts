@@ -108,8 +108,21 @@ export const RuleShape = z
         z
           .strictObject({ name: z.string().min(1).describe("Exact name of the workflow.") })
           .describe("A workflow by name, resolved via GET /processes/ at plan time."),
+        z
+          .array(
+            z.union([
+              positive().describe("Workflow (process) id."),
+              z.strictObject({ name: z.string().min(1).describe("Exact name of the workflow.") }).describe("A workflow by name."),
+            ]),
+          )
+          .min(1)
+          .describe("Several workflows (ids or { name }): the rule is planned in each; steps and fields are named by name."),
+        z.literal("*").describe("Every workflow the API key sees, resolved per run and named in the plan."),
       ])
-      .describe("The workflow: an id (1042), or { name: Expense claim } resolved via GET /processes/."),
+      .describe(
+        'The workflow: an id (1042), { name: Expense claim } resolved via GET /processes/, a list of them, or "*" for ' +
+          "every workflow the key sees. A rule over several workflows names steps and fields by name, resolved per workflow.",
+      ),
     fields: z
       .record(z.string(), FieldShape)
       .describe(

@@ -6,7 +6,7 @@ import { serviceName } from "../../model/settings.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { deferredWords, describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { deferredWords, workflowsWords, describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../model/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -105,7 +105,7 @@ export const markdown: PlanFormatter = (plan, options) => {
   head.push("## flowrules plan", "", `${changed}**${summaryLine(plan)}**`, "");
   head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
   for (const r of plan.rules) {
-    const wf = r.workflow_id === null ? "—" : md(workflowCell(names, r.workflow_id, r.workflow_name));
+    const wf = r.workflow_id === null ? md(workflowsWords(r) ?? "—") : md(workflowCell(names, r.workflow_id, r.workflow_name));
     head.push(`| ${code(r.name)} | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${ruleState(plan, r)} |`);
   }
   head.push("");

@@ -32,6 +32,18 @@ export function deferredWords(rule: RulePlanSummary): string | undefined {
   return `${n} deferred by the rollout limit (${rule.changes} of ${rule.changes + n} this run)`;
 }
 
+/**
+ * The workflows of a rule over several (`workflow:` a list or "*"): `workflows 1042, 1043` and those skipped, or
+ * undefined for a rule of one workflow.
+ */
+export function workflowsWords(rule: RulePlanSummary): string | undefined {
+  if (!rule.workflow_ids) return undefined;
+  const skipped = rule.workflows_skipped ?? [];
+  const planned = rule.workflow_ids.filter((id) => !skipped.some((s) => s.workflow_id === id));
+  const list = planned.length > 0 ? `workflows ${planned.join(", ")}` : "no workflow";
+  return skipped.length > 0 ? `${list}; skipped ${skipped.map((s) => `${s.workflow_id} (${s.reason})`).join(", ")}` : list;
+}
+
 /** Mutating kinds that occur in the plan, in registry order (for legends). */
 export function kindsUsed(plan: Plan): string[] {
   return MUTATING_KINDS.filter((k) => plan.changes.some((ch) => ch.kind === k));
