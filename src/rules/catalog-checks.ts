@@ -2,6 +2,7 @@
 import type { Diagnostic } from "../model/rule-types.js";
 import { catalogWorkflow, type Catalog } from "./catalog.js";
 import { checkRuleStructure } from "./structure-checks.js";
+import { didYouMean } from "../model/suggest.js";
 import type { CompiledRule, WorkflowRef } from "./types.js";
 
 export function catalogDiagnostics(rules: readonly CompiledRule[], catalog: Catalog, file: string): Diagnostic[] {
@@ -22,6 +23,12 @@ function checkAgainst(rule: CompiledRule, ref: WorkflowRef, catalog: Catalog, fi
     const [only] = found;
     if (found.length !== 1 || !only) {
       const known = catalog.workflows.map((w) => `${w.workflow.id} "${w.workflow.name}"`).join(", ") || "none";
+      // a name close to one the catalog holds is a misspelling (an error); another may be a workflow not pulled yet
+      const hint = "name" in ref && found.length === 0 ? didYouMean(ref.name, catalog.workflows.map((w) => w.workflow.name)) : "";
+      if (hint) {
+        out.push({ ...rule.pos, severity: "error", code: "structure", rule: rule.name, message: `rule "${rule.name}": ${wf} is not in ${file}${hint}` });
+        return out;
+      }
       out.push({
         ...rule.pos,
         severity: "warning",

@@ -176,6 +176,14 @@ export function toDiagnostic(e: ErrorObject, ctx: MessageContext, base: readonly
       break;
     }
     case "type": {
+      const parent: unknown = e.parentSchema;
+      const needsNothing = isRecord(parent) && (!Array.isArray(parent.required) || parent.required.length === 0);
+      const kind = segs.at(-1) ?? "";
+      // `- abort: true`: a kind that needs no settings is written as a bare word
+      if (segs.at(-3) === "actions" && needsNothing && (typeof e.data === "boolean" || e.data === null) && /^[a-z_]+$/.test(kind)) {
+        message = `${w} takes no value: write "- ${kind}" (a bare word) or "- ${kind}: {}", not "- ${kind}: ${String(e.data)}"`;
+        break;
+      }
       message =
         e.data === null || e.data === undefined
           ? `${w} has no value; expected ${typeWords(p.type)}`
