@@ -164,7 +164,11 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
   const locate = (path: ReadonlyArray<string | number>) => posOfValue(src, ["tests", index, "expect", ...path]);
   if (ex.selected) result.failures.push(...compareIds("selected", ex.selected, obs, locate));
   if (ex.matched) result.failures.push(...compareIds("matched", ex.matched, obs, locate));
-  if (ex.changes) result.failures.push(...compareChanges(ex.changes, obs, locate));
+  if (ex.changes) {
+    const notes: string[] = [];
+    result.failures.push(...compareChanges(ex.changes, obs, locate, notes));
+    if (notes.length > 0) result.notes = notes;
+  }
   if (ex.reports) result.failures.push(...compareReports(ex.reports, obs, locate));
   result.failures.push(...compareErrors(ex.errors, obs));
   if (result.failures.some((f) => f.at)) result.status = "error";
