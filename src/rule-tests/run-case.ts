@@ -137,6 +137,9 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
     for (const f of fixtures.list) {
       obs.names.set(f.value.id, f.value.name ?? `Instance ${f.value.id}`);
       if (!inWorkflow(f.value, rule, data)) continue;
+      // a shared fixture whose field aliases are all another workflow's belongs to the rules that declare them
+      const own = Object.keys(f.value.fields ?? {});
+      if (f.path[0] === "instances" && f.value.workflow === undefined && own.length > 0 && own.every((a) => !aliases.has(a))) continue;
       const built = buildInstance(f.value, { now, aliases, fieldTypes, processId: workflowId });
       for (const p of built.problems) {
         const seen = `${f.path.join("/")}:${p.message}`;
