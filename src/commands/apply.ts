@@ -22,10 +22,10 @@ import {
   type ApplyingSettings,
   type ConnectionSettings,
 } from "../model/settings.js";
-import { durationText } from "../model/duration.js";
+import { durationText } from "../text/duration.js";
 import type { LoadedRules, PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
-import { describeTakeOver, type HeldLock } from "../model/lock.js";
+import { describeTakeOver, type HeldLock } from "../fs/lock.js";
 import { acquireWaiting, applyLoadedPlan, type LockWait } from "../apply/run.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";
@@ -42,7 +42,7 @@ import { textSafe } from "../render/escape.js";
 import { redactor } from "../log/redact.js";
 import { errorMessage } from "../model/guards.js";
 import { openStateForApply, stateSettingsOf, type HeldState } from "./state.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export const RUNS_DIR = ".flowrules/runs";
 
@@ -75,7 +75,7 @@ export interface ApplyCommandOptions extends PlanRunOptions, Partial<Omit<Applyi
   confirm?: Confirm;
   /** aborted on SIGINT/SIGTERM: no new request starts, the ones in flight finish and are journalled */
   signal?: AbortSignal;
-  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
+  /** webhooks told at the end (--notify, its variable or the profile) */
   notify?: NotifySettings;
   /** with --state: the state the changes are sent through, written through (src/commands/state.ts) */
   writeThrough?: HeldState;
@@ -278,6 +278,7 @@ function lockWait(opts: ApplyCommandOptions, io: CommandIO): LockWait {
     waitText: durationText(opts.lockWaitMs ?? 0),
     how: "--lock-wait",
     ...(opts.tuning?.lockPollMs !== undefined ? { pollMs: opts.tuning.lockPollMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
     onWaiting: (holder, wait) => {
       if (!opts.quiet) io.stderr(`flowrules: ${holder}; waiting up to ${wait} for it to finish\n`);
     },

@@ -36,7 +36,7 @@ export async function evaluateInstance(
   if (typeof data.record?.started_time === "string") outcome.started_time = data.record.started_time;
   const ctx = buildContext(rule, data, nowIso);
   try {
-    // no condition runs without the record it reads: that would plan a change with no precondition (issue 28)
+    // no condition runs without the record it reads: that would plan a change with no precondition
     if (data.unreadable) throw new Error(data.unreadable);
     outcome.matched = rule.when ? truthy(await evalExpr(rule.when, ctx, bindings)) : true;
     if (!outcome.matched) return outcome;

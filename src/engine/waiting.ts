@@ -31,7 +31,9 @@ function stepIdOf(rule: CompiledRule, steps: readonly SnapshotStep[], arg: unkno
   if (typeof arg === "number" && Number.isInteger(arg)) return arg;
   if (typeof arg === "string" && /^[0-9]+$/.test(arg.trim())) return Number(arg.trim());
   if (typeof arg !== "string" || arg.trim() === "") {
-    throw new Error(`the step of a waiting helper must be a step id or name, not ${JSON.stringify(arg) ?? String(arg)}`);
+    throw new Error(
+      `the step of a waiting helper must be a step id or name, not ${JSON.stringify(arg) ?? String(arg)}`,
+    );
   }
   const resolved = (rule.structure ?? []).find((r) => r.kind === "step" && r.written === arg && r.key > 0);
   if (resolved) return resolved.key;
@@ -50,7 +52,8 @@ export function waitingSinceMs(rule: CompiledRule, data: InstanceData, arg?: unk
   if (!record || data.status !== "running") return undefined;
   const steps = record.process_snapshot?.steps ?? [];
   const active = record.active_step_ids ?? [];
-  const pos = (s: SnapshotStep | undefined): number => (typeof s?.position === "number" ? s.position : Number.POSITIVE_INFINITY);
+  const pos = (s: SnapshotStep | undefined): number =>
+    typeof s?.position === "number" ? s.position : Number.POSITIVE_INFINITY;
   let id: number | undefined;
   if (arg === undefined) {
     const ordered = [...active].sort((a, b) => pos(steps.find((s) => s.id === a)) - pos(steps.find((s) => s.id === b)));
@@ -71,7 +74,11 @@ export function waitingSinceMs(rule: CompiledRule, data: InstanceData, arg?: unk
 }
 
 /** The three helpers, bound for one instance (only for rules that call them). */
-export function waitingBindings(rule: CompiledRule, data: InstanceData, nowMs: number): Record<string, (step?: unknown) => unknown> {
+export function waitingBindings(
+  rule: CompiledRule,
+  data: InstanceData,
+  nowMs: number,
+): Record<string, (step?: unknown) => unknown> {
   return {
     waitingSince: (step?: unknown) => {
       const ms = waitingSinceMs(rule, data, step);

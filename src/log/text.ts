@@ -4,7 +4,8 @@
  * one plain sentence each. Everything else is left to `--log-format json`.
  */
 import type { LogFields, Logger, LogLevel } from "./types.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
+import { ENV } from "../model/env-names.js";
 
 export interface TextLoggerOptions {
   write: (line: string) => void;
@@ -16,7 +17,7 @@ const seconds = (ms: unknown): string => (typeof ms === "number" ? `${(ms / 1000
 /** Event → human sentence; events not listed here print nothing in text mode. */
 const SENTENCES: Record<string, (f: LogFields) => string | undefined> = {
   "request.retried": (f) =>
-    // a service that cannot be reached is said once, by the error naming its address after the retries (issue 28)
+    // a service that cannot be reached is said once, by the error naming its address after the retries
     /^(could not connect|connect timeout)/.test(String(f.reason))
       ? undefined
       : `retrying ${String(f.method)} ${String(f.path)} (attempt ${String(f.attempt)}: ${String(f.reason)}) in ${seconds(f.delay_ms)}`,
@@ -28,7 +29,7 @@ const SENTENCES: Record<string, (f: LogFields) => string | undefined> = {
     const per = typeof f.window_ms === "number" ? `${Math.round(f.window_ms / 1000)} s` : "60 s";
     const budget = typeof f.budget === "number" ? plural(f.budget, "request") : "its requests";
     // the limit is the client's own: say which setting it is, so a service without one (the sandbox) is not waited on
-    return `rate limit: ${budget} sent in the last ${per}, waiting ${seconds(f.delay_ms)} for the window (the client's limit: --rate-limit, FLOWRULES_RATE_LIMIT or a profile's rate_limit; 0 = off)`;
+    return `rate limit: ${budget} sent in the last ${per}, waiting ${seconds(f.delay_ms)} for the window (the client's limit: --rate-limit, ${ENV.rateLimit} or a profile's rate_limit; 0 = off)`;
   },
 };
 

@@ -10,7 +10,6 @@ import { MAX_BATCH_SIZE, WINDOW_SHARE } from "./defaults.js";
 // the defaults live apart, so that `--help` prints them without loading zod
 export {
   CONFIG_FILE,
-  DEFAULT_API_KEY_ENV,
   DEFAULT_BATCH_SIZE,
   DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_CONCURRENCY,
@@ -35,7 +34,7 @@ export const ConnectionSettingsSchema = z.object({
   baseUrl: z.string().min(1),
   apiKey: z.string().min(1),
   /**
-   * Where the key came from, in words every auth error repeats: "the API key in FLOWRULES_API_KEY", "the API key in
+   * Where the key came from, in words every auth error repeats: "the API key in <its variable>", "the API key in
    * PROD_KEY (profile prod's api_key_env)". The api room gets the words, never the variables (docs/safety.md).
    */
   keySource: z.string().min(1).optional(),
@@ -116,14 +115,13 @@ export type WatchSettings = z.infer<typeof WatchSettingsSchema>;
 export const OutputSettingsSchema = z.object({
   quiet: z.boolean(),
   detailedExitcode: z.boolean(),
-  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL / a profile's `notify`) */
+  /** webhooks told at the end (--notify, its variable or a profile's `notify`: src/model/settings-table.ts) */
   notify: z.array(z.instanceof(URL)),
 });
 export type OutputSettings = z.infer<typeof OutputSettingsSchema>;
 
 /** Which profile of which file a run uses: named wherever the service is (plan header, notifications, logs). */
-const ProfileRefSchema = z.object({ name: z.string().min(1), file: z.string().min(1) });
-export type ProfileRef = z.infer<typeof ProfileRefSchema>;
+export type ProfileRef = { name: string; file: string };
 
 /** The service as people read it in every output that names it: its URL, and the profile that chose it. */
 export function serviceName(baseUrl: string, profile: string | undefined): string {

@@ -2,7 +2,7 @@
 import type { Diagnostic } from "../model/rule-types.js";
 import { catalogWorkflow, type Catalog } from "./catalog.js";
 import { checkRuleStructure } from "./structure-checks.js";
-import { didYouMean } from "../model/suggest.js";
+import { didYouMean } from "../text/suggest.js";
 import type { CompiledRule, WorkflowRef } from "./types.js";
 
 export function catalogDiagnostics(rules: readonly CompiledRule[], catalog: Catalog, file: string): Diagnostic[] {

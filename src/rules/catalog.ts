@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { sameService } from "../model/service.js";
 import { WorkflowStructureSchema, type WorkflowStructure } from "../model/structure.js";
 
 export const CATALOG_FORMAT_VERSION = 1;
@@ -22,10 +23,6 @@ export interface CatalogRead {
   catalog?: Catalog;
   /** one line each: why the catalog (or part of it) is not used */
   warnings: string[];
-}
-
-function sameBase(a: string, b: string): boolean {
-  return a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
 }
 
 /**
@@ -57,7 +54,7 @@ export async function readCatalog(file: string, opts: { required?: boolean; base
     const at = issue ? `${issue.path.join(".") || "(top)"}: ${issue.message}` : "malformed";
     return { warnings: [`workflow catalog ${file} is malformed at ${at}; it is ignored — run flowrules pull`] };
   }
-  if (opts.baseUrl !== undefined && !sameBase(parsed.data.base_url, opts.baseUrl)) {
+  if (opts.baseUrl !== undefined && !sameService(parsed.data.base_url, opts.baseUrl)) {
     return {
       warnings: [`workflow catalog ${file} was pulled from ${parsed.data.base_url}, not from ${opts.baseUrl}; it is ignored — run flowrules pull`],
     };

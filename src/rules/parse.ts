@@ -48,7 +48,7 @@ export function deeperKey(text: string, offset: number): { offset: number; messa
       at += line.length + 1;
       continue;
     }
-    const key = /^\s*([^\s:#\-][^:#]*):(?:\s|$)/.exec(line);
+    const key = /^\s*([^\s:#-][^:#]*):(?:\s|$)/.exec(line);
     if (indent(line) <= column || !key) return undefined;
     const n = indent(line);
     return {

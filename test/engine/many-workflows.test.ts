@@ -89,7 +89,7 @@ rules:
     expect(p.reports[0]?.groups).toEqual([expect.objectContaining({ key: "running", count: all })]);
   });
 
-  it("a step named by name resolves per workflow; with \"*\" a workflow without it is skipped and shown", async () => {
+  it('a step named by name resolves per workflow; with "*" a workflow without it is skipped and shown', async () => {
     const p = await plan(`
 version: 1
 rules:
@@ -104,11 +104,21 @@ rules:
     const skipped = (r?.workflows_skipped ?? []).map((s) => s.workflow_id).sort((a, b) => a - b);
     const having = WORKFLOWS.filter((w) => w.steps.some((s) => s.name === "Manager approval")).map((w) => w.id);
     expect(having.length).toBeGreaterThan(0);
-    expect(skipped).toEqual(WORKFLOWS.map((w) => w.id).filter((id) => !having.includes(id)).sort((a, b) => a - b));
+    expect(skipped).toEqual(
+      WORKFLOWS.map((w) => w.id)
+        .filter((id) => !having.includes(id))
+        .sort((a, b) => a - b),
+    );
     expect(r?.workflows_skipped?.[0]?.reason).toContain('no step named "Manager approval"');
     const expected = having
       .flatMap((id) => sb.store.list(id))
-      .filter((i) => running(i) && i.activeStepIds.some((s) => WORKFLOWS.some((w) => w.steps.some((st) => st.id === s && st.name === "Manager approval"))))
+      .filter(
+        (i) =>
+          running(i) &&
+          i.activeStepIds.some((s) =>
+            WORKFLOWS.some((w) => w.steps.some((st) => st.id === s && st.name === "Manager approval")),
+          ),
+      )
       .map((i) => i.id)
       .sort((a, b) => a - b);
     expect(p.changes.map((c) => c.instance_id).sort((a, b) => a - b)).toEqual(expected);

@@ -55,9 +55,12 @@ describe("max_changes_per_run", () => {
       const io = captureIO();
       const code = await runApply(sb, dir, { paths: [file], autoApprove: true }, io);
       expect(code, io.err()).toBe(run < 5 ? 2 : 0);
-      const aborted = posts(sb).flatMap((r) => (r.path.endsWith("/instances/bulk/abort") ? ((r.body as { ids?: number[] }).ids ?? []) : []));
+      const aborted = posts(sb).flatMap((r) =>
+        r.path.endsWith("/instances/bulk/abort") ? ((r.body as { ids?: number[] }).ids ?? []) : [],
+      );
       perRun.push(aborted);
-      if (run < 4) expect(io.err()).toContain(`${62 - 20 * run} deferred by the rollout limit (20 of ${82 - 20 * run} this run)`);
+      if (run < 4)
+        expect(io.err()).toContain(`${62 - 20 * run} deferred by the rollout limit (20 of ${82 - 20 * run} this run)`);
       // exactly once: no id sent in two requests that took effect, within a run
       for (const n of effectiveMutations(sb).values()) expect(n).toBe(1);
     }
@@ -65,7 +68,11 @@ describe("max_changes_per_run", () => {
     const all = perRun.flat();
     expect(new Set(all).size).toBe(82);
     // the oldest first: each run takes the next 20 of the order
-    perRun.slice(0, 5).forEach((r, k) => expect([...r].sort((a, b) => a - b)).toEqual(order.slice(20 * k, 20 * k + 20).sort((a, b) => a - b)));
+    perRun
+      .slice(0, 5)
+      .forEach((r, k) =>
+        expect([...r].sort((a, b) => a - b)).toEqual(order.slice(20 * k, 20 * k + 20).sort((a, b) => a - b)),
+      );
   });
 
   it("every plan view shows the deferred changes; the JSON plan names them; max_instances stays the stop", async () => {
@@ -83,7 +90,13 @@ describe("max_changes_per_run", () => {
       expect(PLAN_FORMATS[format](plan, { color: false }), format).toContain(words);
     }
     // the same order when the rule reads the records (their started_time) instead of an ordered listing
-    const viaRecords = await runPlan({ client, ruleSet: await rulesFromYaml(rule(ids).replace("when: instance.id in", "when: $exists(instance.started_time) and instance.id in")), now: NOW });
+    const viaRecords = await runPlan({
+      client,
+      ruleSet: await rulesFromYaml(
+        rule(ids).replace("when: instance.id in", "when: $exists(instance.started_time) and instance.id in"),
+      ),
+      now: NOW,
+    });
     expect(viaRecords.rules[0]?.deferred_ids).toEqual(r?.deferred_ids);
     expect(viaRecords.changes.map((c) => c.instance_id)).toEqual(plan.changes.map((c) => c.instance_id));
     // above max_instances the rule plans nothing, whatever its rollout limit
@@ -95,9 +108,25 @@ describe("max_changes_per_run", () => {
 
   it("keeps an instance's changes together, oldest first, ties by id, unknown starts last", () => {
     const change = (id: number, step: number): PlannedChange =>
-      ({ id: `${id}:${step}`, rule: "r", instance_id: id, instance_name: "", process_id: 1, kind: "complete_step", step_id: step, request: { method: "POST", path: "/", body: {} }, before: {}, after: {}, precondition: { status: "running" } }) as PlannedChange;
+      ({
+        id: `${id}:${step}`,
+        rule: "r",
+        instance_id: id,
+        instance_name: "",
+        process_id: 1,
+        kind: "complete_step",
+        step_id: step,
+        request: { method: "POST", path: "/", body: {} },
+        before: {},
+        after: {},
+        precondition: { status: "running" },
+      }) as PlannedChange;
     const changes = [change(5, 1), change(5, 2), change(3, 1), change(4, 1), change(9, 1)];
-    const started = new Map([[5, "2026-01-01T00:00:00Z"], [3, "2026-02-01T00:00:00Z"], [4, "2026-02-01T00:00:00Z"]]);
+    const started = new Map([
+      [5, "2026-01-01T00:00:00Z"],
+      [3, "2026-02-01T00:00:00Z"],
+      [4, "2026-02-01T00:00:00Z"],
+    ]);
     const split = rolloutSplit(changes, 3, started);
     expect(split.kept.map((c) => c.id)).toEqual(["5:1", "5:2", "3:1"]);
     expect(split.deferred.map((c) => c.id)).toEqual(["4:1", "9:1"]);

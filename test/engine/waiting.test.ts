@@ -82,8 +82,17 @@ describe("waiting time against the sandbox", () => {
           expect(JSON.stringify(c.request.body)).toContain(`waited ${hours} hours`);
         }
         // each selected instance read once, with completion times (the structure probe reads one more, without)
-        const timed = sb.requests().filter((r) => r.method === "GET" && /^\/api\/instances\/\d+\/$/.test(r.path) && r.query.steps_time_frame === "true");
-        const selected = sb.store.list(1042).filter(running).map((i) => `/api/instances/${i.id}/`).sort();
+        const timed = sb
+          .requests()
+          .filter(
+            (r) =>
+              r.method === "GET" && /^\/api\/instances\/\d+\/$/.test(r.path) && r.query.steps_time_frame === "true",
+          );
+        const selected = sb.store
+          .list(1042)
+          .filter(running)
+          .map((i) => `/api/instances/${i.id}/`)
+          .sort();
         expect(timed.map((r) => r.path).sort()).toEqual(selected);
       } finally {
         await sb.close();
@@ -137,13 +146,30 @@ rules:
     if (!inst) throw new Error("no instance at Manager approval");
     const record = await client.getInstance(inst.id, { injectValues: true, stepsTimeFrame: true });
     await client.close();
-    const data = { id: inst.id, name: inst.name, status: "running" as const, process_id: 1042, record, values: new Map() };
+    const data = {
+      id: inst.id,
+      name: inst.name,
+      status: "running" as const,
+      process_id: 1042,
+      record,
+      values: new Map(),
+    };
     const e = await explainRule(rule, data, { now: NOW, workflowId: 1042 });
     const since = inst.stepCompletedTimes.get(20110) ?? inst.startedTime;
     expect(e.waiting).toEqual([
       { step: "Finance review" },
-      { step: 20111, since: new Date(since).toISOString(), days: (NOW.getTime() - since) / DAY, hours: (NOW.getTime() - since) / 3_600_000 },
-      { step: null, since: new Date(since).toISOString(), days: (NOW.getTime() - since) / DAY, hours: (NOW.getTime() - since) / 3_600_000 },
+      {
+        step: 20111,
+        since: new Date(since).toISOString(),
+        days: (NOW.getTime() - since) / DAY,
+        hours: (NOW.getTime() - since) / 3_600_000,
+      },
+      {
+        step: null,
+        since: new Date(since).toISOString(),
+        days: (NOW.getTime() - since) / DAY,
+        hours: (NOW.getTime() - since) / 3_600_000,
+      },
     ]);
     expect(e.matched).toBe(true);
   });

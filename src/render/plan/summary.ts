@@ -1,7 +1,8 @@
 /** The one summary line every format shares, e.g. `Plan: 12 steps to complete, 3 to save, 1 report.` */
+import { shortInstant } from "../../text/instant.js";
 import { MUTATING_KINDS, mutatingKind, type ChangeDescription, type KindPresentation } from "../../actions/index.js";
 import type { Plan, PlannedChange, RulePlanSummary } from "../../plan/types.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import { describeNamed, NO_NAMES, type PlanNames } from "./names.js";
 
 /** How a kind shows itself (symbol, legend, colour, summary phrase). */
@@ -62,7 +63,9 @@ export function summaryLine(plan: Plan): string {
   const deferred = plan.rules.reduce((n, rule) => n + (rule.deferred ?? 0), 0);
   if (deferred > 0) parts.push(`${deferred} deferred by the rollout limit`);
   const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error")}.` : "";
-  return parts.length === 0 ? `Plan: no changes.${errors}` : `Plan: ${parts.join(", ")}.${errors}`;
+  // a forecast says so wherever its summary shows (docs/forecast.md)
+  const lead = plan.forecast_at !== undefined ? `Forecast for ${shortInstant(plan.forecast_at)}` : "Plan";
+  return parts.length === 0 ? `${lead}: no changes.${errors}` : `${lead}: ${parts.join(", ")}.${errors}`;
 }
 
 /** A value as a reviewer reads it in a diff line. */
