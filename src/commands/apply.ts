@@ -7,6 +7,7 @@
  *
  * A plan file is told from rule paths by content (a JSON object with `format_version`), or by a .json name.
  */
+import { deferredWords } from "../render/plan/summary.js";
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { clientFrom, sharedLimiter, type ApiClient, type ClientOptions, type RequestLimiter } from "../api/index.js";
@@ -241,6 +242,12 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const loaded: LoadedPlan = { plan: signed, digest: signed.digest, file: planFile };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
     if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
+    if (!opts.quiet) {
+      for (const r of plan.rules) {
+        const words = deferredWords(r);
+        if (words) io.stderr(`rule "${r.name}": ${words}\n`);
+      }
+    }
     return applyLoaded(loaded, journalFile, { ...runOpts, ...(held ? { writeThrough: held } : {}) }, cwd, io, lock);
   }
 }
