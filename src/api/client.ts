@@ -22,7 +22,7 @@ import {
   redact,
 } from "./errors.js";
 import { HttpTransport, type HttpFailure, type HttpResponse, type HttpResult } from "./http.js";
-import { cursorPages, numberedPages, type Page } from "./pagination.js";
+import { cursorPages, DEFAULT_LISTING_LIMITS, numberedPages, type ListingLimits, type Page } from "./pagination.js";
 import { pathId, withQuery } from "./query.js";
 import { parseRateLimitHeaders, type RateLimitInfo } from "./rate-headers.js";
 import { DEFAULT_WINDOW_MS, LimiterStoppedError, PastDeadlineError, RateLimiter, type LimiterWait, type RequestLimiter } from "./rate-limiter.js";
@@ -93,6 +93,8 @@ export interface ClientOptions {
   retryMaxDelayMs?: number;
   /** a larger response body fails the exchange; default 64 MiB */
   maxResponseBytes?: number;
+  /** what one listing may take before the server is called endless; default 20,000 pages and 1,000,000 items */
+  listingLimits?: Partial<ListingLimits>;
 }
 
 export type ClientEvent =
@@ -228,6 +230,7 @@ class Client implements ApiClient {
   private readonly retryBaseMs: number;
   private readonly retryMaxDelayMs: number;
   private readonly concurrency: number;
+  private readonly listingLimits: ListingLimits;
   private readonly onEvent: ((e: ClientEvent) => void) | undefined;
   private closed = false;
   private readonly notAfter: number | undefined;
@@ -257,6 +260,7 @@ class Client implements ApiClient {
     this.retryBaseMs = Math.max(0, opts.retryBaseMs ?? 500);
     this.retryMaxDelayMs = Math.max(0, opts.retryMaxDelayMs ?? 30_000);
     this.onEvent = opts.onEvent;
+    this.listingLimits = { ...DEFAULT_LISTING_LIMITS, ...opts.listingLimits };
     this.limiter =
       opts.limiter ??
       new RateLimiter({
@@ -303,6 +307,7 @@ class Client implements ApiClient {
         return rel;
       },
       words,
+      this.listingLimits,
     );
   }
 
@@ -368,7 +373,7 @@ class Client implements ApiClient {
         throw err;
       }
     };
-    return numberedPages(fetchPage, this.concurrency, path, words);
+    return numberedPages(fetchPage, this.concurrency, path, words, this.listingLimits);
   }
 
   stats(): RequestStats {

@@ -1,0 +1,79 @@
+/**
+ * Hostile and unlucky inputs, round six (the smaller defects): each case below went through once; every test tries
+ * the input again over the built CLI or the real module and fails if it goes through.
+ */
+import { describe, expect, it } from "vitest";
+import { createClient } from "../../src/api/index.js";
+import { cursorPages, type Page } from "../../src/api/pagination.js";
+import { maskUserinfo } from "../../src/api/url-guard.js";
+import { startSandbox } from "../../src/sandbox/index.js";
+import { runCli } from "../helpers/cli.js";
+import { closeAfterAll } from "../helpers/temp.js";
+
+const drain = async (pages: AsyncIterable<unknown>): Promise<number> => {
+  let n = 0;
+  for await (const _ of pages) n += 1;
+  return n;
+};
+
+describe("credentials in a service URL are masked from the parsed URL", () => {
+  it("a password holding @, a space or a tab never shows, whole or in part", () => {
+    expect(maskUserinfo("https://user:Zq@K9@h/api")).toBe("https://***@h/api");
+    expect(maskUserinfo("https://user:Zq K9@h/api")).toBe("https://***@h/api");
+    expect(maskUserinfo("https://user:Zq\tK9@h/api")).toBe("https://***@h/api");
+    expect(maskUserinfo("https://bob@h/api")).toBe("https://***@h/api");
+    expect(maskUserinfo("ftp://bob:hunter2@host/x")).toBe("ftp://***@host/x");
+    // a query or fragment may carry a token: only that there is one is said
+    expect(maskUserinfo("https://h/api?token=s3cret#frag")).toBe("https://h/api?…#…");
+    // text the parser refuses is not shown when it could hold a credential
+    expect(maskUserinfo("https://user:Zq/K9@h/api")).not.toMatch(/Zq|K9/);
+    expect(maskUserinfo("no url here")).toBe("no url here");
+    expect(maskUserinfo("http://127.0.0.1:4010/api")).toBe("http://127.0.0.1:4010/api");
+  });
+
+  it("the CLI refuses such a URL in one line that shows none of the password", async () => {
+    for (const url of ["https://user:Zq@K9@h/api", "https://user:Zq K9@h/api", "https://user:Zq\tK9@h/api"]) {
+      const r = await runCli(["workflows", "--base-url", url], { FLOWRULES_API_KEY: "sandbox-lead" });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+      expect(r.stderr).toMatch(/https:\/\/\*\*\*@h\/api: a service URL must not carry a user name or password/);
+      expect(r.stderr).not.toMatch(/Zq|K9/);
+    }
+  });
+});
+
+describe("a listing whose cursor pages never end is capped", () => {
+  it("the endless-cursor quirk over HTTP: stopped at the page cap, then at the item cap, each in one error naming the server's behaviour", async () => {
+    const sb = closeAfterAll(await startSandbox({ port: 0, instances: 120, seed: 42, quirks: ["endless-cursor"] }));
+    const listings = (): number => sb.requests().filter((r) => r.path.includes("/instances")).length;
+    const byPages = createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, listingLimits: { maxPages: 12 } });
+    await expect(drain(byPages.instancePages(1042))).rejects.toThrow(
+      /^listing instances of workflow 1042, page 12: the service's pages do not end: 12 pages fetched without a count and the last one still has a next link \(a listing may take 12\)$/,
+    );
+    expect(listings()).toBe(12);
+    const before = listings();
+    const byItems = createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, listingLimits: { maxItems: 400 } });
+    await expect(drain(byItems.instancePages(1042))).rejects.toThrow(/the service's pages do not end: \d+ items in \d+ pages without a count, more than the 400 a listing may hold$/);
+    // 50 a page (small-pages): the ninth page passes 400
+    expect(listings() - before).toBe(9);
+    await byPages.close();
+    await byItems.close();
+  });
+
+  it("a cursor sent back under another link is a loop, stopped at once", async () => {
+    const pages: Record<string, Page<number>> = {
+      "/l/": { count: null, next: "/l/?cursor=A", previous: null, results: [1] },
+      "/l/?cursor=A": { count: null, next: "/l/?cursor=B", previous: null, results: [2] },
+      "/l/?cursor=B": { count: null, next: "/l/?page_size=9&cursor=A", previous: null, results: [3] },
+    };
+    const asked: string[] = [];
+    const fetch = async (path: string): Promise<Page<number>> => {
+      asked.push(path);
+      const page = pages[path];
+      if (page === undefined) throw new Error(`not a page: ${path}`);
+      return page;
+    };
+    await expect(drain(cursorPages("/l/", fetch, (next) => next))).rejects.toThrow(/pagination loop: the service sent back a cursor it had already given/);
+    expect(asked).toEqual(["/l/", "/l/?cursor=A", "/l/?cursor=B"]);
+  });
+});
