@@ -104,7 +104,7 @@ export const APPLYING_FLAGS: { [K in keyof ApplyingSettings]-?: SettingSource } 
   },
   lockWaitMs: { flags: "--lock-wait <duration>", help: "while another apply holds the lock, wait this long for it to finish (90s, 10m) instead of refusing at once" },
   maxDurationMs: { flags: "--max-duration <duration>", help: "start no change after this long (90s, 14m, 2h); the rest are deferred and the same apply again resumes them" },
-  clockSkewMs: { flags: "--clock-skew <duration>", help: `assumed bound on the clock difference with the service, for staleness (30s, 2m; default ${DEFAULT_CLOCK_SKEW_MS / 1000}s)` },
+  clockSkewMs: { flags: "--clock-skew <duration>", help: `assumed bound on the clock difference with the service, for staleness (30s, 2m; at most 1d; default ${DEFAULT_CLOCK_SKEW_MS / 1000}s)` },
 };
 
 /** Flags of `watch`: one line per field of WatchSettings; how each becomes the setting is its line in WATCH_READS. */

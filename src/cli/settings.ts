@@ -22,6 +22,7 @@ import {
   DEFAULT_API_KEY_ENV,
   DEFAULT_BATCH_SIZE,
   DEFAULT_CLOCK_SKEW_MS,
+  MAX_CLOCK_SKEW_MS,
   DEFAULT_CONCURRENCY,
   DEFAULT_LOCK_FILE,
   DEFAULT_LOCK_TIMEOUT_MS,
@@ -82,7 +83,8 @@ export const APPLYING_READS: Reads<ApplyingSettings> = {
   batchSize: (p) => wholeNumber(p, 1, MAX_BATCH_SIZE) ?? DEFAULT_BATCH_SIZE,
   lockFile: (p) => textOf(p) ?? DEFAULT_LOCK_FILE,
   lockTimeoutMs: (p) => durationOf(p, { min: 1000 }) ?? DEFAULT_LOCK_TIMEOUT_MS,
-  clockSkewMs: (p) => durationOf(p) ?? DEFAULT_CLOCK_SKEW_MS,
+  // a margin of clocks, not a wait: more than a day is no skew (99999999d sent the year -271764)
+  clockSkewMs: (p) => durationOf(p, { max: MAX_CLOCK_SKEW_MS }) ?? DEFAULT_CLOCK_SKEW_MS,
   // the contract writes `--recheck-every SECONDS` (docs/operating.md): a bare number stays seconds there, for compatibility
   recheckEveryMs: (p) => durationOf(p, { bare: "s", min: 1000 }) ?? DEFAULT_RECHECK_EVERY_MS,
   maxDurationMs: (p) => durationOf(p),
@@ -134,7 +136,7 @@ function wholeNumber(p: Picked | undefined, min: number, max = Number.MAX_SAFE_I
 }
 
 /** The one reader of duration settings (src/model/duration.ts): a number and a unit; a bare number only where `bare` says. */
-function durationOf(p: Picked | undefined, opts: { bare?: "s"; min?: number } = {}): number | undefined {
+function durationOf(p: Picked | undefined, opts: { bare?: "s"; min?: number; max?: number } = {}): number | undefined {
   if (p === undefined) return undefined;
   const read = readDuration(String(p.value), opts);
   if (!read.ok) throw new UserError(`${p.from} ${read.problem}`);

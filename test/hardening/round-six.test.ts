@@ -2,13 +2,16 @@
  * Hostile and unlucky inputs, round six (the smaller defects): each case below went through once; every test tries
  * the input again over the built CLI or the real module and fails if it goes through.
  */
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.js";
 import { cursorPages, type Page } from "../../src/api/pagination.js";
 import { maskUserinfo } from "../../src/api/url-guard.js";
+import { MAX_DURATION_MS, readDuration } from "../../src/model/duration.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
-import { closeAfterAll } from "../helpers/temp.js";
+import { closeAfterAll, tempDir } from "../helpers/temp.js";
 
 const drain = async (pages: AsyncIterable<unknown>): Promise<number> => {
   let n = 0;
@@ -75,5 +78,36 @@ describe("a listing whose cursor pages never end is capped", () => {
     };
     await expect(drain(cursorPages("/l/", fetch, (next) => next))).rejects.toThrow(/pagination loop: the service sent back a cursor it had already given/);
     expect(asked).toEqual(["/l/", "/l/?cursor=A", "/l/?cursor=B"]);
+  });
+});
+
+/** One line on stderr, exit 1, nothing on stdout. */
+function oneLine(r: { code: number | null; stdout: string; stderr: string }, message: RegExp): void {
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr.trimEnd().split("\n"), r.stderr).toHaveLength(1);
+  expect(r.stderr.trim()).toMatch(message);
+}
+
+describe("durations a timer can hold", () => {
+  const nowhere = ["--base-url", "http://127.0.0.1:9/api"];
+  const key = { FLOWRULES_API_KEY: "sandbox-admin" };
+
+  it("every duration reader refuses 2^31 ms or more, and --clock-skew past a day, in one line", async () => {
+    expect(readDuration("24d")).toEqual({ ok: true, ms: MAX_DURATION_MS });
+    expect(MAX_DURATION_MS).toBeLessThan(2 ** 31);
+    for (const raw of ["25d", "24.9d", "596h", "2147483648ms", "99999999999999999999d"]) {
+      expect(readDuration(raw), raw).toEqual({ ok: false, problem: `must be at most 24d (a timer cannot wait longer), got ${JSON.stringify(raw)}` });
+    }
+  });
+
+  it("--interval, --timeout, --lock-wait and --clock-skew from the CLI", async () => {
+    const dir = await tempDir("flowrules-durations-");
+    await mkdir(join(dir, "rules"));
+    oneLine(await runCli(["watch", "rules", ...nowhere, "--interval", "25d"], key, { cwd: dir }), /^flowrules: --interval must be at most 24d \(a timer cannot wait longer\), got "25d"$/);
+    oneLine(await runCli(["plan", "rules", ...nowhere, "--timeout", "25d"], key, { cwd: dir }), /^flowrules: --timeout must be at most 24d/);
+    oneLine(await runCli(["apply", "plan.json", ...nowhere, "--lock-wait", "30d"], key, { cwd: dir }), /^flowrules: --lock-wait must be at most 24d/);
+    oneLine(await runCli(["apply", "plan.json", ...nowhere, "--clock-skew", "99999999d"], key, { cwd: dir }), /^flowrules: --clock-skew must be at most 1d, got "99999999d"$/);
+    oneLine(await runCli(["apply", "plan.json", ...nowhere, "--clock-skew", "25h"], key, { cwd: dir }), /^flowrules: --clock-skew must be at most 1d/);
   });
 });
