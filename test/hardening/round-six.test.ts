@@ -2,7 +2,8 @@
  * Hostile and unlucky inputs, round six (the smaller defects): each case below went through once; every test tries
  * the input again over the built CLI or the real module and fails if it goes through.
  */
-import { mkdir } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.js";
@@ -10,7 +11,7 @@ import { cursorPages, type Page } from "../../src/api/pagination.js";
 import { maskUserinfo } from "../../src/api/url-guard.js";
 import { MAX_DURATION_MS, readDuration } from "../../src/model/duration.js";
 import { startSandbox } from "../../src/sandbox/index.js";
-import { runCli } from "../helpers/cli.js";
+import { runCli, spawnCli, type CliResult } from "../helpers/cli.js";
 import { closeAfterAll, tempDir } from "../helpers/temp.js";
 
 const drain = async (pages: AsyncIterable<unknown>): Promise<number> => {
@@ -109,5 +110,54 @@ describe("durations a timer can hold", () => {
     oneLine(await runCli(["apply", "plan.json", ...nowhere, "--lock-wait", "30d"], key, { cwd: dir }), /^flowrules: --lock-wait must be at most 24d/);
     oneLine(await runCli(["apply", "plan.json", ...nowhere, "--clock-skew", "99999999d"], key, { cwd: dir }), /^flowrules: --clock-skew must be at most 1d, got "99999999d"$/);
     oneLine(await runCli(["apply", "plan.json", ...nowhere, "--clock-skew", "25h"], key, { cwd: dir }), /^flowrules: --clock-skew must be at most 1d/);
+  });
+});
+
+/** The CLI, killed after `ms` if it has not ended (a read of a FIFO used to block it for ever, signals included). */
+async function runBounded(args: string[], env: Record<string, string>, cwd: string, ms = 15_000): Promise<CliResult & { killed: boolean }> {
+  const run = spawnCli(args, env, { cwd });
+  let killed = false;
+  const timer = setTimeout(() => {
+    killed = true;
+    run.child.kill("SIGKILL");
+  }, ms);
+  try {
+    const r = await run.done;
+    return { code: r.code, stdout: r.stdout, stderr: r.stderr, killed };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe("catalog and journal paths that are not regular files", () => {
+  it("--workflows FIFO, a device or a folder is one note, the catalog ignored, never read", async () => {
+    const dir = await tempDir("flowrules-fifo-catalog-");
+    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    actions:\n      - report: { group_by: status }\n");
+    execFileSync("mkfifo", [join(dir, "fifo")]);
+    for (const [path, kind] of [["fifo", "a FIFO"], ["/dev/zero", "a character device"], [dir, "a folder"]] as const) {
+      const r = await runBounded(["validate", "r.yaml", "--workflows", path], {}, dir);
+      expect(r.killed, `validate --workflows ${path} hung`).toBe(false);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`workflow catalog ${path} is ${kind}, not a regular file; it is ignored`);
+    }
+  });
+
+  it("apply --journal FIFO or folder is refused in one line before the plan is read or any request", async () => {
+    const dir = await tempDir("flowrules-fifo-journal-");
+    execFileSync("mkfifo", [join(dir, "fifo")]);
+    await mkdir(join(dir, "folder"));
+    for (const [path, kind] of [["fifo", "a FIFO"], ["folder", "a folder"]] as const) {
+      const r = await runBounded(["apply", "plan.json", "--journal", path, "--base-url", "http://127.0.0.1:9/api"], { FLOWRULES_API_KEY: "sandbox-admin" }, dir);
+      expect(r.killed, `apply --journal ${path} hung`).toBe(false);
+      oneLine(r, new RegExp(`^flowrules: the journal .*${path} is ${kind}, not a regular file`));
+    }
+  });
+
+  it("a catalog that is someone else's file is never quoted: /proc/self/environ", async () => {
+    const dir = await tempDir("flowrules-environ-");
+    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    actions:\n      - report: { group_by: status }\n");
+    const r = await runBounded(["validate", "r.yaml", "--workflows", "/proc/self/environ"], { MARKER: "s3cr3t-in-the-environment" }, dir);
+    expect(r.stderr).toContain("workflow catalog /proc/self/environ is not valid JSON; it is ignored");
+    expect(r.stdout + r.stderr).not.toMatch(/s3cr3t|MARKER|PATH=/);
   });
 });
