@@ -3,7 +3,7 @@
  * the input again over the built CLI or the real module and fails if it goes through.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.js";
@@ -159,5 +159,40 @@ describe("catalog and journal paths that are not regular files", () => {
     const r = await runBounded(["validate", "r.yaml", "--workflows", "/proc/self/environ"], { MARKER: "s3cr3t-in-the-environment" }, dir);
     expect(r.stderr).toContain("workflow catalog /proc/self/environ is not valid JSON; it is ignored");
     expect(r.stdout + r.stderr).not.toMatch(/s3cr3t|MARKER|PATH=/);
+  });
+});
+
+describe("report files never replace the run's other files", () => {
+  const reportRule = (name: string): string => `  - name: ${name}\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n`;
+
+  it("a report rule named plan (beside --out plan.json) or flowrules.workflows (beside the catalog) is refused before anything is written", async () => {
+    const sb = closeAfterAll(await startSandbox({ port: 0, instances: 20, seed: 42 }));
+    const dir = await tempDir("flowrules-report-clash-");
+    await writeFile(join(dir, "r.yaml"), `version: 1\nrules:\n${reportRule("plan")}${reportRule("flowrules.workflows")}`);
+    const catalog = '{"not": "touched"}';
+    await writeFile(join(dir, "flowrules.workflows.json"), catalog);
+    const env = { FLOWRULES_API_KEY: "sandbox-admin" };
+    const base = ["--base-url", sb.baseUrl];
+
+    await mkdir(join(dir, "out"));
+    const toOut = await runCli(["plan", "r.yaml", ...base, "--out", "out/plan.json", "--report-dir", "out", "--rule", "plan"], env, { cwd: dir });
+    // the catalog's own note and the request count come first: the refusal is the last line
+    expect(toOut.code, toOut.stderr).toBe(1);
+    expect(toOut.stdout).toBe("");
+    expect(toOut.stderr.trimEnd().split("\n").at(-1)).toMatch(/^flowrules: the report of rule "plan" would be written to out\/plan\.json, which is the plan file --out writes: rename the rule or choose another --report-dir \(nothing was written\)$/);
+    expect(await readdir(join(dir, "out"))).toEqual([]);
+
+    const toCatalog = await runCli(["plan", "r.yaml", ...base, "--report-dir", ".", "--rule", "flowrules.workflows"], env, { cwd: dir });
+    expect(toCatalog.code, toCatalog.stderr).toBe(1);
+    expect(toCatalog.stdout).toBe("");
+    expect(toCatalog.stderr.trimEnd().split("\n").at(-1)).toMatch(/^flowrules: the report of rule "flowrules\.workflows" would be written to flowrules\.workflows\.json, which is the workflow catalog/);
+    expect(await readFile(join(dir, "flowrules.workflows.json"), "utf8")).toBe(catalog);
+    expect((await readdir(dir)).sort()).toEqual(["flowrules.workflows.json", "out", "r.yaml"]);
+
+    // apart, both are written
+    const apart = await runCli(["plan", "r.yaml", ...base, "--out", "plan.json", "--report-dir", "reports", "--format", "json"], env, { cwd: dir });
+    expect(apart.code, apart.stderr).toBe(0);
+    expect((await readdir(join(dir, "reports"))).sort()).toEqual(["flowrules.workflows.csv", "flowrules.workflows.json", "plan.csv", "plan.json"]);
+    expect(JSON.parse(await readFile(join(dir, "plan.json"), "utf8"))).toHaveProperty("changes");
   });
 });
