@@ -3,7 +3,7 @@
  * the input again over the built CLI or the real module and fails if it goes through.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.js";
@@ -194,5 +194,43 @@ describe("report files never replace the run's other files", () => {
     expect(apart.code, apart.stderr).toBe(0);
     expect((await readdir(join(dir, "reports"))).sort()).toEqual(["flowrules.workflows.csv", "flowrules.workflows.json", "plan.csv", "plan.json"]);
     expect(JSON.parse(await readFile(join(dir, "plan.json"), "utf8"))).toHaveProperty("changes");
+  });
+});
+
+describe("state clear removes only what flowrules wrote", () => {
+  it("a folder that is not a state dir, a state file that is not ours, or a folder at a state name: one line, nothing removed", async () => {
+    const root = await tempDir("flowrules-state-clear-");
+    const listing = async (d: string): Promise<string[]> => (await readdir(d)).sort();
+    // a project folder that happens to hold state-like names
+    const project = join(root, "project");
+    await mkdir(project);
+    await writeFile(join(project, "notes.txt"), "mine");
+    await writeFile(join(project, "state.jsonl"), '{"my": "own data"}\n');
+    await writeFile(join(project, "state.jsonl.backup.tmp"), "mine too");
+    const r1 = await runCli(["state", "clear", "--state", project]);
+    oneLine(r1, /^flowrules: not clearing .*project: it is not a state dir flowrules wrote \(it holds "notes\.txt"\); nothing was removed$/);
+    expect(await listing(project)).toEqual(["notes.txt", "state.jsonl", "state.jsonl.backup.tmp"]);
+
+    // only state names, but the state is not one flowrules wrote
+    const lookalike = join(root, "lookalike");
+    await mkdir(lookalike);
+    await writeFile(join(lookalike, "state.jsonl"), '{"my": "own data"}\n');
+    oneLine(await runCli(["state", "clear", "--state", lookalike]), /^flowrules: not clearing .*lookalike: state\.jsonl is not a state flowrules wrote; nothing was removed$/);
+    expect(await listing(lookalike)).toEqual(["state.jsonl"]);
+
+    // a folder where a temp file would be, beside a real state: refused before the state is removed
+    const halfway = join(root, "halfway");
+    await mkdir(halfway);
+    await writeFile(join(halfway, "state.jsonl"), '{"format":"flowrules-state","format_version":3}\n');
+    await mkdir(join(halfway, "state.jsonl.1.tmp"));
+    oneLine(await runCli(["state", "clear", "--state", halfway]), /^flowrules: not clearing .*halfway: state\.jsonl\.1\.tmp is not a regular file; nothing was removed$/);
+    expect(await listing(halfway)).toEqual(["state.jsonl", "state.jsonl.1.tmp"]);
+
+    // flowrules' own: removed, and no lock left behind
+    await rm(join(halfway, "state.jsonl.1.tmp"), { recursive: true });
+    await writeFile(join(halfway, "state.jsonl.77.tmp"), "");
+    const ok = await runCli(["state", "clear", "--state", halfway]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(await listing(halfway)).toEqual([]);
   });
 });
