@@ -13,6 +13,7 @@ import { MAX_DURATION_MS, readDuration } from "../../src/model/duration.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import { runCli, spawnCli, type CliResult } from "../helpers/cli.js";
 import { closeAfterAll, tempDir } from "../helpers/temp.js";
+import { stderrOf } from "../watch/helpers.js";
 
 const drain = async (pages: AsyncIterable<unknown>): Promise<number> => {
   let n = 0;
@@ -233,4 +234,42 @@ describe("state clear removes only what flowrules wrote", () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(await listing(halfway)).toEqual([]);
   });
+});
+
+describe("a burst of SIGHUPs stays inside the watcher's interval", () => {
+  it("50 SIGHUPs in 2.5 s: reloads gathered, and no more polls than the interval allows", async () => {
+    const sb = closeAfterAll(await startSandbox({ port: 0, instances: 40, seed: 42 }));
+    const dir = await tempDir("flowrules-sighup-burst-");
+    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n");
+    const w = spawnCli(["watch", "r.yaml", "--state", "state", "--interval", "2s"], {
+      FLOWRULES_BASE_URL: sb.baseUrl,
+      FLOWRULES_API_KEY: "sandbox-admin",
+      FLOWRULES_RATE_LIMIT: "0",
+      FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
+    }, { cwd: dir });
+    const err = stderrOf(w.child);
+    try {
+      await err.saw(/cycle 1 \(first, 1 rule\)/, 20_000);
+      const lists = (): number => sb.requests().filter((r) => r.method === "GET" && r.path === "/api/v2/processes/1042/instances/").length;
+      const before = lists();
+      const started = Date.now();
+      for (let i = 0; i < 50; i++) {
+        w.child.kill("SIGHUP");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+      const elapsed = Date.now() - started;
+      // one poll an interval (2 s), and one more for the interval that had begun before the burst
+      expect(lists() - before).toBeLessThanOrEqual(Math.ceil(elapsed / 2000) + 1);
+      // reloads within a second of the last one are gathered into one
+      const reloads = (err.text().match(/SIGHUP: read again, unchanged/g) ?? []).length;
+      expect(reloads).toBeGreaterThanOrEqual(1);
+      expect(reloads).toBeLessThanOrEqual(Math.ceil(elapsed / 1000) + 1);
+      w.child.kill("SIGTERM");
+      const r = await w.done;
+      expect(r.code, r.stderr).toBe(0);
+    } finally {
+      if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill("SIGKILL");
+    }
+  }, 40_000);
 });
