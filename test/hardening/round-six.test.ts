@@ -3,7 +3,7 @@
  * the input again over the built CLI or the real module and fails if it goes through.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.js";
@@ -272,4 +272,23 @@ describe("a burst of SIGHUPs stays inside the watcher's interval", () => {
       if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill("SIGKILL");
     }
   }, 40_000);
+});
+
+describe("a huge file in the rules folder is judged by its size", () => {
+  it("a 400 MB .yaml (sparse) is skipped unread with one warning in a folder, refused when named", async () => {
+    const dir = await tempDir("flowrules-huge-yaml-");
+    await mkdir(join(dir, "rules"));
+    await writeFile(join(dir, "rules", "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    actions:\n      - report: { group_by: status }\n");
+    const huge = join(dir, "rules", "dump.yaml");
+    await writeFile(huge, "");
+    await truncate(huge, 400 * 1024 * 1024);
+    const inFolder = await runCli(["validate", "rules"], {}, { cwd: dir });
+    expect(inFolder.code, inFolder.stderr).toBe(0);
+    const said = (inFolder.stdout + inFolder.stderr).split("\n").filter((l) => l.includes("dump.yaml"));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/rules\/dump\.yaml:1:1 +warning +skipped, not read: the file holds 400\.0 MiB, and a rule file may hold at most 1 MiB/);
+    const named = await runCli(["validate", "rules/dump.yaml"], {}, { cwd: dir });
+    expect(named.code).toBe(1);
+    expect(named.stdout + named.stderr).toMatch(/rules\/dump\.yaml:1:1 +error +the file holds 400\.0 MiB: a rule file may hold at most 1 MiB/);
+  });
 });
