@@ -3,6 +3,7 @@
  * the input again over the built CLI or the real module and fails if it goes through.
  */
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -291,4 +292,35 @@ describe("a huge file in the rules folder is judged by its size", () => {
     expect(named.code).toBe(1);
     expect(named.stdout + named.stderr).toMatch(/rules\/dump\.yaml:1:1 +error +the file holds 400\.0 MiB: a rule file may hold at most 1 MiB/);
   });
+});
+
+describe("a cycle whose journal cannot be read", () => {
+  it("a folder at the journal's path: the cycle is set aside in one line, not resumed for ever", async () => {
+    const sb = closeAfterAll(await startSandbox({ port: 0, instances: 40, seed: 42 }));
+    const dir = await tempDir("flowrules-journal-folder-");
+    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n");
+    const env = { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0", FLOWRULES_WATCH_MIN_INTERVAL_MS: "200" };
+    const folder = join(dir, "state", "watch", "cycles", "2026-11-27T09-00-00-000Z-4242-3");
+    await mkdir(folder, { recursive: true });
+    const planned = await runCli(["plan", "r.yaml", "--out", join(folder, "plan.json")], env, { cwd: dir });
+    expect(planned.code, planned.stderr).toBe(0);
+    await mkdir(join(folder, "plan.json.journal.jsonl"));
+
+    const w = spawnCli(["watch", "r.yaml", "--state", "state", "--apply", "--interval", "1s"], env, { cwd: dir });
+    const err = stderrOf(w.child);
+    try {
+      await err.saw(/cycle 1 \(first, 1 rule\)/, 20_000);
+      const warnings = err.text().split("\n").filter((l) => l.includes("journal"));
+      expect(warnings, err.text()).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^flowrules: warning: cannot resume an unfinished cycle: the journal \S+plan\.json\.journal\.jsonl is a folder, not a regular file.*; set aside as \S+-4242-3\.corrupt, planning afresh$/);
+      expect(err.text()).not.toMatch(/cycle failed|resuming/);
+      expect(existsSync(folder)).toBe(false);
+      expect(existsSync(`${folder}.corrupt`)).toBe(true);
+      w.child.kill("SIGTERM");
+      const r = await w.done;
+      expect(r.code, r.stderr).toBe(0);
+    } finally {
+      if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill("SIGKILL");
+    }
+  }, 40_000);
 });
