@@ -75,7 +75,11 @@ export async function emitPlan(plan: Plan, view: string, opts: PlanCommandOption
     const clash = await reportFileClash(opts.reportDir, plan, others);
     if (clash !== undefined) throw new UserError(clash);
   }
-  io.stdout(view);
+  // `--out -` is the one document on stdout (a pipeline's `| jq` reads one): the view goes to stderr, and with
+  // --format json it is that document already. A descriptor named as a path (/dev/stdout, /dev/fd/N) is written
+  // into after the view, as docs/operating.md says
+  if (opts.out !== "-") io.stdout(view);
+  else if (opts.format !== "json") io.stderr(view);
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {
     const files = await writeReportFiles(opts.reportDir, plan);

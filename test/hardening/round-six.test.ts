@@ -324,3 +324,24 @@ describe("a cycle whose journal cannot be read", () => {
     }
   }, 40_000);
 });
+
+describe("--out - is the only document on stdout", () => {
+  it("plan --format json --out - and plan --out - print one JSON document (the plan file); the text view goes to stderr", async () => {
+    const sb = closeAfterAll(await startSandbox({ port: 0, instances: 20, seed: 42 }));
+    const dir = await tempDir("flowrules-out-stdout-");
+    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n");
+    const env = { FLOWRULES_API_KEY: "sandbox-admin" };
+    for (const format of ["json", "text"]) {
+      const r = await runCli(["plan", "r.yaml", "--base-url", sb.baseUrl, "--format", format, "--out", "-"], env, { cwd: dir });
+      expect(r.code, r.stderr).toBe(0);
+      // JSON.parse takes one document and nothing after it
+      const doc = JSON.parse(r.stdout) as Record<string, unknown>;
+      expect(doc).toHaveProperty("changes");
+      expect(doc).toHaveProperty("reports");
+      if (format === "text") {
+        expect(r.stderr).toMatch(/^Rule r \(workflow 1042\): \d+ selected/m);
+        expect(r.stderr).toMatch(/^ {2}Report r \(rule r\): \d+ instances by status$/m);
+      }
+    }
+  });
+});
