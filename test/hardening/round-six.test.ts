@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.js";
 import { cursorPages, type Page } from "../../src/api/pagination.js";
 import { maskUserinfo } from "../../src/api/url-guard.js";
+import { keyShaped } from "../../src/model/config.js";
 import { MAX_DURATION_MS, readDuration } from "../../src/model/duration.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import { runCli, spawnCli, type CliResult } from "../helpers/cli.js";
@@ -343,5 +344,24 @@ describe("--out - is the only document on stdout", () => {
         expect(r.stderr).toMatch(/^ {2}Report r \(rule r\): \d+ instances by status$/m);
       }
     }
+  });
+});
+
+describe("a key pasted as api_key_env", () => {
+  it("is refused at its file:line:col without being shown, for every verb that reads the profile", async () => {
+    const pasted = ["ghp_Abc123Def456Ghi789Jkl012Mno345Pqr678", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "a8f5f167f44f4964e6c998dee827110c", "AKIAIOSFODNN7EXAMPLE"];
+    for (const key of pasted) {
+      expect(keyShaped(key), key).toBe(true);
+      const dir = await tempDir("flowrules-pasted-key-");
+      await writeFile(join(dir, "flowrules.config.yaml"), `default_profile: p\nprofiles:\n  p:\n    base_url: http://127.0.0.1:9/api\n    api_key_env: ${key}\n`);
+      for (const verb of [["workflows"], ["plan"]]) {
+        const r = await runCli(verb, {}, { cwd: dir });
+        oneLine(r, /^flowrules: flowrules\.config\.yaml:5:18: profiles\.p\.api_key_env: looks like an API key itself, not a variable's name \(it is not shown\)/);
+        expect(r.stderr).not.toContain(key);
+        expect(r.stderr).not.toContain(key.slice(0, 8));
+      }
+    }
+    // names people give their variables stay names
+    for (const name of ["FLOWRULES_API_KEY", "PROD_API_KEY", "K1", "tenant_eu_west_1_api_key", "STAGING_KEY_2026"]) expect(keyShaped(name), name).toBe(false);
   });
 });
