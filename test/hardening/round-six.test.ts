@@ -163,6 +163,17 @@ describe("catalog and journal paths that are not regular files", () => {
     expect(r.stderr).toContain("workflow catalog /proc/self/environ is not valid JSON; it is ignored");
     expect(r.stdout + r.stderr).not.toMatch(/s3cr3t|MARKER|PATH=/);
   });
+
+  it("a plan file that is not JSON is refused without the parser's excerpt of it", async () => {
+    const dir = await tempDir("flowrules-not-json-plan-");
+    await writeFile(join(dir, "p.json"), '{"format_version": 1, "created_at": SECRET_TOKEN=hunter2xyz}');
+    await writeFile(join(dir, "q.json"), '{"changes": [{"id": hunter2xyz}]}');
+    for (const file of ["p.json", "q.json"]) {
+      const r = await runCli(["apply", file, "--base-url", "http://127.0.0.1:9/api"], { FLOWRULES_API_KEY: "sandbox-admin" }, { cwd: dir });
+      oneLine(r, new RegExp(`^flowrules: .*${file.replace(".", "\\.")} is not valid JSON \\(a syntax error[^)]*\\); write plans with`));
+      expect(r.stderr).not.toMatch(/hunter|SECRET/);
+    }
+  });
 });
 
 describe("report files never replace the run's other files", () => {
