@@ -4,10 +4,13 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdir, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createClient } from "../../src/api/index.js";
+import { createClient, redact } from "../../src/api/index.js";
+import { maskKeyInPlan } from "../../src/engine/mask-plan.js";
 import { cursorPages, type Page } from "../../src/api/pagination.js";
 import { maskUserinfo } from "../../src/api/url-guard.js";
 import { keyShaped } from "../../src/model/config.js";
@@ -374,5 +377,43 @@ describe("a key pasted as api_key_env", () => {
     }
     // names people give their variables stay names
     for (const name of ["FLOWRULES_API_KEY", "PROD_API_KEY", "K1", "tenant_eu_west_1_api_key", "STAGING_KEY_2026"]) expect(keyShaped(name), name).toBe(false);
+  });
+});
+
+describe("a key echoed back in another case is masked", () => {
+  const KEY = "fr-Tenant42-abcDEF123456ghiJKL789mno";
+
+  it("redact and the plan's masking ignore the case of the key's letters, whole and in pieces", () => {
+    const upper = KEY.toUpperCase();
+    expect(redact(`invalid key ${upper}`, KEY, "#")).toBe("invalid key #");
+    expect(redact(`invalid key ${KEY.toLowerCase()}!`, KEY, "#")).toBe("invalid key #!");
+    // a piece of 16 or more in another case, wherever it stands
+    expect(redact(`seen: ${upper.slice(5, 23)} and more`, KEY, "#")).toBe("seen: # and more");
+    // base64 and URL-encoded forms too
+    expect(redact(`basic ${Buffer.from(KEY).toString("base64").toLowerCase()}`, KEY, "#")).toBe("basic #");
+    // ordinary words stay readable
+    expect(redact("Tenant overview and DEF totals", KEY, "#")).toBe("Tenant overview and DEF totals");
+    const plan = { changes: [{ instance_name: `Claim ${upper}`, before: { note: KEY.toLowerCase() } }], reports: [], errors: [] } as unknown as Parameters<typeof maskKeyInPlan>[0];
+    expect(maskKeyInPlan(plan, KEY)).toBe(2);
+    expect(JSON.stringify(plan)).not.toMatch(/TENANT42|tenant42/i);
+  });
+
+  it("a service echoing the key upper-cased in a refusal: printed by no verb", async () => {
+    const server = createServer((req, res) => {
+      const sent = /^Api-Key (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(JSON.stringify({ detail: `INVALID CREDENTIALS: ${sent.toUpperCase()} / ${sent.toLowerCase()}` }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    closeAfterAll({ close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+    const dir = await tempDir("flowrules-upper-echo-");
+    for (const args of [["workflows"], ["workflows", "--log-format", "json"]]) {
+      const r = await runCli(args, { FLOWRULES_BASE_URL: base, FLOWRULES_API_KEY: KEY }, { cwd: dir });
+      expect(r.code).toBe(1);
+      const all = r.stdout + r.stderr;
+      expect(all).toMatch(/401/);
+      expect(all.toLowerCase()).not.toContain("tenant42-abcdef");
+    }
   });
 });
