@@ -231,10 +231,14 @@ function inChild(options: StatePlanOptions | StateApplyOptions, apply = false): 
       else reject(new Error(`the state-plan child failed: ${msg.type === "error" ? msg.message : msg.type}`));
     });
     child.on("error", (err) => {
-      if (!settled) (settled = true), reject(err);
+      if (settled) return;
+      settled = true;
+      reject(err);
     });
     child.on("exit", (code) => {
-      if (!settled) (settled = true), reject(new Error(`the state-plan child exited (code ${code}) without a result`));
+      if (settled) return;
+      settled = true;
+      reject(new Error(`the state-plan child exited (code ${code}) without a result`));
     });
     const job: ToChild = apply ? { type: "run", job: { kind: "state-apply", options: options as StateApplyOptions } } : { type: "run", job: { kind: "state-plan", options } };
     child.send(job);

@@ -1,7 +1,7 @@
 /** abort: stop every matched running instance; planned per instance, sent in bulk batches at apply. */
 import { isRecord } from "../model/guards.js";
 import { describeStatus, statusOf } from "./instance.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import type { SourcePos } from "../model/rule-types.js";
 import type { MutatingActionKind } from "./types.js";
 
@@ -98,7 +98,7 @@ export const abort: MutatingActionKind<"abort", AbortAction> = {
       await Promise.all(
         [...new Set(processIds)].map(async (pid) => {
           // each item's own status decides, never the filter alone: a service or proxy that ignores `status=aborted`
-          // would otherwise make running instances count as aborted (issue 28)
+          // would otherwise make running instances count as aborted
           for await (const item of client.instances(pid, query)) if (item.status === "aborted") ids.add(item.id);
         }),
       );

@@ -1,7 +1,7 @@
 /** complete_step: complete an active step of each matched instance, sending the given inputs. */
 import { activeSteps, statusOf } from "./instance.js";
 import { stepKind } from "./step-kind.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export const completeStep = stepKind({
   kind: "complete_step",

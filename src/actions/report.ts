@@ -1,5 +1,5 @@
 /** report: no mutation; a table of the matched instances grouped by one key. */
-import { closest } from "../model/suggest.js";
+import { closest } from "../text/suggest.js";
 import type { SourcePos } from "../model/rule-types.js";
 import type { PlannedReport, ReportGroup } from "../plan/types.js";
 import type { ActionCompileContext, ActionPlanInput, ReportActionKind, ReportEntry, RuleInfo } from "./types.js";

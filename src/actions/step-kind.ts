@@ -109,7 +109,7 @@ export function sentActions(change: PlannedChange): Array<{ action_id: number; i
 }
 
 /**
- * What `after` shows is what the request sends (issue 28): a plan whose body was edited (and its digest recomputed)
+ * What `after` shows is what the request sends: a plan whose body was edited (and its digest recomputed)
  * is refused before any request, not applied while `show` shows the original. `after` holds `step N: completed`
  * for a completion and one entry per input field, labelled `action <id>`, or `fields.<alias>` when the rule named
  * it, with the value as plainValue shows it (an input given twice shows its last value). Key order is not relied on.

@@ -4,7 +4,7 @@
  * echoes it back.
  */
 import { STATUS_CODES } from "node:http";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 /** One-line messages stay short: the service's own words are cut beyond this. */
 const DETAIL_MAX = 120;
@@ -50,14 +50,14 @@ export class FlowrulesApiError extends Error {
 
 /**
  * The service cannot be used at all by this run: it refused the API key (401, or a 403 before any request
- * succeeded), or it could not be reached once the retries ran out. Said once, as one line (issue 28): the client
+ * succeeded), or it could not be reached once the retries ran out. Said once, as one line: the client
  * then fails every later call with this same error, sending nothing, and the commands stop with it.
  */
 export class ServiceUnusableError extends FlowrulesApiError {}
 
 /**
  * A POST not sent because its rate-limit slot would open only after the run's deadline (`--max-duration`): the run
- * ends on time instead of waiting for the window (issue 28). Surely never sent.
+ * ends on time instead of waiting for the window. Surely never sent.
  */
 export class PastDeadlineNotSentError extends FlowrulesApiError {}
 
@@ -69,7 +69,7 @@ export class StoppedNotSentError extends FlowrulesApiError {}
 
 /**
  * GET /instances/{id}/ answered with the record of another instance (a broken cache or proxy): never taken as the
- * asked instance's record (issue 28).
+ * asked instance's record.
  */
 export class WrongRecordError extends FlowrulesApiError {
   constructor(
@@ -288,7 +288,7 @@ const FOLDED_PIECE = 16;
  * piece of 8 or more characters of a secret of 20 or more (defence in depth for bodies and low-level error messages:
  * a server may echo part of the key back). A piece of 8 to 11 characters is masked where it stands as a word of its
  * own; glued to letters or digits it is part of an ordinary word ("Deployments" sharing "Deployment" with a key) and
- * left, so text stays readable (issue 28). A piece of 12 or more is masked wherever it stands.
+ * left, so text stays readable. A piece of 12 or more is masked wherever it stands.
  */
 export function redact(text: string, secret: string, mask = "[REDACTED]"): string {
   if (secret.length < 3) return text;

@@ -2,7 +2,7 @@
  * The API key's characters, checked as the settings are read, before any rule file or request. An HTTP header carries
  * only visible ASCII here: a key with an invisible or non-ASCII character (a zero-width space pasted with it, a
  * non-breaking space) is refused by the HTTP library request by request, which once left a run with no output and
- * exit 0 (issue 28, docs/safety.md). The message names where the key came from (`source`, words the caller gives:
+ * exit 0 (docs/safety.md). The message names where the key came from (`source`, words the caller gives:
  * this room knows no variable) and the position, never the character's neighbours, so no piece of the key is printed.
  */
 

@@ -4,7 +4,7 @@
  * 404 must not read as "no more instances", or a rule testing that a value is absent would overwrite data).
  */
 import { ResponseShapeError } from "./errors.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 /** One page of a listing (the pagination envelope). */
 export interface Page<T> {

@@ -25,7 +25,7 @@ export const InstanceStatusSchema = z.enum(["running", "completed", "aborted"]);
 export type InstanceStatus = z.infer<typeof InstanceStatusSchema>;
 
 export const InstanceListItemSchema = z.looseObject({
-  // an id the service's paths cannot carry (0, negative) is refused with the answer, never planned (issue 28)
+  // an id the service's paths cannot carry (0, negative) is refused with the answer, never planned
   id: z.number().int().positive(),
   // required by the spec, but an automatically named instance may carry null: read it as ""
   name: z.string().nullish().transform((v) => v ?? ""),

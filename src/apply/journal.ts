@@ -15,12 +15,12 @@
  * before batches were named generically (`not_aborted`, README.md "Compatibility notes") read as `not_acted`.
  */
 import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeSync, fstatSync, readSync, statSync, type Stats } from "node:fs";
-import { kindOf } from "../model/capped-read.js";
+import { kindOf } from "../fs/capped-read.js";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { UserError } from "../model/errors.js";
-import { writeFailure } from "../model/write-file.js";
+import { writeFailure } from "../fs/write-file.js";
 import { errorMessage, isRecord } from "../model/guards.js";
 
 const at = z.string();
@@ -166,7 +166,7 @@ export class Journal {
       // survives a power cut too, not only kill -9 (which the page cache would survive anyway)
       fdatasyncSync(this.fd);
     } catch (err) {
-      // nothing is sent whose intent is not journalled: the run stops here, naming the file (issue 28)
+      // nothing is sent whose intent is not journalled: the run stops here, naming the file
       throw new UserError(`cannot write the journal ${this.file}: ${writeFailure(err)}`);
     }
     for (const e of full) this.remember(e);

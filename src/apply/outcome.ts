@@ -13,9 +13,9 @@ export type OutcomeStatus =
   | "failed"
   /** a change of a batch kind whose id its batch did not return (an abort: "not aborted") */
   | "not_acted"
-  /** never attempted: interrupted (SIGINT/SIGTERM) or halted (API key refused) */
+  /** never attempted: the run halted first (the API key refused, a staleness check failed) */
   | "not_started"
-  /** not started because --max-duration ran out: the same apply again resumes it from the journal */
+  /** not started because --max-duration ran out or the run was stopped (SIGTERM, SIGINT): the same apply again resumes it */
   | "deferred";
 
 export type AppliedHow = "response" | "returned" | "verified";

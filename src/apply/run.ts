@@ -12,7 +12,7 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_CLOCK_SKEW_MS, DEFAULT_LOCK_TIMEOUT_MS, DEF
 import { UserError } from "../model/errors.js";
 import { executePlan } from "./execute.js";
 import { Journal } from "./journal.js";
-import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../model/lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../fs/lock.js";
 import { loadPlanForApply } from "./load.js";
 import { countOutcomes, type ChangeOutcome } from "./outcome.js";
 import type { ApplyProgress, StalenessCheck } from "./types.js";
@@ -59,7 +59,7 @@ export async function acquireWaiting(file: string, lockOpts: LockOptions, wait: 
 
 /**
  * The journal is the plan's memory of what was sent, so one run at a time may use it, whatever its working directory
- * or --lock-file (issue 28: two applies of one plan from two directories sent changes twice). Its own lock beside
+ * or --lock-file (two applies of one plan from two directories sent changes twice). Its own lock beside
  * it, taken after the run's lock (always in this order, so two runs never wait on each other), works like that one:
  * a live holder is refused (or waited for), a dead one's lock is taken over.
  */
@@ -154,7 +154,7 @@ async function applyJournalled(loaded: LoadedPlan, opts: LockedRunOptions, shown
   const c = opts.connection;
   const client = clientFrom(c, {
     ...(opts.onClientEvent ? { onEvent: opts.onClientEvent } : {}),
-    // no change waits for the rate window past --max-duration (issue 28)
+    // no change waits for the rate window past --max-duration
     ...(opts.deadline !== undefined ? { notAfter: opts.deadline } : {}),
     ...opts.tuning?.client,
     limiter: opts.limiter,

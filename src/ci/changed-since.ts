@@ -21,7 +21,7 @@ export interface ChangedSince extends DefinitionDiff {
 
 /**
  * One warning per rule file that was not valid YAML at the ref: its rules cannot be compared, so each of them counts
- * as added (which errs towards planning more), and the reader is told why (issue 35).
+ * as added (which errs towards planning more), and the reader is told why.
  */
 export function unreadableAtRef(ref: string, files: RuleText[], flag: string): string[] {
   return files.flatMap((f) => {

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { CONFIG_FILE } from "../model/defaults.js";
-import { findConfigFile } from "../model/config-file.js";
+import { findConfigFile } from "../fs/config-file.js";
 import { CONFIG_ENV, PROFILE_ENV } from "./flags.js";
 
 /** The config file a run reads (or would, once written), and what named it. */
@@ -19,7 +19,7 @@ export interface ConfigFileChoice {
   from: "--config" | typeof CONFIG_ENV | "found" | "none";
 }
 
-/** The config file: --config, else FLOWRULES_CONFIG, else the nearest flowrules.config.yaml (src/model/config-file.ts). */
+/** The config file: --config, else FLOWRULES_CONFIG, else the nearest flowrules.config.yaml (src/fs/config-file.ts). */
 export function configFileChoice(opts: { config?: string | undefined }, env: Record<string, string | undefined>, cwd = process.cwd()): ConfigFileChoice {
   const fromEnv = env[CONFIG_ENV];
   const named = opts.config !== undefined ? ({ file: opts.config, from: "--config" } as const) : fromEnv ? ({ file: fromEnv, from: CONFIG_ENV } as const) : undefined;

@@ -13,10 +13,19 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [string, s
     ["flowrules plan --out plan.json", "dry-run diff of rules/, saved for `flowrules apply plan.json`"],
     ["flowrules plan --profile production --format markdown", "the plan against a profile's service, as a PR comment"],
     ["flowrules plan --changed-since origin/main --detailed-exitcode", "only the rules a branch edits; exit 2 when they change something"],
+    ["flowrules plan --at +7d", "a forecast: the plan as it would be in a week if nobody changed anything (apply refuses it)"],
+  ],
+  forecast: [
+    ["flowrules forecast --until +7d", "per rule, what time alone brings each day of the coming week"],
+    ["flowrules forecast rules/ --until +48h --every 6h --format html > forecast.html", "the same every six hours, as a page with a chart per rule"],
   ],
   apply: [
     ["flowrules apply plan.json", "execute exactly that reviewed plan"],
     ["flowrules apply rules/ --auto-approve --max-duration 14m", "plan and apply in one go, for a schedule"],
+  ],
+  revert: [
+    ["flowrules revert plan.json --out undo.json", "a plan that sets back what plan.json's saves wrote, where the fields still hold it"],
+    ["flowrules revert --state /var/lib/flowrules --cycle 2026-12-01T09-00-00-000Z-41-3", "the same for one watcher cycle (`flowrules history` names them)"],
   ],
   show: [["flowrules show plan.json --format html > plan.html", "a saved plan for review in the browser"]],
   test: [["flowrules test --junit results.xml", "the rule tests beside the rules, no network"]],

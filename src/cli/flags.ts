@@ -87,7 +87,7 @@ export const PLANNING_FLAGS: { [K in keyof PlanningSettings]-?: SettingSource } 
 
 /**
  * Flags of `apply`: one line per field of ApplyingSettings (the compiler asks for it); how each becomes the setting is
- * its line in APPLYING_READS (./settings.ts). Durations take a unit (src/model/duration.ts).
+ * its line in APPLYING_READS (./settings.ts). Durations take a unit (src/text/duration.ts).
  */
 export const APPLYING_FLAGS: { [K in keyof ApplyingSettings]-?: SettingSource } = {
   autoApprove: { flags: "--auto-approve", help: "plan the rules and apply without asking (for schedules)" },

@@ -1,17 +1,17 @@
 /**
  * Profiles (docs/operating.md, Profiles): `flowrules.config.yaml` in the current directory or the nearest parent up
- * to the repository root (src/model/config-file.ts), or `--config FILE` /
+ * to the repository root (src/fs/config-file.ts), or `--config FILE` /
  * FLOWRULES_CONFIG, names one profile per service or tenant; `--profile NAME` / FLOWRULES_PROFILE / `default_profile`
  * picks one. A profile is one more source of settings, below flags and environment (src/cli/settings.ts).
  * Every problem with the file is one line naming file:line:col; the API key is never read from it.
  */
 import { dirname } from "node:path";
 import { LineCounter, isMap, isNode, isPair, isScalar, isSeq, parseDocument, visit } from "#yaml";
-import { MAX_YAML_FILE_BYTES, readCappedText } from "../model/capped-read.js";
+import { MAX_YAML_FILE_BYTES, readCappedText } from "../fs/capped-read.js";
 import { CONFIG_KEYS, ConfigFileSchema, PROFILE_KEYS, SECRET_KEYS, type Profile } from "../model/config.js";
 import { UserError } from "../model/errors.js";
 import { errorMessage } from "../model/guards.js";
-import { didYouMean } from "../model/suggest.js";
+import { didYouMean } from "../text/suggest.js";
 import { CONFIG_FILE } from "../model/defaults.js";
 import { configFileChoice, noConfigFile, profileAsked, type ConfigFileChoice } from "./config-choice.js";
 import { posOfKey, posOfValue, posAt, type SourceFile } from "../rules/positions.js";

@@ -16,6 +16,8 @@ import { registerExplain } from "./explain.js";
 import { registerSandbox } from "./sandbox.js";
 import { registerWatch } from "./watch.js";
 import { registerHistory } from "./history.js";
+import { registerForecast } from "./forecast.js";
+import { registerRevert } from "./revert.js";
 import { registerState } from "./state-verb.js";
 import { registerConfig } from "./config.js";
 import { registerDescribe, registerWorkflows } from "./workflows.js";
@@ -37,6 +39,8 @@ export function buildProgram(): Command {
   registerValidate(program);
   registerPlan(program);
   registerApply(program);
+  registerForecast(program);
+  registerRevert(program);
   registerShow(program);
   registerTest(program);
   registerExplain(program);

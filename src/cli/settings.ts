@@ -16,6 +16,7 @@ import { z } from "zod";
 import { InsecureUrlError } from "../api/errors.js";
 import { isLoopbackHost, maskUserinfo } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
+import { sameService } from "../model/service.js";
 import {
   ApplyingSettingsSchema,
   ConnectionSettingsSchema,
@@ -42,12 +43,12 @@ import {
   type WatchSettings,
   sendRatePerMin,
 } from "../model/settings.js";
-import { durationText, readDuration } from "../model/duration.js";
+import { durationText, readDuration } from "../text/duration.js";
 import { DEFAULT_BUDGET_PERCENT } from "../watch/settings.js";
 import { notifyUrls, parseNotifyUrl } from "../notify/urls.js";
 import { parseShard, shardLabel, type Shard } from "../plan/shard.js";
 import { tagProblem } from "../rules/operations.js";
-import { plainDecimal } from "../model/plain-decimal.js";
+import { plainDecimal } from "./plain-decimal.js";
 import { apiKeyProblem } from "../api/key-check.js";
 import { loadProfile } from "./profiles.js";
 import { configFileChoice } from "./config-choice.js";
@@ -126,7 +127,7 @@ function profileRef(src: Sources): ProfileRef | undefined {
 /** The one reader of whole-number settings (flags, variables, profile keys): plain digits within [min, max]. */
 function wholeNumber(p: Picked | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (p === undefined) return undefined;
-  // plain decimal digits only: Number() would also take "0x10", "1e3" and "" (issue 28)
+  // plain decimal digits only: Number() would also take "0x10", "1e3" and ""
   const n = typeof p.value === "number" ? p.value : plainDecimal(String(p.value));
   if (!Number.isInteger(n) || n < min || n > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
@@ -135,7 +136,7 @@ function wholeNumber(p: Picked | undefined, min: number, max = Number.MAX_SAFE_I
   return n;
 }
 
-/** The one reader of duration settings (src/model/duration.ts): a number and a unit; a bare number only where `bare` says. */
+/** The one reader of duration settings (src/text/duration.ts): a number and a unit; a bare number only where `bare` says. */
 function durationOf(p: Picked | undefined, opts: { bare?: "s"; min?: number; max?: number } = {}): number | undefined {
   if (p === undefined) return undefined;
   const read = readDuration(String(p.value), opts);
@@ -158,18 +159,6 @@ const textOf = (p: Picked | undefined): string | undefined => (typeof p?.value =
 const resolvedKeys = new Set<string>();
 export function runSecrets(): string[] {
   return [...resolvedKeys];
-}
-
-/** Two spellings of one service ("…/api" and "…/api/") are one service; an unparsable URL is only itself. */
-function sameService(a: string, b: string): boolean {
-  const norm = (u: string): string => {
-    try {
-      return new URL(u).href.replace(/\/+$/, "");
-    } catch {
-      return u;
-    }
-  };
-  return norm(a) === norm(b);
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * A run whose event loop runs dry while its command has not settled did not finish: something it awaited can never
- * answer (issue 28 saw it when the HTTP library dropped requests it refused to send). Node then ends the process with
+ * answer (it was seen when the HTTP library dropped requests it refused to send). Node then ends the process with
  * exit 0 and no output, which CI reads as success. This turns that into an error: exit 1 and one line.
  */
 import { EXIT_ERROR } from "../model/errors.js";

@@ -21,10 +21,10 @@ import {
   type ApplyingSettings,
   type ConnectionSettings,
 } from "../model/settings.js";
-import { durationText } from "../model/duration.js";
+import { durationText } from "../text/duration.js";
 import type { LoadedRules, PlanRunOptions } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
-import { describeTakeOver, type HeldLock } from "../model/lock.js";
+import { describeTakeOver, type HeldLock } from "../fs/lock.js";
 import { acquireWaiting, applyLoadedPlan, type LockWait } from "../apply/run.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";
@@ -42,7 +42,7 @@ import { textSafe } from "../render/escape.js";
 import { redactor } from "../log/redact.js";
 import { errorMessage } from "../model/guards.js";
 import { openStateForApply, stateSettingsOf, type HeldState } from "./state.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export const RUNS_DIR = ".flowrules/runs";
 

@@ -1,16 +1,16 @@
 /**
  * Names the completion scripts offer, read cheaply at completion time from the words typed so far: profile names
  * (the `profiles:` keys of the file `--config` names on the line, else $FLOWRULES_CONFIG, else the nearest
- * flowrules.config.yaml up to the repository root, as a run finds it: src/model/config-file.ts) and rule names (the `name:` of each rule in the paths typed after the
+ * flowrules.config.yaml up to the repository root, as a run finds it: src/fs/config-file.ts) and rule names (the `name:` of each rule in the paths typed after the
  * verb, else rules/, read as YAML without compiling). A missing or unreadable file is no names.
  *
  * The names come from files anyone may have written (a cloned repository's config): only names of the shape the
  * loaders accept (letters, digits, '.', '_', '-') are printed, so no shell that inserts one can run a name as code
- * (docs/safety.md). Each file is read once, at most 1 MiB of a regular file (src/model/capped-read.ts).
+ * (docs/safety.md). Each file is read once, at most 1 MiB of a regular file (src/fs/capped-read.ts).
  */
 import { parse } from "#yaml";
-import { readCappedText } from "../model/capped-read.js";
-import { findConfigFile } from "../model/config-file.js";
+import { readCappedText } from "../fs/capped-read.js";
+import { findConfigFile } from "../fs/config-file.js";
 import { isRecord } from "../model/guards.js";
 // files.js alone: the rules index would load the compiler, and this runs on every Tab
 import { listRuleFiles } from "../rules/files.js";

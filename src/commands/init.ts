@@ -33,7 +33,7 @@ function schemaRef(dir: string, file: string): string {
 
 /**
  * A service's name inside a YAML comment: a line break (or any control or line-separator character) in it would end
- * the comment and write the rest as YAML (issue 28); such characters are written as visible \uXXXX escapes.
+ * the comment and write the rest as YAML; such characters are written as visible \uXXXX escapes.
  */
 export function commentText(name: string): string {
   return name.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`);

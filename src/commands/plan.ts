@@ -3,10 +3,10 @@
  * to stdout, optionally write the JSON plan, and choose the exit code of the CLI contract.
  */
 import type { ConnectionSettings } from "../model/settings.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { writePlanFile } from "../plan/write.js";
-import { checkOutputFile, checkOutputFolder } from "../model/write-file.js";
+import { checkOutputFile, checkOutputFolder } from "../fs/write-file.js";
 import type { Plan } from "../plan/types.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { reportFileClash, writeReportFiles } from "../render/report/files.js";
@@ -35,6 +35,8 @@ export interface PlanCommandOptions extends PlanRunOptions {
   connection: ConnectionSettings;
   /** show what the rule edits since this git ref change (`plan --compare`, ./plan-compare.ts) */
   compare?: string;
+  /** with `compare`: what time alone does to the touched rules within this horizon (`--forecast 7d`) */
+  forecastMs?: number;
   /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL / a profile's notify) */
   notify?: NotifySettings;
 }
@@ -46,7 +48,7 @@ export function planExitCode(plan: Plan, detailed: boolean): number {
 
 /**
  * `--out` and `--report-dir` checked before the rules load and any request: a folder, a device or a FIFO at the path
- * is one line now, not a raw system error after the whole plan was made (issue 35).
+ * is one line now, not a raw system error after the whole plan was made.
  */
 export async function checkPlanOutputs(opts: Pick<PlanCommandOptions, "out" | "reportDir">): Promise<void> {
   if (opts.out !== undefined) await checkOutputFile(opts.out);

@@ -6,7 +6,7 @@
 import { clientFrom, type ClientSettings, type RequestLimiter } from "../api/index.js";
 import type { ConnectionSettings, PlanningSettings, ProfileRef } from "../model/settings.js";
 import { sendRatePerMin, serviceName } from "../model/settings.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import type { Plan } from "../plan/types.js";
 import { runPlan, type PlanProgress, type RequestChoice, type RunPlanOptions } from "../engine/plan-live.js";
 import type { RuleSet } from "../rules/types.js";
@@ -30,6 +30,15 @@ import { finishState, holdState, openStateForRun, reportState, stateSettingsOf, 
 export type PlanRunOptions = Partial<PlanningSettings> & {
   quiet: boolean;
   now?: Date;
+  /**
+   * a forecast (`plan --at`, docs/forecast.md): the plan as it would be at this instant if nobody changed anything;
+   * every time-relative part resolves at it (the run's one `now`), the data is read now, and the plan carries
+   * `forecast_at`. A forecast neither reads nor writes a state dir: the state is the service's data as of a run, and
+   * a run dated in the future would move its bookmarks and time slices past what was read.
+   */
+  at?: Date;
+  /** a forecast's planning run (`forecast`, `plan --compare --forecast`): warned about what it cannot move, as `at` */
+  forecasting?: boolean;
   /** the profile of the run, named beside the service in the plan and on stderr */
   profile?: ProfileRef;
   /** the process's one rate budget, when planning is one phase of a run (apply --auto-approve, watch) */
@@ -59,6 +68,12 @@ export function withProfile<P extends Plan>(plan: P, profile: ProfileRef | undef
   return { format_version, flowrules_version, created_at, base_url, profile: profile.name, ...rest } as P;
 }
 
+/** A plan made for `at` from data read at `readAt`: created_at is when it was made, forecast_at the instant it shows. */
+export function asForecast<P extends Plan>(plan: P, at: Date, readAt: Date): P {
+  const { format_version, flowrules_version, created_at: _planned, ...rest } = plan;
+  return { format_version, flowrules_version, created_at: readAt.toISOString(), forecast_at: at.toISOString(), ...rest } as P;
+}
+
 /** Plans an already loaded rule set against the service; shared by `plan` and `apply --auto-approve`. */
 export async function planRuleSet(
   ruleSet: RuleSet,
@@ -70,7 +85,8 @@ export async function planRuleSet(
   run: (o: RunPlanOptions) => Promise<Plan> = runPlan,
 ): Promise<Plan> {
   // checked before a client exists: a misused --resync-after is one line with nothing to close
-  const stateSettings = stateSettingsOf(opts);
+  const stateSettings = opts.at ? undefined : stateSettingsOf(opts);
+  if (opts.at && opts.state !== undefined && !opts.quiet) io.stderr("note: a forecast neither reads nor writes the state dir; it reads the service\n");
   const stop = opts.signal ?? connection.stop;
   // progress per rule (requests done of expected, ETA at the pace the limiter really allows)
   const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(connection.rateLimitPerMin), rules: ruleSet.rules.length });
@@ -85,11 +101,17 @@ export async function planRuleSet(
   });
   const log = io.log ?? nullLogger;
   const onWarning = (message: string): void => {
-    // once the service refused the key or cannot be reached, the one error at the end says so (issue 28)
+    // once the service refused the key or cannot be reached, the one error at the end says so
     if (client.unusable()) return;
     log.event("structure.warning", { message }, "warn");
     if (!log.structured) io.stderr(`warning: ${textSafe(message)}\n`);
   };
+  // the service judges run times by its own clock: a forecast cannot move them (docs/forecast.md)
+  if (opts.at || opts.forecasting) {
+    for (const r of ruleSet.rules) {
+      if (r.select.total_runtime_min !== undefined || r.select.total_runtime_max !== undefined) onWarning(`rule "${r.name}": total_runtime filters are judged by the service's clock, so the forecast counts them as of now`);
+    }
+  }
   const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
   catalog.warnings.forEach(onWarning);
   // why each request is made: always in the JSON log, on stderr with --explain-requests
@@ -98,7 +120,8 @@ export async function planRuleSet(
     if (opts.explainRequests && !log.structured) io.stderr(explainLine(c));
   };
   // the state dir is opened (and locked) before any request: an unusable one fails here, in one line
-  const now = opts.now ?? (stateSettings ? new Date() : undefined);
+  const now = opts.at ?? opts.now ?? (stateSettings ? new Date() : undefined);
+  const readAt = new Date();
   const state = stateSettings
     ? await openStateForRun(stateSettings, client, connection.apiKey, ruleSet, now ?? new Date(), onWarning, onRequestChoice).catch(async (err: unknown) => {
         await client.close();
@@ -141,7 +164,7 @@ export async function planRuleSet(
       opts.keepState(holdState(state, reportState(state, plan, io, opts.quiet), io));
       kept = true;
     } else if (state) await finishState(state, plan, io, opts.quiet);
-    return withProfile(plan, opts.profile);
+    return withProfile(opts.at ? asForecast(plan, opts.at, readAt) : plan, opts.profile);
   } finally {
     view.finish();
     if (!kept) await state?.release();

@@ -2,7 +2,7 @@
  * `flowrules pull [paths...]`: writes the workflow catalog (flowrules.workflows.json, or --workflows FILE) with the
  * structure of every workflow the rules name, for validate, test and explain to check against without a request.
  */
-import { checkOutputFile, writeFileAtomic } from "../model/write-file.js";
+import { checkOutputFile, writeFileAtomic } from "../fs/write-file.js";
 import { clientFrom } from "../api/index.js";
 import type { ConnectionSettings } from "../model/settings.js";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
@@ -16,7 +16,7 @@ import { loadRuleSetOrReport } from "./load.js";
 import { workflowSource } from "./workflow-source.js";
 import { findWorkflow } from "../engine/workflow-ref.js";
 import { serviceName } from "../model/settings.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export interface PullOptions {
   paths: string[];

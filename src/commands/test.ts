@@ -4,7 +4,7 @@
  * failure (or, with --require-tests, on any loaded rule without a test).
  */
 import { mkdir } from "node:fs/promises";
-import { checkOutputFile, writeFailure, writeFileAtomic } from "../model/write-file.js";
+import { checkOutputFile, writeFailure, writeFileAtomic } from "../fs/write-file.js";
 import { dirname } from "node:path";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { testsJunit } from "../render/test-results/junit.js";

@@ -8,7 +8,7 @@ import { resolveConflicts } from "./conflicts.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
 import type { Plan, PlanError, PlannedChange, PlannedReport, RulePlanSummary } from "../plan/types.js";
 import { aliasesShown, namesTable, type NameSource } from "./names.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export interface RuleResult {
   rule: CompiledRule;

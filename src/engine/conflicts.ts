@@ -29,7 +29,7 @@ interface Seen {
 /**
  * The changes of one instance, in plan order: which clash (all of them are left out) and one error for each change
  * that clashes with an earlier one, naming the earliest. Bucketed by target, not compared pair by pair: 2,000 rules
- * changing one step of one instance cost 2,000 look-ups, not 2 million comparisons and errors (issue 35).
+ * changing one step of one instance cost 2,000 look-ups, not 2 million comparisons and errors.
  */
 function instanceConflicts(list: PlannedChange[], dropped: Set<PlannedChange>, errors: PlanError[]): void {
   // whether a change clashes depends on the whole list: what each target holds is counted first

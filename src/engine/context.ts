@@ -22,7 +22,11 @@ function toMillis(ts: unknown): number | undefined {
 
 export type Bindings = Record<string, unknown>;
 
-/** Bindings for one plan; built once per plan so evaluation allocates nothing per instance for them. */
+/**
+ * Bindings for one plan; built once per plan so evaluation allocates nothing per instance for them. Every time helper
+ * takes the plan's instant from here and nowhere else: a forecast (`plan --at`, docs/forecast.md) moves them all by
+ * passing another `now`.
+ */
 export function planBindings(now: Date): Bindings {
   const nowMs = now.getTime();
   const nowIso = now.toISOString();

@@ -32,7 +32,7 @@ export async function evaluateInstance(
   const outcome: InstanceOutcome = { instance_id: data.id, matched: false, changes: [], reportEntries: [], skipped: [], skipReasons: [] };
   const ctx = buildContext(rule, data, nowIso);
   try {
-    // no condition runs without the record it reads: that would plan a change with no precondition (issue 28)
+    // no condition runs without the record it reads: that would plan a change with no precondition
     if (data.unreadable) throw new Error(data.unreadable);
     outcome.matched = rule.when ? truthy(await evalExpr(rule.when, ctx, bindings)) : true;
     if (!outcome.matched) return outcome;

@@ -82,7 +82,7 @@ export const MAX_TEMPLATE_OUTPUT = 100_000;
  * A number as a templated value carries it: JSONata's own string conversion ($string, `&`) writes a number with 15
  * significant digits, so 3 * 315.7 gives 947.1, not the binary 947.0999999999999 — which a decimal field would round
  * or refuse and every run would plan again. A whole template `{{ q * p }}` writes the same number as a number
- * (docs/writing-rules.md, "Numbers"). Infinity and NaN (`{{ q / 0 }}`) are no value a field can hold: an error for
+ * (docs/writing-rules.md, "Numbers from templates"). Infinity and NaN (`{{ q / 0 }}`) are no value a field can hold: an error for
  * that instance, never a null written to the field.
  */
 function templateNumber(n: number, expr: CompiledExpr): number {

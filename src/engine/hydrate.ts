@@ -15,7 +15,7 @@ import { fieldKey } from "../model/field-values.js";
 import type { InstanceData, InstanceStatus, KnownRecordKeys } from "../actions/instance.js";
 
 /** The most ids one form-field request carries (form-field pages hold at most 500: docs/service.md, "Limits"). */
-export const FIELD_BATCH = 500;
+export const FIELD_CHUNK = 500;
 
 export interface PageNeeds {
   processId: number;
@@ -51,7 +51,7 @@ async function readRecords(client: ApiClient, al: Almanac, ids: number[], needs:
         (record) => ({ id, record }),
         (err: unknown) => {
           // another instance's record (a broken cache or proxy) is not this one's: the instance gets an error instead
-          // of being evaluated without its record (issue 28); any other failure fails the rule as before
+          // of being evaluated without its record; any other failure fails the rule as before
           if (err instanceof WrongRecordError) return { id, wrong: err.message };
           throw err;
         },
@@ -80,7 +80,7 @@ async function readFields(client: ApiClient, al: Almanac, ids: number[], needs: 
     .filter((t) => t.ids.length > 0);
   if (todo.length === 0) return;
 
-  const bulkCost = todo.reduce((n, t) => n + Math.ceil(t.ids.length / FIELD_BATCH), 0);
+  const bulkCost = todo.reduce((n, t) => n + Math.ceil(t.ids.length / FIELD_CHUNK), 0);
   const unread = new Set(todo.flatMap((t) => t.ids));
   if (unread.size < bulkCost) {
     // fewer instances than field requests: one read per instance brings every field
@@ -89,17 +89,17 @@ async function readFields(client: ApiClient, al: Almanac, ids: number[], needs: 
   }
   await Promise.all(
     todo.flatMap((t) => {
-      const batches: number[][] = [];
-      for (let i = 0; i < t.ids.length; i += FIELD_BATCH) batches.push(t.ids.slice(i, i + FIELD_BATCH));
-      return batches.map((batch) => fetchFieldBatch(client, al, needs.processId, t.ref, batch));
+      const chunks: number[][] = [];
+      for (let i = 0; i < t.ids.length; i += FIELD_CHUNK) chunks.push(t.ids.slice(i, i + FIELD_CHUNK));
+      return chunks.map((chunk) => fetchFieldChunk(client, al, needs.processId, t.ref, chunk));
     }),
   );
 }
 
 /** One form-field request (4.6) for up to 500 ids; every id it does not list is remembered as "no value". */
-export async function fetchFieldBatch(client: ApiClient, al: Almanac, processId: number, ref: FieldRef, batch: number[]): Promise<void> {
+export async function fetchFieldChunk(client: ApiClient, al: Almanac, processId: number, ref: FieldRef, chunk: number[]): Promise<void> {
   const key = fieldKey(ref.step, ref.action);
-  const pages = client.formFieldPages(processId, ref.step, ref.action, { instance_ids: batch, limit: FIELD_BATCH });
+  const pages = client.formFieldPages(processId, ref.step, ref.action, { instance_ids: chunk, limit: FIELD_CHUNK });
   const found = new Set<number>();
   for await (const page of pages) {
     for (const r of page.results) {
@@ -108,7 +108,7 @@ export async function fetchFieldBatch(client: ApiClient, al: Almanac, processId:
     }
   }
   // the endpoint lists only instances where the field is used with a value: the rest have none
-  for (const id of batch) if (!found.has(id)) rememberValue(al, key, id, undefined);
+  for (const id of chunk) if (!found.has(id)) rememberValue(al, key, id, undefined);
 }
 
 /** Reads records (those not already kept) and keeps them, with every field value their snapshots carry. */

@@ -1,11 +1,12 @@
 /**
- * What a rule edit changes (docs/design.md section 12, `plan --compare`): the changes one version of a rule plans
+ * What a rule edit changes (`plan --compare`; docs/contracts.md, "What a rule edit changes"): the changes one version of a rule plans
  * against the changes the other version plans on the same live data. Pure: two lists of changes in, the impact out.
  *
  * A change is identified by instance, kind and step; the same identity in both versions is a change that "remains",
  * and it "writes other values" when its `after` differs by meaning (src/model/values.ts: numbers, instants, sets),
  * input by input, or when the rule moved between audit and enforce.
  */
+import { dayLabel } from "../text/instant.js";
 import { sameValue } from "../model/values.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import type { ChangedWrite, CompareKeys, ImpactStatus, RuleImpact } from "../plan/compare-schema.js";
@@ -110,6 +111,14 @@ export function hasImpact(impact: readonly RuleImpact[]): boolean {
 }
 
 /** The contract's lead line: `approve-small-expenses (edited): +37 newly affected, -2 no longer, 5 write other values`. */
+/** `in the next 7 days time alone adds +412 (first on Tue 1 Dec)`, for a rule whose forecast moves; else undefined. */
+export function forecastLine(i: RuleImpact): string | undefined {
+  const f = i.forecast;
+  if (!f || f.added + f.removed === 0) return undefined;
+  const what = [f.added > 0 ? `adds +${f.added}` : "", f.removed > 0 ? `takes away -${f.removed}` : ""].filter(Boolean).join(" and ");
+  return `in the next ${f.horizon} time alone ${what}${f.first_at ? ` (first on ${dayLabel(f.first_at)})` : ""}`;
+}
+
 export function impactLine(i: RuleImpact): string {
   return `${i.rule} (${i.status}): +${i.added.length} newly affected, -${i.removed.length} no longer, ${i.changed.length} write other values`;
 }

@@ -1,7 +1,7 @@
 /**
  * The API key found in the service's data (an instance named with it, a field value holding it) is masked in what a
  * plan shows and stores: instance names, `before` values, report contents, error messages and the workflow, step and
- * field names beside ids (issue 28, issue 36). Request bodies and `after` are left as planned — they say what is sent,
+ * field names beside ids. Request bodies and `after` are left as planned — they say what is sent,
  * and apply checks the two agree — so a template that copies such a value into a field still sends it, as the rule
  * says.
  */

@@ -1,5 +1,5 @@
 /**
- * `plan --compare <ref>` in one run (docs/design.md section 12): the touched rules' versions at the ref and in the
+ * `plan --compare <ref>` in one run (docs/contracts.md, "What a rule edit changes"): the touched rules' versions at the ref and in the
  * working tree are planned together, as distinct rules to the query planner, so both versions share every listing,
  * field page and record read of the run (./plan-live.ts). The versions at the ref run under an internal name,
  * `<name> (at <ref>)` (a rule name cannot hold spaces, so it never clashes with a real one), and each version is

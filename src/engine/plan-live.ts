@@ -12,7 +12,7 @@ import { newAlmanac } from "./almanac.js";
 import { addOutcome, assemblePlan, newRuleResult, type PlanMeta, type RuleResult } from "./assemble.js";
 import { planBindings } from "./context.js";
 import { evaluateInstance } from "./evaluate-instance.js";
-import { fetchFieldBatch, hydratePage, readRecordsForValues, type PageNeeds } from "./hydrate.js";
+import { fetchFieldChunk, hydratePage, readRecordsForValues, type PageNeeds } from "./hydrate.js";
 import type { Almanac } from "./almanac.js";
 import type { KnownRecordKeys } from "../actions/instance.js";
 import { exprRefs, LIST_ELEMENT_KEYS } from "../rules/ast-refs.js";
@@ -34,7 +34,7 @@ import { selectQuery, stepsToProbe } from "./select.js";
 import { errorMessage } from "../model/guards.js";
 import { seeInstances, withSeen, type SeenInstances } from "./seen.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../model/settings.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export type { RequestChoice } from "./run-queries.js";
 
@@ -67,6 +67,11 @@ export interface RunPlanOptions {
    * enforce rules, for plans that will be applied (`plan --out`, `apply --auto-approve`, `watch`)
    */
   recordSeen?: boolean;
+  /**
+   * the facts already read, shared by the plans of one forecast (./forecast.ts): the data is read once, only the
+   * instant moves
+   */
+  almanac?: Almanac;
 }
 
 /**
@@ -119,7 +124,7 @@ async function prefetchFields(
           const chunks: number[][] = [];
           for (let i = 0; i < b.ids.length; i += PAGE) chunks.push(b.ids.slice(i, i + PAGE));
           try {
-            await Promise.all(chunks.map((chunk) => fetchFieldBatch(client, almanac, processId, b.field, chunk)));
+            await Promise.all(chunks.map((chunk) => fetchFieldChunk(client, almanac, processId, b.field, chunk)));
           } catch (err) {
             failures.set(`${processId}:${fieldKey(b.field.step, b.field.action)}`, err);
           }
@@ -195,7 +200,7 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   const now = opts.now ?? new Date();
   const nowIso = now.toISOString();
   const bindings = planBindings(now);
-  const almanac = newAlmanac();
+  const almanac = opts.almanac ?? newAlmanac();
   const ruleErrors = new Map<string, PlanError>();
   const explain = opts.onRequestChoice ?? (() => undefined);
 

@@ -17,7 +17,7 @@
  */
 import type { FieldRef } from "../rules/types.js";
 import { fieldKey } from "../model/field-values.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import type { ListQuery } from "./select.js";
 
 /** The most elements one list page (4.2) or form-field page (4.6) carries. */

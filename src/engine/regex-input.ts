@@ -1,6 +1,6 @@
 /**
  * JSONata's 1 s limit is checked between evaluation steps, so it cannot stop one long built-in call: a regular
- * expression run over a text of millions of characters ran for seconds per instance (issue 28). Decided: an
+ * expression run over a text of millions of characters ran for seconds per instance. Decided: an
  * expression that holds a regular expression is evaluated only when every text in the instance's context is at most
  * MAX_REGEX_INPUT characters; a longer one is an error for that instance (docs/writing-rules.md). V8's linear-time
  * engine (src/rules/regex-safety.ts) bounds each call by the input's length, so this bounds its time.

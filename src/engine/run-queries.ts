@@ -7,7 +7,7 @@ import type { ApiClient, InstanceListItem } from "../api/index.js";
 import type { Almanac } from "./almanac.js";
 import { readAndKeepRecords } from "./hydrate.js";
 import type { ClientFilter, QueryPlan, Selection } from "./query-plan.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export interface RequestChoice {
   /** what the choice is about: a selection (its query in words), a rule's priority, a field */
@@ -137,7 +137,7 @@ export class QueryRunner {
     let count = 0;
     let pages = 0;
     // a listing that repeats an instance (a service quirk, or pages shifting under concurrent inserts) counts it
-    // once: each instance is planned, reported and counted once, and the listing says so in one warning (issue 35)
+    // once: each instance is planned, reported and counted once, and the listing says so in one warning
     const ids = new Set<number>();
     let read = 0;
     let counted: number | null = null;

@@ -1,6 +1,6 @@
 /**
  * What a plan saw of each instance it plans a change for, so that apply can tell "changed after the plan saw it"
- * from "changed a moment before the plan" (issue 25: fresh changes must not be skipped as stale).
+ * from "changed a moment before the plan" (fresh changes must not be skipped as stale).
  *
  * Most plans never read the full record of an instance (a filtered list and form-field pages decide it), so they
  * do not know its `last_updated_time`. Before any of its data is read, the plan lists, per rule that may change

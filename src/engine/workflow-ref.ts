@@ -1,7 +1,7 @@
 /** A workflow named on the command line (`describe`, `init --workflow`): an id, or a name matching exactly one. */
 import type { Workflow } from "../api/index.js";
 import { closestNames } from "./resolve.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export function findWorkflow(all: readonly Workflow[], ref: string): { workflow: Workflow } | { error: string } {
   const text = ref.trim();

@@ -1,6 +1,6 @@
 /** One JSON object per line on stderr: `{"ts","level","event",...fields}`, for log collectors (JSON Lines). */
 import type { LogFields, Logger, LogLevel } from "./types.js";
-import { visibleJson } from "../model/visible-json.js";
+import { visibleJson } from "../text/visible-json.js";
 
 export interface JsonLoggerOptions {
   write: (line: string) => void;

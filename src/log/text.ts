@@ -4,7 +4,7 @@
  * one plain sentence each. Everything else is left to `--log-format json`.
  */
 import type { LogFields, Logger, LogLevel } from "./types.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export interface TextLoggerOptions {
   write: (line: string) => void;
@@ -16,7 +16,7 @@ const seconds = (ms: unknown): string => (typeof ms === "number" ? `${(ms / 1000
 /** Event → human sentence; events not listed here print nothing in text mode. */
 const SENTENCES: Record<string, (f: LogFields) => string | undefined> = {
   "request.retried": (f) =>
-    // a service that cannot be reached is said once, by the error naming its address after the retries (issue 28)
+    // a service that cannot be reached is said once, by the error naming its address after the retries
     /^(could not connect|connect timeout)/.test(String(f.reason))
       ? undefined
       : `retrying ${String(f.method)} ${String(f.path)} (attempt ${String(f.attempt)}: ${String(f.reason)}) in ${seconds(f.delay_ms)}`,

@@ -123,8 +123,7 @@ export const OutputSettingsSchema = z.object({
 export type OutputSettings = z.infer<typeof OutputSettingsSchema>;
 
 /** Which profile of which file a run uses: named wherever the service is (plan header, notifications, logs). */
-const ProfileRefSchema = z.object({ name: z.string().min(1), file: z.string().min(1) });
-export type ProfileRef = z.infer<typeof ProfileRefSchema>;
+export type ProfileRef = { name: string; file: string };
 
 /** The service as people read it in every output that names it: its URL, and the profile that chose it. */
 export function serviceName(baseUrl: string, profile: string | undefined): string {

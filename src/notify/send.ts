@@ -7,7 +7,7 @@ import type { Dispatcher } from "undici";
 import { Pool, request } from "../api/undici-light.js";
 import { VERSION } from "../model/version.js";
 import { shownUrl } from "./urls.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export interface NotifyOptions {
   /** per attempt; default 5 s. All attempts together end within twice this (a hanging receiver costs 10 s at most). */

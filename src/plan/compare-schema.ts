@@ -24,6 +24,19 @@ export const RuleImpactSchema = z.object({
   /** changes the ref's version planned and the working tree's no longer does */
   removed: z.array(ChangeSchema),
   changed: z.array(ChangedWriteSchema),
+  /**
+   * `plan --compare REF --forecast DURATION` (docs/forecast.md): what time alone does to the working tree's version
+   * within the horizon, if nobody changes anything; present for added and edited rules whose plan it changes
+   */
+  forecast: z
+    .object({
+      horizon: z.string(),
+      until: z.string(),
+      added: z.number().int().nonnegative(),
+      removed: z.number().int().nonnegative(),
+      first_at: z.string().optional(),
+    })
+    .optional(),
 });
 
 export const CompareKeysSchema = z.object({

@@ -29,7 +29,7 @@ export interface PlanNames {
   ruleWorkflow(rule: string): number | undefined;
 }
 
-/** No names at all: what a view uses for data that carries none (a plan before issue 36). */
+/** No names at all: what a view uses for data that carries none (a plan written before plans carried names). */
 export const NO_NAMES: PlanNames = {
   workflow: () => undefined,
   step: () => undefined,

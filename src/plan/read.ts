@@ -8,14 +8,15 @@ import type { Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import type { z } from "zod";
 import { describeIssue } from "../api/schemas.js";
-import { normaliseBaseUrl } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
+import { shortInstant } from "../text/instant.js";
+import { sameService } from "../model/service.js";
 import { CanonicalHasher, canonicalKeyOrder, canonicalText } from "./digest.js";
 import { JsonScanError, scan } from "./stream-read.js";
 import { ChangeSchema, ReportSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
 import type { PlannedChange, PlanFile } from "./types.js";
 import { errorMessage } from "../model/guards.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 /** A plan file larger than this is not a plan we wrote (about 1 kB a change: far beyond any max_instances). */
 const MAX_PLAN_BYTES = 512 * 1024 * 1024;
@@ -28,15 +29,6 @@ export type ChangeCheck = (change: PlannedChange, issue: (path: PropertyKey[], m
 
 /** The advice at the end of a refusal of a file that is no plan; a watcher reading its own cycle's plan drops it. */
 export const PLAN_OUT_HINT = "; write plans with `flowrules plan --out`";
-
-/** Two base URLs name the same service (scheme and host case, default port and trailing slashes do not matter). */
-export function sameBaseUrl(a: string, b: string): boolean {
-  try {
-    return normaliseBaseUrl(a, true).href === normaliseBaseUrl(b, true).href;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Tells a plan file from rule paths by content: a readable file holding a JSON object with `format_version`.
@@ -267,6 +259,10 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
   if (digest !== plan.digest) {
     throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to ${toShow ? "show" : "apply"} it — plan again`);
   }
+  // a forecast shows a moment that has not come (docs/forecast.md): its changes are what time would bring, not what to send
+  if (!toShow && plan.forecast_at !== undefined) {
+    throw new UserError(`${file}: a forecast cannot be applied; plan again at or after ${shortInstant(plan.forecast_at)}`);
+  }
   if (!toShow && plan.errors.length > 0) {
     const first = plan.errors[0];
     throw new UserError(
@@ -274,7 +270,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
         `a plan that failed is not applied — fix the rules and plan again`,
     );
   }
-  if (!toShow && !sameBaseUrl(plan.base_url, expectedBaseUrl)) {
+  if (!toShow && !sameService(plan.base_url, expectedBaseUrl)) {
     throw new UserError(
       `${file} was planned against ${plan.base_url}, but the configured service is ${expectedBaseUrl} (--base-url / FLOWRULES_BASE_URL); refusing to apply it elsewhere`,
     );

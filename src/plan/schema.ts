@@ -84,7 +84,7 @@ export const RuleSummarySchema = z.object({
   skipped: z.number().int(),
   /**
    * `skipped` by reason, as the action kinds word it ("the step already holds these values": 6); present when some
-   * were skipped (plans written before issue 36 have none)
+   * were skipped (plans written before plans carried names have none)
    */
   skipped_by_reason: z.record(z.string(), z.number().int()).optional(),
   /**
@@ -114,7 +114,7 @@ export const SummarySchema = z
  * What the service calls a workflow, its steps and its form fields, by id, for the views (`complete step 20111
  * "Manager approval"`, `Amount (50230): 120 → 95`): only those the plan shows, from the live structure, the records'
  * process_snapshot or the workflow catalog. Names are data for people; the plan's identity stays its ids (requests,
- * conflicts and apply never read names). Absent in plans written before issue 36, and for what no source named.
+ * conflicts and apply never read names). Absent in plans written before plans carried names, and for what no source named.
  */
 export const WorkflowNamesSchema = z.object({
   workflow_id: z.number().int(),
@@ -137,10 +137,41 @@ export const ChangedSinceSchema = z.object({
 /** A rule defined at the ref and no longer: nothing is planned for it, it is listed for the reviewer. */
 export const RemovedRuleSchema = z.object({ name: z.string(), file: z.string() });
 
+/**
+ * What a revert plan (`flowrules revert`, docs/forecast.md) could not undo, for a person to act on: each with the
+ * instance, and why (a kind the service cannot reverse, a field someone changed since, a step no longer active).
+ */
+export const RevertNoteSchema = z.object({
+  rule: z.string(),
+  instance_id: z.number().int(),
+  instance_name: z.string().optional(),
+  kind: z.string(),
+  step_id: z.number().int().optional(),
+  /** the field, for a field left alone (`action 50230`) */
+  field: z.string().optional(),
+  reason: z.string(),
+});
+
+export const RevertSchema = z.object({
+  /** the plan file whose applied changes this plan reverts */
+  source: z.string(),
+  /** the source plan's digest */
+  source_digest: z.string(),
+  /** applied changes the service has no way to undo (completed steps, aborted instances) */
+  not_reversible: z.array(RevertNoteSchema),
+  /** fields not set back: changed since by someone else, empty before where no empty value is taken, step no longer active */
+  left: z.array(RevertNoteSchema),
+});
+
 export const PlanSchema = z.object({
   format_version: z.literal(SUPPORTED_FORMAT_VERSION),
   flowrules_version: z.string(),
   created_at: isoDateTime,
+  /**
+   * a forecast (`plan --at`, docs/forecast.md): the instant the plan was made for, with data as read at created_at;
+   * apply refuses such a plan
+   */
+  forecast_at: isoDateTime.optional(),
   base_url: z.string().min(1),
   /** the profile of flowrules.config.yaml that chose base_url (docs/operating.md, Profiles); absent without one */
   profile: z.string().min(1).optional(),
@@ -154,6 +185,8 @@ export const PlanSchema = z.object({
   names: z.array(WorkflowNamesSchema).optional(),
   changed_since: ChangedSinceSchema.optional(),
   removed_rules: z.array(RemovedRuleSchema).optional(),
+  /** present in a revert plan (`flowrules revert`): where it comes from and what it could not undo */
+  revert: RevertSchema.optional(),
 });
 
 export const DigestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' });
@@ -173,5 +206,6 @@ export type ChangedSinceNote = z.infer<typeof ChangedSinceSchema>;
 export type RemovedRule = z.infer<typeof RemovedRuleSchema>;
 export type WorkflowNames = z.infer<typeof WorkflowNamesSchema>;
 export type Plan = z.infer<typeof PlanSchema>;
+export type RevertNote = z.infer<typeof RevertNoteSchema>;
 export type SignedPlan = Plan & { digest: string };
 export type PlanFile = z.infer<typeof SignedPlanSchema>;

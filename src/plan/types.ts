@@ -1,7 +1,7 @@
 /** The plan's types, all inferred from the one schema in schema.ts. */
 export type {
   ChangedSinceNote, Plan, PlanError, PlanFile, PlanSummary, PlannedChange, PlannedReport, PlannedRequest, Precondition,
-  RemovedRule, ReportGroup, RulePlanSummary, SignedPlan, WorkflowNames,
+  RemovedRule, ReportGroup, RevertNote, RulePlanSummary, SignedPlan, WorkflowNames,
 } from "./schema.js";
 import type { ChangedSinceNote, RemovedRule } from "./schema.js";
 

@@ -5,8 +5,8 @@
  */
 import { withDigest } from "./digest.js";
 import type { Plan, SignedPlan } from "./types.js";
-import { visibleJson } from "../model/visible-json.js";
-import { writeFileAtomic } from "../model/write-file.js";
+import { visibleJson } from "../text/visible-json.js";
+import { writeFileAtomic } from "../fs/write-file.js";
 
 const CHANGES_MARKER = "\u0001flowrules-changes\u0001";
 const WRAP_HEAD = '{\n  "c": [\n';
@@ -22,7 +22,7 @@ const WRITE_BATCH = 50;
 /**
  * The file's text in pieces (the same bytes as `JSON.stringify(signed, null, 2)` and a newline), a batch of changes
  * at a time, so a plan of 100,000 changes is never held as one string. Characters a terminal would act on are
- * written as `\uNNNN` (src/model/visible-json.ts): the same values, shown by `cat plan.json` without effect.
+ * written as `\uNNNN` (src/text/visible-json.ts): the same values, shown by `cat plan.json` without effect.
  */
 export function* planFileChunks(signed: SignedPlan): Generator<string> {
   const head = JSON.stringify({ ...signed, changes: CHANGES_MARKER }, null, 2);
@@ -46,8 +46,8 @@ export function planFileText(plan: Plan): string {
 }
 
 /**
- * Writes the plan file and returns the plan as signed in it, through the atomic writer (src/model/write-file.ts): a
- * plan that fails half-way (disk full, a crash) leaves the previous file whole (issue 28, point 7), a symbolic link
+ * Writes the plan file and returns the plan as signed in it, through the atomic writer (src/fs/write-file.ts): a
+ * plan that fails half-way (disk full, a crash) leaves the previous file whole, a symbolic link
  * has the file it leads to replaced, and a folder, device or FIFO at the path is refused in one line.
  */
 export async function writePlanFile(file: string, plan: Plan): Promise<SignedPlan> {

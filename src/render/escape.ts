@@ -1,11 +1,11 @@
 /**
- * Escaping by medium (issue 28, point 3): names, tags, titles and values come from the service and from files, and
+ * Escaping by medium: names, tags, titles and values come from the service and from files, and
  * a view prints them where a terminal or a Markdown renderer would obey what they carry — `ESC[2K ESC[1A` erases
  * lines on a terminal, `</details><img src=…>` closes a block and adds markup in a pull-request comment. Every view
  * passes such data through the helper of its medium here; the HTML view escapes with its own `esc` (html.ts).
  */
 import { Scalar, stringify } from "#yaml";
-import { UNSAFE_CHARS, visibleJson } from "../model/visible-json.js";
+import { UNSAFE_CHARS, visibleJson } from "../text/visible-json.js";
 
 /** JSON text (JSON.stringify's) with every control and reordering character it leaves raw written as `\uNNNN`. */
 export const jsonSafe = visibleJson;

@@ -36,3 +36,6 @@ export type CompletionShell = (typeof COMPLETION_SHELL_NAMES)[number];
 
 export const CONFIG_FORMAT_NAMES = ["text", "json"] as const;
 export type ConfigFormat = (typeof CONFIG_FORMAT_NAMES)[number];
+
+export const FORECAST_FORMAT_NAMES = ["text", "json", "markdown", "html"] as const;
+export type ForecastFormat = (typeof FORECAST_FORMAT_NAMES)[number];

@@ -4,7 +4,7 @@ import type { Locate, Observed } from "./observed.js";
 import type { ReportExpect } from "./schema.js";
 import type { Failure, Said } from "./types.js";
 
-function countOf(g: { count: number; instance_ids: readonly number[] }): Said {
+function groupSaid(g: { count: number; instance_ids: readonly number[] }): Said {
   return [`count ${g.count} (instances `, { ids: g.instance_ids }, ")"];
 }
 
@@ -46,12 +46,12 @@ export function compareReports(expected: ReportExpect[], obs: Observed, locate: 
       const subject = `${name} group ${JSON.stringify(key)}`;
       const shown: Said = typeof want === "number" ? `count ${want}` : ["instances ", { ids: want }];
       if (!g) out.push({ subject, expected: shown, actual: "(no such group)" });
-      else if (typeof want === "number" && g.count !== want) out.push({ subject, expected: shown, actual: countOf(g) });
+      else if (typeof want === "number" && g.count !== want) out.push({ subject, expected: shown, actual: groupSaid(g) });
       else if (Array.isArray(want) && !sameIds(want, g.instance_ids)) out.push({ subject, expected: shown, actual: ["instances ", { ids: g.instance_ids }] });
     }
     for (const g of r.groups) {
       if (g.key in e.groups) continue;
-      out.push({ subject: `${name} group ${JSON.stringify(g.key)}`, expected: "(no such group)", actual: countOf(g) });
+      out.push({ subject: `${name} group ${JSON.stringify(g.key)}`, expected: "(no such group)", actual: groupSaid(g) });
     }
   });
   return out;

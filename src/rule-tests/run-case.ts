@@ -9,7 +9,7 @@ import type { InstanceData } from "../actions/instance.js";
 import { planFromInstances, type PureRuleInput } from "../engine/plan-offline.js";
 import { resolveDateTime } from "../rules/datetime.js";
 import { posOfKey, posOfValue, type SourceFile } from "../rules/positions.js";
-import { didYouMean } from "../model/suggest.js";
+import { didYouMean } from "../text/suggest.js";
 import type { CompiledRule, FieldRef, RuleSet } from "../rules/types.js";
 import { compareChanges } from "./compare-changes.js";
 import { compareErrors } from "./compare-errors.js";

@@ -6,8 +6,9 @@
  */
 import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
-import { kindOf, readCappedText } from "../model/capped-read.js";
+import { kindOf, readCappedText } from "../fs/capped-read.js";
 import { z } from "zod";
+import { sameService } from "../model/service.js";
 import { WorkflowStructureSchema, type WorkflowStructure } from "../model/structure.js";
 
 export const CATALOG_FORMAT_VERSION = 1;
@@ -27,10 +28,6 @@ export interface CatalogRead {
   catalog?: Catalog;
   /** one line each: why the catalog (or part of it) is not used */
   warnings: string[];
-}
-
-function sameBase(a: string, b: string): boolean {
-  return a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
 }
 
 /**
@@ -68,7 +65,7 @@ export async function readCatalog(file: string, opts: { required?: boolean; base
     const at = issue ? `${issue.path.join(".") || "(top)"}: ${issue.message.replace(/, received [^]*$/, "")}` : "malformed";
     return { warnings: [`workflow catalog ${file} is malformed at ${at}; it is ignored — run flowrules pull`] };
   }
-  if (opts.baseUrl !== undefined && !sameBase(parsed.data.base_url, opts.baseUrl)) {
+  if (opts.baseUrl !== undefined && !sameService(parsed.data.base_url, opts.baseUrl)) {
     return {
       warnings: [`workflow catalog ${file} was pulled from ${parsed.data.base_url}, not from ${opts.baseUrl}; it is ignored — run flowrules pull`],
     };

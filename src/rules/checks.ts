@@ -168,7 +168,7 @@ interface WorkflowIndex {
 
 /**
  * The actions added so far, bucketed by (workflow, target, select.status): a new action is compared with a few
- * buckets, never with every earlier action, so checking n rules costs about n bucket look-ups (issue 35: 3 × 700
+ * buckets, never with every earlier action, so checking n rules costs about n bucket look-ups (3 × 700
  * rules on one step took 43.6 s and 2.39 GB pairwise). Each action gets at most one warning, naming the earliest
  * action it may meet and how many more it may meet.
  */
@@ -287,7 +287,7 @@ export function possibleConflicts(rules: readonly CompiledRule[]): Diagnostic[] 
 }
 
 export function setChecks(rules: readonly CompiledRule[]): Diagnostic[] {
-  // appended one by one: spreading a list of tens of thousands into push() overflows the stack (issue 35)
+  // appended one by one: spreading a list of tens of thousands into push() overflows the stack
   const out: Diagnostic[] = [];
   for (const r of rules) for (const d of selectContradictions(r)) out.push(d);
   for (const r of rules) for (const d of processMismatch(r)) out.push(d);

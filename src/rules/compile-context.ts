@@ -1,7 +1,7 @@
 /** Shared state while one rule is compiled: where it is, what it declares, and what was found so far. */
 import type { Diagnostic, SourcePos } from "./types.js";
 import type { ExprRefs } from "./ast-refs.js";
-import type { StructureRef } from "../model/structure-ref.js";
+import type { StructureRef } from "./structure-ref.js";
 import { posOfValue, type SourceFile } from "./positions.js";
 
 export interface RuleContext {

@@ -3,7 +3,7 @@ import { RECORD_COLUMNS } from "../actions/report.js";
 import type { CompiledExpr, Diagnostic, SourcePos } from "./types.js";
 import { BUILTIN_FUNCTIONS, CONTEXT_NAMES, HELPER_FUNCTIONS, exprRefs, type ExprRefs } from "./ast-refs.js";
 import { backtrackingRisk } from "./regex-safety.js";
-import { closest, didYouMean } from "../model/suggest.js";
+import { closest, didYouMean } from "../text/suggest.js";
 
 export interface ExprCheckInput {
   expr: CompiledExpr;

@@ -43,7 +43,7 @@ interface Walk {
  *
  * Symbolic links are followed when what they lead to (its real path) lies inside the folder given: a ConfigMap's
  * `x.yaml → ..data/x.yaml → ..2026_…/x.yaml` is read as `x.yaml`. A link leading outside it is never read and is one
- * problem naming it: a pull request must not point a rule file at a secret and have CI quote it (issue 34).
+ * problem naming it: a pull request must not point a rule file at a secret and have CI quote it.
  */
 export async function walkFiles(dir: string, keep: (name: string) => boolean, out: string[] = [], problems: FileProblems = []): Promise<string[]> {
   const root = await realpath(dir);

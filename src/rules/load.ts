@@ -1,7 +1,7 @@
 /** loadRules: files → YAML → schema → compiled rules → set checks. Never throws: every problem is a diagnostic. */
 import { createHash } from "node:crypto";
 import { open } from "node:fs/promises";
-import { MAX_YAML_FILE_BYTES as MAX_RULE_FILE_BYTES } from "../model/capped-read.js";
+import { MAX_YAML_FILE_BYTES as MAX_RULE_FILE_BYTES } from "../fs/capped-read.js";
 import { decodeUtf8 } from "./utf8.js";
 import type { CompiledRule, Diagnostic, LoadResult } from "./types.js";
 import { listRuleFiles, looksLikeRuleFile } from "./files.js";
@@ -23,7 +23,7 @@ export interface LoadOptions {
 
 export const DEFAULT_RULE_PATHS = ["rules/"];
 /**
- * Rules one run loads at most (issue 35: generous — the checks across rules are linear, 20,000 rules validate in a
+ * Rules one run loads at most (generous — the checks across rules are linear, 20,000 rules validate in a
  * few seconds, docs/performance.md). Past it, one located error instead of minutes of work and gigabytes.
  */
 export const MAX_RULES_PER_RUN = 50_000;
@@ -89,7 +89,7 @@ export function compileSources(sources: readonly RuleSource[], opts: LoadOptions
     if (tooMany) continue; // past the limit the rest is not compiled: the run stops at the error anyway
     try {
       const out = loadText(file, text);
-      // appended one by one: spreading tens of thousands into push() overflows the stack (issue 35)
+      // appended one by one: spreading tens of thousands into push() overflows the stack
       for (const d of out.diagnostics) diagnostics.push(d);
       for (const r of out.rules) rules.push(r);
       for (const n of out.names) names.push(n);

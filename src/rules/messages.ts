@@ -5,10 +5,10 @@
 import type { ErrorObject } from "ajv";
 import type { Diagnostic } from "./types.js";
 import { posOfKey, posOfValue, splitPointer, type SourceFile } from "./positions.js";
-import { didYouMean } from "../model/suggest.js";
+import { didYouMean } from "../text/suggest.js";
 import { DATE_TIME_FORMAT, ENGINE_OWNED_PARAMS, RUNTIME_FORMAT } from "./schema-formats.js";
 import { isRecord } from "../model/guards.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 
 export interface MessageContext {
   src: SourceFile;

@@ -8,7 +8,7 @@ import type { RuleExclusions, RuleMode } from "./types.js";
 import type { RuleInput } from "./schema.js";
 import { DAY_NAMES, isTimeZone, parseHours, type ActiveWindow } from "./active-window.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
-import { didYouMean } from "../model/suggest.js";
+import { didYouMean } from "../text/suggest.js";
 
 
 export interface RuleOperations {
@@ -24,7 +24,6 @@ export interface RuleOperations {
 export function tagProblem(tag: string): string | undefined {
   if (tag.trim() === "") return "a tag cannot be empty";
   if (tag.includes(",")) return "a tag cannot hold a comma (tags are sent comma-separated)";
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(tag)) return "a tag cannot hold control characters (newlines, tabs)";
   if (tag !== tag.trim()) return "a tag cannot start or end with spaces";
   if (tag.length > 100) return "a tag is at most 100 characters";

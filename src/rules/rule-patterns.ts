@@ -4,7 +4,7 @@
  * an exact name never holds a glob character; an exact match is still tried first so a name always selects itself.
  */
 import picomatch from "picomatch";
-import { closest } from "../model/suggest.js";
+import { closest } from "../text/suggest.js";
 
 export interface RuleSelection {
   /** does this rule name match any pattern? */
@@ -44,7 +44,7 @@ export function unmatchedMessage(items: ReadonlyArray<{ pattern: string; closest
 /**
  * The name a glob that matches nothing was most likely meant for: the fewest edits of the pattern's own characters
  * that make it match (`aprove-*` is one edit from matching `approve-claims`), when that is few for its length, as
- * for a plain name (src/model/suggest.ts). `*` matches any run of characters and `?` or a `[class]` any one, free;
+ * for a plain name (src/text/suggest.ts). `*` matches any run of characters and `?` or a `[class]` any one, free;
  * `{a,b}` alternatives are each tried.
  */
 export function closestToGlob(pattern: string, names: readonly string[]): string | undefined {

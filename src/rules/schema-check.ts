@@ -7,7 +7,7 @@ import type { Diagnostic } from "./types.js";
 import { posOfKey, posOfValue, type SourceFile } from "./positions.js";
 import { ruleAt, schemaMessages, typeName, type MessageContext } from "./messages.js";
 import { validateAction, validateFile } from "./validate-schema.js";
-import { didYouMean } from "../model/suggest.js";
+import { didYouMean } from "../text/suggest.js";
 import { isRecord } from "../model/guards.js";
 
 const ACTION_PATH = /^\/rules\/\d+\/actions\/\d+(?:\/|$)/;

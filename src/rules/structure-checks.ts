@@ -9,7 +9,7 @@ import { distance } from "fastest-levenshtein";
 import { actionKind } from "../actions/index.js";
 import type { CompiledValue, SourcePos } from "../model/rule-types.js";
 import { KNOWN_FIELD_TYPES, type StructureAction, type StructureStep, type WorkflowStructure } from "../model/structure.js";
-import type { StructureRef } from "../model/structure-ref.js";
+import type { StructureRef } from "./structure-ref.js";
 import type { CompiledAction, CompiledRule } from "./types.js";
 
 export interface StructureIssue {

@@ -2,7 +2,7 @@
  * Records the step and form-field references of a rule while it compiles (ids or names), so that they can be checked
  * against a workflow's structure and names resolved to ids (structure-checks.ts).
  */
-import { nameKey, type StructureRef } from "../model/structure-ref.js";
+import { nameKey, type StructureRef } from "./structure-ref.js";
 import type { CompiledValue } from "./types.js";
 import { posIn, type RuleContext } from "./compile-context.js";
 

@@ -6,7 +6,7 @@
 import type { CompiledAction } from "../actions/index.js";
 import type { CompiledExpr, FieldRef, RuleNeeds, SelectSpec, SourcePos, Diagnostic } from "../model/rule-types.js";
 import type { ActiveWindow } from "./active-window.js";
-import type { StructureRef } from "../model/structure-ref.js";
+import type { StructureRef } from "./structure-ref.js";
 import type { RuleInput } from "./schema.js";
 
 export type {

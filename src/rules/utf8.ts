@@ -1,6 +1,6 @@
 /**
  * Rule files are UTF-8. Read leniently, a Latin-1 or UTF-16 file would become text with U+FFFD in place of each
- * byte that is not UTF-8, and those replacement characters would be written to the service (issue 28). Decoded
+ * byte that is not UTF-8, and those replacement characters would be written to the service. Decoded
  * strictly instead: the first byte that is not UTF-8 is reported with its line and column.
  */
 export type Utf8Result = { ok: true; text: string } | { ok: false; line: number; col: number; message: string };

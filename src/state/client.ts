@@ -22,7 +22,7 @@ import { createHash } from "node:crypto";
 import { DelegatingClient, type ApiClient, type CompleteStepBody, FormFieldQuery, FormFieldValue, InstanceListItem, InstanceListQuery, InstanceRecord, Page, ServiceClock, Workflow } from "../api/index.js";
 import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
-import { plural } from "../model/plural.js";
+import { plural } from "../text/plural.js";
 import { canonicalQuery, changedQuery, emptyRange, movement, shapeKey, sliceable, slices, updatedAfter, type CanonicalQuery } from "./bounds.js";
 import { compactRecord, expandRecord } from "./compact.js";
 import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
@@ -103,7 +103,7 @@ function parsedOrNothing(text: string): unknown {
   }
 }
 
-/** "N things" as every message says it (src/model/plural.ts) */
+/** "N things" as every message says it (src/text/plural.ts) */
 const count = plural;
 
 function flagsOf(opts: { injectValues?: boolean; stepsTimeFrame?: boolean }): string {

@@ -1,5 +1,5 @@
 /**
- * The state dir on disk: one lock file while a run uses it (src/model/lock.ts, the one lock of flowrules), one state
+ * The state dir on disk: one lock file while a run uses it (src/fs/lock.ts, the one lock of flowrules), one state
  * file replaced atomically (temp file, fsync, rename) at the end of a successful run, so a crash leaves the previous
  * state and two runs cannot interleave. A state file is used only when it is whole, of this format and verified
  * with this run's key (mac.ts); one of a newer format is neither used nor overwritten.
@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { mkdir, open, readdir, rm } from "node:fs/promises";
 import { UserError } from "../model/errors.js";
 import { errorMessage, isRecord } from "../model/guards.js";
-import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../model/lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../fs/lock.js";
 import type { StateKey } from "./mac.js";
 import { indexState, Newer, Unusable, type StateIndex } from "./reader.js";
 import { LOCK_FILE, STATE_FILE, type StateHeader } from "./schema.js";
@@ -58,7 +58,7 @@ export function lockStateDir(dir: string, dirArg: string, what: string): HeldLoc
     return lock;
   } catch (err) {
     if (err instanceof UserError) throw err;
-    // the folder exists (made or found) but its lock file cannot be created in it: /proc/1, /sys, a device (issue 35)
+    // the folder exists (made or found) but its lock file cannot be created in it: /proc/1, /sys, a device
     const unusable = ["ENOENT", "EINVAL", "ENXIO"].includes(code(err));
     throw new UserError(`cannot use the state dir ${dirArg}: ${unusable ? "not a usable state directory (no file can be created in it)" : describeFsError(err)}`);
   }

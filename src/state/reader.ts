@@ -8,6 +8,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
 import { UserError } from "../model/errors.js";
 import { isRecord } from "../model/guards.js";
+import { sameService } from "../model/service.js";
 import { LineDigests, stateMac, type StateKey } from "./mac.js";
 import { HeaderSchema, LineSchema, RecordHeadSchema, STATE_FORMAT, STATE_FORMAT_VERSION, itemLine, valueLine, type ListingHead, type Marks, type StateHeader } from "./schema.js";
 
@@ -211,7 +212,7 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
     // the MAC covers every byte before the last line, which holds it
     if (!isEnd && mac) mac.update(bytes).update("\n");
     if (n === 1) {
-      if (opts.baseUrl !== undefined && isRecord(raw) && typeof raw.base_url === "string" && raw.base_url !== opts.baseUrl) {
+      if (opts.baseUrl !== undefined && isRecord(raw) && typeof raw.base_url === "string" && !sameService(raw.base_url, opts.baseUrl)) {
         throw new UserError(`the state dir ${opts.dirArg} was made for another service (${raw.base_url}), not ${opts.baseUrl}: use another --state dir`);
       }
       if (isRecord(raw) && raw.format === STATE_FORMAT && typeof raw.format_version === "number" && raw.format_version > STATE_FORMAT_VERSION) {

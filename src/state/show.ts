@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { UserError } from "../model/errors.js";
 import { isRecord } from "../model/guards.js";
-import { acquireLock, describeOwner, LockHeldError, readOwner, staleness, type HeldLock } from "../model/lock.js";
+import { acquireLock, describeOwner, LockHeldError, readOwner, staleness, type HeldLock } from "../fs/lock.js";
 import { describeFsError, FOREIGN_LOCK_MS, lockStateDir } from "./dir.js";
 import { stateKey } from "./mac.js";
 import { indexState, Newer, Unusable, type StateIndex } from "./reader.js";

@@ -1,12 +1,13 @@
 /**
  * The watcher's bookmarks (docs/watch.md, "Bookmarks"): per workflow the newest `last_updated_time` seen — the
  * service's clock, never ours — with the base URL and the rules' digest, in `<state>/watch/bookmarks.json`. Written
- * whole or not at all (src/model/write-file.ts): a crash leaves the previous bookmarks.
+ * whole or not at all (src/fs/write-file.ts): a crash leaves the previous bookmarks.
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { UserError } from "../model/errors.js";
-import { writeFileAtomic } from "../model/write-file.js";
+import { sameService } from "../model/service.js";
+import { writeFileAtomic } from "../fs/write-file.js";
 
 export const BookmarksSchema = z.object({
   format_version: z.literal(1),
@@ -16,8 +17,6 @@ export const BookmarksSchema = z.object({
   workflows: z.record(z.string(), z.string()),
 });
 export type Bookmarks = z.infer<typeof BookmarksSchema>;
-
-const bare = (url: string): string => url.replace(/\/+$/, "");
 
 /**
  * The bookmarks of `file`, or undefined when there are none or they cannot be read (a cycle then runs at once and
@@ -38,7 +37,7 @@ export async function readBookmarks(file: string, baseUrl: string): Promise<Book
   }
   const b = BookmarksSchema.safeParse(parsed);
   if (!b.success) return undefined;
-  if (bare(b.data.base_url) !== bare(baseUrl)) {
+  if (!sameService(b.data.base_url, baseUrl)) {
     throw new UserError(`the state dir was made for ${b.data.base_url}, not ${baseUrl}: give each service its own --state`);
   }
   return b.data;

@@ -5,7 +5,7 @@
  * — one line for the cycle and one per change on stderr, or events — and the notification.
  */
 import type { ApiClient, ClientSettings, RequestLimiter } from "../api/index.js";
-import type { HeldLock } from "../model/lock.js";
+import type { HeldLock } from "../fs/lock.js";
 import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
 import { accessSync, constants, existsSync } from "node:fs";
 import { loadPlanForApply } from "../apply/load.js";

@@ -6,7 +6,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { clientFrom, sharedLimiter, type ClientSettings } from "../api/index.js";
-import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../model/lock.js";
+import { acquireLock, describeTakeOver, LockHeldError, type HeldLock } from "../fs/lock.js";
 import { nullLogger } from "../log/index.js";
 import { EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { metricsLine, stoppedLine } from "../render/watch/text.js";

@@ -17,7 +17,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { ApiClient, ClientSettings, RequestLimiter } from "../api/index.js";
-import type { HeldLock } from "../model/lock.js";
+import type { HeldLock } from "../fs/lock.js";
 import { inactiveRules } from "../engine/active-rules.js";
 import { resolveWorkflows } from "../engine/resolve.js";
 import { nullLogger, type Logger } from "../log/index.js";

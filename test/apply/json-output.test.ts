@@ -78,7 +78,7 @@ const AUDITED = `${MIXED_RULES}
     workflow: 1043
     select: { status: [running] }
     actions: [abort]
-`.replace(/  - name: abort-onboardings\n    workflow: 1043\n    select: \{ status: \[running\] \}\n    actions: \[abort\]\n/, "");
+`.replace(/ {2}- name: abort-onboardings\n {4}workflow: 1043\n {4}select: \{ status: \[running\] \}\n {4}actions: \[abort\]\n/, "");
 
 describe("apply --format json", () => {
   it("applied, stale, failed and skipped (audit) changes: one valid document whose counts match its changes", async () => {

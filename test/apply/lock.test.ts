@@ -6,7 +6,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { UserError } from "../../src/model/errors.js";
-import { acquireLock } from "../../src/model/lock.js";
+import { acquireLock } from "../../src/fs/lock.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { captureIO, makePlan, MIXED_RULES, runApply, tempDir } from "./helpers.js";
 

@@ -187,7 +187,7 @@ describe("a live apply keeps its lock", () => {
     expect((impatient as Error).message).toMatch(new RegExp(`^another apply holds the lock .*apply\\.lock: pid ${process.pid} on ${hostname()}.*; waited 150ms for it to finish \\(--lock-wait\\), nothing was changed$`));
     // a patient one waits, takes the lock when the first run ends, and finds everything done in the journal
     const io = captureIO();
-    // the wait is written back as the shortest exact duration (src/model/duration.ts): 60 000 ms is "1m"
+    // the wait is written back as the shortest exact duration (src/text/duration.ts): 60 000 ms is "1m"
     const patient = runApply(server, dir, { paths: [file], lockWaitMs: 60_000, tuning: { lockPollMs: 20 } }, io);
     expect(await first).toBe(2);
     expect(await patient).toBe(0);

@@ -29,6 +29,10 @@ const RANK: Record<string, number> = {
   api: 10,
   sandbox: 10,
   state: 45,
+  // the file system's machinery (the one lock, the atomic writer, capped reads, where the config file is found)
+  fs: 2,
+  // words for people: counts with their noun, "did you mean", durations, JSON that shows what a terminal would hide
+  text: 1,
   model: 0,
 };
 

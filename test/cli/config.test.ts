@@ -10,7 +10,7 @@ import { APPLYING_FLAGS, WATCH_FLAGS } from "../../src/cli/flags.js";
 import { buildProgram } from "../../src/cli/program.js";
 import { configFileChoice } from "../../src/cli/config-choice.js";
 import { applyingFrom, runSettings, sourcesOf, watchingFrom } from "../../src/cli/settings.js";
-import { durationText, readDuration } from "../../src/model/duration.js";
+import { durationText, readDuration } from "../../src/text/duration.js";
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_RECHECK_EVERY_MS } from "../../src/model/settings.js";
 import { profileHint } from "../../src/sandbox/hints.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";

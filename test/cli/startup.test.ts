@@ -34,7 +34,7 @@ function loaded(args: string[]): { packages: string[]; own: string[]; files: str
  */
 const DECLARATIONS = ["model/version", "model/errors", "model/defaults", "render/format-names", "log/option", "log/types", "sandbox/quirks", "watch/settings"];
 /** All a Tab loads: the entry, the table's reader, the names it lists (src/commands/complete.ts) and their files. */
-const TAB = ["cli/index", "cli/tab", "cli/unfinished", "model/errors", "commands/complete", "rules/files", "model/guards", "model/capped-read", "model/config-file", "model/defaults"];
+const TAB = ["cli/index", "cli/tab", "cli/unfinished", "model/errors", "commands/complete", "rules/files", "model/guards", "fs/capped-read", "fs/config-file", "model/defaults"];
 
 function declarationsOnly(own: string[]): string[] {
   return own.filter((m) => (m.startsWith("cli/") ? m.startsWith("cli/run/") || m === "cli/settings" || m === "cli/profiles" : !DECLARATIONS.includes(m)));

@@ -133,7 +133,7 @@ rules:
     expect(choices.find((ch) => ch.rules?.includes("urgent-it"))).toMatchObject({ choice: "filter", requests: 0 });
 
     // alone, nobody reads the records: the subset is listed by the service
-    const alone = await rulesFromYaml(yaml.replace(/  - name: tagged[\s\S]*?group_by: tags } } \]\n/, ""));
+    const alone = await rulesFromYaml(yaml.replace(/ {2}- name: tagged[\s\S]*?group_by: tags } } \]\n/, ""));
     expect(alone.rules.map((r) => r.name)).toEqual(["urgent-it"]);
     const q = await plan(alone);
     const c2 = await counts();

@@ -6,7 +6,7 @@
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeFileAtomic } from "../../src/model/write-file.js";
+import { writeFileAtomic } from "../../src/fs/write-file.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { makePlan, MIXED_RULES, tempDir } from "../apply/helpers.js";
 import { runCli, runCliInShell, type CliResult } from "../helpers/cli.js";

@@ -7,7 +7,7 @@ import { existsSync, lstatSync } from "node:fs";
 import { mkdir, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acquireLock } from "../../src/model/lock.js";
+import { acquireLock } from "../../src/fs/lock.js";
 import { UserError } from "../../src/model/errors.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { makePlan, MIXED_RULES, tempDir } from "../apply/helpers.js";

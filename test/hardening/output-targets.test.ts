@@ -3,12 +3,12 @@
  * --workflows`) is never replaced by something else. A folder, a device or a FIFO is refused in one line before any
  * request; a symbolic link has the file it leads to replaced and stays a link; `-`, `/dev/stdout` and `/dev/fd/N` are
  * written into; a write that fails part-way (`ulimit -f`, a full device) leaves the previous file byte for byte and
- * names the file (src/model/write-file.ts, docs/safety.md "Output files").
+ * names the file (src/fs/write-file.ts, docs/safety.md "Output files").
  */
 import { spawn } from "node:child_process";
 import { chmod, lstat, mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
-import { checkOutputFile, writeFileAtomic } from "../../src/model/write-file.js";
+import { checkOutputFile, writeFileAtomic } from "../../src/fs/write-file.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli, runCliInShell, type CliResult } from "../helpers/cli.js";

@@ -38,8 +38,11 @@ type Path = Array<string | number>;
 
 /** Every path into the plan (objects and arrays, not the root). */
 function paths(v: unknown, at: Path = [], out: Path[] = []): Path[] {
-  if (Array.isArray(v)) v.forEach((x, i) => (out.push([...at, i]), paths(x, [...at, i], out)));
-  else if (typeof v === "object" && v !== null) for (const [k, x] of Object.entries(v)) out.push([...at, k]), paths(x, [...at, k], out);
+  const children: [string | number, unknown][] = Array.isArray(v) ? v.map((x, i) => [i, x]) : typeof v === "object" && v !== null ? Object.entries(v) : [];
+  for (const [k, x] of children) {
+    out.push([...at, k]);
+    paths(x, [...at, k], out);
+  }
   return out;
 }
 

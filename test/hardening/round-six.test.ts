@@ -14,7 +14,7 @@ import { maskKeyInPlan } from "../../src/engine/mask-plan.js";
 import { cursorPages, type Page } from "../../src/api/pagination.js";
 import { maskUserinfo } from "../../src/api/url-guard.js";
 import { keyShaped } from "../../src/model/config.js";
-import { MAX_DURATION_MS, readDuration } from "../../src/model/duration.js";
+import { MAX_DURATION_MS, readDuration } from "../../src/text/duration.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import { runCli, spawnCli, type CliResult } from "../helpers/cli.js";
 import { closeAfterAll, tempDir } from "../helpers/temp.js";

@@ -18,7 +18,7 @@ import { createClient, InsecureUrlError } from "../../src/api/index.js";
 import { connectionSettings } from "../../src/cli/settings.js";
 import { applyCommand } from "../../src/commands/apply.js";
 import { planCommand } from "../../src/commands/plan.js";
-import { acquireLock } from "../../src/model/lock.js";
+import { acquireLock } from "../../src/fs/lock.js";
 import { planDigest } from "../../src/plan/digest.js";
 import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";

@@ -94,7 +94,7 @@ describe("a journal of another plan", () => {
     await mkdir(join(dir, "a"));
     await mkdir(join(dir, "b"));
     const a = await makePlan(sb, join(dir, "a"), ABORT_RULES);
-    const b = await makePlan(sb, join(dir, "b"), MIXED_RULES.replace(/  - name: abort-onboardings[\s\S]*$/, ""));
+    const b = await makePlan(sb, join(dir, "b"), MIXED_RULES.replace(/ {2}- name: abort-onboardings[\s\S]*$/, ""));
     const journal = join(dir, "shared.jsonl");
     expect(await runApply(sb, dir, { paths: [a.file], journal })).toBe(2);
     const io = captureIO();

@@ -6,7 +6,7 @@
 import { lstat, readdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { writeFileAtomic } from "../../src/model/write-file.js";
+import { writeFileAtomic } from "../../src/fs/write-file.js";
 import { tempDir } from "../helpers/temp.js";
 
 /** The next random bytes the writer asks for, when a test sets them (then the real ones again). */

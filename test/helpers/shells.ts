@@ -35,7 +35,7 @@ export async function runShell(name: string, args: string[], cwd: string, env: R
     const { stdout } = await run(name, args, { cwd, env, timeout: 60_000 });
     return stdout;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`${name} is not installed: apt-get install -y ${name} (.ci/run does this)`);
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`${name} is not installed: apt-get install -y ${name} (.ci/run does this)`, { cause: err });
     throw err;
   }
 }

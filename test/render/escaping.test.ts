@@ -117,7 +117,7 @@ describe("escaping by medium", () => {
     const fences = [...md.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)];
     expect(fences.length).toBeGreaterThan(0);
     for (const [, lang, body] of fences) {
-      for (const line of (body ?? "").split("\n").filter(Boolean)) expect(line, lang).toMatch(lang === "diff" ? /^(@@ |\+ |- )/ : /^(pie |    ")/);
+      for (const line of (body ?? "").split("\n").filter(Boolean)) expect(line, lang).toMatch(lang === "diff" ? /^(@@ |\+ |- )/ : /^(pie | {4}")/);
     }
     expectMarkupSafe(md.replace(/^```\w*\n[\s\S]*?^```$/gm, ""), "markdown");
     expect(md).toContain("&#60;/details&#62;&#60;img src=x&#62;");

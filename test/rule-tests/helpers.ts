@@ -48,10 +48,9 @@ function unescape(s: string): string {
  * anything not well-formed — unbalanced or crossed tags, unquoted attributes, a bare `&` or `<` in text.
  */
 export function parseXml(xml: string): XmlElement {
-  let i = 0;
   const decl = /^<\?xml[^?]*\?>\s*/.exec(xml);
   if (!decl) throw new Error("no XML declaration");
-  i = decl[0].length;
+  let i = decl[0].length;
   const root: XmlElement = { name: "#document", attrs: {}, children: [], text: "" };
   const stack: XmlElement[] = [root];
   while (i < xml.length) {

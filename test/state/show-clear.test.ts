@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { acquireLock } from "../../src/model/lock.js";
+import { acquireLock } from "../../src/fs/lock.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import type { StateReport } from "../../src/state/show.js";
 import { runCli } from "../helpers/cli.js";

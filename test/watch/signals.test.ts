@@ -165,7 +165,7 @@ describe("SIGTERM at any moment: exit 0, and the next watcher starts healthy", (
     sb.setFaults({ latencyMs: 0 });
     const next = watcher(dir, ["rules.yaml", "--apply"]);
     await next.saw(/cycle 1 \(first, 1 rule\): \d+ planned, \d+ applied, 0 stale, 0 failed;/, WAIT);
-    expect(next.text()).toMatch(/^  applied: rule approve-expenses, instance \d+, complete_step step 20111$/m);
+    expect(next.text()).toMatch(/^ {2}applied: rule approve-expenses, instance \d+, complete_step step 20111$/m);
     // meanwhile a second watcher on the same state dir refuses at once, in one line
     const second = await watcher(dir, ["rules.yaml", "--apply"]).done;
     expect(second.code).toBe(1);
@@ -223,7 +223,7 @@ describe("reload", () => {
     await w.saw(/the rule files or the config file changed: reloaded 2 rules/, WAIT);
     // the new rule's changes are applied by the cycle that follows the reload
     await w.saw(/cycle \d+ \(reload, 2 rules\): ([1-9]\d*) planned, \1 applied, 0 stale, 0 failed/, WAIT);
-    expect(w.text()).toMatch(/^  applied: rule grant-access, instance \d+, complete_step step 20141$/m);
+    expect(w.text()).toMatch(/^ {2}applied: rule grant-access, instance \d+, complete_step step 20141$/m);
     expect(posts(sb).some((p) => (p.body as { step_id?: number } | null)?.step_id === 20141)).toBe(true);
 
     await writeFile(join(dir, "rules", "access.yaml"), `${ACCESS_RULE}    when: fields.nope ==\n`);
@@ -286,7 +286,7 @@ describe("reload", () => {
     const gauge = (text: string, name: string): number => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1]);
     const digest = (text: string): string | undefined => /^flowrules_rules_info\{digest="([0-9a-f]{64})"\} 1$/m.exec(text)?.[1];
     await w.saw(/cycle 1 \(first, 1 rule\): ([1-9]\d*) planned, \1 applied, 0 stale, 0 failed/, WAIT);
-    expect(w.text()).toMatch(/^  applied: rule approve-budget, instance \d+, complete_step step 20131$/m);
+    expect(w.text()).toMatch(/^ {2}applied: rule approve-budget, instance \d+, complete_step step 20131$/m);
     const first = await metrics();
     expect(gauge(first, "flowrules_rules_reloads_total")).toBe(0);
 
@@ -294,7 +294,7 @@ describe("reload", () => {
     await kubeletSwap(mount, "..2026_11_27_09_05_00.987654321", { "budget.yaml": BUDGET_RULE + FINANCE_REVIEW_RULE });
     await w.saw(/the rule files or the config file changed: reloaded 2 rules/, WAIT);
     await w.saw(/cycle \d+ \(reload, 2 rules\): ([1-9]\d*) planned, \1 applied, 0 stale, 0 failed/, WAIT);
-    expect(w.text()).toMatch(/^  applied: rule finance-review, instance \d+, complete_step step 20112$/m);
+    expect(w.text()).toMatch(/^ {2}applied: rule finance-review, instance \d+, complete_step step 20112$/m);
     const second = await metrics();
     expect(gauge(second, "flowrules_rules_reloads_total")).toBeGreaterThanOrEqual(1);
     expect(gauge(second, "flowrules_rules_loaded")).toBe(2);

@@ -97,7 +97,7 @@ describe("watch --apply", () => {
     expect(listed.every((c) => c.outcome === "applied" && c.at !== null)).toBe(true);
     const text = captureIO();
     await historyCommand({ stateDir: "state", last: 5, format: "text", cwd: dir }, text);
-    expect(text.out().split("\n").filter((l) => /^  \S+Z +applied +\S+ +\d+ /.test(l))).toHaveLength(expected.length);
+    expect(text.out().split("\n").filter((l) => /^ {2}\S+Z +applied +\S+ +\d+ /.test(l))).toHaveLength(expected.length);
 
     // a cycle killed while applying: the change whose intent has no outcome is in flight, the rest not started
     const folder = doc.cycles[0]?.folder ?? "";

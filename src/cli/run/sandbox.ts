@@ -6,7 +6,7 @@ import { UserError } from "../../model/errors.js";
 import { commandLogger } from "../../log/index.js";
 import { errorMessage } from "../../model/guards.js";
 import { profileHint } from "../../sandbox/hints.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 
 interface SandboxFlags {
   port: string;

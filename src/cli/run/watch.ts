@@ -9,7 +9,7 @@
 import type { Command } from "commander";
 import { runLogged } from "../../log/index.js";
 import { UserError } from "../../model/errors.js";
-import { durationText } from "../../model/duration.js";
+import { durationText } from "../../text/duration.js";
 import type { WatchCommandOptions } from "../../commands/watch.js";
 import { MIN_INTERVAL_ENV, MIN_INTERVAL_MS } from "../../watch/settings.js";
 import { ReloadRequests } from "../../watch/types.js";

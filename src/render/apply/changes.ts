@@ -1,12 +1,12 @@
 /**
- * Applied changes as people read them, one line each (docs/design.md section 16; section 15 for watch cycles):
+ * Applied changes as people read them, one line each (docs/contracts.md, "Day one"; for watch cycles, "The watcher"):
  * `✓ #100071 complete step 20111 "Manager approval" (rule auto-approve-small-expenses)`. `apply plan.json`,
  * `apply --auto-approve` and every watch cycle print their changes through these functions, so the three read alike.
  * Lines come out terminal-safe (src/render/escape.ts): names and rule names are data.
  */
 import { kindOrder } from "../../actions/index.js";
 import type { ChangeOutcome } from "../../apply/outcome.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { Plan, PlannedChange } from "../../plan/types.js";
 import { textSafe } from "../escape.js";
 import { describeNamed, NO_NAMES, planNames, type PlanNames } from "../plan/names.js";

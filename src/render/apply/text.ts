@@ -11,7 +11,7 @@ import { countOutcomes, type ChangeOutcome, type OutcomeStatus } from "../../app
 import { textSafeLines } from "../escape.js";
 import type { ApplyReport, SummaryInput } from "./types.js";
 import { table } from "../table.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import { NO_NAMES, stepName, type PlanNames } from "../plan/names.js";
 import { appliedLines, inPlanOrder, namesOf } from "./changes.js";
 

@@ -4,7 +4,7 @@
  * planned and writing other values. It uses only the page's own styles (its Content-Security-Policy allows no
  * other), and no `data-change-id`, which the page's filter keeps for the plan's changes.
  */
-import { impactLine, type RuleImpact } from "../../engine/impact.js";
+import { forecastLine, impactLine, type RuleImpact } from "../../engine/impact.js";
 import type { PlannedChange } from "../../plan/types.js";
 import { esc, html as planHtml } from "../plan/html.js";
 import { planNames, type PlanNames } from "../plan/names.js";
@@ -45,7 +45,10 @@ function ruleSection(i: RuleImpact, index: number, working: ReturnType<typeof ch
 function impactSection(plan: Parameters<CompareFormatter>[0]): string {
   const working = changeIndex(plan);
   const names = planNames(plan);
-  const lines = plan.impact.map((i, n) => `<li data-impact="${esc(i.rule)}"><a href="#impact-${n}">${esc(impactLine(i))}</a></li>`);
+  const lines = plan.impact.map((i, n) => {
+    const f = forecastLine(i);
+    return `<li data-impact="${esc(i.rule)}"><a href="#impact-${n}">${esc(impactLine(i))}</a>${f ? `<br><span class="forecast">${esc(f)}</span>` : ""}</li>`;
+  });
   const details = plan.impact
     .map((i, n) => (i.added.length + i.removed.length + i.changed.length > 0 ? ruleSection(i, n, working, names) : ""))
     .join("");

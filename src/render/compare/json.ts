@@ -1,4 +1,4 @@
-/** JSON of `plan --compare`: the plan of the working tree's touched rules with `compare` and `impact` (docs/design.md section 12), digest over all of it. */
+/** JSON of `plan --compare`: the plan of the working tree's touched rules with `compare` and `impact` (docs/contracts.md, "What a rule edit changes"), digest over all of it. */
 import { withDigest } from "../../plan/digest.js";
 import type { CompareFormatter } from "./types.js";
 

@@ -3,7 +3,7 @@
  * touched rule with its counts outside the collapsed block, the changes inside it as a diff, and the whole comment
  * under the 65,536-character limit, saying how much was left out and where the rest is.
  */
-import { impactLine } from "../../engine/impact.js";
+import { forecastLine, impactLine } from "../../engine/impact.js";
 import { serviceName } from "../../model/settings.js";
 import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { MARKDOWN_LIMIT } from "../plan/markdown.js";
@@ -26,7 +26,8 @@ export const markdown: CompareFormatter = (plan, options) => {
   // keeps half the comment for the details
   let leadChars = 0;
   for (const [n, i] of plan.impact.entries()) {
-    const l = `- ${impactLine(i)}`;
+    const f = forecastLine(i);
+    const l = `- ${impactLine(i)}${f ? `\n  - ${f}` : ""}`;
     if (leadChars + l.length > limit / 2) {
       head.push(`- … ${plan.impact.length - n} more touched rules in ${where}`);
       break;

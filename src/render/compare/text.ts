@@ -3,7 +3,7 @@
  * per rule the changes newly planned, no longer planned and writing other values, then errors and the summary.
  */
 import pc from "picocolors";
-import { impactLine } from "../../engine/impact.js";
+import { forecastLine, impactLine } from "../../engine/impact.js";
 import { serviceName } from "../../model/settings.js";
 import { terminalSafe } from "../escape.js";
 import { planNames } from "../plan/names.js";
@@ -13,7 +13,10 @@ import { changedTitle, changeIndex, changeTitle, differences, impactSummary, wri
 export const text: CompareFormatter = (plan, { color }) => {
   const c = pc.createColors(color);
   // the lines come first, before any heading: they are what a reviewer (or a script) reads
-  const out: string[] = plan.impact.map(impactLine);
+  const out: string[] = plan.impact.flatMap((i) => {
+    const f = forecastLine(i);
+    return f ? [impactLine(i), `  ${f}`] : [impactLine(i)];
+  });
   const working = changeIndex(plan);
   const names = planNames(plan);
   for (const i of plan.impact) {

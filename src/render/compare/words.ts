@@ -4,7 +4,7 @@
  */
 import { impactCounts, type ChangedWrite, type ComparePlan } from "../../engine/impact.js";
 import type { PlannedChange } from "../../plan/types.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import { describeChange, diffKeys, showValue } from "../plan/summary.js";
 import { keyLabel, NO_NAMES, stepName, type PlanNames } from "../plan/names.js";
 

@@ -5,7 +5,7 @@
 import { mutatingKind } from "../../actions/index.js";
 import pc from "picocolors";
 import { serviceName } from "../../model/settings.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import { diffKeys, showValue } from "../plan/summary.js";
 import { describeNamed, keyLabel, NO_NAMES, planNames, workflowLabel, type PlanNames } from "../plan/names.js";
 import type { PlannedChange } from "../../plan/types.js";

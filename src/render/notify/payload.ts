@@ -11,7 +11,7 @@ import type { Plan, RulePlanSummary } from "../../plan/types.js";
 import { summaryLine } from "../plan/summary.js";
 import { chatSafe } from "../escape.js";
 import { serviceName } from "../../model/settings.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 
 export type NotifyEvent = "plan.finished" | "apply.finished";
 

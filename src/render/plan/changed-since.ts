@@ -4,7 +4,7 @@
  * every format of the registry to showing them.
  */
 import type { ChangedSinceNote, Plan, PlanChangedSince } from "../../plan/types.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 
 /** The plan's comparison with the ref, when it was planned with --changed-since. */
 export function changedSinceOf(plan: Plan): PlanChangedSince | undefined {

@@ -5,6 +5,8 @@
  * Content-Security-Policy of `default-src 'none'` that allows only this page's own style and script (by hash), so
  * even a value that slipped through escaping could neither run nor load anything.
  */
+import { shortInstant } from "../../text/instant.js";
+import { revertLines } from "./revert.js";
 import { serviceName } from "../../model/settings.js";
 import { createHash } from "node:crypto";
 import { MUTATING_KINDS } from "../../actions/index.js";
@@ -13,7 +15,7 @@ import { textSafe, textSafeLines } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, stepName, workflowCell, type PlanNames } from "./names.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
 
 /** Changes per lazily laid-out block: the browser skips layout and paint of blocks off screen (content-visibility). */
@@ -347,6 +349,7 @@ export const html: PlanFormatter = (plan) => {
   const body: string[] = [];
   body.push(`<a class="skip" href="#changes">Skip to the changes</a><main>`);
   body.push(`<header><h1>flowrules plan</h1><p class="summary" id="summary">${esc(summaryLine(plan))}</p>`);
+  if (plan.forecast_at !== undefined) body.push(`<p class="meta forecast" id="forecast">Forecast for ${esc(shortInstant(plan.forecast_at))}, from data read at ${esc(plan.created_at)}: what time alone would bring if nobody changed anything. It cannot be applied.</p>`);
   body.push(`<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url ? serviceName(plan.base_url, plan.profile) : "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`);
   const changed = changedSinceOf(plan);
   if (changed) {
@@ -356,6 +359,7 @@ export const html: PlanFormatter = (plan) => {
       body.push(`<p class="meta">${REMOVED_HEADING} ${REMOVED_WHY}:</p><ul>${items.join("")}</ul>`);
     }
   }
+  if (plan.revert) body.push(`<section id="revert">${revertLines(plan, (x) => x).map((l) => `<p class="meta">${esc(l)}</p>`).join("")}</section>`);
   body.push(`<nav aria-label="Sections">${nav.join(" · ")}</nav>${countsList(plan)}</header>`);
   body.push(errorsHtml);
   body.push(`<section id="rules" aria-labelledby="rules-h"><h2 id="rules-h">Rules (${plan.rules.length})</h2>${rulesTable(plan, names)}</section>`);

@@ -5,10 +5,11 @@
 import { serviceName } from "../../model/settings.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { markdownCodeSafe, markdownSafe } from "../escape.js";
+import { revertLines } from "./revert.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
 
 /** GitHub's comment limit is 65,536 characters; keep a margin for the footer. */
@@ -102,6 +103,7 @@ export const markdown: PlanFormatter = (plan, options) => {
   const where = options.planFile ? code(options.planFile) : "the JSON plan (`flowrules plan --out plan.json`)";
   const head: string[] = [];
   head.push("## flowrules plan", "", `${changed}**${summaryLine(plan)}**`, "");
+  if (plan.revert) head.push(...revertLines(plan, md).map((l) => (l.startsWith("  ") ? `- ${l.trim()}` : l)), "");
   head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
   for (const r of plan.rules) {
     const wf = r.workflow_id === null ? "—" : md(workflowCell(names, r.workflow_id, r.workflow_name));

@@ -5,7 +5,7 @@
  * be pasted as it is.
  */
 import type { Plan } from "../../plan/types.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import { textSafe } from "../escape.js";
 
 /** A word a POSIX shell reads as itself: bare when it holds only safe characters, else in single quotes. */

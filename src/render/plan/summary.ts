@@ -1,7 +1,8 @@
 /** The one summary line every format shares, e.g. `Plan: 12 steps to complete, 3 to save, 1 report.` */
+import { shortInstant } from "../../text/instant.js";
 import { MUTATING_KINDS, mutatingKind, type ChangeDescription, type KindPresentation } from "../../actions/index.js";
 import type { Plan, PlannedChange, RulePlanSummary } from "../../plan/types.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import { describeNamed, NO_NAMES, type PlanNames } from "./names.js";
 
 /** How a kind shows itself (symbol, legend, colour, summary phrase). */
@@ -38,7 +39,9 @@ export function summaryLine(plan: Plan): string {
   const audit = plan.changes.filter((c) => c.audit === true).length;
   if (audit > 0) parts.push(`${audit} in audit (never applied)`);
   const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error")}.` : "";
-  return parts.length === 0 ? `Plan: no changes.${errors}` : `Plan: ${parts.join(", ")}.${errors}`;
+  // a forecast says so wherever its summary shows (docs/forecast.md)
+  const lead = plan.forecast_at !== undefined ? `Forecast for ${shortInstant(plan.forecast_at)}` : "Plan";
+  return parts.length === 0 ? `${lead}: no changes.${errors}` : `${lead}: ${parts.join(", ")}.${errors}`;
 }
 
 /** A value as a reviewer reads it in a diff line. */

@@ -1,4 +1,6 @@
 /** Terminal output: grouped by rule, one symbol per kind with a legend of the symbols used, then the summary line. */
+import { shortInstant } from "../../text/instant.js";
+import { revertLines } from "./revert.js";
 import { serviceName } from "../../model/settings.js";
 import pc from "picocolors";
 import type { PlannedReport } from "../../plan/types.js";
@@ -6,7 +8,7 @@ import { textSafe as t } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
 import { describeChange, diffKeys, kindsUsed, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowLabel } from "./names.js";
-import { plural } from "../../model/plural.js";
+import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
 import { table } from "../table.js";
 
@@ -42,6 +44,7 @@ export const text: PlanFormatter = (plan, { color }) => {
   const paint = (kind: string, s: string): string => c[presentation(kind).colour](s);
   const out: string[] = [];
   out.push(c.bold(`flowrules plan against ${t(plan.base_url ? serviceName(plan.base_url, plan.profile) : "(fixtures)")} at ${t(plan.created_at)}`));
+  if (plan.forecast_at !== undefined) out.push(c.bold(`Forecast for ${t(shortInstant(plan.forecast_at))}: the plan as it would be then if nobody changed anything (data as read now; apply refuses it)`));
 
   const names = planNames(plan);
   const used = kindsUsed(plan);
@@ -91,6 +94,7 @@ export const text: PlanFormatter = (plan, { color }) => {
     out.push(c.red(c.bold(`Errors (${plan.errors.length}):`)));
     for (const e of plan.errors) out.push(`  ${c.red("!")} ${t(e.message)}`);
   }
+  if (plan.revert) out.push("", ...revertLines(plan, t));
   out.push("");
   const changed = changedSinceOf(plan);
   if (changed) {

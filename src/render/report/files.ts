@@ -5,7 +5,7 @@
  */
 import { mkdir, stat } from "node:fs/promises";
 import { UserError } from "../../model/errors.js";
-import { writeFailure, writeFileAtomic } from "../../model/write-file.js";
+import { writeFailure, writeFileAtomic } from "../../fs/write-file.js";
 import { join, resolve } from "node:path";
 import type { Plan } from "../../plan/types.js";
 import { reportCsv } from "./csv.js";

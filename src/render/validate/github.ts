@@ -1,6 +1,7 @@
 /** GitHub Actions workflow commands: `::error file=…,line=…,col=…::message`, shown as annotations on the PR. */
 import type { Diagnostic } from "../../rules/types.js";
-import { counts, plural, type DiagnosticFormatter } from "./types.js";
+import { plural } from "../../text/plural.js";
+import { counts, type DiagnosticFormatter } from "./types.js";
 import { textSafeLines } from "../escape.js";
 
 /** Escaping of workflow commands: data escapes % CR LF; property values also : and , */

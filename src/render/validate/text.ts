@@ -1,7 +1,8 @@
 /** `file:line:col  error  message  (rule)` lines, then one closing count line. */
 import pc from "picocolors";
 import type { Diagnostic } from "../../rules/types.js";
-import { counts, plural, type DiagnosticFormatter } from "./types.js";
+import { plural } from "../../text/plural.js";
+import { counts, type DiagnosticFormatter } from "./types.js";
 import { diagnosticText } from "../../rules/diagnostic-line.js";
 import { terminalSafe } from "../escape.js";
 

@@ -1,6 +1,5 @@
 /** One module per output format for diagnostics, all of this one type: a new format is a new file. */
 import type { Diagnostic } from "../../rules/types.js";
-import { plural as countOf } from "../../model/plural.js";
 
 export interface DiagnosticFormatOptions {
   /** ANSI colours (only on a TTY, never with NO_COLOR); decided by the caller */
@@ -15,8 +14,4 @@ export type DiagnosticFormatter = (diagnostics: readonly Diagnostic[], opts: Dia
 export function counts(diagnostics: readonly Diagnostic[]): { errors: number; warnings: number } {
   const errors = diagnostics.filter((d) => d.severity === "error").length;
   return { errors, warnings: diagnostics.length - errors };
-}
-
-export function plural(n: number, word: string): string {
-  return countOf(n, word);
 }

@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { CONFIG_FILE } from "./defaults.js";
+import { CONFIG_FILE } from "../model/defaults.js";
 
 /** The folders looked in, nearest first: cwd and its parents up to the one holding `.git`; outside a repository, cwd. */
 export function configSearchDirs(cwd: string): string[] {

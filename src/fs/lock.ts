@@ -16,7 +16,7 @@
  * would need the same claim), a fresh lock never holds C (new token, new time), and creating never replaces a file,
  * so the file cannot change between that reading and the removal. Then every contender races for the free path with
  * link again; one wins, the others find a live owner. A claim whose holder died (killed in those few microseconds) is
- * itself stale and removed the same way, by a claim on it. test/model/lock-race.test.ts races many processes for one
+ * itself stale and removed the same way, by a claim on it. test/fs/lock-race.test.ts races many processes for one
  * stale lock, round after round.
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -24,7 +24,7 @@ import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, w
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { UserError } from "./errors.js";
+import { UserError } from "../model/errors.js";
 
 /** Refusal because a live owner holds the lock: a run may wait for it (`--lock-wait`) instead of failing at once. */
 export class LockHeldError extends UserError {
@@ -216,7 +216,7 @@ function pidAlive(pid: number): boolean {
 /**
  * Why the file at the lock path is not a lock flowrules wrote, or undefined when it is one. A lock is a regular file
  * holding an owner, and never half-written (see above), so anything else — a notes file, a plan or rule file given as
- * `--lock-file` by mistake, a directory, a symbolic link, a device — is someone else's and is never removed (issue 28).
+ * `--lock-file` by mistake, a directory, a symbolic link, a device — is someone else's and is never removed.
  */
 function notALock(file: string, unreadableIsStale: boolean): string | undefined {
   let kind: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * The one lock (src/model/lock.ts) under contention, as real runs meet it: many processes, started together, race for
+ * The one lock (src/fs/lock.ts) under contention, as real runs meet it: many processes, started together, race for
  * one stale lock, round after round — a dead owner's on this host, an older flowrules' state lock, another host's
  * with a stopped heartbeat, one whose earlier take-over was left half done by a run killed in the middle. Each round
  * exactly one wins; every other one is refused naming the winner; the lock file is the winner's, and nothing but it
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { closeAfterAll, tempDir } from "../helpers/temp.js";
 
-const LOCK_MODULE = fileURLToPath(new URL("../../dist/model/lock.js", import.meta.url));
+const LOCK_MODULE = fileURLToPath(new URL("../../dist/fs/lock.js", import.meta.url));
 const CONTENDERS = 12;
 const ROUNDS = 16;
 

@@ -2,7 +2,7 @@
  * How a compiled rule names a step or form field before the workflow catalog (./structure.ts) resolves it. Kept apart
  * from the catalog's zod schemas so that compiling rules does not load zod (docs/performance.md, "Start-up").
  */
-import type { CompiledValue, SourcePos } from "./rule-types.js";
+import type { CompiledValue, SourcePos } from "../model/rule-types.js";
 
 /**
  * A reference to a step or form field in a compiled rule, as written (an id or a name), with its place in the file.

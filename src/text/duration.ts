@@ -1,6 +1,6 @@
 /**
  * The one grammar of every duration a user types (`--max-duration 14m`, `--resync-after 12h`, `--timeout 30s`): a
- * number and a unit, always. Three readers used to give a bare number three units (minutes, seconds, hours; issue 37),
+ * number and a unit, always. Three readers used to give a bare number three units (minutes, seconds, hours),
  * so a bare number is refused in one line naming the units, except where the documented contract writes a bare
  * form (`--recheck-every SECONDS`, docs/operating.md), which the caller then allows explicitly.
  */

@@ -2,7 +2,7 @@
  * Files flowrules writes for people and tools (plan files, catalogs, reports, JUnit results) are replaced whole or not
  * at all: written to a temporary file beside the target, every write's byte count checked, flushed (fsync), then
  * renamed over it, and the folder flushed too. A failing run — a full disk, a file size limit, an I/O error, a crash —
- * leaves the previous file byte for byte, never a truncated one (issue 28, docs/safety.md). The error names the file
+ * leaves the previous file byte for byte, never a truncated one (docs/safety.md). The error names the file
  * and the cause in words, never the temporary name.
  *
  * What stands at the target decides what "replace" means (docs/safety.md, "Output files"):
@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { constants, fstatSync, writeSync, type Stats } from "node:fs";
 import { access, lstat, open, readFile, readlink, rename, rm, stat, type FileHandle } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { UserError } from "./errors.js";
+import { UserError } from "../model/errors.js";
 
 const CAUSES: Record<string, string> = {
   ENOSPC: "the disk is full",

@@ -1,5 +1,5 @@
 /**
- * Characters a terminal acts on or that reorder or hide text (issue 28, point 3), and JSON text that shows them as
+ * Characters a terminal acts on or that reorder or hide text, and JSON text that shows them as
  * `\uNNNN` escapes. JSON.stringify escapes C0 controls itself but leaves DEL, C1 (0x9b is a CSI on many terminals),
  * bidirectional overrides, zero-width characters and line separators raw; written as escapes they read back as the
  * very same strings. Here, below every layer, so the plan file's writer (src/plan) and the views (src/render) share it.
