@@ -208,7 +208,7 @@ export interface ClearReport {
 function ownName(name: string): "state" | "temp" | "lock" | "watch" | undefined {
   if (name === STATE_FILE) return "state";
   if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(".tmp")) return "temp";
-  // the lock, its claims and the temporary files it is linked from (src/model/lock.ts)
+  // the lock, its claims and the temporary files it is linked from (src/fs/lock.ts)
   if (name === LOCK_FILE || name.startsWith(`${LOCK_FILE}.`)) return "lock";
   if (name === "watch") return "watch";
   return undefined;
