@@ -9,7 +9,7 @@ import { profileHint } from "#flowrules/sandbox/hints.js";
 
 async function main(): Promise<void> {
   const sandbox = await startSandbox({ port: 0 });
-  const io = processIO();
+  const io = processIO(process.env);
   try {
     io.stderr(`Sandbox serving demo data at ${sandbox.baseUrl} (key sandbox-admin)\n\n`);
     const code = await planCommand(

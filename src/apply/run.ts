@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { clientFrom, type ApiClient, type ClientEvent, type ClientOptions, type ClientSettings, type RequestLimiter, type RequestStats } from "../api/index.js";
 import { DEFAULT_BATCH_SIZE, DEFAULT_CLOCK_SKEW_MS, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_RECHECK_EVERY_MS, serviceName } from "../model/settings.js";
 import { UserError } from "../model/errors.js";
+import { pauseUnless } from "../model/abortable.js";
 import { executePlan } from "./execute.js";
 import { Journal } from "./journal.js";
 import { acquireLock, describeTakeOver, LockHeldError, type HeldLock, type LockOptions } from "../fs/lock.js";
@@ -32,6 +33,8 @@ export interface LockWait {
   pollMs?: number;
   /** told once, when the wait begins */
   onWaiting?: (holder: string, waitText: string) => void;
+  /** the run's stop signal: a wait ends at once when it aborts (nothing was changed) */
+  signal?: AbortSignal;
 }
 
 /**
@@ -50,9 +53,12 @@ export async function acquireWaiting(file: string, lockOpts: LockOptions, wait: 
       if (!(err instanceof LockHeldError) || waitMs <= 0) throw err;
       const left = until - Date.now();
       if (left <= 0) throw new UserError(`${err.holder}; waited ${text} for it to finish${wait.how ? ` (${wait.how})` : ""}, nothing was changed`);
+      const stopped = (): UserError => new UserError(`${err.holder}; stopped by ${String(wait.signal?.reason ?? "a signal")} while waiting for it to finish${wait.how ? ` (${wait.how})` : ""}, nothing was changed`);
+      if (wait.signal?.aborted) throw stopped();
       if (!waiting) wait.onWaiting?.(err.holder, text);
       waiting = true;
-      await new Promise((r) => setTimeout(r, Math.min(left, wait.pollMs ?? 2000)));
+      await pauseUnless(Math.min(left, wait.pollMs ?? 2000), wait.signal);
+      if (wait.signal?.aborted) throw stopped();
     }
   }
 }

@@ -15,11 +15,11 @@ export interface ConfigFileChoice {
   abs: string;
   /** as the user would name it (relative to cwd when below it) */
   shown: string;
-  /** "--config", "FLOWRULES_CONFIG", "found" (cwd or a parent up to the repository root) or "none" (there is none) */
+  /** "--config", its variable, "found" (cwd or a parent up to the repository root) or "none" (there is none) */
   from: "--config" | typeof CONFIG_ENV | "found" | "none";
 }
 
-/** The config file: --config, else FLOWRULES_CONFIG, else the nearest flowrules.config.yaml (src/fs/config-file.ts). */
+/** The config file: --config, else its variable, else the nearest flowrules.config.yaml (src/fs/config-file.ts). */
 export function configFileChoice(opts: { config?: string | undefined }, env: Record<string, string | undefined>, cwd = process.cwd()): ConfigFileChoice {
   const fromEnv = env[CONFIG_ENV];
   const named = opts.config !== undefined ? ({ file: opts.config, from: "--config" } as const) : fromEnv ? ({ file: fromEnv, from: CONFIG_ENV } as const) : undefined;
@@ -33,7 +33,7 @@ function shownPath(abs: string, cwd: string): string {
   return rel && !rel.startsWith("..") ? rel : abs;
 }
 
-/** The profile named by --profile or FLOWRULES_PROFILE (an empty variable names none), and which of them named it. */
+/** The profile named by --profile or its variable (an empty variable names none), and which of them named it. */
 export function profileAsked(opts: { profile?: string | undefined }, env: Record<string, string | undefined>): { asked: string | undefined; from: "--profile" | typeof PROFILE_ENV } {
   return { asked: opts.profile ?? (env[PROFILE_ENV] || undefined), from: opts.profile !== undefined ? "--profile" : PROFILE_ENV };
 }

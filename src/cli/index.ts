@@ -17,6 +17,28 @@ import { failIfUnfinished } from "./unfinished.js";
  */
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 
+/**
+ * Stop signals that come before a verb installs its handlers (./signals.ts) — while its modules load — are kept for
+ * it, so SIGTERM in the first moments of `watch` is a clean stop, not a kill (exit 143). A run whose verb installs
+ * none leaves with the signal as if there had been no handler (`releaseEarlySignals`). Here, not in a module of its
+ * own, so that `--version` and a Tab load nothing more (test/cli/startup.test.ts).
+ */
+const early: NodeJS.Signals[] = [];
+const keepSignal = (sig: NodeJS.Signals): void => void early.push(sig);
+const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+for (const sig of STOP_SIGNALS) process.on(sig, keepSignal);
+/** Hands the signals kept so far to the verb's handlers (./signals.ts), which take over from here. */
+function takeEarlySignals(): NodeJS.Signals[] {
+  for (const sig of STOP_SIGNALS) process.off(sig, keepSignal);
+  return early.splice(0);
+}
+(globalThis as Record<symbol, unknown>)[Symbol.for("flowrules.takeEarlySignals")] = takeEarlySignals;
+/** No verb takes them: a signal kept is delivered again with no handler left, so it ends the process as usual. */
+function releaseEarlySignals(): void {
+  const [first] = takeEarlySignals();
+  if (first) process.kill(process.pid, first);
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (await answerTab(args)) return;
@@ -30,7 +52,11 @@ async function main(): Promise<void> {
   const program = buildProgram();
   program.exitOverride();
   // the heap setting is for a verb's run (./heap.ts); --version, --help and a Tab are over before it would matter
-  program.hook("preAction", () => void preferSmallHeap());
+  program.hook("preAction", (_program, verb) => {
+    // only the verbs that talk to the service install stop handlers (./signals.ts); the others take none
+    if (!["plan", "apply", "watch", "forecast"].includes(verb.name())) releaseEarlySignals();
+    void preferSmallHeap();
+  });
   try {
     await program.parseAsync(process.argv);
   } catch (err) {
@@ -46,14 +72,14 @@ async function main(): Promise<void> {
 
 /** One line on stderr (a JSON event with --log-format json), the API key scrubbed. */
 async function reportFailure(err: unknown, json: boolean): Promise<void> {
-  const [{ formatError }, { createLogger }, { redactor }, { runSecrets }] = await Promise.all([
+  const [{ formatError }, { createLogger }, { redactor }, { envKey, runSecrets }] = await Promise.all([
     import("./errors.js"),
     import("../log/index.js"),
     import("../log/redact.js"),
     // the same module a verb resolved its key in, so it knows that key (none when no verb got that far)
-    import("./settings.js"),
+    import("./trust.js"),
   ]);
-  const secrets = [process.env.FLOWRULES_API_KEY, ...runSecrets()];
+  const secrets = [envKey(process.env), ...runSecrets()];
   if (json) {
     // with --log-format json every stderr line is a JSON event, the failure too
     const log = createLogger({ format: "json", write: (s) => process.stderr.write(s), secrets });
@@ -66,4 +92,8 @@ async function reportFailure(err: unknown, json: boolean): Promise<void> {
 
 let settled = false;
 failIfUnfinished(() => settled, (s) => process.stderr.write(s));
-void main().finally(() => (settled = true));
+void main().finally(() => {
+  settled = true;
+  // a signal no verb took (--help, a Tab, a run that failed before its handlers): delivered now
+  releaseEarlySignals();
+});

@@ -1,7 +1,7 @@
 /**
  * Profiles (docs/operating.md, Profiles): `flowrules.config.yaml` in the current directory or the nearest parent up
  * to the repository root (src/fs/config-file.ts), or `--config FILE` /
- * FLOWRULES_CONFIG, names one profile per service or tenant; `--profile NAME` / FLOWRULES_PROFILE / `default_profile`
+ * its variable, names one profile per service or tenant; `--profile NAME` / its variable / `default_profile`
  * picks one. A profile is one more source of settings, below flags and environment (src/cli/settings.ts).
  * Every problem with the file is one line naming file:line:col; the API key is never read from it.
  */
@@ -16,6 +16,7 @@ import { CONFIG_FILE } from "../model/defaults.js";
 import { configFileChoice, noConfigFile, profileAsked, type ConfigFileChoice } from "./config-choice.js";
 import { posOfKey, posOfValue, posAt, type SourceFile } from "../rules/positions.js";
 import { CONFIG_ENV } from "./flags.js";
+import { ENV } from "../model/env-names.js";
 
 /** The profile a run uses, with the file it came from (relative paths in it resolve against that file's folder). */
 export interface LoadedProfile {
@@ -26,7 +27,7 @@ export interface LoadedProfile {
   values: Profile;
   /** where each key's value is written, as file:line:col, so a value refused later is still shown in place */
   at: Partial<Record<keyof Profile, string>>;
-  /** what chose it, in words: "--profile", "FLOWRULES_PROFILE", "default_profile" */
+  /** what chose it, in words: "--profile", its variable, "default_profile" */
   chosenBy: string;
 }
 
@@ -66,7 +67,7 @@ function keyProblem(src: SourceFile): string | undefined {
       // the keys right under `profiles` are names of the user's choosing ("secrets-vault" is a fine tenant name)
       const isName = path.length === 1 && path[0] === "profiles";
       if (!isName && looksLikeSecret(key)) {
-        found(offset, `${name}: an API key is never written in ${src.file}; keep it in an environment variable and name that variable with api_key_env (default FLOWRULES_API_KEY)`);
+        found(offset, `${name}: an API key is never written in ${src.file}; keep it in an environment variable and name that variable with api_key_env (default ${ENV.apiKey})`);
       }
       stack.push({ node: item.value, path: [...path, key] });
     }

@@ -1,27 +1,30 @@
 /**
  * commander wiring: one file per verb registers its command; this file only assembles them.
  *
- * Every `flowrules` run builds this whole program — `--version`, `--help` and a completion Tab too — so a verb's file
- * declares only its flags, and its action imports what the verb does (./run/<verb>.ts) when it runs.
+ * `--help` builds this whole program (`--version` alone and a completion Tab do not), so a verb's flags.ts
+ * (./verbs/<verb>/) declares only its flags, and its action imports what the verb does (./verbs/<verb>/run.ts) when it
+ * runs (./verbs/define.ts).
  * test/cli/startup.test.ts checks what those three load (CONTRIBUTING.md, "Adding a verb").
  */
 import { Command } from "commander";
 import { VERSION, VERSION_FLAGS } from "../model/version.js";
-import { registerValidate } from "./validate.js";
-import { registerPlan } from "./plan.js";
-import { registerApply } from "./apply.js";
-import { registerShow } from "./show.js";
-import { registerTest } from "./test.js";
-import { registerExplain } from "./explain.js";
-import { registerSandbox } from "./sandbox.js";
-import { registerWatch } from "./watch.js";
-import { registerHistory } from "./history.js";
-import { registerForecast } from "./forecast.js";
-import { registerRevert } from "./revert.js";
-import { registerState } from "./state-verb.js";
-import { registerConfig } from "./config.js";
-import { registerDescribe, registerWorkflows } from "./workflows.js";
-import { registerInit, registerPull } from "./init.js";
+import { registerValidate } from "./verbs/validate/flags.js";
+import { registerPlan } from "./verbs/plan/flags.js";
+import { registerApply } from "./verbs/apply/flags.js";
+import { registerShow } from "./verbs/show/flags.js";
+import { registerTest } from "./verbs/test/flags.js";
+import { registerExplain } from "./verbs/explain/flags.js";
+import { registerSandbox } from "./verbs/sandbox/flags.js";
+import { registerWatch } from "./verbs/watch/flags.js";
+import { registerHistory } from "./verbs/history/flags.js";
+import { registerState } from "./verbs/state/flags.js";
+import { registerConfig } from "./verbs/config/flags.js";
+import { registerWorkflows } from "./verbs/workflows/flags.js";
+import { registerDescribe } from "./verbs/describe/flags.js";
+import { registerInit } from "./verbs/init/flags.js";
+import { registerPull } from "./verbs/pull/flags.js";
+import { registerForecast } from "./verbs/forecast/flags.js";
+import { registerRevert } from "./verbs/revert/flags.js";
 import { addLogFormatOption } from "../log/option.js";
 import { registerCompletion } from "./completion.js";
 import { addExamples } from "./examples.js";

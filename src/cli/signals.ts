@@ -67,6 +67,9 @@ export function interruptions(io: CommandIO, opts: InterruptionOptions = {}): In
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   process.on("SIGHUP", onHup);
+  // signals that came while the verb's modules loaded (kept by ./index.ts, before its first await): handled now
+  const take = (globalThis as Record<symbol, unknown>)[Symbol.for("flowrules.takeEarlySignals")];
+  if (typeof take === "function") for (const sig of take() as NodeJS.Signals[]) (sig === "SIGHUP" ? onHup : stop)(sig);
   return {
     signal: controller.signal,
     dispose: () => {

@@ -25,7 +25,7 @@ function attr(flags: string): string {
 
 export interface Picked {
   value: unknown;
-  /** the source in words, for messages: "--rate-limit", "FLOWRULES_RATE_LIMIT", "flowrules.config.yaml:7:17: rate_limit of profile prod" */
+  /** the source in words, for messages: "--rate-limit", the variable's name, "flowrules.config.yaml:7:17: rate_limit of profile prod" */
   from: string;
   kind: "flag" | "env" | "profile";
 }

@@ -75,7 +75,7 @@ export interface ApplyCommandOptions extends PlanRunOptions, Partial<Omit<Applyi
   confirm?: Confirm;
   /** aborted on SIGINT/SIGTERM: no new request starts, the ones in flight finish and are journalled */
   signal?: AbortSignal;
-  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL) */
+  /** webhooks told at the end (--notify, its variable or the profile) */
   notify?: NotifySettings;
   /** with --state: the state the changes are sent through, written through (src/commands/state.ts) */
   writeThrough?: HeldState;
@@ -275,6 +275,7 @@ function lockWait(opts: ApplyCommandOptions, io: CommandIO): LockWait {
     waitText: durationText(opts.lockWaitMs ?? 0),
     how: "--lock-wait",
     ...(opts.tuning?.lockPollMs !== undefined ? { pollMs: opts.tuning.lockPollMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
     onWaiting: (holder, wait) => {
       if (!opts.quiet) io.stderr(`flowrules: ${holder}; waiting up to ${wait} for it to finish\n`);
     },

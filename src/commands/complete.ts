@@ -1,6 +1,6 @@
 /**
  * Names the completion scripts offer, read cheaply at completion time from the words typed so far: profile names
- * (the `profiles:` keys of the file `--config` names on the line, else $FLOWRULES_CONFIG, else the nearest
+ * (the `profiles:` keys of the file `--config` names on the line, else the config variable's, else the nearest
  * flowrules.config.yaml up to the repository root, as a run finds it: src/fs/config-file.ts) and rule names (the `name:` of each rule in the paths typed after the
  * verb, else rules/, read as YAML without compiling). A missing or unreadable file is no names.
  *
@@ -14,6 +14,7 @@ import { findConfigFile } from "../fs/config-file.js";
 import { isRecord } from "../model/guards.js";
 // files.js alone: the rules index would load the compiler, and this runs on every Tab
 import { listRuleFiles } from "../rules/files.js";
+import { ENV } from "../model/env-names.js";
 
 /** the default rule paths of every verb (DEFAULT_RULE_PATHS in src/rules/load.ts) */
 const RULE_PATHS = ["rules/"];
@@ -65,7 +66,7 @@ function yamlOf(file: string): unknown {
 }
 
 export function profileNames(env: Record<string, string | undefined>, config?: string): Promise<string[]> {
-  const file = config || env.FLOWRULES_CONFIG || findConfigFile(process.cwd());
+  const file = config || env[ENV.config] || findConfigFile(process.cwd());
   const doc = file ? yamlOf(file) : undefined;
   return Promise.resolve(isRecord(doc) && isRecord(doc.profiles) ? offered(Object.keys(doc.profiles)) : []);
 }

@@ -1,5 +1,5 @@
 /**
- * `flowrules history --state DIR [--last N] [--format text|json]`: the changes of a watcher's last cycles, from their
+ * `flowrules history --state DIR [--last N] [--since TIME] [--format text|json]`: the changes of a watcher's last cycles, from their
  * journals (docs/watch.md, "History"). Reads files only; works while the watcher runs.
  */
 import { existsSync } from "node:fs";
@@ -13,6 +13,8 @@ import { readHistory } from "../watch/history.js";
 export interface HistoryCommandOptions {
   stateDir: string;
   last: number;
+  /** of the last cycles, only those started at or after this instant */
+  since?: Date | undefined;
   format: HistoryFormat;
   cwd?: string;
 }
@@ -24,6 +26,9 @@ export async function historyCommand(opts: HistoryCommandOptions, io: CommandIO)
     if (io.log?.structured) io.log.event("history.cycle_unreadable", { message: line }, "warn");
     else io.stderr(`flowrules: warning: ${textSafe(line)}\n`);
   });
-  io.stdout(HISTORY_FORMATS[opts.format](doc));
+  const since = opts.since?.getTime();
+  // a cycle that never started (killed before its apply) has no time to compare: it is left out once a time is asked for
+  const cycles = since === undefined ? doc.cycles : doc.cycles.filter((c) => c.started_at !== null && Date.parse(c.started_at) >= since);
+  io.stdout(HISTORY_FORMATS[opts.format]({ ...doc, cycles }));
   return EXIT_OK;
 }

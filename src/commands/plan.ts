@@ -22,7 +22,7 @@ export { planRuleSet } from "./planning.js";
 
 /**
  * `plan`'s options: the run's planning settings (PlanRunOptions, shared with `apply --auto-approve`) and the output.
- * src/cli/plan.ts builds them from the resolved settings (src/cli/settings.ts).
+ * src/cli/verbs/plan/run.ts builds them from the resolved settings (src/cli/settings.ts).
  */
 export interface PlanCommandOptions extends PlanRunOptions {
   paths: string[];
@@ -37,7 +37,7 @@ export interface PlanCommandOptions extends PlanRunOptions {
   compare?: string;
   /** with `compare`: what time alone does to the touched rules within this horizon (`--forecast 7d`) */
   forecastMs?: number;
-  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL / a profile's notify) */
+  /** webhooks told at the end (--notify, its variable or a profile's notify) */
   notify?: NotifySettings;
 }
 

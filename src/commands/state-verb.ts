@@ -3,10 +3,11 @@ import { EXIT_OK, UserError } from "../model/errors.js";
 import type { CommandIO } from "../log/command-io.js";
 import { clearText, STATE_FORMATS, type StateFormat } from "../render/state/index.js";
 import { clearStateDir, describeStateDir } from "../state/show.js";
+import { ENV } from "../model/env-names.js";
 
 export interface StateVerbOptions {
   action: "show" | "clear";
-  /** --state, FLOWRULES_STATE or the profile's state */
+  /** --state, its variable or the profile's state */
   dir: string | undefined;
   format: StateFormat;
   /** the API key, when one is set: the MAC is checked with it */
@@ -14,7 +15,7 @@ export interface StateVerbOptions {
 }
 
 export async function stateVerbCommand(opts: StateVerbOptions, io: CommandIO): Promise<number> {
-  if (opts.dir === undefined || opts.dir.trim() === "") throw new UserError(`state ${opts.action} needs --state DIR (or FLOWRULES_STATE, or a profile's state)`);
+  if (opts.dir === undefined || opts.dir.trim() === "") throw new UserError(`state ${opts.action} needs --state DIR (or ${ENV.state}, or a profile's state)`);
   if (opts.action === "show") {
     const report = await describeStateDir(opts.dir, opts.apiKey);
     io.log?.event("state.shown", { dir: opts.dir, size_bytes: report.size_bytes, verifies: report.verifies, workflows: report.workflows.length });

@@ -9,11 +9,12 @@ import { DEFAULT_RESYNC_AFTER_MS, openRunState, readInFull, StateNotWritten, typ
 import { textSafe } from "../render/escape.js";
 import type { PlanningSettings } from "../model/settings.js";
 import { UserError } from "../model/errors.js";
+import { ENV } from "../model/env-names.js";
 
-/** The state settings of a run's planning settings, or undefined without --state (FLOWRULES_STATE, a profile's state). */
+/** The state settings of a run's planning settings, or undefined without --state (its variable, a profile's state). */
 export function stateSettingsOf(p: Partial<PlanningSettings>): StateSettings | undefined {
   if (p.state === undefined || p.state.trim() === "") {
-    if (p.resyncAfterMs !== undefined || p.fullRefresh === true) throw new UserError("--resync-after and --full-refresh need --state DIR (or FLOWRULES_STATE)");
+    if (p.resyncAfterMs !== undefined || p.fullRefresh === true) throw new UserError(`--resync-after and --full-refresh need --state DIR (or ${ENV.state})`);
     return undefined;
   }
   return { dir: p.state, resyncAfterMs: p.resyncAfterMs ?? DEFAULT_RESYNC_AFTER_MS, fullRefresh: p.fullRefresh === true };

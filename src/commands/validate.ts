@@ -12,7 +12,7 @@ export interface ValidateOptions {
   format: DiagnosticFormat;
   /** the workflow catalog (default flowrules.workflows.json in the current directory, when present) */
   workflows?: string;
-  /** the base URL the catalog must have been pulled from, when known (FLOWRULES_BASE_URL) */
+  /** the base URL the catalog must have been pulled from, when known (the base URL's variable or the profile) */
   baseUrl?: string;
 }
 

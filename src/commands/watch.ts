@@ -16,7 +16,7 @@ import { planRuleSet } from "./planning.js";
 
 export { derivedIntervalMs } from "../watch/index.js";
 
-/** The settings a reload reads again (flags, environment and the config file): src/cli/watch.ts. */
+/** The settings a reload reads again (flags, environment and the config file): watchFlags in src/cli/verbs/watch/run.ts. */
 export interface WatchReloadable {
   planning: PlanningSettings;
   profile?: ProfileRef;

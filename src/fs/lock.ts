@@ -3,7 +3,9 @@
  * `state.lock` and the watcher's lock are all taken here. A lock is one file, created exclusively, holding its owner
  * (pid, host, start time, what it does, a random token) and a heartbeat: while the owner runs it may rewrite the file
  * every few seconds with the time and its progress. A lock is stale — and taken over, with a message — only when its
- * owner is gone: on this very host, when its pid no longer runs (a kill -9 leaves the file behind); elsewhere, when
+ * owner is gone: on this very host, when its pid no longer runs (a kill -9 leaves the file behind), when it names
+ * this process's own pid without a token this process made (a container's pid 1 restarted after a kill), or when its
+ * pid now belongs to a program that started at another time than the owner (the pid was reused); elsewhere, when
  * its heartbeat (or, without one, its start) is older than the caller's timeout. A live owner on this host is never
  * taken over, however long it has run: an apply of 100,000 changes under the production rate limit takes most of a day.
  *
@@ -19,6 +21,7 @@
  * itself stale and removed the same way, by a claim on it. test/fs/lock-race.test.ts races many processes for one
  * stale lock, round after round.
  */
+import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -53,6 +56,11 @@ const OwnerSchema = z.object({
   heartbeat_at: z.string().optional(),
   /** what the owner has done so far, in words ("1,234 of 5,000 changes done") */
   progress: z.string().optional(),
+  /**
+   * When the owner's process started, as this host tells it (processStart below): a live pid whose start differs is
+   * another program that took the pid over. Absent in locks of older versions and where the host cannot tell.
+   */
+  process_start: z.string().optional(),
 });
 export type LockOwner = z.infer<typeof OwnerSchema>;
 
@@ -165,6 +173,7 @@ export class HeldLock {
     this.timer = undefined;
     this.released = true;
     process.removeListener("exit", this.onExit);
+    ourTokens.delete(this.owner.token);
     try {
       if (readOwner(this.file)?.token === this.owner.token) unlinkSync(this.file);
     } catch {
@@ -228,16 +237,69 @@ function notALock(file: string, unreadableIsStale: boolean): string | undefined 
     return `it cannot be read (${errCode(err) ?? "error"})`;
   }
   if (kind) return `it is ${kind}`;
-  if (!unreadableIsStale && !readOwner(file)) return "its content is not a flowrules lock";
+  if (unreadableIsStale) return undefined;
+  let raw: Buffer;
+  try {
+    raw = readFileSync(file);
+  } catch (err) {
+    // released between the look and the read (a racing holder): not a verdict on the file, the caller tries again
+    if (errCode(err) === "ENOENT") return undefined;
+    return `it cannot be read (${errCode(err) ?? "error"})`;
+  }
+  if (!parseOwner(raw)) return "its content is not a flowrules lock";
   return undefined;
+}
+
+/** Tokens of the locks this process holds or is taking: a lock naming our pid is ours only with one of these. */
+const ourTokens = new Set<string>();
+
+/**
+ * When process `pid` started, as text that is equal for one process and differs for two that had the same pid one
+ * after the other; undefined when the host cannot tell. Linux: field 22 of /proc/<pid>/stat (clock ticks since
+ * boot, exact). Elsewhere: `ps -o lstart=` (to the second), spawned only when a live pid holds a lock.
+ */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    // the command name (field 2) is in parentheses and may hold spaces and parentheses: fields 3… follow the last ")"
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = fields[22 - 3];
+    if (ticks !== undefined && /^\d+$/.test(ticks)) return `${ticks} ticks after boot`;
+  } catch {
+    // no /proc (macOS, BSD) or not readable: ask ps
+  }
+  if (process.platform === "win32") return undefined;
+  try {
+    const out = execFileSync("ps", ["-o", "lstart=", "-p", String(pid)], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 2000 }).trim();
+    return out === "" ? undefined : out;
+  } catch {
+    return undefined;
+  }
+}
+
+let ownStartCache: { value: string | undefined } | undefined;
+/** This process's start (processStart), asked once. */
+function ownStart(): string | undefined {
+  ownStartCache ??= { value: processStart(process.pid) };
+  return ownStartCache.value;
 }
 
 /** Why a lock is stale, or undefined when it must be respected (`timeoutMs`: for an owner on another host). */
 export function staleness(owner: LockOwner, timeoutMs: number, now: number): string | undefined {
   if (owner.host === hostname()) {
-    // on this host the process table is the truth: alive means held, whatever the age of the heartbeat
-    if (owner.pid === process.pid || pidAlive(owner.pid)) return undefined;
-    return `its process ${owner.pid} is gone`;
+    // our own pid: ours only with a token this process made; otherwise a process before us had the pid (a
+    // container's entrypoint is pid 1 again after a kill -9, so is the killed watcher's lock)
+    if (owner.pid === process.pid) {
+      return owner.token !== undefined && ourTokens.has(owner.token) ? undefined : `it names this process's own pid ${owner.pid} without a token this process made (a process before this one had the pid, as a container's pid 1 has after a restart)`;
+    }
+    // on this host the process table is the truth: alive means held, whatever the age of the heartbeat — unless
+    // the pid now belongs to a process that started after the owner (the pid was reused)
+    if (!pidAlive(owner.pid)) return `its process ${owner.pid} is gone`;
+    if (owner.process_start !== undefined) {
+      const start = processStart(owner.pid);
+      if (start !== undefined && start !== owner.process_start) return `its pid ${owner.pid} now belongs to another program (started ${start}, the owner started ${owner.process_start})`;
+    }
+    return undefined;
   }
   const beat = Date.parse(owner.heartbeat_at ?? owner.started_at);
   if (!Number.isNaN(beat) && now - beat > timeoutMs) {
@@ -332,7 +394,10 @@ export function acquireLock(file: string, opts: LockOptions): HeldLock {
     started_at: new Date(now()).toISOString(),
     applying: opts.applying,
     token: randomBytes(12).toString("hex"),
+    ...(ownStart() !== undefined ? { process_start: ownStart() } : {}),
   };
+  ourTokens.add(owner.token);
+  let taken = false;
   const tmp = ownerFile(file, owner, "tmp");
   let tookOver: TakeOver | undefined;
   const busyUntil = Date.now() + BUSY_WAIT_MS;
@@ -340,6 +405,7 @@ export function acquireLock(file: string, opts: LockOptions): HeldLock {
     for (let round = 0; round < 1000; round++) {
       try {
         linkSync(tmp, file);
+        taken = true;
         return new HeldLock(file, owner, tookOver, now);
       } catch (err) {
         if (errCode(err) !== "EEXIST") throw err;
@@ -372,6 +438,7 @@ export function acquireLock(file: string, opts: LockOptions): HeldLock {
     throw new UserError(`could not take the lock ${file}: other runs keep taking it`);
   } finally {
     unlinkQuietly(tmp);
+    if (!taken) ourTokens.delete(owner.token);
   }
 }
 

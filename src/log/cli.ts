@@ -11,14 +11,13 @@ export function logFormatOf(cmd: Command): LogFormat {
 }
 
 /**
- * The logger for a running verb: stderr, the chosen format, the API key scrubbed — FLOWRULES_API_KEY's and any other
- * key the run resolved (a profile's api_key_env), given in `secrets`.
+ * The logger for a running verb: stderr, the chosen format, every API key the run knows of scrubbed (`secrets`: the
+ * CLI passes the key variables' values and any key the run resolved, src/cli/verbs/run-verb.ts).
  */
 export function commandLogger(
   cmd: Command,
-  env: NodeJS.ProcessEnv = process.env,
-  write = (s: string): void => void process.stderr.write(s),
   secrets: ReadonlyArray<string | undefined> = [],
+  write = (s: string): void => void process.stderr.write(s),
 ): Logger {
-  return createLogger({ format: logFormatOf(cmd), write, secrets: [env.FLOWRULES_API_KEY, ...secrets] });
+  return createLogger({ format: logFormatOf(cmd), write, secrets: [...secrets] });
 }

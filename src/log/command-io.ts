@@ -15,12 +15,13 @@ export interface CommandIO {
   log?: Logger;
 }
 
-export function processIO(color?: boolean): CommandIO {
+/** The process's own streams; the environment is the caller's (the CLI passes process.env, tests their own). */
+export function processIO(env: NodeJS.ProcessEnv, color?: boolean): CommandIO {
   return {
     ...(color !== undefined ? { color } : {}),
     stdout: (s) => void process.stdout.write(s),
     stderr: (s) => void process.stderr.write(s),
-    env: process.env,
+    env,
     stdoutIsTTY: process.stdout.isTTY === true,
     stderrIsTTY: process.stderr.isTTY === true,
   };

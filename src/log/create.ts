@@ -7,7 +7,7 @@ import type { LogFormat, Logger } from "./types.js";
 export interface CreateLoggerOptions {
   format: LogFormat;
   write: (line: string) => void;
-  /** values that must never appear in a log line, e.g. FLOWRULES_API_KEY */
+  /** values that must never appear in a log line, e.g. the API key */
   secrets?: ReadonlyArray<string | undefined>;
   now?: () => Date;
 }

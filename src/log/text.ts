@@ -5,6 +5,7 @@
  */
 import type { LogFields, Logger, LogLevel } from "./types.js";
 import { plural } from "../text/plural.js";
+import { ENV } from "../model/env-names.js";
 
 export interface TextLoggerOptions {
   write: (line: string) => void;
@@ -28,7 +29,7 @@ const SENTENCES: Record<string, (f: LogFields) => string | undefined> = {
     const per = typeof f.window_ms === "number" ? `${Math.round(f.window_ms / 1000)} s` : "60 s";
     const budget = typeof f.budget === "number" ? plural(f.budget, "request") : "its requests";
     // the limit is the client's own: say which setting it is, so a service without one (the sandbox) is not waited on
-    return `rate limit: ${budget} sent in the last ${per}, waiting ${seconds(f.delay_ms)} for the window (the client's limit: --rate-limit, FLOWRULES_RATE_LIMIT or a profile's rate_limit; 0 = off)`;
+    return `rate limit: ${budget} sent in the last ${per}, waiting ${seconds(f.delay_ms)} for the window (the client's limit: --rate-limit, ${ENV.rateLimit} or a profile's rate_limit; 0 = off)`;
   },
 };
 

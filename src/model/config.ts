@@ -4,7 +4,7 @@
  * editor completion, so the two cannot disagree.
  */
 import { z } from "zod";
-import { DEFAULT_API_KEY_ENV, DEFAULT_RATE_LIMIT, DEFAULT_OPT_OUT_TAG } from "./settings.js";
+import { ENV, profileDocs, type ProfileKey } from "./settings-table.js";
 
 /** An environment variable's name as POSIX shells accept it. */
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -22,8 +22,8 @@ export const NOT_SECRET_VARIABLES: ReadonlySet<string> = new Set([
   "LC_MESSAGES", "TERM", "COLORTERM", "TMPDIR", "TEMP", "TMP", "HOSTNAME", "HOST", "EDITOR", "VISUAL", "PAGER", "DISPLAY",
   "TZ", "MAIL", "SHLVL", "PS1", "COLUMNS", "LINES", "NODE_ENV", "NODE_OPTIONS", "CI", "NO_COLOR", "XDG_CONFIG_HOME",
   "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CACHE_HOME", "SSH_AUTH_SOCK", "GITHUB_WORKSPACE", "GITHUB_REPOSITORY",
-  "GITHUB_SHA", "GITHUB_REF", "FLOWRULES_BASE_URL", "FLOWRULES_PROFILE", "FLOWRULES_CONFIG", "FLOWRULES_RATE_LIMIT",
-  "FLOWRULES_NOTIFY_URL", "FLOWRULES_OPT_OUT_TAG", "FLOWRULES_STATE", "FLOWRULES_DEBUG",
+  "GITHUB_SHA", "GITHUB_REF",
+  ...Object.values(ENV).filter((name) => name !== ENV.apiKey),
 ]);
 
 /** Prefixes of well-known key formats (GitHub, GitLab, Slack, Stripe, AWS, Google, OpenAI). */
@@ -41,30 +41,28 @@ export function keyShaped(v: string): boolean {
   return (/[a-z]/.test(v) && /[A-Z]/.test(v) && digits > 0) || digits >= v.length / 4;
 }
 
-const ProfileSchema = z
-  .strictObject({
-    base_url: z.string().min(1).meta({ description: "service base URL, e.g. https://tenant.example.com/api (flag --base-url, env FLOWRULES_BASE_URL win over it)" }),
-    rate_limit: z
-      .number()
-      .int()
-      .min(0)
-      .meta({ description: `the service's limit in requests a minute for this tenant's key (default ${DEFAULT_RATE_LIMIT}; 0 = no client-side limit)` }),
-    api_key_env: z
-      .string()
-      .refine((v) => !keyShaped(v), "looks like an API key itself, not a variable's name (it is not shown): keep the key in an environment variable and name that variable here")
-      .regex(ENV_NAME, "must be an environment variable's name (letters, digits, _)")
-      .refine((v) => !NOT_SECRET_VARIABLES.has(v.toUpperCase()), {
-        error: (i) => `${String(i.input)} holds no secret (every shell sets it): name the variable that holds this tenant's API key`,
-      })
-      .meta({ description: `the NAME of the environment variable holding this tenant's API key (default ${DEFAULT_API_KEY_ENV}); the key itself never goes in this file` }),
-    workflows: z.string().min(1).meta({ description: "workflow catalog file for this tenant (relative to this file), default flowrules.workflows.json" }),
-    notify: z
-      .union([z.string().min(1), z.array(z.string().min(1))])
-      .meta({ description: "webhook URL(s) told at the end of plan and apply: a list, or one string (comma-separated like FLOWRULES_NOTIFY_URL)" }),
-    opt_out_tag: z.string().meta({ description: `instances carrying this tag are changed by no rule (default ${DEFAULT_OPT_OUT_TAG}; "" turns it off)` }),
-    state: z.string().min(1).meta({ description: "state folder for this tenant (relative to this file)" }),
-  })
-  .partial();
+/** The schema line of a profile key: the `docs` of its setting in src/model/settings-table.ts. */
+const docs = (key: ProfileKey): { description: string } => ({ description: profileDocs(key) });
+
+/** The profile keys: one per setting of the table that has one (the compiler asks for each). */
+const PROFILE_FIELDS = {
+  base_url: z.string().min(1).meta(docs("base_url")),
+  rate_limit: z.number().int().min(0).meta(docs("rate_limit")),
+  api_key_env: z
+    .string()
+    .refine((v) => !keyShaped(v), "looks like an API key itself, not a variable's name (it is not shown): keep the key in an environment variable and name that variable here")
+    .regex(ENV_NAME, "must be an environment variable's name (letters, digits, _)")
+    .refine((v) => !NOT_SECRET_VARIABLES.has(v.toUpperCase()), {
+      error: (i) => `${String(i.input)} holds no secret (every shell sets it): name the variable that holds this tenant's API key`,
+    })
+    .meta(docs("api_key_env")),
+  workflows: z.string().min(1).meta(docs("workflows")),
+  notify: z.union([z.string().min(1), z.array(z.string().min(1))]).meta(docs("notify")),
+  opt_out_tag: z.string().meta(docs("opt_out_tag")),
+  state: z.string().min(1).meta(docs("state")),
+} satisfies Record<ProfileKey, z.ZodType>;
+
+const ProfileSchema = z.strictObject(PROFILE_FIELDS).partial();
 export type Profile = z.infer<typeof ProfileSchema>;
 /** The keys a profile may have, for "unknown key" messages. */
 export const PROFILE_KEYS = Object.keys(ProfileSchema.shape);
@@ -72,10 +70,10 @@ export const PROFILE_KEYS = Object.keys(ProfileSchema.shape);
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 export const ConfigFileSchema = z.strictObject({
-  default_profile: z.string().regex(PROFILE_NAME).optional().meta({ description: "the profile used when neither --profile nor FLOWRULES_PROFILE names one" }),
+  default_profile: z.string().regex(PROFILE_NAME).optional().meta({ description: `the profile used when neither --profile nor ${ENV.profile} names one` }),
   profiles: z
     .record(z.string().regex(PROFILE_NAME, "a profile name is letters, digits, '.', '_' or '-'"), ProfileSchema)
-    .meta({ description: "one entry per service or tenant, chosen with --profile NAME or FLOWRULES_PROFILE" }),
+    .meta({ description: `one entry per service or tenant, chosen with --profile NAME or ${ENV.profile}` }),
 });
 
 /** The keys at the top of the file. */

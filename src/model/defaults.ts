@@ -12,8 +12,6 @@ export const DEFAULT_RATE_LIMIT = 100;
 export const WINDOW_SHARE = 0.95;
 export const DEFAULT_CONCURRENCY = 4;
 export const DEFAULT_TIMEOUT_MS = 30_000;
-/** The environment variable holding the API key, unless a profile's `api_key_env` names another. */
-export const DEFAULT_API_KEY_ENV = "FLOWRULES_API_KEY";
 export const DEFAULT_OPT_OUT_TAG = "no-automation";
 export const DEFAULT_BATCH_SIZE = 100;
 export const MAX_BATCH_SIZE = 500;
@@ -25,6 +23,8 @@ export const MAX_CLOCK_SKEW_MS = 86_400_000;
 export const DEFAULT_RECHECK_EVERY_MS = 60_000;
 /** `flowrules history` lists this many of a watcher's last cycles unless `--last` says otherwise. */
 export const DEFAULT_HISTORY_CYCLES = 10;
+/** The idle polls' default share of the key's rate limit (`watch --budget`), in percent. */
+export const DEFAULT_BUDGET_PERCENT = 20;
 /** The profiles file looked for in the current directory (docs/operating.md, Profiles). */
 export const CONFIG_FILE = "flowrules.config.yaml";
 /** The workflow catalog `flowrules pull` writes and validate, test and explain read (docs/workflows.md). */

@@ -10,7 +10,6 @@ import { MAX_BATCH_SIZE, MAX_CLOCK_SKEW_MS, WINDOW_SHARE } from "./defaults.js";
 // the defaults live apart, so that `--help` prints them without loading zod
 export {
   CONFIG_FILE,
-  DEFAULT_API_KEY_ENV,
   DEFAULT_BATCH_SIZE,
   DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_CONCURRENCY,
@@ -36,7 +35,7 @@ export const ConnectionSettingsSchema = z.object({
   baseUrl: z.string().min(1),
   apiKey: z.string().min(1),
   /**
-   * Where the key came from, in words every auth error repeats: "the API key in FLOWRULES_API_KEY", "the API key in
+   * Where the key came from, in words every auth error repeats: "the API key in <its variable>", "the API key in
    * PROD_KEY (profile prod's api_key_env)". The api room gets the words, never the variables (docs/safety.md).
    */
   keySource: z.string().min(1).optional(),
@@ -117,7 +116,7 @@ export type WatchSettings = z.infer<typeof WatchSettingsSchema>;
 export const OutputSettingsSchema = z.object({
   quiet: z.boolean(),
   detailedExitcode: z.boolean(),
-  /** webhooks told at the end (--notify / FLOWRULES_NOTIFY_URL / a profile's `notify`) */
+  /** webhooks told at the end (--notify, its variable or a profile's `notify`: src/model/settings-table.ts) */
   notify: z.array(z.instanceof(URL)),
 });
 export type OutputSettings = z.infer<typeof OutputSettingsSchema>;

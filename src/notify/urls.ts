@@ -1,11 +1,9 @@
 /**
- * Notification targets (`--notify URL`, repeatable, or FLOWRULES_NOTIFY_URL, comma-separated). Checked before any
+ * Notification targets (`--notify URL`, repeatable, or its variable, comma-separated: src/model/settings-table.ts). Checked before any
  * request to the service, like the base URL: only https://, or http:// to this machine, unless --insecure-http.
  */
 import { isLoopbackHost } from "../api/url-guard.js";
 import { UserError } from "../model/errors.js";
-
-export const NOTIFY_ENV = "FLOWRULES_NOTIFY_URL";
 
 /** A URL for messages: no credentials, no query (a webhook's secret often lives in its path or query). */
 export function shownUrl(url: URL): string {
@@ -30,9 +28,9 @@ export function parseNotifyUrl(raw: string, insecureHttp: boolean): URL {
   return url;
 }
 
-/** The flag's URLs, else the environment's (comma-separated); duplicates sent once. */
-export function notifyUrls(flags: readonly string[], env: Record<string, string | undefined>, insecureHttp: boolean): URL[] {
-  const raw = flags.length > 0 ? flags : (env[NOTIFY_ENV] ?? "").split(",");
+/** The flag's URLs, else the variable's value (comma-separated, read by src/cli); duplicates sent once. */
+export function notifyUrls(flags: readonly string[], commaList: string, insecureHttp: boolean): URL[] {
+  const raw = flags.length > 0 ? flags : commaList.split(",");
   const urls = raw.map((s) => s.trim()).filter((s) => s !== "").map((s) => parseNotifyUrl(s, insecureHttp));
   const seen = new Set<string>();
   return urls.filter((u) => (seen.has(u.href) ? false : (seen.add(u.href), true)));

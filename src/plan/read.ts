@@ -8,15 +8,16 @@ import type { Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import type { z } from "zod";
 import { describeIssue } from "../api/schemas.js";
-import { UserError } from "../model/errors.js";
 import { shortInstant } from "../text/instant.js";
 import { sameService } from "../model/service.js";
+import { UserError } from "../model/errors.js";
 import { CanonicalHasher, canonicalKeyOrder, canonicalText } from "./digest.js";
 import { JsonScanError, scan } from "./stream-read.js";
 import { ChangeSchema, ReportSchema, SignedPlanSchema, SUPPORTED_FORMAT_VERSION } from "./schema.js";
 import type { PlannedChange, PlanFile } from "./types.js";
 import { errorMessage } from "../model/guards.js";
 import { plural } from "../text/plural.js";
+import { ENV } from "../model/env-names.js";
 
 /** A plan file larger than this is not a plan we wrote (about 1 kB a change: far beyond any max_instances). */
 const MAX_PLAN_BYTES = 512 * 1024 * 1024;
@@ -127,7 +128,7 @@ function checkVersion(file: string, version: unknown): void {
 
 /**
  * Reads and checks a plan file; every refusal happens here, before any request, in one line naming the file.
- * `expectedBaseUrl` is the configured service (--base-url / FLOWRULES_BASE_URL).
+ * `expectedBaseUrl` is the configured service (--base-url or its variable).
  *
  * The file is read once, as a stream (stream-read.ts), never whole: each change is parsed, checked and hashed on its
  * own and kept (compact, for apply) as it passes. The digest is sha256 over the canonical JSON (keys sorted): the
@@ -272,7 +273,7 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
   }
   if (!toShow && !sameService(plan.base_url, expectedBaseUrl)) {
     throw new UserError(
-      `${file} was planned against ${plan.base_url}, but the configured service is ${expectedBaseUrl} (--base-url / FLOWRULES_BASE_URL); refusing to apply it elsewhere`,
+      `${file} was planned against ${plan.base_url}, but the configured service is ${expectedBaseUrl} (--base-url / ${ENV.baseUrl}); refusing to apply it elsewhere`,
     );
   }
   return { plan, digest, file };

@@ -93,6 +93,30 @@ export class SandboxStore {
     this.currentVersion++;
   }
 
+  /** A copy of every instance: the service's data as a backup holds it (the clock is no part of it). */
+  backup(): InstanceState[] {
+    return [...this.byId.values()].map(cloneState);
+  }
+
+  /**
+   * Puts a backup back in place of all instances, as restoring a service's database does: instances started since
+   * are gone, updates since undone, and the next instance takes the next id after the backup's. The clock runs on.
+   */
+  restore(backup: readonly InstanceState[]): void {
+    this.byId.clear();
+    this.byProcess.clear();
+    this.sortCache.clear();
+    this.tokenIndex = undefined;
+    for (const inst of backup) {
+      const own = cloneState(inst);
+      this.byId.set(own.id, own);
+      const list = this.byProcess.get(own.processId) ?? [];
+      list.push(own);
+      this.byProcess.set(own.processId, list);
+    }
+    this.currentVersion++;
+  }
+
   /** The next free instance id. */
   nextId(): number {
     let max = 0;

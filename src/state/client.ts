@@ -28,6 +28,7 @@ import { compactRecord, expandRecord } from "./compact.js";
 import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
 import { itemLine, settingsSharer, valueLine, type Marks, type RecordEntry, RecordEntrySchema, type WorkflowMark } from "./schema.js";
 import { writtenFlags } from "./written.js";
+import { censusWentBack, censusWorkflow, clockWentBack, newestWentBack, type Census } from "./went-back.js";
 import type { StateWriter } from "./writer.js";
 
 /** A listing as a run uses it: the question, when it was asked, and its pages. */
@@ -161,6 +162,14 @@ export class StateClient extends DelegatingClient {
   /** planning asked through this client (else a commit carries the previous state forward: `apply plan.json`) */
   private planned = false;
   private warnedResync = false;
+  /** whether the service went back since the last run (went-back.ts), asked once before anything is answered */
+  private back: Promise<void> | undefined;
+  /** why it went back: then nothing of the previous state is used */
+  private wentBack: string | undefined;
+  /** this run's counts of workflows (went-back.ts), for the next run */
+  private readonly censuses = new Map<number, Census>();
+  /** a count to compare with was asked for (or not needed) this run */
+  private baseline = false;
   private readonly shareSettings = settingsSharer();
   private readonly out: StateWriter;
 
@@ -200,13 +209,14 @@ export class StateClient extends DelegatingClient {
       }
     }
     if (mark && !cold && Date.parse(mark.run_at) > this.nowMs) cold = true; // the clock went back: nothing to reason from
+    if (this.wentBack !== undefined) cold = true;
     w = {
       pid,
       cold,
       mark,
       tally: { recordsKept: 0, recordsRead: 0, valuesKept: 0, valuesAsked: 0, fieldPages: 0, written: 0, windows: 0 },
       structure: mark?.structure ?? null,
-      newestSeen: mark?.newest_seen ? Date.parse(mark.newest_seen) : null,
+      newestSeen: mark?.newest_seen && this.wentBack === undefined ? Date.parse(mark.newest_seen) : null,
     };
     this.workflows.set(pid, w);
     return w;
@@ -221,6 +231,67 @@ export class StateClient extends DelegatingClient {
     const looked = mark.looked_at ? Date.parse(mark.looked_at) : Number.NaN;
     if (!Number.isNaN(looked)) return { at: looked - this.opts.marginMs, why: `when the last run looked, by the service's clock, less ${Math.round(this.opts.marginMs / 1000)} s for late commits` };
     return { at: Date.parse(mark.run_at) - this.opts.lookbackMs, why: `the last run, by this machine's clock (the service sent no Date), less ${Math.round(this.opts.lookbackMs / 1000)} s for clock skew` };
+  }
+
+  /**
+   * Whether the service went back since the last run (went-back.ts), decided before anything is answered from the
+   * state: one count of one workflow, its clock, and the changes listing of every workflow the last run used (each
+   * asked once a run anyway). If it did, every workflow is read afresh, with one warning.
+   */
+  private checkBack(): Promise<void> {
+    this.back ??= (async () => {
+      const marks = this.prev?.marks;
+      if (!marks) return;
+      const pid = censusWorkflow(marks);
+      if (pid === undefined) return;
+      const census = await this.census(pid);
+      const before = marks[String(pid)]?.census;
+      const why = clockWentBack(this.inner.serviceClock?.()?.latestMs ?? null, marks, this.opts.marginMs) ?? (before ? censusWentBack(pid, before, census) : undefined);
+      if (why !== undefined) return this.goneBack(why);
+      const warm = Object.keys(marks).map((key) => this.workflow(Number(key))).filter((w) => !w.cold);
+      const listed = await Promise.all(warm.map(async (w) => ({ w, ids: await this.changedIds(w) })));
+      for (const { w, ids } of listed) {
+        const seen = w.mark?.newest_seen ? Date.parse(w.mark.newest_seen) : null;
+        const back = newestWentBack(w.pid, seen, this.since(w).at, ids.size);
+        if (back !== undefined) return this.goneBack(back);
+      }
+    })();
+    return this.back;
+  }
+
+  /**
+   * Before the first answer about workflow `pid`: that the service went back is decided (checkBack); and a run that
+   * found no count to compare with (the first with state, or after the service went back) counts this workflow, so
+   * the next run can compare.
+   */
+  private async ready(pid: number): Promise<void> {
+    await this.checkBack();
+    if (this.censuses.size > 0 || this.baseline) return;
+    this.baseline = true;
+    if (this.wentBack === undefined && Object.values(this.prev?.marks ?? {}).some((m) => m.census)) return;
+    await this.census(pid);
+  }
+
+  /** Nothing of the previous state is used from here on (nothing was answered from it yet): said once. */
+  private goneBack(why: string): void {
+    this.wentBack = why;
+    for (const w of this.workflows.values()) {
+      w.cold = true;
+      w.newestSeen = null;
+    }
+    this.opts.warn(`state: the service went back since the last run (${why}), as after a restored backup or a reset: the state is not used, everything is read afresh`);
+  }
+
+  /** One listing of one element: the workflow's count and newest started instance, kept for the next run. */
+  private async census(pid: number): Promise<Census> {
+    let census: Census = { count: null, newest: null };
+    for await (const page of this.inner.instancePages(pid, { ordering: "-started_time", page_size: 1 })) {
+      census = { count: page.count, newest: page.results[0]?.id ?? null };
+      break; // one page of one element
+    }
+    this.censuses.set(pid, census);
+    this.opts.explain?.({ subject: "the service's count", workflow_id: pid, choice: "list", requests: 1, why: `${census.count ?? "an unknown number of"} instances, the newest started ${census.newest ?? "none"}: a service that went back (a restored backup, a reset) is read afresh` });
+    return census;
   }
 
   /** Ids of the workflow's instances updated since the last run looked: one listing per run. */
@@ -307,6 +378,10 @@ export class StateClient extends DelegatingClient {
         synced_at: w.cold || !w.mark ? this.nowIso : w.mark.synced_at,
         structure: w.structure,
       };
+      // the count of this run, else the last one (a count only grows: an older one still bounds it), never one of a
+      // service that went back
+      const census = this.censuses.get(w.pid) ?? (this.wentBack === undefined ? w.mark?.census : undefined);
+      if (census) marks[String(w.pid)] = { ...marks[String(w.pid)] as WorkflowMark, census };
     }
     return marks;
   }
@@ -446,6 +521,7 @@ export class StateClient extends DelegatingClient {
   }
 
   override async *instancePages(processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
+    await this.ready(processId);
     const q = canonicalQuery(query);
     const w = this.workflow(processId);
     if (w.cold) return yield* this.passThrough(processId, q, query);
@@ -564,6 +640,7 @@ export class StateClient extends DelegatingClient {
   }
 
   override async getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
+    await this.checkBack();
     const key = `${id}:${flagsOf(opts)}`;
     const cached = this.prev?.records.get(key);
     // the structure probe too: the newest instance's snapshot changes only with it (or a newer one starts), both
@@ -613,6 +690,7 @@ export class StateClient extends DelegatingClient {
     const ids = idsOf(query.instance_ids);
     const other = Object.keys(query).filter((k) => k !== "instance_ids" && k !== "limit" && query[k] !== undefined);
     if (!ids || other.length > 0 || ids.some((n) => !Number.isSafeInteger(n))) return yield* this.inner.formFieldPages(processId, stepId, actionId, query);
+    await this.ready(processId);
     const w = this.workflow(processId);
     const old = w.cold ? undefined : this.prev?.fields.get(`${processId}:${stepId}:${actionId}`);
     const changed = old ? await this.changedIds(w) : new Set<number>();

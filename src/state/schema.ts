@@ -89,6 +89,8 @@ export const WorkflowMarkSchema = z.object({
   synced_at: iso,
   /** digest of its structure (steps, fields, types) as the newest instance shows it */
   structure: z.string().nullable(),
+  /** its count and newest started instance, when a run counted it (went-back.ts); absent in older states */
+  census: z.object({ count: int.nullable(), newest: int.nullable() }).optional(),
 });
 export type WorkflowMark = z.infer<typeof WorkflowMarkSchema>;
 

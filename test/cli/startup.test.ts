@@ -1,6 +1,6 @@
 /**
  * What `flowrules --version`, `--help` and a completion Tab load (docs/performance.md, "Start-up"): commander, the
- * verbs' flag declarations and a few plain modules — never a verb's run module (src/cli/run), the settings resolver,
+ * verbs' flag declarations and a few plain modules — never a verb's run module (src/cli/verbs/<verb>/run.ts), the settings resolver,
  * zod, a renderer or the HTTP client; a Tab not even commander: the table of value flags the build wrote, the YAML
  * reader and the module that lists names. And `validate` loads ajv's precompiled validators, not its compiler.
  * Checked on the built CLI by listing the files each process loads (bench/src/startup.ts), never by timing:
@@ -32,12 +32,12 @@ function loaded(args: string[]): { packages: string[]; own: string[]; files: str
  * Modules outside src/cli that the verbs' declarations may load: plain names and constants. A new one belongs here
  * only when it is as light (no package but commander, no zod schema, no renderer).
  */
-const DECLARATIONS = ["model/version", "model/errors", "model/defaults", "render/format-names", "log/option", "log/types", "sandbox/quirks", "watch/settings"];
+const DECLARATIONS = ["model/version", "model/errors", "model/defaults", "model/env-names", "model/settings-table", "render/format-names", "log/option", "log/types", "sandbox/quirks", "watch/settings"];
 /** All a Tab loads: the entry, the table's reader, the names it lists (src/commands/complete.ts) and their files. */
-const TAB = ["cli/index", "cli/tab", "cli/unfinished", "model/errors", "commands/complete", "rules/files", "model/guards", "fs/capped-read", "fs/config-file", "model/defaults"];
+const TAB = ["cli/index", "cli/tab", "cli/unfinished", "model/env-names", "model/errors", "commands/complete", "rules/files", "model/guards", "fs/capped-read", "fs/config-file", "model/defaults"];
 
 function declarationsOnly(own: string[]): string[] {
-  return own.filter((m) => (m.startsWith("cli/") ? m.startsWith("cli/run/") || m === "cli/settings" || m === "cli/profiles" : !DECLARATIONS.includes(m)));
+  return own.filter((m) => (m.startsWith("cli/") ? /^cli\/verbs\/[^/]+\/run$/.test(m) || m === "cli/verbs/run-verb" || m === "cli/settings" || m === "cli/profiles" : !DECLARATIONS.includes(m)));
 }
 
 describe("start-up: what loads", () => {
@@ -46,7 +46,7 @@ describe("start-up: what loads", () => {
       const r = loaded([flag]);
       expect(r.stdout).toBe(`${VERSION}\n`);
       expect(r.packages).toEqual([]);
-      expect(r.own.sort()).toEqual(["cli/index", "cli/tab", "cli/unfinished", "model/errors", "model/version"]);
+      expect(r.own.sort()).toEqual(["cli/index", "cli/tab", "cli/unfinished", "model/env-names", "model/errors", "model/version"]);
     }
     // what the program itself prints for the same flags (it still answers `--version` among other words)
     const printed: string[] = [];

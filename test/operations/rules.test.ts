@@ -100,10 +100,10 @@ describe("opt-out tag and notify URLs", () => {
   });
 
   it("accepts https and loopback http, refuses what is not a URL or plain http elsewhere", () => {
-    expect(notifyUrls([], { FLOWRULES_NOTIFY_URL: "https://hooks.example/a, http://127.0.0.1:9/b" }, false).map((u) => u.host)).toEqual(["hooks.example", "127.0.0.1:9"]);
-    expect(() => notifyUrls(["not a url"], {}, false)).toThrow(/is not a URL/);
-    expect(() => notifyUrls(["http://hooks.example/x"], {}, false)).toThrow(/--insecure-http/);
-    expect(notifyUrls(["http://hooks.example/x"], {}, true)).toHaveLength(1);
-    expect(() => notifyUrls(["ftp://hooks.example/x"], {}, false)).toThrow(/not allowed/);
+    expect(notifyUrls([], "https://hooks.example/a, http://127.0.0.1:9/b", false).map((u) => u.host)).toEqual(["hooks.example", "127.0.0.1:9"]);
+    expect(() => notifyUrls(["not a url"], "", false)).toThrow(/is not a URL/);
+    expect(() => notifyUrls(["http://hooks.example/x"], "", false)).toThrow(/--insecure-http/);
+    expect(notifyUrls(["http://hooks.example/x"], "", true)).toHaveLength(1);
+    expect(() => notifyUrls(["ftp://hooks.example/x"], "", false)).toThrow(/not allowed/);
   });
 });

@@ -2,7 +2,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { Command } from "commander";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { registerValidate } from "../../src/cli/validate.js";
+import { registerValidate } from "../../src/cli/verbs/validate/flags.js";
 import { runValidate } from "../../src/commands/validate.js";
 import { useColor, type CommandIO } from "../../src/log/command-io.js";
 import { github } from "../../src/render/validate/github.js";

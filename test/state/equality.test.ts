@@ -42,7 +42,20 @@ const round = fc.record({
   // this run's plan applied through the state: someone else changes this share of those instances right after our
   // write; `spread` puts each write at its own instant (else they share the pinned clock's)
   write: fc.option(fc.record({ interfere: fc.constantFrom(0, 0.2, 0.6), spread: fc.boolean() }), { nil: undefined }),
+  // the service restored from the backup taken before the last round (its new instances gone, its updates and our
+  // writes undone; the clock runs on), as after a restored database or a reset sandbox
+  restore: fc.constantFrom(false, false, false, true),
 });
+
+/** Someone starts an instance of each workflow the rules read: a copy of one of its instances under a new id. */
+function startOneEach(sb: RunningSandbox): void {
+  for (const pid of [1042, 1043, 1044, 1045]) {
+    const model = sb.store.list(pid)[0];
+    if (!model) continue;
+    const id = sb.store.nextId();
+    sb.store.insert({ ...model, id, name: `${model.name} (again)`, startedTime: sb.store.nowMs(), lastUpdatedTime: null, completedTime: null, abortedTime: null });
+  }
+}
 
 /** Someone else's change of an instance: a tag, the priority or the amount, as people make them in the product. */
 function meddle(sb: RunningSandbox, id: number, pick: number): void {
@@ -58,6 +71,7 @@ describe("a run with state plans what a stateless run plans", () => {
     let without = 0;
     let written = 0;
     let usedThrough = 0;
+    let restored = 0;
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 1_000_000 }), fc.array(round, { minLength: 2, maxLength: 5 }), async (seed, rounds) => {
         const sb: RunningSandbox = await startSandbox({ port: 0, instances: 300, seed, now: START });
@@ -69,10 +83,22 @@ describe("a run with state plans what a stateless run plans", () => {
           let ruleSet = rules;
           const first = await statefulPlan(sb, ruleSet, sb.store.now(), settings);
           expect(comparable(first.plan)).toEqual(comparable((await statelessPlan(sb, ruleSet, sb.store.now())).plan));
+          let backup = sb.store.backup();
+          let lastRestored = false;
           for (const [n, r] of rounds.entries()) {
+            // a backup older than what the last run saw (one restore after another would put back what it saw)
+            const restoring: boolean = r.restore && n > 0 && !lastRestored;
+            lastRestored = restoring;
+            const taken = backup;
+            backup = sb.store.backup();
+            startOneEach(sb);
             sb.simulate({ seed: seed + n, changes: r.changes, ...(r.kinds ? { kinds: r.kinds } : {}) });
             sb.advanceClock(r.minutes * MINUTE);
             if (r.late > 0) sb.simulate({ seed: seed + 1000 + n, changes: r.late });
+            if (restoring) {
+              sb.store.restore(taken);
+              restored++;
+            }
             if (r.edits) ({ text, ruleSet } = editRules(text, TEXT, r.edits));
             const now = sb.store.now();
             const stateless = await statelessPlan(sb, ruleSet, now);
@@ -94,7 +120,8 @@ describe("a run with state plans what a stateless run plans", () => {
               },
             });
             expect(comparable(stateful.plan), `seed ${seed}, after round ${n + 1} (${JSON.stringify(r)})`).toEqual(comparable(stateless.plan));
-            expect(stateful.warnings.filter((w) => w.startsWith("state:"))).toEqual([]);
+            // a restore is noticed, in one warning; nothing else is ever taken for one
+            expect(stateful.warnings.filter((w) => w.startsWith("state:")), `seed ${seed}, round ${n + 1}`).toEqual(restoring ? [expect.stringMatching(/^state: the service went back since the last run \(.+\), as after a restored backup or a reset: the state is not used, everything is read afresh$/)] : []);
             compared++;
             withState += stateful.requests;
             without += stateless.requests;
@@ -107,6 +134,7 @@ describe("a run with state plans what a stateless run plans", () => {
       { numRuns: 12, seed: 24, endOnFailure: true },
     );
     expect(compared).toBeGreaterThanOrEqual(24);
+    expect(restored).toBeGreaterThan(2);
     // the state is used, not just carried: the runs with it asked for much less, rule edits and writes included
     expect(withState).toBeLessThan(without / 2);
     // our writes were sent and their answers served later runs

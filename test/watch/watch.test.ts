@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import fc from "fast-check";
-import { watchFlags } from "../../src/cli/run/watch.js";
+import { watchFlags } from "../../src/cli/verbs/watch/run.js";
 import { derivedIntervalMs, watchCommand, type WatchCommandOptions } from "../../src/commands/watch.js";
 import { planRuleSet } from "../../src/commands/plan.js";
 import { loadRules } from "../../src/rules/index.js";
@@ -95,6 +95,14 @@ describe("watch --apply", () => {
     const listed = doc.cycles[0]?.changes ?? [];
     expect(listed.map(changeKey).sort()).toEqual(expected);
     expect(listed.every((c) => c.outcome === "applied" && c.at !== null)).toBe(true);
+    // --since: the cycle started before a later instant is left out, and kept from an earlier one
+    const startedAt = Date.parse(doc.cycles[0]?.started_at ?? "");
+    const later = captureIO();
+    await historyCommand({ stateDir: "state", last: 5, since: new Date(startedAt + 1), format: "json", cwd: dir }, later);
+    expect(HistoryDocument.parse(JSON.parse(later.out())).cycles).toEqual([]);
+    const earlier = captureIO();
+    await historyCommand({ stateDir: "state", last: 5, since: new Date(startedAt), format: "json", cwd: dir }, earlier);
+    expect(HistoryDocument.parse(JSON.parse(earlier.out())).cycles).toHaveLength(1);
     const text = captureIO();
     await historyCommand({ stateDir: "state", last: 5, format: "text", cwd: dir }, text);
     expect(text.out().split("\n").filter((l) => /^ {2}\S+Z +applied +\S+ +\d+ /.test(l))).toHaveLength(expected.length);

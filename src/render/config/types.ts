@@ -8,7 +8,7 @@ export interface ConfigSetting {
   setting: string;
   /** the value in effect, as words; null for the API key (never shown) and for what is not set */
   value: string | null;
-  /** "--rate-limit", "FLOWRULES_RATE_LIMIT", "profile 'prod' (flowrules.config.yaml:7:17)", "default", "not set: …" */
+  /** "--rate-limit", the variable's name, "profile 'prod' (flowrules.config.yaml:7:17)", "default", "not set: …" */
   source: string;
   /** the run's own one-line refusal of this value, when it would refuse it */
   problem?: string;

@@ -2,6 +2,7 @@
 import type { ClearReport, StateReport } from "../../state/show.js";
 import { textSafeLines } from "../escape.js";
 import { table } from "../table.js";
+import { ENV } from "../../model/env-names.js";
 
 const n = (x: number): string => x.toLocaleString("en-US");
 
@@ -10,7 +11,7 @@ function trust(r: StateReport): string {
   if (r.same_key === false) return "made with another API key: not used, the next run reads everything";
   if (r.verifies === true) return "verifies with this API key";
   if (r.verifies === false) return "does not verify with this API key: not used, the next run reads everything";
-  return r.unusable ? "not checked (the file cannot be read in full)" : "not checked: no API key (set FLOWRULES_API_KEY or choose a --profile)";
+  return r.unusable ? "not checked (the file cannot be read in full)" : `not checked: no API key (set ${ENV.apiKey} or choose a --profile)`;
 }
 
 export function stateText(r: StateReport): string {
