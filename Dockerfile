@@ -1,18 +1,26 @@
-# flowrules as a long-running watcher (docs/watch.md), or any other verb: the CLI is the entrypoint.
+# flowrules as a long-running watcher (docs/deploy.md, docs/watch.md), or any other verb: the CLI is the entrypoint.
 #
 #   docker build -t flowrules .
 #   docker run --rm -e FLOWRULES_BASE_URL -e FLOWRULES_API_KEY -v "$PWD/rules:/rules:ro" -v flowrules-state:/state \
 #     -p 127.0.0.1:9464:9464 flowrules watch /rules --state /state --apply --metrics-port 9464 --metrics-host 0.0.0.0
 #
-# Two stages on Node 20 slim: the build compiles TypeScript; the image keeps dist/, the JSON schemas and the
-# production dependencies only, and runs as the unprivileged `node` user (uid 1000). The API key is never baked in:
-# it comes from the environment (a Kubernetes Secret, a systemd credential file, `docker run -e`).
+# Two stages on Node 20 slim: the build compiles TypeScript (`npm run build`: tsc, then scripts/vendor-yaml.mjs
+# bundles the yaml package, then the completion table is written); the image keeps dist/, the JSON schemas, the
+# starter rules and the production dependencies only, and runs as the unprivileged `node` user (uid 1000). The API
+# key is never baked in: it comes from the environment (a Kubernetes Secret, a systemd credential, `docker run -e`).
+# test/package/dockerfile.test.ts copies what the COPY lines below name and runs the build stage's RUN lines.
+#
+# Signals: no tini. `flowrules` is Node itself as pid 1 (the entrypoint is a link to the script, whose #! line execs
+# node), and pid 1 gets only the signals it handles: `watch`, `plan` and `apply` install their own SIGTERM, SIGINT
+# and SIGHUP handlers (src/cli/signals.ts), so `docker stop` and Kubernetes stop them cleanly within 10 s. For other
+# verbs run by hand in a container, `docker run --init` adds Docker's own init.
 
 FROM node:20-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/vendor-yaml.mjs scripts/
 COPY src/ src/
 COPY schemas/ schemas/
 RUN npm run build
@@ -24,6 +32,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist/ dist/
 COPY schemas/ schemas/
+COPY rules/ rules/
 RUN ln -s /app/dist/cli/index.js /usr/local/bin/flowrules && chmod 0755 /app/dist/cli/index.js \
   && mkdir -p /state /rules && chown node:node /state
 # the state dir (bookmarks, lock, journals) belongs on a volume: a new container resumes from it

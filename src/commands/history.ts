@@ -8,7 +8,7 @@ import type { CommandIO } from "../log/command-io.js";
 import { EXIT_OK, UserError } from "../model/errors.js";
 import { textSafe } from "../render/escape.js";
 import { HISTORY_FORMATS, type HistoryFormat } from "../render/history/index.js";
-import { readHistory } from "../watch/history.js";
+import { readHistory, type HistoryFilter } from "../watch/history.js";
 
 export interface HistoryCommandOptions {
   stateDir: string;
@@ -16,6 +16,8 @@ export interface HistoryCommandOptions {
   /** of the last cycles, only those started at or after this instant */
   since?: Date | undefined;
   format: HistoryFormat;
+  /** --rule, --instance */
+  filter?: HistoryFilter;
   cwd?: string;
 }
 
@@ -25,7 +27,7 @@ export async function historyCommand(opts: HistoryCommandOptions, io: CommandIO)
   const doc = await readHistory(dir, opts.stateDir, opts.last, (line) => {
     if (io.log?.structured) io.log.event("history.cycle_unreadable", { message: line }, "warn");
     else io.stderr(`flowrules: warning: ${textSafe(line)}\n`);
-  });
+  }, opts.filter);
   const since = opts.since?.getTime();
   // a cycle that never started (killed before its apply) has no time to compare: it is left out once a time is asked for
   const cycles = since === undefined ? doc.cycles : doc.cycles.filter((c) => c.started_at !== null && Date.parse(c.started_at) >= since);

@@ -3,9 +3,9 @@
  * every form field, by name, and a report rule that runs as is) and a test file skeleton beside it. Never overwrites
  * a file: one that exists is left as it is and said so.
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { stringify } from "#yaml";
 import { clientFrom, type Workflow } from "../api/index.js";
 import type { ConnectionSettings } from "../model/settings.js";
@@ -23,12 +23,63 @@ export interface InitOptions {
   now?: Date;
 }
 
-// the schemas ship with flowrules (package.json "files"), two levels above this module in src/ and in dist/
-const SCHEMAS = fileURLToPath(new URL("../../schemas/", import.meta.url));
+/**
+ * The folder a rules repository starts at: the nearest one at or above `dir` with a package.json or a .git, else the
+ * current directory. Its package.json depends on flowrules (README.md, "A rules repository"), so every clone has the
+ * schemas at node_modules/flowrules/schemas/ after `npm ci`.
+ */
+export function projectRoot(dir: string, cwd: string = process.cwd()): string {
+  let at = resolve(cwd, dir);
+  for (;;) {
+    if (existsSync(join(at, "package.json")) || existsSync(join(at, ".git"))) return at;
+    const up = dirname(at);
+    if (up === at) return resolve(cwd);
+    at = up;
+  }
+}
 
-function schemaRef(dir: string, file: string): string {
-  const rel = relative(dir, join(SCHEMAS, file)).split(sep).join("/");
+/** Where the schemas are for every clone: flowrules's own schemas/ in its repository, node_modules/flowrules/schemas/ in a rules repository. */
+function schemasOf(root: string): string {
+  try {
+    const name = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name?: unknown }).name;
+    if (name === "flowrules") return join(root, "schemas");
+  } catch {
+    // no package.json (or not JSON): a rules repository still to get one
+  }
+  return join(root, "node_modules", "flowrules", "schemas");
+}
+
+/**
+ * The `$schema` of a file written into `dir`: a path relative to it, inside the repository, the same on every clone
+ * (never the path of this machine's install, which exists on one machine only).
+ */
+export function schemaRef(dir: string, file: string, cwd: string = process.cwd()): string {
+  const rel = relative(resolve(cwd, dir), join(schemasOf(projectRoot(dir, cwd)), file)).split(sep).join("/");
   return rel.startsWith(".") ? rel : `./${rel}`;
+}
+
+/** What flowrules writes locally and a rules repository does not commit (the config file and the catalog are committed). */
+export const GITIGNORE_BLOCK = [
+  "# flowrules: what it writes locally (flowrules init); flowrules.config.yaml and flowrules.workflows.json are committed",
+  "node_modules/",
+  ".flowrules/",
+  "/plan.json",
+  "/plan.html",
+  "/plan.md",
+  "*.journal.jsonl",
+  "*.journal.jsonl.lock",
+  "flowrules-tests.xml",
+  "flowrules.log.jsonl",
+  "",
+].join("\n");
+
+/** Adds the block to the repository's .gitignore once (a file that has it already is left as it is). */
+async function ignoreLocalFiles(root: string, io: CommandIO): Promise<void> {
+  const file = join(root, ".gitignore");
+  const before = await readFile(file, "utf8").catch(() => undefined);
+  if (before?.includes(GITIGNORE_BLOCK.split("\n")[0] ?? "")) return;
+  await writeFile(file, before === undefined ? GITIGNORE_BLOCK : `${before}${before.endsWith("\n") || before === "" ? "" : "\n"}\n${GITIGNORE_BLOCK}`);
+  io.stderr(`${before === undefined ? "wrote" : "added flowrules' block to"} ${file}\n`);
 }
 
 /**
@@ -149,6 +200,7 @@ export async function initCommand(opts: InitOptions, io: CommandIO): Promise<num
       await writeNew(`${base}.yaml`, starterRules(w, src.all, "structure" in read ? read.structure : undefined, schemaRef(dirname(`${base}.yaml`), "rules.schema.json")), io);
       await writeNew(`${base}.test.yaml`, starterTests(w, src.all, schemaRef(opts.dir, "rules-test.schema.json"), now), io);
     }
+    await ignoreLocalFiles(projectRoot(opts.dir), io);
     return EXIT_OK;
   } finally {
     await client.close();

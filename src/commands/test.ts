@@ -10,6 +10,7 @@ import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { testsJunit } from "../render/test-results/junit.js";
 import { TEST_RESULT_FORMATS, type TestResultsFormat } from "../render/test-results/index.js";
 import { runFailed, runTests } from "../rule-tests/run.js";
+import { NO_TESTS_CODE } from "../rule-tests/types.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { logTestRun } from "../render/events/test.js";
 import { readCatalog } from "../rules/catalog.js";
@@ -34,6 +35,8 @@ export async function testCommand(opts: TestCommandOptions, io: CommandIO): Prom
   for (const w of catalog.warnings) io.stderr(`warning: ${w}\n`);
   const run = await runTests(opts.paths, { requireTests: opts.requireTests, ...(opts.rules && opts.rules.length > 0 ? { rules: opts.rules } : {}), ...(catalog.catalog ? { catalog: catalog.catalog } : {}) });
   for (const d of run.diagnostics) {
+    // no test file at all: the text results say it as their last line
+    if (d.code === NO_TESTS_CODE && (opts.format ?? "text") === "text") continue;
     // a problem of the whole run (a --rule pattern matching nothing) has no file: named as plan names it
     const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file || "flowrules";
     io.stderr(`${at}  ${d.severity}  ${d.message}${d.rule ? `  (${d.rule})` : ""}\n`);

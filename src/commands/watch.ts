@@ -41,6 +41,8 @@ export interface WatchCommandOptions extends WatchReloadable, WatchSettings {
   minIntervalMs?: number;
   /** rules whose meaning moves with time get a cycle at least this often (default DEFAULT_TIME_CYCLE_MS) */
   timeCycleMs?: number;
+  /** the back-off's cap (default MAX_BACKOFF_MS; tests lower it through ENV.watchMaxBackoffMs, src/model/env-names.ts) */
+  maxBackoffMs?: number;
   /** stop after this many cycles (tests); default: until stopped */
   maxCycles?: number;
   /** told the metrics port once it listens (tests use port 0) */
@@ -87,6 +89,7 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
       budgetPercent: opts.budgetPercent,
       minIntervalMs: opts.minIntervalMs ?? MIN_INTERVAL_MS,
       timeCycleMs: opts.timeCycleMs ?? DEFAULT_TIME_CYCLE_MS,
+      ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
       ...(opts.maxCycles !== undefined ? { maxCycles: opts.maxCycles } : {}),
       ...(opts.metricsPort !== undefined ? { metrics: { port: opts.metricsPort, host: opts.metricsHost, ...(opts.onListening ? { onListening: opts.onListening } : {}) } } : {}),
       cwd,

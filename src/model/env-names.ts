@@ -18,6 +18,8 @@ export const ENV = {
   debug: "FLOWRULES_DEBUG",
   /** test-only: lowers the watcher's interval floor (docs/watch.md) */
   watchMinIntervalMs: "FLOWRULES_WATCH_MIN_INTERVAL_MS",
+  /** test-only: a shorter cap of the watcher's back-off (docs/watch.md) */
+  watchMaxBackoffMs: "FLOWRULES_WATCH_MAX_BACKOFF_MS",
 } as const;
 
 

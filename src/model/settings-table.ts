@@ -223,7 +223,7 @@ export const WATCH_SETTINGS: { [K in keyof WatchSettings]-?: SettingSource } = {
   },
   metricsPort: {
     flags: "--metrics-port <n>",
-    help: "serve GET /metrics (Prometheus) and GET /healthz on this port (0 = any free port)",
+    help: "serve GET /metrics (Prometheus), GET /healthz (liveness) and GET /readyz (readiness) on this port (0 = any free port)",
     read: { kind: "whole", min: 0, max: 65535 },
   },
   metricsHost: { flags: "--metrics-host <host>", help: "address of the metrics endpoint (default 127.0.0.1)", read: { kind: "text" }, default: "127.0.0.1" },

@@ -107,7 +107,7 @@ export const WatchSettingsSchema = z.object({
   intervalMs: z.number().int().min(0).optional(),
   /** the idle polls' share of the rate limit, in percent */
   budgetPercent: z.number().gt(0).max(100),
-  /** serve /metrics and /healthz on this port (0 = any free port) */
+  /** serve /metrics, /healthz and /readyz on this port (0 = any free port) */
   metricsPort: z.number().int().min(0).max(65535).optional(),
   metricsHost: z.string().min(1),
 });

@@ -9,7 +9,7 @@ import type { Diagnostic, RuleSet } from "../rules/types.js";
 import { discover } from "./discover.js";
 import { readTestFile } from "./parse.js";
 import { runCase } from "./run-case.js";
-import type { CaseResult, TestRun } from "./types.js";
+import { NO_TESTS_CODE, noTestsMessage, type CaseResult, type TestRun } from "./types.js";
 import type { FieldTypeName } from "./schema.js";
 import { fieldTypeOf } from "../model/values.js";
 import { fieldKey } from "../model/field-values.js";
@@ -71,7 +71,7 @@ export async function runTests(paths: string[], opts: RunOptions = {}): Promise<
   const diagnostics: Diagnostic[] = found.problems.map((p) => fileProblem(p.path, p.message));
   if (found.problems.length === 0 && found.testFiles.length === 0) {
     // a CI step that runs no test must not pass silently
-    diagnostics.push(fileProblem(paths.join(" "), `no rule tests (*.test.yaml, *.test.yml) in ${paths.join(", ")}`));
+    diagnostics.push({ ...fileProblem(paths.join(" "), noTestsMessage(paths)), code: NO_TESTS_CODE });
   }
   const loaded = await loadRules(found.rulePaths);
   diagnostics.push(...loaded.diagnostics);

@@ -45,9 +45,22 @@ export interface TestRun {
   diagnostics: Diagnostic[];
 }
 
+/** The code of the diagnostic that says no test file was found (the run fails: docs/writing-rules.md). */
+export const NO_TESTS_CODE = "no-tests";
+
+/** The words for a run that found no test file, e.g. `no rule tests found in rules/ (files named *.test.yaml or *.test.yml)`. */
+export function noTestsMessage(paths: readonly string[]): string {
+  return `no rule tests found in ${paths.join(", ")} (files named *.test.yaml or *.test.yml)`;
+}
+
+/** The run found no test file at all: said as such, not as a file that did not load. */
+export function foundNoTests(run: TestRun): boolean {
+  return run.diagnostics.some((d) => d.code === NO_TESTS_CODE);
+}
+
 /** Files (rules or tests) that did not load: each counts as one failure, its diagnostics say why. */
 export function brokenFiles(run: TestRun): string[] {
-  return [...new Set(run.diagnostics.filter((d) => d.severity === "error").map((d) => d.file))];
+  return [...new Set(run.diagnostics.filter((d) => d.severity === "error" && d.code !== NO_TESTS_CODE).map((d) => d.file))];
 }
 
 export function counts(run: TestRun): { passed: number; failed: number } {

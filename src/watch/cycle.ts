@@ -18,11 +18,13 @@ import type { LoadedPlan } from "../plan/read.js";
 import type { Plan } from "../plan/types.js";
 import { logCycle, logCycleChanges } from "../render/events/watch.js";
 import { applyPayload, planPayload } from "../render/notify/payload.js";
-import { changeLines, cycleLine, resumingLine, setAsideLine, stoppedCycleLine, type CycleReport } from "../render/watch/text.js";
+import { changeLines, cycleLine, errorLines, resumingLine, setAsideLine, stoppedCycleLine, type CycleReport } from "../render/watch/text.js";
+import { basename, dirname } from "node:path";
 import { writeBookmarks, type Bookmarks } from "./bookmarks.js";
+import { appendCycleLog } from "./cycle-log.js";
 import { cycleDir, planProblem, pruneCycles, setAside, type WatchPaths } from "./cycles.js";
 import type { WatchMetrics } from "./metrics.js";
-import { CHANGE_LINES_PER_CYCLE } from "./settings.js";
+import { CHANGE_LINES_PER_CYCLE, ERROR_LINES_PER_CYCLE } from "./settings.js";
 import type { HeldCycleState, Loaded, WatcherSettings } from "./types.js";
 
 /** Thrown when a cycle ends because the watcher is stopping: not a failure. */
@@ -50,6 +52,29 @@ export interface CycleContext {
   bookmarks: Bookmarks | undefined;
   /** state-cache: the watcher's own writes since its bookmarks, per workflow (./poll.ts): a cycle adds its own */
   own: Map<number, Map<number, string | null>>;
+}
+
+/** What a cycle ended with, for the loop: the bookmarks, its result, the rules it held, the workflows left behind. */
+export interface CycleOutcome {
+  bookmarks: Bookmarks | undefined;
+  result: "ok" | "partial" | "failed";
+  /** rules held back by their own data, with the first error of each */
+  held: ReadonlyMap<string, string>;
+  /** workflows whose bookmarks did not move on (a failure): their polls' finds wait for the retry */
+  behind: ReadonlySet<number>;
+}
+
+/**
+ * Errors that hold back only their own rule, for a person to look at: its data or its definition (over
+ * max_instances, an expression that fails, two rules that clash, a step or a workflow it names that is not there).
+ * The rest (the service's answers, errors outside any rule) fail the cycle and are retried with back-off.
+ */
+const HELD_CODES: ReadonlySet<string> = new Set(["limit", "evaluation", "conflict", "structure", "resolve"]);
+
+export function heldRules(errors: Plan["errors"]): Map<string, string> {
+  const held = new Map<string, string>();
+  for (const e of errors) if (e.rule !== undefined && HELD_CODES.has(e.code) && !held.has(e.rule)) held.set(e.rule, e.message);
+  return held;
 }
 
 export interface CycleRequest {
@@ -132,8 +157,8 @@ function cycleJournalProblem(file: string): string | undefined {
   }
 }
 
-/** Runs one cycle; returns the bookmarks after it (moved on when everything planned was settled). */
-export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Bookmarks | undefined> {
+/** Runs one cycle; returns the bookmarks after it (moved on when everything planned was settled) and its result. */
+export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<CycleOutcome> {
   const started = Date.now();
   const startedAt = new Date();
   const requestsBefore = ctx.metrics.requestCount();
@@ -148,7 +173,7 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Bo
   }
 }
 
-async function planAndApply(ctx: CycleContext, req: CycleRequest, started: number, startedAt: Date, requestsBefore: number, keep: (h: HeldCycleState) => void): Promise<Bookmarks | undefined> {
+async function planAndApply(ctx: CycleContext, req: CycleRequest, started: number, startedAt: Date, requestsBefore: number, keep: (h: HeldCycleState) => void): Promise<CycleOutcome> {
   const { settings, io, metrics, loaded } = ctx;
   const log = io.log ?? nullLogger;
   let held: HeldCycleState | undefined;
@@ -165,6 +190,8 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
     throw new StoppingError();
   }
   const errors = plan.errors.map((e) => e.message);
+  const heldBack = heldRules(plan.errors);
+  const otherErrors = plan.errors.filter((e) => e.rule === undefined || !HELD_CODES.has(e.code));
   const enforce = plan.changes.filter((c) => c.audit !== true);
   let outcomes: ChangeOutcome[] | undefined;
   let planFile = "";
@@ -181,7 +208,9 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
   const failed = counts.failed + counts.not_acted;
   // changes left unsent (stopped, deferred) are planned again: the bookmarks stay where they were
   const unsent = counts.not_started + counts.deferred;
-  const bookmarks = failed === 0 && unsent === 0 && !ctx.stop.aborted ? await movedOn(ctx, plan, req) : ctx.bookmarks;
+  const moved = failed === 0 && unsent === 0 && !ctx.stop.aborted ? await movedOn(ctx, plan, req) : undefined;
+  const bookmarks = moved?.bookmarks ?? ctx.bookmarks;
+  const behind: ReadonlySet<number> = moved?.behind ?? new Set(req.polled.keys());
   // state-cache: the bookmarks moved on: only this cycle's writes are newer; an abort's answer names no workflow
   if (bookmarks !== ctx.bookmarks) ctx.own.clear();
   const pidOf = new Map(plan.changes.map((c) => [c.instance_id, c.process_id]));
@@ -202,17 +231,31 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
     failed,
     deferred: unsent,
     errors,
+    held: [...heldBack.keys()],
     requests: metrics.requestCount() - requestsBefore,
     durationMs: Date.now() - started,
     apply: settings.apply,
   };
   const ok = errors.length === 0 && failed === 0;
-  metrics.cycle(ok ? "ok" : "failed", ok ? undefined : (errors[0] ?? `${failed} change(s) failed`));
+  // rules held back by their own data: the cycle did the rest, partly applied; anything else failed it
+  const result: CycleOutcome["result"] = otherErrors.length > 0 || failed > 0 ? "failed" : heldBack.size > 0 ? "partial" : "ok";
+  metrics.cycle(result, result === "failed" ? (otherErrors[0]?.message ?? `${failed} change(s) failed`) : undefined, heldBack);
   logCycle(log, report);
+  await appendCycleLog(ctx.paths.log, {
+    at: startedAt.toISOString(),
+    cycle: req.n,
+    kind: req.kind,
+    result,
+    planned: report.planned,
+    applied: report.applied,
+    held: report.held,
+    errors,
+    folder: planFile ? basename(dirname(planFile)) : null,
+  });
   logCycleChanges(log, { cycle: req.n }, outcomes, outcomes ? [] : enforce);
   // what a stop left unsent is counted in the cycle's line, not listed: the next cycle plans it again
   const shown = outcomes?.filter((o) => o.status !== "deferred" && o.status !== "already_done") ?? enforce.map((change) => ({ change, status: "planned" as const }));
-  text(io, [cycleLine(report), ...changeLines(shown, CHANGE_LINES_PER_CYCLE, settings.apply ? "flowrules history --state DIR" : "--log-format json lists them all")]);
+  text(io, [cycleLine(report), ...errorLines(errors, ERROR_LINES_PER_CYCLE), ...changeLines(shown, CHANGE_LINES_PER_CYCLE, settings.apply ? "flowrules history --state DIR" : "--log-format json lists them all")]);
   const changedSomething = report.applied > 0 || (!settings.apply && plan.changes.length > 0);
   if (changedSomething || !ok) {
     const times = { startedAt, finishedAt: new Date() };
@@ -222,16 +265,18 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
         : planPayload(plan, times),
     );
   }
-  return bookmarks;
+  return { bookmarks, result, held: heldBack, behind };
 }
 
 /**
- * The bookmarks after a cycle that settled everything it planned: for each workflow whose rules all planned (a
- * failing rule's workflow is polled as changed), the newest update its poll found.
+ * The bookmarks after a cycle that settled everything it planned: for each workflow whose rules all planned or were
+ * held back by their own data (the loop retries those on its back-off), the newest update its poll found; a workflow
+ * with a rule the service failed stays behind, polled as changed.
  */
-async function movedOn(ctx: CycleContext, plan: Plan, req: CycleRequest): Promise<Bookmarks> {
+async function movedOn(ctx: CycleContext, plan: Plan, req: CycleRequest): Promise<{ bookmarks: Bookmarks; behind: Set<number> }> {
   const failedWorkflows = new Set(
     plan.errors.flatMap((e) => {
+      if (HELD_CODES.has(e.code)) return [];
       const pid = e.rule ? ctx.workflowOf.get(e.rule) : undefined;
       return pid === undefined ? [] : [pid];
     }),
@@ -244,5 +289,5 @@ async function movedOn(ctx: CycleContext, plan: Plan, req: CycleRequest): Promis
   }
   const next: Bookmarks = { format_version: 1, base_url: ctx.baseUrl, rules_digest: ctx.loaded.ruleSet.digest, workflows };
   await writeBookmarks(ctx.paths.bookmarks, next);
-  return next;
+  return { bookmarks: next, behind: failedWorkflows };
 }

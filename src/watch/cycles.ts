@@ -17,11 +17,13 @@ export interface WatchPaths {
   lock: string;
   bookmarks: string;
   cycles: string;
+  /** one line per cycle that planned (./cycle-log.ts) */
+  log: string;
 }
 
 export function watchPaths(stateDir: string): WatchPaths {
   const root = join(stateDir, "watch");
-  return { root, lock: join(root, "lock"), bookmarks: join(root, "bookmarks.json"), cycles: join(root, "cycles") };
+  return { root, lock: join(root, "lock"), bookmarks: join(root, "bookmarks.json"), cycles: join(root, "cycles"), log: join(root, "cycles.jsonl") };
 }
 
 /** The folder of cycle `n`, named so that names sort in time order. */

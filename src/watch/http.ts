@@ -1,7 +1,7 @@
 /**
- * `flowrules watch --metrics-port N`: the watcher's metrics for Prometheus (`GET /metrics`) and its health for probes
- * (`GET /healthz`), on 127.0.0.1 unless `--metrics-host` says otherwise (docs/watch.md). What they say is
- * ./metrics.ts's; the body never holds the API key.
+ * `flowrules watch --metrics-port N`: the watcher's metrics for Prometheus (`GET /metrics`), its liveness
+ * (`GET /healthz`) and readiness (`GET /readyz`) for probes, on 127.0.0.1 unless `--metrics-host` says otherwise
+ * (docs/watch.md). What they say is ./metrics.ts's; the body never holds the API key.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -24,12 +24,12 @@ export async function startMetricsServer(metrics: WatchMetrics, host: string, po
       res.writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE }).end(req.method === "HEAD" ? undefined : renderPrometheus(metrics.families()));
       return;
     }
-    if (path === "/healthz") {
-      const h = metrics.health();
+    if (path === "/healthz" || path === "/readyz") {
+      const h = path === "/healthz" ? metrics.health() : metrics.ready();
       res.writeHead(h.status, { "content-type": "text/plain; charset=utf-8" }).end(req.method === "HEAD" ? undefined : `${h.text}\n`);
       return;
     }
-    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found: GET /metrics or /healthz\n");
+    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found: GET /metrics, /healthz or /readyz\n");
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

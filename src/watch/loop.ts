@@ -22,14 +22,14 @@ import { inactiveRules } from "../engine/active-rules.js";
 import { resolveWorkflows } from "../engine/resolve.js";
 import { nullLogger, type Logger } from "../log/index.js";
 import { errorMessage } from "../model/guards.js";
-import { cycleFailedLine, needsRestartLine, reloadedLine, reloadFailedLine, watchingLine, type CycleReport } from "../render/watch/text.js";
+import { cycleFailedLine, retryLine, needsRestartLine, reloadedLine, reloadFailedLine, watchingLine, type CycleReport } from "../render/watch/text.js";
 import { forRules, writeBookmarks, type Bookmarks } from "./bookmarks.js";
 import { resumeCycle, runCycle, StoppingError, type CycleContext } from "./cycle.js";
 import { unfinishedCycles, type WatchPaths } from "./cycles.js";
 import { fingerprint } from "./fingerprint.js";
 import type { WatchMetrics } from "./metrics.js";
 import { newestUpdate, timeDependent } from "./poll.js";
-import { derivedIntervalMs, MAX_BACKOFF_MS } from "./settings.js";
+import { backoffMs, derivedIntervalMs, MAX_BACKOFF_MS } from "./settings.js";
 import type { Loaded, WatcherParts, WatcherSettings } from "./types.js";
 
 /** What the start (./index.ts) hands the loop. */
@@ -63,6 +63,10 @@ export class Watcher {
   private reloadPending = false;
   private wasInactive = new Set<string>();
   private failures = 0;
+  /** cycles in a row that were not ok (failed, or held rules back): the retry's back-off grows with them */
+  private notOk = 0;
+  /** after a cycle that was not ok: when the retry is due, and the workflows whose finds wait for it */
+  private retry: { at: number; behind: ReadonlySet<number> } | undefined;
   private lastCycleAt = 0;
   /** when the last poll started (0: none yet): polls, a reload's included, keep an interval apart */
   private lastPollAt = 0;
@@ -148,7 +152,11 @@ export class Watcher {
         this.failures += 1;
         const message = errorMessage(err);
         this.run.metrics.cycle("failed", message);
-        const backoff = Math.min(MAX_BACKOFF_MS, this.intervalMs * 2 ** Math.min(this.failures - 1, 10));
+        const maxBackoff = this.settings.maxBackoffMs ?? MAX_BACKOFF_MS;
+        const backoff = backoffMs(this.intervalMs, this.failures, maxBackoff);
+        // liveness fails only when the process cannot work: still failing at the longest back-off, or a state dir
+        // it cannot write (docs/watch.md, "/metrics, /healthz and /readyz")
+        this.run.metrics.failing(this.failures > 1 && backoff >= maxBackoff, stateDirProblem(err));
         this.log.event("watch.failed", { error: message, failures: this.failures, retry_in_ms: backoff }, "error");
         this.text(cycleFailedLine(message, backoff));
         await this.parts.reloads.pause(backoff, this.stop);
@@ -239,6 +247,8 @@ export class Watcher {
     const b = this.bookmarks;
     // polled before the plan: an update during the plan is found again by the next poll
     const polled = new Map<number, string>();
+    const retry = this.retry;
+    const retryDue = retry !== undefined && now.getTime() >= retry.at;
     let updated = false;
     let first = b === undefined;
     const workflows = new Set(active.flatMap((r) => {
@@ -252,28 +262,35 @@ export class Watcher {
         const newest = await newestUpdate(this.run.client, pid, after, this.own.get(pid));
         if (newest) {
           polled.set(pid, newest.last_updated_time);
-          if (!newest.ours) updated = true; // state-cache: the watcher's own writes are no update
+          // state-cache: the watcher's own writes are no update; a workflow a failed cycle left behind waits for
+          // the retry (its finds are the ones that failed, found again at every poll)
+          if (!newest.ours && !(retry !== undefined && !retryDue && retry.behind.has(pid))) updated = true;
         }
         if (after === undefined) first = true;
       }),
     );
+    // first: once, the watcher's first cycle (when there is anything without a bookmark to plan)
     const kind: CycleReport["kind"] | undefined = this.reloadPending
       ? "reload"
-      : first || (this.cycles === 0 && this.unresolved.size > 0)
+      : this.cycles === 0 && (first || this.unresolved.size > 0)
         ? "first"
         : updated
           ? "update"
-          : opened
-            ? "window"
-            : timeDue
-              ? "time"
-              : undefined;
+          : retryDue
+            ? "retry"
+            : opened
+              ? "window"
+              : timeDue
+                ? "time"
+                : undefined;
     this.log.event("watch.poll", { workflows: workflows.size, updated: [...polled.keys()], ...(kind ? { cycle: kind } : {}) }, "debug");
     if (kind === undefined) {
-      // state-cache: only our own writes since the bookmarks: they move past them, no cycle
-      if (polled.size > 0 && b) {
-        this.bookmarks = { ...b, workflows: { ...b.workflows, ...Object.fromEntries([...polled].map(([pid, t]) => [String(pid), t])) } };
-        for (const pid of polled.keys()) this.own.delete(pid);
+      // state-cache: only our own writes since the bookmarks: they move past them, no cycle (a workflow left behind
+      // by a failed cycle keeps its bookmark for the retry)
+      const ours = [...polled].filter(([pid]) => !(retry?.behind.has(pid) ?? false));
+      if (ours.length > 0 && b) {
+        this.bookmarks = { ...b, workflows: { ...b.workflows, ...Object.fromEntries(ours.map(([pid, t]) => [String(pid), t])) } };
+        for (const [pid] of ours) this.own.delete(pid);
         await writeBookmarks(this.run.paths.bookmarks, this.bookmarks);
       }
       return false;
@@ -281,10 +298,29 @@ export class Watcher {
     this.cycles += 1;
     this.lastCycleAt = now.getTime();
     this.reloadPending = false;
-    this.bookmarks = await runCycle(this.context(), { n: this.cycles, kind, polled, now });
+    const outcome = await runCycle(this.context(), { n: this.cycles, kind, polled, now });
+    this.bookmarks = outcome.bookmarks;
+    if (outcome.result === "ok") {
+      this.notOk = 0;
+      this.retry = undefined;
+    } else {
+      // held rules and failed changes are tried again on a back-off, not at every poll
+      this.notOk += 1;
+      const cap = this.settings.maxBackoffMs ?? MAX_BACKOFF_MS;
+      const wait = backoffMs(this.intervalMs, this.notOk, cap);
+      this.retry = { at: Date.now() + wait, behind: outcome.behind };
+      this.log.event("watch.retry", { result: outcome.result, held: [...outcome.held.keys()], in_a_row: this.notOk, retry_in_ms: wait }, "info");
+      this.text(retryLine(outcome.result, this.notOk, wait, cap));
+    }
     fullCollection();
     return true;
   }
+}
+
+/** The state dir cannot be written (permissions, a full or read-only disk): the process cannot work. */
+function stateDirProblem(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && ["EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT"].includes(code) ? errorMessage(err) : undefined;
 }
 
 /** What of the connection a reload changed (it takes effect at the next start only). */

@@ -1,15 +1,24 @@
 /**
- * What a watcher has done, as counters and gauges (docs/watch.md, "/metrics and /healthz"), and its health:
- * 503 until the first cycle has finished, 200 while cycles succeed, 503 once no cycle has succeeded for three
- * intervals (the service down, every cycle failing). Every method is cheap and synchronous.
+ * What a watcher has done, as counters and gauges (docs/watch.md, "/metrics, /healthz and /readyz"), and what the
+ * probes are told. Liveness (`/healthz`) fails only when the process cannot do its work: the service failing past the
+ * back-off's cap, or the state dir unusable; a rule held back by its own data (over `max_instances`, a failing
+ * expression) is a finding for a person, said by readiness (`/readyz`) and `flowrules_rules_held`, never a restart.
+ * Every method is cheap and synchronous.
  */
 import type { ClientEvent } from "../api/index.js";
 import type { MetricFamily } from "../render/metrics/prometheus.js";
 
-export type CycleResult = "ok" | "failed" | "idle";
+/** ok: everything planned was applied; partial: some rules held back by their own data, the others applied. */
+export type CycleResult = "ok" | "partial" | "failed" | "idle";
 
 export class WatchMetrics {
-  private readonly cycles = new Map<CycleResult, number>([["ok", 0], ["failed", 0], ["idle", 0]]);
+  private readonly cycles = new Map<CycleResult, number>([["ok", 0], ["partial", 0], ["failed", 0], ["idle", 0]]);
+  /** rules held back by their own data in the last cycle that planned, with why (the first error of each) */
+  private held = new Map<string, string>();
+  /** the loop's back-off has reached its cap and the failures go on: the process cannot work */
+  private failingPastBackoff = false;
+  /** a write to the state dir failed (permissions, a full or read-only disk): the process cannot work */
+  private stateProblem: string | undefined;
   private readonly applied = new Map<string, { rule: string; kind: string; n: number }>();
   private stale = 0;
   private failedChanges = 0;
@@ -32,14 +41,29 @@ export class WatchMetrics {
     private readonly now: () => number = Date.now,
   ) {}
 
-  cycle(result: CycleResult, error?: string): void {
+  /** A cycle or an idle poll; `held` (cycles that planned) replaces the rules held before. */
+  cycle(result: CycleResult, error?: string, held?: ReadonlyMap<string, string>): void {
     this.cycles.set(result, (this.cycles.get(result) ?? 0) + 1);
     const t = this.now();
+    if (held) this.held = new Map(held);
     if (result === "failed") this.lastError = error;
     else {
       this.lastGoodAt = t;
       this.lastError = undefined;
+      this.failingPastBackoff = false;
+      this.stateProblem = undefined;
     }
+  }
+
+  /** The loop's word after a failure: whether its back-off is at its cap, and whether the state dir was the cause. */
+  failing(pastBackoff: boolean, stateProblem?: string): void {
+    this.failingPastBackoff = pastBackoff;
+    if (stateProblem !== undefined) this.stateProblem = stateProblem;
+  }
+
+  /** The rules held back now, by name, with why. */
+  heldRules(): ReadonlyMap<string, string> {
+    return this.held;
   }
 
   poll(): void {
@@ -85,23 +109,40 @@ export class WatchMetrics {
     else this.reloadFailures += 1;
   }
 
-  /** 200 or 503, with the reason. */
+  /**
+   * Liveness, 200 or 503 with the reason: 503 only when the process cannot work — the state dir unusable, or the
+   * service failing with the back-off at its cap. Starting, failing for a while, rules held: 200.
+   */
   health(): { status: 200 | 503; text: string } {
     const t = this.now();
-    if (this.lastGoodAt === undefined) {
-      // a first cycle that failed has not finished its work either
-      return { status: 503, text: this.lastError ? `no cycle succeeded yet: ${this.lastError}` : "starting: the first cycle has not finished yet" };
+    if (this.stateProblem !== undefined) return { status: 503, text: `the state dir is unusable: ${this.stateProblem}` };
+    if (this.failingPastBackoff) {
+      const since = this.lastGoodAt === undefined ? "no cycle succeeded yet" : `no cycle succeeded for ${Math.round((t - this.lastGoodAt) / 1000)} s`;
+      return { status: 503, text: `${since}, retrying at the longest back-off${this.lastError ? `: ${this.lastError}` : ""}` };
     }
-    if (t - this.lastGoodAt > 3 * this.intervalMs) {
-      return { status: 503, text: `no cycle succeeded for ${Math.round((t - this.lastGoodAt) / 1000)} s${this.lastError ? `: ${this.lastError}` : ""}` };
+    if (this.lastGoodAt === undefined) return { status: 200, text: this.lastError ? `ok: running, the first cycle is being retried: ${this.lastError}` : "ok: starting, the first cycle has not finished yet" };
+    return { status: 200, text: `ok: last good cycle ${Math.round((t - this.lastGoodAt) / 1000)} s ago${this.lastError ? `; the last attempt failed, retrying: ${this.lastError}` : ""}` };
+  }
+
+  /**
+   * Readiness, 200 or 503 with the reason: ready when the watcher serves its purpose fully — a cycle has finished,
+   * the last one did not fail, and no rule is held back by its own data.
+   */
+  ready(): { status: 200 | 503; text: string } {
+    if (this.lastGoodAt === undefined) return { status: 503, text: this.lastError ? `not ready: no cycle succeeded yet: ${this.lastError}` : "not ready: the first cycle has not finished yet" };
+    if (this.lastError !== undefined) return { status: 503, text: `not ready: the last cycle failed: ${this.lastError}` };
+    if (this.held.size > 0) {
+      const list = [...this.held].map(([rule, why]) => `${rule} (${why})`);
+      const shown = list.slice(0, 10).join("; ");
+      return { status: 503, text: `not ready: ${this.held.size} rule${this.held.size === 1 ? "" : "s"} held back: ${shown}${list.length > 10 ? `; … and ${list.length - 10} more` : ""}` };
     }
-    return { status: 200, text: `ok: last good cycle ${Math.round((t - this.lastGoodAt) / 1000)} s ago` };
+    return { status: 200, text: "ready: every rule applied in the last cycle" };
   }
 
   families(): MetricFamily[] {
     const t = this.now();
     return [
-      { name: "cycles_total", help: "Watch cycles by result: ok (planned, and applied with --apply), failed, idle (a poll found nothing to do).", type: "counter", samples: [...this.cycles].map(([result, value]) => ({ labels: { result }, value })) },
+      { name: "cycles_total", help: "Watch cycles by result: ok (planned, and applied with --apply), partial (rules held back by their own data, the others applied), failed, idle (a poll found nothing to do).", type: "counter", samples: [...this.cycles].map(([result, value]) => ({ labels: { result }, value })) },
       { name: "polls_total", help: "Idle polls: one list request per workflow that has rules.", type: "counter", samples: [{ value: this.polls }] },
       { name: "changes_applied_total", help: "Changes applied, by rule and kind.", type: "counter", samples: [...this.applied.values()].map((e) => ({ labels: { rule: e.rule, kind: e.kind }, value: e.n })) },
       { name: "changes_stale_total", help: "Planned changes refused at apply time because their instance changed since the plan.", type: "counter", samples: [{ value: this.stale }] },
@@ -109,6 +150,7 @@ export class WatchMetrics {
       { name: "requests_total", help: "HTTP exchanges with the service, by status (none: no answer).", type: "counter", samples: [...this.requests].sort().map(([status, value]) => ({ labels: { status }, value })) },
       { name: "rate_limit_waits_total", help: "Times requests were held back by the rate limit (ours or the service's 429).", type: "counter", samples: [{ value: this.rateLimitWaits }] },
       { name: "rules_loaded", help: "Rules the watcher runs (as loaded at the start or by the last reload that validated).", type: "gauge", samples: [{ value: this.rules.loaded }] },
+      { name: "rules_held", help: "Rules held back by their own data in the last cycle (over max_instances, a failing expression): 1 per rule.", type: "gauge", samples: [...this.held.keys()].sort().map((rule) => ({ labels: { rule }, value: 1 })) },
       { name: "rules_info", help: "The digest of the rules the watcher runs, as a label (value 1).", type: "gauge", samples: [{ labels: { digest: this.rules.digest }, value: 1 }] },
       { name: "rules_reloads_total", help: "Reloads of the rules and the config file that validated (SIGHUP or a change on disk).", type: "counter", samples: [{ value: this.reloads }] },
       { name: "rules_reload_failures_total", help: "Reloads that did not validate: the rules loaded before stayed in effect.", type: "counter", samples: [{ value: this.reloadFailures }] },

@@ -8,8 +8,18 @@ export { DEFAULT_BUDGET_PERCENT } from "../model/defaults.js";
 export const MIN_INTERVAL_MS = 5_000;
 /** Rules whose meaning moves with time (relative dates, time in conditions, windows) get a cycle at least this often. */
 export const DEFAULT_TIME_CYCLE_MS = 5 * 60_000;
-/** Longest wait between attempts while the service is down. */
+/**
+ * Longest wait between attempts while cycles fail or hold rules back (the interval doubled per cycle in a row that
+ * was not ok, up to this). A service still failing at this back-off makes /healthz fail: the process cannot work.
+ */
 export const MAX_BACKOFF_MS = 5 * 60_000;
+/** A cycle's errors listed on stderr, one line each; beyond it one line says how many more. */
+export const ERROR_LINES_PER_CYCLE = 20;
+
+/** The wait before the next attempt after `failures` in a row (1, 2, …): the interval doubled each time, capped. */
+export function backoffMs(intervalMs: number, failures: number, maxMs: number = MAX_BACKOFF_MS): number {
+  return Math.min(maxMs, intervalMs * 2 ** Math.min(Math.max(failures - 1, 0), 20));
+}
 /** Finished cycle folders kept under <state>/watch/cycles (the newest; older ones are removed). */
 export const KEEP_CYCLES = 50;
 /** Changes a cycle lists on stderr, one line each; beyond it one line says how many more (all are in the history). */

@@ -67,6 +67,8 @@ export interface WatcherSettings {
   minIntervalMs: number;
   /** rules whose meaning moves with time get a cycle at least this often */
   timeCycleMs: number;
+  /** the cap of the back-off after failed cycles (default MAX_BACKOFF_MS; tests lower it through ENV.watchMaxBackoffMs, src/model/env-names.ts) */
+  maxBackoffMs?: number;
   /** stop after this many cycles (tests); default: until stopped */
   maxCycles?: number;
   metrics?: { port: number; host: string; onListening?: (port: number) => void };

@@ -204,7 +204,7 @@ describe("CI examples", () => {
     expect(script).toBeDefined();
     await expect(promisify(execFile)(process.execPath, ["--check", script ?? ""])).resolves.toBeDefined();
   });
-  it("Kubernetes Deployment of watch: one replica, Recreate, probes on /healthz, state on a volume, key from a Secret", () => {
+  it("Kubernetes Deployment of watch: one replica, Recreate, liveness on /healthz, readiness on /readyz, state on a volume, key from a Secret", () => {
     const file = deploy.find((e) => e.file === "kubernetes/watch.yaml");
     expect(file).toBeDefined();
     const dep = file?.docs.find((d) => isRecord(d) && d.kind === "Deployment");
@@ -230,9 +230,10 @@ describe("CI examples", () => {
     const ports = Array.isArray(c.ports) ? c.ports.filter(isRecord) : [];
     const named = ports.find((p) => p.containerPort === port);
     expect(named).toBeDefined();
-    for (const probe of [c.readinessProbe, c.livenessProbe]) {
+    // liveness on /healthz (the process cannot work), readiness on /readyz (rules held back by their data)
+    for (const [probe, path] of [[c.readinessProbe, "/readyz"], [c.livenessProbe, "/healthz"]] as const) {
       const get = isRecord(probe) && isRecord(probe.httpGet) ? probe.httpGet : undefined;
-      expect(get?.path).toBe("/healthz");
+      expect(get?.path).toBe(path);
       expect(get?.port === port || get?.port === named?.name).toBe(true);
     }
     // the state dir is a mounted volume backed by the claim
@@ -260,7 +261,9 @@ describe("CI examples", () => {
     expect(unit).toMatch(/^KillSignal=SIGTERM$/m);
     // `systemctl reload` sends SIGHUP, which reloads the rules (the exec'd watcher is the main process)
     expect(unit).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
-    expect(exec).toMatch(/\bexec \/usr\/local\/bin\/flowrules watch /);
+    // the rules repository's own dependency (README.md, "A rules repository"), as CI runs it
+    expect(exec).toMatch(/\bexec \/srv\/flowrules\/node_modules\/\.bin\/flowrules watch \/srv\/flowrules\/rules /);
+    expect(unit).toMatch(/npm ci --omit=dev/);
     expect(unit).toMatch(/^StateDirectory=/m);
     expect(unit).toMatch(/^Restart=on-failure$/m);
     expect(unit).not.toMatch(/^Environment=FLOWRULES_API_KEY/m);

@@ -72,6 +72,24 @@ describe("flowrules config", () => {
     expect(sb.requests().slice(before).map((q) => `${q.method} ${q.path}`)).toEqual(["GET /api/processes/"]);
   });
 
+  it("a key that sees none of the workflows the rules name: one line naming them, exit 1 (rules/ by default, or the paths given)", async () => {
+    const r = await runCli(["config", "--check"], { SANDBOX_KEY: "sandbox-outsider" }, { cwd: repo });
+    expect(r.code).toBe(1);
+    const last = r.stdout.trim().split("\n").at(-1);
+    expect(last).toBe(`✗ ${new URL(sb.baseUrl).host} accepts the API key from profile 'sandbox' (api_key_env SANDBOX_KEY), but it sees none of the workflows the rules name (1042; 0 workflows visible): every rule would fail; check the key's permissions or the base URL`);
+    expect(r.stdout).not.toContain("sandbox-outsider");
+    // without rules to compare (none at the path given), a key that sees no workflow at all is refused as well
+    const none = await runCli(["config", "--check", "no-rules-here/"], { SANDBOX_KEY: "sandbox-outsider" }, { cwd: repo });
+    expect(none.code).toBe(1);
+    expect(none.stdout.trim().split("\n").at(-1)).toMatch(/^✗ .* accepts the API key from .*, but it sees no workflow: a plan would find nothing; /);
+    // the admin key sees workflow 1042: fine
+    expect((await runCli(["config", "--check"], { SANDBOX_KEY: "sandbox-admin" }, { cwd: repo })).code).toBe(0);
+    // and the plan with that key says that every rule failed, exit 1
+    const plan = await runCli(["plan"], { SANDBOX_KEY: "sandbox-outsider", NO_COLOR: "1" }, { cwd: repo });
+    expect(plan.code).toBe(1);
+    expect(plan.stdout).toMatch(/^Plan: every rule failed \(the one rule\): nothing planned\. 1 error\.$/m);
+  });
+
   it("--format json: the same report, the key only as its source; a service that is down is named by its host", async () => {
     const r = await runCli(["config", "--check", "--format", "json", "--base-url", "http://127.0.0.1:9/api"], { FLOWRULES_API_KEY: WRONG }, { cwd: repo });
     expect(r.code).toBe(1);

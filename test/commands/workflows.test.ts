@@ -91,7 +91,13 @@ describe("init", () => {
     const r = await runCli(["init", "--workflow", "Expense claim", "--workflow", "1045"], env(), { cwd });
     expect(r.code).toBe(0);
     const rules = await readFile(join(cwd, "rules", "expense-claim.yaml"), "utf8");
-    expect(rules).toMatch(/^# yaml-language-server: \$schema=\S+rules\.schema\.json$/m);
+    // a path inside the repository, the same on every clone: the dependency's schemas (README.md, "A rules repository")
+    expect(rules.split("\n")[0]).toBe("# yaml-language-server: $schema=../node_modules/flowrules/schemas/rules.schema.json");
+    expect((await readFile(join(cwd, "rules", "expense-claim.test.yaml"), "utf8")).split("\n")[0]).toBe("# yaml-language-server: $schema=../node_modules/flowrules/schemas/rules-test.schema.json");
+    // what flowrules writes locally is ignored; the config file and the catalog are not
+    const ignore = await readFile(join(cwd, ".gitignore"), "utf8");
+    for (const line of [".flowrules/", "/plan.json", "*.journal.jsonl", "node_modules/"]) expect(ignore.split("\n")).toContain(line);
+    expect(ignore).not.toMatch(/^flowrules\.(config\.yaml|workflows\.json)$/m);
     for (const a of WORKFLOWS[0]?.steps.flatMap((s) => s.actions) ?? []) expect(rules).toContain(`action: "${a.name}"`);
     expect(rules).toMatch(/^ {6}amount: +\{ step: "Manager approval", action: "Amount" \}$/m);
 
@@ -113,6 +119,8 @@ describe("init", () => {
     const again = await runCli(["init", "--workflow", "1042"], env(), { cwd });
     expect(again.stderr).toMatch(/expense-claim\.yaml exists; left as it is/);
     expect(await readFile(join(cwd, "rules", "expense-claim.yaml"), "utf8")).toBe("# mine\n");
+    // the block is added once
+    expect(await readFile(join(cwd, ".gitignore"), "utf8")).toBe(ignore);
   });
 });
 

@@ -1,16 +1,19 @@
 /**
- * README.md, "Setup": installed with npm, `flowrules` is a command on PATH. The packed tarball (what `npm pack`, and
- * the registry, ship) installed globally into a temporary prefix runs `--version`, `validate` of its starter rules, a
- * completion Tab, and the bash completion it prints completes rule names through that same command; `npm install -g .`
- * links this clone's build. The dependencies come from npm's cache (`npm ci` filled it) and the registry only for
- * what the cache lacks. Needs `npm run build` first (npm test does); this file takes about 10–20 s.
+ * README.md, "Setup" and "A rules repository": every documented install, run. The packed tarball (one `npm pack` for
+ * the file) installed globally into a temporary prefix runs `--version`, `validate` of its starter rules, a completion
+ * Tab, and the bash completion it prints completes rule names through that same command; `npm install -g .` links
+ * this clone's build; a rules repository with the tarball under vendor/ and README's package.json lines installs it
+ * and runs `npx flowrules`. The dependencies come from npm's cache (`npm ci` filled it) and the registry only for what
+ * the cache lacks. Needs `npm run build` first (npm test does); about 30 s.
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { schemaRef } from "../../src/commands/init.js";
 import { VERSION } from "../../src/model/version.js";
 import { tempDir } from "../helpers/temp.js";
 
@@ -47,6 +50,27 @@ async function bashRuleNames(prefix: string, cwd: string): Promise<string[]> {
   return stdout.split("\n").filter(Boolean).sort();
 }
 
+/** One `npm pack` for the file, shared by its cases (the pack is the slow part). */
+let pack: Promise<{ dir: string; tarball: string }> | undefined;
+function packed(): Promise<{ dir: string; tarball: string }> {
+  pack ??= (async () => {
+    const dir = await tempDir("flowrules-install-");
+    // --ignore-scripts: prepack would rebuild dist/ under the feet of the other test files (npm test built it)
+    const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir, "--silent"], { cwd: ROOT, timeout: 60_000 });
+    return { dir, tarball: join(dir, stdout.trim().split("\n").pop() ?? "") };
+  })();
+  return pack;
+}
+
+/** The package.json of README.md, "A rules repository", as written there (its one JSON block). */
+function readmeDependency(): { private: boolean; dependencies: { flowrules: string } } {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("### A rules repository"));
+  const block = /```json\n([\s\S]*?)\n```/.exec(section)?.[1];
+  expect(block).toBeDefined();
+  return JSON.parse(block ?? "{}") as { private: boolean; dependencies: { flowrules: string } };
+}
+
 describe("installed with npm (README.md, Setup)", () => {
   it("prepack builds dist/, so a packed tarball always holds the CLI", () => {
     expect(manifest.scripts.prepack).toBe("npm run build");
@@ -54,10 +78,7 @@ describe("installed with npm (README.md, Setup)", () => {
   });
 
   it("npm pack, then npm install -g of the tarball: flowrules on PATH, its version, validate, a Tab and bash completion", { timeout: 180_000 }, async () => {
-    const dir = await tempDir("flowrules-install-");
-    // --ignore-scripts: prepack would rebuild dist/ under the feet of the other test files (npm test built it)
-    const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir, "--silent"], { cwd: ROOT, timeout: 60_000 });
-    const tarball = join(dir, stdout.trim().split("\n").pop() ?? "");
+    const { dir, tarball } = await packed();
     const prefix = join(dir, "prefix");
     await installGlobally(prefix, tarball);
     const flowrules = onPath(prefix);
@@ -69,6 +90,29 @@ describe("installed with npm (README.md, Setup)", () => {
     const names = (await flowrules(["__complete", "rules", "--", "plan", "--rule"], installed)).split("\n").filter(Boolean).sort();
     expect(names.length).toBeGreaterThan(2);
     expect(await bashRuleNames(prefix, installed)).toEqual(names);
+  });
+
+  it("a rules repository as README.md says: the tarball under vendor/, the package.json lines as written there, npm install, npx flowrules; the $schema init writes exists", { timeout: 180_000 }, async () => {
+    const { tarball } = await packed();
+    const repo = await tempDir("flowrules-rules-repo-");
+    const lines = readmeDependency();
+    const spec = lines.dependencies.flowrules;
+    // the README names the version it documents: the tarball npm pack writes today
+    expect(spec).toBe(`file:vendor/flowrules-${VERSION}.tgz`);
+    await mkdir(join(repo, "vendor"));
+    await copyFile(tarball, join(repo, spec.slice("file:".length)));
+    await writeFile(join(repo, "package.json"), JSON.stringify(lines, null, 2));
+    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: repo, timeout: 150_000 });
+    // what every clone then runs
+    await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: repo, timeout: 150_000 });
+    const npx = async (args: string[]): Promise<string> => (await run("npx", ["--no-install", "flowrules", ...args], { cwd: repo, env: { ...process.env, NO_COLOR: "1" } })).stdout;
+    expect((await npx(["--version"])).trim()).toBe(VERSION);
+    await mkdir(join(repo, "rules"));
+    const schema = schemaRef(join(repo, "rules"), "rules.schema.json", repo);
+    expect(schema).toBe("../node_modules/flowrules/schemas/rules.schema.json");
+    expect(existsSync(join(repo, "rules", schema))).toBe(true);
+    await copyFile(join(ROOT, "rules", "expenses.yaml"), join(repo, "rules", "expenses.yaml"));
+    expect(await npx(["validate", "rules/"])).toMatch(/valid in 1 file, \d+ rules?/);
   });
 
   it("npm install -g . links this clone's build as flowrules", { timeout: 60_000 }, async () => {

@@ -232,7 +232,7 @@ rules:
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
-  it("a rule above its limit fails its cycle, the other rules are applied", async () => {
+  it("a rule above its limit holds only itself: the cycle is partly applied, the other rules are applied", async () => {
     const limited = MIXED_RULES.replace("    actions: [abort]", "    actions: [abort]\n    limits: { max_instances: 1 }");
     const { dir, rules } = await setUp(limited);
     const io = eventIO();
@@ -240,6 +240,7 @@ rules:
     expect(code).toBe(0);
     const cycle = io.events.find((e) => e.name === "watch.cycle");
     expect(cycle?.fields.errors).toEqual([expect.stringMatching(/abort-onboardings/)]);
+    expect(cycle?.fields.held).toEqual(["abort-onboardings"]);
     const keys = [...effectiveMutations(sb as RunningSandbox).keys()];
     expect(keys.some((k) => k.startsWith("abort:"))).toBe(false);
     expect(keys.some((k) => k.startsWith("complete_step:"))).toBe(true);
@@ -310,13 +311,14 @@ describe("notifications", () => {
   });
 });
 
-describe("/metrics and /healthz", () => {
-  it("503 while the service fails (the watcher stays up, backing off), 200 once a cycle succeeds; Prometheus text", async () => {
+describe("/metrics, /healthz and /readyz", () => {
+  it("/healthz 503 once the service still fails at the back-off's cap (the watcher stays up), 200 once a cycle succeeds; /readyz likewise; Prometheus text", async () => {
     const { dir, rules } = await setUp(APPROVE_RULES, { failRate: 1 });
     const s = sb as RunningSandbox;
     let port = 0;
     const io = eventIO();
-    running.push(watchCommand(watchOpts(s, dir, rules, { metricsPort: 0, onListening: (p) => (port = p), tuning: { verifyDelayMs: 20, client: { rateLimitWindowMs: WINDOW_MS, retryBaseMs: 5, retryMaxDelayMs: 20, maxAttempts: 2 } } }), io));
+    // the back-off: 150 ms, then its cap of 300 ms from the second failure on
+    running.push(watchCommand(watchOpts(s, dir, rules, { metricsPort: 0, maxBackoffMs: 300, onListening: (p) => (port = p), tuning: { verifyDelayMs: 20, client: { rateLimitWindowMs: WINDOW_MS, retryBaseMs: 5, retryMaxDelayMs: 20, maxAttempts: 2 } } }), io));
     await until(() => port > 0, 5_000, "the metrics port");
     const get = async (path: string): Promise<{ status: number; body: string; type: string | null }> => {
       const r = await fetch(`http://127.0.0.1:${port}${path}`);
@@ -325,8 +327,12 @@ describe("/metrics and /healthz", () => {
     await until(() => io.events.filter((e) => e.name === "watch.failed").length >= 2, 10_000, "failed attempts");
     const down = await get("/healthz");
     expect(down.status).toBe(503);
+    expect(down.body).toMatch(/^no cycle succeeded yet, retrying at the longest back-off: /);
+    expect((await get("/readyz")).status).toBe(503);
     s.setFaults({ failRate: 0 });
     await until(async () => (await get("/healthz")).status === 200, 15_000, "a good cycle");
+    await until(async () => (await get("/readyz")).status === 200, 15_000, "ready");
+    expect((await get("/readyz")).body).toBe("ready: every rule applied in the last cycle\n");
     const m = await get("/metrics");
     expect(m.status).toBe(200);
     expect(m.type).toMatch(/^text\/plain; version=0\.0\.4/);

@@ -28,6 +28,7 @@ export function logCycle(log: Logger, r: CycleReport): void {
       failed: r.failed,
       deferred: r.deferred,
       errors: r.errors,
+      held: r.held,
       requests: r.requests,
       duration_ms: r.durationMs,
       apply: r.apply,

@@ -19,14 +19,17 @@ const WORD: Record<HistoryOutcome, string> = {
 
 export const historyText: HistoryFormatter = (doc) => {
   if (doc.cycles.length === 0) {
-    return `${textSafe(`No cycle has applied anything in ${doc.state_dir} (a watcher without --apply only plans; its changes are on its stderr).`)}\n`;
+    return `${textSafe(`No cycle has applied anything in ${doc.state_dir}, and none failed or held a rule back (with --rule / --instance: none that concerns it).`)}\n`;
   }
   const out: string[] = [];
   for (const c of doc.cycles) {
     const counts = new Map<HistoryOutcome, number>();
     for (const ch of c.changes) counts.set(ch.outcome, (counts.get(ch.outcome) ?? 0) + 1);
     const said = [...counts].map(([o, n]) => `${n} ${WORD[o]}`).join(", ") || "no change";
-    out.push(textSafe(`cycle ${c.folder}: ${c.started_at ?? "never started"}${c.finished ? "" : ", unfinished (the next watcher resumes it)"}; ${said}`));
+    const why = c.cycle !== undefined ? `cycle ${c.cycle}${c.kind ? ` (${c.kind})` : ""}` : "cycle";
+    const result = c.result === "failed" ? ", failed" : c.result === "partial" ? `, partly applied: held back ${(c.held ?? []).join(", ")}` : "";
+    out.push(textSafe(`${why} ${c.folder ?? "(nothing applied)"}: ${c.started_at ?? "never started"}${c.finished ? "" : ", unfinished (the next watcher resumes it)"}${result}; ${said}`));
+    for (const e of c.errors ?? []) out.push(textSafe(`  error: ${e}`));
     const rows = c.changes.map((ch) => [
       ch.at ?? "-",
       WORD[ch.outcome],

@@ -41,6 +41,11 @@ export function summaryLine(plan: Plan): string {
   const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error")}.` : "";
   // a forecast says so wherever its summary shows (docs/forecast.md)
   const lead = plan.forecast_at !== undefined ? `Forecast for ${shortInstant(plan.forecast_at)}` : "Plan";
+  // every rule that ran failed: a report of nothing is no result (a key that sees none of the workflows, say)
+  const ran = plan.rules.filter((r) => r.status !== "inactive");
+  if (ran.length > 0 && plan.errors.length > 0 && ran.every((r) => r.status === "failed")) {
+    return `${lead}: every rule failed (${ran.length === 1 ? "the one rule" : `all ${ran.length} rules`}): nothing planned.${errors}`;
+  }
   return parts.length === 0 ? `${lead}: no changes.${errors}` : `${lead}: ${parts.join(", ")}.${errors}`;
 }
 

@@ -3,7 +3,7 @@
  * expected vs actual for the instance and field that differ, then the closing `N passed, M failed` line.
  */
 import pc from "picocolors";
-import { brokenFiles, counts, type CaseResult, type Failure, type TestRun } from "../../rule-tests/types.js";
+import { brokenFiles, counts, foundNoTests, NO_TESTS_CODE, type CaseResult, type Failure, type TestRun } from "../../rule-tests/types.js";
 import { terminalSafe } from "../escape.js";
 import { saidText } from "./said.js";
 import { table } from "../table.js";
@@ -49,6 +49,12 @@ export function testsText(run: TestRun, color: boolean): string {
   }
   const broken = brokenFiles(run).length;
   const { passed, failed: nFailed } = counts(run);
+  const none = foundNoTests(run) && run.results.length === 0 && broken === 0 ? run.diagnostics.find((d) => d.code === NO_TESTS_CODE) : undefined;
+  if (none) {
+    // nothing ran: said as such (the run fails: a CI step that runs no test must not pass silently)
+    out.push("", c.bold(none.message));
+    return terminalSafe(`${out.join("\n")}\n`, color);
+  }
   const note = broken > 0 ? c.dim(`  (${broken} of them: ${broken === 1 ? "a file" : "files"} that did not load, see the messages above)`) : "";
   out.push("", c.bold(`${passed} passed, ${nFailed} failed`) + note);
   return terminalSafe(`${out.join("\n")}\n`, color);

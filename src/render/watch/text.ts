@@ -12,8 +12,12 @@ import { textSafe } from "../escape.js";
 /** What one cycle did, for its line and its events. */
 export interface CycleReport {
   n: number;
-  /** why it ran: first, update (a poll found one), window (a rule's active window opened), time, reload */
-  kind: "first" | "update" | "window" | "time" | "reload";
+  /**
+   * why it ran: first (the watcher's first cycle, once), update (a poll found one), window (a rule's active window
+   * opened), time (rules that move with time), reload, retry (after a cycle that failed or held rules back, on the
+   * back-off)
+   */
+  kind: "first" | "update" | "window" | "time" | "reload" | "retry";
   rules: number;
   /** enforce changes planned */
   planned: number;
@@ -24,6 +28,8 @@ export interface CycleReport {
   /** not sent: the watcher was stopped (they are planned again by the next cycle) */
   deferred: number;
   errors: string[];
+  /** rules held back by their own data (their changes not applied, the others' applied) */
+  held: string[];
   requests: number;
   durationMs: number;
   /** with --apply */
@@ -38,13 +44,21 @@ export function cycleLine(r: CycleReport, at: Date = new Date()): string {
   else parts.push("not applied (no --apply)");
   if (r.deferred > 0) parts.push(`${r.deferred} not sent (stopping)`);
   if (r.audit > 0) parts.push(`${r.audit} audit`);
-  if (r.errors.length > 0) parts.push(`${s(r.errors.length, "error")}: ${r.errors[0] ?? ""}`);
+  if (r.held.length > 0) parts.push(`partly applied: ${s(r.held.length, "rule")} held back (${r.held.slice(0, 5).join(", ")}${r.held.length > 5 ? `, … and ${r.held.length - 5} more` : ""})`);
+  if (r.errors.length > 0) parts.push(`${s(r.errors.length, "error")} (below)`);
   return textSafe(`${at.toISOString()} cycle ${r.n} (${r.kind}, ${s(r.rules, "rule")}): ${parts.join(", ")}; ${r.requests} requests, ${(r.durationMs / 1000).toFixed(1)} s`);
 }
 
 /** A cycle a stop cut short while it planned: nothing was applied. */
 export function stoppedCycleLine(n: number, kind: CycleReport["kind"], rules: number, requests: number, at: Date = new Date()): string {
   return `${at.toISOString()} cycle ${n} (${kind}, ${s(rules, "rule")}): stopped while planning, nothing applied; ${requests} requests`;
+}
+
+/** Every error of a cycle, one line each under its line, at most `max`; then how many more. */
+export function errorLines(errors: readonly string[], max: number): string[] {
+  const lines = errors.slice(0, max).map((e) => textSafe(`  error: ${e}`));
+  if (errors.length > max) lines.push(`  … and ${errors.length - max} more errors (--log-format json lists them all)`);
+  return lines;
 }
 
 const OUTCOME_WORD: Record<ChangeOutcome["status"], string> = {
@@ -79,6 +93,12 @@ export function cycleFailedLine(message: string, backoffMs: number, at: Date = n
   return textSafe(`${at.toISOString()} watch: cycle failed (${message}); trying again in ${Math.round(backoffMs / 1000)} s`);
 }
 
+/** After a cycle that held rules back or failed: when they are tried again (sooner if a poll finds an update). */
+export function retryLine(result: "partial" | "failed", inARow: number, waitMs: number, capMs: number): string {
+  const what = result === "partial" ? "the held rules are" : "the failed work is";
+  return `flowrules: ${what} tried again in ${(waitMs / 1000).toFixed(1)} s (${inARow} cycle${inARow === 1 ? "" : "s"} in a row not fully applied; the wait doubles each time, up to ${Math.round(capMs / 1000)} s)`;
+}
+
 export function resumingLine(planFile: string): string {
   return textSafe(`flowrules: resuming the unfinished cycle ${planFile} from its journal`);
 }
@@ -101,7 +121,7 @@ export function needsRestartLine(what: string[]): string {
 }
 
 export function metricsLine(host: string, port: number): string {
-  return `flowrules: metrics on http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics and /healthz`;
+  return `flowrules: metrics on http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics, /healthz and /readyz`;
 }
 
 export function stoppedLine(cycles: number, stateDir: string): string {

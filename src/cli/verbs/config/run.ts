@@ -4,13 +4,13 @@ import type { ConfigCommandOptions } from "../../../commands/config.js";
 import { UserError } from "../../../model/errors.js";
 import { CONFIG_FORMAT_NAMES } from "../../../render/format-names.js";
 import { configReport, connectionSettings } from "../../settings.js";
-import { NoArgs, verbIO, verbRun } from "../run-verb.js";
+import { Paths, verbIO, verbRun } from "../run-verb.js";
 
 export const run = verbRun({
   name: "config",
-  args: NoArgs,
+  args: Paths,
   flags: z.object({ check: z.boolean().default(false), format: z.enum(CONFIG_FORMAT_NAMES) }),
-  start({ flags, raw, command, env }) {
+  start({ args: [paths], flags, raw, command, env }) {
     const report = configReport(raw, env);
     let check: ConfigCommandOptions["check"];
     let secrets: string[] = [];
@@ -30,7 +30,7 @@ export const run = verbRun({
     return {
       io: verbIO(command, secrets),
       fields: { check: flags.check },
-      exec: async (io) => (await import("../../../commands/config.js")).configCommand({ report, format: flags.format, check }, io),
+      exec: async (io) => (await import("../../../commands/config.js")).configCommand({ report, format: flags.format, ...(check ? { check, rulePaths: paths } : {}) }, io),
     };
   },
 });

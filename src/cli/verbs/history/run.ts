@@ -22,6 +22,12 @@ const Flags = z.object({
       return z.NEVER;
     })
     .optional(),
+  rule: z.string().optional(),
+  instance: z
+    .string()
+    .regex(/^\d+$/, { message: "--instance must be an instance id (a whole number)" })
+    .transform(Number)
+    .optional(),
   format: z.enum(HISTORY_FORMAT_NAMES),
 });
 
@@ -32,11 +38,12 @@ export const run = verbRun({
   start({ flags, raw, command, env }) {
     const stateDir = pathSetting(PLANNING_FLAGS.state, sourcesOf(raw, env));
     if (!stateDir) throw new UserError(`history needs the watcher's state dir: pass --state DIR, set ${ENV.state} or give the profile a state`);
-    const { last = DEFAULT_HISTORY_CYCLES, ...rest } = flags;
+    const { last = DEFAULT_HISTORY_CYCLES, rule, instance, ...rest } = flags;
+    const filter = { ...(rule !== undefined ? { rule } : {}), ...(instance !== undefined ? { instance } : {}) };
     return {
       io: verbIO(command),
       fields: { state: stateDir, last, ...(rest.since ? { since: rest.since.toISOString() } : {}) },
-      exec: async (io) => (await import("../../../commands/history.js")).historyCommand({ stateDir, last, ...rest }, io),
+      exec: async (io) => (await import("../../../commands/history.js")).historyCommand({ stateDir, last, ...rest, filter }, io),
     };
   },
 });

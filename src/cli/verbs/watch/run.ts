@@ -38,6 +38,7 @@ export function watchFlags(
   if (watching.intervalMs !== undefined && watching.intervalMs < minIntervalMs) {
     throw new UserError(`--interval must be at least ${durationText(minIntervalMs)}, got "${String(raw.interval)}"`);
   }
+  const backoffRaw = env[ENV.watchMaxBackoffMs];
   const urls = run.output.notify;
   return {
     paths,
@@ -48,6 +49,7 @@ export function watchFlags(
     ...(urls.length > 0 ? { notify: { urls } } : {}),
     connection: run.connection,
     minIntervalMs,
+    ...(backoffRaw !== undefined && /^\d+$/.test(backoffRaw) ? { maxBackoffMs: Number(backoffRaw) } : {}),
     // watched for a change with the rules, whether it exists yet or not
     configFile: src.config.abs,
   };
