@@ -29,6 +29,7 @@ import { describeTakeOver, type HeldLock } from "../fs/lock.js";
 import { acquireWaiting, applyLoadedPlan, type LockWait } from "../apply/run.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";
+import { journalPathProblem } from "../apply/journal.js";
 import { applyExitCode, countOutcomes } from "../apply/outcome.js";
 import { APPLY_FORMATS, type ApplyFormat } from "../render/apply/index.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
@@ -153,6 +154,9 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
   // one process, one key, one budget: planning, sending, checks and retries all wait on the same limiter
   const limiter = opts.tuning?.client?.limiter ?? sharedLimiter(opts.connection, opts.tuning?.client?.rateLimitWindowMs);
   const runOpts = { ...opts, batchSize, startedAt, limiter, ...(deadline !== undefined ? { deadline } : {}) };
+  // a FIFO or a device named as the journal would block the process at its first read: refused before anything
+  const journalProblem = opts.journal ? journalPathProblem(resolve(cwd, opts.journal)) : undefined;
+  if (journalProblem !== undefined) throw new UserError(journalProblem);
   const mode = await detectMode(opts.paths, cwd);
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
