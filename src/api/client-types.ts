@@ -3,7 +3,7 @@
  * it as the service would: src/state/README.md), its options and its events. The client itself is ./client.ts.
  */
 import type { ServiceUnusableError } from "./errors.js";
-import type { Page } from "./pagination.js";
+import type { ListingLimits, Page } from "./pagination.js";
 import type { RequestLimiter } from "./rate-limiter.js";
 import type { CompleteStepBody, FormFieldValue, InstanceListItem, InstanceRecord, Workflow } from "./schemas.js";
 import type { RequestStats } from "./stats.js";
@@ -54,6 +54,8 @@ export interface ClientOptions {
   retryMaxDelayMs?: number;
   /** a larger response body fails the exchange; default 64 MiB */
   maxResponseBytes?: number;
+  /** what one listing may take before the server is called endless; default 20,000 pages and 1,000,000 items */
+  listingLimits?: Partial<ListingLimits>;
 }
 
 export type ClientEvent =

@@ -6,7 +6,7 @@
 import { ApiError, UnsafeLinkError, WrongRecordError } from "./errors.js";
 import { Caller } from "./caller.js";
 import type { ApiClient, ClientOptions, FormFieldQuery, InstanceListQuery } from "./client-types.js";
-import { cursorPages, numberedPages, type Page } from "./pagination.js";
+import { cursorPages, DEFAULT_LISTING_LIMITS, numberedPages, type ListingLimits, type Page } from "./pagination.js";
 import { pathId, withQuery } from "./query.js";
 import {
   BulkAbortResponseSchema,
@@ -45,6 +45,13 @@ function clampPageSize(value: unknown, name: string): number {
 }
 
 class Client extends Caller implements ApiClient {
+  private readonly listingLimits: ListingLimits;
+
+  constructor(opts: ClientOptions) {
+    super(opts);
+    this.listingLimits = { ...DEFAULT_LISTING_LIMITS, ...opts.listingLimits };
+  }
+
   listWorkflows(): Promise<Workflow[]> {
     return this.call({
       endpoint: "listWorkflows",
@@ -86,6 +93,7 @@ class Client extends Caller implements ApiClient {
         return rel;
       },
       words,
+      this.listingLimits,
     );
   }
 
@@ -164,7 +172,7 @@ class Client extends Caller implements ApiClient {
         throw err;
       }
     };
-    return numberedPages(fetchPage, this.concurrency, path, words);
+    return numberedPages(fetchPage, this.concurrency, path, words, this.listingLimits);
   }
 }
 

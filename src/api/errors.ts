@@ -257,8 +257,31 @@ function encodedForms(secret: string): string[] {
 }
 
 const WORD_CHAR = /[A-Za-z0-9]/;
+
+/** ASCII letters in lower case, every other character as it is: the length stays, so positions match the text's. */
+function foldCase(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+/** Every occurrence of `needle` in `text`, in any case of its ASCII letters, replaced by `mask`. */
+export function replaceFolded(text: string, needle: string, mask: string): string {
+  const hay = foldCase(text);
+  const want = foldCase(needle);
+  let at = hay.indexOf(want);
+  if (at < 0) return text;
+  let out = "";
+  let from = 0;
+  while (at >= 0) {
+    out += text.slice(from, at) + mask;
+    from = at + needle.length;
+    at = hay.indexOf(want, from);
+  }
+  return out + text.slice(from);
+}
 /** A run of the key this long is masked wherever it stands. */
 const LONG_PIECE = 12;
+/** A run of the key in another case (a server that upper-cases its echo) this long is masked wherever it stands. */
+const FOLDED_PIECE = 16;
 
 /**
  * Replaces every occurrence of the secret in a text, whole or encoded (base64, base64url, URL-encoded), and of any
@@ -269,11 +292,18 @@ const LONG_PIECE = 12;
  */
 export function redact(text: string, secret: string, mask = "[REDACTED]"): string {
   if (secret.length < 3) return text;
-  let out = text.split(secret).join(mask);
-  for (const form of encodedForms(secret)) if (out.includes(form)) out = out.split(form).join(mask);
+  // without regard to case: a server (or a proxy, a log shipper) that upper-cases what it echoes still echoes the key
+  let out = replaceFolded(text, secret, mask);
+  for (const form of encodedForms(secret)) out = replaceFolded(out, form, mask);
   if (secret.length < PARTIAL_FROM || out.length < PIECE) return out;
   const pieces = new Set<string>();
   for (let i = 0; i + PIECE <= secret.length; i++) pieces.add(secret.slice(i, i + PIECE));
+  // in another case, only a run no word shares by chance ("deployment+key" is a fine word beside a key holding
+  // "Deployment+Key"): FOLDED_PIECE characters or more
+  const key = foldCase(secret);
+  const foldedPieces = new Set<string>();
+  for (let i = 0; i + FOLDED_PIECE <= key.length; i++) foldedPieces.add(key.slice(i, i + FOLDED_PIECE));
+  const folded = foldCase(out);
   let result = "";
   let i = 0;
   while (i < out.length) {
@@ -287,6 +317,13 @@ export function redact(text: string, secret: string, mask = "[REDACTED]"): strin
         i = end;
         continue;
       }
+    }
+    if (i + FOLDED_PIECE <= out.length && foldedPieces.has(folded.slice(i, i + FOLDED_PIECE))) {
+      let end = i + FOLDED_PIECE;
+      while (end < out.length && key.includes(folded.slice(i, end + 1))) end++;
+      result += mask;
+      i = end;
+      continue;
     }
     result += out[i];
     i++;

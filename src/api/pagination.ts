@@ -18,8 +18,39 @@ export interface Page<T> {
 /** What a page fetch asks, in words, for messages: "listing instances of workflow 1042, page 3". */
 export type PageWords = (page: number) => string;
 
-/** Without a count (DRF's cursor pagination sends none) a listing may take this many pages before it is called endless. */
-export const MAX_UNCOUNTED_PAGES = 100_000;
+/**
+ * What one listing may take, whatever its count says: a server whose pages never end (fresh cursors for ever, a
+ * count that grows with every page) is stopped here with one error, not followed until memory or patience runs out.
+ * Ten times the largest listing the performance targets name (docs/performance.md), and pages for it at 50 a page.
+ */
+export const MAX_LISTING_ITEMS = 1_000_000;
+export const MAX_LISTING_PAGES = 20_000;
+
+/** The caps of one listing (tests lower them to reach them in a few pages). */
+export interface ListingLimits {
+  maxPages: number;
+  maxItems: number;
+}
+
+export const DEFAULT_LISTING_LIMITS: ListingLimits = { maxPages: MAX_LISTING_PAGES, maxItems: MAX_LISTING_ITEMS };
+
+/** The one-line problem of a listing past a cap, naming what the server did. */
+function capProblem(limits: ListingLimits, pages: number, items: number, count: number | null): string | undefined {
+  const of = count === null ? "without a count" : `for a count of ${count}`;
+  if (items > limits.maxItems) {
+    return `the service's pages do not end: ${plural(items, "item")} in ${plural(pages, "page")} ${of}, more than the ${limits.maxItems} a listing may hold`;
+  }
+  if (pages >= limits.maxPages) {
+    return `the service's pages do not end: ${plural(pages, "page")} fetched ${of} and the last one still has a next link (a listing may take ${limits.maxPages})`;
+  }
+  return undefined;
+}
+
+/** The cursor a page path carries (`?cursor=…`), if any. */
+function cursorOf(path: string): string | null {
+  const q = path.indexOf("?");
+  return q < 0 ? null : new URLSearchParams(path.slice(q + 1)).get("cursor");
+}
 
 function shapeError(path: string, asked: string, problem: string): ResponseShapeError {
   return new ResponseShapeError({ method: "GET", path, status: 200, what: "a page", problem, asked });
@@ -40,18 +71,28 @@ export async function* cursorPages<T>(
   fetchPage: (path: string, page: number) => Promise<Page<T>>,
   resolveNext: (next: string, from: string, page: number) => string,
   words: PageWords = (n) => `a listing, page ${n}`,
+  limits: ListingLimits = DEFAULT_LISTING_LIMITS,
 ): AsyncGenerator<Page<T>> {
   const seen = new Set<string>();
+  // a cursor sent back again under another link (a parameter added or reordered) is the same loop
+  const cursors = new Set<string>();
   let path: string | null = firstPath;
   let bound: number | undefined;
   let read = 0;
   while (path !== null) {
     const n = seen.size + 1;
     if (seen.has(path)) throw shapeError(path, words(n), "pagination loop: the next link points to a page already fetched");
+    const cursor = cursorOf(path);
+    if (cursor !== null && cursors.has(cursor)) throw shapeError(path, words(n), "pagination loop: the service sent back a cursor it had already given, under another link");
     seen.add(path);
+    if (cursor !== null) cursors.add(cursor);
     const page: Page<T> = await fetchPage(path, n);
     bound ??= pageBound(page);
     read += page.results.length;
+    if (page.next !== null) {
+      const capped = capProblem(limits, seen.size, read, page.count);
+      if (capped !== undefined) throw shapeError(path, words(n), capped);
+    }
     if (page.next !== null && seen.size >= bound) throw shapeError(path, words(n), endlessProblem(seen.size, page.count));
     // the last page's count is the freshest: a set that shrank meanwhile is not a shortfall
     if (page.next === null && page.count !== null && read < page.count) throw shapeError(path, words(n), shortfall(read, page.count, n));
@@ -66,7 +107,7 @@ export async function* cursorPages<T>(
  * otherwise be followed forever.
  */
 function pageBound(first: Page<unknown>): number {
-  if (first.count === null) return MAX_UNCOUNTED_PAGES;
+  if (first.count === null) return Number.POSITIVE_INFINITY;
   return 2 * Math.ceil(first.count / Math.max(1, first.results.length)) + 10;
 }
 
@@ -93,6 +134,7 @@ export async function* numberedPages<T>(
   /** the listing's path, for the error object */
   path = "a page-numbered listing",
   words: PageWords = (n) => `a page-numbered listing, page ${n}`,
+  limits: ListingLimits = DEFAULT_LISTING_LIMITS,
 ): AsyncGenerator<Page<T>> {
   const first = await fetchPage(1);
   if (first === "invalid-page") throw shapeError(path, words(1), "page 1 answered \"Invalid page.\"");
@@ -135,6 +177,10 @@ export async function* numberedPages<T>(
     }
     read += page.results.length;
     if (page.count !== null) count = page.count;
+    if (page.next !== null || nextToStart <= lastPage) {
+      const capped = capProblem(limits, n, read, page.count);
+      if (capped !== undefined) throw shapeError(path, words(n), capped);
+    }
     if (nextToStart <= lastPage) start();
     else if (pending.length === 0 && page.next !== null && page.results.length > 0) {
       if (nextToStart > bound) throw shapeError(path, words(n), endlessProblem(nextToStart - 1, first.count));

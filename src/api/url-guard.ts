@@ -23,11 +23,23 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * A URL as messages may show it: a user name and password written into it (`https://bob:secret@host/`) become `***`,
- * parsed or not, so a refusal never echoes a credential.
+ * A URL as messages may show it: a user name and password written into it (`https://bob:secret@host/`) become `***`.
+ * Judged by the URL parser, never by searching the text: a password holding `@`, a space or a tab is userinfo to the
+ * parser (which is what a client would send), so the text shown is rebuilt from the parsed parts and keeps none of it.
+ * Text the parser refuses is shown only when it holds no `@` (without one it has no userinfo to hide).
  */
 export function maskUserinfo(raw: string): string {
-  return raw.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/*)[^/?#@\s]*@/, "$1***@");
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return raw.includes("@") ? "(a URL that cannot be parsed, not shown: it may carry a credential)" : raw;
+  }
+  const userinfo = url.username !== "" || url.password !== "" ? "***@" : "";
+  // a query or fragment may carry a token too; only that one is there is said
+  const rest = `${url.search !== "" ? "?…" : ""}${url.hash !== "" ? "#…" : ""}`;
+  if (url.host === "" && userinfo === "") return `${url.protocol}${url.pathname}${rest}`;
+  return `${url.protocol}//${userinfo}${url.host}${url.pathname}${rest}`;
 }
 
 /** Parses and checks the base URL; throws TypeError when unusable, InsecureUrlError for plain http to a remote host. */

@@ -14,7 +14,8 @@
  * may hold the runs of several plans (a `--journal` shared by scheduled runs) without mixing them up. Journals written
  * before batches were named generically (`not_aborted`, README.md "Compatibility notes") read as `not_acted`.
  */
-import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeSync, fstatSync, readSync } from "node:fs";
+import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeSync, fstatSync, readSync, statSync, type Stats } from "node:fs";
+import { kindOf } from "../fs/capped-read.js";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
@@ -241,10 +242,29 @@ function today(data: unknown): unknown {
 }
 
 /**
+ * Why a journal path cannot be a journal, or undefined when it can: a regular file, or nothing yet. Judged with stat
+ * before anything opens it: reading a FIFO blocks the whole process (signals included), a device never ends.
+ */
+export function journalPathProblem(file: string): string | undefined {
+  let st: Stats;
+  try {
+    st = statSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    return `cannot read the journal ${file}: ${code ?? errorMessage(err)}`;
+  }
+  if (!st.isFile()) return `the journal ${file} is ${kindOf(st)}, not a regular file: name a file flowrules may create (or its own journal)`;
+  return undefined;
+}
+
+/**
  * The events of one plan: a journal file may hold runs of several plans (one --journal for every scheduled run);
  * each line belongs to the run whose `start` line precedes it, and only this plan's runs count.
  */
 function readEvents(file: string, planDigest: string): { events: JournalEvent[]; skipped: number; otherPlans: number } {
+  const problem = journalPathProblem(file);
+  if (problem !== undefined) throw new UserError(problem);
   let text: string;
   try {
     text = readFileSync(file, "utf8");

@@ -166,7 +166,7 @@ export function loadProfile(
   if (!values) {
     const defined = Object.keys(config.profiles);
     const source = asked === undefined ? `default_profile ${name}` : `${from} ${name}`;
-    throw new UserError(`${source}: no such profile in ${shown}; defined: ${defined.length > 0 ? defined.join(", ") : "none"}`);
+    throw new UserError(`${source}: no such profile in ${shown}${didYouMean(name, defined)}; defined: ${defined.length > 0 ? defined.join(", ") : "none"}`);
   }
   const at: LoadedProfile["at"] = {};
   for (const key of Object.keys(values) as Array<keyof Profile>) at[key] = atPos(posOfValue(src, ["profiles", name, key]));

@@ -138,7 +138,7 @@ function wholeNumber(p: Picked | undefined, min: number, max = Number.MAX_SAFE_I
 }
 
 /** The one reader of duration settings (src/text/duration.ts): a number and a unit; a bare number only where `bare` says. */
-function durationOf(p: Picked | undefined, opts: { bare?: "s"; min?: number } = {}): number | undefined {
+function durationOf(p: Picked | undefined, opts: { bare?: "s"; min?: number; max?: number } = {}): number | undefined {
   if (p === undefined) return undefined;
   const read = readDuration(String(p.value), opts);
   if (!read.ok) throw new UserError(`${p.from} ${read.problem}`);

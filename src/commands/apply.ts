@@ -7,6 +7,7 @@
  *
  * A plan file is told from rule paths by content (a JSON object with `format_version`), or by a .json name.
  */
+import { deferredWords } from "../render/plan/summary.js";
 import { mkdir } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { clientFrom, sharedLimiter, type ApiClient, type ClientOptions, type RequestLimiter } from "../api/index.js";
@@ -28,6 +29,7 @@ import { describeTakeOver, type HeldLock } from "../fs/lock.js";
 import { acquireWaiting, applyLoadedPlan, type LockWait } from "../apply/run.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";
+import { journalPathProblem } from "../apply/journal.js";
 import { applyExitCode, countOutcomes } from "../apply/outcome.js";
 import { APPLY_FORMATS, type ApplyFormat } from "../render/apply/index.js";
 import { shardOfPlan, type Shard } from "../plan/shard.js";
@@ -152,6 +154,9 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
   // one process, one key, one budget: planning, sending, checks and retries all wait on the same limiter
   const limiter = opts.tuning?.client?.limiter ?? sharedLimiter(opts.connection, opts.tuning?.client?.rateLimitWindowMs);
   const runOpts = { ...opts, batchSize, startedAt, limiter, ...(deadline !== undefined ? { deadline } : {}) };
+  // a FIFO or a device named as the journal would block the process at its first read: refused before anything
+  const journalProblem = opts.journal ? journalPathProblem(resolve(cwd, opts.journal)) : undefined;
+  if (journalProblem !== undefined) throw new UserError(journalProblem);
   const mode = await detectMode(opts.paths, cwd);
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
@@ -241,6 +246,12 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const loaded: LoadedPlan = { plan: signed, digest: signed.digest, file: planFile };
     const journalFile = opts.journal ? resolve(cwd, opts.journal) : `${planFile}.journal.jsonl`;
     if (!opts.quiet) io.stderr(`plan saved to ${shown(planFile, cwd)}; journal ${shown(journalFile, cwd)}\n`);
+    if (!opts.quiet) {
+      for (const r of plan.rules) {
+        const words = deferredWords(r);
+        if (words) io.stderr(`rule "${r.name}": ${words}\n`);
+      }
+    }
     return applyLoaded(loaded, journalFile, { ...runOpts, ...(held ? { writeThrough: held } : {}) }, cwd, io, lock);
   }
 }

@@ -91,22 +91,25 @@ async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCom
       out.other_rules.push({ rule: rule.name, workflow: r && "error" in r ? `unresolved: ${r.error}` : "unresolved" });
       continue;
     }
-    if (r.id !== processId) {
-      out.other_rules.push({ rule: rule.name, workflow: `workflow ${r.id}` });
+    // a rule over several workflows is explained against the instance's own, when it is one of them
+    const one: { id: number; name?: string } | undefined = "many" in r ? r.many.find((m) => m.id === processId) : r;
+    if (!one || one.id !== processId) {
+      const where = "many" in r ? (r.all ? "every workflow the key sees" : `workflows ${r.many.map((m) => m.id).join(", ")}`) : `workflow ${r.id}`;
+      out.other_rules.push({ rule: rule.name, workflow: where });
       continue;
     }
     // steps and fields named in the rule resolve against this instance's own snapshot (no further request)
-    const structure = structureFromSnapshot({ id: processId, name: r.name ?? `workflow ${processId}`, folder: null }, null, record.process_snapshot);
+    const structure = structureFromSnapshot({ id: processId, name: one.name ?? `workflow ${processId}`, folder: null }, null, record.process_snapshot);
     // a record without a snapshot cannot check ids; only names need it
     const fit = structure.steps.length === 0 && !hasNames(rule) ? { rule, issues: [] } : checkRuleStructure(rule, structure);
     if (!fit.rule) {
       const first = fit.issues.find((i) => i.severity === "error");
-      out.other_rules.push({ rule: rule.name, workflow: `does not fit workflow ${r.id}: ${first?.message ?? "structure"}` });
+      out.other_rules.push({ rule: rule.name, workflow: `does not fit workflow ${one.id}: ${first?.message ?? "structure"}` });
       continue;
     }
-    out.rules.push(await explainRule(fit.rule, data, { now, workflowId: r.id, bindings, ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}) }));
-    named.push({ name: fit.rule.name, workflowId: r.id, fields: fit.rule.fields });
-    workflowName ??= r.name;
+    out.rules.push(await explainRule(fit.rule, data, { now, workflowId: one.id, bindings, ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}) }));
+    named.push({ name: fit.rule.name, workflowId: one.id, fields: fit.rule.fields });
+    workflowName ??= one.name;
   }
   // names beside ids, from the instance's own snapshot (and a workflow name the rules resolved): no further request
   const sources: NameSource[] = [...(workflowName !== undefined ? [{ name: workflowName, steps: new Map(), fields: new Map() }] : []), namesOfSnapshot(processId, record.process_snapshot)];

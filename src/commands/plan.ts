@@ -9,7 +9,9 @@ import { writePlanFile } from "../plan/write.js";
 import { checkOutputFile, checkOutputFolder } from "../fs/write-file.js";
 import type { Plan } from "../plan/types.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
-import { writeReportFiles } from "../render/report/files.js";
+import { reportFileClash, writeReportFiles } from "../render/report/files.js";
+import { UserError } from "../model/errors.js";
+import { CATALOG_FILE } from "../model/defaults.js";
 import { savedLine } from "../render/plan/saved.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { planPayload } from "../render/notify/payload.js";
@@ -75,7 +77,20 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
 
 /** The end of a plan run (`plan`, `plan --compare`): the view on stdout, the JSON plan file, report files, webhooks. */
 export async function emitPlan(plan: Plan, view: string, opts: PlanCommandOptions, io: CommandIO, startedAt: Date): Promise<void> {
-  io.stdout(view);
+  if (opts.reportDir) {
+    // before anything is written: a report named like the plan file or the catalog would replace it
+    const others = [
+      ...(opts.out && opts.out !== "-" && !opts.out.startsWith("/dev/") ? [{ path: opts.out, what: "the plan file --out writes" }] : []),
+      { path: opts.workflows ?? CATALOG_FILE, what: "the workflow catalog" },
+    ];
+    const clash = await reportFileClash(opts.reportDir, plan, others);
+    if (clash !== undefined) throw new UserError(clash);
+  }
+  // `--out -` is the one document on stdout (a pipeline's `| jq` reads one): the view goes to stderr, and with
+  // --format json it is that document already. A descriptor named as a path (/dev/stdout, /dev/fd/N) is written
+  // into after the view, as docs/operating.md says
+  if (opts.out !== "-") io.stdout(view);
+  else if (opts.format !== "json") io.stderr(view);
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {
     const files = await writeReportFiles(opts.reportDir, plan);

@@ -39,12 +39,18 @@ export async function pullCommand(opts: PullOptions, io: CommandIO): Promise<num
     const ids = new Set<number>();
     let failed = false;
     for (const rule of ruleSet.rules) {
-      const ref = rule.workflow;
-      const found = findWorkflow(src.all, "id" in ref ? String(ref.id) : ref.name);
-      if ("error" in found) {
-        io.stderr(`flowrules pull: rule "${rule.name}": ${found.error}\n`);
-        failed = true;
-      } else ids.add(found.workflow.id);
+      // "*": every workflow the key sees; a list: each of them
+      if (rule.workflows === "*") {
+        for (const w of src.all) ids.add(w.id);
+        continue;
+      }
+      for (const ref of rule.workflows ?? [rule.workflow]) {
+        const found = findWorkflow(src.all, "id" in ref ? String(ref.id) : ref.name);
+        if ("error" in found) {
+          io.stderr(`flowrules pull: rule "${rule.name}": ${found.error}\n`);
+          failed = true;
+        } else ids.add(found.workflow.id);
+      }
     }
     const workflows: WorkflowStructure[] = [];
     for (const id of [...ids].sort((a, b) => a - b)) {

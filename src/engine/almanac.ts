@@ -16,10 +16,12 @@ export interface Almanac {
   types: Map<string, FieldType>;
   /** instances whose record could not be taken as theirs (the service answered another id), with why */
   unreadable: Map<number, string>;
+  /** instances whose kept record was read with step completion times (steps_time_frame=true) */
+  timed: Set<number>;
 }
 
 export function newAlmanac(): Almanac {
-  return { values: new Map(), records: new Map(), types: new Map(), unreadable: new Map() };
+  return { values: new Map(), records: new Map(), types: new Map(), unreadable: new Map(), timed: new Set() };
 }
 
 /**

@@ -24,6 +24,12 @@ export interface RuleResult {
   errors: PlanError[];
   /** instances of the selection left out by an exclusion; undefined when the rule had none in effect */
   excluded?: number;
+  /** a rule over several workflows: each of them, as resolved this run (`workflowId` is then null) */
+  workflowIds?: number[];
+  /** with `workflow: "*"`: workflows the rule's step and field names do not fit, skipped, with why */
+  workflowsSkipped?: Array<{ workflow_id: number; reason: string }>;
+  /** started_time of instances with changes, when known (`limits.max_changes_per_run` plans the oldest first) */
+  startedTimes: Map<number, string>;
   /** set when the rule was outside its `active` window and not run */
   inactive?: { reason: string; next_active_at?: string };
 }
@@ -32,6 +38,7 @@ export function newRuleResult(rule: CompiledRule, workflowId: number | null, wor
   return {
     rule, workflowId, ...(workflowName ? { workflowName } : {}),
     selected: 0, matched: 0, skipped: 0, skipReasons: new Map(), changes: [], reportEntries: new Map(), errors: [],
+    startedTimes: new Map(),
   };
 }
 
@@ -46,6 +53,7 @@ export function addOutcome(result: RuleResult, outcome: InstanceOutcome): void {
   result.skipped += outcome.skipped.length;
   for (const reason of outcome.skipReasons) result.skipReasons.set(reason, (result.skipReasons.get(reason) ?? 0) + 1);
   for (const c of outcome.changes) result.changes.push(c);
+  if (outcome.changes.length > 0 && outcome.started_time !== undefined) result.startedTimes.set(outcome.instance_id, outcome.started_time);
   for (const { actionIndex, entry } of outcome.reportEntries) {
     const list = result.reportEntries.get(actionIndex);
     if (list) list.push(entry);
@@ -68,11 +76,48 @@ export interface PlanMeta {
   names?: ReadonlyMap<number, readonly NameSource[]>;
 }
 
+/**
+ * A rollout limit (`limits.max_changes_per_run`): the changes of the oldest instances (by started_time, ties by id;
+ * an instance whose start is unknown comes last) up to the limit, an instance's changes kept together; the others
+ * are deferred to later runs.
+ */
+export function rolloutSplit(
+  changes: readonly PlannedChange[],
+  limit: number,
+  startedTimes: ReadonlyMap<number, string>,
+): { kept: PlannedChange[]; deferred: PlannedChange[] } {
+  const byInstance = new Map<number, PlannedChange[]>();
+  for (const c of changes) {
+    const list = byInstance.get(c.instance_id);
+    if (list) list.push(c);
+    else byInstance.set(c.instance_id, [c]);
+  }
+  const started = (id: number): number => {
+    const t = Date.parse(startedTimes.get(id) ?? "");
+    return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
+  };
+  const order = [...byInstance.keys()].sort((a, b) => started(a) - started(b) || a - b);
+  const kept: PlannedChange[] = [];
+  const deferred: PlannedChange[] = [];
+  let full = false;
+  for (const id of order) {
+    const list = byInstance.get(id) ?? [];
+    // once one instance does not fit, the younger ones wait too: the order stays oldest first across runs
+    if (!full && kept.length + list.length <= limit) kept.push(...list);
+    else {
+      full = true;
+      deferred.push(...list);
+    }
+  }
+  return { kept, deferred };
+}
+
 export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   const errors: PlanError[] = [...(meta.errors ?? [])];
   const failed = new Set<string>(meta.errors?.flatMap((e) => (e.rule ? [e.rule] : [])) ?? []);
   const candidate: PlannedChange[] = [];
   const reports: PlannedReport[] = [];
+  const deferred = new Map<string, PlannedChange[]>();
 
   for (const r of results) {
     // one by one: a rule may plan 100,000 changes, more than push(...) takes as arguments
@@ -90,7 +135,14 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
       });
       continue;
     }
-    for (const c of r.changes) candidate.push(c);
+    const rollout = mutating ? r.rule.limits.max_changes_per_run : undefined;
+    if (rollout !== undefined && r.changes.length > rollout) {
+      const split = rolloutSplit(r.changes, rollout, r.startedTimes);
+      for (const c of split.kept) candidate.push(c);
+      deferred.set(r.rule.name, split.deferred);
+    } else {
+      for (const c of r.changes) candidate.push(c);
+    }
     for (const [i, action] of r.rule.actions.entries()) {
       const kind = actionKind(action.kind);
       // a report rule that matched nothing still shows, with no groups
@@ -134,6 +186,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   const rules: RulePlanSummary[] = results.map((r, i) => {
     const named = namedRules[i];
     const fields = named ? aliasesShown(named, byRule.get(r.rule.name) ?? []) : undefined;
+    const waiting = deferred.get(r.rule.name) ?? [];
     return {
       name: r.rule.name,
       workflow_id: r.workflowId,
@@ -148,6 +201,11 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
       // added keys last, so a plan reads as before with its additions after
       ...(r.skipReasons.size > 0 ? { skipped_by_reason: Object.fromEntries(r.skipReasons) } : {}),
       ...(fields ? { fields } : {}),
+      ...(r.workflowIds ? { workflow_ids: r.workflowIds } : {}),
+      ...(r.workflowsSkipped && r.workflowsSkipped.length > 0 ? { workflows_skipped: r.workflowsSkipped } : {}),
+      ...(waiting.length > 0
+        ? { deferred: waiting.length, deferred_ids: [...new Set(waiting.map((c) => c.instance_id))].sort((a, b) => a - b), max_changes_per_run: r.rule.limits.max_changes_per_run }
+        : {}),
     };
   });
   const skipped = results.reduce((n, r) => n + r.skipped, 0);

@@ -1,12 +1,13 @@
 /**
  * The JSONata context of `when` and of templated values (docs/writing-rules.md): `instance`, `fields`, `snapshot`, `tags`,
- * `now`, plus `$daysSince(ts)`, `$hoursUntil(ts)`; `$now()` returns the plan's start so one plan is one instant.
+ * `now`, plus `$daysSince(ts)`, `$hoursUntil(ts)`, the waiting helpers (./waiting.ts); `$now()` returns the plan's start so one plan is one instant.
  */
 import { jsonata } from "../rules/jsonata-module.js";
 import type { CompiledRule } from "../rules/types.js";
 import { fieldKey, plainValue } from "../model/field-values.js";
 import type { InstanceData } from "../actions/instance.js";
 import type { EvalContext } from "../actions/types.js";
+import { waitingBindings } from "./waiting.js";
 
 /** The context's shape belongs to the actions layer, which plans with it. */
 export type { EvalContext };
@@ -45,6 +46,15 @@ export function planBindings(now: Date): Bindings {
     now: (picture?: unknown, timezone?: unknown) =>
       picture === undefined && timezone === undefined ? nowIso : FROM_MILLIS.evaluate({}, { ms: nowMs, picture, timezone }),
   };
+}
+
+/**
+ * The plan's bindings, plus the waiting helpers for this instance when the rule calls them (./waiting.ts); other
+ * rules evaluate with the plan's bindings as they are.
+ */
+export function instanceBindings(rule: CompiledRule, data: InstanceData, bindings: Bindings, nowIso: string): Bindings {
+  if (!rule.needs.times) return bindings;
+  return { ...bindings, ...waitingBindings(rule, data, Date.parse(nowIso)) };
 }
 
 const FROM_MILLIS = jsonata("$fromMillis($ms, $picture, $timezone)");

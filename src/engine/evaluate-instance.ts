@@ -4,7 +4,7 @@
  */
 import type { CompiledRule } from "../rules/types.js";
 import { actionKind, type ActionPlanInput, type ReportEntry } from "../actions/index.js";
-import { buildContext, type Bindings } from "./context.js";
+import { buildContext, instanceBindings, type Bindings } from "./context.js";
 import { evalExpr, evalValue, truthy } from "./evaluate.js";
 import type { InstanceData } from "../actions/instance.js";
 import type { PlannedChange, PlanError } from "../plan/types.js";
@@ -21,15 +21,19 @@ export interface InstanceOutcome {
   /** the same, by the reason alone, as the action kind gave it (the plan counts them by reason) */
   skipReasons: string[];
   error?: PlanError;
+  /** the instance's started_time, when its record was read (a rollout limit plans the oldest first) */
+  started_time?: string;
 }
 
 export async function evaluateInstance(
   rule: CompiledRule,
   data: InstanceData,
   nowIso: string,
-  bindings: Bindings,
+  planBindings: Bindings,
 ): Promise<InstanceOutcome> {
+  const bindings = instanceBindings(rule, data, planBindings, nowIso);
   const outcome: InstanceOutcome = { instance_id: data.id, matched: false, changes: [], reportEntries: [], skipped: [], skipReasons: [] };
+  if (typeof data.record?.started_time === "string") outcome.started_time = data.record.started_time;
   const ctx = buildContext(rule, data, nowIso);
   try {
     // no condition runs without the record it reads: that would plan a change with no precondition

@@ -28,6 +28,8 @@ export interface PageNeeds {
    * so no rule asks for it again
    */
   knownKeys?: readonly string[];
+  /** read records with step completion times (a rule of the workflow calls a waiting helper: src/engine/waiting.ts) */
+  times?: boolean;
   /** record keys learnt from filtered lists instead of reads, by instance */
   known?: ReadonlyMap<number, KnownRecordKeys>;
 }
@@ -42,12 +44,13 @@ async function readRecords(client: ApiClient, al: Almanac, ids: number[], needs:
   const missing: number[] = [];
   for (const id of ids) {
     const cached = al.records.get(id);
-    if (cached) out.set(id, cached);
+    // a kept record without completion times does not serve a rule that reads them
+    if (cached && (needs.times !== true || al.timed.has(id))) out.set(id, cached);
     else missing.push(id);
   }
   const read = await Promise.all(
     missing.map((id) =>
-      client.getInstance(id, { injectValues: true }).then(
+      client.getInstance(id, { injectValues: true, ...(needs.times === true ? { stepsTimeFrame: true } : {}) }).then(
         (record) => ({ id, record }),
         (err: unknown) => {
           // another instance's record (a broken cache or proxy) is not this one's: the instance gets an error instead
@@ -68,7 +71,11 @@ async function readRecords(client: ApiClient, al: Almanac, ids: number[], needs:
     al.unreadable.delete(id);
     out.set(record.id, record);
     rememberSnapshotValues(al, record, keys);
-    if (needs.cacheRecords) al.records.set(record.id, record);
+    if (needs.cacheRecords) {
+      al.records.set(record.id, record);
+      if (needs.times === true) al.timed.add(record.id);
+      else al.timed.delete(record.id);
+    }
   }
   return out;
 }
@@ -112,8 +119,8 @@ export async function fetchFieldChunk(client: ApiClient, al: Almanac, processId:
 }
 
 /** Reads records (those not already kept) and keeps them, with every field value their snapshots carry. */
-export async function readAndKeepRecords(client: ApiClient, al: Almanac, ids: number[], knownKeys: readonly string[]): Promise<void> {
-  await readRecords(client, al, ids, { processId: 0, record: true, cacheRecords: true, fields: [], knownKeys });
+export async function readAndKeepRecords(client: ApiClient, al: Almanac, ids: number[], knownKeys: readonly string[], times = false): Promise<void> {
+  await readRecords(client, al, ids, { processId: 0, record: true, cacheRecords: true, fields: [], knownKeys, times });
 }
 
 /** Reads records only for the field values their snapshots carry (cheaper than field pages for a few ids). */

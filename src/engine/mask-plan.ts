@@ -5,15 +5,17 @@
  * and apply checks the two agree — so a template that copies such a value into a field still sends it, as the rule
  * says.
  */
+import { replaceFolded } from "../api/errors.js";
 import type { Plan } from "../plan/types.js";
 
 export const KEY_MASK = "[redacted]";
 
 function maskDeep(v: unknown, secret: string, hit: { n: number }): unknown {
   if (typeof v === "string") {
-    if (!v.includes(secret)) return v;
-    hit.n++;
-    return v.split(secret).join(KEY_MASK);
+    // in any case: a service that upper-cases a name still holds the key
+    const masked = replaceFolded(v, secret, KEY_MASK);
+    if (masked !== v) hit.n++;
+    return masked;
   }
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) v[i] = maskDeep(v[i], secret, hit);
@@ -23,7 +25,7 @@ function maskDeep(v: unknown, secret: string, hit: { n: number }): unknown {
     const rec = v as Record<string, unknown>;
     for (const [k, x] of Object.entries(rec)) {
       const masked = maskDeep(x, secret, hit);
-      const key = k.includes(secret) ? k.split(secret).join(KEY_MASK) : k;
+      const key = replaceFolded(k, secret, KEY_MASK);
       if (key !== k) {
         delete rec[k];
         hit.n++;
@@ -41,8 +43,9 @@ export function maskKeyInPlan(plan: Plan, secret: string): number {
   if (secret.length < 4) return 0;
   const hit = { n: 0 };
   for (const c of plan.changes) {
-    if (c.instance_name.includes(secret)) {
-      c.instance_name = c.instance_name.split(secret).join(KEY_MASK);
+    const name = replaceFolded(c.instance_name, secret, KEY_MASK);
+    if (name !== c.instance_name) {
+      c.instance_name = name;
       hit.n++;
     }
     maskDeep(c.before, secret, hit);

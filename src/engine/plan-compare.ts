@@ -94,6 +94,7 @@ export function conflictContext(untouched: readonly CompiledRule[], touched: rea
   const acting = touched.filter(mutating);
   if (acting.length === 0) return [];
   const ids = new Set(acting.flatMap((r) => ("id" in r.workflow ? [r.workflow.id] : [])));
-  const anyName = acting.some((r) => !("id" in r.workflow));
-  return untouched.filter((r) => mutating(r) && (anyName || !("id" in r.workflow) || ids.has(r.workflow.id)));
+  // a rule over several workflows may meet any rule: counted like one named by name (resolved only live)
+  const anyName = acting.some((r) => !("id" in r.workflow) || r.workflows !== undefined);
+  return untouched.filter((r) => mutating(r) && (anyName || !("id" in r.workflow) || r.workflows !== undefined || ids.has(r.workflow.id)));
 }

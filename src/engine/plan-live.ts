@@ -83,17 +83,17 @@ async function prefetchFields(
   almanac: Almanac,
   runner: QueryRunner,
   plan: QueryPlan,
-  rules: ReadonlyArray<{ rule: CompiledRule; needs: PageNeeds }>,
+  rules: ReadonlyArray<{ key: string; rule: CompiledRule; needs: PageNeeds }>,
   knownKeys: (processId: number) => readonly string[],
   explain: (c: RequestChoice) => void,
 ): Promise<Map<string, unknown>> {
   const needs: Array<{ processId: number; fields: FieldRef[]; ids: number[]; rule: string }> = [];
   for (const p of rules) {
-    const q = plan.rules.get(p.rule.name);
+    const q = plan.rules.get(p.key);
     if (!q || p.needs.fields.length === 0) continue;
     try {
       const { items } = await runner.listing(q.selection);
-      needs.push({ processId: p.needs.processId, fields: p.needs.fields, ids: items.map((i) => i.id), rule: p.rule.name });
+      needs.push({ processId: p.needs.processId, fields: p.needs.fields, ids: items.map((i) => i.id), rule: p.key });
     } catch {
       // the rule fails when it is evaluated, with the listing's error
     }
@@ -217,7 +217,8 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   const fieldKeys = new Map<number, Set<string>>();
   const inputs: RuleQueryInput[] = [];
   const results: RuleResult[] = [];
-  const planned: Array<{ rule: CompiledRule; result: RuleResult; needs: PageNeeds }> = [];
+  // `key` names the rule in the query plan: its name, or for a rule over several workflows its name and the workflow
+  const planned: Array<{ key: string; rule: CompiledRule; result: RuleResult; needs: PageNeeds }> = [];
   // the structures read for the structure checks are also where the plan's names come from (no request of their own)
   const read = new Map<number, WorkflowStructure>();
   const reader = structureReader(client);
@@ -251,30 +252,52 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
       results.push(newRuleResult(written, null));
       continue;
     }
-    // steps and fields are checked against the live structure (names resolved to ids) before any selection
-    const fit = await fitRule(written, r.id, structures, opts.catalog);
-    fit.warnings.forEach(warn);
-    if (fit.errors.length > 0) structureErrors.set(written.name, fit.errors);
-    const rule = fit.rule ?? written;
-    const result = newRuleResult(rule, r.id, r.name);
-    // a rule's own `exclude` is always counted; the opt-out tag only shows when it excluded something
-    if (rule.exclude) result.excluded = 0;
+    // a rule over several workflows is planned in each (requests stay per workflow) into one result
+    const targets = "many" in r ? r.many : [r];
+    const single = !("many" in r);
+    const result = single ? newRuleResult(written, r.id, r.name) : newRuleResult(written, null);
+    if (!single) result.workflowIds = targets.map((t) => t.id);
     results.push(result);
-    if (!fit.rule) continue;
-    const fields = fieldRefs(rule);
-    const keys = fieldKeys.get(r.id) ?? new Set<string>();
-    for (const f of fields) keys.add(fieldKey(f.step, f.action));
-    fieldKeys.set(r.id, keys);
-    planned.push({ rule, result, needs: { processId: r.id, record: rule.needs.record, cacheRecords: false, fields } });
-    inputs.push({
-      rule: rule.name,
-      processId: r.id,
-      query: selectQuery(rule.select, now),
-      record: rule.needs.record,
-      fields,
-      probeSteps: stepsToProbe(rule),
-      priorityOnly: priorityOnly(rule),
-    });
+    const fits: Array<{ target: { id: number }; fit: Awaited<ReturnType<typeof fitRule>> }> = [];
+    for (const target of targets) {
+      // steps and fields are checked against the live structure (names resolved to ids) before any selection
+      const fit = await fitRule(written, target.id, structures, opts.catalog);
+      fit.warnings.forEach(warn);
+      if (fit.errors.length > 0) {
+        if ("many" in r && r.all) {
+          // "*": a workflow the rule's names do not fit is skipped, and the plan says so
+          const reason = fit.errors.map((e) => e.message.replace(`rule "${written.name}": `, "")).join("; ");
+          result.workflowsSkipped = [...(result.workflowsSkipped ?? []), { workflow_id: target.id, reason }];
+          continue;
+        }
+        structureErrors.set(written.name, [...(structureErrors.get(written.name) ?? []), ...fit.errors]);
+      }
+      fits.push({ target, fit });
+    }
+    // a rule that does not fit one of the workflows it names plans in none of them
+    const fitsAll = !structureErrors.has(written.name);
+    for (const { target, fit } of fits) {
+      const rule = fit.rule ?? written;
+      if (single) result.rule = rule;
+      // a rule's own `exclude` is always counted; the opt-out tag only shows when it excluded something
+      if (rule.exclude) result.excluded = 0;
+      if (!fit.rule || !fitsAll) continue;
+      const key = single ? rule.name : `${rule.name} (workflow ${target.id})`;
+      const fields = fieldRefs(rule);
+      const keys = fieldKeys.get(target.id) ?? new Set<string>();
+      for (const f of fields) keys.add(fieldKey(f.step, f.action));
+      fieldKeys.set(target.id, keys);
+      planned.push({ key, rule, result, needs: { processId: target.id, record: rule.needs.record, cacheRecords: false, fields } });
+      inputs.push({
+        rule: key,
+        processId: target.id,
+        query: selectQuery(rule.select, now),
+        record: rule.needs.record,
+        fields,
+        probeSteps: stepsToProbe(rule),
+        priorityOnly: priorityOnly(rule),
+      });
+    }
   }
   // what the plan sees of the instances it may change, before it reads any of their data (./seen.ts)
   const changing = planned.filter((p) => p.rule.mode !== "audit" && p.rule.actions.some((a) => actionKind(a.kind).mutating));
@@ -288,10 +311,14 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     }
   }
   const knownKeys = (processId: number): string[] => [...(fieldKeys.get(processId) ?? [])];
+  // one read of a record serves every rule of its workflow: with completion times when any of them reads them
+  const timed = new Set(planned.filter((p) => p.rule.needs.times === true).map((p) => p.needs.processId));
+  const times = (processId: number): boolean => timed.has(processId);
   const plan = planQueries(inputs);
   const runner = new QueryRunner(client, plan, almanac, {
     ...(opts.shard ? { shard: opts.shard } : {}),
     knownKeys,
+    times,
     explain,
     warn,
   });
@@ -309,7 +336,7 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
 
   // priority from lists where that costs fewer requests than reading the records
   for (const p of planned) {
-    const q = plan.rules.get(p.rule.name);
+    const q = plan.rules.get(p.key);
     if (!q?.priorityLists) continue;
     try {
       const base = await runner.listing(q.selection);
@@ -335,16 +362,51 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   // records of a selection that others are filtered from by record keys are kept for those filters
   const filteredFrom = new Set([...plan.selections.values()].flatMap((s) => (s.source.kind === "filter" && s.source.records ? [s.source.parent] : [])));
   for (const p of planned) {
-    const selection = plan.rules.get(p.rule.name)?.selection ?? "";
+    const selection = plan.rules.get(p.key)?.selection ?? "";
     if (p.needs.record) p.needs.cacheRecords = (recordReaders.get(p.needs.processId) ?? 0) > 1 || filteredFrom.has(selection);
     p.needs.knownKeys = knownKeys(p.needs.processId);
+    if (times(p.needs.processId)) p.needs.times = true;
   }
+
+  // a rollout limit plans the oldest instances first: their started_time, read only when the list element does not
+  // tell it, the rule has more changes than its limit, and no read of the record brought it
+  const learnStartedTimes = async (rule: CompiledRule, result: RuleResult): Promise<void> => {
+    const limit = rule.limits.max_changes_per_run;
+    if (limit === undefined || result.changes.length <= limit) return;
+    const missing = [...new Set(result.changes.map((c) => c.instance_id))].filter((id) => !result.startedTimes.has(id));
+    if (missing.length === 0) return;
+    const processId = result.workflowId ?? 0;
+    const why = `its rollout limit (${limit} a run) plans the oldest instances first`;
+    const selected = result.selected;
+    const pages = Math.max(1, Math.ceil(selected / PAGE));
+    // over several workflows one listing cannot order them all: the records tell
+    if (missing.length <= pages || result.workflowId === null) {
+      explain({ subject: `started times of ${rule.name}`, workflow_id: processId, choice: "record reads", requests: missing.length, why, rules: [rule.name] });
+      const read = await Promise.all(missing.map((id) => almanac.records.get(id) ?? client.getInstance(id)));
+      for (const record of read) if (typeof record.started_time === "string") result.startedTimes.set(record.id, record.started_time);
+      return;
+    }
+    // fewer requests: the selection listed oldest first (4.2 ordering=started_time); its order stands for the times
+    explain({ subject: `started times of ${rule.name}`, workflow_id: processId, choice: "list ordered by started_time", requests: pages, why, rules: [rule.name] });
+    // every instance with changes gets its rank, so known times and ranks are never compared with each other
+    const want = new Set(result.changes.map((c) => c.instance_id));
+    const ranks = new Map<number, string>();
+    let rank = 0;
+    for await (const page of client.instancePages(processId, { ...selectQuery(rule.select, now), ordering: "started_time" })) {
+      for (const item of page.results) {
+        rank += 1;
+        // a rank as an instant: only the order matters, and the order is the service's by started_time
+        if (want.has(item.id) && !ranks.has(item.id)) ranks.set(item.id, new Date(rank).toISOString());
+      }
+    }
+    result.startedTimes = ranks;
+  };
 
   const evaluateRule = async (p: (typeof planned)[number]): Promise<void> => {
     const { rule, result, needs } = p;
     if (ruleErrors.has(rule.name)) return;
     try {
-      const q = plan.rules.get(rule.name);
+      const q = plan.rules.get(p.key);
       if (!q) return;
       const listing = await runner.listing(q.selection);
       if (needs.record) {
@@ -401,6 +463,15 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     if (failed !== undefined) fail(p.rule, p.result, failed);
   }
   for (const p of planned) if (!p.needs.record) await evaluateRule(p);
+
+  for (const r of results) {
+    if (ruleErrors.has(r.rule.name) || r.inactive) continue;
+    try {
+      await learnStartedTimes(r.rule, r);
+    } catch (err) {
+      fail(r.rule, r, err);
+    }
+  }
 
   const errors = ruleSet.rules.flatMap((r) => {
     const e = ruleErrors.get(r.name);

@@ -79,6 +79,8 @@ export class QueryRunner {
       shard?: { index: number; count: number };
       /** field keys any rule of a workflow reads, by workflow */
       knownKeys: (processId: number) => readonly string[];
+      /** whether a workflow's records are read with step completion times */
+      times?: (processId: number) => boolean;
       explain: (c: RequestChoice) => void;
       /** one line per listing the service answered oddly (repeated items, more than its count) */
       warn?: (message: string) => void;
@@ -109,8 +111,9 @@ export class QueryRunner {
       p = (async () => {
         const sel = this.selection(id);
         const { items } = await this.listing(id);
-        const missing = items.map((i) => i.id).filter((i) => !this.almanac.records.has(i));
-        await readAndKeepRecords(this.client, this.almanac, missing, this.opts.knownKeys(sel.processId));
+        const times = this.opts.times?.(sel.processId) === true;
+        const missing = items.map((i) => i.id).filter((i) => !this.almanac.records.has(i) || (times && !this.almanac.timed.has(i)));
+        await readAndKeepRecords(this.client, this.almanac, missing, this.opts.knownKeys(sel.processId), times);
       })();
       p.catch(() => undefined);
       this.recordsKept.set(id, p);

@@ -4,14 +4,15 @@
  * holds more than the cap stops the read at the cap (docs/safety.md). Opened non-blocking, so a FIFO with no writer
  * does not hang the process; checked on the open descriptor, so the path cannot change between check and read.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 
 /** The size every file flowrules reads as YAML may have at most: 1 MiB, as rule files (src/rules/parse.ts). */
 export const MAX_YAML_FILE_BYTES = 1024 * 1024;
 
 export type CappedRead = { ok: true; text: string } | { ok: false; problem: string };
 
-function kindOf(st: Stats): string {
+/** What a path that is not a regular file is, in words: "a folder", "a FIFO", "a character device", … */
+export function kindOf(st: Stats): string {
   if (st.isDirectory()) return "a folder";
   if (st.isFIFO()) return "a FIFO";
   if (st.isCharacterDevice()) return "a character device";
@@ -32,6 +33,15 @@ const MIB = (n: number): string => (n % (1024 * 1024) === 0 ? `${n / 1024 / 1024
 
 /** The file's text (UTF-8), or what is wrong with it in a few words ("a character device, not a regular file", "larger than 1 MiB, …"). */
 export function readCappedText(path: string, maxBytes: number = MAX_YAML_FILE_BYTES): CappedRead {
+  // judged before opening too: opening some devices acts (a tape rewinds), and a size over the cap is said unread
+  let before: Stats;
+  try {
+    before = statSync(path);
+  } catch (err) {
+    return { ok: false, problem: reasonOf(err) };
+  }
+  if (!before.isFile()) return { ok: false, problem: `${kindOf(before)}, not a regular file` };
+  if (before.size > maxBytes) return { ok: false, problem: `larger than ${MIB(maxBytes)}, the most it may hold` };
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));

@@ -26,6 +26,21 @@ export const NOT_SECRET_VARIABLES: ReadonlySet<string> = new Set([
   ...Object.values(ENV).filter((name) => name !== ENV.apiKey),
 ]);
 
+/** Prefixes of well-known key formats (GitHub, GitLab, Slack, Stripe, AWS, Google, OpenAI). */
+const KEY_PREFIX = /^(gh[oprsu]_|github_pat_|glpat-|xox[abeprs]-|sk_(live|test)_|rk_(live|test)_|AKIA[0-9A-Z]{12}|AIza|sk-)/;
+
+/**
+ * Whether an `api_key_env` value looks like a key pasted in place of a variable's name: a known key prefix, or a
+ * long run of letters and digits no one names a variable with (lower and upper case and digits mixed, or many
+ * digits). Such a value is refused without being shown: it would otherwise be echoed in "no API key: set …".
+ */
+export function keyShaped(v: string): boolean {
+  if (KEY_PREFIX.test(v)) return true;
+  if (v.length < 20) return false;
+  const digits = (v.match(/[0-9]/g) ?? []).length;
+  return (/[a-z]/.test(v) && /[A-Z]/.test(v) && digits > 0) || digits >= v.length / 4;
+}
+
 /** The schema line of a profile key: the `docs` of its setting in src/model/settings-table.ts. */
 const docs = (key: ProfileKey): { description: string } => ({ description: profileDocs(key) });
 
@@ -35,6 +50,7 @@ const PROFILE_FIELDS = {
   rate_limit: z.number().int().min(0).meta(docs("rate_limit")),
   api_key_env: z
     .string()
+    .refine((v) => !keyShaped(v), "looks like an API key itself, not a variable's name (it is not shown): keep the key in an environment variable and name that variable here")
     .regex(ENV_NAME, "must be an environment variable's name (letters, digits, _)")
     .refine((v) => !NOT_SECRET_VARIABLES.has(v.toUpperCase()), {
       error: (i) => `${String(i.input)} holds no secret (every shell sets it): name the variable that holds this tenant's API key`,

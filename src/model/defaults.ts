@@ -18,6 +18,8 @@ export const MAX_BATCH_SIZE = 500;
 export const DEFAULT_LOCK_FILE = ".flowrules/apply.lock";
 export const DEFAULT_LOCK_TIMEOUT_MS = 30 * 60_000;
 export const DEFAULT_CLOCK_SKEW_MS = 60_000;
+/** --clock-skew's bound: clocks a day apart are no skew, and a larger margin moved dates out of range */
+export const MAX_CLOCK_SKEW_MS = 86_400_000;
 export const DEFAULT_RECHECK_EVERY_MS = 60_000;
 /** `flowrules history` lists this many of a watcher's last cycles unless `--last` says otherwise. */
 export const DEFAULT_HISTORY_CYCLES = 10;

@@ -76,5 +76,10 @@ export interface RuleNeeds {
    * column / group_by from the record), so the instance must be read with GET /instances/{id}/
    */
   record: boolean;
+  /**
+   * an expression calls `$waitingSince`, `$waitingDays` or `$waitingHours`: the record is read with step completion
+   * times (`steps_time_frame=true`); absent otherwise
+   */
+  times?: true;
 }
 

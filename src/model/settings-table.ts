@@ -30,7 +30,7 @@ export type Reader =
   | { kind: "path" }
   | { kind: "whole"; min: number; max?: number }
   /** src/text/duration.ts; `bare: "s"` where the contract writes a bare number of seconds */
-  | { kind: "duration"; min?: number; bare?: "s" }
+  | { kind: "duration"; min?: number; bare?: "s"; max?: number }
   | { kind: "percent" }
   | { kind: "shard" }
   | { kind: "tag" }
@@ -203,8 +203,9 @@ export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource
   },
   clockSkewMs: {
     flags: "--clock-skew <duration>",
-    help: `assumed bound on the clock difference with the service, for staleness (30s, 2m; default ${D.DEFAULT_CLOCK_SKEW_MS / 1000}s)`,
-    read: { kind: "duration" },
+    help: `assumed bound on the clock difference with the service, for staleness (30s, 2m; at most 1d; default ${D.DEFAULT_CLOCK_SKEW_MS / 1000}s)`,
+    // a margin of clocks, not a wait: more than a day is no skew (99999999d sent the year -271764)
+    read: { kind: "duration", max: D.MAX_CLOCK_SKEW_MS },
     default: D.DEFAULT_CLOCK_SKEW_MS,
   },
 };

@@ -5,7 +5,7 @@
  * plain values. CONTRIBUTING.md, "Adding a flag", shows how a new one enters.
  */
 import { z } from "zod";
-import { MAX_BATCH_SIZE, WINDOW_SHARE } from "./defaults.js";
+import { MAX_BATCH_SIZE, MAX_CLOCK_SKEW_MS, WINDOW_SHARE } from "./defaults.js";
 
 // the defaults live apart, so that `--help` prints them without loading zod
 export {
@@ -20,6 +20,7 @@ export {
   DEFAULT_RECHECK_EVERY_MS,
   DEFAULT_TIMEOUT_MS,
   MAX_BATCH_SIZE,
+  MAX_CLOCK_SKEW_MS,
   WINDOW_SHARE,
 } from "./defaults.js";
 
@@ -88,7 +89,7 @@ export const ApplyingSettingsSchema = z.object({
   /** a lock of another host whose heartbeat stopped this long ago is stale */
   lockTimeoutMs: z.number().min(1000),
   /** assumed bound on the clock difference with the service, for staleness */
-  clockSkewMs: z.number().min(0),
+  clockSkewMs: z.number().min(0).max(MAX_CLOCK_SKEW_MS),
   /** staleness is judged again at least this often while changes are sent (default 60 s) */
   recheckEveryMs: z.number().min(1000),
   /** no change starts after this long from the start of the run; the rest are deferred */

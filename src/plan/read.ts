@@ -98,10 +98,15 @@ function refuseShape(file: string, error: z.ZodError, prefix: PropertyKey[] = []
   throw new UserError(`${file} is not a valid plan at ${path}: ${problem}`);
 }
 
+/** The stream reader's own words for a mistake (./stream-read.ts): they quote nothing of the file. */
+const OWN_WORDS = /^(not an object|expected a key|expected a colon|expected an array|expected , or \}|expected , or \]|text after the object|Unexpected end of JSON input|a key that is not a valid JSON string)( at byte \d+)?$/;
+
 function notJson(file: string, why: string): never {
-  // JSON.parse quotes the text around the mistake, newlines included: keep the refusal on one short line
-  const one = why.replace(/\s+/g, " ");
-  throw new UserError(`${file} is not valid JSON (${one.length > 160 ? `${one.slice(0, 160)}…` : one})${PLAN_OUT_HINT}`);
+  // JSON.parse quotes the text around the mistake: a file that is not a plan (`apply /proc/self/environ`) would have
+  // its bytes shown. Only where the mistake is, in the reader's own words
+  const at = /position (\d+)/.exec(why)?.[1];
+  const said = OWN_WORDS.test(why) ? why : /Unexpected end of JSON input/.test(why) ? "Unexpected end of JSON input" : at !== undefined ? `a syntax error at byte ${at}` : "a syntax error";
+  throw new UserError(`${file} is not valid JSON (${said})${PLAN_OUT_HINT}`);
 }
 
 function parseJson(file: string, text: string): unknown {

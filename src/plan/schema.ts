@@ -100,6 +100,19 @@ export const RuleSummarySchema = z.object({
   reason: z.string().optional(),
   /** when an inactive rule next becomes active (absent when its window has ended) */
   next_active_at: isoDateTime.optional(),
+  /**
+   * changes left to later runs by the rule's rollout limit (`limits.max_changes_per_run`), the oldest instances going
+   * first; present when some were deferred
+   */
+  deferred: z.number().int().optional(),
+  /** the instances whose changes were deferred, by id */
+  deferred_ids: z.array(z.number().int()).optional(),
+  /** a rule over several workflows (a list, or "*"): the workflows it was planned in this run (`workflow_id` is null) */
+  workflow_ids: z.array(z.number().int()).optional(),
+  /** with `workflow: "*"`: the workflows whose steps or fields do not fit the rule's names, skipped, with why */
+  workflows_skipped: z.array(z.object({ workflow_id: z.number().int(), reason: z.string() })).optional(),
+  /** the rule's rollout limit, when it deferred changes */
+  max_changes_per_run: z.number().int().optional(),
 });
 
 /**

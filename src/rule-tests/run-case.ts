@@ -137,6 +137,9 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
     for (const f of fixtures.list) {
       obs.names.set(f.value.id, f.value.name ?? `Instance ${f.value.id}`);
       if (!inWorkflow(f.value, rule, data)) continue;
+      // a shared fixture whose field aliases are all another workflow's belongs to the rules that declare them
+      const own = Object.keys(f.value.fields ?? {});
+      if (f.path[0] === "instances" && f.value.workflow === undefined && own.length > 0 && own.every((a) => !aliases.has(a))) continue;
       const built = buildInstance(f.value, { now, aliases, fieldTypes, processId: workflowId });
       for (const p of built.problems) {
         const seen = `${f.path.join("/")}:${p.message}`;
@@ -164,7 +167,11 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
   const locate = (path: ReadonlyArray<string | number>) => posOfValue(src, ["tests", index, "expect", ...path]);
   if (ex.selected) result.failures.push(...compareIds("selected", ex.selected, obs, locate));
   if (ex.matched) result.failures.push(...compareIds("matched", ex.matched, obs, locate));
-  if (ex.changes) result.failures.push(...compareChanges(ex.changes, obs, locate));
+  if (ex.changes) {
+    const notes: string[] = [];
+    result.failures.push(...compareChanges(ex.changes, obs, locate, notes));
+    if (notes.length > 0) result.notes = notes;
+  }
   if (ex.reports) result.failures.push(...compareReports(ex.reports, obs, locate));
   result.failures.push(...compareErrors(ex.errors, obs));
   if (result.failures.some((f) => f.at)) result.status = "error";

@@ -91,8 +91,9 @@ export const ChangeExpectSchema = z
       .record(z.string(), z.unknown())
       .optional()
       .describe(
-        "Exactly the inputs sent: action id or field alias → value, plain (compared with the input object's plain " +
-          "value) or as an input object (compared as is). Omit to leave inputs unchecked.",
+        "The inputs the case cares about: action id or field alias → value, plain (compared with the input object's plain " +
+          "value) or as an input object (compared as is). Inputs sent but not stated are not compared (the output says " +
+          "which). Omit to leave inputs unchecked.",
       ),
   })
   .describe("One planned change.");

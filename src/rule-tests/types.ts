@@ -34,6 +34,8 @@ export interface CaseResult {
   name: string;
   status: CaseStatus;
   failures: Failure[];
+  /** what the case leaves unchecked, said so a passing case does not claim more than it checks */
+  notes?: string[];
   durationMs: number;
 }
 

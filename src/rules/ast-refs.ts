@@ -12,7 +12,17 @@ export const CONTEXT_NAMES = ["instance", "fields", "snapshot", "tags", "now"] a
 export const LIST_ELEMENT_KEYS = ["id", "name", "status", "public_url"] as const;
 
 /** Functions bound by the engine in addition to JSONata's own. */
-export const HELPER_FUNCTIONS = ["daysSince", "hoursUntil"] as const;
+export const HELPER_FUNCTIONS = ["daysSince", "hoursUntil", "waitingSince", "waitingDays", "waitingHours"] as const;
+
+/** The helpers that read how long a step has waited: they need the full record with step completion times. */
+export const WAITING_FUNCTIONS = ["waitingSince", "waitingDays", "waitingHours"] as const;
+
+/** A call of a waiting helper: its step argument as written (a literal), `null` when computed, absent when none. */
+export interface WaitingCall {
+  name: string;
+  at: number;
+  step?: { written: string | number; at: number } | null;
+}
 
 /** JSONata 2 built-in functions. */
 export const BUILTIN_FUNCTIONS = [
@@ -47,6 +57,8 @@ export interface ExprRefs {
   bound: Set<string>;
   /** regular expression literals, with the index where each starts */
   regexes: Array<{ re: RegExp; at: number }>;
+  /** calls of `$waitingSince` / `$waitingDays` / `$waitingHours` (they read the record with step completion times) */
+  waiting: WaitingCall[];
 }
 
 interface Node {
@@ -80,8 +92,24 @@ function children(n: Node): unknown[] {
   return out;
 }
 
+/** The step argument of a waiting helper: a string or integer literal is checked against the workflow. */
+function waitingCall(name: string, at: number, args: unknown): WaitingCall {
+  const first: unknown = Array.isArray(args) ? args[0] : undefined;
+  if (first === undefined) return { name, at };
+  if (isNode(first) && first.type === "string" && typeof first.value === "string") {
+    // the token ends at `position`, after the closing quote
+    const start = Math.max(0, (first.position ?? 0) - first.value.length - 2);
+    return { name, at, step: { written: first.value, at: start } };
+  }
+  if (isNode(first) && first.type === "number" && typeof first.value === "number" && Number.isInteger(first.value)) {
+    const start = Math.max(0, (first.position ?? 0) - String(first.value).length);
+    return { name, at, step: { written: first.value, at: start } };
+  }
+  return { name, at, step: null };
+}
+
 export function exprRefs(expr: Expression): ExprRefs {
-  const refs: ExprRefs = { fields: [], allFields: false, record: false, unknownRoots: [], calls: [], nameCalls: [], bound: new Set(), regexes: [] };
+  const refs: ExprRefs = { fields: [], allFields: false, record: false, unknownRoots: [], calls: [], nameCalls: [], bound: new Set(), regexes: [], waiting: [] };
   const everything = (): void => {
     refs.record = true;
     refs.allFields = true;
@@ -183,6 +211,10 @@ export function exprRefs(expr: Expression): ExprRefs {
         const proc = n.procedure;
         if (isNode(proc) && proc.type === "variable" && typeof proc.value === "string") {
           refs.calls.push({ name: proc.value, at: nameStart(proc) });
+          if ((WAITING_FUNCTIONS as readonly string[]).includes(proc.value)) {
+            refs.record = true;
+            refs.waiting.push(waitingCall(proc.value, nameStart(proc), n.arguments));
+          }
         } else if (isNode(proc) && proc.type === "path" && Array.isArray(proc.steps) && proc.steps.length === 1) {
           const step: unknown = proc.steps[0];
           if (isNode(step) && step.type === "name" && typeof step.value === "string") {

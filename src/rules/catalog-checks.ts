@@ -2,18 +2,33 @@
 import type { Diagnostic } from "../model/rule-types.js";
 import { catalogWorkflow, type Catalog } from "./catalog.js";
 import { checkRuleStructure } from "./structure-checks.js";
-import type { CompiledRule } from "./types.js";
+import { didYouMean } from "../text/suggest.js";
+import type { CompiledRule, WorkflowRef } from "./types.js";
 
 export function catalogDiagnostics(rules: readonly CompiledRule[], catalog: Catalog, file: string): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const rule of rules) {
-    if ((rule.structure ?? []).length === 0) continue;
-    const ref = rule.workflow;
+    // "*": every workflow of the catalog may or may not fit; the live plan shows which are skipped
+    if (rule.workflows === "*") continue;
+    for (const ref of rule.workflows ?? [rule.workflow]) out.push(...checkAgainst(rule, ref, catalog, file));
+  }
+  return out;
+}
+
+function checkAgainst(rule: CompiledRule, ref: WorkflowRef, catalog: Catalog, file: string): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  {
     const found = catalogWorkflow(catalog, ref);
     const wf = "id" in ref ? `workflow ${ref.id}` : `workflow "${ref.name}"`;
     const [only] = found;
     if (found.length !== 1 || !only) {
       const known = catalog.workflows.map((w) => `${w.workflow.id} "${w.workflow.name}"`).join(", ") || "none";
+      // a name close to one the catalog holds is a misspelling (an error); another may be a workflow not pulled yet
+      const hint = "name" in ref && found.length === 0 ? didYouMean(ref.name, catalog.workflows.map((w) => w.workflow.name)) : "";
+      if (hint) {
+        out.push({ ...rule.pos, severity: "error", code: "structure", rule: rule.name, message: `rule "${rule.name}": ${wf} is not in ${file}${hint}` });
+        return out;
+      }
       out.push({
         ...rule.pos,
         severity: "warning",
@@ -24,8 +39,9 @@ export function catalogDiagnostics(rules: readonly CompiledRule[], catalog: Cata
             ? `rule "${rule.name}": ${wf} is ambiguous in ${file} (${found.map((w) => w.workflow.id).join(", ")}); its steps and fields are not checked`
             : `rule "${rule.name}": ${wf} is not in ${file} (it holds ${known}); its steps and fields are not checked — run \`flowrules pull\``,
       });
-      continue;
+      return out;
     }
+    if ((rule.structure ?? []).length === 0) return out;
     for (const i of checkRuleStructure(rule, only).issues) {
       out.push({ ...i.pos, severity: i.severity, code: "structure", rule: rule.name, message: i.message });
     }

@@ -4,12 +4,17 @@
  * values without any request (docs/workflows.md). A catalog that cannot be used is named in a warning and ignored;
  * it never fails a command by itself.
  */
-import { readFile } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { stat } from "node:fs/promises";
+import { kindOf, readCappedText } from "../fs/capped-read.js";
 import { z } from "zod";
 import { sameService } from "../model/service.js";
 import { WorkflowStructureSchema, type WorkflowStructure } from "../model/structure.js";
 
 export const CATALOG_FORMAT_VERSION = 1;
+
+/** A catalog holds the structure of the workflows the rules name: far less than this; a larger file is not one. */
+export const MAX_CATALOG_BYTES = 64 * 1024 * 1024;
 
 export const CatalogSchema = z.object({
   format_version: z.number().int(),
@@ -30,19 +35,24 @@ export interface CatalogRead {
  * connection is known, must be the one the catalog was pulled from.
  */
 export async function readCatalog(file: string, opts: { required?: boolean; baseUrl?: string } = {}): Promise<CatalogRead> {
-  let text: string;
+  // judged with stat before it is opened: reading a FIFO would block the process, a device (/dev/zero) never ends
+  let st: Stats;
   try {
-    text = await readFile(file, "utf8");
+    st = await stat(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && !opts.required) return { warnings: [] };
     return { warnings: [`workflow catalog ${file} cannot be read (${code ?? "error"}); it is ignored`] };
   }
+  if (!st.isFile()) return { warnings: [`workflow catalog ${file} is ${kindOf(st)}, not a regular file; it is ignored`] };
+  const read = readCappedText(file, MAX_CATALOG_BYTES);
+  if (!read.ok) return { warnings: [`workflow catalog ${file} cannot be read (${read.problem}); it is ignored`] };
   let json: unknown;
   try {
-    json = JSON.parse(text);
-  } catch (err) {
-    return { warnings: [`workflow catalog ${file} is not JSON (${err instanceof Error ? err.message : String(err)}); it is ignored — run flowrules pull`] };
+    json = JSON.parse(read.text);
+  } catch {
+    // the parser's message quotes the text it read: a path to someone else's file (/proc/self/environ) would echo it
+    return { warnings: [`workflow catalog ${file} is not valid JSON; it is ignored — run flowrules pull`] };
   }
   const version = typeof json === "object" && json !== null ? (json as { format_version?: unknown }).format_version : undefined;
   if (version !== undefined && version !== CATALOG_FORMAT_VERSION) {
@@ -51,7 +61,8 @@ export async function readCatalog(file: string, opts: { required?: boolean; base
   const parsed = CatalogSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const at = issue ? `${issue.path.join(".") || "(top)"}: ${issue.message}` : "malformed";
+    // without what was received: the file may be another program's, its values are not ours to echo
+    const at = issue ? `${issue.path.join(".") || "(top)"}: ${issue.message.replace(/, received [^]*$/, "")}` : "malformed";
     return { warnings: [`workflow catalog ${file} is malformed at ${at}; it is ignored — run flowrules pull`] };
   }
   if (opts.baseUrl !== undefined && !sameService(parsed.data.base_url, opts.baseUrl)) {

@@ -2,6 +2,7 @@
 import type { CompiledExpr, CompiledValue } from "./types.js";
 import { compileJsonata } from "./jsonata-compile.js";
 import { checkExpr } from "./expr-checks.js";
+import { exprStepRef } from "./structure-refs.js";
 import { hasTemplate, splitTemplate } from "./templates.js";
 import { scalarIndexToPos } from "./positions.js";
 import { report, type RuleContext } from "./compile-context.js";
@@ -33,6 +34,7 @@ function compileString(s: string, rel: string[], ctx: RuleContext, where: string
     const checked = checkExpr({ expr: c.expr, at: exprAt, where: label, rule: ctx.name, aliases: ctx.aliases });
     ctx.diagnostics.push(...checked.diagnostics);
     ctx.refs.push(checked.refs);
+    for (const st of checked.steps) exprStepRef(ctx, st);
     parts.push(c.expr);
   }
   if (!ok) return undefined;

@@ -4,7 +4,7 @@
  * the schema passed are read typed by it (`RuleInput`, ./schema.ts); only the rule's name (for messages), its alias
  * names and its action entries are read as written, so that their checks run even beside a schema error.
  */
-import type { CompiledAction, CompiledRule, Diagnostic, FieldRef, SelectSpec } from "./types.js";
+import type { CompiledAction, CompiledRule, Diagnostic, FieldRef, SelectSpec, WorkflowRef } from "./types.js";
 import type { SourceFile } from "./positions.js";
 import { posOfKey, scalarIndexToPos } from "./positions.js";
 import { compileJsonata } from "./jsonata-compile.js";
@@ -16,7 +16,7 @@ import { posIn, report, type RuleContext } from "./compile-context.js";
 import { isRecord } from "../model/guards.js";
 import { actionKind } from "../actions/index.js";
 import { compileOperations } from "./operations.js";
-import { fieldRef, stepRef } from "./structure-refs.js";
+import { exprStepRef, fieldRef, stepRef } from "./structure-refs.js";
 import type { RuleInput } from "./schema.js";
 
 /** Aliases are read as `fields.<alias>` in JSONata, so they must be plain identifiers. */
@@ -97,6 +97,7 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
       const checked = checkExpr({ expr: c.expr, at, where, rule: name, aliases: ctx.aliases });
       ctx.diagnostics.push(...checked.diagnostics);
       ctx.refs.push(checked.refs);
+      for (const st of checked.steps) exprStepRef(ctx, st);
     } else {
       ctx.diagnostics.push(c.diagnostic);
     }
@@ -117,19 +118,34 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
   const recordKeys = actions.flatMap((a) => actionKind(a.kind).recordKeys(a));
   const needs = computeNeeds(ctx.aliases ?? [], ctx.refs, recordKeys);
 
+  // an instance's changes go together: a limit below them could never let one through
+  const rollout = r.limits?.max_changes_per_run;
+  const perInstance = actions.filter((a) => actionKind(a.kind).mutating).length;
+  if (rollout !== undefined && perInstance > rollout) {
+    report(ctx, "error", "limit", posIn(ctx, "limits", "max_changes_per_run"), `limits.max_changes_per_run: ${rollout} of ${ctx.label} is below the ${perInstance} changes it plans for one instance, which go together; allow at least ${perInstance}`);
+  }
+
   const failed = badKeys.size > 0 || !actionsOk || ctx.diagnostics.some((d) => d.severity === "error");
   if (failed || name === undefined) return { diagnostics: ctx.diagnostics };
 
   // the schema passed every key: the rule has the shape it describes
   if (r.workflow === undefined) return { diagnostics: ctx.diagnostics };
-  const workflow: CompiledRule["workflow"] = typeof r.workflow === "number" ? { id: r.workflow } : { name: r.workflow.name };
-  const limits: CompiledRule["limits"] = r.limits?.max_instances !== undefined ? { max_instances: r.limits.max_instances } : {};
+  const refOf = (w: number | { name: string }): WorkflowRef => (typeof w === "number" ? { id: w } : { name: w.name });
+  const workflows: CompiledRule["workflows"] = r.workflow === "*" ? "*" : Array.isArray(r.workflow) ? r.workflow.map(refOf) : undefined;
+  // a rule over several workflows keeps the first as `workflow`; "*" stands as a name no workflow has until resolved
+  const first = r.workflow === "*" ? undefined : Array.isArray(r.workflow) ? r.workflow[0] : r.workflow;
+  const workflow: WorkflowRef = first === undefined ? { name: "*" } : refOf(first);
+  const limits: CompiledRule["limits"] = {
+    ...(r.limits?.max_instances !== undefined ? { max_instances: r.limits.max_instances } : {}),
+    ...(r.limits?.max_changes_per_run !== undefined ? { max_changes_per_run: r.limits.max_changes_per_run } : {}),
+  };
 
   const rule: CompiledRule = {
     name,
     ...(r.description !== undefined ? { description: r.description } : {}),
     pos: posIn(ctx),
     workflow,
+    ...(workflows !== undefined ? { workflows } : {}),
     fields: fieldRefs(r.fields, ctx),
     select: selectSpec(r.select, ctx),
     ...(when ? { when } : {}),

@@ -16,7 +16,14 @@ export interface ExprCheckInput {
   aliases?: readonly string[];
 }
 
-export function checkExpr(input: ExprCheckInput): { refs: ExprRefs; diagnostics: Diagnostic[] } {
+/** A step named in a waiting helper's call (`$waitingDays("Manager approval")`), with its place in the file. */
+export interface ExprStepRef {
+  written: string | number;
+  pos: SourcePos;
+  where: string;
+}
+
+export function checkExpr(input: ExprCheckInput): { refs: ExprRefs; diagnostics: Diagnostic[]; steps: ExprStepRef[] } {
   const refs = exprRefs(input.expr.expr);
   const diagnostics: Diagnostic[] = [];
   const d = (severity: Diagnostic["severity"], code: string, at: number, message: string): void => {
@@ -71,5 +78,13 @@ export function checkExpr(input: ExprCheckInput): { refs: ExprRefs; diagnostics:
       `"${r.name}" is not in the context of ${input.where}, which holds ${CONTEXT_NAMES.join(", ")}${hint}`,
     );
   }
-  return { refs, diagnostics };
+  const steps: ExprStepRef[] = [];
+  for (const w of refs.waiting) {
+    if (w.step === null) {
+      d("warning", "waiting-step", w.at, `the step of "$${w.name}" in ${input.where} is computed, so it cannot be checked before the run; write a step id or name`);
+    } else if (w.step !== undefined) {
+      steps.push({ written: w.step.written, pos: input.at(w.step.at), where: `$${w.name}(${JSON.stringify(w.step.written)}) in ${input.where}` });
+    }
+  }
+  return { refs, diagnostics, steps };
 }

@@ -34,6 +34,7 @@ interface JsonataSyntaxError {
   code?: string;
   position?: number;
   token?: string;
+  value?: unknown;
   message: string;
 }
 
@@ -44,6 +45,7 @@ function asSyntaxError(err: unknown): JsonataSyntaxError {
       code: typeof e.code === "string" ? e.code : undefined,
       position: typeof e.position === "number" ? e.position : undefined,
       token: typeof e.token === "string" ? e.token : undefined,
+      value: e.value,
       message: typeof e.message === "string" ? e.message : String(err),
     };
   }
@@ -55,6 +57,38 @@ export function errorIndex(e: JsonataSyntaxError, length: number): number {
   if (e.position === undefined) return 0;
   const start = e.token && e.token !== "(end)" ? e.position - e.token.length : e.position;
   return Math.max(0, Math.min(start, length));
+}
+
+/** JSONata's syntax errors in words, with the column in the expression (the file position is the diagnostic's). */
+function syntaxWords(e: JsonataSyntaxError, text: string, at: number): string {
+  const lead = text.length - text.trimStart().length;
+  const before = text.slice(lead, Math.max(lead, at));
+  const lines = before.split("\n");
+  const column = (lines.at(-1) ?? "").length + 1;
+  const col = lines.length > 1 ? `at line ${lines.length}, column ${column} of the expression` : `at column ${column} of the expression`;
+  const token = e.token !== undefined && e.token !== "(end)" ? JSON.stringify(e.token) : undefined;
+  const value = (e as { value?: unknown }).value;
+  switch (e.code) {
+    case "S0201":
+      // a name or number right after another value: the operator between them is what is missing
+      return /^[\w$]/.test(e.token ?? "")
+        ? `unexpected ${token ?? "text"} ${col}: an operator (and, or, =, <, +) or a "." between names is probably missing before it`
+        : `unexpected ${token ?? "text"} ${col}`;
+    case "S0202":
+      return `expected ${JSON.stringify(value)} ${col}, found ${token ?? "the end"}`;
+    case "S0203":
+      return `expected ${JSON.stringify(value)} before the end of the expression: a bracket or parenthesis is not closed`;
+    case "S0204":
+      return `unknown operator ${token ?? ""} ${col}`;
+    case "S0207":
+      return "the expression ends too early: something is missing after its last operator";
+    case "S0101":
+      return "a quoted text is not closed: end it with the quote it starts with";
+    case "S0211":
+      return `${token ?? "this symbol"} cannot start a value ${col}`;
+    default:
+      return e.message;
+  }
 }
 
 /**
@@ -74,13 +108,14 @@ export function compileJsonata(text: string, at: (i: number) => SourcePos, where
     // jsonata's parser recurses per nesting level: a deeply nested expression overflows the stack
     if (err instanceof RangeError) e.message = `nested too deeply (more than ${EVAL_LIMITS.stack} levels; a few are plenty for a rule)`;
     const code = e.code ? ` (${e.code})` : "";
+    const words = syntaxWords(e, text, errorIndex(e, text.length));
     return {
       ok: false,
       diagnostic: {
         ...at(errorIndex(e, text.length)),
         severity: "error",
         code: "jsonata",
-        message: `invalid JSONata in ${where}: ${e.message}${code}`,
+        message: `invalid JSONata in ${where}: ${words}${code}`,
         ...(rule !== undefined ? { rule } : {}),
       },
     };

@@ -1,6 +1,7 @@
 /** loadRules: files → YAML → schema → compiled rules → set checks. Never throws: every problem is a diagnostic. */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
+import { MAX_YAML_FILE_BYTES as MAX_RULE_FILE_BYTES } from "../fs/capped-read.js";
 import { decodeUtf8 } from "./utf8.js";
 import type { CompiledRule, Diagnostic, LoadResult } from "./types.js";
 import { listRuleFiles, looksLikeRuleFile } from "./files.js";
@@ -136,6 +137,29 @@ export function compileSources(sources: readonly RuleSource[], opts: LoadOptions
   return ok ? { ruleSet: { rules: selected, files, digest: hash.digest("hex") }, diagnostics } : { diagnostics };
 }
 
+/**
+ * A rule file's bytes, or its size when it holds more than a rule file may (then nothing of it is read): the size is
+ * taken from the open file before reading, and the read stops one byte past the cap whatever the size said.
+ */
+async function readCapped(file: string): Promise<Buffer | number> {
+  const fh = await open(file, "r");
+  try {
+    const { size } = await fh.stat();
+    if (size > MAX_RULE_FILE_BYTES) return size;
+    const buf = Buffer.alloc(MAX_RULE_FILE_BYTES + 1);
+    let total = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, total, buf.length - total, total);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > MAX_RULE_FILE_BYTES) return Math.max(size, total);
+    }
+    return buf.subarray(0, total);
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Loads rule files and folders (default `rules/`); never throws, every problem is a diagnostic. */
 export async function loadRules(paths: string[], opts: LoadOptions = {}): Promise<LoadResult> {
   const problems: Diagnostic[] = [];
@@ -149,7 +173,17 @@ export async function loadRules(paths: string[], opts: LoadOptions = {}): Promis
   const sources: RuleSource[] = [];
   for (const file of listing.files) {
     try {
-      const bytes = await readFile(file);
+      const bytes = await readCapped(file);
+      if (typeof bytes === "number") {
+        // judged by its size before a byte is read: a 400 MB file was read whole (840 MB) and then skipped unsaid
+        const size = `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+        if (listing.fromFolders.has(file)) {
+          problems.push({ file, line: 1, col: 1, severity: "warning", code: "too-large", message: `skipped, not read: the file holds ${size}, and a rule file may hold at most 1 MiB` });
+        } else {
+          problems.push({ file, line: 1, col: 1, severity: "error", code: "too-large", message: `the file holds ${size}: a rule file may hold at most 1 MiB (split it into several files)` });
+        }
+        continue;
+      }
       const decoded = decodeUtf8(bytes);
       if (!decoded.ok) {
         // a file of a folder that is no rule file is skipped as before, whatever its encoding

@@ -176,6 +176,14 @@ export function toDiagnostic(e: ErrorObject, ctx: MessageContext, base: readonly
       break;
     }
     case "type": {
+      const parent: unknown = e.parentSchema;
+      const needsNothing = isRecord(parent) && (!Array.isArray(parent.required) || parent.required.length === 0);
+      const kind = segs.at(-1) ?? "";
+      // `- abort: true`: a kind that needs no settings is written as a bare word
+      if (segs.at(-3) === "actions" && needsNothing && (typeof e.data === "boolean" || e.data === null) && /^[a-z_]+$/.test(kind)) {
+        message = `${w} takes no value: write "- ${kind}" (a bare word) or "- ${kind}: {}", not "- ${kind}: ${String(e.data)}"`;
+        break;
+      }
       message =
         e.data === null || e.data === undefined
           ? `${w} has no value; expected ${typeWords(p.type)}`
@@ -222,7 +230,13 @@ export function toDiagnostic(e: ErrorObject, ctx: MessageContext, base: readonly
       const expected = Array.isArray(p.expected) ? p.expected.map(String) : [];
       const parent: unknown = e.parentSchema;
       const desc = isRecord(parent) && typeof parent.description === "string" ? ` (${parent.description})` : "";
-      message = `${w} must be ${expected.join(" or ") || "something else"}, not ${typeName(e.data)}${desc}`;
+      // a workflow written as a bare name is the usual slip: say how to write it
+      if (segs.length === 3 && segs.at(-1) === "workflow" && typeof e.data === "string") {
+        message = `${w} must be an id, { name: ${JSON.stringify(e.data)} }, a list of them, or "*" (every workflow), not the string ${show(e.data)}`;
+        break;
+      }
+      const words = expected.length > 2 ? `${expected.slice(0, -1).join(", ")} or ${expected.at(-1) ?? ""}` : expected.join(" or ");
+      message = `${w} must be ${words || "something else"}, not ${typeName(e.data)}${desc}`;
       break;
     }
     default:

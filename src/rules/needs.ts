@@ -16,7 +16,9 @@ export function computeNeeds(aliases: readonly string[], exprs: readonly ExprRef
   const read = new Set<string>();
   let all = false;
   let record = false;
+  let times = false;
   for (const r of exprs) {
+    times ||= r.waiting.length > 0;
     for (const f of r.fields) read.add(f.name);
     all ||= r.allFields;
     record ||= r.record;
@@ -26,5 +28,5 @@ export function computeNeeds(aliases: readonly string[], exprs: readonly ExprRef
     else if (!keyFromListElement(k)) record = true;
   }
   const fields = aliases.filter((a) => all || read.has(a));
-  return { fields, record };
+  return { fields, record, ...(times ? { times: true as const } : {}) };
 }

@@ -30,6 +30,36 @@ function yamlMessage(code: string, message: string, text: string, offset: number
 }
 
 /**
+ * The key indented deeper than the key of the line holding `offset` (`    workflow: 1042` then `     select: …`), which
+ * YAML reads as more of the value above; undefined when no such line follows.
+ */
+export function deeperKey(text: string, offset: number): { offset: number; message: string } | undefined {
+  const lineStart = text.lastIndexOf("\n", Math.max(0, offset - 1)) + 1;
+  const lines = text.slice(lineStart).split("\n");
+  const first = lines[0] ?? "";
+  const indent = (l: string): number => l.length - l.trimStart().length;
+  const above = /^\s*(?:-\s+)?([^\s:#][^:#]*):(?:\s|$)/.exec(first);
+  if (!above) return undefined;
+  // the column keys of that mapping start at (after a "- " it is the key's own column)
+  const column = first.indexOf(above[1] ?? "");
+  let at = lineStart + first.length + 1;
+  for (const line of lines.slice(1)) {
+    if (line.trim() === "" || line.trimStart().startsWith("#")) {
+      at += line.length + 1;
+      continue;
+    }
+    const key = /^\s*([^\s:#-][^:#]*):(?:\s|$)/.exec(line);
+    if (indent(line) <= column || !key) return undefined;
+    const n = indent(line);
+    return {
+      offset: at + n,
+      message: `"${(key[1] ?? "").trim()}" is indented ${n} spaces, deeper than "${(above[1] ?? "").trim()}" above it (${column}): keys of one mapping start in the same column, so indent it by ${column}`,
+    };
+  }
+  return undefined;
+}
+
+/**
  * yaml notices an unclosed `[` or `{` only where the next block starts; the mistake is at the opener. Scans back
  * for the last opener left unclosed (quotes and comments skipped) so the message points at it.
  */
@@ -117,6 +147,7 @@ export function parseRuleFile(file: string, text: string): ParsedFile {
   const src: SourceFile = { file, text, doc, lines };
   const diagnostics: Diagnostic[] = [];
   const flowReported = new Set<number>();
+  const indentReported = new Set<number>();
   for (const e of doc.errors) {
     const flow = /end with an? ([\]}])/.exec(e.message);
     const opener = flow ? unclosedOpener(text, e.pos[0], flow[1] === "]" ? "[" : "{") : undefined;
@@ -131,6 +162,17 @@ export function parseRuleFile(file: string, text: string): ParsedFile {
         message: `unclosed "${text[opener] ?? ""}": close it with "${flow[1] ?? ""}" on the same line or indent its continuation`,
       });
       continue;
+    }
+    if (e.code === "BLOCK_AS_IMPLICIT_KEY" || e.code === "MULTILINE_IMPLICIT_KEY") {
+      // a key indented deeper than the one above reads as the continuation of its value: one message, at the key
+      const deeper = deeperKey(text, e.pos[0]);
+      if (deeper) {
+        if (!indentReported.has(deeper.offset)) {
+          indentReported.add(deeper.offset);
+          diagnostics.push({ ...posAt(src, deeper.offset), severity: "error", code: "yaml", message: deeper.message });
+        }
+        continue;
+      }
     }
     diagnostics.push({
       ...posAt(src, e.pos[0]),

@@ -108,8 +108,21 @@ export const RuleShape = z
         z
           .strictObject({ name: z.string().min(1).describe("Exact name of the workflow.") })
           .describe("A workflow by name, resolved via GET /processes/ at plan time."),
+        z
+          .array(
+            z.union([
+              positive().describe("Workflow (process) id."),
+              z.strictObject({ name: z.string().min(1).describe("Exact name of the workflow.") }).describe("A workflow by name."),
+            ]),
+          )
+          .min(1)
+          .describe("Several workflows (ids or { name }): the rule is planned in each; steps and fields are named by name."),
+        z.literal("*").describe("Every workflow the API key sees, resolved per run and named in the plan."),
       ])
-      .describe("The workflow: an id (1042), or { name: Expense claim } resolved via GET /processes/."),
+      .describe(
+        'The workflow: an id (1042), { name: Expense claim } resolved via GET /processes/, a list of them, or "*" for ' +
+          "every workflow the key sees. A rule over several workflows names steps and fields by name, resolved per workflow.",
+      ),
     fields: z
       .record(z.string(), FieldShape)
       .describe(
@@ -123,7 +136,7 @@ export const RuleShape = z
       .min(1)
       .describe(
         "JSONata condition evaluated per instance over { instance, fields, snapshot, tags, now } with " +
-          "$daysSince(ts) and $hoursUntil(ts). Without it every selected instance matches.",
+          "$daysSince(ts), $hoursUntil(ts) and $waitingSince(step?), $waitingDays(step?), $waitingHours(step?) (how long a step has waited). Without it every selected instance matches.",
       )
       .optional(),
     actions: z.array(ActionShape).min(1).describe("What to do with each matched instance."),
@@ -166,6 +179,12 @@ export const RuleShape = z
     limits: z
       .strictObject({
         max_instances: positive().describe("The plan fails for this rule when more instances match (its changes are left out).").optional(),
+        max_changes_per_run: positive()
+          .describe(
+            "Gradual rollout: at most this many changes of the rule per plan (and per watch cycle), the oldest instances " +
+              "(started_time, then id) first; the rest are shown as deferred by the rollout limit and left to later runs.",
+          )
+          .optional(),
       })
       .describe("Blast-radius guards.")
       .optional(),

@@ -3,7 +3,7 @@
  * against a workflow's structure and names resolved to ids (structure-checks.ts).
  */
 import { nameKey, type StructureRef } from "./structure-ref.js";
-import type { CompiledValue } from "./types.js";
+import type { CompiledValue, SourcePos } from "./types.js";
 import { posIn, type RuleContext } from "./compile-context.js";
 
 /** An id as written (an integer, or a string of digits, as query parameters are), else undefined. */
@@ -43,4 +43,11 @@ export function fieldRef(
   if (value) ref.value = { value: value.value, pos: posIn(ctx, ...value.rel), where: value.where };
   ctx.structure.push(ref);
   return key;
+}
+
+/** A step named inside an expression (a waiting helper's argument): checked and resolved like any other step. */
+export function exprStepRef(ctx: RuleContext, ref: { written: string | number; pos: SourcePos; where: string }): void {
+  const w = written(ref.written);
+  if (w === undefined) return;
+  ctx.structure.push({ kind: "step", key: typeof w === "number" ? w : nameKey("step", w), written: w, pos: ref.pos, where: ref.where });
 }

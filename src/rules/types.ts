@@ -21,11 +21,17 @@ export type RuleMode = NonNullable<RuleInput["mode"]>;
 /** instances never matched by the rule (both lists present, perhaps empty) */
 export type RuleExclusions = Required<NonNullable<RuleInput["exclude"]>>;
 
+/** A workflow as a rule names it. */
+export type WorkflowRef = { id: number } | { name: string };
+
 export interface CompiledRule {
   name: string;
   description?: string;
   pos: SourcePos;
-  workflow: { id: number } | { name: string };
+  /** one workflow (an id or a name); a rule over several has `workflows` too, and this is the first of them */
+  workflow: WorkflowRef;
+  /** several workflows (a list as written, or every workflow the key sees: "*"), resolved per run */
+  workflows?: WorkflowRef[] | "*";
   fields: Record<string, FieldRef>;
   select: SelectSpec;
   when?: CompiledExpr;

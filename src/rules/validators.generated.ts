@@ -5,8 +5,8 @@ import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
 import { FORMATS as formats } from "./schema-formats.js";
 export const file: ValidateFunction = validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://flowrules.dev/schemas/rules.schema.json","title":"flowrules rule file","type":"object","properties":{"version":{"const":1,"description":"Version of the rule file format. Always 1."},"rules":{"type":"array","items":{"$ref":"#/$defs/rule"},"description":"The rules of this file."}},"required":["version","rules"],"additionalProperties":false,"description":"YAML rules for flowrules: `version: 1` and a list of `rules`.","$defs":{"rule":{"type":"object","properties":{"name":{"type":"string","minLength":1,"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]*$","description":"Unique name of the rule across all loaded files (letters, digits, - _ .), used by --rule."},"description":{"type":"string","description":"What the rule does and why; shown in plans."},"workflow":{"anyOf":[{"type":"integer","minimum":1,"description":"Workflow (process) id."},{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"Exact name of the workflow."}},"required":["name"],"additionalProperties":false,"description":"A workflow by name, resolved via GET /processes/ at plan time."}],"description":"The workflow: an id (1042), or { name: Expense claim } resolved via GET /processes/."},"fields":{"type":"object","additionalProperties":{"$ref":"#/$defs/field"},"description":"Aliases for form fields, read as fields.<alias> in `when`, templates and reports. An alias is an identifier (letters, digits, _; not starting with a digit)."},"select":{"description":"Server-side filters: query parameters of the v2 instance list (see docs/service.md), verbatim.","$ref":"#/$defs/select"},"when":{"type":"string","minLength":1,"description":"JSONata condition evaluated per instance over { instance, fields, snapshot, tags, now } with $daysSince(ts) and $hoursUntil(ts). Without it every selected instance matches."},"actions":{"minItems":1,"type":"array","items":{"$ref":"#/$defs/action"},"description":"What to do with each matched instance."},"mode":{"type":"string","enum":["enforce","audit"],"description":"enforce (default): apply sends the rule's changes. audit: they are planned and shown, marked \"audit\": true, and apply never sends them. Roll a new rule out in audit, watch its plans, then switch to enforce."},"exclude":{"type":"object","properties":{"instance_ids":{"type":"array","items":{"type":"integer","minimum":1},"description":"Instance ids never matched by this rule, e.g. [81234, 81240]."},"tags":{"type":"array","items":{"type":"string","minLength":1},"description":"An instance carrying any of these tags is never matched by this rule, e.g. [vip, legal-hold]."}},"additionalProperties":false,"description":"Instances this rule never matches, counted as `excluded` in the plan. Across all rules, an instance carrying the opt-out tag (--opt-out-tag, default no-automation) is excluded too."},"active":{"type":"object","properties":{"from":{"type":"string","description":"ISO 8601 date or date-time the window opens (2026-01-15 or 2026-01-15T08:00:00Z)."},"until":{"type":"string","description":"ISO 8601 date or date-time the window closes (after `from`)."},"days":{"minItems":1,"type":"array","items":{"type":"string","enum":["mon","tue","wed","thu","fri","sat","sun"]},"description":"Weekdays the rule runs on, e.g. [mon, tue, wed, thu, fri]."},"hours":{"type":"string","description":"Local time range HH:MM-HH:MM, end exclusive, e.g. \"08:00-18:00\" (\"22:00-06:00\" wraps past midnight)."},"timezone":{"type":"string","minLength":1,"description":"IANA time zone of days and hours, e.g. Europe/Berlin (default UTC)."}},"additionalProperties":false,"description":"When the rule runs. Outside its window it plans nothing and sends no request; its status is `inactive`, with the reason and when it next becomes active. All keys are optional; days and hours are local to `timezone`."},"limits":{"type":"object","properties":{"max_instances":{"type":"integer","minimum":1,"description":"The plan fails for this rule when more instances match (its changes are left out)."}},"additionalProperties":false,"description":"Blast-radius guards."}},"required":["name","workflow","actions"],"additionalProperties":false,"description":"One rule: which instances (workflow, select, when) and what to do with them (actions)."},"field":{"type":"object","properties":{"step":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}],"description":"The step holding the field: its id, or its name (e.g. \"Manager approval\")."},"action":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}],"description":"The form field: its id (action_id), or its name within the step (e.g. \"Amount\")."}},"required":["step","action"],"additionalProperties":false,"description":"A form field: the step it belongs to and its id (action id)."},"select":{"type":"object","properties":{"status":{"anyOf":[{"type":"string","enum":["running","completed","aborted"],"description":"An instance status: running, completed or aborted."},{"minItems":1,"type":"array","items":{"type":"string","enum":["running","completed","aborted"],"description":"An instance status: running, completed or aborted."},"uniqueItems":true}],"description":"Instance status: one of running, completed, aborted, or a list of them."},"priority":{"type":"string","enum":["H","V"],"description":"Priority: H (High) or V (Very high). Instances of Regular priority have none."},"name":{"type":"string","description":"Instance name filter (as the service matches it)."},"query":{"type":"string","description":"Free-text search over the instances."},"tags":{"anyOf":[{"type":"string","minLength":1},{"minItems":1,"type":"array","items":{"type":"string","minLength":1}}],"description":"Tags: a tag or a list of tags (sent comma-separated)."},"organization":{"type":"integer","minimum":1,"description":"Organization id."},"process":{"type":"integer","minimum":1,"description":"Workflow id filter. Rarely useful: the rule's `workflow` is already part of the request path."},"lead_user":{"type":"integer","minimum":1,"description":"User id of the workflow lead."},"active_step_id":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}],"description":"Only instances in which this step is active: the step's id, or its name (resolved at plan time)."},"progress_min":{"type":"integer","minimum":0,"maximum":100,"description":"Minimum progress of the instance, in percent (0 to 100)."},"progress_max":{"type":"integer","minimum":0,"maximum":100,"description":"Maximum progress of the instance, in percent (0 to 100)."},"total_runtime_min":{"type":"string","format":"flowrules-duration","description":"Minimum total runtime, in the service's duration formats: `MM:SS` (00:50), `DD HH:MM` (01 09:30), `HH:MM:SS` (02:30:00) or ISO 8601 (PT50M, P1DT2H)."},"total_runtime_max":{"type":"string","format":"flowrules-duration","description":"Maximum total runtime, in the service's duration formats: `MM:SS` (00:50), `DD HH:MM` (01 09:30), `HH:MM:SS` (02:30:00) or ISO 8601 (PT50M, P1DT2H)."},"started_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances started after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"started_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances started before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"last_updated_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances last updated after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"last_updated_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances last updated before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"deadline_after":{"type":"string","format":"flowrules-date-time","description":"Instances whose deadline is after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"deadline_before":{"type":"string","format":"flowrules-date-time","description":"Instances whose deadline is before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"step_deadline_after":{"type":"string","format":"flowrules-date-time","description":"Instances with a step deadline after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"step_deadline_before":{"type":"string","format":"flowrules-date-time","description":"Instances with a step deadline before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"aborted_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances aborted after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"aborted_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances aborted before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"completed_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances completed after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"completed_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances completed before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"ended_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances ended (completed or aborted) after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"ended_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances ended (completed or aborted) before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."}},"additionalProperties":false,"description":"Server-side filters: query parameters of GET /v2/processes/{id}/instances/ (see docs/service.md), verbatim. Paging (cursor, page_size) and ordering are the engine's."},"action":{"description":"One action: complete_step, save_step, abort, report.","anyOf":[{"$ref":"#/$defs/action_complete_step"},{"$ref":"#/$defs/action_save_step"},{"$ref":"#/$defs/action_abort"},{"$ref":"#/$defs/action_report"},{"$ref":"#/$defs/action_abort_word"}]},"action_complete_step":{"type":"object","description":"Complete an active step of each matched instance (POST /instances/{id}/complete_step/ with mode complete).","properties":{"complete_step":{"type":"object","description":"Complete an active step of each matched instance (POST /instances/{id}/complete_step/ with mode complete).","properties":{"step":{"description":"The step to act on: its id, or its name (e.g. \"Manager approval\"). It must be active in the instance when the plan is applied.","anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}]},"inputs":{"type":"array","description":"Form-field values to send with the step, as `actions` of the complete_step request.","items":{"type":"object","properties":{"action":{"description":"The form field: its id (action_id), or its name within the step (e.g. \"Amount\"); `flowrules describe` lists both.","anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}]},"value":{"description":"The field's input_object, in the service's form: text and number `{ inputValue: v }`, date `{ date: ISO }`, radio `{ inputValue: { radioItemSelected: A } }`, checklist `{ inputValue: { itemsChecked: [...], itemsNotChecked: [...] } }`. Any string may hold `{{ jsonata }}` templates, evaluated per instance."}},"required":["action","value"],"additionalProperties":false}}},"required":["step"],"additionalProperties":false}},"required":["complete_step"],"additionalProperties":false},"action_save_step":{"type":"object","description":"Save data in an active step of each matched instance without completing it (complete_step with mode save).","properties":{"save_step":{"type":"object","description":"Save data in an active step of each matched instance without completing it (complete_step with mode save).","properties":{"step":{"description":"The step to act on: its id, or its name (e.g. \"Manager approval\"). It must be active in the instance when the plan is applied.","anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}]},"inputs":{"type":"array","description":"Form-field values to send with the step, as `actions` of the complete_step request.","items":{"type":"object","properties":{"action":{"description":"The form field: its id (action_id), or its name within the step (e.g. \"Amount\"); `flowrules describe` lists both.","anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}]},"value":{"description":"The field's input_object, in the service's form: text and number `{ inputValue: v }`, date `{ date: ISO }`, radio `{ inputValue: { radioItemSelected: A } }`, checklist `{ inputValue: { itemsChecked: [...], itemsNotChecked: [...] } }`. Any string may hold `{{ jsonata }}` templates, evaluated per instance."}},"required":["action","value"],"additionalProperties":false}}},"required":["step"],"additionalProperties":false}},"required":["save_step"],"additionalProperties":false},"action_abort":{"type":"object","description":"Stop (abort) every matched running instance. Planned per instance; sent in batches to POST /instances/bulk/abort.","properties":{"abort":{"type":"object","description":"Stop (abort) every matched running instance. Planned per instance; sent in batches to POST /instances/bulk/abort.","properties":{},"additionalProperties":false}},"required":["abort"],"additionalProperties":false},"action_report":{"type":"object","description":"Report the matched instances grouped by a key. Makes no change.","properties":{"report":{"type":"object","description":"Report the matched instances grouped by a key. Makes no change.","properties":{"group_by":{"type":"string","description":"Group key: tags (an instance counts under each of its tags; untagged under `(no tag)`), status, priority (Regular when none), stage, or `fields.<alias>` / a field alias declared in `fields`."},"columns":{"type":"array","description":"Columns of the table: id, name, status, priority, stage, tags, deadline, started_time, last_updated_time, completed_time, aborted_time, active_step_ids, visibility_mode, public_url, url, or fields.<alias>.","items":{"type":"string"},"minItems":1},"title":{"type":"string","description":"Heading of the report; the rule name when omitted."}},"required":["group_by"],"additionalProperties":false}},"required":["report"],"additionalProperties":false},"action_abort_word":{"const":"abort","description":"Stop (abort) every matched running instance. Planned per instance; sent in batches to POST /instances/bulk/abort."}}};
-const schema32 = {"type":"object","properties":{"name":{"type":"string","minLength":1,"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]*$","description":"Unique name of the rule across all loaded files (letters, digits, - _ .), used by --rule."},"description":{"type":"string","description":"What the rule does and why; shown in plans."},"workflow":{"anyOf":[{"type":"integer","minimum":1,"description":"Workflow (process) id."},{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"Exact name of the workflow."}},"required":["name"],"additionalProperties":false,"description":"A workflow by name, resolved via GET /processes/ at plan time."}],"description":"The workflow: an id (1042), or { name: Expense claim } resolved via GET /processes/."},"fields":{"type":"object","additionalProperties":{"$ref":"#/$defs/field"},"description":"Aliases for form fields, read as fields.<alias> in `when`, templates and reports. An alias is an identifier (letters, digits, _; not starting with a digit)."},"select":{"description":"Server-side filters: query parameters of the v2 instance list (see docs/service.md), verbatim.","$ref":"#/$defs/select"},"when":{"type":"string","minLength":1,"description":"JSONata condition evaluated per instance over { instance, fields, snapshot, tags, now } with $daysSince(ts) and $hoursUntil(ts). Without it every selected instance matches."},"actions":{"minItems":1,"type":"array","items":{"$ref":"#/$defs/action"},"description":"What to do with each matched instance."},"mode":{"type":"string","enum":["enforce","audit"],"description":"enforce (default): apply sends the rule's changes. audit: they are planned and shown, marked \"audit\": true, and apply never sends them. Roll a new rule out in audit, watch its plans, then switch to enforce."},"exclude":{"type":"object","properties":{"instance_ids":{"type":"array","items":{"type":"integer","minimum":1},"description":"Instance ids never matched by this rule, e.g. [81234, 81240]."},"tags":{"type":"array","items":{"type":"string","minLength":1},"description":"An instance carrying any of these tags is never matched by this rule, e.g. [vip, legal-hold]."}},"additionalProperties":false,"description":"Instances this rule never matches, counted as `excluded` in the plan. Across all rules, an instance carrying the opt-out tag (--opt-out-tag, default no-automation) is excluded too."},"active":{"type":"object","properties":{"from":{"type":"string","description":"ISO 8601 date or date-time the window opens (2026-01-15 or 2026-01-15T08:00:00Z)."},"until":{"type":"string","description":"ISO 8601 date or date-time the window closes (after `from`)."},"days":{"minItems":1,"type":"array","items":{"type":"string","enum":["mon","tue","wed","thu","fri","sat","sun"]},"description":"Weekdays the rule runs on, e.g. [mon, tue, wed, thu, fri]."},"hours":{"type":"string","description":"Local time range HH:MM-HH:MM, end exclusive, e.g. \"08:00-18:00\" (\"22:00-06:00\" wraps past midnight)."},"timezone":{"type":"string","minLength":1,"description":"IANA time zone of days and hours, e.g. Europe/Berlin (default UTC)."}},"additionalProperties":false,"description":"When the rule runs. Outside its window it plans nothing and sends no request; its status is `inactive`, with the reason and when it next becomes active. All keys are optional; days and hours are local to `timezone`."},"limits":{"type":"object","properties":{"max_instances":{"type":"integer","minimum":1,"description":"The plan fails for this rule when more instances match (its changes are left out)."}},"additionalProperties":false,"description":"Blast-radius guards."}},"required":["name","workflow","actions"],"additionalProperties":false,"description":"One rule: which instances (workflow, select, when) and what to do with them (actions)."};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://flowrules.dev/schemas/rules.schema.json","title":"flowrules rule file","type":"object","properties":{"version":{"const":1,"description":"Version of the rule file format. Always 1."},"rules":{"type":"array","items":{"$ref":"#/$defs/rule"},"description":"The rules of this file."}},"required":["version","rules"],"additionalProperties":false,"description":"YAML rules for flowrules: `version: 1` and a list of `rules`.","$defs":{"rule":{"type":"object","properties":{"name":{"type":"string","minLength":1,"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]*$","description":"Unique name of the rule across all loaded files (letters, digits, - _ .), used by --rule."},"description":{"type":"string","description":"What the rule does and why; shown in plans."},"workflow":{"anyOf":[{"type":"integer","minimum":1,"description":"Workflow (process) id."},{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"Exact name of the workflow."}},"required":["name"],"additionalProperties":false,"description":"A workflow by name, resolved via GET /processes/ at plan time."},{"minItems":1,"type":"array","items":{"anyOf":[{"type":"integer","minimum":1,"description":"Workflow (process) id."},{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"Exact name of the workflow."}},"required":["name"],"additionalProperties":false,"description":"A workflow by name."}]},"description":"Several workflows (ids or { name }): the rule is planned in each; steps and fields are named by name."},{"const":"*","description":"Every workflow the API key sees, resolved per run and named in the plan."}],"description":"The workflow: an id (1042), { name: Expense claim } resolved via GET /processes/, a list of them, or \"*\" for every workflow the key sees. A rule over several workflows names steps and fields by name, resolved per workflow."},"fields":{"type":"object","additionalProperties":{"$ref":"#/$defs/field"},"description":"Aliases for form fields, read as fields.<alias> in `when`, templates and reports. An alias is an identifier (letters, digits, _; not starting with a digit)."},"select":{"description":"Server-side filters: query parameters of the v2 instance list (see docs/service.md), verbatim.","$ref":"#/$defs/select"},"when":{"type":"string","minLength":1,"description":"JSONata condition evaluated per instance over { instance, fields, snapshot, tags, now } with $daysSince(ts), $hoursUntil(ts) and $waitingSince(step?), $waitingDays(step?), $waitingHours(step?) (how long a step has waited). Without it every selected instance matches."},"actions":{"minItems":1,"type":"array","items":{"$ref":"#/$defs/action"},"description":"What to do with each matched instance."},"mode":{"type":"string","enum":["enforce","audit"],"description":"enforce (default): apply sends the rule's changes. audit: they are planned and shown, marked \"audit\": true, and apply never sends them. Roll a new rule out in audit, watch its plans, then switch to enforce."},"exclude":{"type":"object","properties":{"instance_ids":{"type":"array","items":{"type":"integer","minimum":1},"description":"Instance ids never matched by this rule, e.g. [81234, 81240]."},"tags":{"type":"array","items":{"type":"string","minLength":1},"description":"An instance carrying any of these tags is never matched by this rule, e.g. [vip, legal-hold]."}},"additionalProperties":false,"description":"Instances this rule never matches, counted as `excluded` in the plan. Across all rules, an instance carrying the opt-out tag (--opt-out-tag, default no-automation) is excluded too."},"active":{"type":"object","properties":{"from":{"type":"string","description":"ISO 8601 date or date-time the window opens (2026-01-15 or 2026-01-15T08:00:00Z)."},"until":{"type":"string","description":"ISO 8601 date or date-time the window closes (after `from`)."},"days":{"minItems":1,"type":"array","items":{"type":"string","enum":["mon","tue","wed","thu","fri","sat","sun"]},"description":"Weekdays the rule runs on, e.g. [mon, tue, wed, thu, fri]."},"hours":{"type":"string","description":"Local time range HH:MM-HH:MM, end exclusive, e.g. \"08:00-18:00\" (\"22:00-06:00\" wraps past midnight)."},"timezone":{"type":"string","minLength":1,"description":"IANA time zone of days and hours, e.g. Europe/Berlin (default UTC)."}},"additionalProperties":false,"description":"When the rule runs. Outside its window it plans nothing and sends no request; its status is `inactive`, with the reason and when it next becomes active. All keys are optional; days and hours are local to `timezone`."},"limits":{"type":"object","properties":{"max_instances":{"type":"integer","minimum":1,"description":"The plan fails for this rule when more instances match (its changes are left out)."},"max_changes_per_run":{"type":"integer","minimum":1,"description":"Gradual rollout: at most this many changes of the rule per plan (and per watch cycle), the oldest instances (started_time, then id) first; the rest are shown as deferred by the rollout limit and left to later runs."}},"additionalProperties":false,"description":"Blast-radius guards."}},"required":["name","workflow","actions"],"additionalProperties":false,"description":"One rule: which instances (workflow, select, when) and what to do with them (actions)."},"field":{"type":"object","properties":{"step":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}],"description":"The step holding the field: its id, or its name (e.g. \"Manager approval\")."},"action":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}],"description":"The form field: its id (action_id), or its name within the step (e.g. \"Amount\")."}},"required":["step","action"],"additionalProperties":false,"description":"A form field: the step it belongs to and its id (action id)."},"select":{"type":"object","properties":{"status":{"anyOf":[{"type":"string","enum":["running","completed","aborted"],"description":"An instance status: running, completed or aborted."},{"minItems":1,"type":"array","items":{"type":"string","enum":["running","completed","aborted"],"description":"An instance status: running, completed or aborted."},"uniqueItems":true}],"description":"Instance status: one of running, completed, aborted, or a list of them."},"priority":{"type":"string","enum":["H","V"],"description":"Priority: H (High) or V (Very high). Instances of Regular priority have none."},"name":{"type":"string","description":"Instance name filter (as the service matches it)."},"query":{"type":"string","description":"Free-text search over the instances."},"tags":{"anyOf":[{"type":"string","minLength":1},{"minItems":1,"type":"array","items":{"type":"string","minLength":1}}],"description":"Tags: a tag or a list of tags (sent comma-separated)."},"organization":{"type":"integer","minimum":1,"description":"Organization id."},"process":{"type":"integer","minimum":1,"description":"Workflow id filter. Rarely useful: the rule's `workflow` is already part of the request path."},"lead_user":{"type":"integer","minimum":1,"description":"User id of the workflow lead."},"active_step_id":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}],"description":"Only instances in which this step is active: the step's id, or its name (resolved at plan time)."},"progress_min":{"type":"integer","minimum":0,"maximum":100,"description":"Minimum progress of the instance, in percent (0 to 100)."},"progress_max":{"type":"integer","minimum":0,"maximum":100,"description":"Maximum progress of the instance, in percent (0 to 100)."},"total_runtime_min":{"type":"string","format":"flowrules-duration","description":"Minimum total runtime, in the service's duration formats: `MM:SS` (00:50), `DD HH:MM` (01 09:30), `HH:MM:SS` (02:30:00) or ISO 8601 (PT50M, P1DT2H)."},"total_runtime_max":{"type":"string","format":"flowrules-duration","description":"Maximum total runtime, in the service's duration formats: `MM:SS` (00:50), `DD HH:MM` (01 09:30), `HH:MM:SS` (02:30:00) or ISO 8601 (PT50M, P1DT2H)."},"started_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances started after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"started_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances started before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"last_updated_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances last updated after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"last_updated_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances last updated before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"deadline_after":{"type":"string","format":"flowrules-date-time","description":"Instances whose deadline is after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"deadline_before":{"type":"string","format":"flowrules-date-time","description":"Instances whose deadline is before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"step_deadline_after":{"type":"string","format":"flowrules-date-time","description":"Instances with a step deadline after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"step_deadline_before":{"type":"string","format":"flowrules-date-time","description":"Instances with a step deadline before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"aborted_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances aborted after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"aborted_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances aborted before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"completed_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances completed after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"completed_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances completed before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"ended_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances ended (completed or aborted) after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"ended_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances ended (completed or aborted) before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."}},"additionalProperties":false,"description":"Server-side filters: query parameters of GET /v2/processes/{id}/instances/ (see docs/service.md), verbatim. Paging (cursor, page_size) and ordering are the engine's."},"action":{"description":"One action: complete_step, save_step, abort, report.","anyOf":[{"$ref":"#/$defs/action_complete_step"},{"$ref":"#/$defs/action_save_step"},{"$ref":"#/$defs/action_abort"},{"$ref":"#/$defs/action_report"},{"$ref":"#/$defs/action_abort_word"}]},"action_complete_step":{"type":"object","description":"Complete an active step of each matched instance (POST /instances/{id}/complete_step/ with mode complete).","properties":{"complete_step":{"type":"object","description":"Complete an active step of each matched instance (POST /instances/{id}/complete_step/ with mode complete).","properties":{"step":{"description":"The step to act on: its id, or its name (e.g. \"Manager approval\"). It must be active in the instance when the plan is applied.","anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}]},"inputs":{"type":"array","description":"Form-field values to send with the step, as `actions` of the complete_step request.","items":{"type":"object","properties":{"action":{"description":"The form field: its id (action_id), or its name within the step (e.g. \"Amount\"); `flowrules describe` lists both.","anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}]},"value":{"description":"The field's input_object, in the service's form: text and number `{ inputValue: v }`, date `{ date: ISO }`, radio `{ inputValue: { radioItemSelected: A } }`, checklist `{ inputValue: { itemsChecked: [...], itemsNotChecked: [...] } }`. Any string may hold `{{ jsonata }}` templates, evaluated per instance."}},"required":["action","value"],"additionalProperties":false}}},"required":["step"],"additionalProperties":false}},"required":["complete_step"],"additionalProperties":false},"action_save_step":{"type":"object","description":"Save data in an active step of each matched instance without completing it (complete_step with mode save).","properties":{"save_step":{"type":"object","description":"Save data in an active step of each matched instance without completing it (complete_step with mode save).","properties":{"step":{"description":"The step to act on: its id, or its name (e.g. \"Manager approval\"). It must be active in the instance when the plan is applied.","anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}]},"inputs":{"type":"array","description":"Form-field values to send with the step, as `actions` of the complete_step request.","items":{"type":"object","properties":{"action":{"description":"The form field: its id (action_id), or its name within the step (e.g. \"Amount\"); `flowrules describe` lists both.","anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}]},"value":{"description":"The field's input_object, in the service's form: text and number `{ inputValue: v }`, date `{ date: ISO }`, radio `{ inputValue: { radioItemSelected: A } }`, checklist `{ inputValue: { itemsChecked: [...], itemsNotChecked: [...] } }`. Any string may hold `{{ jsonata }}` templates, evaluated per instance."}},"required":["action","value"],"additionalProperties":false}}},"required":["step"],"additionalProperties":false}},"required":["save_step"],"additionalProperties":false},"action_abort":{"type":"object","description":"Stop (abort) every matched running instance. Planned per instance; sent in batches to POST /instances/bulk/abort.","properties":{"abort":{"type":"object","description":"Stop (abort) every matched running instance. Planned per instance; sent in batches to POST /instances/bulk/abort.","properties":{},"additionalProperties":false}},"required":["abort"],"additionalProperties":false},"action_report":{"type":"object","description":"Report the matched instances grouped by a key. Makes no change.","properties":{"report":{"type":"object","description":"Report the matched instances grouped by a key. Makes no change.","properties":{"group_by":{"type":"string","description":"Group key: tags (an instance counts under each of its tags; untagged under `(no tag)`), status, priority (Regular when none), stage, or `fields.<alias>` / a field alias declared in `fields`."},"columns":{"type":"array","description":"Columns of the table: id, name, status, priority, stage, tags, deadline, started_time, last_updated_time, completed_time, aborted_time, active_step_ids, visibility_mode, public_url, url, or fields.<alias>.","items":{"type":"string"},"minItems":1},"title":{"type":"string","description":"Heading of the report; the rule name when omitted."}},"required":["group_by"],"additionalProperties":false}},"required":["report"],"additionalProperties":false},"action_abort_word":{"const":"abort","description":"Stop (abort) every matched running instance. Planned per instance; sent in batches to POST /instances/bulk/abort."}}};
+const schema32 = {"type":"object","properties":{"name":{"type":"string","minLength":1,"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]*$","description":"Unique name of the rule across all loaded files (letters, digits, - _ .), used by --rule."},"description":{"type":"string","description":"What the rule does and why; shown in plans."},"workflow":{"anyOf":[{"type":"integer","minimum":1,"description":"Workflow (process) id."},{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"Exact name of the workflow."}},"required":["name"],"additionalProperties":false,"description":"A workflow by name, resolved via GET /processes/ at plan time."},{"minItems":1,"type":"array","items":{"anyOf":[{"type":"integer","minimum":1,"description":"Workflow (process) id."},{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"Exact name of the workflow."}},"required":["name"],"additionalProperties":false,"description":"A workflow by name."}]},"description":"Several workflows (ids or { name }): the rule is planned in each; steps and fields are named by name."},{"const":"*","description":"Every workflow the API key sees, resolved per run and named in the plan."}],"description":"The workflow: an id (1042), { name: Expense claim } resolved via GET /processes/, a list of them, or \"*\" for every workflow the key sees. A rule over several workflows names steps and fields by name, resolved per workflow."},"fields":{"type":"object","additionalProperties":{"$ref":"#/$defs/field"},"description":"Aliases for form fields, read as fields.<alias> in `when`, templates and reports. An alias is an identifier (letters, digits, _; not starting with a digit)."},"select":{"description":"Server-side filters: query parameters of the v2 instance list (see docs/service.md), verbatim.","$ref":"#/$defs/select"},"when":{"type":"string","minLength":1,"description":"JSONata condition evaluated per instance over { instance, fields, snapshot, tags, now } with $daysSince(ts), $hoursUntil(ts) and $waitingSince(step?), $waitingDays(step?), $waitingHours(step?) (how long a step has waited). Without it every selected instance matches."},"actions":{"minItems":1,"type":"array","items":{"$ref":"#/$defs/action"},"description":"What to do with each matched instance."},"mode":{"type":"string","enum":["enforce","audit"],"description":"enforce (default): apply sends the rule's changes. audit: they are planned and shown, marked \"audit\": true, and apply never sends them. Roll a new rule out in audit, watch its plans, then switch to enforce."},"exclude":{"type":"object","properties":{"instance_ids":{"type":"array","items":{"type":"integer","minimum":1},"description":"Instance ids never matched by this rule, e.g. [81234, 81240]."},"tags":{"type":"array","items":{"type":"string","minLength":1},"description":"An instance carrying any of these tags is never matched by this rule, e.g. [vip, legal-hold]."}},"additionalProperties":false,"description":"Instances this rule never matches, counted as `excluded` in the plan. Across all rules, an instance carrying the opt-out tag (--opt-out-tag, default no-automation) is excluded too."},"active":{"type":"object","properties":{"from":{"type":"string","description":"ISO 8601 date or date-time the window opens (2026-01-15 or 2026-01-15T08:00:00Z)."},"until":{"type":"string","description":"ISO 8601 date or date-time the window closes (after `from`)."},"days":{"minItems":1,"type":"array","items":{"type":"string","enum":["mon","tue","wed","thu","fri","sat","sun"]},"description":"Weekdays the rule runs on, e.g. [mon, tue, wed, thu, fri]."},"hours":{"type":"string","description":"Local time range HH:MM-HH:MM, end exclusive, e.g. \"08:00-18:00\" (\"22:00-06:00\" wraps past midnight)."},"timezone":{"type":"string","minLength":1,"description":"IANA time zone of days and hours, e.g. Europe/Berlin (default UTC)."}},"additionalProperties":false,"description":"When the rule runs. Outside its window it plans nothing and sends no request; its status is `inactive`, with the reason and when it next becomes active. All keys are optional; days and hours are local to `timezone`."},"limits":{"type":"object","properties":{"max_instances":{"type":"integer","minimum":1,"description":"The plan fails for this rule when more instances match (its changes are left out)."},"max_changes_per_run":{"type":"integer","minimum":1,"description":"Gradual rollout: at most this many changes of the rule per plan (and per watch cycle), the oldest instances (started_time, then id) first; the rest are shown as deferred by the rollout limit and left to later runs."}},"additionalProperties":false,"description":"Blast-radius guards."}},"required":["name","workflow","actions"],"additionalProperties":false,"description":"One rule: which instances (workflow, select, when) and what to do with them (actions)."};
 const schema33 = {"type":"object","properties":{"step":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}],"description":"The step holding the field: its id, or its name (e.g. \"Manager approval\")."},"action":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}],"description":"The form field: its id (action_id), or its name within the step (e.g. \"Amount\")."}},"required":["step","action"],"additionalProperties":false,"description":"A form field: the step it belongs to and its id (action id)."};
 const schema34 = {"type":"object","properties":{"status":{"anyOf":[{"type":"string","enum":["running","completed","aborted"],"description":"An instance status: running, completed or aborted."},{"minItems":1,"type":"array","items":{"type":"string","enum":["running","completed","aborted"],"description":"An instance status: running, completed or aborted."},"uniqueItems":true}],"description":"Instance status: one of running, completed, aborted, or a list of them."},"priority":{"type":"string","enum":["H","V"],"description":"Priority: H (High) or V (Very high). Instances of Regular priority have none."},"name":{"type":"string","description":"Instance name filter (as the service matches it)."},"query":{"type":"string","description":"Free-text search over the instances."},"tags":{"anyOf":[{"type":"string","minLength":1},{"minItems":1,"type":"array","items":{"type":"string","minLength":1}}],"description":"Tags: a tag or a list of tags (sent comma-separated)."},"organization":{"type":"integer","minimum":1,"description":"Organization id."},"process":{"type":"integer","minimum":1,"description":"Workflow id filter. Rarely useful: the rule's `workflow` is already part of the request path."},"lead_user":{"type":"integer","minimum":1,"description":"User id of the workflow lead."},"active_step_id":{"anyOf":[{"type":"integer","minimum":1},{"type":"string","minLength":1}],"description":"Only instances in which this step is active: the step's id, or its name (resolved at plan time)."},"progress_min":{"type":"integer","minimum":0,"maximum":100,"description":"Minimum progress of the instance, in percent (0 to 100)."},"progress_max":{"type":"integer","minimum":0,"maximum":100,"description":"Maximum progress of the instance, in percent (0 to 100)."},"total_runtime_min":{"type":"string","format":"flowrules-duration","description":"Minimum total runtime, in the service's duration formats: `MM:SS` (00:50), `DD HH:MM` (01 09:30), `HH:MM:SS` (02:30:00) or ISO 8601 (PT50M, P1DT2H)."},"total_runtime_max":{"type":"string","format":"flowrules-duration","description":"Maximum total runtime, in the service's duration formats: `MM:SS` (00:50), `DD HH:MM` (01 09:30), `HH:MM:SS` (02:30:00) or ISO 8601 (PT50M, P1DT2H)."},"started_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances started after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"started_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances started before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"last_updated_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances last updated after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"last_updated_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances last updated before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"deadline_after":{"type":"string","format":"flowrules-date-time","description":"Instances whose deadline is after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"deadline_before":{"type":"string","format":"flowrules-date-time","description":"Instances whose deadline is before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"step_deadline_after":{"type":"string","format":"flowrules-date-time","description":"Instances with a step deadline after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"step_deadline_before":{"type":"string","format":"flowrules-date-time","description":"Instances with a step deadline before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"aborted_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances aborted after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"aborted_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances aborted before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"completed_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances completed after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"completed_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances completed before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"ended_time_after":{"type":"string","format":"flowrules-date-time","description":"Instances ended (completed or aborted) after this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."},"ended_time_before":{"type":"string","format":"flowrules-date-time","description":"Instances ended (completed or aborted) before this instant: an ISO 8601 date-time (2024-05-01T00:00:00Z), `now`, or a signed ISO 8601 duration relative to the plan's start (-P30D, -PT6H, +P1W)."}},"additionalProperties":false,"description":"Server-side filters: query parameters of GET /v2/processes/{id}/instances/ (see docs/service.md), verbatim. Paging (cursor, page_size) and ordering are the engine's."};
 const func1 = Object.prototype.hasOwnProperty;
@@ -1063,13 +1063,165 @@ errors++;
 }
 var _valid0 = _errs10 === errors;
 valid1 = valid1 || _valid0;
-if(!valid1){
-const err15 = {instancePath:instancePath+"/workflow",schemaPath:"#/properties/workflow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema32.properties.workflow.anyOf,parentSchema:schema32.properties.workflow,data:data2};
+const _errs15 = errors;
+if(Array.isArray(data2)){
+if(data2.length < 1){
+const err15 = {instancePath:instancePath+"/workflow",schemaPath:"#/properties/workflow/anyOf/2/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema32.properties.workflow.anyOf[2],data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data2[i0];
+const _errs18 = errors;
+let valid5 = false;
+const _errs19 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err16 = {instancePath:instancePath+"/workflow/" + i0,schemaPath:"#/properties/workflow/anyOf/2/items/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.workflow.anyOf[2].items.anyOf[0].type,parentSchema:schema32.properties.workflow.anyOf[2].items.anyOf[0],data:data4};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err17 = {instancePath:instancePath+"/workflow/" + i0,schemaPath:"#/properties/workflow/anyOf/2/items/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema32.properties.workflow.anyOf[2].items.anyOf[0],data:data4};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+var _valid1 = _errs19 === errors;
+valid5 = valid5 || _valid1;
+const _errs21 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.name === undefined){
+const err18 = {instancePath:instancePath+"/workflow/" + i0,schemaPath:"#/properties/workflow/anyOf/2/items/anyOf/1/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema32.properties.workflow.anyOf[2].items.anyOf[1].required,parentSchema:schema32.properties.workflow.anyOf[2].items.anyOf[1],data:data4};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+for(const key2 in data4){
+if(!(key2 === "name")){
+const err19 = {instancePath:instancePath+"/workflow/" + i0,schemaPath:"#/properties/workflow/anyOf/2/items/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema32.properties.workflow.anyOf[2].items.anyOf[1],data:data4};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data4.name !== undefined){
+let data5 = data4.name;
+if(typeof data5 === "string"){
+if(func2(data5) < 1){
+const err20 = {instancePath:instancePath+"/workflow/" + i0+"/name",schemaPath:"#/properties/workflow/anyOf/2/items/anyOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema32.properties.workflow.anyOf[2].items.anyOf[1].properties.name,data:data5};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/workflow/" + i0+"/name",schemaPath:"#/properties/workflow/anyOf/2/items/anyOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.workflow.anyOf[2].items.anyOf[1].properties.name.type,parentSchema:schema32.properties.workflow.anyOf[2].items.anyOf[1].properties.name,data:data5};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/workflow/" + i0,schemaPath:"#/properties/workflow/anyOf/2/items/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.properties.workflow.anyOf[2].items.anyOf[1].type,parentSchema:schema32.properties.workflow.anyOf[2].items.anyOf[1],data:data4};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid1 = _errs21 === errors;
+valid5 = valid5 || _valid1;
+if(!valid5){
+const err23 = {instancePath:instancePath+"/workflow/" + i0,schemaPath:"#/properties/workflow/anyOf/2/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema32.properties.workflow.anyOf[2].items.anyOf,parentSchema:schema32.properties.workflow.anyOf[2].items,data:data4};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+else {
+errors = _errs18;
+if(vErrors !== null){
+if(_errs18){
+vErrors.length = _errs18;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/workflow",schemaPath:"#/properties/workflow/anyOf/2/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.workflow.anyOf[2].type,parentSchema:schema32.properties.workflow.anyOf[2],data:data2};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid0 = _errs15 === errors;
+valid1 = valid1 || _valid0;
+const _errs26 = errors;
+if("*" !== data2){
+const err25 = {instancePath:instancePath+"/workflow",schemaPath:"#/properties/workflow/anyOf/3/const",keyword:"const",params:{allowedValue: "*"},message:"must be equal to constant",schema:"*",parentSchema:schema32.properties.workflow.anyOf[3],data:data2};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid0 = _errs26 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err26 = {instancePath:instancePath+"/workflow",schemaPath:"#/properties/workflow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema32.properties.workflow.anyOf,parentSchema:schema32.properties.workflow,data:data2};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -1086,163 +1238,13 @@ vErrors = null;
 }
 }
 if(data.fields !== undefined){
-let data4 = data.fields;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-for(const key2 in data4){
-let data5 = data4[key2];
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.step === undefined){
-const err16 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/field/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'",schema:schema33.required,parentSchema:schema33,data:data5};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(data5.action === undefined){
-const err17 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/field/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema33.required,parentSchema:schema33,data:data5};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-for(const key3 in data5){
-if(!((key3 === "step") || (key3 === "action"))){
-const err18 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/field/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema33,data:data5};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-if(data5.step !== undefined){
-let data6 = data5.step;
-const _errs23 = errors;
-let valid6 = false;
-const _errs24 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err19 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.properties.step.anyOf[0].type,parentSchema:schema33.properties.step.anyOf[0],data:data6};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 1 || isNaN(data6)){
-const err20 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema33.properties.step.anyOf[0],data:data6};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-var _valid1 = _errs24 === errors;
-valid6 = valid6 || _valid1;
-const _errs26 = errors;
-if(typeof data6 === "string"){
-if(func2(data6) < 1){
-const err21 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.step.anyOf[1],data:data6};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-else {
-const err22 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.step.anyOf[1].type,parentSchema:schema33.properties.step.anyOf[1],data:data6};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-var _valid1 = _errs26 === errors;
-valid6 = valid6 || _valid1;
-if(!valid6){
-const err23 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema33.properties.step.anyOf,parentSchema:schema33.properties.step,data:data6};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-else {
-errors = _errs23;
-if(vErrors !== null){
-if(_errs23){
-vErrors.length = _errs23;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data5.action !== undefined){
-let data7 = data5.action;
-const _errs29 = errors;
-let valid7 = false;
-const _errs30 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.properties.action.anyOf[0].type,parentSchema:schema33.properties.action.anyOf[0],data:data7};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 1 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema33.properties.action.anyOf[0],data:data7};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-var _valid2 = _errs30 === errors;
-valid7 = valid7 || _valid2;
-const _errs32 = errors;
-if(typeof data7 === "string"){
-if(func2(data7) < 1){
-const err26 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.action.anyOf[1],data:data7};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.action.anyOf[1].type,parentSchema:schema33.properties.action.anyOf[1],data:data7};
+let data6 = data.fields;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key3 in data6){
+let data7 = data6[key3];
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.step === undefined){
+const err27 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/field/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'",schema:schema33.required,parentSchema:schema33,data:data7};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1251,10 +1253,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid2 = _errs32 === errors;
-valid7 = valid7 || _valid2;
-if(!valid7){
-const err28 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema33.properties.action.anyOf,parentSchema:schema33.properties.action,data:data7};
+if(data7.action === undefined){
+const err28 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/field/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema33.required,parentSchema:schema33,data:data7};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1263,21 +1263,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-else {
-errors = _errs29;
-if(vErrors !== null){
-if(_errs29){
-vErrors.length = _errs29;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/fields/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/field/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data:data5};
+for(const key4 in data7){
+if(!((key4 === "step") || (key4 === "action"))){
+const err29 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/field/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema33,data:data7};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1287,9 +1275,13 @@ vErrors.push(err29);
 errors++;
 }
 }
-}
-else {
-const err30 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.properties.fields.type,parentSchema:schema32.properties.fields,data:data4};
+if(data7.step !== undefined){
+let data8 = data7.step;
+const _errs35 = errors;
+let valid10 = false;
+const _errs36 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err30 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.properties.step.anyOf[0].type,parentSchema:schema33.properties.step.anyOf[0],data:data8};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1298,13 +1290,9 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-if(data.select !== undefined){
-let data8 = data.select;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-for(const key4 in data8){
-if(!(func1.call(schema34.properties, key4))){
-const err31 = {instancePath:instancePath+"/select",schemaPath:"#/$defs/select/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema34,data:data8};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err31 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema33.properties.step.anyOf[0],data:data8};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1314,13 +1302,12 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data8.status !== undefined){
-let data9 = data8.status;
-const _errs39 = errors;
-let valid10 = false;
-const _errs40 = errors;
-if(typeof data9 !== "string"){
-const err32 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.status.anyOf[0].type,parentSchema:schema34.properties.status.anyOf[0],data:data9};
+var _valid2 = _errs36 === errors;
+valid10 = valid10 || _valid2;
+const _errs38 = errors;
+if(typeof data8 === "string"){
+if(func2(data8) < 1){
+const err32 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.step.anyOf[1],data:data8};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1329,8 +1316,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!(((data9 === "running") || (data9 === "completed")) || (data9 === "aborted"))){
-const err33 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema34.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values",schema:schema34.properties.status.anyOf[0].enum,parentSchema:schema34.properties.status.anyOf[0],data:data9};
+}
+else {
+const err33 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.step.anyOf[1].type,parentSchema:schema33.properties.step.anyOf[1],data:data8};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1339,12 +1327,10 @@ vErrors.push(err33);
 }
 errors++;
 }
-var _valid3 = _errs40 === errors;
-valid10 = valid10 || _valid3;
-const _errs42 = errors;
-if(Array.isArray(data9)){
-if(data9.length < 1){
-const err34 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema34.properties.status.anyOf[1],data:data9};
+var _valid2 = _errs38 === errors;
+valid10 = valid10 || _valid2;
+if(!valid10){
+const err34 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/step",schemaPath:"#/$defs/field/properties/step/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema33.properties.step.anyOf,parentSchema:schema33.properties.step,data:data8};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1353,11 +1339,25 @@ vErrors.push(err34);
 }
 errors++;
 }
-const len0 = data9.length;
-for(let i0=0; i0<len0; i0++){
-let data10 = data9[i0];
-if(typeof data10 !== "string"){
-const err35 = {instancePath:instancePath+"/select/status/" + i0,schemaPath:"#/$defs/select/properties/status/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.status.anyOf[1].items.type,parentSchema:schema34.properties.status.anyOf[1].items,data:data10};
+else {
+errors = _errs35;
+if(vErrors !== null){
+if(_errs35){
+vErrors.length = _errs35;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data7.action !== undefined){
+let data9 = data7.action;
+const _errs41 = errors;
+let valid11 = false;
+const _errs42 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err35 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.properties.action.anyOf[0].type,parentSchema:schema33.properties.action.anyOf[0],data:data9};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1366,8 +1366,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(!(((data10 === "running") || (data10 === "completed")) || (data10 === "aborted"))){
-const err36 = {instancePath:instancePath+"/select/status/" + i0,schemaPath:"#/$defs/select/properties/status/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema34.properties.status.anyOf[1].items.enum},message:"must be equal to one of the allowed values",schema:schema34.properties.status.anyOf[1].items.enum,parentSchema:schema34.properties.status.anyOf[1].items,data:data10};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err36 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema33.properties.action.anyOf[0],data:data9};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1377,18 +1378,12 @@ vErrors.push(err36);
 errors++;
 }
 }
-let i1 = data9.length;
-let j0;
-if(i1 > 1){
-const indices0 = {};
-for(;i1--;){
-let item0 = data9[i1];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err37 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/1/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema34.properties.status.anyOf[1],data:data9};
+var _valid3 = _errs42 === errors;
+valid11 = valid11 || _valid3;
+const _errs44 = errors;
+if(typeof data9 === "string"){
+if(func2(data9) < 1){
+const err37 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.action.anyOf[1],data:data9};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1396,14 +1391,10 @@ else {
 vErrors.push(err37);
 }
 errors++;
-break;
-}
-indices0[item0] = i1;
-}
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema34.properties.status.anyOf[1].type,parentSchema:schema34.properties.status.anyOf[1],data:data9};
+const err38 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.action.anyOf[1].type,parentSchema:schema33.properties.action.anyOf[1],data:data9};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1412,10 +1403,10 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid3 = _errs42 === errors;
-valid10 = valid10 || _valid3;
-if(!valid10){
-const err39 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema34.properties.status.anyOf,parentSchema:schema34.properties.status,data:data9};
+var _valid3 = _errs44 === errors;
+valid11 = valid11 || _valid3;
+if(!valid11){
+const err39 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/action",schemaPath:"#/$defs/field/properties/action/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema33.properties.action.anyOf,parentSchema:schema33.properties.action,data:data9};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1425,10 +1416,10 @@ vErrors.push(err39);
 errors++;
 }
 else {
-errors = _errs39;
+errors = _errs41;
 if(vErrors !== null){
-if(_errs39){
-vErrors.length = _errs39;
+if(_errs41){
+vErrors.length = _errs41;
 }
 else {
 vErrors = null;
@@ -1436,10 +1427,9 @@ vErrors = null;
 }
 }
 }
-if(data8.priority !== undefined){
-let data11 = data8.priority;
-if(typeof data11 !== "string"){
-const err40 = {instancePath:instancePath+"/select/priority",schemaPath:"#/$defs/select/properties/priority/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.priority.type,parentSchema:schema34.properties.priority,data:data11};
+}
+else {
+const err40 = {instancePath:instancePath+"/fields/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/field/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data:data7};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1448,8 +1438,10 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!((data11 === "H") || (data11 === "V"))){
-const err41 = {instancePath:instancePath+"/select/priority",schemaPath:"#/$defs/select/properties/priority/enum",keyword:"enum",params:{allowedValues: schema34.properties.priority.enum},message:"must be equal to one of the allowed values",schema:schema34.properties.priority.enum,parentSchema:schema34.properties.priority,data:data11};
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.properties.fields.type,parentSchema:schema32.properties.fields,data:data6};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1459,10 +1451,12 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data8.name !== undefined){
-let data12 = data8.name;
-if(typeof data12 !== "string"){
-const err42 = {instancePath:instancePath+"/select/name",schemaPath:"#/$defs/select/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.name.type,parentSchema:schema34.properties.name,data:data12};
+if(data.select !== undefined){
+let data10 = data.select;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+for(const key5 in data10){
+if(!(func1.call(schema34.properties, key5))){
+const err42 = {instancePath:instancePath+"/select",schemaPath:"#/$defs/select/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema34,data:data10};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1472,10 +1466,13 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data8.query !== undefined){
-let data13 = data8.query;
-if(typeof data13 !== "string"){
-const err43 = {instancePath:instancePath+"/select/query",schemaPath:"#/$defs/select/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.query.type,parentSchema:schema34.properties.query,data:data13};
+if(data10.status !== undefined){
+let data11 = data10.status;
+const _errs51 = errors;
+let valid14 = false;
+const _errs52 = errors;
+if(typeof data11 !== "string"){
+const err43 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.status.anyOf[0].type,parentSchema:schema34.properties.status.anyOf[0],data:data11};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1484,15 +1481,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data8.tags !== undefined){
-let data14 = data8.tags;
-const _errs53 = errors;
-let valid14 = false;
-const _errs54 = errors;
-if(typeof data14 === "string"){
-if(func2(data14) < 1){
-const err44 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.tags.anyOf[0],data:data14};
+if(!(((data11 === "running") || (data11 === "completed")) || (data11 === "aborted"))){
+const err44 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema34.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values",schema:schema34.properties.status.anyOf[0].enum,parentSchema:schema34.properties.status.anyOf[0],data:data11};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1501,9 +1491,12 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.tags.anyOf[0].type,parentSchema:schema34.properties.tags.anyOf[0],data:data14};
+var _valid4 = _errs52 === errors;
+valid14 = valid14 || _valid4;
+const _errs54 = errors;
+if(Array.isArray(data11)){
+if(data11.length < 1){
+const err45 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema34.properties.status.anyOf[1],data:data11};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1512,12 +1505,11 @@ vErrors.push(err45);
 }
 errors++;
 }
-var _valid4 = _errs54 === errors;
-valid14 = valid14 || _valid4;
-const _errs56 = errors;
-if(Array.isArray(data14)){
-if(data14.length < 1){
-const err46 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema34.properties.tags.anyOf[1],data:data14};
+const len1 = data11.length;
+for(let i1=0; i1<len1; i1++){
+let data12 = data11[i1];
+if(typeof data12 !== "string"){
+const err46 = {instancePath:instancePath+"/select/status/" + i1,schemaPath:"#/$defs/select/properties/status/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.status.anyOf[1].items.type,parentSchema:schema34.properties.status.anyOf[1].items,data:data12};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1526,12 +1518,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-const len1 = data14.length;
-for(let i2=0; i2<len1; i2++){
-let data15 = data14[i2];
-if(typeof data15 === "string"){
-if(func2(data15) < 1){
-const err47 = {instancePath:instancePath+"/select/tags/" + i2,schemaPath:"#/$defs/select/properties/tags/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.tags.anyOf[1].items,data:data15};
+if(!(((data12 === "running") || (data12 === "completed")) || (data12 === "aborted"))){
+const err47 = {instancePath:instancePath+"/select/status/" + i1,schemaPath:"#/$defs/select/properties/status/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema34.properties.status.anyOf[1].items.enum},message:"must be equal to one of the allowed values",schema:schema34.properties.status.anyOf[1].items.enum,parentSchema:schema34.properties.status.anyOf[1].items,data:data12};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1541,8 +1529,18 @@ vErrors.push(err47);
 errors++;
 }
 }
-else {
-const err48 = {instancePath:instancePath+"/select/tags/" + i2,schemaPath:"#/$defs/select/properties/tags/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.tags.anyOf[1].items.type,parentSchema:schema34.properties.tags.anyOf[1].items,data:data15};
+let i2 = data11.length;
+let j0;
+if(i2 > 1){
+const indices0 = {};
+for(;i2--;){
+let item0 = data11[i2];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err48 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/1/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)",schema:true,parentSchema:schema34.properties.status.anyOf[1],data:data11};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1550,11 +1548,14 @@ else {
 vErrors.push(err48);
 }
 errors++;
+break;
+}
+indices0[item0] = i2;
 }
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema34.properties.tags.anyOf[1].type,parentSchema:schema34.properties.tags.anyOf[1],data:data14};
+const err49 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema34.properties.status.anyOf[1].type,parentSchema:schema34.properties.status.anyOf[1],data:data11};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1563,10 +1564,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-var _valid4 = _errs56 === errors;
+var _valid4 = _errs54 === errors;
 valid14 = valid14 || _valid4;
 if(!valid14){
-const err50 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema34.properties.tags.anyOf,parentSchema:schema34.properties.tags,data:data14};
+const err50 = {instancePath:instancePath+"/select/status",schemaPath:"#/$defs/select/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema34.properties.status.anyOf,parentSchema:schema34.properties.status,data:data11};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1576,10 +1577,10 @@ vErrors.push(err50);
 errors++;
 }
 else {
-errors = _errs53;
+errors = _errs51;
 if(vErrors !== null){
-if(_errs53){
-vErrors.length = _errs53;
+if(_errs51){
+vErrors.length = _errs51;
 }
 else {
 vErrors = null;
@@ -1587,10 +1588,10 @@ vErrors = null;
 }
 }
 }
-if(data8.organization !== undefined){
-let data16 = data8.organization;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err51 = {instancePath:instancePath+"/select/organization",schemaPath:"#/$defs/select/properties/organization/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.organization.type,parentSchema:schema34.properties.organization,data:data16};
+if(data10.priority !== undefined){
+let data13 = data10.priority;
+if(typeof data13 !== "string"){
+const err51 = {instancePath:instancePath+"/select/priority",schemaPath:"#/$defs/select/properties/priority/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.priority.type,parentSchema:schema34.properties.priority,data:data13};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1599,9 +1600,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 1 || isNaN(data16)){
-const err52 = {instancePath:instancePath+"/select/organization",schemaPath:"#/$defs/select/properties/organization/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34.properties.organization,data:data16};
+if(!((data13 === "H") || (data13 === "V"))){
+const err52 = {instancePath:instancePath+"/select/priority",schemaPath:"#/$defs/select/properties/priority/enum",keyword:"enum",params:{allowedValues: schema34.properties.priority.enum},message:"must be equal to one of the allowed values",schema:schema34.properties.priority.enum,parentSchema:schema34.properties.priority,data:data13};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1611,11 +1611,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-}
-if(data8.process !== undefined){
-let data17 = data8.process;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err53 = {instancePath:instancePath+"/select/process",schemaPath:"#/$defs/select/properties/process/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.process.type,parentSchema:schema34.properties.process,data:data17};
+if(data10.name !== undefined){
+let data14 = data10.name;
+if(typeof data14 !== "string"){
+const err53 = {instancePath:instancePath+"/select/name",schemaPath:"#/$defs/select/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.name.type,parentSchema:schema34.properties.name,data:data14};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1624,9 +1623,11 @@ vErrors.push(err53);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 1 || isNaN(data17)){
-const err54 = {instancePath:instancePath+"/select/process",schemaPath:"#/$defs/select/properties/process/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34.properties.process,data:data17};
+}
+if(data10.query !== undefined){
+let data15 = data10.query;
+if(typeof data15 !== "string"){
+const err54 = {instancePath:instancePath+"/select/query",schemaPath:"#/$defs/select/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.query.type,parentSchema:schema34.properties.query,data:data15};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1636,11 +1637,14 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-if(data8.lead_user !== undefined){
-let data18 = data8.lead_user;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err55 = {instancePath:instancePath+"/select/lead_user",schemaPath:"#/$defs/select/properties/lead_user/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.lead_user.type,parentSchema:schema34.properties.lead_user,data:data18};
+if(data10.tags !== undefined){
+let data16 = data10.tags;
+const _errs65 = errors;
+let valid18 = false;
+const _errs66 = errors;
+if(typeof data16 === "string"){
+if(func2(data16) < 1){
+const err55 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.tags.anyOf[0],data:data16};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1649,9 +1653,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 < 1 || isNaN(data18)){
-const err56 = {instancePath:instancePath+"/select/lead_user",schemaPath:"#/$defs/select/properties/lead_user/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34.properties.lead_user,data:data18};
+}
+else {
+const err56 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.tags.anyOf[0].type,parentSchema:schema34.properties.tags.anyOf[0],data:data16};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1660,15 +1664,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-}
-if(data8.active_step_id !== undefined){
-let data19 = data8.active_step_id;
-const _errs67 = errors;
-let valid17 = false;
+var _valid5 = _errs66 === errors;
+valid18 = valid18 || _valid5;
 const _errs68 = errors;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err57 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.active_step_id.anyOf[0].type,parentSchema:schema34.properties.active_step_id.anyOf[0],data:data19};
+if(Array.isArray(data16)){
+if(data16.length < 1){
+const err57 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema34.properties.tags.anyOf[1],data:data16};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1677,9 +1678,12 @@ vErrors.push(err57);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 1 || isNaN(data19)){
-const err58 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34.properties.active_step_id.anyOf[0],data:data19};
+const len2 = data16.length;
+for(let i3=0; i3<len2; i3++){
+let data17 = data16[i3];
+if(typeof data17 === "string"){
+if(func2(data17) < 1){
+const err58 = {instancePath:instancePath+"/select/tags/" + i3,schemaPath:"#/$defs/select/properties/tags/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.tags.anyOf[1].items,data:data17};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1689,12 +1693,8 @@ vErrors.push(err58);
 errors++;
 }
 }
-var _valid5 = _errs68 === errors;
-valid17 = valid17 || _valid5;
-const _errs70 = errors;
-if(typeof data19 === "string"){
-if(func2(data19) < 1){
-const err59 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.active_step_id.anyOf[1],data:data19};
+else {
+const err59 = {instancePath:instancePath+"/select/tags/" + i3,schemaPath:"#/$defs/select/properties/tags/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.tags.anyOf[1].items.type,parentSchema:schema34.properties.tags.anyOf[1].items,data:data17};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1704,8 +1704,9 @@ vErrors.push(err59);
 errors++;
 }
 }
+}
 else {
-const err60 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.active_step_id.anyOf[1].type,parentSchema:schema34.properties.active_step_id.anyOf[1],data:data19};
+const err60 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema34.properties.tags.anyOf[1].type,parentSchema:schema34.properties.tags.anyOf[1],data:data16};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1714,10 +1715,10 @@ vErrors.push(err60);
 }
 errors++;
 }
-var _valid5 = _errs70 === errors;
-valid17 = valid17 || _valid5;
-if(!valid17){
-const err61 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema34.properties.active_step_id.anyOf,parentSchema:schema34.properties.active_step_id,data:data19};
+var _valid5 = _errs68 === errors;
+valid18 = valid18 || _valid5;
+if(!valid18){
+const err61 = {instancePath:instancePath+"/select/tags",schemaPath:"#/$defs/select/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema34.properties.tags.anyOf,parentSchema:schema34.properties.tags,data:data16};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1727,10 +1728,10 @@ vErrors.push(err61);
 errors++;
 }
 else {
-errors = _errs67;
+errors = _errs65;
 if(vErrors !== null){
-if(_errs67){
-vErrors.length = _errs67;
+if(_errs65){
+vErrors.length = _errs65;
 }
 else {
 vErrors = null;
@@ -1738,10 +1739,10 @@ vErrors = null;
 }
 }
 }
-if(data8.progress_min !== undefined){
-let data20 = data8.progress_min;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err62 = {instancePath:instancePath+"/select/progress_min",schemaPath:"#/$defs/select/properties/progress_min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.progress_min.type,parentSchema:schema34.properties.progress_min,data:data20};
+if(data10.organization !== undefined){
+let data18 = data10.organization;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err62 = {instancePath:instancePath+"/select/organization",schemaPath:"#/$defs/select/properties/organization/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.organization.type,parentSchema:schema34.properties.organization,data:data18};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1750,9 +1751,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 > 100 || isNaN(data20)){
-const err63 = {instancePath:instancePath+"/select/progress_min",schemaPath:"#/$defs/select/properties/progress_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema34.properties.progress_min,data:data20};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 1 || isNaN(data18)){
+const err63 = {instancePath:instancePath+"/select/organization",schemaPath:"#/$defs/select/properties/organization/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34.properties.organization,data:data18};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1761,8 +1762,12 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data20 < 0 || isNaN(data20)){
-const err64 = {instancePath:instancePath+"/select/progress_min",schemaPath:"#/$defs/select/properties/progress_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema34.properties.progress_min,data:data20};
+}
+}
+if(data10.process !== undefined){
+let data19 = data10.process;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err64 = {instancePath:instancePath+"/select/process",schemaPath:"#/$defs/select/properties/process/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.process.type,parentSchema:schema34.properties.process,data:data19};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1771,12 +1776,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-}
-if(data8.progress_max !== undefined){
-let data21 = data8.progress_max;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err65 = {instancePath:instancePath+"/select/progress_max",schemaPath:"#/$defs/select/properties/progress_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.progress_max.type,parentSchema:schema34.properties.progress_max,data:data21};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 1 || isNaN(data19)){
+const err65 = {instancePath:instancePath+"/select/process",schemaPath:"#/$defs/select/properties/process/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34.properties.process,data:data19};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1785,9 +1787,12 @@ vErrors.push(err65);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 100 || isNaN(data21)){
-const err66 = {instancePath:instancePath+"/select/progress_max",schemaPath:"#/$defs/select/properties/progress_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema34.properties.progress_max,data:data21};
+}
+}
+if(data10.lead_user !== undefined){
+let data20 = data10.lead_user;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err66 = {instancePath:instancePath+"/select/lead_user",schemaPath:"#/$defs/select/properties/lead_user/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.lead_user.type,parentSchema:schema34.properties.lead_user,data:data20};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1796,8 +1801,9 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data21 < 0 || isNaN(data21)){
-const err67 = {instancePath:instancePath+"/select/progress_max",schemaPath:"#/$defs/select/properties/progress_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema34.properties.progress_max,data:data21};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 1 || isNaN(data20)){
+const err67 = {instancePath:instancePath+"/select/lead_user",schemaPath:"#/$defs/select/properties/lead_user/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34.properties.lead_user,data:data20};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1808,11 +1814,13 @@ errors++;
 }
 }
 }
-if(data8.total_runtime_min !== undefined){
-let data22 = data8.total_runtime_min;
-if(typeof data22 === "string"){
-if(!(formats0.validate(data22))){
-const err68 = {instancePath:instancePath+"/select/total_runtime_min",schemaPath:"#/$defs/select/properties/total_runtime_min/format",keyword:"format",params:{format: "flowrules-duration"},message:"must match format \""+"flowrules-duration"+"\"",schema:"flowrules-duration",parentSchema:schema34.properties.total_runtime_min,data:data22};
+if(data10.active_step_id !== undefined){
+let data21 = data10.active_step_id;
+const _errs79 = errors;
+let valid21 = false;
+const _errs80 = errors;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err68 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.active_step_id.anyOf[0].type,parentSchema:schema34.properties.active_step_id.anyOf[0],data:data21};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1821,9 +1829,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-else {
-const err69 = {instancePath:instancePath+"/select/total_runtime_min",schemaPath:"#/$defs/select/properties/total_runtime_min/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.total_runtime_min.type,parentSchema:schema34.properties.total_runtime_min,data:data22};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 1 || isNaN(data21)){
+const err69 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34.properties.active_step_id.anyOf[0],data:data21};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1833,11 +1841,12 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data8.total_runtime_max !== undefined){
-let data23 = data8.total_runtime_max;
-if(typeof data23 === "string"){
-if(!(formats0.validate(data23))){
-const err70 = {instancePath:instancePath+"/select/total_runtime_max",schemaPath:"#/$defs/select/properties/total_runtime_max/format",keyword:"format",params:{format: "flowrules-duration"},message:"must match format \""+"flowrules-duration"+"\"",schema:"flowrules-duration",parentSchema:schema34.properties.total_runtime_max,data:data23};
+var _valid6 = _errs80 === errors;
+valid21 = valid21 || _valid6;
+const _errs82 = errors;
+if(typeof data21 === "string"){
+if(func2(data21) < 1){
+const err70 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.active_step_id.anyOf[1],data:data21};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1848,7 +1857,7 @@ errors++;
 }
 }
 else {
-const err71 = {instancePath:instancePath+"/select/total_runtime_max",schemaPath:"#/$defs/select/properties/total_runtime_max/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.total_runtime_max.type,parentSchema:schema34.properties.total_runtime_max,data:data23};
+const err71 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.active_step_id.anyOf[1].type,parentSchema:schema34.properties.active_step_id.anyOf[1],data:data21};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1857,12 +1866,10 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-if(data8.started_time_after !== undefined){
-let data24 = data8.started_time_after;
-if(typeof data24 === "string"){
-if(!(formats4.validate(data24))){
-const err72 = {instancePath:instancePath+"/select/started_time_after",schemaPath:"#/$defs/select/properties/started_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.started_time_after,data:data24};
+var _valid6 = _errs82 === errors;
+valid21 = valid21 || _valid6;
+if(!valid21){
+const err72 = {instancePath:instancePath+"/select/active_step_id",schemaPath:"#/$defs/select/properties/active_step_id/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema34.properties.active_step_id.anyOf,parentSchema:schema34.properties.active_step_id,data:data21};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1871,9 +1878,22 @@ vErrors.push(err72);
 }
 errors++;
 }
+else {
+errors = _errs79;
+if(vErrors !== null){
+if(_errs79){
+vErrors.length = _errs79;
 }
 else {
-const err73 = {instancePath:instancePath+"/select/started_time_after",schemaPath:"#/$defs/select/properties/started_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.started_time_after.type,parentSchema:schema34.properties.started_time_after,data:data24};
+vErrors = null;
+}
+}
+}
+}
+if(data10.progress_min !== undefined){
+let data22 = data10.progress_min;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err73 = {instancePath:instancePath+"/select/progress_min",schemaPath:"#/$defs/select/properties/progress_min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.progress_min.type,parentSchema:schema34.properties.progress_min,data:data22};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1882,12 +1902,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-if(data8.started_time_before !== undefined){
-let data25 = data8.started_time_before;
-if(typeof data25 === "string"){
-if(!(formats4.validate(data25))){
-const err74 = {instancePath:instancePath+"/select/started_time_before",schemaPath:"#/$defs/select/properties/started_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.started_time_before,data:data25};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 100 || isNaN(data22)){
+const err74 = {instancePath:instancePath+"/select/progress_min",schemaPath:"#/$defs/select/properties/progress_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema34.properties.progress_min,data:data22};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1896,9 +1913,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-else {
-const err75 = {instancePath:instancePath+"/select/started_time_before",schemaPath:"#/$defs/select/properties/started_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.started_time_before.type,parentSchema:schema34.properties.started_time_before,data:data25};
+if(data22 < 0 || isNaN(data22)){
+const err75 = {instancePath:instancePath+"/select/progress_min",schemaPath:"#/$defs/select/properties/progress_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema34.properties.progress_min,data:data22};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1908,11 +1924,11 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data8.last_updated_time_after !== undefined){
-let data26 = data8.last_updated_time_after;
-if(typeof data26 === "string"){
-if(!(formats4.validate(data26))){
-const err76 = {instancePath:instancePath+"/select/last_updated_time_after",schemaPath:"#/$defs/select/properties/last_updated_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.last_updated_time_after,data:data26};
+}
+if(data10.progress_max !== undefined){
+let data23 = data10.progress_max;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err76 = {instancePath:instancePath+"/select/progress_max",schemaPath:"#/$defs/select/properties/progress_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.progress_max.type,parentSchema:schema34.properties.progress_max,data:data23};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1921,9 +1937,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-else {
-const err77 = {instancePath:instancePath+"/select/last_updated_time_after",schemaPath:"#/$defs/select/properties/last_updated_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.last_updated_time_after.type,parentSchema:schema34.properties.last_updated_time_after,data:data26};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 100 || isNaN(data23)){
+const err77 = {instancePath:instancePath+"/select/progress_max",schemaPath:"#/$defs/select/properties/progress_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema34.properties.progress_max,data:data23};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1932,12 +1948,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-if(data8.last_updated_time_before !== undefined){
-let data27 = data8.last_updated_time_before;
-if(typeof data27 === "string"){
-if(!(formats4.validate(data27))){
-const err78 = {instancePath:instancePath+"/select/last_updated_time_before",schemaPath:"#/$defs/select/properties/last_updated_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.last_updated_time_before,data:data27};
+if(data23 < 0 || isNaN(data23)){
+const err78 = {instancePath:instancePath+"/select/progress_max",schemaPath:"#/$defs/select/properties/progress_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema34.properties.progress_max,data:data23};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1947,8 +1959,12 @@ vErrors.push(err78);
 errors++;
 }
 }
-else {
-const err79 = {instancePath:instancePath+"/select/last_updated_time_before",schemaPath:"#/$defs/select/properties/last_updated_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.last_updated_time_before.type,parentSchema:schema34.properties.last_updated_time_before,data:data27};
+}
+if(data10.total_runtime_min !== undefined){
+let data24 = data10.total_runtime_min;
+if(typeof data24 === "string"){
+if(!(formats0.validate(data24))){
+const err79 = {instancePath:instancePath+"/select/total_runtime_min",schemaPath:"#/$defs/select/properties/total_runtime_min/format",keyword:"format",params:{format: "flowrules-duration"},message:"must match format \""+"flowrules-duration"+"\"",schema:"flowrules-duration",parentSchema:schema34.properties.total_runtime_min,data:data24};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1958,11 +1974,8 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data8.deadline_after !== undefined){
-let data28 = data8.deadline_after;
-if(typeof data28 === "string"){
-if(!(formats4.validate(data28))){
-const err80 = {instancePath:instancePath+"/select/deadline_after",schemaPath:"#/$defs/select/properties/deadline_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.deadline_after,data:data28};
+else {
+const err80 = {instancePath:instancePath+"/select/total_runtime_min",schemaPath:"#/$defs/select/properties/total_runtime_min/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.total_runtime_min.type,parentSchema:schema34.properties.total_runtime_min,data:data24};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1972,8 +1985,11 @@ vErrors.push(err80);
 errors++;
 }
 }
-else {
-const err81 = {instancePath:instancePath+"/select/deadline_after",schemaPath:"#/$defs/select/properties/deadline_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.deadline_after.type,parentSchema:schema34.properties.deadline_after,data:data28};
+if(data10.total_runtime_max !== undefined){
+let data25 = data10.total_runtime_max;
+if(typeof data25 === "string"){
+if(!(formats0.validate(data25))){
+const err81 = {instancePath:instancePath+"/select/total_runtime_max",schemaPath:"#/$defs/select/properties/total_runtime_max/format",keyword:"format",params:{format: "flowrules-duration"},message:"must match format \""+"flowrules-duration"+"\"",schema:"flowrules-duration",parentSchema:schema34.properties.total_runtime_max,data:data25};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1983,11 +1999,8 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data8.deadline_before !== undefined){
-let data29 = data8.deadline_before;
-if(typeof data29 === "string"){
-if(!(formats4.validate(data29))){
-const err82 = {instancePath:instancePath+"/select/deadline_before",schemaPath:"#/$defs/select/properties/deadline_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.deadline_before,data:data29};
+else {
+const err82 = {instancePath:instancePath+"/select/total_runtime_max",schemaPath:"#/$defs/select/properties/total_runtime_max/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.total_runtime_max.type,parentSchema:schema34.properties.total_runtime_max,data:data25};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1997,8 +2010,11 @@ vErrors.push(err82);
 errors++;
 }
 }
-else {
-const err83 = {instancePath:instancePath+"/select/deadline_before",schemaPath:"#/$defs/select/properties/deadline_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.deadline_before.type,parentSchema:schema34.properties.deadline_before,data:data29};
+if(data10.started_time_after !== undefined){
+let data26 = data10.started_time_after;
+if(typeof data26 === "string"){
+if(!(formats4.validate(data26))){
+const err83 = {instancePath:instancePath+"/select/started_time_after",schemaPath:"#/$defs/select/properties/started_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.started_time_after,data:data26};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2008,11 +2024,8 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data8.step_deadline_after !== undefined){
-let data30 = data8.step_deadline_after;
-if(typeof data30 === "string"){
-if(!(formats4.validate(data30))){
-const err84 = {instancePath:instancePath+"/select/step_deadline_after",schemaPath:"#/$defs/select/properties/step_deadline_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.step_deadline_after,data:data30};
+else {
+const err84 = {instancePath:instancePath+"/select/started_time_after",schemaPath:"#/$defs/select/properties/started_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.started_time_after.type,parentSchema:schema34.properties.started_time_after,data:data26};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2022,8 +2035,11 @@ vErrors.push(err84);
 errors++;
 }
 }
-else {
-const err85 = {instancePath:instancePath+"/select/step_deadline_after",schemaPath:"#/$defs/select/properties/step_deadline_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.step_deadline_after.type,parentSchema:schema34.properties.step_deadline_after,data:data30};
+if(data10.started_time_before !== undefined){
+let data27 = data10.started_time_before;
+if(typeof data27 === "string"){
+if(!(formats4.validate(data27))){
+const err85 = {instancePath:instancePath+"/select/started_time_before",schemaPath:"#/$defs/select/properties/started_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.started_time_before,data:data27};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2033,11 +2049,8 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data8.step_deadline_before !== undefined){
-let data31 = data8.step_deadline_before;
-if(typeof data31 === "string"){
-if(!(formats4.validate(data31))){
-const err86 = {instancePath:instancePath+"/select/step_deadline_before",schemaPath:"#/$defs/select/properties/step_deadline_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.step_deadline_before,data:data31};
+else {
+const err86 = {instancePath:instancePath+"/select/started_time_before",schemaPath:"#/$defs/select/properties/started_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.started_time_before.type,parentSchema:schema34.properties.started_time_before,data:data27};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2047,8 +2060,11 @@ vErrors.push(err86);
 errors++;
 }
 }
-else {
-const err87 = {instancePath:instancePath+"/select/step_deadline_before",schemaPath:"#/$defs/select/properties/step_deadline_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.step_deadline_before.type,parentSchema:schema34.properties.step_deadline_before,data:data31};
+if(data10.last_updated_time_after !== undefined){
+let data28 = data10.last_updated_time_after;
+if(typeof data28 === "string"){
+if(!(formats4.validate(data28))){
+const err87 = {instancePath:instancePath+"/select/last_updated_time_after",schemaPath:"#/$defs/select/properties/last_updated_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.last_updated_time_after,data:data28};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2058,11 +2074,8 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data8.aborted_time_after !== undefined){
-let data32 = data8.aborted_time_after;
-if(typeof data32 === "string"){
-if(!(formats4.validate(data32))){
-const err88 = {instancePath:instancePath+"/select/aborted_time_after",schemaPath:"#/$defs/select/properties/aborted_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.aborted_time_after,data:data32};
+else {
+const err88 = {instancePath:instancePath+"/select/last_updated_time_after",schemaPath:"#/$defs/select/properties/last_updated_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.last_updated_time_after.type,parentSchema:schema34.properties.last_updated_time_after,data:data28};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2072,8 +2085,11 @@ vErrors.push(err88);
 errors++;
 }
 }
-else {
-const err89 = {instancePath:instancePath+"/select/aborted_time_after",schemaPath:"#/$defs/select/properties/aborted_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.aborted_time_after.type,parentSchema:schema34.properties.aborted_time_after,data:data32};
+if(data10.last_updated_time_before !== undefined){
+let data29 = data10.last_updated_time_before;
+if(typeof data29 === "string"){
+if(!(formats4.validate(data29))){
+const err89 = {instancePath:instancePath+"/select/last_updated_time_before",schemaPath:"#/$defs/select/properties/last_updated_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.last_updated_time_before,data:data29};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2083,11 +2099,8 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data8.aborted_time_before !== undefined){
-let data33 = data8.aborted_time_before;
-if(typeof data33 === "string"){
-if(!(formats4.validate(data33))){
-const err90 = {instancePath:instancePath+"/select/aborted_time_before",schemaPath:"#/$defs/select/properties/aborted_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.aborted_time_before,data:data33};
+else {
+const err90 = {instancePath:instancePath+"/select/last_updated_time_before",schemaPath:"#/$defs/select/properties/last_updated_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.last_updated_time_before.type,parentSchema:schema34.properties.last_updated_time_before,data:data29};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -2097,8 +2110,11 @@ vErrors.push(err90);
 errors++;
 }
 }
-else {
-const err91 = {instancePath:instancePath+"/select/aborted_time_before",schemaPath:"#/$defs/select/properties/aborted_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.aborted_time_before.type,parentSchema:schema34.properties.aborted_time_before,data:data33};
+if(data10.deadline_after !== undefined){
+let data30 = data10.deadline_after;
+if(typeof data30 === "string"){
+if(!(formats4.validate(data30))){
+const err91 = {instancePath:instancePath+"/select/deadline_after",schemaPath:"#/$defs/select/properties/deadline_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.deadline_after,data:data30};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -2108,11 +2124,8 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data8.completed_time_after !== undefined){
-let data34 = data8.completed_time_after;
-if(typeof data34 === "string"){
-if(!(formats4.validate(data34))){
-const err92 = {instancePath:instancePath+"/select/completed_time_after",schemaPath:"#/$defs/select/properties/completed_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.completed_time_after,data:data34};
+else {
+const err92 = {instancePath:instancePath+"/select/deadline_after",schemaPath:"#/$defs/select/properties/deadline_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.deadline_after.type,parentSchema:schema34.properties.deadline_after,data:data30};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2122,8 +2135,11 @@ vErrors.push(err92);
 errors++;
 }
 }
-else {
-const err93 = {instancePath:instancePath+"/select/completed_time_after",schemaPath:"#/$defs/select/properties/completed_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.completed_time_after.type,parentSchema:schema34.properties.completed_time_after,data:data34};
+if(data10.deadline_before !== undefined){
+let data31 = data10.deadline_before;
+if(typeof data31 === "string"){
+if(!(formats4.validate(data31))){
+const err93 = {instancePath:instancePath+"/select/deadline_before",schemaPath:"#/$defs/select/properties/deadline_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.deadline_before,data:data31};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2133,11 +2149,8 @@ vErrors.push(err93);
 errors++;
 }
 }
-if(data8.completed_time_before !== undefined){
-let data35 = data8.completed_time_before;
-if(typeof data35 === "string"){
-if(!(formats4.validate(data35))){
-const err94 = {instancePath:instancePath+"/select/completed_time_before",schemaPath:"#/$defs/select/properties/completed_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.completed_time_before,data:data35};
+else {
+const err94 = {instancePath:instancePath+"/select/deadline_before",schemaPath:"#/$defs/select/properties/deadline_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.deadline_before.type,parentSchema:schema34.properties.deadline_before,data:data31};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2147,8 +2160,11 @@ vErrors.push(err94);
 errors++;
 }
 }
-else {
-const err95 = {instancePath:instancePath+"/select/completed_time_before",schemaPath:"#/$defs/select/properties/completed_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.completed_time_before.type,parentSchema:schema34.properties.completed_time_before,data:data35};
+if(data10.step_deadline_after !== undefined){
+let data32 = data10.step_deadline_after;
+if(typeof data32 === "string"){
+if(!(formats4.validate(data32))){
+const err95 = {instancePath:instancePath+"/select/step_deadline_after",schemaPath:"#/$defs/select/properties/step_deadline_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.step_deadline_after,data:data32};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2158,11 +2174,8 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data8.ended_time_after !== undefined){
-let data36 = data8.ended_time_after;
-if(typeof data36 === "string"){
-if(!(formats4.validate(data36))){
-const err96 = {instancePath:instancePath+"/select/ended_time_after",schemaPath:"#/$defs/select/properties/ended_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.ended_time_after,data:data36};
+else {
+const err96 = {instancePath:instancePath+"/select/step_deadline_after",schemaPath:"#/$defs/select/properties/step_deadline_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.step_deadline_after.type,parentSchema:schema34.properties.step_deadline_after,data:data32};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2172,8 +2185,11 @@ vErrors.push(err96);
 errors++;
 }
 }
-else {
-const err97 = {instancePath:instancePath+"/select/ended_time_after",schemaPath:"#/$defs/select/properties/ended_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.ended_time_after.type,parentSchema:schema34.properties.ended_time_after,data:data36};
+if(data10.step_deadline_before !== undefined){
+let data33 = data10.step_deadline_before;
+if(typeof data33 === "string"){
+if(!(formats4.validate(data33))){
+const err97 = {instancePath:instancePath+"/select/step_deadline_before",schemaPath:"#/$defs/select/properties/step_deadline_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.step_deadline_before,data:data33};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2183,11 +2199,8 @@ vErrors.push(err97);
 errors++;
 }
 }
-if(data8.ended_time_before !== undefined){
-let data37 = data8.ended_time_before;
-if(typeof data37 === "string"){
-if(!(formats4.validate(data37))){
-const err98 = {instancePath:instancePath+"/select/ended_time_before",schemaPath:"#/$defs/select/properties/ended_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.ended_time_before,data:data37};
+else {
+const err98 = {instancePath:instancePath+"/select/step_deadline_before",schemaPath:"#/$defs/select/properties/step_deadline_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.step_deadline_before.type,parentSchema:schema34.properties.step_deadline_before,data:data33};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -2197,8 +2210,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-else {
-const err99 = {instancePath:instancePath+"/select/ended_time_before",schemaPath:"#/$defs/select/properties/ended_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.ended_time_before.type,parentSchema:schema34.properties.ended_time_before,data:data37};
+if(data10.aborted_time_after !== undefined){
+let data34 = data10.aborted_time_after;
+if(typeof data34 === "string"){
+if(!(formats4.validate(data34))){
+const err99 = {instancePath:instancePath+"/select/aborted_time_after",schemaPath:"#/$defs/select/properties/aborted_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.aborted_time_after,data:data34};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -2208,9 +2224,8 @@ vErrors.push(err99);
 errors++;
 }
 }
-}
 else {
-const err100 = {instancePath:instancePath+"/select",schemaPath:"#/$defs/select/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data:data8};
+const err100 = {instancePath:instancePath+"/select/aborted_time_after",schemaPath:"#/$defs/select/properties/aborted_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.aborted_time_after.type,parentSchema:schema34.properties.aborted_time_after,data:data34};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -2220,11 +2235,11 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data.when !== undefined){
-let data38 = data.when;
-if(typeof data38 === "string"){
-if(func2(data38) < 1){
-const err101 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema32.properties.when,data:data38};
+if(data10.aborted_time_before !== undefined){
+let data35 = data10.aborted_time_before;
+if(typeof data35 === "string"){
+if(!(formats4.validate(data35))){
+const err101 = {instancePath:instancePath+"/select/aborted_time_before",schemaPath:"#/$defs/select/properties/aborted_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.aborted_time_before,data:data35};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -2235,7 +2250,7 @@ errors++;
 }
 }
 else {
-const err102 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.when.type,parentSchema:schema32.properties.when,data:data38};
+const err102 = {instancePath:instancePath+"/select/aborted_time_before",schemaPath:"#/$defs/select/properties/aborted_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.aborted_time_before.type,parentSchema:schema34.properties.aborted_time_before,data:data35};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -2245,11 +2260,11 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data.actions !== undefined){
-let data39 = data.actions;
-if(Array.isArray(data39)){
-if(data39.length < 1){
-const err103 = {instancePath:instancePath+"/actions",schemaPath:"#/properties/actions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema32.properties.actions,data:data39};
+if(data10.completed_time_after !== undefined){
+let data36 = data10.completed_time_after;
+if(typeof data36 === "string"){
+if(!(formats4.validate(data36))){
+const err103 = {instancePath:instancePath+"/select/completed_time_after",schemaPath:"#/$defs/select/properties/completed_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.completed_time_after,data:data36};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -2258,16 +2273,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-const len2 = data39.length;
-for(let i3=0; i3<len2; i3++){
-if(!(validate22(data39[i3], {instancePath:instancePath+"/actions/" + i3,parentData:data39,parentDataProperty:i3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
 }
 else {
-const err104 = {instancePath:instancePath+"/actions",schemaPath:"#/properties/actions/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.actions.type,parentSchema:schema32.properties.actions,data:data39};
+const err104 = {instancePath:instancePath+"/select/completed_time_after",schemaPath:"#/$defs/select/properties/completed_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.completed_time_after.type,parentSchema:schema34.properties.completed_time_after,data:data36};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -2277,10 +2285,11 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data.mode !== undefined){
-let data41 = data.mode;
-if(typeof data41 !== "string"){
-const err105 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.mode.type,parentSchema:schema32.properties.mode,data:data41};
+if(data10.completed_time_before !== undefined){
+let data37 = data10.completed_time_before;
+if(typeof data37 === "string"){
+if(!(formats4.validate(data37))){
+const err105 = {instancePath:instancePath+"/select/completed_time_before",schemaPath:"#/$defs/select/properties/completed_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.completed_time_before,data:data37};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -2289,8 +2298,9 @@ vErrors.push(err105);
 }
 errors++;
 }
-if(!((data41 === "enforce") || (data41 === "audit"))){
-const err106 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema32.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema32.properties.mode.enum,parentSchema:schema32.properties.mode,data:data41};
+}
+else {
+const err106 = {instancePath:instancePath+"/select/completed_time_before",schemaPath:"#/$defs/select/properties/completed_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.completed_time_before.type,parentSchema:schema34.properties.completed_time_before,data:data37};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -2300,12 +2310,11 @@ vErrors.push(err106);
 errors++;
 }
 }
-if(data.exclude !== undefined){
-let data42 = data.exclude;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-for(const key5 in data42){
-if(!((key5 === "instance_ids") || (key5 === "tags"))){
-const err107 = {instancePath:instancePath+"/exclude",schemaPath:"#/properties/exclude/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema32.properties.exclude,data:data42};
+if(data10.ended_time_after !== undefined){
+let data38 = data10.ended_time_after;
+if(typeof data38 === "string"){
+if(!(formats4.validate(data38))){
+const err107 = {instancePath:instancePath+"/select/ended_time_after",schemaPath:"#/$defs/select/properties/ended_time_after/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.ended_time_after,data:data38};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -2315,14 +2324,8 @@ vErrors.push(err107);
 errors++;
 }
 }
-if(data42.instance_ids !== undefined){
-let data43 = data42.instance_ids;
-if(Array.isArray(data43)){
-const len3 = data43.length;
-for(let i4=0; i4<len3; i4++){
-let data44 = data43[i4];
-if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err108 = {instancePath:instancePath+"/exclude/instance_ids/" + i4,schemaPath:"#/properties/exclude/properties/instance_ids/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.exclude.properties.instance_ids.items.type,parentSchema:schema32.properties.exclude.properties.instance_ids.items,data:data44};
+else {
+const err108 = {instancePath:instancePath+"/select/ended_time_after",schemaPath:"#/$defs/select/properties/ended_time_after/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.ended_time_after.type,parentSchema:schema34.properties.ended_time_after,data:data38};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -2331,9 +2334,12 @@ vErrors.push(err108);
 }
 errors++;
 }
-if((typeof data44 == "number") && (isFinite(data44))){
-if(data44 < 1 || isNaN(data44)){
-const err109 = {instancePath:instancePath+"/exclude/instance_ids/" + i4,schemaPath:"#/properties/exclude/properties/instance_ids/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema32.properties.exclude.properties.instance_ids.items,data:data44};
+}
+if(data10.ended_time_before !== undefined){
+let data39 = data10.ended_time_before;
+if(typeof data39 === "string"){
+if(!(formats4.validate(data39))){
+const err109 = {instancePath:instancePath+"/select/ended_time_before",schemaPath:"#/$defs/select/properties/ended_time_before/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema34.properties.ended_time_before,data:data39};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -2343,10 +2349,8 @@ vErrors.push(err109);
 errors++;
 }
 }
-}
-}
 else {
-const err110 = {instancePath:instancePath+"/exclude/instance_ids",schemaPath:"#/properties/exclude/properties/instance_ids/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.exclude.properties.instance_ids.type,parentSchema:schema32.properties.exclude.properties.instance_ids,data:data43};
+const err110 = {instancePath:instancePath+"/select/ended_time_before",schemaPath:"#/$defs/select/properties/ended_time_before/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.ended_time_before.type,parentSchema:schema34.properties.ended_time_before,data:data39};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -2356,15 +2360,9 @@ vErrors.push(err110);
 errors++;
 }
 }
-if(data42.tags !== undefined){
-let data45 = data42.tags;
-if(Array.isArray(data45)){
-const len4 = data45.length;
-for(let i5=0; i5<len4; i5++){
-let data46 = data45[i5];
-if(typeof data46 === "string"){
-if(func2(data46) < 1){
-const err111 = {instancePath:instancePath+"/exclude/tags/" + i5,schemaPath:"#/properties/exclude/properties/tags/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema32.properties.exclude.properties.tags.items,data:data46};
+}
+else {
+const err111 = {instancePath:instancePath+"/select",schemaPath:"#/$defs/select/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data:data10};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -2374,8 +2372,11 @@ vErrors.push(err111);
 errors++;
 }
 }
-else {
-const err112 = {instancePath:instancePath+"/exclude/tags/" + i5,schemaPath:"#/properties/exclude/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.exclude.properties.tags.items.type,parentSchema:schema32.properties.exclude.properties.tags.items,data:data46};
+if(data.when !== undefined){
+let data40 = data.when;
+if(typeof data40 === "string"){
+if(func2(data40) < 1){
+const err112 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema32.properties.when,data:data40};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -2385,9 +2386,8 @@ vErrors.push(err112);
 errors++;
 }
 }
-}
 else {
-const err113 = {instancePath:instancePath+"/exclude/tags",schemaPath:"#/properties/exclude/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.exclude.properties.tags.type,parentSchema:schema32.properties.exclude.properties.tags,data:data45};
+const err113 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.when.type,parentSchema:schema32.properties.when,data:data40};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -2397,9 +2397,11 @@ vErrors.push(err113);
 errors++;
 }
 }
-}
-else {
-const err114 = {instancePath:instancePath+"/exclude",schemaPath:"#/properties/exclude/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.properties.exclude.type,parentSchema:schema32.properties.exclude,data:data42};
+if(data.actions !== undefined){
+let data41 = data.actions;
+if(Array.isArray(data41)){
+if(data41.length < 1){
+const err114 = {instancePath:instancePath+"/actions",schemaPath:"#/properties/actions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema32.properties.actions,data:data41};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -2408,13 +2410,16 @@ vErrors.push(err114);
 }
 errors++;
 }
+const len3 = data41.length;
+for(let i4=0; i4<len3; i4++){
+if(!(validate22(data41[i4], {instancePath:instancePath+"/actions/" + i4,parentData:data41,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
 }
-if(data.active !== undefined){
-let data47 = data.active;
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-for(const key6 in data47){
-if(!(((((key6 === "from") || (key6 === "until")) || (key6 === "days")) || (key6 === "hours")) || (key6 === "timezone"))){
-const err115 = {instancePath:instancePath+"/active",schemaPath:"#/properties/active/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema32.properties.active,data:data47};
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/actions",schemaPath:"#/properties/actions/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.actions.type,parentSchema:schema32.properties.actions,data:data41};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -2424,10 +2429,10 @@ vErrors.push(err115);
 errors++;
 }
 }
-if(data47.from !== undefined){
-let data48 = data47.from;
-if(typeof data48 !== "string"){
-const err116 = {instancePath:instancePath+"/active/from",schemaPath:"#/properties/active/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.from.type,parentSchema:schema32.properties.active.properties.from,data:data48};
+if(data.mode !== undefined){
+let data43 = data.mode;
+if(typeof data43 !== "string"){
+const err116 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.mode.type,parentSchema:schema32.properties.mode,data:data43};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -2436,11 +2441,8 @@ vErrors.push(err116);
 }
 errors++;
 }
-}
-if(data47.until !== undefined){
-let data49 = data47.until;
-if(typeof data49 !== "string"){
-const err117 = {instancePath:instancePath+"/active/until",schemaPath:"#/properties/active/properties/until/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.until.type,parentSchema:schema32.properties.active.properties.until,data:data49};
+if(!((data43 === "enforce") || (data43 === "audit"))){
+const err117 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema32.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema32.properties.mode.enum,parentSchema:schema32.properties.mode,data:data43};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -2450,11 +2452,12 @@ vErrors.push(err117);
 errors++;
 }
 }
-if(data47.days !== undefined){
-let data50 = data47.days;
-if(Array.isArray(data50)){
-if(data50.length < 1){
-const err118 = {instancePath:instancePath+"/active/days",schemaPath:"#/properties/active/properties/days/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema32.properties.active.properties.days,data:data50};
+if(data.exclude !== undefined){
+let data44 = data.exclude;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+for(const key6 in data44){
+if(!((key6 === "instance_ids") || (key6 === "tags"))){
+const err118 = {instancePath:instancePath+"/exclude",schemaPath:"#/properties/exclude/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema32.properties.exclude,data:data44};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -2463,11 +2466,15 @@ vErrors.push(err118);
 }
 errors++;
 }
-const len5 = data50.length;
-for(let i6=0; i6<len5; i6++){
-let data51 = data50[i6];
-if(typeof data51 !== "string"){
-const err119 = {instancePath:instancePath+"/active/days/" + i6,schemaPath:"#/properties/active/properties/days/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.days.items.type,parentSchema:schema32.properties.active.properties.days.items,data:data51};
+}
+if(data44.instance_ids !== undefined){
+let data45 = data44.instance_ids;
+if(Array.isArray(data45)){
+const len4 = data45.length;
+for(let i5=0; i5<len4; i5++){
+let data46 = data45[i5];
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+const err119 = {instancePath:instancePath+"/exclude/instance_ids/" + i5,schemaPath:"#/properties/exclude/properties/instance_ids/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.exclude.properties.instance_ids.items.type,parentSchema:schema32.properties.exclude.properties.instance_ids.items,data:data46};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -2476,8 +2483,9 @@ vErrors.push(err119);
 }
 errors++;
 }
-if(!(((((((data51 === "mon") || (data51 === "tue")) || (data51 === "wed")) || (data51 === "thu")) || (data51 === "fri")) || (data51 === "sat")) || (data51 === "sun"))){
-const err120 = {instancePath:instancePath+"/active/days/" + i6,schemaPath:"#/properties/active/properties/days/items/enum",keyword:"enum",params:{allowedValues: schema32.properties.active.properties.days.items.enum},message:"must be equal to one of the allowed values",schema:schema32.properties.active.properties.days.items.enum,parentSchema:schema32.properties.active.properties.days.items,data:data51};
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 < 1 || isNaN(data46)){
+const err120 = {instancePath:instancePath+"/exclude/instance_ids/" + i5,schemaPath:"#/properties/exclude/properties/instance_ids/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema32.properties.exclude.properties.instance_ids.items,data:data46};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -2488,8 +2496,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err121 = {instancePath:instancePath+"/active/days",schemaPath:"#/properties/active/properties/days/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.active.properties.days.type,parentSchema:schema32.properties.active.properties.days,data:data50};
+const err121 = {instancePath:instancePath+"/exclude/instance_ids",schemaPath:"#/properties/exclude/properties/instance_ids/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.exclude.properties.instance_ids.type,parentSchema:schema32.properties.exclude.properties.instance_ids,data:data45};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -2499,10 +2508,15 @@ vErrors.push(err121);
 errors++;
 }
 }
-if(data47.hours !== undefined){
-let data52 = data47.hours;
-if(typeof data52 !== "string"){
-const err122 = {instancePath:instancePath+"/active/hours",schemaPath:"#/properties/active/properties/hours/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.hours.type,parentSchema:schema32.properties.active.properties.hours,data:data52};
+if(data44.tags !== undefined){
+let data47 = data44.tags;
+if(Array.isArray(data47)){
+const len5 = data47.length;
+for(let i6=0; i6<len5; i6++){
+let data48 = data47[i6];
+if(typeof data48 === "string"){
+if(func2(data48) < 1){
+const err122 = {instancePath:instancePath+"/exclude/tags/" + i6,schemaPath:"#/properties/exclude/properties/tags/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema32.properties.exclude.properties.tags.items,data:data48};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -2512,11 +2526,8 @@ vErrors.push(err122);
 errors++;
 }
 }
-if(data47.timezone !== undefined){
-let data53 = data47.timezone;
-if(typeof data53 === "string"){
-if(func2(data53) < 1){
-const err123 = {instancePath:instancePath+"/active/timezone",schemaPath:"#/properties/active/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema32.properties.active.properties.timezone,data:data53};
+else {
+const err123 = {instancePath:instancePath+"/exclude/tags/" + i6,schemaPath:"#/properties/exclude/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.exclude.properties.tags.items.type,parentSchema:schema32.properties.exclude.properties.tags.items,data:data48};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -2526,8 +2537,9 @@ vErrors.push(err123);
 errors++;
 }
 }
+}
 else {
-const err124 = {instancePath:instancePath+"/active/timezone",schemaPath:"#/properties/active/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.timezone.type,parentSchema:schema32.properties.active.properties.timezone,data:data53};
+const err124 = {instancePath:instancePath+"/exclude/tags",schemaPath:"#/properties/exclude/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.exclude.properties.tags.type,parentSchema:schema32.properties.exclude.properties.tags,data:data47};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -2539,7 +2551,7 @@ errors++;
 }
 }
 else {
-const err125 = {instancePath:instancePath+"/active",schemaPath:"#/properties/active/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.properties.active.type,parentSchema:schema32.properties.active,data:data47};
+const err125 = {instancePath:instancePath+"/exclude",schemaPath:"#/properties/exclude/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.properties.exclude.type,parentSchema:schema32.properties.exclude,data:data44};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -2549,12 +2561,12 @@ vErrors.push(err125);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data54 = data.limits;
-if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
-for(const key7 in data54){
-if(!(key7 === "max_instances")){
-const err126 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema32.properties.limits,data:data54};
+if(data.active !== undefined){
+let data49 = data.active;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+for(const key7 in data49){
+if(!(((((key7 === "from") || (key7 === "until")) || (key7 === "days")) || (key7 === "hours")) || (key7 === "timezone"))){
+const err126 = {instancePath:instancePath+"/active",schemaPath:"#/properties/active/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema32.properties.active,data:data49};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -2564,10 +2576,10 @@ vErrors.push(err126);
 errors++;
 }
 }
-if(data54.max_instances !== undefined){
-let data55 = data54.max_instances;
-if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
-const err127 = {instancePath:instancePath+"/limits/max_instances",schemaPath:"#/properties/limits/properties/max_instances/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.limits.properties.max_instances.type,parentSchema:schema32.properties.limits.properties.max_instances,data:data55};
+if(data49.from !== undefined){
+let data50 = data49.from;
+if(typeof data50 !== "string"){
+const err127 = {instancePath:instancePath+"/active/from",schemaPath:"#/properties/active/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.from.type,parentSchema:schema32.properties.active.properties.from,data:data50};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -2576,9 +2588,11 @@ vErrors.push(err127);
 }
 errors++;
 }
-if((typeof data55 == "number") && (isFinite(data55))){
-if(data55 < 1 || isNaN(data55)){
-const err128 = {instancePath:instancePath+"/limits/max_instances",schemaPath:"#/properties/limits/properties/max_instances/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema32.properties.limits.properties.max_instances,data:data55};
+}
+if(data49.until !== undefined){
+let data51 = data49.until;
+if(typeof data51 !== "string"){
+const err128 = {instancePath:instancePath+"/active/until",schemaPath:"#/properties/active/properties/until/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.until.type,parentSchema:schema32.properties.active.properties.until,data:data51};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -2588,10 +2602,11 @@ vErrors.push(err128);
 errors++;
 }
 }
-}
-}
-else {
-const err129 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.properties.limits.type,parentSchema:schema32.properties.limits,data:data54};
+if(data49.days !== undefined){
+let data52 = data49.days;
+if(Array.isArray(data52)){
+if(data52.length < 1){
+const err129 = {instancePath:instancePath+"/active/days",schemaPath:"#/properties/active/properties/days/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema32.properties.active.properties.days,data:data52};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -2600,15 +2615,177 @@ vErrors.push(err129);
 }
 errors++;
 }
-}
-}
-else {
-const err130 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+const len6 = data52.length;
+for(let i7=0; i7<len6; i7++){
+let data53 = data52[i7];
+if(typeof data53 !== "string"){
+const err130 = {instancePath:instancePath+"/active/days/" + i7,schemaPath:"#/properties/active/properties/days/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.days.items.type,parentSchema:schema32.properties.active.properties.days.items,data:data53};
 if(vErrors === null){
 vErrors = [err130];
 }
 else {
 vErrors.push(err130);
+}
+errors++;
+}
+if(!(((((((data53 === "mon") || (data53 === "tue")) || (data53 === "wed")) || (data53 === "thu")) || (data53 === "fri")) || (data53 === "sat")) || (data53 === "sun"))){
+const err131 = {instancePath:instancePath+"/active/days/" + i7,schemaPath:"#/properties/active/properties/days/items/enum",keyword:"enum",params:{allowedValues: schema32.properties.active.properties.days.items.enum},message:"must be equal to one of the allowed values",schema:schema32.properties.active.properties.days.items.enum,parentSchema:schema32.properties.active.properties.days.items,data:data53};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/active/days",schemaPath:"#/properties/active/properties/days/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.active.properties.days.type,parentSchema:schema32.properties.active.properties.days,data:data52};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+if(data49.hours !== undefined){
+let data54 = data49.hours;
+if(typeof data54 !== "string"){
+const err133 = {instancePath:instancePath+"/active/hours",schemaPath:"#/properties/active/properties/hours/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.hours.type,parentSchema:schema32.properties.active.properties.hours,data:data54};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+if(data49.timezone !== undefined){
+let data55 = data49.timezone;
+if(typeof data55 === "string"){
+if(func2(data55) < 1){
+const err134 = {instancePath:instancePath+"/active/timezone",schemaPath:"#/properties/active/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema32.properties.active.properties.timezone,data:data55};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/active/timezone",schemaPath:"#/properties/active/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.active.properties.timezone.type,parentSchema:schema32.properties.active.properties.timezone,data:data55};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+}
+else {
+const err136 = {instancePath:instancePath+"/active",schemaPath:"#/properties/active/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.properties.active.type,parentSchema:schema32.properties.active,data:data49};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+}
+if(data.limits !== undefined){
+let data56 = data.limits;
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+for(const key8 in data56){
+if(!((key8 === "max_instances") || (key8 === "max_changes_per_run"))){
+const err137 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema32.properties.limits,data:data56};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+if(data56.max_instances !== undefined){
+let data57 = data56.max_instances;
+if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+const err138 = {instancePath:instancePath+"/limits/max_instances",schemaPath:"#/properties/limits/properties/max_instances/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.limits.properties.max_instances.type,parentSchema:schema32.properties.limits.properties.max_instances,data:data57};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 < 1 || isNaN(data57)){
+const err139 = {instancePath:instancePath+"/limits/max_instances",schemaPath:"#/properties/limits/properties/max_instances/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema32.properties.limits.properties.max_instances,data:data57};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+}
+}
+if(data56.max_changes_per_run !== undefined){
+let data58 = data56.max_changes_per_run;
+if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+const err140 = {instancePath:instancePath+"/limits/max_changes_per_run",schemaPath:"#/properties/limits/properties/max_changes_per_run/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.limits.properties.max_changes_per_run.type,parentSchema:schema32.properties.limits.properties.max_changes_per_run,data:data58};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 < 1 || isNaN(data58)){
+const err141 = {instancePath:instancePath+"/limits/max_changes_per_run",schemaPath:"#/properties/limits/properties/max_changes_per_run/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema32.properties.limits.properties.max_changes_per_run,data:data58};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err142 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.properties.limits.type,parentSchema:schema32.properties.limits,data:data56};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+}
+}
+else {
+const err143 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
 }
 errors++;
 }

@@ -104,6 +104,44 @@ function replaceOrigin(link: string, origin: string): string {
   }
 }
 
+/** The position an endless-cursor request asked for (its counter), for the answer's next link. */
+const endlessAt = new WeakMap<QuirkRequest, number>();
+const ENDLESS_PREFIX = "endless.";
+
+/**
+ * endless-cursor's next link: a cursor never given before (its counter is one more than the request's) wrapping the
+ * query the faithful next link carried — or, after the last page, the first page's query, so the listing starts over.
+ */
+function endlessNext(req: QuirkRequest, res: ApiResponse): ApiResponse {
+  if (!INSTANCE_LIST_RE.test(req.path) || res.status !== 200 || !isRecord(res.body)) return res;
+  const { count: _dropped, ...body } = res.body;
+  let inner: URLSearchParams;
+  let origin = "";
+  if (typeof body.next === "string") {
+    const url = new URL(body.next, "http://sandbox.invalid");
+    inner = url.searchParams;
+    if (url.origin !== "http://sandbox.invalid") origin = url.origin;
+  } else {
+    inner = new URLSearchParams(req.searchParams);
+    inner.delete("cursor");
+  }
+  const n = (endlessAt.get(req) ?? 0) + 1;
+  const cursor = `${ENDLESS_PREFIX}${n}.${Buffer.from(inner.toString()).toString("base64url")}`;
+  return { ...res, body: { ...body, next: `${origin}${req.path}?${new URLSearchParams({ cursor }).toString()}` } };
+}
+
+/** endless-cursor's request: unwraps the cursor into the query the faithful sandbox understands. */
+function endlessRequest(req: QuirkRequest): void {
+  if (!INSTANCE_LIST_RE.test(req.path)) return;
+  const cursor = req.searchParams.get("cursor");
+  if (cursor === null || !cursor.startsWith(ENDLESS_PREFIX)) return;
+  const [n, wrapped] = cursor.slice(ENDLESS_PREFIX.length).split(".");
+  const inner = new URLSearchParams(Buffer.from(wrapped ?? "", "base64url").toString());
+  for (const key of [...req.searchParams.keys()]) req.searchParams.delete(key);
+  for (const [k, v] of inner) req.searchParams.append(k, v);
+  endlessAt.set(req, Number(n) || 0);
+}
+
 const QUIRKS: readonly Quirk[] = [
   {
     name: "decimal-strings",
@@ -195,6 +233,13 @@ const QUIRKS: readonly Quirk[] = [
       }
       return res;
     },
+  },
+  {
+    name: "endless-cursor",
+    description: "instance list pages carry no count and never end: every next link is a cursor never given before, and after the last page the listing starts over; implies small-pages",
+    needsSmallPages: true,
+    request: endlessRequest,
+    response: endlessNext,
   },
   {
     name: "small-pages",

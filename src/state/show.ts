@@ -12,7 +12,7 @@ import { acquireLock, describeOwner, LockHeldError, readOwner, staleness, type H
 import { describeFsError, FOREIGN_LOCK_MS, lockStateDir } from "./dir.js";
 import { stateKey } from "./mac.js";
 import { indexState, Newer, Unusable, type StateIndex } from "./reader.js";
-import { LOCK_FILE, STATE_FILE } from "./schema.js";
+import { LOCK_FILE, STATE_FILE, STATE_FORMAT } from "./schema.js";
 
 /** The watcher's lock in a state dir (docs/watch.md): `state clear` refuses while a watcher holds it. */
 const WATCH_LOCK = join("watch", "lock");
@@ -206,14 +206,80 @@ export interface ClearReport {
   removed: Array<{ file: string; bytes: number }>;
 }
 
+/** A name flowrules writes into a state dir, and what it must be to be flowrules' own. */
+function ownName(name: string): "state" | "temp" | "lock" | "watch" | undefined {
+  if (name === STATE_FILE) return "state";
+  if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(".tmp")) return "temp";
+  // the lock, its claims and the temporary files it is linked from (src/fs/lock.ts)
+  if (name === LOCK_FILE || name.startsWith(`${LOCK_FILE}.`)) return "lock";
+  if (name === "watch") return "watch";
+  return undefined;
+}
+
+/** Whether a file begins with a state header flowrules writes (`{"format":"flowrules-state",…}`); an empty one may be a temp file just made. */
+async function startsAsState(path: string, emptyIsOurs: boolean): Promise<boolean> {
+  const fh = await open(path, "r");
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    if (bytesRead === 0) return emptyIsOurs;
+    const line = buf.subarray(0, bytesRead).toString("utf8").split("\n")[0] ?? "";
+    try {
+      const header: unknown = JSON.parse(line);
+      return isRecord(header) && header.format === STATE_FORMAT;
+    } catch {
+      return false;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * The files `state clear` removes, judged before any is: the folder must be a state dir (only names flowrules
+ * writes there) and each file one flowrules wrote (a regular file; the state and its temp files starting with a
+ * state header). Anything else is one line and nothing is removed — a folder that is not a state dir lost its
+ * files with state-like names, and a folder at one of those names stopped the removal half-way.
+ */
+async function filesToClear(dir: string, dirArg: string, withLock: boolean): Promise<Array<{ name: string; bytes: number }>> {
+  const refuse = (why: string): UserError => new UserError(`not clearing ${dirArg}: ${why}; nothing was removed`);
+  const names = await readdir(dir);
+  const foreign = names.filter((n) => ownName(n) === undefined);
+  if (foreign.length > 0) {
+    const shown = foreign.slice(0, 3).map((n) => JSON.stringify(n)).join(", ");
+    throw refuse(`it is not a state dir flowrules wrote (it holds ${shown}${foreign.length > 3 ? ` and ${foreign.length - 3} more` : ""})`);
+  }
+  const files: Array<{ name: string; bytes: number }> = [];
+  for (const name of names) {
+    const kind = ownName(name);
+    const st = await lstat(join(dir, name));
+    if (kind === "watch") {
+      if (!st.isDirectory()) throw refuse(`${name} is not the watcher's folder`);
+      continue;
+    }
+    if (!st.isFile()) throw refuse(`${name} is not a regular file`);
+    // the run's own lock is removed by its release, not here; a lock being made by another run is left alone
+    if (kind === "lock" && (!name.startsWith(`${LOCK_FILE}.claim.`) || !withLock)) continue;
+    if ((kind === "state" || kind === "temp") && !(await startsAsState(join(dir, name), kind === "temp"))) {
+      throw refuse(`${name} is not a state flowrules wrote`);
+    }
+    files.push({ name, bytes: st.size });
+  }
+  return files;
+}
+
 /**
  * Removes the state's files (the state file, temporary files of dead runs) under the dir's lock, so the next run
- * with state reads everything. Refuses, in one line, while a run holds the dir or a watcher runs on it. The watcher's
- * journals (`watch/`) are kept: they are what makes a killed watcher send nothing twice.
+ * with state reads everything. Refuses, in one line, while a run holds the dir or a watcher runs on it, and for a
+ * folder that is not a state dir (filesToClear). The watcher's journals (`watch/`) are kept: they are what makes a
+ * killed watcher send nothing twice.
  */
 export async function clearStateDir(dirArg: string): Promise<ClearReport> {
   const dir = resolve(dirArg);
   if (!existsSync(dir)) return { dir: dirArg, removed: [] };
+  if (!(await stat(dir)).isDirectory()) throw new UserError(`not clearing ${dirArg}: it is not a folder; nothing was removed`);
+  // judged before the lock too: a folder that is not a state dir gets no lock file either
+  await filesToClear(dir, dirArg, false);
   let watcher: HeldLock | undefined;
   if (existsSync(join(dir, "watch"))) {
     watcher = acquireLock(join(dir, WATCH_LOCK), {
@@ -226,14 +292,10 @@ export async function clearStateDir(dirArg: string): Promise<ClearReport> {
     const lock = lockStateDir(dir, dirArg, "state clear");
     try {
       const removed: ClearReport["removed"] = [];
-      for (const name of await readdir(dir)) {
-        const ours = name === STATE_FILE || (name.startsWith(`${STATE_FILE}.`) && name.endsWith(".tmp")) || name.startsWith(`${LOCK_FILE}.claim.`);
-        if (!ours) continue;
-        const path = join(dir, name);
-        const st = await lstat(path);
+      for (const { name, bytes } of await filesToClear(dir, dirArg, true)) {
         // removing a name never follows it, were it a link
-        await rm(path, { force: true });
-        removed.push({ file: join(dirArg, name), bytes: st.size });
+        await rm(join(dir, name), { force: true });
+        removed.push({ file: join(dirArg, name), bytes });
       }
       return { dir: dirArg, removed };
     } finally {

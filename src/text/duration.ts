@@ -11,6 +11,12 @@ type Unit = keyof typeof UNIT_MS;
 /** The units as a message names them. */
 export const DURATION_UNITS = "ms, s, m, h or d";
 
+/**
+ * The longest duration any setting takes: 24 days. Node's timers hold at most 2^31 - 1 ms (about 24.8 days) and turn a
+ * longer delay into 1 ms, so `--interval 25d` polled without pause; a longer value is refused as it is read.
+ */
+export const MAX_DURATION_MS = 24 * 86_400_000;
+
 export type DurationResult = { ok: true; ms: number } | { ok: false; problem: string };
 
 /**
@@ -18,13 +24,15 @@ export type DurationResult = { ok: true; ms: number } | { ok: false; problem: st
  * documents one; without it a bare number is a problem that names the units. The problem is the words after the
  * setting's name ("needs a unit: …").
  */
-export function readDuration(raw: string, opts: { bare?: "s"; min?: number } = {}): DurationResult {
+export function readDuration(raw: string, opts: { bare?: "s"; min?: number; max?: number } = {}): DurationResult {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$/i.exec(raw);
   if (!m) return { ok: false, problem: `must be a duration such as 90s, 5m or 24h (a number and ${DURATION_UNITS}); got ${JSON.stringify(raw)}` };
   const unit = (m[2]?.toLowerCase() ?? opts.bare) as Unit | undefined;
   if (unit === undefined) return { ok: false, problem: `needs a unit: ${m[1]}s, ${m[1]}m or ${m[1]}h (ms, s, m, h or d); got ${JSON.stringify(raw)}` };
   const ms = Math.round(Number(m[1]) * UNIT_MS[unit]);
   const min = opts.min ?? 0;
+  const max = Math.min(opts.max ?? MAX_DURATION_MS, MAX_DURATION_MS);
+  if (!(ms <= max)) return { ok: false, problem: `must be at most ${durationText(max)}${max === MAX_DURATION_MS ? " (a timer cannot wait longer)" : ""}, got ${JSON.stringify(raw)}` };
   if (ms < min) return { ok: false, problem: `must be at least ${durationText(min)}, got ${JSON.stringify(raw)}` };
   return { ok: true, ms };
 }

@@ -7,7 +7,9 @@
 import type { ApiClient, ClientSettings, RequestLimiter } from "../api/index.js";
 import type { HeldLock } from "../fs/lock.js";
 import { countOutcomes, type ChangeOutcome } from "../apply/outcome.js";
+import { accessSync, constants, existsSync } from "node:fs";
 import { loadPlanForApply } from "../apply/load.js";
+import { journalPathProblem } from "../apply/journal.js";
 import { applyLoadedPlan, applyPlanInDir } from "../apply/run.js";
 import type { CommandIO } from "../log/command-io.js";
 import { nullLogger } from "../log/index.js";
@@ -120,7 +122,12 @@ function count(metrics: WatchMetrics, outcomes: readonly ChangeOutcome[]): void 
 export async function resumeCycle(ctx: CycleContext, planFile: string): Promise<void> {
   const log = ctx.io.log ?? nullLogger;
   let loaded: LoadedPlan;
+  const journalFile = `${planFile}.journal.jsonl`;
   try {
+    // a journal that cannot be read (a folder at its path, no permission) is no memory of the cycle: resuming it would
+    // fail the same way every time, so the folder is set aside as for a plan that cannot be read
+    const journalProblem = cycleJournalProblem(journalFile);
+    if (journalProblem !== undefined) throw new UserError(journalProblem);
     loaded = await loadPlanForApply(planFile, ctx.connection.baseUrl, { compact: true });
   } catch (err) {
     if (!(err instanceof UserError)) throw err;
@@ -131,11 +138,23 @@ export async function resumeCycle(ctx: CycleContext, planFile: string): Promise<
     return;
   }
   text(ctx.io, [resumingLine(planFile)]);
-  const run = await applyLoadedPlan(loaded, { ...applyOptions(ctx), journalFile: `${planFile}.journal.jsonl` });
+  const run = await applyLoadedPlan(loaded, { ...applyOptions(ctx), journalFile });
   count(ctx.metrics, run.outcomes);
   logCycleChanges(log, { plan_file: planFile }, run.outcomes, []);
   log.event("watch.resumed", { plan_file: planFile, ...countOutcomes(run.outcomes) });
   text(ctx.io, changeLines(run.outcomes.filter((o) => o.status !== "already_done" && o.status !== "deferred"), CHANGE_LINES_PER_CYCLE, "flowrules history --state DIR"));
+}
+
+/** Why a cycle's journal cannot be read and appended to, or undefined (missing is fine: nothing was sent). */
+function cycleJournalProblem(file: string): string | undefined {
+  const problem = journalPathProblem(file);
+  if (problem !== undefined || !existsSync(file)) return problem;
+  try {
+    accessSync(file, constants.R_OK | constants.W_OK);
+    return undefined;
+  } catch (err) {
+    return `cannot read the journal ${file}: ${(err as NodeJS.ErrnoException).code ?? "unreadable"}`;
+  }
 }
 
 /** Runs one cycle; returns the bookmarks after it (moved on when everything planned was settled) and its result. */

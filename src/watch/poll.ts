@@ -67,5 +67,5 @@ export function timeDependent(rule: CompiledRule): boolean {
   }
   // conditions and templates: any reading of the clock ($now(), now, $millis(), the helpers)
   const text = JSON.stringify({ when: rule.when?.source ?? "", actions: rule.actions });
-  return /\bnow\b|\$millis|daysSince|hoursUntil/.test(text);
+  return /\bnow\b|\$millis|daysSince|hoursUntil|waiting(Since|Days|Hours)/.test(text);
 }

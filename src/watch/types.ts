@@ -103,6 +103,11 @@ export class ReloadRequests {
     this.wake?.();
   }
 
+  /** Whether a request waits to be taken. */
+  pending(): boolean {
+    return this.why !== undefined;
+  }
+
   /** The pending request's reason, once. */
   take(): string | undefined {
     const why = this.why;
@@ -114,5 +119,10 @@ export class ReloadRequests {
   pause(ms: number, stop: AbortSignal): Promise<void> {
     if (this.why !== undefined) return Promise.resolve();
     return pauseUnless(ms, stop, (wake) => (this.wake = wake)).finally(() => (this.wake = undefined));
+  }
+
+  /** Resolves after `ms` or at once on a stop; requests meanwhile stay pending (a burst of them is taken as one). */
+  gather(ms: number, stop: AbortSignal): Promise<void> {
+    return pauseUnless(ms, stop);
   }
 }

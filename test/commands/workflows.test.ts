@@ -187,7 +187,7 @@ describe("pull, validate with the catalog, plan live", () => {
   });
 
   const BAD_CATALOGS: Array<[string, string, RegExp]> = [
-    ["malformed", "{ not json", /workflow catalog flowrules\.workflows\.json is not JSON/],
+    ["malformed", "{ not json", /workflow catalog flowrules\.workflows\.json is not valid JSON/],
     ["of another format_version", JSON.stringify({ format_version: 2, pulled_at: "x", base_url: "http://127.0.0.1:1/api", workflows: [] }), /has format_version 2; this flowrules reads 1; it is ignored/],
     ["of the wrong shape", JSON.stringify({ format_version: 1, pulled_at: "x", base_url: "b", workflows: [{ workflow: 3 }] }), /is malformed at workflows\.0\.workflow/],
     ["pulled from another base URL", JSON.stringify({ format_version: 1, pulled_at: "x", base_url: "http://127.0.0.1:1/api", workflows: [] }), /was pulled from http:\/\/127\.0\.0\.1:1\/api, not from http:\/\/127\.0\.0\.1:\d+\/api; it is ignored/],

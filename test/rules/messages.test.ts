@@ -43,7 +43,7 @@ describe("schema messages", () => {
   });
 
   it("workflow as a string", () => {
-    expect(only(ruleFile("workflow: Expense claim\nactions: [abort]")).message).toMatch(/^"workflow" in rule "r" must be an integer or a mapping, not a string/);
+    expect(only(ruleFile("workflow: Expense claim\nactions: [abort]")).message).toBe('"workflow" in rule "r" must be an id, { name: "Expense claim" }, a list of them, or "*" (every workflow), not the string "Expense claim"');
   });
 
   it("an empty value", () => {

@@ -4,14 +4,16 @@
  * an explanation can never disagree with a plan).
  */
 import type { CompiledRule } from "../../rules/types.js";
-import { buildContext, planBindings, type Bindings } from "../context.js";
+import { buildContext, instanceBindings, planBindings, type Bindings } from "../context.js";
+import { waitingSinceMs } from "../waiting.js";
+import { exprRefs } from "../../rules/ast-refs.js";
 import { evaluateInstance } from "../evaluate-instance.js";
 import { fieldKey, plainValue } from "../../model/field-values.js";
 import type { InstanceData } from "../../actions/instance.js";
 import { actionKind } from "../../actions/index.js";
 import { explainWhen } from "./clauses.js";
 import { checkFilters, selectionResult } from "./filters.js";
-import type { FieldExplanation, ReportExplanation, RuleExplanation } from "./types.js";
+import type { FieldExplanation, ReportExplanation, RuleExplanation, WaitingExplanation } from "./types.js";
 import { exclusionReason, exclusionsOf } from "../exclusions.js";
 import { inactiveRules } from "../active-rules.js";
 import { aliasesShown } from "../names.js";
@@ -34,6 +36,28 @@ function fieldsRead(rule: CompiledRule, data: InstanceData): FieldExplanation[] 
   });
 }
 
+/** The waiting time of every step the rule's `when` names in a waiting helper (once each). */
+function waitingShown(rule: CompiledRule, data: InstanceData, now: Date): WaitingExplanation[] {
+  if (!rule.needs.times || !rule.when) return [];
+  const steps = new Map<string, string | number | null>();
+  for (const w of exprRefs(rule.when.expr).waiting) {
+    if (w.step === null) continue;
+    const step = w.step?.written ?? null;
+    steps.set(JSON.stringify(step), step);
+  }
+  return [...steps.values()].map((step) => {
+    let ms: number | undefined;
+    try {
+      ms = waitingSinceMs(rule, data, step ?? undefined);
+    } catch {
+      ms = undefined; // the evaluation error itself is shown with the rule
+    }
+    if (ms === undefined) return { step };
+    const waited = now.getTime() - ms;
+    return { step, since: new Date(ms).toISOString(), days: waited / 86_400_000, hours: waited / 3_600_000 };
+  });
+}
+
 export async function explainRule(rule: CompiledRule, data: InstanceData, opts: ExplainOptions): Promise<RuleExplanation> {
   const out: RuleExplanation = {
     rule: rule.name,
@@ -53,7 +77,9 @@ export async function explainRule(rule: CompiledRule, data: InstanceData, opts: 
   out.filters = checkFilters(rule.select, data, opts.now);
   out.selected = selectionResult(out.filters);
   out.fields = fieldsRead(rule, data);
-  if (rule.when) out.when = await explainWhen(rule.when, buildContext(rule, data, nowIso), bindings);
+  const waiting = waitingShown(rule, data, opts.now);
+  if (waiting.length > 0) out.waiting = waiting;
+  if (rule.when) out.when = await explainWhen(rule.when, buildContext(rule, data, nowIso), instanceBindings(rule, data, bindings, nowIso));
 
   const excluded = exclusionReason(exclusionsOf(rule, opts.optOutTag), data.id, data.record?.tags ?? []);
   if (excluded) out.excluded = `excluded: ${excluded}`;

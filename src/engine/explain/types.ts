@@ -50,6 +50,15 @@ export interface ReportExplanation {
   row: Record<string, unknown>;
 }
 
+/** How long a step the rule's waiting helpers name has waited, on this instance (absent values: not active). */
+export interface WaitingExplanation {
+  /** the step as written in the call; null for the instance's first active step (a call without a step) */
+  step: string | number | null;
+  since?: string;
+  days?: number;
+  hours?: number;
+}
+
 export interface RuleExplanation {
   rule: string;
   workflow_id: number | null;
@@ -59,6 +68,8 @@ export interface RuleExplanation {
   /** fail when a filter fails; unknown when none fails but one cannot be checked */
   selected: FilterResult;
   fields: FieldExplanation[];
+  /** the values of `$waitingSince` / `$waitingDays` / `$waitingHours` for each step the rule's `when` names */
+  waiting?: WaitingExplanation[];
   /** absent when the rule has no `when` (every selected instance matches) */
   when?: ClauseExplanation;
   /** selected (or not ruled out) and `when` holds */

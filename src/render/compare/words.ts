@@ -5,7 +5,7 @@
 import { impactCounts, type ChangedWrite, type ComparePlan } from "../../engine/impact.js";
 import type { PlannedChange } from "../../plan/types.js";
 import { plural } from "../../text/plural.js";
-import { describeChange, diffKeys, showValue } from "../plan/summary.js";
+import { deferredWords, describeChange, diffKeys, showValue } from "../plan/summary.js";
 import { keyLabel, NO_NAMES, stepName, type PlanNames } from "../plan/names.js";
 
 /** `Impact since main (0123456789ab): 2 rules touched, +37 newly affected, -11 no longer, 5 write other values; 3 unchanged rules not planned.` */
@@ -17,8 +17,13 @@ export function impactSummary(plan: ComparePlan): string {
   const head = `Impact since ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)})`;
   const rest = plan.compare.unchanged > 0 ? `; ${plural(plan.compare.unchanged, "unchanged rule", "unchanged rules")} not planned` : "";
   const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error", "errors")}.` : "";
-  if (plan.impact.length === 0) return `${head}: no rule was added, edited or removed${rest}.${errors}`;
-  return `${head}: ${plural(plan.impact.length, "rule", "rules")} touched, +${t.added} newly affected, -${t.removed} no longer, ${t.changed} write other values${rest}.${errors}`;
+  // a rollout limit: the working tree's version plans only part of what it matches this run
+  const deferred = plan.rules.flatMap((r) => {
+    const w = deferredWords(r);
+    return w ? [`; ${r.name}: ${w}`] : [];
+  }).join("");
+  if (plan.impact.length === 0) return `${head}: no rule was added, edited or removed${rest}${deferred}.${errors}`;
+  return `${head}: ${plural(plan.impact.length, "rule", "rules")} touched, +${t.added} newly affected, -${t.removed} no longer, ${t.changed} write other values${rest}${deferred}.${errors}`;
 }
 
 /** `#123 "Taxi to the airport": complete step 20111 "Manager approval"` */

@@ -74,6 +74,15 @@ export function ruleLines(c: Colors, r: RuleExplanation, names: PlanNames = NO_N
     };
     out.push(...pad(r.fields.map((f) => [field(f), `= ${show(f.value)}`]), "    "));
   }
+  if (r.waiting && r.waiting.length > 0) {
+    out.push("  waiting");
+    const step = (w: NonNullable<RuleExplanation["waiting"]>[number]): string => (w.step === null ? "(first active step)" : JSON.stringify(w.step));
+    const value = (w: NonNullable<RuleExplanation["waiting"]>[number]): string =>
+      w.since === undefined || w.days === undefined || w.hours === undefined
+        ? "not active: no waiting time"
+        : `since ${w.since} = ${w.days.toFixed(2)} days (${w.hours.toFixed(1)} hours)`;
+    out.push(...pad(r.waiting.map((w) => [step(w), value(w)]), "    "));
+  }
   if (r.when) {
     out.push("  when");
     out.push(...clauseLines(c, r.when, "    "));

@@ -13,7 +13,7 @@ import { MUTATING_KINDS } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { textSafe, textSafeLines } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { deferredWords, workflowsWords, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, stepName, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -184,7 +184,7 @@ function rulesTable(plan: Plan, names: PlanNames): string {
   for (const h of head) out.push(`<th scope="col"${num.has(h) ? ` class="num"` : ""}>${h}</th>`);
   out.push(`</tr></thead><tbody>`);
   plan.rules.forEach((r, i) => {
-    const wf = r.workflow_id === null ? "—" : workflowCell(names, r.workflow_id, r.workflow_name);
+    const wf = r.workflow_id === null ? (workflowsWords(r) ?? "—") : workflowCell(names, r.workflow_id, r.workflow_name);
     const name = r.changes > 0 ? `<a href="#rule-${i}"><code>${esc(r.name)}</code></a>` : `<code>${esc(r.name)}</code>`;
     const cells = [
       `<th scope="row">${name}</th>`,
@@ -195,7 +195,7 @@ function rulesTable(plan: Plan, names: PlanNames): string {
       `<td class="num">${r.changes}</td>`,
       `<td class="num">${r.skipped}</td>`,
       r.status === "ok"
-        ? `<td class="ok">ok</td>`
+        ? `<td class="ok">ok${deferredWords(r) ? `<br><span class="deferred">${esc(deferredWords(r) ?? "")}</span>` : ""}</td>`
         : r.status === "inactive"
           ? `<td title="${esc(r.reason ?? "")}">inactive</td>`
           : `<td class="failed"><strong>failed</strong></td>`,

@@ -7,7 +7,7 @@ import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../
 import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { revertLines } from "./revert.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { deferredWords, workflowsWords, describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -65,6 +65,7 @@ function ruleState(plan: Plan, r: RulePlanSummary): string {
   const notes = [
     plan.changes.some((c) => c.rule === r.name && c.audit === true) ? "audit" : "",
     r.excluded ? `${r.excluded} excluded` : "",
+    deferredWords(r) ?? "",
   ].filter(Boolean);
   return `${r.status === "ok" ? "ok" : "**failed**"}${notes.length ? ` (${notes.join(", ")})` : ""}`;
 }
@@ -106,7 +107,7 @@ export const markdown: PlanFormatter = (plan, options) => {
   if (plan.revert) head.push(...revertLines(plan, md).map((l) => (l.startsWith("  ") ? `- ${l.trim()}` : l)), "");
   head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
   for (const r of plan.rules) {
-    const wf = r.workflow_id === null ? "—" : md(workflowCell(names, r.workflow_id, r.workflow_name));
+    const wf = r.workflow_id === null ? md(workflowsWords(r) ?? "—") : md(workflowCell(names, r.workflow_id, r.workflow_name));
     head.push(`| ${code(r.name)} | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${ruleState(plan, r)} |`);
   }
   head.push("");

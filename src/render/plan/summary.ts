@@ -23,6 +23,28 @@ export function skipLines(rule: RulePlanSummary): string[] {
   return Object.entries(rule.skipped_by_reason ?? {}).map(([reason, n]) => `${n} skipped: ${reason}`);
 }
 
+/**
+ * A rule's changes left to later runs by its rollout limit (`limits.max_changes_per_run`), in the words every view
+ * shows: `62 deferred by the rollout limit (20 of 82 this run)`; undefined when none were.
+ */
+export function deferredWords(rule: RulePlanSummary): string | undefined {
+  const n = rule.deferred ?? 0;
+  if (n <= 0) return undefined;
+  return `${n} deferred by the rollout limit (${rule.changes} of ${rule.changes + n} this run)`;
+}
+
+/**
+ * The workflows of a rule over several (`workflow:` a list or "*"): `workflows 1042, 1043` and those skipped, or
+ * undefined for a rule of one workflow.
+ */
+export function workflowsWords(rule: RulePlanSummary): string | undefined {
+  if (!rule.workflow_ids) return undefined;
+  const skipped = rule.workflows_skipped ?? [];
+  const planned = rule.workflow_ids.filter((id) => !skipped.some((s) => s.workflow_id === id));
+  const list = planned.length > 0 ? `workflows ${planned.join(", ")}` : "no workflow";
+  return skipped.length > 0 ? `${list}; skipped ${skipped.map((s) => `${s.workflow_id} (${s.reason})`).join(", ")}` : list;
+}
+
 /** Mutating kinds that occur in the plan, in registry order (for legends). */
 export function kindsUsed(plan: Plan): string[] {
   return MUTATING_KINDS.filter((k) => plan.changes.some((ch) => ch.kind === k));
@@ -38,6 +60,8 @@ export function summaryLine(plan: Plan): string {
   if (r > 0) parts.push(plural(r, "report"));
   const audit = plan.changes.filter((c) => c.audit === true).length;
   if (audit > 0) parts.push(`${audit} in audit (never applied)`);
+  const deferred = plan.rules.reduce((n, rule) => n + (rule.deferred ?? 0), 0);
+  if (deferred > 0) parts.push(`${deferred} deferred by the rollout limit`);
   const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error")}.` : "";
   // a forecast says so wherever its summary shows (docs/forecast.md)
   const lead = plan.forecast_at !== undefined ? `Forecast for ${shortInstant(plan.forecast_at)}` : "Plan";

@@ -6,7 +6,7 @@ import pc from "picocolors";
 import type { PlannedReport } from "../../plan/types.js";
 import { textSafe as t } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { describeChange, diffKeys, kindsUsed, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import { deferredWords, workflowsWords, describeChange, diffKeys, kindsUsed, presentation, showValue, skipLines, summaryLine } from "./summary.js";
 import { keyLabel, planNames, workflowLabel } from "./names.js";
 import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -53,7 +53,7 @@ export const text: PlanFormatter = (plan, { color }) => {
   }
 
   for (const rule of plan.rules) {
-    const wf = rule.workflow_id === null ? "unresolved workflow" : t(workflowLabel(names, rule.workflow_id, rule.workflow_name));
+    const wf = rule.workflow_id === null ? t(workflowsWords(rule) ?? "unresolved workflow") : t(workflowLabel(names, rule.workflow_id, rule.workflow_name));
     const status = rule.status === "failed" ? c.red(" FAILED") : "";
     if (rule.status === "inactive") {
       out.push("", c.bold(`Rule ${t(rule.name)}`) + ` (${wf}): ${c.yellow("INACTIVE")}, ${t(rule.reason ?? "outside its active window")}`);
@@ -70,6 +70,8 @@ export const text: PlanFormatter = (plan, { color }) => {
         audit,
     );
     for (const line of skipLines(rule)) out.push(`  ${c.dim(t(line))}`);
+    const deferred = deferredWords(rule);
+    if (deferred) out.push(`  ${c.yellow(deferred)}`);
     for (const ch of plan.changes.filter((x) => x.rule === rule.name)) {
       const p = presentation(ch.kind);
       const what = t(describeChange(ch, names).label);

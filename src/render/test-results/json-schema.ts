@@ -36,6 +36,7 @@ export const TestCaseResult = z
     col: count,
     duration_ms: z.number().nonnegative(),
     failures: z.array(TestFailure),
+    notes: z.array(z.string()).optional().describe("what the case left unchecked (inputs it does not state)"),
   })
   .strict();
 

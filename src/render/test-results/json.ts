@@ -31,6 +31,7 @@ export function testsJson(run: TestRun): string {
         ...(f.why !== undefined ? { why: f.why.map(saidText) } : {}),
         ...(f.at !== undefined ? { at: { file: f.at.file, line: f.at.line, col: f.at.col } } : {}),
       })),
+      ...(r.notes && r.notes.length > 0 ? { notes: r.notes } : {}),
     })),
     diagnostics: run.diagnostics.map(diagnosticJson),
   };

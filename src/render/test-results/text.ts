@@ -39,6 +39,11 @@ export function testsText(run: TestRun, color: boolean): string {
   const c = pc.createColors(color);
   const out: string[] = [];
   if (run.results.length > 0) out.push(...resultsTable(c, run.results));
+  const noted = run.results.filter((r) => (r.notes ?? []).length > 0);
+  if (noted.length > 0) {
+    out.push("", c.bold("Not compared"));
+    for (const r of noted) for (const n of r.notes ?? []) out.push(`  ${c.dim("·")} ${r.name}: ${n}`);
+  }
   const failed = run.results.filter((r) => r.status !== "pass");
   if (failed.length > 0) {
     out.push("", c.bold("Failures"));
