@@ -16,7 +16,7 @@ import { savedLine } from "../render/plan/saved.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
 import { planPayload } from "../render/notify/payload.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
-import { loadPlanning, planLoaded, type PlanRunOptions } from "./planning.js";
+import { loadPlanning, PlanNotFinished, planLoaded, type PlanRunOptions } from "./planning.js";
 
 export { planRuleSet } from "./planning.js";
 
@@ -61,7 +61,16 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
   const loaded = await loadPlanning(opts.paths, opts, io);
   if (!loaded) return EXIT_ERROR;
   // a plan written to a file may be applied: it records what it saw of each instance (src/engine/seen.ts)
-  const plan = await planLoaded(loaded, opts.connection, io, { ...opts, recordSeen: opts.out !== undefined });
+  let plan: Plan;
+  try {
+    plan = await planLoaded(loaded, opts.connection, io, { ...opts, recordSeen: opts.out !== undefined });
+  } catch (err) {
+    if (!(err instanceof PlanNotFinished)) throw err;
+    // a bounded run that read what it could: no plan, not an error; --detailed-exitcode cannot say "no changes"
+    io.log?.event("plan.not_finished", { message: err.message }, "warn");
+    if (io.log?.structured !== true) io.stderr(`${err.message}\n`);
+    return opts.detailedExitcode ? EXIT_ERROR : EXIT_OK;
+  }
   await emitPlan(plan, PLAN_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }), opts, io, startedAt);
   return planExitCode(plan, opts.detailedExitcode);
 }

@@ -22,7 +22,10 @@ import { readCatalog } from "../rules/catalog.js";
 import { CATALOG_FILE } from "../model/defaults.js";
 import type { CommandIO } from "../log/command-io.js";
 import { textSafe } from "../render/escape.js";
-import { UserError } from "../model/errors.js";
+import { EXIT_OK, UserError } from "../model/errors.js";
+import { durationText } from "../text/duration.js";
+import { syncLine, syncLeftMs, type SyncProgress } from "../state/index.js";
+import { duration } from "../render/progress/format.js";
 import { maskKeyInPlan } from "../engine/mask-plan.js";
 import { finishState, holdState, openStateForRun, reportState, stateSettingsOf, type HeldState } from "./state.js";
 
@@ -52,7 +55,18 @@ export type PlanRunOptions = Partial<PlanningSettings> & {
   keepState?: (held: HeldState) => void;
   /** the run's stop (src/cli/signals.ts): no request starts after it, and a plan cut short is no plan */
   signal?: AbortSignal;
+  /**
+   * `plan --max-duration`: no request starts after this long; a plan not finished by then is no plan, and with a
+   * state the sync so far is kept for the next run (docs/operating.md, "A first sync over several runs"). Its own
+   * name: apply's --max-duration (ApplyingSettings) bounds when changes start, not planning
+   */
+  planMaxDurationMs?: number;
+  /** after each checkpoint of a sync: how far it got (a watcher's metrics) */
+  onSync?: (p: { synced: number; total: number | null; leftS: number | null }) => void;
 };
+
+/** A plan not made because --max-duration ran out first; with a state, the sync so far is kept. Not an error. */
+export class PlanNotFinished extends UserError {}
 
 /** One request choice of the query planner as a line for people. */
 function explainLine(c: RequestChoice): string {
@@ -87,7 +101,11 @@ export async function planRuleSet(
   // checked before a client exists: a misused --resync-after is one line with nothing to close
   const stateSettings = opts.at ? undefined : stateSettingsOf(opts);
   if (opts.at && opts.state !== undefined && !opts.quiet) io.stderr("note: a forecast neither reads nor writes the state dir; it reads the service\n");
-  const stop = opts.signal ?? connection.stop;
+  const stopped = opts.signal ?? connection.stop;
+  const deadline = opts.planMaxDurationMs === undefined ? undefined : new AbortController();
+  const deadlineTimer = deadline ? setTimeout(() => deadline.abort(), Math.min(opts.planMaxDurationMs ?? 0, 2 ** 31 - 1)) : undefined;
+  deadlineTimer?.unref();
+  const stop = deadline ? (stopped ? AbortSignal.any([stopped, deadline.signal]) : deadline.signal) : stopped;
   // progress per rule (requests done of expected, ETA at the pace the limiter really allows)
   const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(connection.rateLimitPerMin), rules: ruleSet.rules.length });
   const logClientEvent = clientEventLogger(io.log ?? nullLogger);
@@ -122,12 +140,35 @@ export async function planRuleSet(
   // the state dir is opened (and locked) before any request: an unusable one fails here, in one line
   const now = opts.at ?? opts.now ?? (stateSettings ? new Date() : undefined);
   const readAt = new Date();
+  const ratePerMin = sendRatePerMin(connection.rateLimitPerMin);
+  /** the run was stopped: the last checkpoint's figures go into the one line that says so */
+  let stopping = false;
+  let lastSyncLine = 0;
+  const saySync = (p: SyncProgress, print: boolean): string => {
+    const line = syncLine(p, ratePerMin, duration);
+    log.event("state.sync", { synced: p.synced, total: p.total, workflows: p.workflows, left_s: leftSeconds(p, ratePerMin) }, "info");
+    opts.onSync?.({ synced: p.synced, total: p.total, leftS: leftSeconds(p, ratePerMin) });
+    // on a text stderr at most once a minute (a checkpoint may come every few seconds at an unlimited rate)
+    if (print && !opts.quiet && !log.structured && Date.now() - lastSyncLine >= 60_000) {
+      lastSyncLine = Date.now();
+      view.clear();
+      io.stderr(`state: ${line}\n`);
+    }
+    return line;
+  };
   const state = stateSettings
-    ? await openStateForRun(stateSettings, client, connection.apiKey, ruleSet, now ?? new Date(), onWarning, onRequestChoice).catch(async (err: unknown) => {
+    ? await openStateForRun(stateSettings, client, connection.apiKey, ruleSet, now ?? new Date(), onWarning, onRequestChoice, (p) => saySync(p, !stopping)).catch(async (err: unknown) => {
+        clearTimeout(deadlineTimer);
         await client.close();
         throw err;
       })
     : undefined;
+  if (state?.partial) {
+    const p = state.partial;
+    const has = `holds a partial sync (${syncLine(p, 0, duration)} of ${plural(p.workflows, "workflow")})`;
+    log.event("state.partial", { dir: state.dir, synced: p.synced, total: p.total, workflows: p.workflows }, "info");
+    if (!opts.quiet && !log.structured) io.stderr(`state: ${textSafe(state.dir)} ${has}: this run reads the rest before it plans\n`);
+  }
   const api = state ? state.wrap(client) : client;
   let kept = false;
   const started = Date.now();
@@ -150,9 +191,25 @@ export async function planRuleSet(
     });
     view.finish();
     // the rules whose requests were refused by the stop have errors, not results: no part of it is a plan
-    if (stop?.aborted && plan.errors.length > 0) throw new UserError("stopped before the plan was complete: no plan was made, the state is as before");
+    if (stop?.aborted && plan.errors.length > 0) {
+      // what was read is kept for the next run when a sync was going on (a checkpoint)
+      stopping = true;
+      const synced = state ? await state.checkpoint() : undefined;
+      const earlier = state?.partial;
+      const kept = synced
+        ? `the state keeps what was read (${saySync(synced, false)}): the same command again continues`
+        : earlier
+          ? `the state keeps the sync so far (${syncLine(earlier, 0, duration)}): the same command again continues`
+          : "the state is as before";
+      if (deadline?.signal.aborted && !stopped?.aborted) {
+        throw new PlanNotFinished(`--max-duration ${durationText(opts.planMaxDurationMs ?? 0)} ran out before the plan was complete: no plan was made; ${kept}`, EXIT_OK);
+      }
+      throw new UserError(`stopped before the plan was complete: no plan was made; ${kept}`);
+    }
     const unusable = client.unusable();
     if (unusable) throw new UserError(`${unusable.message}; nothing was planned`);
+    // the sync, if one went on, is complete: the watcher's gauges go back to none
+    if (state) opts.onSync?.({ synced: 0, total: null, leftS: null });
     maskKeyInPlan(plan, connection.apiKey);
     const ms = Date.now() - started;
     logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}), ...(opts.profile ? { profile: opts.profile.name } : {}) });
@@ -166,6 +223,7 @@ export async function planRuleSet(
     } else if (state) await finishState(state, plan, io, opts.quiet);
     return withProfile(opts.at ? asForecast(plan, opts.at, readAt) : plan, opts.profile);
   } finally {
+    clearTimeout(deadlineTimer);
     view.finish();
     if (!kept) await state?.release();
     await client.close();
@@ -198,4 +256,9 @@ export async function planLoaded(loaded: LoadedRules, connection: ConnectionSett
   const { ruleSet, changed } = loaded;
   const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, connection, io, planning);
   return changed ? withChangedSince(planned, changed, planning.rules ?? []) : planned;
+}
+
+function leftSeconds(p: SyncProgress, ratePerMin: number): number | null {
+  const ms = syncLeftMs(p, ratePerMin);
+  return ms === undefined ? null : Math.round(ms / 1000);
 }

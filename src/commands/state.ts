@@ -5,7 +5,7 @@ import { VERSION } from "../model/version.js";
 import type { Plan } from "../plan/types.js";
 import type { RuleSet } from "../rules/types.js";
 import type { CommandIO } from "../log/command-io.js";
-import { DEFAULT_RESYNC_AFTER_MS, openRunState, readInFull, StateNotWritten, type OwnWrite, type RunState, type StateSettings } from "../state/index.js";
+import { DEFAULT_RESYNC_AFTER_MS, openRunState, readInFull, StateNotWritten, type OwnWrite, type RunState, type StateSettings, type SyncProgress } from "../state/index.js";
 import { textSafe } from "../render/escape.js";
 import type { PlanningSettings } from "../model/settings.js";
 import { UserError } from "../model/errors.js";
@@ -29,8 +29,9 @@ export function openStateForRun(
   now: Date,
   warn: (message: string) => void,
   explain: (c: RequestChoice) => void,
+  onCheckpoint?: (p: SyncProgress) => void,
 ): Promise<RunState> {
-  return openRunState(settings, { baseUrl: client.baseUrl, apiKey, now, rules: ruleSet.rules, version: VERSION, warn, explain });
+  return openRunState(settings, { baseUrl: client.baseUrl, apiKey, now, rules: ruleSet.rules, version: VERSION, warn, explain, ...(onCheckpoint ? { onCheckpoint } : {}) });
 }
 
 /**

@@ -74,6 +74,7 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
           limiter: run.limiter,
           recordSeen: run.recordSeen,
           ...(run.keep ? { keepState: run.keep } : {}), // state-cache: the apply sends through the state
+          ...(run.onSync ? { onSync: run.onSync } : {}),
         }),
       notify: (payload) => sendNotification(s.notify, payload, io),
     };

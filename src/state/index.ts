@@ -16,12 +16,14 @@ import type { Plan } from "../plan/types.js";
 import { openStateDir } from "./dir.js";
 import { stateKey } from "./mac.js";
 import { StateClient, WriteThroughClient, type OwnWrite, type StateChoice, type StateCounts } from "./client.js";
-import { STATE_FORMAT, STATE_FORMAT_VERSION } from "./schema.js";
+import { STATE_FORMAT, STATE_FORMAT_VERSION, type Marks } from "./schema.js";
+import type { CheckpointPolicy, SyncProgress } from "./sync.js";
 
 export { StateClient, WriteThroughClient, structureDigest, type OwnWrite, type StateChoice, type StateCounts } from "./client.js";
 export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION } from "./schema.js";
 export { openStateDir } from "./dir.js";
 export { StateNotWritten } from "./writer.js";
+export { syncLine, syncLeftMs, type SyncProgress, type CheckpointPolicy } from "./sync.js";
 
 /** Plan errors that come from the data, not from reading it: a run with only these still read everything it needed. */
 const DATA_ERRORS = new Set(["conflict", "evaluation", "limit"]);
@@ -51,6 +53,8 @@ export interface StateSettings {
   fullRefresh: boolean;
   marginMs?: number;
   lookbackMs?: number;
+  /** when checkpoints are written during a sync (default every 250 records or 60 s) */
+  checkpoints?: CheckpointPolicy;
 }
 
 export interface RunState {
@@ -70,6 +74,13 @@ export interface RunState {
   explainAnswers(): void;
   /** writes the new state atomically; call only after a successful run */
   commit(): Promise<void>;
+  /**
+   * A run stopped before it read all it needed (a signal, --max-duration): a checkpoint of what it read, when a
+   * workflow was being read in full; how far that sync got (undefined: none going on, nothing written).
+   */
+  checkpoint(): Promise<SyncProgress | undefined>;
+  /** the previous state's partial sync, when it holds one: how far it got */
+  partial: SyncProgress | undefined;
   release(): Promise<void>;
 }
 
@@ -86,7 +97,17 @@ export function ruleDigest(rule: CompiledRule): string {
 
 export async function openRunState(
   settings: StateSettings,
-  ctx: { baseUrl: string; apiKey?: string; now: Date; rules: readonly CompiledRule[]; version: string; warn(message: string): void; explain?(c: StateChoice): void },
+  ctx: {
+    baseUrl: string;
+    apiKey?: string;
+    now: Date;
+    rules: readonly CompiledRule[];
+    version: string;
+    warn(message: string): void;
+    explain?(c: StateChoice): void;
+    /** after each checkpoint of a sync: how far it got */
+    onCheckpoint?(p: SyncProgress): void;
+  },
 ): Promise<RunState> {
   // the state file's MAC key and key id, derived from the API key (mac.ts); the key itself is never written
   const key = stateKey(ctx.apiKey);
@@ -117,6 +138,8 @@ export async function openRunState(
       lookbackMs: settings.lookbackMs ?? DEFAULT_LOOKBACK_MS,
       warn: ctx.warn,
       ...(ctx.explain ? { explain: ctx.explain } : {}),
+      ...(settings.checkpoints ? { checkpoints: settings.checkpoints } : {}),
+      ...(ctx.onCheckpoint ? { onCheckpoint: ctx.onCheckpoint } : {}),
     });
   };
   return {
@@ -135,6 +158,22 @@ export async function openRunState(
     async commit() {
       if (client) await client.commit();
     },
+    checkpoint: async () => (client ? client.checkpoint() : undefined),
+    partial: previous && !settings.fullRefresh ? partialOf(previous.marks) : undefined,
     release: () => opened.release(),
   };
+}
+
+/** What a state's partial sync holds: the workflows marked partial, their instances read and counted. */
+function partialOf(marks: Marks): SyncProgress | undefined {
+  let workflows = 0;
+  let synced = 0;
+  let total: number | null = null;
+  for (const m of Object.values(marks)) {
+    if (!m.partial) continue;
+    workflows++;
+    synced += m.synced ?? 0;
+    if (m.total !== undefined && m.total !== null) total = (total ?? 0) + Math.max(m.total, m.synced ?? 0);
+  }
+  return workflows > 0 ? { workflows, synced, total, requests: 0, readThisRun: 0 } : undefined;
 }

@@ -8,7 +8,7 @@
  * for that has an 8-byte digest taken in the verified pass, and a line read again that does not match it is not used
  * (edited while the run held it open), so nothing is planned from bytes that were not verified.
  */
-import { createHmac, hash, type Hmac } from "node:crypto";
+import { createHash, createHmac, hash, type Hash } from "node:crypto";
 
 export interface StateKey {
   /** shown in the header, so a state of another key is told from a tampered one: 16 hex digits, or null with no key */
@@ -29,9 +29,39 @@ export function stateKey(apiKey: string | undefined): StateKey {
   };
 }
 
-/** The running MAC of a file's bytes. */
-export function stateMac(key: StateKey): Hmac {
-  return createHmac("sha256", key.mac);
+/**
+ * The running MAC of a file's bytes: HMAC-SHA256 built from two SHA-256s (RFC 2104), so that it can be read at a
+ * checkpoint and go on (node's Hmac cannot be copied); its digests are those of `createHmac("sha256", key.mac)`.
+ */
+export class StateMac {
+  private readonly inner: Hash;
+  private readonly outerKey: Buffer;
+
+  constructor(key: StateKey) {
+    const block = Buffer.alloc(64);
+    (key.mac.length > 64 ? createHash("sha256").update(key.mac).digest() : key.mac).copy(block);
+    this.inner = createHash("sha256").update(block.map((b) => b ^ 0x36));
+    this.outerKey = Buffer.from(block.map((b) => b ^ 0x5c));
+  }
+
+  update(bytes: Uint8Array | string): this {
+    this.inner.update(bytes);
+    return this;
+  }
+
+  /** The MAC of every byte so far; more may follow. */
+  peek(): string {
+    return createHash("sha256").update(this.outerKey).update(this.inner.copy().digest()).digest("hex");
+  }
+
+  /** The MAC of every byte (the last use). */
+  digest(encoding: "hex"): string {
+    return createHash("sha256").update(this.outerKey).update(this.inner.digest()).digest(encoding);
+  }
+}
+
+export function stateMac(key: StateKey): StateMac {
+  return new StateMac(key);
 }
 
 /** Bytes of a line's digest kept per line (docs/performance.md, "Memory": 8 bytes a line). */

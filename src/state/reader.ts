@@ -62,6 +62,8 @@ export class StateIndex {
   marks: Marks = {};
   /** whether the MAC verified with the key given (undefined: no key given, not checked) */
   authentic: boolean | undefined;
+  /** the file ends at a checkpoint: the run that wrote it was stopped or killed while it read */
+  checkpointed = false;
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
   private readonly digests = new LineDigests();
@@ -147,33 +149,74 @@ function sameHex(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
-/** The file's lines with their byte ranges, split on `\n` as the bytes come. */
-async function* linesOf(fh: FileHandle): AsyncGenerator<{ bytes: Buffer; start: number; end: number }> {
-  let carry: Buffer | undefined;
+/**
+ * The longest line a state file may hold. A line is one answer of the service at most (a record, a listing element, a
+ * field value), and the API client refuses answers above 64 MiB (src/api/client.ts); the rest is slack for escaping.
+ * A longer line is not read to its end: the file is not used (one warning, a full run).
+ */
+export const MAX_LINE_BYTES = 72 * 1024 * 1024;
+
+/** A line longer than the cap: the file is not used. */
+export class LineTooLong extends Unusable {}
+
+/** Work done splitting lines, for the tests: bytes copied into joined lines. */
+export interface SplitStats {
+  copied: number;
+}
+
+function mib(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * The file's lines with their byte ranges, split on `\n` as the bytes come. Linear in the file: a line that spans
+ * chunks keeps its pieces and is joined once, at its end (joining at every chunk made a 100 MB line cost 24 s); a line
+ * that grows past `maxLine` stops the read there.
+ */
+export async function* linesOf(fh: FileHandle, maxLine = MAX_LINE_BYTES, stats?: SplitStats): AsyncGenerator<{ bytes: Buffer; start: number; end: number }> {
+  let parts: Buffer[] = [];
+  let partsLength = 0;
   let carryStart = 0;
   let pos = 0;
-  for await (const chunk of fh.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false, start: 0 })) {
-    const buf = chunk as Buffer;
+  let lineNo = 0;
+  const tooLong = (): LineTooLong => new LineTooLong(`has a line longer than ${mib(maxLine)} (line ${lineNo + 1}; corrupt or not written by flowrules)`);
+  const join = (last: Buffer | undefined): Buffer => {
+    const all = last ? [...parts, last] : parts;
+    if (all.length === 1) return all[0] as Buffer;
+    const whole = Buffer.concat(all);
+    if (stats) stats.copied += whole.length;
+    return whole;
+  };
+  // plain reads at positions: the handle stays open whatever the caller does (a stream's end would close it)
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(1024 * 1024);
+    const { bytesRead } = await fh.read(chunk, 0, chunk.length, pos);
+    if (bytesRead === 0) break;
+    const buf = chunk.subarray(0, bytesRead);
     let from = 0;
     for (let nl = buf.indexOf(10, from); nl !== -1; nl = buf.indexOf(10, from)) {
       const piece = buf.subarray(from, nl);
-      const whole = carry ? Buffer.concat([carry, piece]) : piece;
-      const start = carry ? carryStart : pos + from;
-      carry = undefined;
+      if (partsLength + piece.length > maxLine) throw tooLong();
+      const start = partsLength > 0 ? carryStart : pos + from;
+      const whole = partsLength > 0 ? join(piece) : piece;
+      parts = [];
+      partsLength = 0;
+      lineNo++;
       yield { bytes: whole, start, end: pos + nl };
       from = nl + 1;
     }
     if (from < buf.length) {
       const rest = buf.subarray(from);
-      if (carry) carry = Buffer.concat([carry, rest]);
-      else {
-        carry = Buffer.from(rest); // a copy: the stream may reuse its chunk
-        carryStart = pos + from;
-      }
+      if (partsLength + rest.length > maxLine) throw tooLong();
+      if (partsLength === 0) carryStart = pos + from;
+      // a copy: the stream may reuse its chunk
+      parts.push(Buffer.from(rest));
+      if (stats) stats.copied += rest.length;
+      partsLength += rest.length;
     }
     pos += buf.length;
   }
-  if (carry) yield { bytes: carry, start: carryStart, end: pos };
+  if (partsLength > 0) yield { bytes: join(undefined), start: carryStart, end: pos };
 }
 
 export interface IndexOptions {
@@ -183,6 +226,8 @@ export interface IndexOptions {
   baseUrl?: string;
   /** the MAC is checked with it (`authentic`); absent: not checked */
   key?: StateKey;
+  /** the longest line read (default MAX_LINE_BYTES) */
+  maxLine?: number;
 }
 
 /**
@@ -191,6 +236,18 @@ export interface IndexOptions {
  * service. Whether its MAC verifies, and with which key id it was made, the caller judges (`authentic`, `header`).
  */
 export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<StateIndex> {
+  const cut: { at: number } = { at: -1 };
+  try {
+    return await indexPass(fh, opts, undefined, cut);
+  } catch (err) {
+    // cut or damaged after a checkpoint that verified (a run killed while it read, or still writing when it stopped):
+    // the file is used up to that checkpoint, read again up to it
+    if (!(err instanceof Unusable) || err instanceof Newer || cut.at < 0) throw err;
+    return indexPass(fh, opts, cut.at, { at: -1 });
+  }
+}
+
+async function indexPass(fh: FileHandle, opts: IndexOptions, until: number | undefined, cut: { at: number }): Promise<StateIndex> {
   const index = new StateIndex(fh);
   const mac = opts.key ? stateMac(opts.key) : undefined;
   /** elements of listings whose head has not come yet: number → page → lines */
@@ -198,7 +255,8 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
   let n = 0;
   let ended = false;
   let marked = false;
-  for await (const { bytes, start, end } of linesOf(fh)) {
+  for await (const { bytes, start, end } of linesOf(fh, opts.maxLine)) {
+    if (until !== undefined && start >= until) break;
     if (ended) throw new Unusable("goes on after its last line (corrupt)");
     let raw: unknown;
     try {
@@ -208,7 +266,7 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
     }
     const where = `line ${n + 1}`;
     n++;
-    const isEnd = isRecord(raw) && "end" in raw;
+    const isEnd = isRecord(raw) && ("end" in raw || "checkpoint" in raw);
     // the MAC covers every byte before the last line, which holds it
     if (!isEnd && mac) mac.update(bytes).update("\n");
     if (n === 1) {
@@ -262,6 +320,20 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
       if (v.end.lines !== n - 1) throw new Unusable(`is not whole (${n - 1} lines where its end says ${v.end.lines})`);
       if (mac) index.authentic = sameHex(mac.digest("hex"), v.end.mac);
       ended = true;
+    } else if ("checkpoint" in v) {
+      if (v.checkpoint.lines !== n - 1) throw new Unusable(`is not whole (${n - 1} lines where a checkpoint says ${v.checkpoint.lines})`);
+      const verified = mac ? sameHex(mac.peek(), v.checkpoint.mac) : true;
+      if (!verified) index.authentic = false;
+      if (until !== undefined && end + 1 >= until) {
+        // the last checkpoint that verified: the file ends here for this run
+        if (mac) index.authentic = verified;
+        index.checkpointed = true;
+        ended = true;
+        if (mac) mac.update(bytes).update("\n");
+        break;
+      }
+      if (verified && marked && index.authentic !== false) cut.at = end + 1;
+      if (mac) mac.update(bytes).update("\n"); // a checkpoint's bytes are covered by the MACs after it
     } else if ("marks" in v) {
       index.marks = v.marks;
       marked = true;

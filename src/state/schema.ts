@@ -89,6 +89,14 @@ export const WorkflowMarkSchema = z.object({
   synced_at: iso,
   /** digest of its structure (steps, fields, types) as the newest instance shows it */
   structure: z.string().nullable(),
+  /**
+   * the workflow's first sync is not finished (a checkpoint of a run that was stopped, or is still reading): what the
+   * state holds of it is used, and the next run reads the rest (docs/operating.md, "A first sync over several runs")
+   */
+  partial: z.literal(true).optional(),
+  /** with `partial`: distinct instances read so far, and how many the service counted (for the progress line) */
+  synced: count.optional(),
+  total: count.nullable().optional(),
   /** its count and newest started instance, when a run counted it (went-back.ts); absent in older states */
   census: z.object({ count: int.nullable(), newest: int.nullable() }).optional(),
 });
@@ -121,6 +129,11 @@ export const LineSchema = z.union([
   z.object({ marks: z.record(z.string(), WorkflowMarkSchema) }).strict(),
   /** lines: how many come before it; mac: HMAC-SHA256 (hex) of every byte before it */
   z.object({ end: z.object({ lines: count, mac: z.string().regex(/^[0-9a-f]{64}$/) }).strict() }).strict(),
+  /**
+   * A checkpoint while a run reads, after a marks line: the same as `end`, but lines may follow. A file cut after it
+   * (the run was killed, or is still writing) is used up to its last checkpoint that verifies.
+   */
+  z.object({ checkpoint: z.object({ lines: count, mac: z.string().regex(/^[0-9a-f]{64}$/) }).strict() }).strict(),
 ]);
 
 /** The marks line: workflow id → its bookmark. */

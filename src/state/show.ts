@@ -23,8 +23,10 @@ export interface WorkflowReport {
   bookmark: string | null;
   /** newest last_updated_time seen */
   newest_seen: string | null;
-  /** its last full read (older than --resync-after: read in full again) */
+  /** its last full read (older than --resync-after: read in full again); null while its first sync is partial */
   last_full_read: string | null;
+  /** its first sync is not finished (docs/operating.md, "A first sync over several runs"): instances in, of about how many */
+  partial?: { synced: number; total: number | null };
   /** distinct instances the state holds anything of (list element, record or field value) */
   instances: number;
   records: number;
@@ -132,7 +134,7 @@ async function workflowsOf(index: StateIndex): Promise<WorkflowReport[]> {
     .sort(([a], [b]) => a - b)
     .map(([pid, w]) => {
       const mark = index.marks[String(pid)];
-      return { workflow: pid, bookmark: mark?.run_at ?? null, newest_seen: mark?.newest_seen ?? null, last_full_read: mark?.synced_at ?? null, instances: w.ids.size, records: w.records, field_values: w.values, listings: w.listings };
+      return { workflow: pid, bookmark: mark?.run_at ?? null, newest_seen: mark?.newest_seen ?? null, last_full_read: mark?.partial ? null : (mark?.synced_at ?? null), ...(mark?.partial ? { partial: { synced: mark.synced ?? 0, total: mark.total ?? null } } : {}), instances: w.ids.size, records: w.records, field_values: w.values, listings: w.listings };
     });
 }
 

@@ -10,9 +10,8 @@
 import { closeSync, constants, fsyncSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { Hmac } from "node:crypto";
 import { UserError } from "../model/errors.js";
-import { stateMac, type StateKey } from "./mac.js";
+import { stateMac, type StateKey, type StateMac } from "./mac.js";
 import { STATE_FILE, type Marks, type StateHeader } from "./schema.js";
 
 /** Lines are gathered into batches of about this many characters before they are written. */
@@ -63,7 +62,9 @@ export class StateWriter {
   private size = 0;
   private count = 0;
   private listingNo = 0;
-  private readonly mac: Hmac;
+  private readonly mac: StateMac;
+  /** a checkpoint put the file in place: it is the state file now, appended to (never removed by this writer) */
+  private inPlace = false;
   /** the first write error: the run goes on (planning needs no state), the commit reports it */
   private failed: unknown;
   private done = false;
@@ -124,6 +125,41 @@ export class StateWriter {
     }
   }
 
+  /** Whether a checkpoint can be written (nothing failed, not committed or dropped). */
+  get writable(): boolean {
+    return !this.done && this.failed === undefined && this.fd !== undefined;
+  }
+
+  /**
+   * A checkpoint while the run reads: the bookmarks so far and a line with the count and MAC of every byte before it,
+   * synced. The first one renames the file over the state file (the previous state is replaced by what this run read
+   * so far); later ones are appended to it. A file cut after a checkpoint (kill -9, a crash) is read up to it
+   * (reader.ts), so it is as atomic as the rename. Throws StateNotWritten when it cannot be written (the run goes on).
+   */
+  async checkpoint(marks: Marks): Promise<void> {
+    if (!this.writable) return;
+    this.line(JSON.stringify({ marks }));
+    this.flush();
+    const text = `${JSON.stringify({ checkpoint: { lines: this.count, mac: this.mac.peek() } })}\n`;
+    this.count++;
+    const bytes = Buffer.from(text, "utf8");
+    this.mac.update(bytes);
+    try {
+      if (this.failed !== undefined || this.fd === undefined) throw this.failed;
+      writeAll(this.fd, bytes);
+      fsyncSync(this.fd);
+      if (!this.inPlace) {
+        await rename(this.temp, this.target);
+        this.inPlace = true;
+        this.created = false;
+        syncDir(this.dir);
+      }
+    } catch (err) {
+      this.failed ??= err;
+      throw new StateNotWritten(`cannot write a checkpoint of the state file ${this.opts.shown ?? this.target}: ${this.opts.describe(err)}`);
+    }
+  }
+
   /**
    * Writes the bookmarks and the last line (the line count and the MAC of every byte before it), syncs, replaces the
    * state file and syncs its dir. Throws StateNotWritten (the previous state kept) when any of it fails.
@@ -142,10 +178,11 @@ export class StateWriter {
       const fd = this.fd;
       this.fd = undefined;
       closeSync(fd);
-      await rename(this.temp, this.target);
+      if (!this.inPlace) await rename(this.temp, this.target);
     } catch (err) {
       await this.discard();
-      throw new StateNotWritten(`cannot write the state file ${this.opts.shown ?? this.target}: ${this.opts.describe(err)}; the previous state is kept`);
+      const kept = this.inPlace ? "its last checkpoint is kept" : "the previous state is kept";
+      throw new StateNotWritten(`cannot write the state file ${this.opts.shown ?? this.target}: ${this.opts.describe(err)}; ${kept}`);
     }
     this.created = false;
     syncDir(this.dir);

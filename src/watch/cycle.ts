@@ -178,7 +178,7 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
   const log = io.log ?? nullLogger;
   let held: HeldCycleState | undefined;
   const plan: Plan | undefined = await loaded
-    .plan({ connection: ctx.connection, io: quiet(io), limiter: ctx.limiter, first: req.n === 1, recordSeen: settings.apply, keep: (h) => keep((held = h)) })
+    .plan({ connection: ctx.connection, io: quiet(io), limiter: ctx.limiter, first: req.n === 1, recordSeen: settings.apply, keep: (h) => keep((held = h)), onSync: (p) => metrics.syncProgress(p) })
     .catch((err: unknown) => {
       if (ctx.stop.aborted) return undefined;
       throw err;

@@ -29,6 +29,8 @@ export class WatchMetrics {
   private rules = { loaded: 0, digest: "" };
   private reloads = 0;
   private reloadFailures = 0;
+  /** a first sync going on (the state's checkpoints): instances synced, of about how many, seconds left; null: none */
+  private sync: { synced: number; total: number | null; leftS: number | null } | undefined;
   /** ms epoch of the last cycle that succeeded (ok or idle), undefined before */
   lastGoodAt: number | undefined;
   /** the last failure, in words */
@@ -53,6 +55,11 @@ export class WatchMetrics {
       this.failingPastBackoff = false;
       this.stateProblem = undefined;
     }
+  }
+
+  /** After a checkpoint of a sync (or its end: `done`): how far it got. */
+  syncProgress(p: { synced: number; total: number | null; leftS: number | null } | undefined): void {
+    this.sync = p;
   }
 
   /** The loop's word after a failure: whether its back-off is at its cap, and whether the state dir was the cause. */
@@ -154,6 +161,9 @@ export class WatchMetrics {
       { name: "rules_info", help: "The digest of the rules the watcher runs, as a label (value 1).", type: "gauge", samples: [{ labels: { digest: this.rules.digest }, value: 1 }] },
       { name: "rules_reloads_total", help: "Reloads of the rules and the config file that validated (SIGHUP or a change on disk).", type: "counter", samples: [{ value: this.reloads }] },
       { name: "rules_reload_failures_total", help: "Reloads that did not validate: the rules loaded before stayed in effect.", type: "counter", samples: [{ value: this.reloadFailures }] },
+      { name: "state_sync_instances", help: "A first sync of the state going on: instances synced so far (0 when none is going on).", type: "gauge", samples: [{ value: this.sync?.synced ?? 0 }] },
+      { name: "state_sync_total_instances", help: "A first sync of the state going on: about how many instances it reads (0 when none is going on).", type: "gauge", samples: [{ value: this.sync?.total ?? 0 }] },
+      { name: "state_sync_seconds_left", help: "A first sync of the state going on: about how long the rest takes at the key's rate (0 when none is going on or unknown).", type: "gauge", samples: [{ value: this.sync?.leftS ?? 0 }] },
       { name: "seconds_since_last_good_cycle", help: "Seconds since the last cycle that succeeded (since the start before any).", type: "gauge", samples: [{ value: Math.max(0, Math.round((t - (this.lastGoodAt ?? this.startedAt)) / 100) / 10) }] },
     ];
   }

@@ -24,6 +24,8 @@ export interface CyclePlanRun {
   recordSeen: boolean;
   /** state-cache: with a state dir, the state handed over open after planning, for the apply to send through */
   keep?: (held: HeldCycleState) => void;
+  /** after each checkpoint of a first sync: how far it got (the metrics' gauges) */
+  onSync?: (p: { synced: number; total: number | null; leftS: number | null }) => void;
 }
 
 /**

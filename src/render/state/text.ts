@@ -37,7 +37,7 @@ export function stateText(r: StateReport): string {
       ...table(
         [
           ["workflow", "bookmark", "last full read", "instances", "records", "field values", "listings"],
-          ...r.workflows.map((w) => [String(w.workflow), w.bookmark ?? "-", w.last_full_read ?? "-", n(w.instances), n(w.records), n(w.field_values), n(w.listings)]),
+          ...r.workflows.map((w) => [String(w.workflow), w.bookmark ?? "-", w.partial ? `partial: ${n(w.partial.synced)}${w.partial.total !== null ? ` of ~${n(w.partial.total)}` : ""}` : (w.last_full_read ?? "-"), n(w.instances), n(w.records), n(w.field_values), n(w.listings)]),
         ],
         { indent: "  ", align: ["right", "left", "left", "right", "right", "right", "right"], rule: true },
       ),

@@ -20,13 +20,17 @@ const Flags = z.object({
   compare: z.string().optional(),
   at: z.string().optional(),
   forecast: z.string().optional(),
+  maxDuration: z.string().optional(),
 });
 
 export const run = verbRun({
   name: "plan",
   args: Paths,
   flags: Flags,
-  start({ args: [paths], flags: { at: atText, forecast, ...flags }, raw, command, env }) {
+  start({ args: [paths], flags: { at: atText, forecast, maxDuration, ...flags }, raw, command, env }) {
+    // reading stops after it; with --state the sync so far is kept (docs/operating.md, "A first sync over several runs")
+    const bound = maxDuration === undefined ? undefined : readDuration(maxDuration, { min: 1000 });
+    if (bound && !bound.ok) throw new UserError(`--max-duration ${bound.problem}`);
     const at = atText === undefined ? undefined : readInstant(atText, new Date());
     if (at && !at.ok) throw new UserError(`--at ${at.problem}`);
     const horizon = forecast === undefined ? undefined : readDuration(forecast, { min: 60_000 });
@@ -40,7 +44,7 @@ export const run = verbRun({
       // a stop (../../signals.ts) ends the plan within seconds: no request starts, no plan and no state are written, exit 1
       stops: {},
       exec: async (io, signal) => (await planVerb(flags.compare))(
-          { paths, ...flags, ...runOptions(run), ...(at?.ok ? { at: at.at } : {}), ...(horizon?.ok ? { forecastMs: horizon.ms } : {}), signal },
+          { paths, ...flags, ...runOptions(run), ...(at?.ok ? { at: at.at } : {}), ...(horizon?.ok ? { forecastMs: horizon.ms } : {}), ...(bound?.ok ? { planMaxDurationMs: bound.ms } : {}), signal },
           io,
         ),
     };
