@@ -16,7 +16,14 @@ import { html } from "../dist/render/plan/html.js";
 import { Prng } from "../dist/sandbox/prng.js";
 
 const CHROMIUM = process.env.FLOWRULES_CHROMIUM ?? "/usr/bin/chromium-headless-shell";
-const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 const RUNS = 3;
 
 const { values } = parseArgs({ options: { changes: { type: "string", default: "10000" }, keep: { type: "string" } } });
@@ -26,7 +33,9 @@ if (!Number.isInteger(total) || total < 1) {
   process.exit(1);
 }
 if (!existsSync(CHROMIUM)) {
-  process.stderr.write(`${CHROMIUM} not found: install Chromium with \`apt-get install -y chromium-headless-shell\` (or set FLOWRULES_CHROMIUM)\n`);
+  process.stderr.write(
+    `${CHROMIUM} not found: install Chromium with \`apt-get install -y chromium-headless-shell\` (or set FLOWRULES_CHROMIUM)\n`,
+  );
   process.exit(1);
 }
 
@@ -34,7 +43,18 @@ if (!existsSync(CHROMIUM)) {
 function syntheticPlan(n) {
   const rng = new Prng(42);
   const first = ["Farid", "Bruno", "Vera", "Nadia", "Jonas", "Umar", "Zoe", "Ines", "Wei", "Alice"];
-  const last = ["Schmidt", "Petrov", "Andersen", "Bianchi", "Evans", "García", "Dubois", "Müller", "Kowalski", "Fischer"];
+  const last = [
+    "Schmidt",
+    "Petrov",
+    "Andersen",
+    "Bianchi",
+    "Evans",
+    "García",
+    "Dubois",
+    "Müller",
+    "Kowalski",
+    "Fischer",
+  ];
   const rules = [
     { name: "auto-approve-small-expenses", kind: "complete_step", workflow: 1042, what: "Expense claim" },
     { name: "note-large-purchases", kind: "save_step", workflow: 1044, what: "Purchase request" },
@@ -59,8 +79,18 @@ function syntheticPlan(n) {
         kind: r.kind,
         ...(step === undefined ? {} : { step_id: step }),
         request: { method: "POST", path: `/instances/${id}/${r.kind}/`, body: {} },
-        before: r.kind === "abort" ? { status: "running" } : r.kind === "complete_step" ? { [`step ${step}`]: "active" } : { "action 50264": "Fine" },
-        after: r.kind === "abort" ? { status: "aborted" } : r.kind === "complete_step" ? { [`step ${step}`]: "completed", "action 50230": `Approved ${rng.int(1, 99)}` } : { "action 50264": `Large order: ${rng.int(5000, 30000)} in total` },
+        before:
+          r.kind === "abort"
+            ? { status: "running" }
+            : r.kind === "complete_step"
+              ? { [`step ${step}`]: "active" }
+              : { "action 50264": "Fine" },
+        after:
+          r.kind === "abort"
+            ? { status: "aborted" }
+            : r.kind === "complete_step"
+              ? { [`step ${step}`]: "completed", "action 50230": `Approved ${rng.int(1, 99)}` }
+              : { "action 50264": `Large order: ${rng.int(5000, 30000)} in total` },
         precondition: { status: "running" },
       };
       changes.push(change);
@@ -74,11 +104,34 @@ function syntheticPlan(n) {
     created_at: new Date().toISOString(),
     base_url: "http://127.0.0.1:4010/api",
     rules_digest: "sha256:bench",
-    rules: rules.map((r, i) => ({ name: r.name, workflow_id: r.workflow, selected: per[i] * 2, matched: per[i], changes: per[i], skipped: 0, status: "ok" })),
+    rules: rules.map((r, i) => ({
+      name: r.name,
+      workflow_id: r.workflow,
+      selected: per[i] * 2,
+      matched: per[i],
+      changes: per[i],
+      skipped: 0,
+      status: "ok",
+    })),
     changes,
-    reports: [{ rule: "open-claims-by-currency", title: "Open expense claims by currency", group_by: "currency", columns: ["id", "name"], groups, rows: [] }],
+    reports: [
+      {
+        rule: "open-claims-by-currency",
+        title: "Open expense claims by currency",
+        group_by: "currency",
+        columns: ["id", "name"],
+        groups,
+        rows: [],
+      },
+    ],
     errors: [],
-    summary: { complete_step: count("complete_step"), save_step: count("save_step"), abort: count("abort"), reports: 1, errors: 0 },
+    summary: {
+      complete_step: count("complete_step"),
+      save_step: count("save_step"),
+      abort: count("abort"),
+      reports: 1,
+      errors: 0,
+    },
   };
 }
 
@@ -133,7 +186,10 @@ try {
         box.dispatchEvent(new Event("input", { bubbles: true }));
         await new Promise((r) => requestAnimationFrame(() => r(undefined)));
         void document.body.offsetHeight; // force the style and layout the filter caused
-        return { ms: performance.now() - t0, shown: document.querySelectorAll("[data-change-id]:not([hidden])").length };
+        return {
+          ms: performance.now() - t0,
+          shown: document.querySelectorAll("[data-change-id]:not([hidden])").length,
+        };
       }, q);
       const list = filters.get(label) ?? [];
       list.push(took);
@@ -147,7 +203,9 @@ try {
 }
 
 const out = [];
-out.push(`HTML plan of ${total.toLocaleString("en-US")} changes: ${(page.length / 1024 / 1024).toFixed(1)} MiB, rendered in ${ms(renderMs)} (Node)`);
+out.push(
+  `HTML plan of ${total.toLocaleString("en-US")} changes: ${(page.length / 1024 / 1024).toFixed(1)} MiB, rendered in ${ms(renderMs)} (Node)`,
+);
 out.push(`Chromium ${browser.version()}, median of ${RUNS} runs; network requests refused: ${refused}`);
 out.push("", "| load | median |", "|---|---:|");
 out.push(`| DOMContentLoaded | ${ms(median(loads.map((l) => l.dcl)))} |`);

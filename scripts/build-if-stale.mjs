@@ -27,7 +27,14 @@ function stampTime() {
   }
 }
 
-const inputs = ["src", "tsconfig.json", "tsconfig.build.json", "package.json", "package-lock.json", "scripts/vendor-yaml.mjs"];
+const inputs = [
+  "src",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "package.json",
+  "package-lock.json",
+  "scripts/vendor-yaml.mjs",
+];
 const stale = inputs.some((p) => newest(p) >= stampTime());
 if (stale) {
   const r = spawnSync("npm", ["run", "build"], { stdio: "inherit", shell: process.platform === "win32" });

@@ -36,7 +36,9 @@ async function main(): Promise<void> {
         "or write npx flowrules):\n" +
         "  flowrules sandbox --port 4010                # in one terminal\n" +
         "  # in flowrules.config.yaml beside rules/, with default_profile: sandbox:\n" +
-        profileHint("http://127.0.0.1:4010/api").map((l) => `  ${l}\n`).join("") +
+        profileHint("http://127.0.0.1:4010/api")
+          .map((l) => `  ${l}\n`)
+          .join("") +
         "  flowrules config --check                     # the settings in effect, and whether URL and key work\n" +
         "  flowrules plan --out plan.json               # then: flowrules apply plan.json\n" +
         "  flowrules plan --format html > plan.html     # review it in a browser\n",

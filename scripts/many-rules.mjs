@@ -36,7 +36,12 @@ for (let f = 0; f < files; f++) {
   const lines = ["version: 1", "rules:"];
   for (let i = 0; i < per; i++) {
     const n = f * per + i;
-    lines.push(`  - name: rule-${n}`, "    workflow: 1042", "    actions:", `      - complete_step: { step: ${20111 + (n % steps)} }`);
+    lines.push(
+      `  - name: rule-${n}`,
+      "    workflow: 1042",
+      "    actions:",
+      `      - complete_step: { step: ${20111 + (n % steps)} }`,
+    );
   }
   await writeFile(join(dir, `rules-${String(f).padStart(3, "0")}.yaml`), `${lines.join("\n")}\n`);
 }

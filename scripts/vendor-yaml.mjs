@@ -17,7 +17,11 @@ const pkg = JSON.parse(readFileSync(require.resolve("yaml/package.json"), "utf8"
 const names = Object.keys(require("yaml")).filter((n) => n !== "default" && /^[A-Za-z_$][\w$]*$/.test(n));
 
 await build({
-  stdin: { contents: `export { ${names.join(", ")} } from "yaml";\n`, resolveDir: process.cwd(), sourcefile: "vendor-yaml-entry.js" },
+  stdin: {
+    contents: `export { ${names.join(", ")} } from "yaml";\n`,
+    resolveDir: process.cwd(),
+    sourcefile: "vendor-yaml-entry.js",
+  },
   bundle: true,
   format: "esm",
   platform: "node",

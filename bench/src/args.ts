@@ -52,7 +52,8 @@ export const USAGE = `usage: npm run bench -- [options]
 function int(name: string, v: string | undefined, dflt: number, min = 0): number {
   if (v === undefined) return dflt;
   const n = Number(v.replace(/_/g, ""));
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number ≥ ${min}, got ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a whole number ≥ ${min}, got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -100,12 +101,24 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
     inProcess: values["in-process"] === true,
     outDir: out === "-" ? undefined : out,
     pacedWindowMs: int("paced-window", values["paced-window"], 6_000),
-    stateSizes: values["state-sizes"] === undefined
-      ? quick ? [20_000] : [20_000, 100_000]
-      : values["state-sizes"].split(",").map((s) => int("state-sizes", s.trim(), 0)).filter((n) => n > 0),
-    watchSizes: values["watch-sizes"] === undefined
-      ? quick ? [20_000] : [20_000, 100_000]
-      : values["watch-sizes"].split(",").map((s) => int("watch-sizes", s.trim(), 0)).filter((n) => n > 0),
+    stateSizes:
+      values["state-sizes"] === undefined
+        ? quick
+          ? [20_000]
+          : [20_000, 100_000]
+        : values["state-sizes"]
+            .split(",")
+            .map((s) => int("state-sizes", s.trim(), 0))
+            .filter((n) => n > 0),
+    watchSizes:
+      values["watch-sizes"] === undefined
+        ? quick
+          ? [20_000]
+          : [20_000, 100_000]
+        : values["watch-sizes"]
+            .split(",")
+            .map((s) => int("watch-sizes", s.trim(), 0))
+            .filter((n) => n > 0),
     watchIdleSeconds: int("watch-idle", values["watch-idle"], quick ? 60 : 120, 10),
     watchEventsSeconds: int("watch-events", values["watch-events"], quick ? 90 : 180, 10),
   };

@@ -48,7 +48,13 @@ function sideRun(m: Measured, verification: Verification): SideRun {
   };
 }
 
-async function runSide(o: BenchOptions, n: number, side: SideName, log: Log, rulesYaml?: string): Promise<{ run: SideRun; workload: Workload }> {
+async function runSide(
+  o: BenchOptions,
+  n: number,
+  side: SideName,
+  log: Log,
+  rulesYaml?: string,
+): Promise<{ run: SideRun; workload: Workload }> {
   return withSandbox(o, n, async (sb) => {
     const { workload, expected } = workloadOf(sb.store.list(WORKFLOW_ID), n);
     const before = snapshotRunning(sb.store);
@@ -126,7 +132,9 @@ rules:
         wallMs: { plan: plan?.wallMs ?? 0, apply: apply?.wallMs ?? 0 },
         verified: aborted === o.abortCount && stillRunning === running.length - o.abortCount,
       };
-      log(`  aborted ${aborted}/${o.abortCount} with ${run.applyRequests.byKind.bulk_abort} bulk aborts (apply ${run.applyRequests.total} requests)`);
+      log(
+        `  aborted ${aborted}/${o.abortCount} with ${run.applyRequests.byKind.bulk_abort} bulk aborts (apply ${run.applyRequests.total} requests)`,
+      );
       return run;
     } finally {
       await rm(workDir, { recursive: true, force: true });
@@ -155,13 +163,20 @@ export async function runBench(o: BenchOptions, log: Log): Promise<BenchResults>
       runs.push({ n, workload: f.workload, floor, flowrules: f.run, naive: naive.run });
     } else {
       pending.push({ run: { n, workload: f.workload, floor, flowrules: f.run }, index: runs.length });
-      runs.push({ n, workload: f.workload, floor, flowrules: f.run, naive: modelNaive(f.workload, o.latencyMs, "assumed") });
+      runs.push({
+        n,
+        workload: f.workload,
+        floor,
+        flowrules: f.run,
+        naive: modelNaive(f.workload, o.latencyMs, "assumed"),
+      });
     }
   }
   // model the naive runs above --naive-max with the per-request time of the largest one measured
   const basis = naiveBasis ?? { msPerRequest: o.latencyMs + 1, n: 0 };
   const basisText = naiveBasis ? `measured at N = ${basis.n}` : `assumed: latency + 1 ms`;
-  for (const p of pending) runs[p.index] = { ...p.run, naive: modelNaive(p.run.workload, basis.msPerRequest, basisText) };
+  for (const p of pending)
+    runs[p.index] = { ...p.run, naive: modelNaive(p.run.workload, basis.msPerRequest, basisText) };
 
   let abort: AbortRun | undefined;
   if (o.abortCount > 0) {

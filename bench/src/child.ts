@@ -29,9 +29,7 @@ export type ChildOutput =
 
 export type ToChild = { type: "run"; job: ChildJob } | { type: "ack" };
 export type FromChild =
-  | { type: "phase"; phase: PhaseName }
-  | { type: "result"; output: ChildOutput }
-  | { type: "error"; message: string };
+  { type: "phase"; phase: PhaseName } | { type: "result"; output: ChildOutput } | { type: "error"; message: string };
 
 function send(msg: FromChild): void {
   process.send?.(msg);

@@ -47,7 +47,6 @@ export interface CpuResult {
   evaluateInstancePerSec: number;
 }
 
-
 interface Row {
   amount: number | undefined;
   currency: string | undefined;
@@ -76,7 +75,10 @@ function instanceData(rowsIn: Row[]): InstanceData[] {
     const values = new Map<string, unknown>();
     // as hydration leaves them: raw input objects, a key present with undefined when read and empty
     values.set(amountKey, row.amount === undefined ? undefined : { inputValue: row.amount });
-    values.set(currencyKey, row.currency === undefined ? undefined : { inputValue: { radioItemSelected: row.currency } });
+    values.set(
+      currencyKey,
+      row.currency === undefined ? undefined : { inputValue: { radioItemSelected: row.currency } },
+    );
     const id = 100001 + i;
     return { id, name: `Expense claim #${id}`, status: row.status, public_url: null, process_id: WORKFLOW_ID, values };
   });
@@ -130,7 +132,9 @@ export async function measureCpu(n = 100_000, rounds = 3): Promise<CpuResult> {
     Object.assign(matched, { bare: bare.matched, compiled: compiled.matched, engine: engine.matched });
   }
   if (matched.bare !== matched.engine || matched.compiled !== matched.engine) {
-    throw new Error(`the loops disagree: bare ${matched.bare}, compiled ${matched.compiled}, engine ${matched.engine} matches`);
+    throw new Error(
+      `the loops disagree: bare ${matched.bare}, compiled ${matched.compiled}, engine ${matched.engine} matches`,
+    );
   }
   return {
     instances: n,

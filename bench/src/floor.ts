@@ -28,7 +28,11 @@ export interface Floor {
 }
 
 export function floorOf(w: Workload, abortBatch = ABORT_BATCH): Floor {
-  const plan = pages(w.selected, PAGE_SIZE) + pages(w.selectedAtStep, PAGE_SIZE) + FIELDS_READ * Math.ceil(w.selected / PAGE_SIZE) + STRUCTURE_READS;
+  const plan =
+    pages(w.selected, PAGE_SIZE) +
+    pages(w.selectedAtStep, PAGE_SIZE) +
+    FIELDS_READ * Math.ceil(w.selected / PAGE_SIZE) +
+    STRUCTURE_READS;
   const apply = w.completes + Math.ceil(w.aborts / abortBatch) + 1;
   return { plan, apply, total: plan + apply };
 }

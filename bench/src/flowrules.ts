@@ -29,7 +29,9 @@ export interface FlowrulesSideOptions {
 export function compileBenchRules(yaml = RULES_YAML): RuleSet {
   const loaded = compileSources([{ file: RULES_FILE, text: yaml }]);
   if (!loaded.ruleSet) {
-    const errors = loaded.diagnostics.filter((d) => d.severity === "error").map((d) => `${d.line}:${d.col} ${d.message}`);
+    const errors = loaded.diagnostics
+      .filter((d) => d.severity === "error")
+      .map((d) => `${d.line}:${d.col} ${d.message}`);
     throw new Error(`the benchmark's rules do not load:\n${errors.join("\n")}`);
   }
   return loaded.ruleSet;
@@ -58,7 +60,12 @@ export async function planStep(opts: FlowrulesSideOptions): Promise<PlanStepResu
   const sampler = new RssSampler();
   const ruleSet = compileBenchRules(opts.rulesYaml);
   const t0 = performance.now();
-  const client = createClient({ baseUrl: opts.baseUrl, apiKey: API_KEY, rateLimitPerMin: 0, concurrency: opts.concurrency });
+  const client = createClient({
+    baseUrl: opts.baseUrl,
+    apiKey: API_KEY,
+    rateLimitPerMin: 0,
+    concurrency: opts.concurrency,
+  });
   let plan: Plan;
   try {
     plan = await runPlan({ client, ruleSet });
@@ -67,7 +74,12 @@ export async function planStep(opts: FlowrulesSideOptions): Promise<PlanStepResu
   }
   if (plan.errors.length > 0) throw new Error(`the plan has errors: ${plan.errors.map((e) => e.message).join("; ")}`);
   await writePlanFile(planFileIn(opts.workDir), plan);
-  const phase: PhaseResult = { phase: "plan", wallMs: performance.now() - t0, peakRssBytes: sampler.peak(), maxRssBytes: sampler.maxRss() };
+  const phase: PhaseResult = {
+    phase: "plan",
+    wallMs: performance.now() - t0,
+    peakRssBytes: sampler.peak(),
+    maxRssBytes: sampler.maxRss(),
+  };
   sampler.stop();
   return { phase, ...countKinds(plan) };
 }
@@ -89,7 +101,12 @@ export async function applyStep(opts: FlowrulesSideOptions): Promise<ApplyStepRe
     apiKey: API_KEY,
     concurrency: opts.concurrency,
   });
-  const phase: PhaseResult = { phase: "apply", wallMs: performance.now() - t0, peakRssBytes: sampler.peak(), maxRssBytes: sampler.maxRss() };
+  const phase: PhaseResult = {
+    phase: "apply",
+    wallMs: performance.now() - t0,
+    peakRssBytes: sampler.peak(),
+    maxRssBytes: sampler.maxRss(),
+  };
   sampler.stop();
   return { phase, exitCode: applied.exitCode, summary: applied.summary };
 }
@@ -99,7 +116,12 @@ export function sideResult(plan: PlanStepResult, apply: ApplyStepResult): SideRe
     side: "flowrules",
     phases: [plan.phase, apply.phase],
     maxRssBytes: Math.max(plan.phase.maxRssBytes, apply.phase.maxRssBytes),
-    outcome: { completes: plan.completes, aborts: plan.aborts, failed: apply.exitCode === 0 ? 0 : 1, applySummary: apply.summary },
+    outcome: {
+      completes: plan.completes,
+      aborts: plan.aborts,
+      failed: apply.exitCode === 0 ? 0 : 1,
+      applySummary: apply.summary,
+    },
   };
 }
 

@@ -14,7 +14,16 @@ import { runFlowrules, sideResult, type FlowrulesSideOptions } from "./flowrules
 import { runNaive } from "./naive.js";
 import type { PhaseName, SideName, SideResult } from "./side.js";
 
-export const REQUEST_KINDS = ["list", "field", "read", "complete_step", "bulk_abort", "processes", "structure", "other"] as const;
+export const REQUEST_KINDS = [
+  "list",
+  "field",
+  "read",
+  "complete_step",
+  "bulk_abort",
+  "processes",
+  "structure",
+  "other",
+] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
 export interface PhaseRequests {
@@ -24,11 +33,18 @@ export interface PhaseRequests {
   notOk: number;
 }
 
-export function classify(e: Pick<RequestLogEntry, "method" | "path"> & { query?: RequestLogEntry["query"] }): RequestKind {
+export function classify(
+  e: Pick<RequestLogEntry, "method" | "path"> & { query?: RequestLogEntry["query"] },
+): RequestKind {
   const p = e.path.replace(/^\/api/, "");
   if (e.method === "GET") {
     // the newest instance of a workflow, listed to read its structure (plan checks rules against it)
-    if (/^\/v2\/processes\/\d+\/instances\/?$/.test(p) && e.query?.page_size === "1" && e.query.ordering === "-started_time") return "structure";
+    if (
+      /^\/v2\/processes\/\d+\/instances\/?$/.test(p) &&
+      e.query?.page_size === "1" &&
+      e.query.ordering === "-started_time"
+    )
+      return "structure";
     if (/^\/v2\/processes\/\d+\/instances\/?$/.test(p)) return "list";
     if (/^\/processes\/\d+\/steps\/\d+\/actions\/\d+\/?$/.test(p)) return "field";
     if (/^\/instances\/\d+\/?$/.test(p)) return "read";
@@ -40,7 +56,9 @@ export function classify(e: Pick<RequestLogEntry, "method" | "path"> & { query?:
   return "other";
 }
 
-export function countRequests(entries: ReadonlyArray<Pick<RequestLogEntry, "method" | "path" | "status"> & { query?: RequestLogEntry["query"] }>): PhaseRequests {
+export function countRequests(
+  entries: ReadonlyArray<Pick<RequestLogEntry, "method" | "path" | "status"> & { query?: RequestLogEntry["query"] }>,
+): PhaseRequests {
   const byKind = Object.fromEntries(REQUEST_KINDS.map((k) => [k, 0])) as Record<RequestKind, number>;
   let notOk = 0;
   for (const e of entries) {
@@ -64,7 +82,10 @@ export interface SideJob {
 }
 
 /** Takes the log of the phase that just ended and starts the next one afresh. */
-function cutter(sb: RunningSandbox): { cut: (phase: PhaseName) => void; requests: () => Record<PhaseName, PhaseRequests> } {
+function cutter(sb: RunningSandbox): {
+  cut: (phase: PhaseName) => void;
+  requests: () => Record<PhaseName, PhaseRequests>;
+} {
   const taken: Partial<Record<PhaseName, PhaseRequests>> = {};
   return {
     cut: (phase) => {
@@ -83,7 +104,8 @@ export async function measureSide(sb: RunningSandbox, job: SideJob, inProcess: b
       c.cut(phase);
       return Promise.resolve();
     };
-    const result = job.side === "naive" ? await runNaive(job.options.baseUrl, hook) : await runFlowrules(job.options, hook);
+    const result =
+      job.side === "naive" ? await runNaive(job.options.baseUrl, hook) : await runFlowrules(job.options, hook);
     return { result, requests: c.requests(), rssScope: "in-process" };
   }
   if (job.side === "naive") {
@@ -122,7 +144,9 @@ function inChild(job: ChildJob, cut: (phase: PhaseName) => void): Promise<ChildO
       }
     });
     child.on("error", (err) => settle(() => reject(err)));
-    child.on("exit", (code) => settle(() => reject(new Error(`the ${job.kind} child exited (code ${code}) without a result`))));
+    child.on("exit", (code) =>
+      settle(() => reject(new Error(`the ${job.kind} child exited (code ${code}) without a result`))),
+    );
     child.send({ type: "run", job } satisfies ToChild);
   });
 }

@@ -177,11 +177,19 @@ export const BEFORE: Record<number, RequestCounts> = {
   20_000: { total: 12_111, list: 123, field: 6, read: 11_982, other: 0 },
 };
 
-function countsOf(log: ReadonlyArray<{ method: string; path: string; query: Record<string, string | string[]> }>): RequestCounts {
+function countsOf(
+  log: ReadonlyArray<{ method: string; path: string; query: Record<string, string | string[]> }>,
+): RequestCounts {
   const c: RequestCounts = { total: log.length, list: 0, field: 0, read: 0, other: 0 };
   for (const r of log) {
     // the newest instance listed to read a workflow's structure is not a selection's list page
-    if (r.method === "GET" && r.path.includes("/v2/processes/") && r.query.page_size === "1" && r.query.ordering === "-started_time") c.other += 1;
+    if (
+      r.method === "GET" &&
+      r.path.includes("/v2/processes/") &&
+      r.query.page_size === "1" &&
+      r.query.ordering === "-started_time"
+    )
+      c.other += 1;
     else if (r.method === "GET" && r.path.includes("/v2/processes/")) c.list += 1;
     else if (r.method === "GET" && /\/steps\/\d+\/actions\/\d+\/$/.test(r.path)) c.field += 1;
     else if (r.method === "GET" && /\/instances\/\d+\/$/.test(r.path)) c.read += 1;
@@ -190,14 +198,18 @@ function countsOf(log: ReadonlyArray<{ method: string; path: string; query: Reco
   return c;
 }
 
-export async function runMultiRule(opts: { seed: number; latencyMs: number; n: number }, log: (line: string) => void): Promise<MultiRuleRun> {
+export async function runMultiRule(
+  opts: { seed: number; latencyMs: number; n: number },
+  log: (line: string) => void,
+): Promise<MultiRuleRun> {
   const { seed, latencyMs, n } = opts;
   const dir = await mkdtemp(join(tmpdir(), "flowrules-bench-multi-"));
   const sb = await startSandbox({ port: 0, instances: n, seed, latencyMs });
   try {
     await writeFile(join(dir, "multi.yaml"), MULTI_RULES_YAML);
     const loaded = await loadRules([dir]);
-    if (!loaded.ruleSet) throw new Error(`multi-rule scenario does not load: ${loaded.diagnostics.map((d) => d.message).join("; ")}`);
+    if (!loaded.ruleSet)
+      throw new Error(`multi-rule scenario does not load: ${loaded.diagnostics.map((d) => d.message).join("; ")}`);
     const ruleSet = loaded.ruleSet;
     const now = new Date();
     const client = createClient({ baseUrl: sb.baseUrl, apiKey: API_KEY, rateLimitPerMin: 0 });
@@ -211,7 +223,10 @@ export async function runMultiRule(opts: { seed: number; latencyMs: number; n: n
     const distinct = new Map<string, { workflow: number; select: SelectSpec }>();
     for (const r of ruleSet.rules) {
       const workflow = "id" in r.workflow ? r.workflow.id : -1;
-      distinct.set(JSON.stringify([workflow, Object.entries(r.select).sort(([a], [b]) => (a < b ? -1 : 1))]), { workflow, select: r.select });
+      distinct.set(JSON.stringify([workflow, Object.entries(r.select).sort(([a], [b]) => (a < b ? -1 : 1))]), {
+        workflow,
+        select: r.select,
+      });
     }
     let floorLists = 0;
     for (const { workflow, select } of distinct.values()) {
@@ -237,7 +252,9 @@ export async function runMultiRule(opts: { seed: number; latencyMs: number; n: n
     log(
       `  ${run.rules} rules, ${run.distinctSelections} distinct selections: ${requests.total} requests ` +
         `(lists ${requests.list}, fields ${requests.field}, reads ${requests.read}); list floor ${floorLists}; ` +
-        (before ? `before ${before.total} (lists ${before.list}, fields ${before.field}, reads ${before.read}); ` : "") +
+        (before
+          ? `before ${before.total} (lists ${before.list}, fields ${before.field}, reads ${before.read}); `
+          : "") +
         `${plan.errors.length} errors in ${(wallMs / 1000).toFixed(1)} s`,
     );
     return run;

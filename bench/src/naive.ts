@@ -68,18 +68,28 @@ export async function runNaive(baseUrl: string, onPhase: PhaseHook): Promise<Sid
 
   // read: every running claim, page by page, then each one's full record
   let t0 = performance.now();
-  let url: string | null = `${baseUrl}/v2/processes/${WORKFLOW_ID}/instances/?status=running&page_size=${NAIVE_PAGE_SIZE}`;
+  let url: string | null =
+    `${baseUrl}/v2/processes/${WORKFLOW_ID}/instances/?status=running&page_size=${NAIVE_PAGE_SIZE}`;
   while (url !== null) {
     const page: ListPage = await getJson<ListPage>(url);
     for (const item of page.results) {
       const record = await getJson<InstanceRecord>(`${baseUrl}/instances/${item.id}/?inject_values=true`);
-      const d = decide(fieldValue(record, AMOUNT_ACTION), fieldValue(record, CURRENCY_ACTION), record.active_step_ids ?? []);
+      const d = decide(
+        fieldValue(record, AMOUNT_ACTION),
+        fieldValue(record, CURRENCY_ACTION),
+        record.active_step_ids ?? [],
+      );
       if (d === "complete") completes.push(item.id);
       else if (d === "abort") aborts.push(item.id);
     }
     url = page.next;
   }
-  phases.push({ phase: "plan", wallMs: performance.now() - t0, peakRssBytes: sampler.peak(), maxRssBytes: sampler.maxRss() });
+  phases.push({
+    phase: "plan",
+    wallMs: performance.now() - t0,
+    peakRssBytes: sampler.peak(),
+    maxRssBytes: sampler.maxRss(),
+  });
   await onPhase("plan");
 
   // mutate: one call each, in order
@@ -98,7 +108,12 @@ export async function runNaive(baseUrl: string, onPhase: PhaseHook): Promise<Sid
     if (!ok) failed += 1;
   }
   for (const id of aborts) if (!(await post(`${baseUrl}/instances/bulk/abort`, { ids: [id] }))) failed += 1;
-  phases.push({ phase: "apply", wallMs: performance.now() - t0, peakRssBytes: sampler.peak(), maxRssBytes: sampler.maxRss() });
+  phases.push({
+    phase: "apply",
+    wallMs: performance.now() - t0,
+    peakRssBytes: sampler.peak(),
+    maxRssBytes: sampler.maxRss(),
+  });
   await onPhase("apply");
   sampler.stop();
 

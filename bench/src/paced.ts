@@ -113,11 +113,24 @@ class TokenBucket implements RequestLimiter {
   }
 }
 
-async function runSide(side: PacedSide, instances: number, windowMs: number, opts: { seed: number; latencyMs: number; concurrency: number }): Promise<PacedSideRun & { ok: number }> {
+async function runSide(
+  side: PacedSide,
+  instances: number,
+  windowMs: number,
+  opts: { seed: number; latencyMs: number; concurrency: number },
+): Promise<PacedSideRun & { ok: number }> {
   const loaded = await loadRules(["rules/"], { only: [RULE] });
   if (!loaded.ruleSet) throw new Error(`the starter rule ${RULE} did not load`);
   const now = new Date("2026-11-01T12:00:00.000Z");
-  const sb = await startSandbox({ port: 0, instances, seed: opts.seed, now, latencyMs: opts.latencyMs, rateLimitPerMin: PACED_LIMIT, rateLimitWindowMs: windowMs });
+  const sb = await startSandbox({
+    port: 0,
+    instances,
+    seed: opts.seed,
+    now,
+    latencyMs: opts.latencyMs,
+    rateLimitPerMin: PACED_LIMIT,
+    rateLimitWindowMs: windowMs,
+  });
   const client = createClient({
     baseUrl: sb.baseUrl,
     apiKey: "sandbox-admin",
@@ -158,7 +171,9 @@ export async function runPaced(
       const { ok, ...run } = await runSide(side, instances, opts.windowMs, opts);
       planRequests = Math.max(planRequests, ok);
       sides.push(run);
-      log(`  paced ${instances} instances, ${side.padEnd(6)} ${String(run.requests).padStart(4)} requests, ${run.refused} answered 429, in ${duration(run.wallMs)}${run.complete ? "" : " — PLAN INCOMPLETE"}`);
+      log(
+        `  paced ${instances} instances, ${side.padEnd(6)} ${String(run.requests).padStart(4)} requests, ${run.refused} answered 429, in ${duration(run.wallMs)}${run.complete ? "" : " — PLAN INCOMPLETE"}`,
+      );
     }
     runs.push({ instances, planRequests, boundMs: (Math.ceil(planRequests / PACED_LIMIT) - 1) * opts.windowMs, sides });
   }
@@ -167,7 +182,9 @@ export async function runPaced(
 
 export function renderPaced(r: PacedResults): string {
   const cell = (s: PacedSideRun | undefined, bound: number): string =>
-    s ? `${duration(s.wallMs)}${bound > 0 ? ` (${(s.wallMs / bound).toFixed(2)}×)` : ""}, ${s.refused} × 429${s.complete ? "" : ", incomplete"}` : "–";
+    s
+      ? `${duration(s.wallMs)}${bound > 0 ? ` (${(s.wallMs / bound).toFixed(2)}×)` : ""}, ${s.refused} × 429${s.complete ? "" : ", incomplete"}`
+      : "–";
   const lines = [
     `## Paced: ${r.limit} requests per sliding ${r.windowMs / 1000} s window${r.windowMs === 60_000 ? "" : " (a scaled minute)"}`,
     "",

@@ -110,7 +110,12 @@ export function judgeTargets(r: Omit<BenchResults, "targets">): Target[] {
         `${fmt(floorX, 1)}× below the naive total, because there is no bulk complete_step (one request per completed step either way)`,
     });
   } else {
-    targets.push({ id: "naive", text: "≥ 100× fewer requests than the naive baseline at N = 10,000", measured: "N = 10,000 not run", met: null });
+    targets.push({
+      id: "naive",
+      text: "≥ 100× fewer requests than the naive baseline at N = 10,000",
+      measured: "N = 10,000 not run",
+      met: null,
+    });
   }
 
   // 3. peak RSS at 100,000

@@ -43,7 +43,13 @@ function cli(sb: RunningSandbox, args: string[], stopAt?: { requests: number; si
   const before = sb.requests().length;
   const t0 = Date.now();
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: API_KEY, FLOWRULES_RATE_LIMIT: "0" },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      FLOWRULES_BASE_URL: sb.baseUrl,
+      FLOWRULES_API_KEY: API_KEY,
+      FLOWRULES_RATE_LIMIT: "0",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -61,7 +67,14 @@ function cli(sb: RunningSandbox, args: string[], stopAt?: { requests: number; si
   return new Promise((done) =>
     child.on("close", (code, signal) => {
       clearInterval(timer);
-      done({ requests: sb.requests().length - before, peakRssMb: Math.round(peak), wallS: (Date.now() - t0) / 1000, code, signal, stdout });
+      done({
+        requests: sb.requests().length - before,
+        peakRssMb: Math.round(peak),
+        wallS: (Date.now() - t0) / 1000,
+        code,
+        signal,
+        stdout,
+      });
     }),
   );
 }
@@ -69,9 +82,16 @@ function cli(sb: RunningSandbox, args: string[], stopAt?: { requests: number; si
 function digest(stdout: string): string {
   if (stdout.trim() === "") return "(no plan)";
   const plan = JSON.parse(stdout) as { created_at: string; summary: Record<string, unknown> };
-  const { created_at: _c, summary, ...rest } = JSON.parse(stdout.split(plan.created_at).join("<now>")) as typeof plan & { digest?: string };
+  const {
+    created_at: _c,
+    summary,
+    ...rest
+  } = JSON.parse(stdout.split(plan.created_at).join("<now>")) as typeof plan & { digest?: string };
   const { requests: _r, ...counts } = summary;
-  return createHash("sha256").update(JSON.stringify({ ...rest, digest: undefined, summary: counts })).digest("hex").slice(0, 16);
+  return createHash("sha256")
+    .update(JSON.stringify({ ...rest, digest: undefined, summary: counts }))
+    .digest("hex")
+    .slice(0, 16);
 }
 
 async function scenario(n: number, latencyMs: number): Promise<Record<string, unknown>> {
@@ -90,7 +110,11 @@ async function scenario(n: number, latencyMs: number): Promise<Record<string, un
     // interrupted at 30 % (kill -9), 60 % (SIGTERM), 90 % (kill -9), then resumed to the end
     sb.clearRequests();
     const cuts: Run[] = [];
-    for (const [share, signal] of [[0.3, "SIGKILL"], [0.6, "SIGTERM"], [0.9, "SIGKILL"]] as const) {
+    for (const [share, signal] of [
+      [0.3, "SIGKILL"],
+      [0.6, "SIGTERM"],
+      [0.9, "SIGKILL"],
+    ] as const) {
       cuts.push(await cli(sb, plan("cut"), { requests: Math.round(share * total), signal }));
     }
     const last = await cli(sb, plan("cut"));
@@ -106,7 +130,16 @@ async function scenario(n: number, latencyMs: number): Promise<Record<string, un
     return {
       instances: n,
       first_sync: { requests: total, peak_rss_mb: whole.peakRssMb, wall_s: whole.wallS },
-      resumed: { requests: resumedTotal, ratio: Number((resumedTotal / total).toFixed(3)), runs: [...cuts, last].map((r) => ({ requests: r.requests, peak_rss_mb: r.peakRssMb, signal: r.signal, code: r.code })) },
+      resumed: {
+        requests: resumedTotal,
+        ratio: Number((resumedTotal / total).toFixed(3)),
+        runs: [...cuts, last].map((r) => ({
+          requests: r.requests,
+          peak_rss_mb: r.peakRssMb,
+          signal: r.signal,
+          code: r.code,
+        })),
+      },
       // indicative only (minutes apart); equality is proven by test/state/resume.test.ts at one moment
       plans_equal: digest(whole.stdout) === digest(last.stdout),
       steady: { requests: steady.requests, peak_rss_mb: steady.peakRssMb, wall_s: steady.wallS },
@@ -120,14 +153,21 @@ async function scenario(n: number, latencyMs: number): Promise<Record<string, un
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { sizes: { type: "string", default: "20000,100000" }, latency: { type: "string", default: "20" }, out: { type: "string" } } });
+  const { values } = parseArgs({
+    options: {
+      sizes: { type: "string", default: "20000,100000" },
+      latency: { type: "string", default: "20" },
+      out: { type: "string" },
+    },
+  });
   const results: Array<Record<string, unknown>> = [];
   for (const n of values.sizes.split(",").map(Number)) {
     const r = await scenario(n, Number(values.latency));
     console.log(JSON.stringify(r));
     results.push(r);
   }
-  if (values.out) await writeFile(values.out, JSON.stringify({ measured_at: new Date().toISOString(), results }, null, 2));
+  if (values.out)
+    await writeFile(values.out, JSON.stringify({ measured_at: new Date().toISOString(), results }, null, 2));
 }
 
 await main();

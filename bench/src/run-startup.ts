@@ -9,9 +9,17 @@ import { parseArgs } from "node:util";
 import { renderStartup, runStartup } from "./startup.js";
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: "string", default: "20" }, cli: { type: "string" }, out: { type: "string", default: "bench/results" } }, strict: true });
+  const { values } = parseArgs({
+    options: {
+      runs: { type: "string", default: "20" },
+      cli: { type: "string" },
+      out: { type: "string", default: "bench/results" },
+    },
+    strict: true,
+  });
   const runs = Number(values.runs);
-  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number ≥ 1, got ${JSON.stringify(values.runs)}`);
+  if (!Number.isInteger(runs) || runs < 1)
+    throw new Error(`--runs must be a whole number ≥ 1, got ${JSON.stringify(values.runs)}`);
   const cwd = process.cwd();
   const cli = resolve(values.cli ?? join(cwd, "dist/cli/index.js"));
   const results = await runStartup({ cli, cwd, runs }, (line) => void process.stderr.write(`${line}\n`));

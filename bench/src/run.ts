@@ -34,9 +34,19 @@ async function main(): Promise<number> {
   const state = stateSizes.length > 0 ? await runStateScenario({ ...opts, sizes: stateSizes }, log) : undefined;
   if (state) process.stdout.write(`\n${renderState(state)}`);
   const watchSizes = opts.watchSizes ?? [];
-  const watch = watchSizes.length > 0
-    ? await runWatchScenario({ seed: opts.seed, latencyMs: opts.latencyMs, sizes: watchSizes, idleSeconds: opts.watchIdleSeconds ?? 120, eventsSeconds: opts.watchEventsSeconds ?? 180 }, log)
-    : undefined;
+  const watch =
+    watchSizes.length > 0
+      ? await runWatchScenario(
+          {
+            seed: opts.seed,
+            latencyMs: opts.latencyMs,
+            sizes: watchSizes,
+            idleSeconds: opts.watchIdleSeconds ?? 120,
+            eventsSeconds: opts.watchEventsSeconds ?? 180,
+          },
+          log,
+        )
+      : undefined;
   if (watch) process.stdout.write(`\n${renderWatch(watch)}`);
   const results = {
     ...bench,

@@ -42,9 +42,13 @@ async function main(): Promise<void> {
       const times: number[] = [];
       for (let k = 0; k < ROUNDS; k++) times.push(await timed(url));
       all.push(...times);
-      process.stdout.write(`  ${q}\n    cold ${fmt(cold)}, median ${fmt(quantile(times, 0.5))}, p95 ${fmt(quantile(times, 0.95))}\n`);
+      process.stdout.write(
+        `  ${q}\n    cold ${fmt(cold)}, median ${fmt(quantile(times, 0.5))}, p95 ${fmt(quantile(times, 0.95))}\n`,
+      );
     }
-    process.stdout.write(`500-item list page at ${INSTANCES.toLocaleString("en")} instances: median ${fmt(quantile(all, 0.5))}, p95 ${fmt(quantile(all, 0.95))}\n`);
+    process.stdout.write(
+      `500-item list page at ${INSTANCES.toLocaleString("en")} instances: median ${fmt(quantile(all, 0.5))}, p95 ${fmt(quantile(all, 0.95))}\n`,
+    );
   } finally {
     await sandbox.close();
   }

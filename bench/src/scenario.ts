@@ -76,7 +76,8 @@ export function decide(amount: unknown, currency: unknown, activeStepIds: readon
 export function plainInput(v: unknown): unknown {
   if (typeof v !== "object" || v === null || !("inputValue" in v)) return undefined;
   const iv = (v as { inputValue: unknown }).inputValue;
-  if (typeof iv === "object" && iv !== null && "radioItemSelected" in iv) return (iv as { radioItemSelected: unknown }).radioItemSelected;
+  if (typeof iv === "object" && iv !== null && "radioItemSelected" in iv)
+    return (iv as { radioItemSelected: unknown }).radioItemSelected;
   return iv;
 }
 
@@ -100,14 +101,21 @@ export interface Expected {
   abort: number[];
 }
 
-export function workloadOf(instances: readonly InstanceState[], total: number): { workload: Workload; expected: Expected } {
+export function workloadOf(
+  instances: readonly InstanceState[],
+  total: number,
+): { workload: Workload; expected: Expected } {
   const w: Workload = { instances: total, selected: 0, selectedAtStep: 0, completes: 0, aborts: 0 };
   const expected: Expected = { complete: [], abort: [] };
   for (const i of instances) {
     if (i.processId !== WORKFLOW_ID || i.completedTime !== null || i.abortedTime !== null) continue;
     w.selected += 1;
     if (i.activeStepIds.includes(STEP_ID)) w.selectedAtStep += 1;
-    const d = decide(plainInput(i.values.get(AMOUNT_ACTION)), plainInput(i.values.get(CURRENCY_ACTION)), i.activeStepIds);
+    const d = decide(
+      plainInput(i.values.get(AMOUNT_ACTION)),
+      plainInput(i.values.get(CURRENCY_ACTION)),
+      i.activeStepIds,
+    );
     if (d === "complete") expected.complete.push(i.id);
     else if (d === "abort") expected.abort.push(i.id);
   }

@@ -103,15 +103,27 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function selected(sb: RunningSandbox, t: Target): number[] {
   return sb.store
     .list(t.workflow)
-    .filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(t.step) && i.tags.includes(TAG))
+    .filter(
+      (i) =>
+        i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(t.step) && i.tags.includes(TAG),
+    )
     .map((i) => i.id);
 }
 
-const tookEffect = (r: { status: number; reset?: boolean }): boolean => (r.status >= 200 && r.status < 300) || r.reset === true;
+const tookEffect = (r: { status: number; reset?: boolean }): boolean =>
+  (r.status >= 200 && r.status < 300) || r.reset === true;
 
 export async function runSoak(o: SoakOptions, log: (line: string) => void): Promise<SoakResult> {
   const minute = 60_000;
-  const sb = await startSandbox({ port: 0, instances: o.instances, seed: o.seed, rateLimitPerMin: RATE_LIMIT, failRate: o.failRate, resetRate: o.resetRate, latencyMs: 20 });
+  const sb = await startSandbox({
+    port: 0,
+    instances: o.instances,
+    seed: o.seed,
+    rateLimitPerMin: RATE_LIMIT,
+    failRate: o.failRate,
+    resetRate: o.resetRate,
+    latencyMs: 20,
+  });
   const dir = await mkdtemp(join(tmpdir(), "flowrules-soak-"));
   const random = Prng.fn(o.seed + 34);
   const started = Date.now();
@@ -120,13 +132,26 @@ export async function runSoak(o: SoakOptions, log: (line: string) => void): Prom
   let child: ChildProcess | undefined;
   let restarts = 0;
   const rss: Array<{ at: number; mb: number }> = [];
-  const sampler = setInterval(() => void rssMb(child?.pid).then((mb) => mb !== undefined && rss.push({ at: Date.now(), mb })), 1000);
+  const sampler = setInterval(
+    () => void rssMb(child?.pid).then((mb) => mb !== undefined && rss.push({ at: Date.now(), mb })),
+    1000,
+  );
   const start = (): ChildProcess => {
-    const c = spawn(process.execPath, [o.cli, "--log-format", "json", "watch", "rules.yaml", "--state", "state", "--apply"], {
-      cwd: dir,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: API_KEY, FLOWRULES_RATE_LIMIT: String(RATE_LIMIT) },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    const c = spawn(
+      process.execPath,
+      [o.cli, "--log-format", "json", "watch", "rules.yaml", "--state", "state", "--apply"],
+      {
+        cwd: dir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          FLOWRULES_BASE_URL: sb.baseUrl,
+          FLOWRULES_API_KEY: API_KEY,
+          FLOWRULES_RATE_LIMIT: String(RATE_LIMIT),
+        },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
     let buffered = "";
     c.stderr?.on("data", (d: Buffer) => {
       buffered += d.toString();
@@ -145,11 +170,16 @@ export async function runSoak(o: SoakOptions, log: (line: string) => void): Prom
     });
     return c;
   };
-  const exited = (c: ChildProcess): Promise<number | null> => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve(c.exitCode) : new Promise((r) => c.once("close", (code) => r(code))));
+  const exited = (c: ChildProcess): Promise<number | null> =>
+    c.exitCode !== null || c.signalCode !== null
+      ? Promise.resolve(c.exitCode)
+      : new Promise((r) => c.once("close", (code) => r(code)));
 
   try {
     await writeFile(join(dir, "rules.yaml"), RULES);
-    log(`soak: ${o.minutes} min, N = ${o.instances}, limit ${RATE_LIMIT} a minute, ${o.failRate * 100} % 503, ${o.resetRate * 100} % resets after a write, people ${o.peoplePerMin} a minute; kill -9 at minutes ${o.kills.join(", ")}, SIGHUP with a rule edit at minute ${o.hup}`);
+    log(
+      `soak: ${o.minutes} min, N = ${o.instances}, limit ${RATE_LIMIT} a minute, ${o.failRate * 100} % 503, ${o.resetRate * 100} % resets after a write, people ${o.peoplePerMin} a minute; kill -9 at minutes ${o.kills.join(", ")}, SIGHUP with a rule edit at minute ${o.hup}`,
+    );
     child = start();
 
     const marks: Mark[] = [];
@@ -173,7 +203,15 @@ export async function runSoak(o: SoakOptions, log: (line: string) => void): Prom
       if (now >= nextMark && now < marksUntil) {
         const targets = edited ? AFTER_EDIT : BEFORE_EDIT;
         const t = targets[marks.length % targets.length] as Target;
-        const waiting = sb.store.list(t.workflow).filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(t.step) && !i.tags.includes(TAG));
+        const waiting = sb.store
+          .list(t.workflow)
+          .filter(
+            (i) =>
+              i.abortedTime === null &&
+              i.completedTime === null &&
+              i.activeStepIds.includes(t.step) &&
+              !i.tags.includes(TAG),
+          );
         const pick = waiting[Math.floor(random() * waiting.length)];
         if (pick) {
           sb.store.update(pick.id, (i) => void i.tags.push(TAG));
@@ -199,7 +237,9 @@ export async function runSoak(o: SoakOptions, log: (line: string) => void): Prom
       if (now - lastReport >= 5 * minute) {
         lastReport = now;
         const last = rss.at(-1)?.mb;
-        log(`  minute ${((now - started) / minute).toFixed(0)}: ${sb.requests().length} requests, ${events.cycles} cycles, ${marks.length} marks, RSS ${last?.toFixed(0) ?? "?"} MB`);
+        log(
+          `  minute ${((now - started) / minute).toFixed(0)}: ${sb.requests().length} requests, ${events.cycles} cycles, ${marks.length} marks, RSS ${last?.toFixed(0) ?? "?"} MB`,
+        );
       }
     }
     // people stopped: the watcher settles; every instance the rules select is acted on within a few intervals
@@ -265,14 +305,23 @@ export async function runSoak(o: SoakOptions, log: (line: string) => void): Prom
       missedAtEnd,
       reactionMedianS: quantile(sorted, 0.5),
       reactionP95S: quantile(sorted, 0.95),
-      afterReload: { marks: marks.filter((m) => m.afterEdit).length, reacted: afterReload.length, medianS: quantile(sortedAfter, 0.5) },
+      afterReload: {
+        marks: marks.filter((m) => m.afterEdit).length,
+        reacted: afterReload.length,
+        medianS: quantile(sortedAfter, 0.5),
+      },
       requests: requests.length,
       requestsPerMin: requests.length / ((stopAt - started) / minute),
       maxRequestsInAMinute: Math.max(0, ...perMinute.values()),
       status,
       resets: requests.filter((r) => r.reset === true).length,
       duplicates: [...effective.values()].filter((n) => n > 1).length,
-      rssMb: { ...(near(5) !== undefined ? { min5: near(5) } : {}), ...(min30 !== undefined ? { min30 } : {}), ...(min60 !== undefined ? { min60 } : {}), peak: Math.max(0, ...rss.map((s) => s.mb)) },
+      rssMb: {
+        ...(near(5) !== undefined ? { min5: near(5) } : {}),
+        ...(min30 !== undefined ? { min30 } : {}),
+        ...(min60 !== undefined ? { min60 } : {}),
+        peak: Math.max(0, ...rss.map((s) => s.mb)),
+      },
       rssGrowth30to60: min30 !== undefined && min60 !== undefined ? min60 / min30 - 1 : Number.NaN,
       cycles: events.cycles,
       reloads: events.reloads,
@@ -301,10 +350,26 @@ export function soakTargets(r: SoakResult): SoakTarget[] {
   const growth = r.rssGrowth30to60;
   return [
     { text: "mutations that took effect twice: 0", measured: String(r.duplicates), met: r.duplicates === 0 },
-    { text: "changes missed: 0", measured: `${r.missedMarks} marks, ${r.missedAtEnd} still selected at the end`, met: r.missedMarks === 0 && r.missedAtEnd === 0 },
-    { text: "the added rule acts after the SIGHUP", measured: `${r.afterReload.reacted} of ${r.afterReload.marks}`, met: r.afterReload.marks > 0 && r.afterReload.reacted + r.moot >= r.afterReload.marks },
-    { text: "RSS from minute 30 to 60: at most +10 %", measured: Number.isNaN(growth) ? "–" : `${(growth * 100).toFixed(1)} %`, met: !Number.isNaN(growth) && growth <= 0.1 },
-    { text: "SIGTERM at the end: exit 0 within 10 s", measured: `exit ${r.exitCode} after ${r.stopS.toFixed(1)} s`, met: r.exitCode === 0 && r.stopS <= 10 },
+    {
+      text: "changes missed: 0",
+      measured: `${r.missedMarks} marks, ${r.missedAtEnd} still selected at the end`,
+      met: r.missedMarks === 0 && r.missedAtEnd === 0,
+    },
+    {
+      text: "the added rule acts after the SIGHUP",
+      measured: `${r.afterReload.reacted} of ${r.afterReload.marks}`,
+      met: r.afterReload.marks > 0 && r.afterReload.reacted + r.moot >= r.afterReload.marks,
+    },
+    {
+      text: "RSS from minute 30 to 60: at most +10 %",
+      measured: Number.isNaN(growth) ? "–" : `${(growth * 100).toFixed(1)} %`,
+      met: !Number.isNaN(growth) && growth <= 0.1,
+    },
+    {
+      text: "SIGTERM at the end: exit 0 within 10 s",
+      measured: `exit ${r.exitCode} after ${r.stopS.toFixed(1)} s`,
+      met: r.exitCode === 0 && r.stopS <= 10,
+    },
   ];
 }
 
@@ -315,7 +380,11 @@ export function renderSoak(r: SoakResult): string {
     "|---|---|",
     `| reaction to a mark, median / p95 | ${f(r.reactionMedianS, 1)} s / ${f(r.reactionP95S, 1)} s (${r.reacted} of ${r.marks} marks; ${r.moot} changed by people first) |`,
     `| reaction to the added rule's marks after the SIGHUP, median | ${f(r.afterReload.medianS, 1)} s (${r.afterReload.reacted} of ${r.afterReload.marks}) |`,
-    `| requests a minute, mean / busiest minute | ${f(r.requestsPerMin, 1)} / ${r.maxRequestsInAMinute} (${r.requests} in all; by status ${Object.entries(r.status).map(([s, n]) => `${s}: ${n}`).join(", ")}) |`,
+    `| requests a minute, mean / busiest minute | ${f(r.requestsPerMin, 1)} / ${r.maxRequestsInAMinute} (${r.requests} in all; by status ${Object.entries(
+      r.status,
+    )
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(", ")}) |`,
     `| RSS at minute 5 / 30 / 60, peak | ${f(r.rssMb.min5)} / ${f(r.rssMb.min30)} / ${f(r.rssMb.min60)} MB, peak ${f(r.rssMb.peak)} MB |`,
     `| writes answered by a reset (outcome unknown) | ${r.resets} |`,
     `| cycles, reloads (failed), restarts after kill -9, people's changes | ${r.cycles}, ${r.reloads} (${r.reloadFailures}), ${r.restarts}, ${r.peopleChanges} |`,
@@ -340,7 +409,7 @@ async function main(): Promise<number> {
   });
   const minutes = Number(values.minutes ?? 60);
   if (!(minutes >= 8)) throw new Error("--minutes must be at least 8");
-  const scale = (m: number): number => Math.round((m * minutes) / 60 * 10) / 10;
+  const scale = (m: number): number => Math.round(((m * minutes) / 60) * 10) / 10;
   const o: SoakOptions = {
     minutes,
     instances: Number(values.instances ?? 20_000),

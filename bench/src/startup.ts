@@ -54,7 +54,8 @@ const PRELOAD = [
 ].join("\n");
 
 /** For the CPU runs: the process reports its CPU time on stderr as it exits. */
-const CPU_PRELOAD = 'process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write(`\\n@@cpu ${(u.user + u.system) / 1000}\\n`); });';
+const CPU_PRELOAD =
+  'process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write(`\\n@@cpu ${(u.user + u.system) / 1000}\\n`); });';
 
 export interface Loaded {
   /** absolute paths of the files the process loaded (Node's own built-ins not included), sorted */
@@ -68,18 +69,27 @@ export function loadedModules(args: string[], opts: { cwd: string; env?: NodeJS.
   const dir = mkdtempSync(join(tmpdir(), "flowrules-loaded-"));
   try {
     const out = join(dir, "loaded.txt");
-    const r = spawnSync(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(PRELOAD)}`, ...args], {
-      cwd: opts.cwd,
-      env: { ...(opts.env ?? process.env), FLOWRULES_LOADED_OUT: out },
-      encoding: "utf8",
-    });
+    const r = spawnSync(
+      process.execPath,
+      ["--import", `data:text/javascript,${encodeURIComponent(PRELOAD)}`, ...args],
+      {
+        cwd: opts.cwd,
+        env: { ...(opts.env ?? process.env), FLOWRULES_LOADED_OUT: out },
+        encoding: "utf8",
+      },
+    );
     let text = "";
     try {
       text = readFileSync(out, "utf8");
     } catch {
       // nothing loaded (or the process died before writing): an empty list
     }
-    const files = new Set(text.split("\n").filter((l) => l !== "").map((l) => (l.startsWith("file:") ? fileURLToPath(l) : l)));
+    const files = new Set(
+      text
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => (l.startsWith("file:") ? fileURLToPath(l) : l)),
+    );
     return { files: [...files].sort(), status: r.status, stdout: r.stdout };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -115,7 +125,10 @@ const median = (xs: number[]): number => {
 };
 
 /** Each case `runs` times, taking turns; a case that fails (exit code ≠ 0) stops the benchmark. */
-export async function runStartup(opts: { cli: string; cwd: string; runs: number }, log: (line: string) => void = () => undefined): Promise<StartupResults> {
+export async function runStartup(
+  opts: { cli: string; cwd: string; runs: number },
+  log: (line: string) => void = () => undefined,
+): Promise<StartupResults> {
   const { loadavg } = await import("node:os");
   const before = loadavg()[0] ?? 0;
   const cases = startupCases(opts.cli);
@@ -129,7 +142,12 @@ export async function runStartup(opts: { cli: string; cwd: string; runs: number 
       const r = spawnSync(process.execPath, c.args, { cwd: opts.cwd, env, stdio: "ignore" });
       times[j]?.push(performance.now() - t0);
       if (r.status !== 0) throw new Error(`${c.name} exited with ${r.status ?? r.signal}`);
-      const measured = spawnSync(process.execPath, [...cpuArgs, ...c.args], { cwd: opts.cwd, env, stdio: ["ignore", "ignore", "pipe"], encoding: "utf8" });
+      const measured = spawnSync(process.execPath, [...cpuArgs, ...c.args], {
+        cwd: opts.cwd,
+        env,
+        stdio: ["ignore", "ignore", "pipe"],
+        encoding: "utf8",
+      });
       const ms = Number(/@@cpu ([\d.]+)\s*$/.exec(measured.stderr)?.[1]);
       if (!Number.isFinite(ms)) throw new Error(`${c.name} reported no CPU time: ${measured.stderr.slice(-200)}`);
       cpu[j]?.push(ms);
@@ -159,9 +177,11 @@ export async function runStartup(opts: { cli: string; cwd: string; runs: number 
 }
 
 export function renderStartup(r: StartupResults): string {
-  const head = "| command | wall | × `node -e 0` | CPU | × `node -e 0` | files loaded | target | |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |";
-  const rows = r.rows.map((row) =>
-    `| ${row.name} | ${row.medianMs.toFixed(0)} ms | ${row.ratio.toFixed(2)}× | ${row.cpuMs.toFixed(0)} ms | ${row.cpuRatio.toFixed(2)}× | ${row.files} | ${row.target !== undefined ? `≤ ${row.target}×` : ""} | ${row.met === undefined ? "" : row.met ? "met" : "NOT met"} |`,
+  const head =
+    "| command | wall | × `node -e 0` | CPU | × `node -e 0` | files loaded | target | |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |";
+  const rows = r.rows.map(
+    (row) =>
+      `| ${row.name} | ${row.medianMs.toFixed(0)} ms | ${row.ratio.toFixed(2)}× | ${row.cpuMs.toFixed(0)} ms | ${row.cpuRatio.toFixed(2)}× | ${row.files} | ${row.target !== undefined ? `≤ ${row.target}×` : ""} | ${row.met === undefined ? "" : row.met ? "met" : "NOT met"} |`,
   );
   const load = `${r.runs} runs each, medians; load average ${r.loadAverage[0].toFixed(1)} → ${r.loadAverage[1].toFixed(1)}`;
   return `${[head, ...rows].join("\n")}\n\n${load}\n`;

@@ -89,7 +89,10 @@ export interface StatePlanOptions {
 
 /** The scenario's edits: the approval threshold (`when`), and a `select` filter added to one rule. */
 export const WHEN_EDIT: [string, string] = ["when: fields.amount < 100 and", "when: fields.amount < 150 and"];
-export const SELECT_EDIT: [string, string] = ["select: { status: [running], active_step_id: 20141 }", "select: { status: [running], active_step_id: 20141, priority: H }"];
+export const SELECT_EDIT: [string, string] = [
+  "select: { status: [running], active_step_id: 20141 }",
+  "select: { status: [running], active_step_id: 20141, priority: H }",
+];
 export const SELECT_EDITED_RULE = "s-risky-access";
 
 export interface StatePlanResult {
@@ -107,16 +110,21 @@ export interface StatePlanResult {
 function planDigestOf(plan: Plan): string {
   const { created_at: _c, summary, ...rest } = plan;
   const { requests: _r, ...counts } = summary as typeof summary & { requests?: number };
-  return createHash("sha256").update(JSON.stringify({ ...rest, summary: counts })).digest("hex");
+  return createHash("sha256")
+    .update(JSON.stringify({ ...rest, summary: counts }))
+    .digest("hex");
 }
 
 /** One plan, stateless or with the state dir, as `flowrules plan [--state DIR]` does it. */
 export async function statePlanStep(o: StatePlanOptions): Promise<StatePlanResult> {
   const sampler = new RssSampler();
   const loaded = compileSources([{ file: "bench-state.yaml", text: o.rulesYaml ?? STATE_RULES_YAML }]);
-  if (!loaded.ruleSet) throw new Error(`the state scenario's rules do not load: ${loaded.diagnostics.map((d) => d.message).join("; ")}`);
+  if (!loaded.ruleSet)
+    throw new Error(`the state scenario's rules do not load: ${loaded.diagnostics.map((d) => d.message).join("; ")}`);
   const only = o.only;
-  const ruleSet = only ? { ...loaded.ruleSet, rules: loaded.ruleSet.rules.filter((r) => only.includes(r.name)) } : loaded.ruleSet;
+  const ruleSet = only
+    ? { ...loaded.ruleSet, rules: loaded.ruleSet.rules.filter((r) => only.includes(r.name)) }
+    : loaded.ruleSet;
   const now = new Date(o.now);
   const t0 = performance.now();
   const client = createClient({ baseUrl: o.baseUrl, apiKey: API_KEY, rateLimitPerMin: 0, concurrency: o.concurrency });
@@ -125,7 +133,17 @@ export async function statePlanStep(o: StatePlanOptions): Promise<StatePlanResul
   let counts = { fromState: 0, readAgain: 0 };
   try {
     if (o.stateDir) {
-      const run = await openRunState({ dir: o.stateDir, resyncAfterMs: DEFAULT_RESYNC_AFTER_MS, fullRefresh: false }, { baseUrl: client.baseUrl, apiKey: API_KEY, now, rules: ruleSet.rules, version: "bench", warn: (m) => warnings.push(m) });
+      const run = await openRunState(
+        { dir: o.stateDir, resyncAfterMs: DEFAULT_RESYNC_AFTER_MS, fullRefresh: false },
+        {
+          baseUrl: client.baseUrl,
+          apiKey: API_KEY,
+          now,
+          rules: ruleSet.rules,
+          version: "bench",
+          warn: (m) => warnings.push(m),
+        },
+      );
       try {
         plan = await runPlan({ client: run.wrap(client), ruleSet, now });
         if (readInFull(plan)) await run.commit();
@@ -183,12 +201,24 @@ export async function stateApplyStep(o: StateApplyOptions): Promise<StateApplyRe
       state: o.stateDir,
       now: new Date(o.now),
       cwd: o.workDir,
-      connection: { baseUrl: o.baseUrl, apiKey: API_KEY, rateLimitPerMin: 0, concurrency: o.concurrency, timeoutMs: 30_000, insecureHttp: false },
+      connection: {
+        baseUrl: o.baseUrl,
+        apiKey: API_KEY,
+        rateLimitPerMin: 0,
+        concurrency: o.concurrency,
+        timeoutMs: 30_000,
+        insecureHttp: false,
+      },
     },
     // stderr kept (the state line, errors); the plan and summary on stdout are not needed
     { stdout: () => undefined, stderr: (s) => void (output += s), env: {}, stdoutIsTTY: false, stderrIsTTY: false },
   );
-  const result = { wallMs: performance.now() - t0, maxRssBytes: Math.max(sampler.peak(), sampler.maxRss()), exitCode, output: output.trim() };
+  const result = {
+    wallMs: performance.now() - t0,
+    maxRssBytes: Math.max(sampler.peak(), sampler.maxRss()),
+    exitCode,
+    output: output.trim(),
+  };
   sampler.stop();
   return result;
 }
@@ -218,7 +248,10 @@ export interface StateRun {
 
 function inChild(options: StatePlanOptions): Promise<StatePlanResult>;
 function inChild(options: StateApplyOptions, apply: true): Promise<StateApplyResult>;
-function inChild(options: StatePlanOptions | StateApplyOptions, apply = false): Promise<StatePlanResult | StateApplyResult> {
+function inChild(
+  options: StatePlanOptions | StateApplyOptions,
+  apply = false,
+): Promise<StatePlanResult | StateApplyResult> {
   const script = fileURLToPath(new URL("./child.js", import.meta.url));
   const child = fork(script, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   return new Promise((resolve, reject) => {
@@ -240,7 +273,9 @@ function inChild(options: StatePlanOptions | StateApplyOptions, apply = false): 
       settled = true;
       reject(new Error(`the state-plan child exited (code ${code}) without a result`));
     });
-    const job: ToChild = apply ? { type: "run", job: { kind: "state-apply", options: options as StateApplyOptions } } : { type: "run", job: { kind: "state-plan", options } };
+    const job: ToChild = apply
+      ? { type: "run", job: { kind: "state-apply", options: options as StateApplyOptions } }
+      : { type: "run", job: { kind: "state-plan", options } };
     child.send(job);
   });
 }
@@ -252,16 +287,31 @@ export async function runStateScenario(
   const runs: StateRun[] = [];
   const whenEdited = STATE_RULES_YAML.replace(...WHEN_EDIT);
   const selectEdited = STATE_RULES_YAML.replace(...SELECT_EDIT);
-  if (whenEdited === STATE_RULES_YAML || selectEdited === STATE_RULES_YAML) throw new Error("the scenario's rule edits no longer apply to its rules");
+  if (whenEdited === STATE_RULES_YAML || selectEdited === STATE_RULES_YAML)
+    throw new Error("the scenario's rule edits no longer apply to its rules");
   for (const n of o.sizes) {
     log(`state scenario at N = ${n} (1 % churn)`);
-    const sb: RunningSandbox = await startSandbox({ port: 0, instances: n, seed: o.seed, latencyMs: o.latencyMs, now: START });
+    const sb: RunningSandbox = await startSandbox({
+      port: 0,
+      instances: n,
+      seed: o.seed,
+      latencyMs: o.latencyMs,
+      now: START,
+    });
     const dir = await mkdtemp(join(tmpdir(), "flowrules-bench-state-"));
     try {
       const steps: StateStep[] = [];
-      const plan = async (what: string, extra: Partial<StatePlanOptions> = {}): Promise<{ result: StatePlanResult; requests: number }> => {
+      const plan = async (
+        what: string,
+        extra: Partial<StatePlanOptions> = {},
+      ): Promise<{ result: StatePlanResult; requests: number }> => {
         sb.clearRequests();
-        const options: StatePlanOptions = { baseUrl: sb.baseUrl, concurrency: o.concurrency, now: sb.store.now().toISOString(), ...extra };
+        const options: StatePlanOptions = {
+          baseUrl: sb.baseUrl,
+          concurrency: o.concurrency,
+          now: sb.store.now().toISOString(),
+          ...extra,
+        };
         const result = o.inProcess ? await statePlanStep(options) : await inChild(options);
         const requests = sb.requests().length;
         if (result.errors.length > 0 && !extra.stateDir) log(`  (${what}: ${result.errors.length} plan errors)`);
@@ -271,10 +321,22 @@ export async function runStateScenario(
         const withRules = rulesYaml ? { rulesYaml } : {};
         const { result, requests } = await plan(what, { stateDir: join(dir, "state"), ...withRules });
         const alone = key === undefined ? undefined : await plan(`${what}, stateless`, withRules);
-        const s: StateStep = { what, ...(key ? { key } : {}), requests, result, ...(alone ? { stateless: { result: alone.result, requests: alone.requests } } : {}) };
+        const s: StateStep = {
+          what,
+          ...(key ? { key } : {}),
+          requests,
+          result,
+          ...(alone ? { stateless: { result: alone.result, requests: alone.requests } } : {}),
+        };
         steps.push(s);
-        const eq = alone ? (alone.result.digest === result.digest ? ", equal to stateless" : ", DIFFERENT from stateless") : "";
-        log(`  ${what.padEnd(40)} ${String(requests).padStart(6)} requests (stateless ${alone ? alone.requests : "—"}), ${(result.wallMs / 1000).toFixed(1)} s, peak RSS ${(result.maxRssBytes / 1048576).toFixed(0)} MB, ${result.fromState} from the state, ${result.readAgain} read again${eq}`);
+        const eq = alone
+          ? alone.result.digest === result.digest
+            ? ", equal to stateless"
+            : ", DIFFERENT from stateless"
+          : "";
+        log(
+          `  ${what.padEnd(40)} ${String(requests).padStart(6)} requests (stateless ${alone ? alone.requests : "—"}), ${(result.wallMs / 1000).toFixed(1)} s, peak RSS ${(result.maxRssBytes / 1048576).toFixed(0)} MB, ${result.fromState} from the state, ${result.readAgain} read again${eq}`,
+        );
         return s;
       };
       await step("first run with state (writes it)", undefined);
@@ -287,27 +349,61 @@ export async function runStateScenario(
       await step("with state after a `when` edit", "c", whenEdited);
       sb.advanceClock(60_000);
       await step("with state after a `select` edit", "d", selectEdited);
-      const alone = await plan("the edited rule alone, stateless", { rulesYaml: selectEdited, only: [SELECT_EDITED_RULE] });
+      const alone = await plan("the edited rule alone, stateless", {
+        rulesYaml: selectEdited,
+        only: [SELECT_EDITED_RULE],
+      });
       log(`  ${"the edited rule alone, stateless".padEnd(40)} ${String(alone.requests).padStart(6)} requests`);
       const churn2 = sb.simulate({ seed: o.seed + 25, churn: STATE_CHURN });
       sb.advanceClock(STEP_MS);
       sb.clearRequests();
       const workDir = join(dir, "apply");
       await mkdir(workDir, { recursive: true });
-      const applyOptions: StateApplyOptions = { baseUrl: sb.baseUrl, concurrency: o.concurrency, now: sb.store.now().toISOString(), stateDir: join(dir, "state"), workDir };
+      const applyOptions: StateApplyOptions = {
+        baseUrl: sb.baseUrl,
+        concurrency: o.concurrency,
+        now: sb.store.now().toISOString(),
+        stateDir: join(dir, "state"),
+        workDir,
+      };
       const applied = o.inProcess ? await stateApplyStep(applyOptions) : await inChild(applyOptions, true);
       const writes = sb.requests().filter((r) => r.method === "POST" && r.status === 200);
-      const appliedCount = writes.reduce((k, r) => k + (r.path.endsWith("/bulk/abort") ? ((r.body as { ids?: number[] } | null)?.ids?.length ?? 0) : 1), 0);
-      const apply = { requests: sb.requests().length, churned: churn2.ids.length, applied: appliedCount, result: applied };
-      if (applied.exitCode !== 0) throw new Error(`apply --auto-approve --state exited ${applied.exitCode}: ${applied.output}`);
-      log(`  ${"apply --auto-approve, state".padEnd(40)} ${String(apply.requests).padStart(6)} requests, ${appliedCount} changes applied, ${(applied.wallMs / 1000).toFixed(1)} s, peak RSS ${(applied.maxRssBytes / 1048576).toFixed(0)} MB (after ${apply.churned} more changed)`);
+      const appliedCount = writes.reduce(
+        (k, r) => k + (r.path.endsWith("/bulk/abort") ? ((r.body as { ids?: number[] } | null)?.ids?.length ?? 0) : 1),
+        0,
+      );
+      const apply = {
+        requests: sb.requests().length,
+        churned: churn2.ids.length,
+        applied: appliedCount,
+        result: applied,
+      };
+      if (applied.exitCode !== 0)
+        throw new Error(`apply --auto-approve --state exited ${applied.exitCode}: ${applied.output}`);
+      log(
+        `  ${"apply --auto-approve, state".padEnd(40)} ${String(apply.requests).padStart(6)} requests, ${appliedCount} changes applied, ${(applied.wallMs / 1000).toFixed(1)} s, peak RSS ${(applied.maxRssBytes / 1048576).toFixed(0)} MB (after ${apply.churned} more changed)`,
+      );
       sb.advanceClock(STEP_MS);
       await step(`with state after applying ${appliedCount} changes`, "e");
       const stateless = steps.find((x) => x.key === "b")?.stateless;
-      if (stateless) steps.splice(1, 0, { what: "stateless after 1 % churn", key: "a", requests: stateless.requests, result: stateless.result });
+      if (stateless)
+        steps.splice(1, 0, {
+          what: "stateless after 1 % churn",
+          key: "a",
+          requests: stateless.requests,
+          result: stateless.result,
+        });
       const equal = steps.every((x) => !x.stateless || x.stateless.result.digest === x.result.digest);
       log(`  plans with state ${equal ? "equal" : "DIFFER FROM"} the stateless plans at the same moment`);
-      runs.push({ n, churned: churn.ids.length, steps, equal, rssScope: o.inProcess ? "in-process" : "child", apply, editedRuleAlone: alone.requests });
+      runs.push({
+        n,
+        churned: churn.ids.length,
+        steps,
+        equal,
+        rssScope: o.inProcess ? "in-process" : "child",
+        apply,
+        editedRuleAlone: alone.requests,
+      });
     } finally {
       await sb.close();
       await rm(dir, { recursive: true, force: true });
@@ -335,38 +431,81 @@ export function stateTargets(runs: StateRun[]): StateTarget[] {
     if (!a || !b || !c || !d || !e || !f) continue;
     const w = STATE_WORKFLOWS;
     const ratio = r.n >= 100_000 ? 20 : 10;
-    out.push({ text: `N = ${r.n}: (b) with state ≤ 1/${ratio} of (a) stateless (1 % churn)`, measured: `${b.requests} vs ${a.requests} (1/${(a.requests / Math.max(1, b.requests)).toFixed(1)})`, met: b.requests * ratio <= a.requests });
+    out.push({
+      text: `N = ${r.n}: (b) with state ≤ 1/${ratio} of (a) stateless (1 % churn)`,
+      measured: `${b.requests} vs ${a.requests} (1/${(a.requests / Math.max(1, b.requests)).toFixed(1)})`,
+      met: b.requests * ratio <= a.requests,
+    });
     const capF = 2 * w + 5;
-    out.push({ text: `N = ${r.n}: (f) unchanged, 127 s after the last change ≤ ${capF}`, measured: String(f.requests), met: f.requests <= capF });
-    out.push({ text: `N = ${r.n}: (c) after a \`when\` edit ≤ (f) + 5 = ${f.requests + 5}`, measured: String(c.requests), met: c.requests <= f.requests + 5 });
+    out.push({
+      text: `N = ${r.n}: (f) unchanged, 127 s after the last change ≤ ${capF}`,
+      measured: String(f.requests),
+      met: f.requests <= capF,
+    });
+    out.push({
+      text: `N = ${r.n}: (c) after a \`when\` edit ≤ (f) + 5 = ${f.requests + 5}`,
+      measured: String(c.requests),
+      met: c.requests <= f.requests + 5,
+    });
     const alone = r.editedRuleAlone ?? 0;
-    out.push({ text: `N = ${r.n}: (d) after a \`select\` edit ≤ (f) + the rule's stateless cost ${alone} = ${f.requests + alone}`, measured: String(d.requests), met: d.requests <= f.requests + alone });
+    out.push({
+      text: `N = ${r.n}: (d) after a \`select\` edit ≤ (f) + the rule's stateless cost ${alone} = ${f.requests + alone}`,
+      measured: String(d.requests),
+      met: d.requests <= f.requests + alone,
+    });
     const applied = r.apply?.applied ?? 0;
     const capE = f.requests + 2 * w + 2 * Math.ceil(applied / 100);
-    out.push({ text: `N = ${r.n}: (e) after applying ${applied} changes ≤ (f) + 2·${w} + 2 per 100 applied = ${capE} (nobody else changed anything since)`, measured: String(e.requests), met: e.requests <= capE });
-    const peak = Math.max(...r.steps.flatMap((s) => [s.result.maxRssBytes, s.stateless?.result.maxRssBytes ?? 0]), r.apply?.result.maxRssBytes ?? 0);
-    out.push({ text: `N = ${r.n}: peak RSS < ${STATE_RSS_MB} MB in every run, with state or not, plan and apply (${r.rssScope})`, measured: `${(peak / 1048576).toFixed(0)} MB`, met: peak < STATE_RSS_MB * 1048576 });
-    out.push({ text: `N = ${r.n}: plans with state equal stateless plans (b–f)`, measured: r.equal ? "equal" : "different", met: r.equal });
+    out.push({
+      text: `N = ${r.n}: (e) after applying ${applied} changes ≤ (f) + 2·${w} + 2 per 100 applied = ${capE} (nobody else changed anything since)`,
+      measured: String(e.requests),
+      met: e.requests <= capE,
+    });
+    const peak = Math.max(
+      ...r.steps.flatMap((s) => [s.result.maxRssBytes, s.stateless?.result.maxRssBytes ?? 0]),
+      r.apply?.result.maxRssBytes ?? 0,
+    );
+    out.push({
+      text: `N = ${r.n}: peak RSS < ${STATE_RSS_MB} MB in every run, with state or not, plan and apply (${r.rssScope})`,
+      measured: `${(peak / 1048576).toFixed(0)} MB`,
+      met: peak < STATE_RSS_MB * 1048576,
+    });
+    out.push({
+      text: `N = ${r.n}: plans with state equal stateless plans (b–f)`,
+      measured: r.equal ? "equal" : "different",
+      met: r.equal,
+    });
   }
   return out;
 }
 
 export function renderState(runs: StateRun[]): string {
-  const out = ["## State between runs (`--state`)", "", "| N | run | requests | stateless | from the state | read again | peak RSS | wall |", "|---|---|---|---|---|---|---|---|"];
+  const out = [
+    "## State between runs (`--state`)",
+    "",
+    "| N | run | requests | stateless | from the state | read again | peak RSS | wall |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
   for (const r of runs) {
     for (const s of r.steps) {
       const label = s.key ? `(${s.key}) ${s.what}` : s.what;
       const stateful = s.key !== "a";
       const mb = (b: number): string => `${(b / 1048576).toFixed(0)} MB`;
-      const rss = s.stateless ? `${mb(s.result.maxRssBytes)} (stateless ${mb(s.stateless.result.maxRssBytes)})` : mb(s.result.maxRssBytes);
-      out.push(`| ${r.n} | ${label} | ${s.requests} | ${s.stateless ? s.stateless.requests : "—"} | ${stateful ? s.result.fromState : "—"} | ${stateful ? s.result.readAgain : "—"} | ${rss} | ${(s.result.wallMs / 1000).toFixed(1)} s |`);
+      const rss = s.stateless
+        ? `${mb(s.result.maxRssBytes)} (stateless ${mb(s.stateless.result.maxRssBytes)})`
+        : mb(s.result.maxRssBytes);
+      out.push(
+        `| ${r.n} | ${label} | ${s.requests} | ${s.stateless ? s.stateless.requests : "—"} | ${stateful ? s.result.fromState : "—"} | ${stateful ? s.result.readAgain : "—"} | ${rss} | ${(s.result.wallMs / 1000).toFixed(1)} s |`,
+      );
     }
     const a = r.apply;
     if (a) {
       const counts = /^state: ([\d,]+) instances from the state, ([\d,]+) read again/m.exec(a.result.output);
-      out.push(`| ${r.n} | apply --auto-approve with state (after ${a.churned} more changed): ${a.applied} applied | ${a.requests} | — | ${counts?.[1] ?? "?"} | ${counts?.[2] ?? "?"} | ${(a.result.maxRssBytes / 1048576).toFixed(0)} MB | ${(a.result.wallMs / 1000).toFixed(1)} s |`);
+      out.push(
+        `| ${r.n} | apply --auto-approve with state (after ${a.churned} more changed): ${a.applied} applied | ${a.requests} | — | ${counts?.[1] ?? "?"} | ${counts?.[2] ?? "?"} | ${(a.result.maxRssBytes / 1048576).toFixed(0)} MB | ${(a.result.wallMs / 1000).toFixed(1)} s |`,
+      );
     }
-    if (r.editedRuleAlone !== undefined) out.push(`| ${r.n} | the \`select\`-edited rule alone, stateless | ${r.editedRuleAlone} | — | — | — | — | — |`);
+    if (r.editedRuleAlone !== undefined)
+      out.push(`| ${r.n} | the \`select\`-edited rule alone, stateless | ${r.editedRuleAlone} | — | — | — | — | — |`);
   }
   out.push("", "| target | measured | met |", "|---|---|---|");
   for (const t of stateTargets(runs)) out.push(`| ${t.text} | ${t.measured} | ${t.met ? "yes" : "**no**"} |`);

@@ -60,7 +60,17 @@ function mainTable(r: BenchResults): string {
     rows.push(sideRow(run, "naive", run.naive));
   }
   return table(
-    ["N", "run", "plan requests", "apply requests", "total", "× floor", "wall time", "at 100 req/min", "peak RSS plan / apply"],
+    [
+      "N",
+      "run",
+      "plan requests",
+      "apply requests",
+      "total",
+      "× floor",
+      "wall time",
+      "at 100 req/min",
+      "peak RSS plan / apply",
+    ],
     rows,
     ["r", "l", "r", "r", "r", "r", "r", "r", "r"],
   );
@@ -85,7 +95,16 @@ function workloadTable(r: BenchResults): string {
     ];
   });
   return table(
-    ["N", "selected", "at step 20111", "complete_step", "abort", "flowrules requests", "naive requests", "naive ÷ flowrules (plan / total)"],
+    [
+      "N",
+      "selected",
+      "at step 20111",
+      "complete_step",
+      "abort",
+      "flowrules requests",
+      "naive requests",
+      "naive ÷ flowrules (plan / total)",
+    ],
     rows,
     ["r", "r", "r", "r", "r", "l", "l", "r"],
   );
@@ -99,7 +118,12 @@ function targetRow(t: Target): string[] {
 /** The multi-rule plan's requests by kind: before the query planner, now, and the distinct-selection floor. */
 function multiTable(m: MultiRuleRun): string {
   const b = m.before;
-  const row = (what: string, now: number, before: number | undefined, floor: string): string[] => [what, before === undefined ? "—" : int(before), int(now), floor];
+  const row = (what: string, now: number, before: number | undefined, floor: string): string[] => [
+    what,
+    before === undefined ? "—" : int(before),
+    int(now),
+    floor,
+  ];
   const head =
     `Multi-rule plan: ${m.rules} rules over four workflows, ${m.distinctSelections} distinct selections, sandbox of ${int(m.n)}; ` +
     `${m.changes} changes, ${m.errors} errors, in ${duration(m.wallMs)}. "Before" is the same plan before the query planner (measured on 414913f).`;
@@ -129,7 +153,9 @@ export function renderMarkdown(r: BenchResults): string {
   out.push(mainTable(r));
   out.push("");
   if (r.runs.some((run) => run.naive.modelled)) {
-    out.push("\\* modelled, not run: requests from the workload (exact for this algorithm), time at the per-request time measured for the largest naive run.");
+    out.push(
+      "\\* modelled, not run: requests from the workload (exact for this algorithm), time at the per-request time measured for the largest naive run.",
+    );
     out.push("");
   }
   out.push(workloadTable(r));
@@ -142,7 +168,10 @@ export function renderMarkdown(r: BenchResults): string {
   const cpu = r.cpu;
   out.push(
     table(
-      ["evaluation, data in memory", `instances / s (${int(cpu.instances)} instances, ${int(cpu.matched)} match; best of ${cpu.rounds})`],
+      [
+        "evaluation, data in memory",
+        `instances / s (${int(cpu.instances)} instances, ${int(cpu.matched)} match; best of ${cpu.rounds})`,
+      ],
       [
         ["bare `jsonata(expr).evaluate(ctx)`", int(cpu.bareJsonataPerSec)],
         ["the rule's compiled expression as the engine evaluates it (`evalExpr`)", int(cpu.compiledExprPerSec)],

@@ -29,7 +29,8 @@ export function verify(store: SandboxStore, expected: Expected, before: Map<numb
   let aborted = 0;
   for (const id of expected.complete) {
     const i = store.peek(id);
-    if (i && i.abortedTime === null && !i.activeStepIds.includes(STEP_ID) && i.stepCompletedTimes.has(STEP_ID)) completed += 1;
+    if (i && i.abortedTime === null && !i.activeStepIds.includes(STEP_ID) && i.stepCompletedTimes.has(STEP_ID))
+      completed += 1;
   }
   for (const id of expected.abort) if (store.peek(id)?.abortedTime != null) aborted += 1;
   const touched = new Set([...expected.complete, ...expected.abort]);
@@ -37,7 +38,8 @@ export function verify(store: SandboxStore, expected: Expected, before: Map<numb
   for (const [id, steps] of before) {
     if (touched.has(id)) continue;
     const i = store.peek(id);
-    if (!i || i.completedTime !== null || i.abortedTime !== null || i.activeStepIds.join(",") !== steps) collateral += 1;
+    if (!i || i.completedTime !== null || i.abortedTime !== null || i.activeStepIds.join(",") !== steps)
+      collateral += 1;
   }
   return {
     completed,

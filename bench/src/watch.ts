@@ -114,7 +114,6 @@ export async function rssMb(pid: number | undefined): Promise<number | undefined
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-
 export async function runWatchScenario(
   o: { seed: number; latencyMs: number; sizes: number[]; idleSeconds: number; eventsSeconds: number },
   log: (line: string) => void,
@@ -122,8 +121,16 @@ export async function runWatchScenario(
   const cli = fileURLToPath(new URL("../../../dist/cli/index.js", import.meta.url));
   const runs: WatchRun[] = [];
   for (const n of o.sizes) {
-    log(`watch scenario at N = ${n}: limit ${WATCH_RATE_LIMIT} a minute, ${o.latencyMs} ms latency, idle ${o.idleSeconds} s, events ${o.eventsSeconds} s`);
-    const sb: RunningSandbox = await startSandbox({ port: 0, instances: n, seed: o.seed, latencyMs: o.latencyMs, rateLimitPerMin: WATCH_RATE_LIMIT });
+    log(
+      `watch scenario at N = ${n}: limit ${WATCH_RATE_LIMIT} a minute, ${o.latencyMs} ms latency, idle ${o.idleSeconds} s, events ${o.eventsSeconds} s`,
+    );
+    const sb: RunningSandbox = await startSandbox({
+      port: 0,
+      instances: n,
+      seed: o.seed,
+      latencyMs: o.latencyMs,
+      rateLimitPerMin: WATCH_RATE_LIMIT,
+    });
     const dir = await mkdtemp(join(tmpdir(), "flowrules-bench-watch-"));
     const random = Prng.fn(o.seed + 25);
     try {
@@ -132,18 +139,47 @@ export async function runWatchScenario(
       for (let k = 0; k < WATCH_PREMARKED; k++) {
         const target = MARKED[k % MARKED.length];
         if (!target) continue;
-        const waiting = sb.store.list(target.workflow).filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(target.step) && !i.tags.includes(TAG));
+        const waiting = sb.store
+          .list(target.workflow)
+          .filter(
+            (i) =>
+              i.abortedTime === null &&
+              i.completedTime === null &&
+              i.activeStepIds.includes(target.step) &&
+              !i.tags.includes(TAG),
+          );
         const pick = waiting[Math.floor(random() * waiting.length)];
         if (pick) sb.store.update(pick.id, (i) => void i.tags.push(TAG));
       }
       let firstEndedAt = 0;
       let firstRequests = 0;
       const started = Date.now();
-      const child = spawn(process.execPath, [cli, "--log-format", "json", "watch", "rules.yaml", "--state", "state", "--apply", "--budget", String(WATCH_BUDGET_PERCENT)], {
-        cwd: dir,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: API_KEY, FLOWRULES_RATE_LIMIT: String(WATCH_RATE_LIMIT) },
-        stdio: ["ignore", "ignore", "pipe"],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          cli,
+          "--log-format",
+          "json",
+          "watch",
+          "rules.yaml",
+          "--state",
+          "state",
+          "--apply",
+          "--budget",
+          String(WATCH_BUDGET_PERCENT),
+        ],
+        {
+          cwd: dir,
+          env: {
+            PATH: process.env.PATH,
+            HOME: process.env.HOME,
+            FLOWRULES_BASE_URL: sb.baseUrl,
+            FLOWRULES_API_KEY: API_KEY,
+            FLOWRULES_RATE_LIMIT: String(WATCH_RATE_LIMIT),
+          },
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      );
       const cycles: Array<{ at: number; fields: Record<string, unknown> }> = [];
       let buffered = "";
       child.stderr.on("data", (d: Buffer) => {
@@ -170,7 +206,8 @@ export async function runWatchScenario(
       const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
       const rss: Array<{ at: number; mb: number }> = [];
       const sampler = setInterval(() => {
-        if (child.pid !== undefined) void rssMb(child.pid).then((mb) => mb !== undefined && rss.push({ at: Date.now(), mb }));
+        if (child.pid !== undefined)
+          void rssMb(child.pid).then((mb) => mb !== undefined && rss.push({ at: Date.now(), mb }));
       }, 1000);
       try {
         // 1. the first cycle
@@ -187,8 +224,12 @@ export async function runWatchScenario(
 
         // 1b. the 45 s after the first cycle: its own writes must not cost a re-read
         await sleep(Math.max(0, firstEndedAt + AFTER_FIRST_MS - Date.now()));
-        const afterFirstRequests = sb.requests().filter((r) => Date.parse(r.at) <= firstEndedAt + AFTER_FIRST_MS).length;
-        log(`  the ${AFTER_FIRST_MS / 1000} s after the first cycle: ${afterFirstRequests} requests, ${cycles.length - 1} more cycles`);
+        const afterFirstRequests = sb
+          .requests()
+          .filter((r) => Date.parse(r.at) <= firstEndedAt + AFTER_FIRST_MS).length;
+        log(
+          `  the ${AFTER_FIRST_MS / 1000} s after the first cycle: ${afterFirstRequests} requests, ${cycles.length - 1} more cycles`,
+        );
 
         // 2. idle
         sb.clearRequests();
@@ -197,7 +238,9 @@ export async function runWatchScenario(
         const idleRequests = sb.requests().length;
         const idleSeconds = (Date.now() - idleStart) / 1000;
         const idlePerMin = (idleRequests * 60) / idleSeconds;
-        log(`  idle: ${idleRequests} requests in ${idleSeconds.toFixed(0)} s = ${idlePerMin.toFixed(1)} a minute (budget ${(WATCH_RATE_LIMIT * WATCH_BUDGET_PERCENT) / 100})`);
+        log(
+          `  idle: ${idleRequests} requests in ${idleSeconds.toFixed(0)} s = ${idlePerMin.toFixed(1)} a minute (budget ${(WATCH_RATE_LIMIT * WATCH_BUDGET_PERCENT) / 100})`,
+        );
 
         // 3. people mark instances; the watcher approves them
         const marks: Array<{ id: number; step: number; at: number }> = [];
@@ -205,7 +248,15 @@ export async function runWatchScenario(
         while (Date.now() - eventsStart < o.eventsSeconds * 1000) {
           const target = MARKED[marks.length % MARKED.length];
           if (target) {
-            const waiting = sb.store.list(target.workflow).filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(target.step) && !i.tags.includes(TAG));
+            const waiting = sb.store
+              .list(target.workflow)
+              .filter(
+                (i) =>
+                  i.abortedTime === null &&
+                  i.completedTime === null &&
+                  i.activeStepIds.includes(target.step) &&
+                  !i.tags.includes(TAG),
+              );
             const pick = waiting[Math.floor(random() * waiting.length)];
             if (pick) {
               sb.store.update(pick.id, (i) => void i.tags.push(TAG));
@@ -218,7 +269,15 @@ export async function runWatchScenario(
         }
         const eventsSeconds = (Date.now() - eventsStart) / 1000;
         const approvedAt = (m: { id: number; step: number; at: number }): number | undefined => {
-          const hit = sb.requests().find((r) => r.method === "POST" && r.path.endsWith(`/instances/${m.id}/complete_step/`) && r.status === 200 && (r.body as { step_id?: number } | null)?.step_id === m.step);
+          const hit = sb
+            .requests()
+            .find(
+              (r) =>
+                r.method === "POST" &&
+                r.path.endsWith(`/instances/${m.id}/complete_step/`) &&
+                r.status === 200 &&
+                (r.body as { step_id?: number } | null)?.step_id === m.step,
+            );
           return hit ? Date.parse(hit.at) : undefined;
         };
         const waitUntil = Date.now() + 90_000;
@@ -236,7 +295,9 @@ export async function runWatchScenario(
         }
         const duplicates = [...perKey.values()].filter((c) => c > 1).length;
         const status429 = sb.requests().filter((r) => r.status === 429).length;
-        log(`  events: ${marks.length} marks in ${eventsSeconds.toFixed(0)} s; reaction median ${quantile(sorted, 0.5).toFixed(1)} s, p95 ${quantile(sorted, 0.95).toFixed(1)} s, ${marks.length - reactionsS.length} missed, ${duplicates} sent twice, ${status429} answered 429`);
+        log(
+          `  events: ${marks.length} marks in ${eventsSeconds.toFixed(0)} s; reaction median ${quantile(sorted, 0.5).toFixed(1)} s, p95 ${quantile(sorted, 0.95).toFixed(1)} s, ${marks.length - reactionsS.length} missed, ${duplicates} sent twice, ${status429} answered 429`,
+        );
 
         // 5. SIGTERM
         const stopAt = Date.now();
@@ -271,8 +332,12 @@ export async function runWatchScenario(
           stopS,
           exitCode,
         };
-        log(`  cycles: ${cycles.map((c) => `${String(c.fields.kind)} ${String(c.fields.requests)} req ${(Number(c.fields.duration_ms) / 1000).toFixed(1)} s`).join("; ")}`);
-        log(`  peak RSS ${run.peakRssMb.toFixed(0)} MB (halves ${run.rssHalvesMb.map((x) => x.toFixed(0)).join(" → ")} MB), ${run.cycles} cycles; SIGTERM: exit ${exitCode} after ${stopS.toFixed(1)} s`);
+        log(
+          `  cycles: ${cycles.map((c) => `${String(c.fields.kind)} ${String(c.fields.requests)} req ${(Number(c.fields.duration_ms) / 1000).toFixed(1)} s`).join("; ")}`,
+        );
+        log(
+          `  peak RSS ${run.peakRssMb.toFixed(0)} MB (halves ${run.rssHalvesMb.map((x) => x.toFixed(0)).join(" → ")} MB), ${run.cycles} cycles; SIGTERM: exit ${exitCode} after ${stopS.toFixed(1)} s`,
+        );
         runs.push(run);
       } finally {
         clearInterval(sampler);
@@ -296,15 +361,47 @@ export function watchTargets(runs: WatchRun[]): WatchTarget[] {
   const out: WatchTarget[] = [];
   const budget = (WATCH_RATE_LIMIT * WATCH_BUDGET_PERCENT) / 100;
   for (const r of runs) {
-    out.push({ text: `N = ${r.n}: the ${AFTER_FIRST_MS / 1000} s after a first cycle that applied ${r.firstApplied} changes ≤ 20 requests`, measured: String(r.afterFirstRequests), met: r.afterFirstRequests <= 20 && r.firstApplied > 0 });
+    out.push({
+      text: `N = ${r.n}: the ${AFTER_FIRST_MS / 1000} s after a first cycle that applied ${r.firstApplied} changes ≤ 20 requests`,
+      measured: String(r.afterFirstRequests),
+      met: r.afterFirstRequests <= 20 && r.firstApplied > 0,
+    });
     const max = r.reactionsS.length > 0 ? Math.max(...r.reactionsS) : Number.NaN;
-    out.push({ text: `N = ${r.n}: instances that come to match applied within 20 s (median), 45 s (max)`, measured: `${r.medianS.toFixed(1)} s, ${max.toFixed(1)} s (${r.reactionsS.length} of ${r.events})`, met: r.medianS <= 20 && max <= 45 && r.missed === 0 && r.events >= 5 });
-    out.push({ text: `N = ${r.n}: idle requests a minute ≤ ${budget} (20 % of ${WATCH_RATE_LIMIT})`, measured: r.idlePerMin.toFixed(1), met: r.idlePerMin <= budget });
-    out.push({ text: `N = ${r.n}: reaction median ≤ 15 s`, measured: `${r.medianS.toFixed(1)} s (${r.reactionsS.length} of ${r.events})`, met: r.medianS <= 15 && r.missed === 0 });
-    out.push({ text: `N = ${r.n}: reaction 95th percentile ≤ 30 s`, measured: `${r.p95S.toFixed(1)} s`, met: r.p95S <= 30 && r.missed === 0 });
-    out.push({ text: `N = ${r.n}: peak RSS < 200 MB, not growing`, measured: `${r.peakRssMb.toFixed(0)} MB (halves ${r.rssHalvesMb.map((x) => x.toFixed(0)).join(" → ")})`, met: r.peakRssMb < 200 && r.rssHalvesMb[1] <= r.rssHalvesMb[0] * 1.1 });
-    out.push({ text: `N = ${r.n}: nothing sent twice, no 429`, measured: `${r.duplicates} twice, ${r.status429} × 429`, met: r.duplicates === 0 && r.status429 === 0 });
-    out.push({ text: `N = ${r.n}: SIGTERM exits 0 within 10 s`, measured: `exit ${r.exitCode} in ${r.stopS.toFixed(1)} s`, met: r.exitCode === 0 && r.stopS <= 10 });
+    out.push({
+      text: `N = ${r.n}: instances that come to match applied within 20 s (median), 45 s (max)`,
+      measured: `${r.medianS.toFixed(1)} s, ${max.toFixed(1)} s (${r.reactionsS.length} of ${r.events})`,
+      met: r.medianS <= 20 && max <= 45 && r.missed === 0 && r.events >= 5,
+    });
+    out.push({
+      text: `N = ${r.n}: idle requests a minute ≤ ${budget} (20 % of ${WATCH_RATE_LIMIT})`,
+      measured: r.idlePerMin.toFixed(1),
+      met: r.idlePerMin <= budget,
+    });
+    out.push({
+      text: `N = ${r.n}: reaction median ≤ 15 s`,
+      measured: `${r.medianS.toFixed(1)} s (${r.reactionsS.length} of ${r.events})`,
+      met: r.medianS <= 15 && r.missed === 0,
+    });
+    out.push({
+      text: `N = ${r.n}: reaction 95th percentile ≤ 30 s`,
+      measured: `${r.p95S.toFixed(1)} s`,
+      met: r.p95S <= 30 && r.missed === 0,
+    });
+    out.push({
+      text: `N = ${r.n}: peak RSS < 200 MB, not growing`,
+      measured: `${r.peakRssMb.toFixed(0)} MB (halves ${r.rssHalvesMb.map((x) => x.toFixed(0)).join(" → ")})`,
+      met: r.peakRssMb < 200 && r.rssHalvesMb[1] <= r.rssHalvesMb[0] * 1.1,
+    });
+    out.push({
+      text: `N = ${r.n}: nothing sent twice, no 429`,
+      measured: `${r.duplicates} twice, ${r.status429} × 429`,
+      met: r.duplicates === 0 && r.status429 === 0,
+    });
+    out.push({
+      text: `N = ${r.n}: SIGTERM exits 0 within 10 s`,
+      measured: `exit ${r.exitCode} in ${r.stopS.toFixed(1)} s`,
+      met: r.exitCode === 0 && r.stopS <= 10,
+    });
   }
   return out;
 }
@@ -320,7 +417,9 @@ export function renderWatch(runs: WatchRun[]): string {
   ];
   for (const r of runs) {
     const max = r.reactionsS.length > 0 ? Math.max(...r.reactionsS) : Number.NaN;
-    out.push(`| ${r.n} | ${r.firstCycleS.toFixed(1)} s, ${r.firstCycleRequests} req, ${r.firstApplied} applied | ${r.afterFirstRequests} req | ${r.idlePerMin.toFixed(1)} (${r.idleRequests} in ${r.idleSeconds.toFixed(0)} s) | ${r.events} | ${r.medianS.toFixed(1)} s | ${r.p95S.toFixed(1)} s | ${max.toFixed(1)} s | ${r.peakRssMb.toFixed(0)} MB | ${r.cycles} |`);
+    out.push(
+      `| ${r.n} | ${r.firstCycleS.toFixed(1)} s, ${r.firstCycleRequests} req, ${r.firstApplied} applied | ${r.afterFirstRequests} req | ${r.idlePerMin.toFixed(1)} (${r.idleRequests} in ${r.idleSeconds.toFixed(0)} s) | ${r.events} | ${r.medianS.toFixed(1)} s | ${r.p95S.toFixed(1)} s | ${max.toFixed(1)} s | ${r.peakRssMb.toFixed(0)} MB | ${r.cycles} |`,
+    );
   }
   out.push("", "| target | measured | met |", "|---|---|---|");
   for (const t of watchTargets(runs)) out.push(`| ${t.text} | ${t.measured} | ${t.met ? "yes" : "**no**"} |`);

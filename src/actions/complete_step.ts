@@ -6,7 +6,8 @@ import { plural } from "../text/plural.js";
 export const completeStep = stepKind({
   kind: "complete_step",
   mode: "complete",
-  description: "Complete an active step of each matched instance (POST /instances/{id}/complete_step/ with mode complete).",
+  description:
+    "Complete an active step of each matched instance (POST /instances/{id}/complete_step/ with mode complete).",
   presentation: {
     symbol: "✓",
     legend: "complete a step",
@@ -22,7 +23,8 @@ export const completeStep = stepKind({
     const step = record.process_snapshot?.steps?.find((s) => s.id === stepId);
     if (activeSteps(record).includes(stepId)) return { applied: false, detail: `step ${stepId} is still active` };
     if (step?.completed_time) return { applied: true, detail: `step ${stepId} completed at ${step.completed_time}` };
-    if (step && "completed_time" in step) return { applied: false, detail: `step ${stepId} is not active and was not completed` };
+    if (step && "completed_time" in step)
+      return { applied: false, detail: `step ${stepId} is not active and was not completed` };
     return statusOf(record) === "aborted"
       ? { applied: false, detail: `the instance was aborted` }
       : { applied: true, detail: `step ${stepId} is no longer active` };

@@ -39,7 +39,9 @@ export function actionAlternatives(): Array<{ name: string; schema: JsonSchema }
 export const ACTION_KINDS: readonly ActionKindName[] = ACTIONS.map((m) => m.kind);
 export const MUTATING_KINDS: readonly MutatingKind[] = ACTIONS.flatMap((m) => (m.mutating ? [m.kind] : []));
 
-const byName = new Map<string, WideMutating | WideReport>(ACTIONS.map((m) => [m.kind, m as unknown as WideMutating | WideReport]));
+const byName = new Map<string, WideMutating | WideReport>(
+  ACTIONS.map((m) => [m.kind, m as unknown as WideMutating | WideReport]),
+);
 
 /** The module of a kind a plan or a rule names; throws for a kind this version does not know (never a default). */
 export function actionKind(kind: string): WideMutating | WideReport {

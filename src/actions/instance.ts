@@ -34,7 +34,10 @@ export interface InstanceData {
 }
 
 /** Status of a full record, derived from its times (the full record has no status field: docs/service.md, "Resources"). */
-export function statusFromRecord(record: { completed_time?: string | null; aborted_time?: string | null }): InstanceStatus {
+export function statusFromRecord(record: {
+  completed_time?: string | null;
+  aborted_time?: string | null;
+}): InstanceStatus {
   if (record.aborted_time) return "aborted";
   if (record.completed_time) return "completed";
   return "running";

@@ -9,8 +9,21 @@ export const GROUP_BY_KEYS = ["tags", "status", "priority", "stage"] as const;
 
 /** Instance-record columns a report may show besides `fields.<alias>`. */
 export const RECORD_COLUMNS = [
-  "id", "name", "status", "priority", "stage", "tags", "deadline", "started_time", "last_updated_time",
-  "completed_time", "aborted_time", "active_step_ids", "visibility_mode", "public_url", "url",
+  "id",
+  "name",
+  "status",
+  "priority",
+  "stage",
+  "tags",
+  "deadline",
+  "started_time",
+  "last_updated_time",
+  "completed_time",
+  "aborted_time",
+  "active_step_ids",
+  "visibility_mode",
+  "public_url",
+  "url",
 ] as const;
 
 export const NO_TAG = "(no tag)";
@@ -100,7 +113,10 @@ function reportKey(
 }
 
 function compile(body: Record<string, unknown>, ctx: ActionCompileContext): ReportAction | undefined {
-  const groupBy = typeof body.group_by === "string" ? reportKey(body.group_by, GROUP_BY_KEYS, ctx, ["group_by"], "group_by") : undefined;
+  const groupBy =
+    typeof body.group_by === "string"
+      ? reportKey(body.group_by, GROUP_BY_KEYS, ctx, ["group_by"], "group_by")
+      : undefined;
   const written = Array.isArray(body.columns) ? body.columns : [...DEFAULT_REPORT_COLUMNS];
   const columns: string[] = [];
   written.forEach((c: unknown, k) => {
@@ -109,7 +125,13 @@ function compile(body: Record<string, unknown>, ctx: ActionCompileContext): Repo
     if (n !== undefined) columns.push(n);
   });
   if (groupBy === undefined || columns.length !== written.length) return undefined;
-  return { kind: "report", group_by: groupBy, columns, ...(typeof body.title === "string" ? { title: body.title } : {}), pos: ctx.pos };
+  return {
+    kind: "report",
+    group_by: groupBy,
+    columns,
+    ...(typeof body.title === "string" ? { title: body.title } : {}),
+    pos: ctx.pos,
+  };
 }
 
 function groupKeys(value: unknown, none: string): string[] {

@@ -24,7 +24,8 @@ export const saveStep = stepKind({
       // by meaning: the service may store the value in its own format ("12.50", "+00:00" with microseconds, a plain
       // radio string); null, undefined and absent all mean "no value" (sending null clears a field)
       const type = fieldTypeOf(action?.type, action?.settings);
-      if (!sameValue(sent.input_object, action?.input_object, type)) return { applied: false, detail: `action ${sent.action_id} does not hold the value sent` };
+      if (!sameValue(sent.input_object, action?.input_object, type))
+        return { applied: false, detail: `action ${sent.action_id} does not hold the value sent` };
     }
     return { applied: true, detail: `step ${stepId} holds every value sent` };
   },

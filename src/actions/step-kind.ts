@@ -56,7 +56,7 @@ function stepSchema(kind: string, description: string): JsonSchema {
         description,
         properties: {
           step: idOrName(
-            "The step to act on: its id, or its name (e.g. \"Manager approval\"). It must be active in the instance " +
+            'The step to act on: its id, or its name (e.g. "Manager approval"). It must be active in the instance ' +
               "when the plan is applied.",
           ),
           inputs: {
@@ -66,7 +66,7 @@ function stepSchema(kind: string, description: string): JsonSchema {
               type: "object",
               properties: {
                 action: idOrName(
-                  "The form field: its id (action_id), or its name within the step (e.g. \"Amount\"); " +
+                  'The form field: its id (action_id), or its name within the step (e.g. "Amount"); ' +
                     "`flowrules describe` lists both.",
                 ),
                 value: {
@@ -105,7 +105,7 @@ function jsonPathKeys(jsonPath: string): PropertyKey[] {
 /** The `actions` of a step request body as sent. */
 export function sentActions(change: PlannedChange): Array<{ action_id: number; input_object: unknown }> {
   const parsed = parseCompleteStepBody(change.request.body);
-  return parsed.success ? parsed.data.actions ?? [] : [];
+  return parsed.success ? (parsed.data.actions ?? []) : [];
 }
 
 /**
@@ -124,20 +124,23 @@ function shownIsSent(
   issue: (path: PropertyKey[], message: string) => void,
 ): void {
   const stepKey = `step ${step}`;
-  if (mode === "complete" && c.after[stepKey] !== "completed") issue(["after", stepKey], `a completion shows "${stepKey}": "completed"`);
+  if (mode === "complete" && c.after[stepKey] !== "completed")
+    issue(["after", stepKey], `a completion shows "${stepKey}": "completed"`);
   const sent = new Map<number, unknown>();
   for (const a of actions) sent.set(a.action_id, plainValue(a.input_object) ?? null);
   const aliased: string[] = [];
   for (const key of Object.keys(c.after)) {
     if (key === stepKey) continue;
     if (key.startsWith("fields.")) aliased.push(key);
-    else if (!/^action \d+$/.test(key) || !sent.has(Number(key.slice(7)))) issue(["after", key], "the request sends no such field");
+    else if (!/^action \d+$/.test(key) || !sent.has(Number(key.slice(7))))
+      issue(["after", key], "the request sends no such field");
   }
   const unlabelled: unknown[] = [];
   for (const [actionId, value] of sent) {
     const key = `action ${actionId}`;
     if (!(key in c.after)) unlabelled.push(value);
-    else if (!isDeepStrictEqual(value, c.after[key])) issue(["after", key], "the request sends another value than the plan shows");
+    else if (!isDeepStrictEqual(value, c.after[key]))
+      issue(["after", key], "the request sends another value than the plan shows");
   }
   // the aliased fields: the same values, one for one
   const left = [...aliased];
@@ -175,7 +178,12 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
         }
         const { action: rawAction, value: raw } = inp as { action?: unknown; value?: unknown };
         const value = ctx.value(raw, ["inputs", k, "value"], `inputs[${k}].value`);
-        const action = ctx.fieldRef(rawAction, ["inputs", k, "action"], step, value ? { value, rel: ["inputs", k, "value"] } : undefined);
+        const action = ctx.fieldRef(
+          rawAction,
+          ["inputs", k, "action"],
+          step,
+          value ? { value, rel: ["inputs", k, "value"] } : undefined,
+        );
         if (value === undefined || action === undefined) ok = false;
         else inputs.push({ action, value });
       });
@@ -268,8 +276,10 @@ export function stepKind<K extends string>(spec: StepKindSpec<K>): MutatingActio
         issue(["request", "body", ...jsonPathKeys(body.issue.jsonPath)], body.issue.problem);
         return;
       }
-      if (body.data.step_id !== c.step_id) issue(["request", "body", "step_id"], `expected ${c.step_id} (the change's step_id)`);
-      if ((body.data.mode ?? "complete") !== mode) issue(["request", "body", "mode"], `a ${kind} change is sent with mode "${mode}"`);
+      if (body.data.step_id !== c.step_id)
+        issue(["request", "body", "step_id"], `expected ${c.step_id} (the change's step_id)`);
+      if ((body.data.mode ?? "complete") !== mode)
+        issue(["request", "body", "mode"], `a ${kind} change is sent with mode "${mode}"`);
       if (c.precondition.active_step_id !== undefined && c.precondition.active_step_id !== c.step_id) {
         issue(["precondition", "active_step_id"], `expected ${c.step_id} (the change's step_id)`);
       }

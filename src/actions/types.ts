@@ -38,7 +38,12 @@ export interface ActionCompileContext {
    */
   stepRef(raw: unknown, rel: Array<string | number>): number | undefined;
   /** A form field of the step `step` (a key from stepRef), with the value sent to it when there is one. */
-  fieldRef(raw: unknown, rel: Array<string | number>, step: number, value?: { value: CompiledValue; rel: Array<string | number> }): number | undefined;
+  fieldRef(
+    raw: unknown,
+    rel: Array<string | number>,
+    step: number,
+    value?: { value: CompiledValue; rel: Array<string | number> },
+  ): number | undefined;
 }
 
 /** What an action sees of its rule while planning. */
@@ -123,7 +128,10 @@ interface ActionKindBase<K extends string, A extends { kind: K; pos: SourcePos }
   mapRefs?(action: A, id: (key: number) => number): A;
 }
 
-export interface MutatingActionKind<K extends string, A extends { kind: K; pos: SourcePos }> extends ActionKindBase<K, A> {
+export interface MutatingActionKind<K extends string, A extends { kind: K; pos: SourcePos }> extends ActionKindBase<
+  K,
+  A
+> {
   mutating: true;
   presentation: KindPresentation;
   /** the step the action acts on, or the whole instance: static conflicts and step-activity lookups */
@@ -179,7 +187,10 @@ export interface ReportEntry {
   row: Record<string, unknown>;
 }
 
-export interface ReportActionKind<K extends string, A extends { kind: K; pos: SourcePos }> extends ActionKindBase<K, A> {
+export interface ReportActionKind<K extends string, A extends { kind: K; pos: SourcePos }> extends ActionKindBase<
+  K,
+  A
+> {
   mutating: false;
   entry(input: ActionPlanInput<A>): ReportEntry;
   build(rule: RuleInfo, action: A, entries: ReportEntry[]): PlannedReport;

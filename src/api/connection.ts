@@ -6,7 +6,6 @@ import { createClient, type ApiClient, type ClientEvent, type ClientOptions } fr
 import { DEFAULT_WINDOW_MS, RateLimiter } from "./rate-limiter.js";
 import type { ConnectionSettings } from "../model/settings.js";
 
-
 /**
  * Resolved connection settings, and what a run adds to them: a sink seeing every event of every client (a
  * watcher's metrics), and the run's stop signal, which every client made from them honours (ClientOptions.signal).

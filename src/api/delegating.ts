@@ -31,7 +31,12 @@ export class DelegatingClient implements ApiClient {
   bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
     return this.inner.bulkAbort(ids);
   }
-  formFieldPages(processId: number, stepId: number, actionId: number, query?: FormFieldQuery): AsyncGenerator<Page<FormFieldValue>> {
+  formFieldPages(
+    processId: number,
+    stepId: number,
+    actionId: number,
+    query?: FormFieldQuery,
+  ): AsyncGenerator<Page<FormFieldValue>> {
     return this.inner.formFieldPages(processId, stepId, actionId, query);
   }
   stats(): ReturnType<ApiClient["stats"]> {

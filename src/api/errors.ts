@@ -98,11 +98,21 @@ export class ApiError extends FlowrulesApiError {
    * `note`: our own explanation, appended after the service's (clipped) words and never clipped itself, e.g. why a
    * 429 was not waited out
    */
-  constructor(init: { status: number; method: string; path: string; detail: string; attempts: number; asked?: string; note?: string }) {
+  constructor(init: {
+    status: number;
+    method: string;
+    path: string;
+    detail: string;
+    attempts: number;
+    asked?: string;
+    note?: string;
+  }) {
     const reason = STATUS_CODES[init.status] ?? "";
     const asked = init.asked ?? describeRequest(init.method, init.path);
     // with a note of our own the service's words get less room, so the line stays short
-    const said = [init.detail ? short(init.detail, init.note ? 40 : DETAIL_MAX) : "", init.note ?? ""].filter(Boolean).join("; ");
+    const said = [init.detail ? short(init.detail, init.note ? 40 : DETAIL_MAX) : "", init.note ?? ""]
+      .filter(Boolean)
+      .join("; ");
     super(`${asked}: ${init.status}${reason ? ` ${reason}` : ""}${said ? `: ${said}` : ""}`);
     this.asked = asked;
     this.status = init.status;
@@ -130,7 +140,15 @@ export class OutcomeUnknownError extends FlowrulesApiError {
 
   readonly asked: string;
 
-  constructor(init: { method: string; path: string; body: unknown; reason: string; status?: number; cause?: unknown; asked?: string }) {
+  constructor(init: {
+    method: string;
+    path: string;
+    body: unknown;
+    reason: string;
+    status?: number;
+    cause?: unknown;
+    asked?: string;
+  }) {
     const asked = init.asked ?? describeRequest(init.method, init.path);
     super(
       `${asked}: outcome unknown (${short(init.reason, 80)}); the change may or may not have been applied — ` +
@@ -157,7 +175,15 @@ export class ResponseShapeError extends FlowrulesApiError {
 
   readonly asked: string;
 
-  constructor(init: { method: string; path: string; status: number; what: string; jsonPath?: string; problem: string; asked?: string }) {
+  constructor(init: {
+    method: string;
+    path: string;
+    status: number;
+    what: string;
+    jsonPath?: string;
+    problem: string;
+    asked?: string;
+  }) {
     const asked = init.asked ?? describeRequest(init.method, init.path);
     super(
       init.jsonPath === undefined
@@ -187,12 +213,17 @@ export class TransportError extends FlowrulesApiError {
 
   readonly asked: string;
 
-  constructor(init: { method: string; path: string; reason: string; attempts: number; neverSent: boolean; cause?: unknown; asked?: string }) {
+  constructor(init: {
+    method: string;
+    path: string;
+    reason: string;
+    attempts: number;
+    neverSent: boolean;
+    cause?: unknown;
+    asked?: string;
+  }) {
     const asked = init.asked ?? describeRequest(init.method, init.path);
-    super(
-      `${asked}: ${short(init.reason, 100)} (${plural(init.attempts, "attempt")})`,
-      { cause: init.cause },
-    );
+    super(`${asked}: ${short(init.reason, 100)} (${plural(init.attempts, "attempt")})`, { cause: init.cause });
     this.asked = asked;
     this.method = init.method;
     this.path = init.path;
@@ -229,7 +260,9 @@ export class UnsafeLinkError extends FlowrulesApiError {
 
   constructor(init: { method: string; path: string; link: string; basePath?: string; asked?: string }) {
     const asked = init.asked ?? describeRequest(init.method, init.path);
-    super(`${asked}: refusing to follow the next link to ${short(init.link, 80)}: its path leaves the API (${init.basePath || "/"})`);
+    super(
+      `${asked}: refusing to follow the next link to ${short(init.link, 80)}: its path leaves the API (${init.basePath || "/"})`,
+    );
     this.asked = asked;
     this.method = init.method;
     this.path = init.path;
@@ -252,7 +285,12 @@ const PIECE = 8;
 /** Forms a server or a proxy may echo the key in besides the key itself: base64 (Basic auth, logs), URL-encoded. */
 function encodedForms(secret: string): string[] {
   const b64 = Buffer.from(secret, "utf8").toString("base64");
-  const forms = [b64, b64.replace(/=+$/, ""), Buffer.from(secret, "utf8").toString("base64url"), encodeURIComponent(secret)];
+  const forms = [
+    b64,
+    b64.replace(/=+$/, ""),
+    Buffer.from(secret, "utf8").toString("base64url"),
+    encodeURIComponent(secret),
+  ];
   return [...new Set(forms)].filter((f) => f !== secret && f.length >= 8).sort((a, b) => b.length - a.length);
 }
 

@@ -73,11 +73,13 @@ export function classifyFailure(err: unknown, timedOut: boolean, timeoutMs: numb
   const code = errorField(err, "code") ?? "";
   const syscall = errorField(err, "syscall") ?? "";
   const message = errorMessage(err);
-  if (code === "UND_ERR_CONNECT_TIMEOUT") return { reason: "connect timeout", neverSent: true, retryable: true, cause: err };
+  if (code === "UND_ERR_CONNECT_TIMEOUT")
+    return { reason: "connect timeout", neverSent: true, retryable: true, cause: err };
   if (CONNECT_CODES.has(code) || CONNECT_SYSCALLS.has(syscall)) {
     return { reason: `could not connect (${code || message})`, neverSent: true, retryable: true, cause: err };
   }
-  if (/CERT|TLS|SSL/i.test(code)) return { reason: `TLS failure (${code})`, neverSent: true, retryable: false, cause: err };
+  if (/CERT|TLS|SSL/i.test(code))
+    return { reason: `TLS failure (${code})`, neverSent: true, retryable: false, cause: err };
   if (code === "ECONNRESET" || code === "UND_ERR_SOCKET" || code === "EPIPE") {
     return { reason: `connection closed by the server (${code})`, neverSent: false, retryable: true, cause: err };
   }
@@ -142,10 +144,19 @@ export class HttpTransport {
     } catch (err) {
       if (err instanceof ResponseTooLarge) {
         // asking again brings the same answer; a POST's outcome stays unknown (neverSent is false)
-        return { kind: "failure", reason: err.message, neverSent: false, retryable: false, cause: err, ...(status === undefined ? {} : { status }) };
+        return {
+          kind: "failure",
+          reason: err.message,
+          neverSent: false,
+          retryable: false,
+          cause: err,
+          ...(status === undefined ? {} : { status }),
+        };
       }
       const failure = classifyFailure(err, timedOut, req.timeoutMs);
-      return status === undefined ? { kind: "failure", ...failure } : { kind: "failure", ...failure, status, neverSent: false };
+      return status === undefined
+        ? { kind: "failure", ...failure }
+        : { kind: "failure", ...failure, status, neverSent: false };
     } finally {
       clearTimeout(timer);
     }

@@ -13,6 +13,11 @@ export function apiKeyProblem(key: string, source = "the API key"): string | und
   if (at < 0) return undefined;
   const c = chars[at] ?? "";
   const code = `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
-  const what = c === " " ? "a space" : /[\u0000-\u001f\u007f]/.test(c) ? `a control character (${code})` : `an invisible or non-ASCII character (${code})`;
+  const what =
+    c === " "
+      ? "a space"
+      : /[\u0000-\u001f\u007f]/.test(c)
+        ? `a control character (${code})`
+        : `an invisible or non-ASCII character (${code})`;
   return `${source} holds ${what} at position ${at + 1} of ${chars.length}: an API key is visible ASCII only (check for a pasted space or line break)`;
 }

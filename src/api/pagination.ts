@@ -81,9 +81,15 @@ export async function* cursorPages<T>(
   let read = 0;
   while (path !== null) {
     const n = seen.size + 1;
-    if (seen.has(path)) throw shapeError(path, words(n), "pagination loop: the next link points to a page already fetched");
+    if (seen.has(path))
+      throw shapeError(path, words(n), "pagination loop: the next link points to a page already fetched");
     const cursor = cursorOf(path);
-    if (cursor !== null && cursors.has(cursor)) throw shapeError(path, words(n), "pagination loop: the service sent back a cursor it had already given, under another link");
+    if (cursor !== null && cursors.has(cursor))
+      throw shapeError(
+        path,
+        words(n),
+        "pagination loop: the service sent back a cursor it had already given, under another link",
+      );
     seen.add(path);
     if (cursor !== null) cursors.add(cursor);
     const page: Page<T> = await fetchPage(path, n);
@@ -93,9 +99,11 @@ export async function* cursorPages<T>(
       const capped = capProblem(limits, seen.size, read, page.count);
       if (capped !== undefined) throw shapeError(path, words(n), capped);
     }
-    if (page.next !== null && seen.size >= bound) throw shapeError(path, words(n), endlessProblem(seen.size, page.count));
+    if (page.next !== null && seen.size >= bound)
+      throw shapeError(path, words(n), endlessProblem(seen.size, page.count));
     // the last page's count is the freshest: a set that shrank meanwhile is not a shortfall
-    if (page.next === null && page.count !== null && read < page.count) throw shapeError(path, words(n), shortfall(read, page.count, n));
+    if (page.next === null && page.count !== null && read < page.count)
+      throw shapeError(path, words(n), shortfall(read, page.count, n));
     yield page;
     path = page.next === null ? null : resolveNext(page.next, path, n);
   }
@@ -137,7 +145,7 @@ export async function* numberedPages<T>(
   limits: ListingLimits = DEFAULT_LISTING_LIMITS,
 ): AsyncGenerator<Page<T>> {
   const first = await fetchPage(1);
-  if (first === "invalid-page") throw shapeError(path, words(1), "page 1 answered \"Invalid page.\"");
+  if (first === "invalid-page") throw shapeError(path, words(1), 'page 1 answered "Invalid page."');
   let read = first.results.length;
   let count = first.count;
   const ended = (n: number, page: Page<T>): void => {
@@ -171,9 +179,13 @@ export async function* numberedPages<T>(
     if (page === "invalid-page") {
       // the service's own "past the end": fine when what was read already holds the (latest) count
       if (count !== null && read >= count) return;
-      throw shapeError(path, words(n), count === null
-        ? "the service answered \"Invalid page.\" although the previous page had a next link"
-        : `the service answered "Invalid page." after ${read} of the ${count} results its count announced`);
+      throw shapeError(
+        path,
+        words(n),
+        count === null
+          ? 'the service answered "Invalid page." although the previous page had a next link'
+          : `the service answered "Invalid page." after ${read} of the ${count} results its count announced`,
+      );
     }
     read += page.results.length;
     if (page.count !== null) count = page.count;

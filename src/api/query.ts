@@ -32,6 +32,7 @@ export function withQuery(path: string, query: Query): string {
 
 /** A path parameter: a non-negative safe integer, so nothing can be smuggled into the path. */
 export function pathId(name: string, value: number): string {
-  if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`${name} must be a non-negative integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new TypeError(`${name} must be a non-negative integer, got ${String(value)}`);
   return String(value);
 }

@@ -59,7 +59,14 @@ function params(item: string): { head: string; p: Map<string, string> } {
   const p = new Map<string, string>();
   for (const part of rest) {
     const eq = part.indexOf("=");
-    if (eq > 0) p.set(part.slice(0, eq).trim().toLowerCase(), part.slice(eq + 1).trim().replace(/^"|"$/g, ""));
+    if (eq > 0)
+      p.set(
+        part.slice(0, eq).trim().toLowerCase(),
+        part
+          .slice(eq + 1)
+          .trim()
+          .replace(/^"|"$/g, ""),
+      );
   }
   return { head: head.trim(), p };
 }
@@ -98,11 +105,20 @@ export function parseRateLimitHeaders(h: Headers, now: number = Date.now()): Rat
     const limit = minOf(info.limit, more.limit);
     const remaining = minOf(info.remaining, more.remaining);
     // when two sources disagree, the later reset is the careful one
-    const resetMs = info.resetMs === undefined ? more.resetMs : more.resetMs === undefined ? info.resetMs : Math.max(info.resetMs, more.resetMs);
+    const resetMs =
+      info.resetMs === undefined
+        ? more.resetMs
+        : more.resetMs === undefined
+          ? info.resetMs
+          : Math.max(info.resetMs, more.resetMs);
     // the window goes with the limit it belongs to; a policy without a limit (or with the same one) may add it
     let windowMs = info.windowMs;
     if (more.limit !== undefined && info.limit !== undefined && more.limit < info.limit) windowMs = more.windowMs;
-    else if (windowMs === undefined && (more.limit === undefined || info.limit === undefined || more.limit === info.limit)) windowMs = more.windowMs;
+    else if (
+      windowMs === undefined &&
+      (more.limit === undefined || info.limit === undefined || more.limit === info.limit)
+    )
+      windowMs = more.windowMs;
     info = {
       ...(limit === undefined ? {} : { limit }),
       ...(windowMs === undefined ? {} : { windowMs }),
@@ -113,9 +129,18 @@ export function parseRateLimitHeaders(h: Headers, now: number = Date.now()): Rat
 
   for (const prefix of ["ratelimit-", "x-ratelimit-"]) {
     const limitField = h[`${prefix}limit`];
-    const remaining = h[`${prefix}remaining`] === undefined ? undefined : items(h[`${prefix}remaining`] ?? "").map((i) => num(params(i).head)).reduce(minOf, undefined);
+    const remaining =
+      h[`${prefix}remaining`] === undefined
+        ? undefined
+        : items(h[`${prefix}remaining`] ?? "")
+            .map((i) => num(params(i).head))
+            .reduce(minOf, undefined);
     const resetMs = resetFrom(h[`${prefix}reset`], h["date"], now);
-    merge({ ...readPolicy(limitField), ...(remaining === undefined ? {} : { remaining }), ...(resetMs === undefined ? {} : { resetMs }) });
+    merge({
+      ...readPolicy(limitField),
+      ...(remaining === undefined ? {} : { remaining }),
+      ...(resetMs === undefined ? {} : { resetMs }),
+    });
   }
   merge(readPolicy(h["ratelimit-policy"] ?? h["x-ratelimit-policy"]));
 
@@ -142,7 +167,10 @@ export function parseRateLimitHeaders(h: Headers, now: number = Date.now()): Rat
         const { p } = params(item);
         const remaining = num(p.get("r"));
         const reset = num(p.get("t"));
-        merge({ ...(remaining === undefined ? {} : { remaining }), ...(reset === undefined ? {} : { resetMs: Math.round(reset * 1000) }) });
+        merge({
+          ...(remaining === undefined ? {} : { remaining }),
+          ...(reset === undefined ? {} : { resetMs: Math.round(reset * 1000) }),
+        });
       }
     }
   }

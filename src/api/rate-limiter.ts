@@ -196,7 +196,10 @@ export class RateLimiter implements RequestLimiter {
     }
     if (info.limit !== undefined && info.limit > 0) {
       // a limit per a longer window is spread over ours; per a shorter one it is kept whole (never more than it in ours)
-      const perOurs = info.windowMs !== undefined && info.windowMs > this.windowMs ? (info.limit * this.windowMs) / info.windowMs : info.limit;
+      const perOurs =
+        info.windowMs !== undefined && info.windowMs > this.windowMs
+          ? (info.limit * this.windowMs) / info.windowMs
+          : info.limit;
       this.serverBudget = windowBudget(perOurs, this.share);
     }
     if (info.remaining !== undefined && info.resetMs !== undefined) {

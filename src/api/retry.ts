@@ -2,7 +2,12 @@
 import { pauseUnless } from "../model/abortable.js";
 
 /** Full jitter (AWS architecture blog): uniform in [0, min(cap, base·2^(attempt-1))]; spreads out herds of callers. */
-export function backoffDelay(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  baseMs: number,
+  capMs: number,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(random() * ceiling);
 }
@@ -11,7 +16,11 @@ export function backoffDelay(attempt: number, baseMs: number, capMs: number, ran
  * Retry-After as milliseconds from now: delta-seconds, or an HTTP date. For a date, the response's own Date header
  * is the reference when present, so a skewed local clock does not matter. Undefined when absent or unparsable.
  */
-export function parseRetryAfter(value: string | undefined, dateHeader: string | undefined, now: number = Date.now()): number | undefined {
+export function parseRetryAfter(
+  value: string | undefined,
+  dateHeader: string | undefined,
+  now: number = Date.now(),
+): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);

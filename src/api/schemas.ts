@@ -28,7 +28,10 @@ export const InstanceListItemSchema = z.looseObject({
   // an id the service's paths cannot carry (0, negative) is refused with the answer, never planned
   id: z.number().int().positive(),
   // required by the spec, but an automatically named instance may carry null: read it as ""
-  name: z.string().nullish().transform((v) => v ?? ""),
+  name: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ""),
   status: InstanceStatusSchema,
   public_url: nullishString,
 });
@@ -105,9 +108,20 @@ export type FormFieldValue = z.infer<typeof FormFieldValueSchema>;
 export function pageSchema<T extends z.ZodType>(item: T) {
   return z.looseObject({
     // DRF's CursorPagination sends no count: then the listing ends on `next: null`
-    count: z.number().int().nonnegative().nullish().transform((v) => v ?? null),
-    next: z.string().nullish().transform((v) => v ?? null),
-    previous: z.string().nullish().transform((v) => v ?? null),
+    count: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullish()
+      .transform((v) => v ?? null),
+    next: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? null),
+    previous: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? null),
     results: z.array(item),
   });
 }

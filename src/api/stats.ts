@@ -1,6 +1,13 @@
 /** Request counters by endpoint and outcome, read by the CLI summary and the benchmark. */
 
-export const ENDPOINTS = ["listWorkflows", "instancePages", "getInstance", "completeStep", "bulkAbort", "formFieldPages"] as const;
+export const ENDPOINTS = [
+  "listWorkflows",
+  "instancePages",
+  "getInstance",
+  "completeStep",
+  "bulkAbort",
+  "formFieldPages",
+] as const;
 export type EndpointName = (typeof ENDPOINTS)[number];
 
 export interface EndpointStats {
@@ -37,7 +44,16 @@ export class StatsRecorder {
   constructor() {
     const byEndpoint = {} as Record<EndpointName, EndpointStats>;
     for (const e of ENDPOINTS) byEndpoint[e] = { ok: 0, failed: 0, retries: 0 };
-    this.s = { total: 0, byEndpoint, byStatus: {}, retries: 0, rateLimited: 0, rateLimitWaitMs: 0, maxInFlight: 0, outcomeUnknown: 0 };
+    this.s = {
+      total: 0,
+      byEndpoint,
+      byStatus: {},
+      retries: 0,
+      rateLimited: 0,
+      rateLimitWaitMs: 0,
+      maxInFlight: 0,
+      outcomeUnknown: 0,
+    };
   }
 
   started(): void {

@@ -6,7 +6,8 @@
  */
 import type { CompleteStepBody } from "./schemas.js";
 
-export type StepBodyParse = { success: true; data: CompleteStepBody } | { success: false; issue: { jsonPath: string; problem: string } };
+export type StepBodyParse =
+  { success: true; data: CompleteStepBody } | { success: false; issue: { jsonPath: string; problem: string } };
 
 /** How the schema names a value it did not expect. */
 function received(v: unknown): string {

@@ -14,7 +14,10 @@ const load = createRequire(import.meta.url);
 /** undici's Pool class (`import { Pool } from "undici"`). */
 export const Pool = load("undici/lib/dispatcher/pool.js") as typeof UndiciPool;
 
-const requestOn = load("undici/lib/api/api-request.js") as (this: Dispatcher, opts: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+const requestOn = load("undici/lib/api/api-request.js") as (
+  this: Dispatcher,
+  opts: Dispatcher.RequestOptions,
+) => Promise<Dispatcher.ResponseData>;
 
 /** `dispatcher.request(opts)`: undici adds `request` to the Dispatcher prototype only in its entry module. */
 export function request(dispatcher: Dispatcher, opts: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {

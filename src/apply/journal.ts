@@ -14,7 +14,18 @@
  * may hold the runs of several plans (a `--journal` shared by scheduled runs) without mixing them up. Journals written
  * before batches were named generically (`not_aborted`, README.md "Compatibility notes") read as `not_acted`.
  */
-import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeSync, fstatSync, readSync, statSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  fdatasyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeSync,
+  fstatSync,
+  readSync,
+  statSync,
+  type Stats,
+} from "node:fs";
 import { kindOf } from "../fs/capped-read.js";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
@@ -34,7 +45,13 @@ const EventSchema = z.discriminatedUnion("event", [
     flowrules_version: z.string().optional(),
     plan_file: z.string().optional(),
   }),
-  z.object({ event: z.literal("intent"), change: z.string(), attempt: z.number().int(), batch: z.number().int().optional(), at }),
+  z.object({
+    event: z.literal("intent"),
+    change: z.string(),
+    attempt: z.number().int(),
+    batch: z.number().int().optional(),
+    at,
+  }),
   z.object({
     event: z.literal("done"),
     change: z.string(),
@@ -129,7 +146,12 @@ export class Journal {
    * belongs to another plan. `instanceOf` maps a change id to its instance (for the per-instance baselines); `now`
    * stamps the lines (the apply's clock).
    */
-  static open(file: string, planDigest: string, instanceOf: (changeId: string) => number | undefined, now: () => number = Date.now): Journal {
+  static open(
+    file: string,
+    planDigest: string,
+    instanceOf: (changeId: string) => number | undefined,
+    now: () => number = Date.now,
+  ): Journal {
     const { events, skipped, otherPlans } = readEvents(file, planDigest);
     const journal = new Journal(file, planDigest, events, skipped, otherPlans, instanceOf, now);
     mkdirSync(dirname(file), { recursive: true });
@@ -254,7 +276,8 @@ export function journalPathProblem(file: string): string | undefined {
     if (code === "ENOENT") return undefined;
     return `cannot read the journal ${file}: ${code ?? errorMessage(err)}`;
   }
-  if (!st.isFile()) return `the journal ${file} is ${kindOf(st)}, not a regular file: name a file flowrules may create (or its own journal)`;
+  if (!st.isFile())
+    return `the journal ${file} is ${kindOf(st)}, not a regular file: name a file flowrules may create (or its own journal)`;
   return undefined;
 }
 

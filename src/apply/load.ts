@@ -2,6 +2,10 @@
 import { checkPlannedChange } from "../actions/index.js";
 import { loadPlanFile, type LoadedPlan } from "../plan/read.js";
 
-export function loadPlanForApply(file: string, expectedBaseUrl: string, opts: { compact?: boolean } = {}): Promise<LoadedPlan> {
+export function loadPlanForApply(
+  file: string,
+  expectedBaseUrl: string,
+  opts: { compact?: boolean } = {},
+): Promise<LoadedPlan> {
   return loadPlanFile(file, expectedBaseUrl, checkPlannedChange, opts);
 }

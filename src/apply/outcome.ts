@@ -31,7 +31,15 @@ export interface ChangeOutcome {
 export type Counts = Record<OutcomeStatus, number>;
 
 export function countOutcomes(outcomes: ChangeOutcome[]): Counts {
-  const counts: Counts = { applied: 0, already_done: 0, stale: 0, failed: 0, not_acted: 0, not_started: 0, deferred: 0 };
+  const counts: Counts = {
+    applied: 0,
+    already_done: 0,
+    stale: 0,
+    failed: 0,
+    not_acted: 0,
+    not_started: 0,
+    deferred: 0,
+  };
   for (const o of outcomes) counts[o.status] += 1;
   return counts;
 }
@@ -45,4 +53,3 @@ export function applyExitCode(outcomes: ChangeOutcome[], detailed: boolean): num
   if (c.stale + c.failed + c.not_acted + c.not_started > 0) return EXIT_ERROR;
   return detailed && c.applied > 0 ? EXIT_CHANGES : EXIT_OK;
 }
-

@@ -7,8 +7,22 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { clientFrom, type ApiClient, type ClientEvent, type ClientOptions, type ClientSettings, type RequestLimiter, type RequestStats } from "../api/index.js";
-import { DEFAULT_BATCH_SIZE, DEFAULT_CLOCK_SKEW_MS, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_RECHECK_EVERY_MS, serviceName } from "../model/settings.js";
+import {
+  clientFrom,
+  type ApiClient,
+  type ClientEvent,
+  type ClientOptions,
+  type ClientSettings,
+  type RequestLimiter,
+  type RequestStats,
+} from "../api/index.js";
+import {
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_CLOCK_SKEW_MS,
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_RECHECK_EVERY_MS,
+  serviceName,
+} from "../model/settings.js";
 import { UserError } from "../model/errors.js";
 import { pauseUnless } from "../model/abortable.js";
 import { executePlan } from "./execute.js";
@@ -52,8 +66,14 @@ export async function acquireWaiting(file: string, lockOpts: LockOptions, wait: 
     } catch (err) {
       if (!(err instanceof LockHeldError) || waitMs <= 0) throw err;
       const left = until - Date.now();
-      if (left <= 0) throw new UserError(`${err.holder}; waited ${text} for it to finish${wait.how ? ` (${wait.how})` : ""}, nothing was changed`);
-      const stopped = (): UserError => new UserError(`${err.holder}; stopped by ${String(wait.signal?.reason ?? "a signal")} while waiting for it to finish${wait.how ? ` (${wait.how})` : ""}, nothing was changed`);
+      if (left <= 0)
+        throw new UserError(
+          `${err.holder}; waited ${text} for it to finish${wait.how ? ` (${wait.how})` : ""}, nothing was changed`,
+        );
+      const stopped = (): UserError =>
+        new UserError(
+          `${err.holder}; stopped by ${String(wait.signal?.reason ?? "a signal")} while waiting for it to finish${wait.how ? ` (${wait.how})` : ""}, nothing was changed`,
+        );
       if (wait.signal?.aborted) throw stopped();
       if (!waiting) wait.onWaiting?.(err.holder, text);
       waiting = true;
@@ -134,27 +154,38 @@ export async function applyLoadedPlan(loaded: LoadedPlan, opts: LockedRunOptions
   const journalLock = await acquireWaiting(journalLockFile(opts.journalFile), lockOpts, opts.lockWait);
   try {
     journalLock.startHeartbeat(opts.tuning?.heartbeatMs);
-    if (journalLock.tookOver) opts.warn?.(`flowrules: ${describeTakeOver(shown(journalLock.file), journalLock.tookOver)}`);
+    if (journalLock.tookOver)
+      opts.warn?.(`flowrules: ${describeTakeOver(shown(journalLock.file), journalLock.tookOver)}`);
     return await applyJournalled(loaded, opts, shown);
   } finally {
     journalLock.release();
   }
 }
 
-async function applyJournalled(loaded: LoadedPlan, opts: LockedRunOptions, shown: (f: string) => string): Promise<AppliedRun> {
+async function applyJournalled(
+  loaded: LoadedPlan,
+  opts: LockedRunOptions,
+  shown: (f: string) => string,
+): Promise<AppliedRun> {
   const { journalFile } = opts;
   // changes of rules in audit are shown in plans and never sent: they leave here, counted apart
   const audit = loaded.plan.changes.filter((c) => c.audit === true);
-  const plan = audit.length > 0 ? { ...loaded.plan, changes: loaded.plan.changes.filter((c) => c.audit !== true) } : loaded.plan;
+  const plan =
+    audit.length > 0 ? { ...loaded.plan, changes: loaded.plan.changes.filter((c) => c.audit !== true) } : loaded.plan;
   const instanceOf = new Map(plan.changes.map((c) => [c.id, c.instance_id]));
   const journal = Journal.open(journalFile, loaded.digest, (id) => instanceOf.get(id));
   instanceOf.clear(); // replayed: the journal needs it no more (one entry per change at 100,000 changes)
   const say = opts.say ?? (() => undefined);
-  if (journal.skippedLines > 0) opts.warn?.(`flowrules: ignored ${journal.skippedLines} unreadable line(s) of the journal ${shown(journalFile)} (torn by a crash?)`);
+  if (journal.skippedLines > 0)
+    opts.warn?.(
+      `flowrules: ignored ${journal.skippedLines} unreadable line(s) of the journal ${shown(journalFile)} (torn by a crash?)`,
+    );
   if (journal.earlierRuns > 0) say(`resuming: the journal records ${journal.earlierRuns} earlier run(s) of this plan`);
   // a journal of another plan is no memory of this one: said, since a wrong --journal may hide a half-applied plan
   if (journal.earlierRuns === 0 && journal.otherPlanRuns > 0) {
-    opts.warn?.(`flowrules: warning: the journal ${shown(journalFile)} records ${journal.otherPlanRuns} run(s) of other plans and none of this one; they are not taken into account`);
+    opts.warn?.(
+      `flowrules: warning: the journal ${shown(journalFile)} records ${journal.otherPlanRuns} run(s) of other plans and none of this one; they are not taken into account`,
+    );
   }
 
   const c = opts.connection;
@@ -167,9 +198,15 @@ async function applyJournalled(loaded: LoadedPlan, opts: LockedRunOptions, shown
   });
   try {
     journal.start({ flowrules_version: VERSION, plan_file: loaded.file });
-    say(`applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file)} to ${serviceName(client.baseUrl, opts.profileName)}${audit.length > 0 ? ` (${audit.length} in audit, not sent)` : ""}`);
+    say(
+      `applying ${plan.changes.length} change${plan.changes.length === 1 ? "" : "s"} of ${shown(loaded.file)} to ${serviceName(client.baseUrl, opts.profileName)}${audit.length > 0 ? ` (${audit.length} in audit, not sent)` : ""}`,
+    );
     let latest: ApplyProgress | undefined;
-    opts.lock.setProgress(() => (latest ? `${latest.settled.toLocaleString("en-US")} of ${latest.total.toLocaleString("en-US")} changes settled` : "starting"));
+    opts.lock.setProgress(() =>
+      latest
+        ? `${latest.settled.toLocaleString("en-US")} of ${latest.total.toLocaleString("en-US")} changes settled`
+        : "starting",
+    );
     const result = await executePlan(opts.sendThrough ? opts.sendThrough(client) : client, plan, journal, {
       ...(opts.onOutcome ? { onOutcome: opts.onOutcome } : {}),
       batchSize: opts.batchSize ?? DEFAULT_BATCH_SIZE,
@@ -212,7 +249,10 @@ async function applyJournalled(loaded: LoadedPlan, opts: LockedRunOptions, shown
 }
 
 /** Applies (or resumes, from its journal beside it) a plan file under the caller's lock, as `apply plan.json` does. */
-export async function applyPlanFile(planFile: string, opts: Omit<LockedRunOptions, "journalFile">): Promise<AppliedRun & { loaded: LoadedPlan }> {
+export async function applyPlanFile(
+  planFile: string,
+  opts: Omit<LockedRunOptions, "journalFile">,
+): Promise<AppliedRun & { loaded: LoadedPlan }> {
   const loaded = await loadPlanForApply(planFile, opts.connection.baseUrl, { compact: true });
   return { ...(await applyLoadedPlan(loaded, { ...opts, journalFile: `${planFile}.journal.jsonl` })), loaded };
 }
@@ -222,7 +262,11 @@ export async function applyPlanFile(planFile: string, opts: Omit<LockedRunOption
  * `<dir>/plan.json` (the journal beside it refers to it, a resume needs it), checked like a saved plan, then applied.
  * `watch` applies each cycle's plan through it: no second copy of applying.
  */
-export async function applyPlanInDir(plan: Plan, dir: string, opts: Omit<LockedRunOptions, "journalFile">): Promise<AppliedRun & { loaded: LoadedPlan; planFile: string }> {
+export async function applyPlanInDir(
+  plan: Plan,
+  dir: string,
+  opts: Omit<LockedRunOptions, "journalFile">,
+): Promise<AppliedRun & { loaded: LoadedPlan; planFile: string }> {
   const { writePlanFile } = await import("../plan/write.js");
   await mkdir(dir, { recursive: true });
   const planFile = join(dir, "plan.json");

@@ -18,7 +18,6 @@ import { instantOf } from "../model/values.js";
 import { activeSteps, statusOf, timeOf } from "./instance-state.js";
 import type { PlannedChange } from "../plan/types.js";
 
-
 /** Ids of the instances of these workflows updated at or after `since` (one list per workflow, 500 a page). */
 export async function changedSince(client: ApiClient, processIds: Iterable<number>, since: Date): Promise<Set<number>> {
   const ids = new Set<number>();

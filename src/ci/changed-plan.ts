@@ -15,7 +15,13 @@ export type PlanWithChanges = Plan & PlanChangedSince;
 function narrowed(c: ChangedSince, only: string[]): ChangedSince {
   if (only.length === 0) return c;
   const keep = ruleSelection(only).selects;
-  return { ...c, added: c.added.filter(keep), changed: c.changed.filter(keep), unchanged: c.unchanged.filter(keep), removed: c.removed.filter((r) => keep(r.name)) };
+  return {
+    ...c,
+    added: c.added.filter(keep),
+    changed: c.changed.filter(keep),
+    unchanged: c.unchanged.filter(keep),
+    removed: c.removed.filter((r) => keep(r.name)),
+  };
 }
 
 export function changedRuleSet(ruleSet: RuleSet, c: ChangedSince): RuleSet {

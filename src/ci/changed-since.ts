@@ -8,7 +8,13 @@ import { basename, dirname, join, relative, sep } from "node:path";
 import { isRuleFileName, listRuleFiles } from "../rules/index.js";
 import { UserError } from "../model/errors.js";
 import { filesAt, repoRoot, resolveCommit, showFile } from "./git.js";
-import { definitionProblem, diffDefinitions, ruleDefinitions, type DefinitionDiff, type RuleDefinition } from "./rule-definitions.js";
+import {
+  definitionProblem,
+  diffDefinitions,
+  ruleDefinitions,
+  type DefinitionDiff,
+  type RuleDefinition,
+} from "./rule-definitions.js";
 import { looksLikeRuleFile } from "../rules/files.js";
 
 export interface ChangedSince extends DefinitionDiff {
@@ -27,7 +33,11 @@ export function unreadableAtRef(ref: string, files: RuleText[], flag: string): s
   return files.flatMap((f) => {
     if (f.fromFolder && !looksLikeRuleFile(f.text)) return [];
     const problem = definitionProblem(f.text);
-    return problem ? [`${flag}: ${f.file} at ${ref} is not valid YAML (${problem}); its rules there cannot be compared, so they count as added`] : [];
+    return problem
+      ? [
+          `${flag}: ${f.file} at ${ref} is not valid YAML (${problem}); its rules there cannot be compared, so they count as added`,
+        ]
+      : [];
   });
 }
 
@@ -79,12 +89,18 @@ export interface RuleTexts {
 }
 
 /** The rule files under `paths` at `ref` and as they are now; `flag` names the option in errors. */
-export async function ruleTextsSince(ref: string, paths: string[], cwd = process.cwd(), flag = "--changed-since"): Promise<RuleTexts> {
+export async function ruleTextsSince(
+  ref: string,
+  paths: string[],
+  cwd = process.cwd(),
+  flag = "--changed-since",
+): Promise<RuleTexts> {
   const located = await Promise.all(paths.map((p) => locate(p, flag)));
   const roots = [...new Set(located.map((l) => l.root))];
   const root = roots[0];
   if (root === undefined) throw new UserError(`${flag} needs at least one rule path`);
-  if (roots.length > 1) throw new UserError(`${flag}: the rule paths are in different git repositories (${roots.join(", ")})`);
+  if (roots.length > 1)
+    throw new UserError(`${flag}: the rule paths are in different git repositories (${roots.join(", ")})`);
   const commit = await resolveCommit(ref, root, flag);
 
   // the files under each path, at the ref and now (a folder is listed from git at the ref, from disk now)
@@ -117,7 +133,12 @@ export async function ruleTextsSince(ref: string, paths: string[], cwd = process
 export async function rulesChangedSince(ref: string, paths: string[], cwd = process.cwd()): Promise<ChangedSince> {
   const t = await ruleTextsSince(ref, paths, cwd);
   const defs = (list: RuleText[]): RuleDefinition[] => list.flatMap((f) => ruleDefinitions(f.file, f.text));
-  return { ref, commit: t.commit, ...diffDefinitions(defs(t.before), defs(t.now)), warnings: unreadableAtRef(ref, t.before, "--changed-since") };
+  return {
+    ref,
+    commit: t.commit,
+    ...diffDefinitions(defs(t.before), defs(t.now)),
+    warnings: unreadableAtRef(ref, t.before, "--changed-since"),
+  };
 }
 
 /** Rule files under a located path on disk, relative to the repository root. */

@@ -41,20 +41,30 @@ export interface CompareInput {
 
 /** Compiles the rule files as they were at the ref, or says in one line why they cannot be compared. */
 function compileAtRef(ref: string, files: RuleText[]): CompiledRule[] {
-  const sources: RuleSource[] = files.filter((f) => !f.fromFolder || looksLikeRuleFile(f.text)).map(({ file, text }) => ({ file, text }));
+  const sources: RuleSource[] = files
+    .filter((f) => !f.fromFolder || looksLikeRuleFile(f.text))
+    .map(({ file, text }) => ({ file, text }));
   const loaded = compileSources(sources);
   if (loaded.ruleSet) return loaded.ruleSet.rules;
   const errors = loaded.diagnostics.filter((d) => d.severity === "error");
   const first = errors[0];
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";
-  throw new UserError(`${COMPARE_FLAG}: the rules at ${ref} do not validate, so they cannot be compared: ${first ? diagnosticText(first) : "no rule set"}${more}`);
+  throw new UserError(
+    `${COMPARE_FLAG}: the rules at ${ref} do not validate, so they cannot be compared: ${first ? diagnosticText(first) : "no rule set"}${more}`,
+  );
 }
 
 /**
  * The touched rules between `ref` and the working tree under `paths`, with `now` the working tree's loaded rule set.
  * `only` (--rule) narrows the comparison to those names; a name defined on neither side is an error.
  */
-export async function compareInput(ref: string, paths: string[], now: RuleSet, only: string[] = [], cwd = process.cwd()): Promise<CompareInput> {
+export async function compareInput(
+  ref: string,
+  paths: string[],
+  now: RuleSet,
+  only: string[] = [],
+  cwd = process.cwd(),
+): Promise<CompareInput> {
   const texts = await ruleTextsSince(ref, paths, cwd, COMPARE_FLAG);
   const defs = (list: RuleText[]) => list.flatMap((f) => ruleDefinitions(f.file, f.text));
   const diff = diffDefinitions(defs(texts.before), defs(texts.now));
@@ -62,7 +72,8 @@ export async function compareInput(ref: string, paths: string[], now: RuleSet, o
   if (only.length > 0) {
     const known = new Set([...diff.added, ...diff.changed, ...diff.unchanged, ...diff.removed.map((r) => r.name)]);
     const missing = only.filter((n) => !known.has(n));
-    if (missing.length > 0) throw new UserError(`--rule names no rule at ${ref} or in the working tree: ${missing.join(", ")}`);
+    if (missing.length > 0)
+      throw new UserError(`--rule names no rule at ${ref} or in the working tree: ${missing.join(", ")}`);
   }
   const status = new Map<string, ImpactStatus>();
   for (const n of diff.added) if (keep(n)) status.set(n, "added");
@@ -76,11 +87,17 @@ export async function compareInput(ref: string, paths: string[], now: RuleSet, o
   const after = now.rules.filter((r) => status.get(r.name) === "added" || status.get(r.name) === "edited");
   const touched = [
     ...after.map((r) => ({ rule: r.name, status: status.get(r.name) ?? "edited" })),
-    ...before.filter((r) => status.get(r.name) === "removed").map((r) => ({ rule: r.name, status: "removed" as const })),
+    ...before
+      .filter((r) => status.get(r.name) === "removed")
+      .map((r) => ({ rule: r.name, status: "removed" as const })),
   ];
   return {
     sides: {
-      ref, commit: texts.commit, touched, before, unchanged: diff.unchanged.filter(keep).length,
+      ref,
+      commit: texts.commit,
+      touched,
+      before,
+      unchanged: diff.unchanged.filter(keep).length,
       untouched: now.rules.filter((r) => !status.has(r.name)),
       order: { now: now.rules.map((r) => r.name), atRef: old.map((r) => r.name) },
     },

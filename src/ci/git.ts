@@ -26,7 +26,13 @@ export function git(args: string[], cwd: string): Promise<GitResult> {
         if (err && typeof (err as NodeJS.ErrnoException).code === "string") {
           // ENOENT and friends: git itself could not be run
           const code = (err as NodeJS.ErrnoException).code;
-          reject(new UserError(code === "ENOENT" ? "--changed-since needs git, and no `git` is on the PATH" : `cannot run git: ${err.message}`));
+          reject(
+            new UserError(
+              code === "ENOENT"
+                ? "--changed-since needs git, and no `git` is on the PATH"
+                : `cannot run git: ${err.message}`,
+            ),
+          );
           return;
         }
         const exit = err ? (typeof err.code === "number" ? err.code : 1) : 0;
@@ -61,7 +67,8 @@ export async function resolveCommit(ref: string, root: string, flag = "--changed
 /** Files (paths relative to the repository root) below `path` at `commit`; `path` "" means the whole tree. */
 export async function filesAt(commit: string, path: string, root: string): Promise<string[]> {
   const r = await git(["ls-tree", "-r", "-z", "--name-only", commit, "--", path === "" ? "." : path], root);
-  if (r.code !== 0) throw new UserError(`git ls-tree failed for ${path || "."} at ${commit.slice(0, 12)}: ${r.stderr.trim()}`);
+  if (r.code !== 0)
+    throw new UserError(`git ls-tree failed for ${path || "."} at ${commit.slice(0, 12)}: ${r.stderr.trim()}`);
   return r.stdout.split("\0").filter((s) => s !== "");
 }
 

@@ -14,7 +14,6 @@ export interface RuleDefinition {
   canonical: string;
 }
 
-
 /**
  * The rules of one file by name. A file that does not parse yields none: its rules cannot be compared, so the
  * other side's rules of the same names count as added (or removed), which errs towards planning more.
@@ -31,7 +30,8 @@ export function ruleDefinitions(file: string, text: string): RuleDefinition[] {
   if (!isRecord(data) || !Array.isArray(data.rules)) return [];
   const out: RuleDefinition[] = [];
   for (const r of data.rules as unknown[]) {
-    if (isRecord(r) && typeof r.name === "string" && r.name !== "") out.push({ name: r.name, file, canonical: canonicalJson(r) });
+    if (isRecord(r) && typeof r.name === "string" && r.name !== "")
+      out.push({ name: r.name, file, canonical: canonicalJson(r) });
   }
   return out;
 }

@@ -26,7 +26,12 @@ function valueKind(o: Option): ValueKind | undefined {
 
 function flagOf(o: Option): FlagSpec {
   const value = valueKind(o);
-  return { ...(o.long ? { long: o.long } : {}), ...(o.short ? { short: o.short } : {}), description: o.description, ...(value ? { value } : {}) };
+  return {
+    ...(o.long ? { long: o.long } : {}),
+    ...(o.short ? { short: o.short } : {}),
+    description: o.description,
+    ...(value ? { value } : {}),
+  };
 }
 
 const HELP: FlagSpec = { long: "--help", short: "-h", description: "display help" };
@@ -56,7 +61,9 @@ export function completionSpec(program: Command): CompletionSpec {
 /** Every flag that takes a value, so the words typed can be told from the flags' values. */
 export function valueFlags(spec: CompletionSpec): Set<string> {
   const all = [...spec.globalFlags, ...spec.verbs.flatMap((v) => v.flags)];
-  return new Set(all.filter((f) => f.value).flatMap((f) => [f.long, f.short].filter((n): n is string => n !== undefined)));
+  return new Set(
+    all.filter((f) => f.value).flatMap((f) => [f.long, f.short].filter((n): n is string => n !== undefined)),
+  );
 }
 
 export function registerCompletion(program: Command): void {
@@ -74,5 +81,7 @@ export function registerCompletion(program: Command): void {
     .description("names for completion scripts, one a line: profiles (flowrules.config.yaml) or rules (rules/)")
     .addArgument(new Argument("<list>").choices(LISTS))
     .addArgument(new Argument("[words...]", "the words typed so far, after --"))
-    .action((list: CompletionListName, words: string[]) => printNames(list, words, valueFlags(completionSpec(program))));
+    .action((list: CompletionListName, words: string[]) =>
+      printNames(list, words, valueFlags(completionSpec(program))),
+    );
 }

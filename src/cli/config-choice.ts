@@ -20,9 +20,18 @@ export interface ConfigFileChoice {
 }
 
 /** The config file: --config, else its variable, else the nearest flowrules.config.yaml (src/fs/config-file.ts). */
-export function configFileChoice(opts: { config?: string | undefined }, env: Record<string, string | undefined>, cwd = process.cwd()): ConfigFileChoice {
+export function configFileChoice(
+  opts: { config?: string | undefined },
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+): ConfigFileChoice {
   const fromEnv = env[CONFIG_ENV];
-  const named = opts.config !== undefined ? ({ file: opts.config, from: "--config" } as const) : fromEnv ? ({ file: fromEnv, from: CONFIG_ENV } as const) : undefined;
+  const named =
+    opts.config !== undefined
+      ? ({ file: opts.config, from: "--config" } as const)
+      : fromEnv
+        ? ({ file: fromEnv, from: CONFIG_ENV } as const)
+        : undefined;
   const found = named ? undefined : findConfigFile(cwd);
   const abs = named ? resolve(cwd, named.file) : (found ?? resolve(cwd, CONFIG_FILE));
   return { abs, shown: shownPath(abs, cwd), from: named?.from ?? (found ? "found" : "none") };
@@ -34,8 +43,14 @@ function shownPath(abs: string, cwd: string): string {
 }
 
 /** The profile named by --profile or its variable (an empty variable names none), and which of them named it. */
-export function profileAsked(opts: { profile?: string | undefined }, env: Record<string, string | undefined>): { asked: string | undefined; from: "--profile" | typeof PROFILE_ENV } {
-  return { asked: opts.profile ?? (env[PROFILE_ENV] || undefined), from: opts.profile !== undefined ? "--profile" : PROFILE_ENV };
+export function profileAsked(
+  opts: { profile?: string | undefined },
+  env: Record<string, string | undefined>,
+): { asked: string | undefined; from: "--profile" | typeof PROFILE_ENV } {
+  return {
+    asked: opts.profile ?? (env[PROFILE_ENV] || undefined),
+    from: opts.profile !== undefined ? "--profile" : PROFILE_ENV,
+  };
 }
 
 /** Whether there is no config file to read: none named or found, or the one found is gone. */

@@ -22,7 +22,9 @@ export const OUTPUT_FLAGS = TABLE.OUTPUT_SETTINGS;
 
 /** The help text of a setting: what it does, then where else it may come from. */
 function helpOf(s: SettingSource): string {
-  const more = [s.env ? `env ${s.env}` : undefined, s.profile ? `profile ${s.profile}` : undefined].filter((x) => x !== undefined);
+  const more = [s.env ? `env ${s.env}` : undefined, s.profile ? `profile ${s.profile}` : undefined].filter(
+    (x) => x !== undefined,
+  );
   if (more.length === 0) return s.help;
   // "… (default 100)" becomes "… (default 100; env X; profile y)": one parenthesis, not two
   return s.help.endsWith(")") ? `${s.help.slice(0, -1)}; ${more.join("; ")})` : `${s.help} (${more.join("; ")})`;
@@ -43,7 +45,11 @@ export function optionOf(s: SettingSource): Option {
 }
 
 /** Registers the flags of a table; `help` replaces a line's text for one verb (its env and profile still named). */
-export function addOptions(cmd: Command, sources: Record<string, SettingSource>, help: Record<string, string> = {}): Command {
+export function addOptions(
+  cmd: Command,
+  sources: Record<string, SettingSource>,
+  help: Record<string, string> = {},
+): Command {
   for (const [key, s] of Object.entries(sources)) {
     const text = help[key];
     if (s.flags) cmd.addOption(optionOf(text === undefined ? s : { ...s, help: text }));

@@ -23,7 +23,11 @@ const HEAP_FLAG = /(^|\s)--(no-)?(optimize[-_]for[-_]size|max[-_]old[-_]space[-_
 const CPU_BOUND_VERBS = new Set(["validate", "test"]);
 
 /** Whether flowrules sets its heap flag, given Node's own arguments, NODE_OPTIONS and the CLI's arguments. */
-export function wantsSmallHeap(execArgv: readonly string[], nodeOptions: string | undefined, args: readonly string[] = []): boolean {
+export function wantsSmallHeap(
+  execArgv: readonly string[],
+  nodeOptions: string | undefined,
+  args: readonly string[] = [],
+): boolean {
   const verb = args.find((a) => !a.startsWith("-"));
   if (verb !== undefined && CPU_BOUND_VERBS.has(verb)) return false;
   return !HEAP_FLAG.test(execArgv.join(" ")) && !HEAP_FLAG.test(nodeOptions ?? "");

@@ -48,7 +48,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${VERSION}\n`);
     return;
   }
-  const [{ CommanderError }, { buildProgram }, { preferSmallHeap }] = await Promise.all([import("commander"), import("./program.js"), import("./heap.js")]);
+  const [{ CommanderError }, { buildProgram }, { preferSmallHeap }] = await Promise.all([
+    import("commander"),
+    import("./program.js"),
+    import("./heap.js"),
+  ]);
   const program = buildProgram();
   program.exitOverride();
   // the heap setting is for a verb's run (./heap.ts); --version, --help and a Tab are over before it would matter
@@ -91,7 +95,10 @@ async function reportFailure(err: unknown, json: boolean): Promise<void> {
 }
 
 let settled = false;
-failIfUnfinished(() => settled, (s) => process.stderr.write(s));
+failIfUnfinished(
+  () => settled,
+  (s) => process.stderr.write(s),
+);
 void main().finally(() => {
   settled = true;
   // a signal no verb took (--help, a Tab, a run that failed before its handlers): delivered now

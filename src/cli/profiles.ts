@@ -33,7 +33,6 @@ export interface LoadedProfile {
 
 const atPos = (p: { file: string; line: number; col: number }): string => `${p.file}:${p.line}:${p.col}`;
 
-
 /** A key as a message shows it: a plain word as is, anything else quoted (no control character reaches the terminal). */
 const keyShown = (k: string): string => (/^[\w.-]+$/.test(k) ? k : JSON.stringify(k));
 
@@ -56,7 +55,10 @@ function keyProblem(src: SourceFile): string | undefined {
     for (const item of node.items) {
       if (!isPair(item)) continue;
       if (!isScalar(item.key)) {
-        found(rangeStart(item.key) ?? rangeStart(node) ?? 0, `${path.map(keyShown).join(".") || "the file"}: a key is a plain word, not a list, a mapping or an alias`);
+        found(
+          rangeStart(item.key) ?? rangeStart(node) ?? 0,
+          `${path.map(keyShown).join(".") || "the file"}: a key is a plain word, not a list, a mapping or an alias`,
+        );
         continue;
       }
       const key = String(item.key.value);
@@ -67,7 +69,10 @@ function keyProblem(src: SourceFile): string | undefined {
       // the keys right under `profiles` are names of the user's choosing ("secrets-vault" is a fine tenant name)
       const isName = path.length === 1 && path[0] === "profiles";
       if (!isName && looksLikeSecret(key)) {
-        found(offset, `${name}: an API key is never written in ${src.file}; keep it in an environment variable and name that variable with api_key_env (default ${ENV.apiKey})`);
+        found(
+          offset,
+          `${name}: an API key is never written in ${src.file}; keep it in an environment variable and name that variable with api_key_env (default ${ENV.apiKey})`,
+        );
       }
       stack.push({ node: item.value, path: [...path, key] });
     }
@@ -80,7 +85,10 @@ const rangeStart = (n: unknown): number | undefined => (isNode(n) ? n.range?.[0]
 /** api_key, apiKey, token, client_secret, password …: a key named for a secret (api_key_env names a variable: allowed). */
 function looksLikeSecret(key: string): boolean {
   const k = key.toLowerCase().replace(/[-_ ]/g, "");
-  return k !== "apikeyenv" && (SECRET_KEYS.some((s) => k === s.replace(/[-_]/g, "")) || /(apikey|token|secret|password)/.test(k));
+  return (
+    k !== "apikeyenv" &&
+    (SECRET_KEYS.some((s) => k === s.replace(/[-_]/g, "")) || /(apikey|token|secret|password)/.test(k))
+  );
 }
 
 /** Where the first alias (`*name`) is written: where a file whose aliases expand too far is shown. */
@@ -96,7 +104,10 @@ function firstAlias(src: SourceFile): number {
 }
 
 /** Reads and checks the config file; throws a one-line UserError naming file:line:col. */
-function readConfigFile(abs: string, shown: string): { config: ReturnType<typeof ConfigFileSchema.parse>; src: SourceFile } {
+function readConfigFile(
+  abs: string,
+  shown: string,
+): { config: ReturnType<typeof ConfigFileSchema.parse>; src: SourceFile } {
   // at most 1 MiB of a regular file: `--config /dev/zero`, a FIFO or a folder is one line, not a read without end
   const read = readCappedText(abs, MAX_YAML_FILE_BYTES);
   if (!read.ok) throw new UserError(`${shown}: cannot read the config file (${read.problem})`);
@@ -106,7 +117,8 @@ function readConfigFile(abs: string, shown: string): { config: ReturnType<typeof
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false });
   const src: SourceFile = { file: shown, text, doc, lines };
   const syntax = doc.errors[0];
-  if (syntax) throw new UserError(`${atPos(posAt(src, syntax.pos[0]))}: ${syntax.message.split("\n")[0] ?? "not YAML"}`);
+  if (syntax)
+    throw new UserError(`${atPos(posAt(src, syntax.pos[0]))}: ${syntax.message.split("\n")[0] ?? "not YAML"}`);
   const keys = keyProblem(src);
   if (keys) throw new UserError(keys);
   let data: unknown;
@@ -132,12 +144,16 @@ function readConfigFile(abs: string, shown: string): { config: ReturnType<typeof
     const key = issue.keys[0] ?? "";
     const where = atPos(posOfKey(src, path, key));
     const known = path.length === 0 ? CONFIG_KEYS : PROFILE_KEYS;
-    throw new UserError(`${where}: ${[...path, key].map(String).map(keyShown).join(".")}: unknown key${didYouMean(key, known)} (known: ${known.join(", ")})${more}`);
+    throw new UserError(
+      `${where}: ${[...path, key].map(String).map(keyShown).join(".")}: unknown key${didYouMean(key, known)} (known: ${known.join(", ")})${more}`,
+    );
   }
   if (issue.code === "invalid_key") {
     const key = String(path[path.length - 1] ?? "");
     const where = atPos(posOfKey(src, path.slice(0, -1), key));
-    throw new UserError(`${where}: profile name ${keyShown(key)}: a profile name is letters, digits, '.', '_' or '-', starting with a letter or digit${more}`);
+    throw new UserError(
+      `${where}: profile name ${keyShown(key)}: a profile name is letters, digits, '.', '_' or '-', starting with a letter or digit${more}`,
+    );
   }
   const name = path.length > 0 ? path.map(String).map(keyShown).join(".") : "the file";
   throw new UserError(`${atPos(posOfValue(src, path))}: ${name}: ${issue.message}${more}`);
@@ -156,7 +172,9 @@ export function loadProfile(
   const { asked, from } = profileAsked(opts, env);
   if (noConfigFile(file)) {
     if (asked === undefined) return undefined;
-    throw new UserError(`${from} ${asked}: there is no ${CONFIG_FILE} in ${cwd} or a parent folder up to the repository root (or name one with --config FILE / ${CONFIG_ENV})`);
+    throw new UserError(
+      `${from} ${asked}: there is no ${CONFIG_FILE} in ${cwd} or a parent folder up to the repository root (or name one with --config FILE / ${CONFIG_ENV})`,
+    );
   }
   const { abs, shown } = file;
   const { config, src } = readConfigFile(abs, shown);
@@ -166,9 +184,12 @@ export function loadProfile(
   if (!values) {
     const defined = Object.keys(config.profiles);
     const source = asked === undefined ? `default_profile ${name}` : `${from} ${name}`;
-    throw new UserError(`${source}: no such profile in ${shown}${didYouMean(name, defined)}; defined: ${defined.length > 0 ? defined.join(", ") : "none"}`);
+    throw new UserError(
+      `${source}: no such profile in ${shown}${didYouMean(name, defined)}; defined: ${defined.length > 0 ? defined.join(", ") : "none"}`,
+    );
   }
   const at: LoadedProfile["at"] = {};
-  for (const key of Object.keys(values) as Array<keyof Profile>) at[key] = atPos(posOfValue(src, ["profiles", name, key]));
+  for (const key of Object.keys(values) as Array<keyof Profile>)
+    at[key] = atPos(posOfValue(src, ["profiles", name, key]));
   return { name, file: shown, dir: dirname(abs), values, at, chosenBy: asked === undefined ? "default_profile" : from };
 }

@@ -100,11 +100,23 @@ export function pathSetting(s: SettingSource, src: Sources): string | undefined 
 }
 
 /** The profile of this run (none when no file or no name), from --config/--profile and their variables. */
-export function sourcesOf(opts: Record<string, unknown>, env: Record<string, string | undefined>, cwd = process.cwd()): Sources {
+export function sourcesOf(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+): Sources {
   const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
   const config = configFileChoice({ config: str(opts.config) }, env, cwd);
   const profile = loadProfile({ config: str(opts.config), profile: str(opts.profile) }, env, cwd, config);
-  if (profile && config.from === "found") nameFoundAbove(config.abs, profile.name, cwd, opts.logFormat === "json" || process.argv.includes("--log-format=json") || process.argv.join(" ").includes("--log-format json"));
+  if (profile && config.from === "found")
+    nameFoundAbove(
+      config.abs,
+      profile.name,
+      cwd,
+      opts.logFormat === "json" ||
+        process.argv.includes("--log-format=json") ||
+        process.argv.join(" ").includes("--log-format json"),
+    );
   return { opts, env, config, ...(profile ? { profile } : {}) };
 }
 
@@ -117,8 +129,13 @@ function nameFoundAbove(file: string, profile: string, cwd: string, json: boolea
   if (namedAbove || dirname(file) === resolve(cwd)) return;
   namedAbove = true;
   // with --log-format json every stderr line is a JSON event (src/log/json.ts), this one too
-  if (json) return void process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), level: "warn", event: "config.found_above", profile, file })}\n`);
-  process.stderr.write(`flowrules: using profile ${profile} from ${file} (found above the working directory; --config names another, explicit flags and variables win over it)\n`);
+  if (json)
+    return void process.stderr.write(
+      `${JSON.stringify({ ts: new Date().toISOString(), level: "warn", event: "config.found_above", profile, file })}\n`,
+    );
+  process.stderr.write(
+    `flowrules: using profile ${profile} from ${file} (found above the working directory; --config names another, explicit flags and variables win over it)\n`,
+  );
 }
 
 function profileRef(src: Sources): ProfileRef | undefined {
@@ -150,7 +167,8 @@ function percentOf(p: Picked | undefined): number | undefined {
   if (p === undefined) return undefined;
   const text = String(p.value).trim().replace(/%$/, "");
   const n = text === "" ? Number.NaN : Number(text);
-  if (!Number.isFinite(n) || n <= 0 || n > 100) throw new UserError(`${p.from} must be a percentage above 0 and at most 100, got ${JSON.stringify(p.value)}`);
+  if (!Number.isFinite(n) || n <= 0 || n > 100)
+    throw new UserError(`${p.from} must be a percentage above 0 and at most 100, got ${JSON.stringify(p.value)}`);
   return n;
 }
 
@@ -202,21 +220,31 @@ function valueWords(s: SettingSource, value: unknown): string {
   // a webhook as shown: its host only (a webhook's path often holds its secret)
   if (Array.isArray(value)) return value.map((u) => (u instanceof URL ? u.host : String(u))).join(", ");
   if (s === CONNECTION_SETTINGS.rateLimit && typeof value === "number") {
-    return value === 0 ? "0: no client-side limit" : `${value} a minute (the client sends at most ${sendRatePerMin(value)} in any 60 s)`;
+    return value === 0
+      ? "0: no client-side limit"
+      : `${value} a minute (the client sends at most ${sendRatePerMin(value)} in any 60 s)`;
   }
   if (s.read?.kind === "duration" && typeof value === "number") return durationText(value);
   return String(value);
 }
 
 /** The settings `flowrules config` shows: every entry of the table with a row, in the table's order. */
-const REPORTED_GROUPS: ReadonlyArray<Record<string, SettingSource>> = [CONNECTION_SETTINGS, PLANNING_SETTINGS, OUTPUT_SETTINGS];
+const REPORTED_GROUPS: ReadonlyArray<Record<string, SettingSource>> = [
+  CONNECTION_SETTINGS,
+  PLANNING_SETTINGS,
+  OUTPUT_SETTINGS,
+];
 const REPORTED = REPORTED_GROUPS.flatMap((g) => Object.values(g)).filter((s) => s.row !== undefined);
 
 /**
  * `flowrules config`: every setting a run would use, with its value and source, read by the same readers as a run (a
  * value a run would refuse is shown with the run's words). The API key only as the name of its source.
  */
-export function configReport(opts: Record<string, unknown>, env: Record<string, string | undefined>, cwd = process.cwd()): ConfigReport {
+export function configReport(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+): ConfigReport {
   const src = sourcesOf(opts, env, cwd);
   const settings: ConfigSetting[] = [];
   for (const s of REPORTED) {
@@ -249,7 +277,12 @@ export function configReport(opts: Record<string, unknown>, env: Record<string, 
   const profile = src.profile;
   return {
     config_file: { path: file.from === "none" ? null : file.shown, source: fileSource },
-    profile: profile ? { name: profile.name, source: profile.chosenBy === "default_profile" ? `default_profile of ${profile.file}` : profile.chosenBy } : null,
+    profile: profile
+      ? {
+          name: profile.name,
+          source: profile.chosenBy === "default_profile" ? `default_profile of ${profile.file}` : profile.chosenBy,
+        }
+      : null,
     settings,
   };
 }
@@ -260,7 +293,9 @@ function optOutTagOf(p: Picked | undefined, s: SettingSource = PLANNING_SETTINGS
   if (raw === "") return undefined;
   const problem = tagProblem(raw);
   if (problem) {
-    throw new UserError(`${p?.from ?? "--opt-out-tag"} ${JSON.stringify(raw.slice(0, 80))}: ${problem}; give a tag as the product shows it, or "" to turn the opt-out off`);
+    throw new UserError(
+      `${p?.from ?? "--opt-out-tag"} ${JSON.stringify(raw.slice(0, 80))}: ${problem}; give a tag as the product shows it, or "" to turn the opt-out off`,
+    );
   }
   return raw;
 }
@@ -292,7 +327,9 @@ function notifyFrom(src: Sources, insecureHttp: boolean): URL[] {
   if (p.kind === "flag") return notifyUrls(Strings.parse(p.value), "", insecureHttp);
   if (p.kind === "env") return notifyUrls([], String(p.value), insecureHttp);
   // a profile's single string may list several, comma-separated, as the variable does
-  const list = (Array.isArray(p.value) ? Strings.parse(p.value) : String(p.value).split(",")).map((u) => u.trim()).filter((u) => u !== "");
+  const list = (Array.isArray(p.value) ? Strings.parse(p.value) : String(p.value).split(","))
+    .map((u) => u.trim())
+    .filter((u) => u !== "");
   try {
     return [...new Map(list.map((u) => parseNotifyUrl(u, insecureHttp)).map((u) => [u.href, u])).values()];
   } catch (err) {
@@ -318,7 +355,11 @@ export interface RunSettings {
   output: OutputSettings;
 }
 
-export function runSettings(opts: Record<string, unknown>, env: Record<string, string | undefined>, cwd = process.cwd()): RunSettings {
+export function runSettings(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+): RunSettings {
   return runSettingsOf(sourcesOf(opts, env, cwd));
 }
 
@@ -343,22 +384,35 @@ export function runFields(run: RunSettings): Record<string, string> {
 }
 
 /** Connection settings and the profile behind them, for the verbs that need no planning (workflows, describe, …). */
-export function connectionRun(opts: Record<string, unknown>, env: Record<string, string | undefined>): { connection: ConnectionSettings; fields: Record<string, string> } {
+export function connectionRun(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+): { connection: ConnectionSettings; fields: Record<string, string> } {
   const src = sourcesOf(opts, env);
   const connection = connectionFrom(src);
-  return { connection, fields: { base_url: connection.baseUrl, ...(src.profile ? { profile: src.profile.name } : {}) } };
+  return {
+    connection,
+    fields: { base_url: connection.baseUrl, ...(src.profile ? { profile: src.profile.name } : {}) },
+  };
 }
 
 /**
  * The workflow catalog and the service URL a verb without a connection uses (validate, test, pull's file): flag, then
  * the profile; the URL from the base URL's variable or the profile, to check the catalog was pulled from that service.
  */
-export function catalogSettings(opts: Record<string, unknown>, env: Record<string, string | undefined>): { workflows?: string; baseUrl?: string } {
+export function catalogSettings(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+): { workflows?: string; baseUrl?: string } {
   return catalogSettingsFrom(sourcesOf(opts, env));
 }
 
 /** Connection settings from flags, environment and the chosen profile. */
-export function connectionSettings(opts: Record<string, unknown>, env: Record<string, string | undefined>, shard?: Shard): ConnectionSettings {
+export function connectionSettings(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  shard?: Shard,
+): ConnectionSettings {
   return connectionFrom(sourcesOf(opts, env), shard);
 }
 
@@ -373,5 +427,11 @@ export function optOutTag(opts: Record<string, unknown>, env: Record<string, str
  */
 export function runOptions(run: RunSettings) {
   const { notify, ...output } = run.output;
-  return { ...run.planning, profile: run.profile, connection: run.connection, ...output, notify: notify.length > 0 ? { urls: notify } : undefined };
+  return {
+    ...run.planning,
+    profile: run.profile,
+    connection: run.connection,
+    ...output,
+    notify: notify.length > 0 ? { urls: notify } : undefined,
+  };
 }

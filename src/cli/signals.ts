@@ -46,17 +46,25 @@ export function interruptions(io: CommandIO, opts: InterruptionOptions = {}): In
   };
   const stop = (sig: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
-      say(`${sig} again: leaving at once; the journal decides what was in flight at the next run`, "run.leaving", { signal: sig });
+      say(`${sig} again: leaving at once; the journal decides what was in flight at the next run`, "run.leaving", {
+        signal: sig,
+      });
       process.exit(CODE[sig] ?? EXIT_ERROR);
     }
-    say(`${sig}: stopping — no new request; finishing those in flight (again to stop at once)`, "run.stopping", { signal: sig });
+    say(`${sig}: stopping — no new request; finishing those in flight (again to stop at once)`, "run.stopping", {
+      signal: sig,
+    });
     controller.abort(sig);
     const grace = opts.graceMs ?? STOP_GRACE_MS;
     // unref'd: a run that ends in time is not kept alive by it
     setTimeout(() => {
       // the verb is over and only a lingering handle (a socket closing) holds the process: its exit code stands
       if (disposed) process.exit();
-      say(`still busy ${Math.round(grace / 1000)} s after ${sig} (a request in flight has not finished): leaving; the journal decides it at the next run`, "run.leaving", { signal: sig, after_ms: grace });
+      say(
+        `still busy ${Math.round(grace / 1000)} s after ${sig} (a request in flight has not finished): leaving; the journal decides it at the next run`,
+        "run.leaving",
+        { signal: sig, after_ms: grace },
+      );
       process.exit(EXIT_ERROR);
     }, grace).unref();
   };

@@ -37,7 +37,8 @@ export interface Picked {
 export function pick(s: SettingSource, src: Sources): Picked | undefined {
   if (s.flags) {
     const v = src.opts[attr(s.flags)];
-    if (v !== undefined && !(Array.isArray(v) && v.length === 0)) return { value: v, from: s.flags.split(" ")[0] ?? s.flags, kind: "flag" };
+    if (v !== undefined && !(Array.isArray(v) && v.length === 0))
+      return { value: v, from: s.flags.split(" ")[0] ?? s.flags, kind: "flag" };
   }
   if (s.env) {
     const v = src.env[s.env];
@@ -46,7 +47,8 @@ export function pick(s: SettingSource, src: Sources): Picked | undefined {
   if (s.profile && src.profile) {
     const v = src.profile.values[s.profile];
     const where = src.profile.at[s.profile] ?? src.profile.file;
-    if (v !== undefined) return { value: v, from: `${where}: ${s.profile} of profile ${src.profile.name}`, kind: "profile" };
+    if (v !== undefined)
+      return { value: v, from: `${where}: ${s.profile} of profile ${src.profile.name}`, kind: "profile" };
   }
   return undefined;
 }
@@ -58,15 +60,24 @@ export function pathOf(p: Picked | undefined, src: Sources): string | undefined 
 }
 
 /** The sources of a run that has no config file and names no profile (what ./settings.ts sourcesOf answers then), else undefined. */
-export function sourcesWithoutProfile(opts: Record<string, unknown>, env: Record<string, string | undefined>, cwd = process.cwd()): Sources | undefined {
+export function sourcesWithoutProfile(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+): Sources | undefined {
   const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
   const config = configFileChoice({ config: str(opts.config) }, env, cwd);
-  return noConfigFile(config) && profileAsked({ profile: str(opts.profile) }, env).asked === undefined ? { opts, env, config } : undefined;
+  return noConfigFile(config) && profileAsked({ profile: str(opts.profile) }, env).asked === undefined
+    ? { opts, env, config }
+    : undefined;
 }
 
 /** The workflow catalog and the service it must come from (validate, test, init). */
 export function catalogSettingsFrom(src: Sources): { workflows?: string; baseUrl?: string } {
   const workflows = pathOf(pick(PLANNING_FLAGS.workflows, src), src);
   const base = pick(CONNECTION_FLAGS.baseUrl, src);
-  return { ...(workflows !== undefined ? { workflows } : {}), ...(typeof base?.value === "string" ? { baseUrl: base.value } : {}) };
+  return {
+    ...(workflows !== undefined ? { workflows } : {}),
+    ...(typeof base?.value === "string" ? { baseUrl: base.value } : {}),
+  };
 }

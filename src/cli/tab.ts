@@ -15,7 +15,11 @@ export type CompletionListName = (typeof LISTS)[number];
 export const VALUE_FLAGS_FILE = "value-flags.json";
 
 /** Prints the names for the line typed; completion must never print an error into the user's command line. */
-export async function printNames(list: CompletionListName, words: string[], valueFlags: ReadonlySet<string>): Promise<void> {
+export async function printNames(
+  list: CompletionListName,
+  words: string[],
+  valueFlags: ReadonlySet<string>,
+): Promise<void> {
   try {
     const { completionNames, typedLine } = await import("../commands/complete.js");
     const names = await completionNames(list, process.env, typedLine(words, valueFlags));

@@ -28,13 +28,19 @@ export function runSecrets(): string[] {
  * flag, never the file. A profile's key goes only to the profile's own base_url: a URL from --base-url or its
  * variable that the profile did not name needs its key in the key variable.
  */
-export function apiKeyOf(src: Sources, base: Picked | undefined, baseUrl: string): { apiKey: string; keySource: string } {
+export function apiKeyOf(
+  src: Sources,
+  base: Picked | undefined,
+  baseUrl: string,
+): { apiKey: string; keySource: string } {
   const fromEnv = src.env[KEY_ENV];
   if (fromEnv) return remembered({ apiKey: fromEnv, keySource: `the API key in ${KEY_ENV}` });
   const profile = src.profile;
   const keyEnv = profile?.values.api_key_env;
   if (profile === undefined || keyEnv === undefined || keyEnv === KEY_ENV) {
-    throw new UserError(`no API key: set ${KEY_ENV} (it is never taken as a flag or from a file, so it stays out of shell history and CI logs)`);
+    throw new UserError(
+      `no API key: set ${KEY_ENV} (it is never taken as a flag or from a file, so it stays out of shell history and CI logs)`,
+    );
   }
   const own = profile.values.base_url;
   if (base?.kind !== "profile" && (own === undefined || !sameService(own, baseUrl))) {
@@ -83,7 +89,9 @@ export function baseUrlOf(src: Sources): { base: Picked | undefined; baseUrl: st
     url = new URL(baseUrl);
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("protocol");
   } catch {
-    throw new UserError(`${base?.from ?? "--base-url"} is not an http(s) URL: ${JSON.stringify(maskUserinfo(baseUrl))}`);
+    throw new UserError(
+      `${base?.from ?? "--base-url"} is not an http(s) URL: ${JSON.stringify(maskUserinfo(baseUrl))}`,
+    );
   }
   // refused before any message could echo it: the key has its own variable, and a URL is shown in plans and logs
   if (url.username || url.password) {
@@ -92,7 +100,8 @@ export function baseUrlOf(src: Sources): { base: Picked | undefined; baseUrl: st
     );
   }
   // refused here, before any rule or plan file is read and long before a socket could open (the client checks too)
-  if (src.opts.insecureHttp !== true && url.protocol === "http:" && !isLoopbackHost(url.hostname)) throw new UserError(new InsecureUrlError(url.host, "--insecure-http").message);
+  if (src.opts.insecureHttp !== true && url.protocol === "http:" && !isLoopbackHost(url.hostname))
+    throw new UserError(new InsecureUrlError(url.host, "--insecure-http").message);
   return { base, baseUrl };
 }
 
@@ -107,7 +116,8 @@ export function keyFromWords(src: Sources): { from: string; problem?: string } {
   const viaProfile = profile !== undefined && keyEnv !== undefined && keyEnv !== KEY_ENV && !src.env[KEY_ENV];
   if (!viaProfile) {
     const key = src.env[KEY_ENV];
-    if (!key) return { from: `not set: set ${KEY_ENV}, or choose a profile whose api_key_env names the variable holding it` };
+    if (!key)
+      return { from: `not set: set ${KEY_ENV}, or choose a profile whose api_key_env names the variable holding it` };
     const problem = apiKeyProblem(key, `the API key in ${KEY_ENV}`);
     return { from: KEY_ENV, ...(problem ? { problem } : {}) };
   }

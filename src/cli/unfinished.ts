@@ -6,8 +6,7 @@
 import { EXIT_ERROR } from "../model/errors.js";
 import { ENV } from "../model/env-names.js";
 
-export const UNFINISHED_MESSAGE =
-  `flowrules: stopped with work unfinished: the run was left waiting for something that can never answer (nothing was reported as done); run again with ${ENV.debug}=1 and report it\n`;
+export const UNFINISHED_MESSAGE = `flowrules: stopped with work unfinished: the run was left waiting for something that can never answer (nothing was reported as done); run again with ${ENV.debug}=1 and report it\n`;
 
 /** Watches one run: when the process is about to end and `settled()` is still false, it fails the run. */
 export function failIfUnfinished(settled: () => boolean, write: (text: string) => void): void {

@@ -60,7 +60,8 @@ export interface Confirm {
  * applying settings (src/model/settings.ts, documented there), each optional here: the library's callers get the
  * defaults.
  */
-export interface ApplyCommandOptions extends PlanRunOptions, Partial<Omit<ApplyingSettings, "autoApprove">>, Pick<ApplyingSettings, "autoApprove"> {
+export interface ApplyCommandOptions
+  extends PlanRunOptions, Partial<Omit<ApplyingSettings, "autoApprove">>, Pick<ApplyingSettings, "autoApprove"> {
   paths: string[];
   detailedExitcode: boolean;
   quiet: boolean;
@@ -103,7 +104,10 @@ async function detectMode(paths: string[], cwd: string): Promise<Mode> {
     if ((await looksLikePlanFile(p)) || /\.json$/i.test(paths[i] ?? "")) plans.push(p);
   }
   if (plans.length === 0) return { kind: "rules", paths: abs };
-  if (paths.length > 1) throw new UserError("a saved plan is applied on its own: flowrules apply plan.json (rule paths go without a plan file)");
+  if (paths.length > 1)
+    throw new UserError(
+      "a saved plan is applied on its own: flowrules apply plan.json (rule paths go without a plan file)",
+    );
   return { kind: "plan", file: plans[0] ?? "" };
 }
 
@@ -152,7 +156,8 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
   const deadline = opts.maxDurationMs === undefined ? undefined : Date.now() + opts.maxDurationMs;
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
   // one process, one key, one budget: planning, sending, checks and retries all wait on the same limiter
-  const limiter = opts.tuning?.client?.limiter ?? sharedLimiter(opts.connection, opts.tuning?.client?.rateLimitWindowMs);
+  const limiter =
+    opts.tuning?.client?.limiter ?? sharedLimiter(opts.connection, opts.tuning?.client?.rateLimitWindowMs);
   const runOpts = { ...opts, batchSize, startedAt, limiter, ...(deadline !== undefined ? { deadline } : {}) };
   // a FIFO or a device named as the journal would block the process at its first read: refused before anything
   const journalProblem = opts.journal ? journalPathProblem(resolve(cwd, opts.journal)) : undefined;
@@ -160,7 +165,8 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
   const mode = await detectMode(opts.paths, cwd);
   if (mode.kind === "plan") {
     if (opts.rules.length > 0) throw new UserError("--rule selects rules to plan; a saved plan is applied as a whole");
-    if (opts.changedSince !== undefined) throw new UserError("--changed-since selects rules to plan; a saved plan is applied as a whole");
+    if (opts.changedSince !== undefined)
+      throw new UserError("--changed-since selects rules to plan; a saved plan is applied as a whole");
     // every refusal (format, shape, digest, errors, base URL) happens here, before the lock and any request
     const checked = await loadPlanForApply(mode.file, opts.connection.baseUrl, { compact: true });
     const loaded = { ...checked, plan: shardOfPlan(checked.plan, opts.shard) };
@@ -168,9 +174,18 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     const stateSettings = stateSettingsOf(opts);
     return withLock(opts, cwd, `${shown(mode.file, cwd)} (${loaded.digest.slice(0, 19)}…)`, io, async (lock) => {
       // with --state: the changes' answers are written through, so the next run with the state reads none of them
-      const held = stateSettings ? await openStateForApply(stateSettings, await baseUrlOf(opts.connection), opts.connection.apiKey, io) : undefined;
+      const held = stateSettings
+        ? await openStateForApply(stateSettings, await baseUrlOf(opts.connection), opts.connection.apiKey, io)
+        : undefined;
       try {
-        const code = await applyLoaded(loaded, journalFile, { ...runOpts, ...(held ? { writeThrough: held } : {}) }, cwd, io, lock);
+        const code = await applyLoaded(
+          loaded,
+          journalFile,
+          { ...runOpts, ...(held ? { writeThrough: held } : {}) },
+          cwd,
+          io,
+          lock,
+        );
         await held?.finish();
         return code;
       } finally {
@@ -207,10 +222,19 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     }
   });
 
-  async function planAndApply(loadedRules: LoadedRules, lock: HeldLock, keepState: (h: HeldState) => void): Promise<number> {
+  async function planAndApply(
+    loadedRules: LoadedRules,
+    lock: HeldLock,
+    keepState: (h: HeldState) => void,
+  ): Promise<number> {
     // the same planning as `plan`: the run's planning settings, whole; one rate budget with the apply that follows
     let held: HeldState | undefined;
-    const plan = await planLoaded(loadedRules, opts.connection, io, { ...opts, limiter, recordSeen: true, keepState: (h) => keepState((held = h)) });
+    const plan = await planLoaded(loadedRules, opts.connection, io, {
+      ...opts,
+      limiter,
+      recordSeen: true,
+      keepState: (h) => keepState((held = h)),
+    });
     if (plan.errors.length > 0) {
       for (const e of plan.errors) io.stderr(`plan error: ${textSafe(e.message)}\n`);
       io.stderr(`not applying: the plan failed (${plural(plan.errors.length, "error")}); nothing was changed\n`);
@@ -218,8 +242,21 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
     }
     const audit = plan.changes.filter((c) => c.audit === true).length;
     if (plan.changes.length === audit) {
-      io.stdout(APPLY_FORMATS[opts.format ?? "text"]({ kind: "nothing", baseUrl: plan.base_url, audit: plan.changes.filter((c) => c.audit === true) }));
-      await sendNotification(opts.notify, applyPayload({ plan, outcomes: [], audit, planFile: "", journalFile: "" }, { startedAt, finishedAt: new Date() }), io);
+      io.stdout(
+        APPLY_FORMATS[opts.format ?? "text"]({
+          kind: "nothing",
+          baseUrl: plan.base_url,
+          audit: plan.changes.filter((c) => c.audit === true),
+        }),
+      );
+      await sendNotification(
+        opts.notify,
+        applyPayload(
+          { plan, outcomes: [], audit, planFile: "", journalFile: "" },
+          { startedAt, finishedAt: new Date() },
+        ),
+        io,
+      );
       return EXIT_OK;
     }
     if (!opts.autoApprove) {
@@ -227,13 +264,17 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
       const review = PLAN_FORMATS.text(plan, { color: useColor(io) });
       if (opts.format === "json") io.stderr(review);
       else io.stdout(review);
-      const answer = await opts.confirm?.ask(`Apply ${plan.changes.length === 1 ? "this change" : `these ${plan.changes.length} changes`} to ${serviceName(plan.base_url, opts.profile?.name)}? Only 'yes' is accepted: `);
+      const answer = await opts.confirm?.ask(
+        `Apply ${plan.changes.length === 1 ? "this change" : `these ${plan.changes.length} changes`} to ${serviceName(plan.base_url, opts.profile?.name)}? Only 'yes' is accepted: `,
+      );
       if ((answer ?? "").trim() !== "yes") {
         io.stderr("Apply cancelled; nothing was changed.\n");
         return EXIT_ERROR;
       }
       if (!lock.stillHeld()) {
-        throw new UserError(`the lock ${shown(lock.file, cwd)} was taken over while waiting for the answer; nothing was changed — run again`);
+        throw new UserError(
+          `the lock ${shown(lock.file, cwd)} was taken over while waiting for the answer; nothing was changed — run again`,
+        );
       }
     }
     // the applied plan is kept, like a saved one: the journal refers to it and a resume needs it
@@ -264,7 +305,11 @@ async function withLock(
   body: (lock: HeldLock) => Promise<number>,
 ): Promise<number> {
   const file = resolve(cwd, opts.lockFile ?? DEFAULT_LOCK_FILE);
-  const lock = await acquireWaiting(file, { applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS }, lockWait(opts, io));
+  const lock = await acquireWaiting(
+    file,
+    { applying, timeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS },
+    lockWait(opts, io),
+  );
   try {
     // the heartbeat tells a run on another host that this one still lives (on this host the pid says so)
     lock.startHeartbeat(opts.tuning?.heartbeatMs);
@@ -352,8 +397,19 @@ async function applyLoaded(
     });
     view.finish();
     const counts = countOutcomes(run.outcomes);
-    logOutcomes(log, run.outcomes.filter((o) => !logged.has(o.change.id)));
-    log.event("apply.finished", { plan_file: shown(loaded.file, cwd), journal: shown(journalFile, cwd), changes: run.outcomes.length, ...counts, not_aborted: counts.not_acted, audit: run.audit.length, requests: run.stats.total });
+    logOutcomes(
+      log,
+      run.outcomes.filter((o) => !logged.has(o.change.id)),
+    );
+    log.event("apply.finished", {
+      plan_file: shown(loaded.file, cwd),
+      journal: shown(journalFile, cwd),
+      changes: run.outcomes.length,
+      ...counts,
+      not_aborted: counts.not_acted,
+      audit: run.audit.length,
+      requests: run.stats.total,
+    });
     const summary = APPLY_FORMATS[opts.format ?? "text"]({
       kind: "applied",
       baseUrl: run.baseUrl,
@@ -371,7 +427,19 @@ async function applyLoaded(
     });
     io.stdout(summary);
     const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
-    await sendNotification(opts.notify, applyPayload({ plan: opts.profile ? { ...loaded.plan, profile: opts.profile.name } : loaded.plan, outcomes: run.outcomes, audit: run.audit.length, ...files }, { startedAt: opts.startedAt, finishedAt: new Date() }), io);
+    await sendNotification(
+      opts.notify,
+      applyPayload(
+        {
+          plan: opts.profile ? { ...loaded.plan, profile: opts.profile.name } : loaded.plan,
+          outcomes: run.outcomes,
+          audit: run.audit.length,
+          ...files,
+        },
+        { startedAt: opts.startedAt, finishedAt: new Date() },
+      ),
+      io,
+    );
     return applyExitCode(run.outcomes, opts.detailedExitcode);
   } finally {
     view.finish();

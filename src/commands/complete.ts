@@ -59,7 +59,9 @@ function yamlOf(file: string): unknown {
   try {
     const read = readCappedText(file);
     // aliases are not expanded past a few: a tiny file must not become gigabytes on a Tab
-    return read.ok ? (parse(read.text, { maxAliasCount: 100, uniqueKeys: false, logLevel: "silent" }) as unknown) : undefined;
+    return read.ok
+      ? (parse(read.text, { maxAliasCount: 100, uniqueKeys: false, logLevel: "silent" }) as unknown)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -82,6 +84,10 @@ export async function ruleNames(paths: string[] = RULE_PATHS): Promise<string[]>
   return offered(names);
 }
 
-export function completionNames(list: CompletionList, env: Record<string, string | undefined>, line: TypedLine = { paths: [] }): Promise<string[]> {
+export function completionNames(
+  list: CompletionList,
+  env: Record<string, string | undefined>,
+  line: TypedLine = { paths: [] },
+): Promise<string[]> {
   return list === "profiles" ? profileNames(env, line.config) : ruleNames(line.paths);
 }

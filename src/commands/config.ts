@@ -40,28 +40,56 @@ function namedText(w: NamedWorkflow): string {
 }
 
 /** One request, one line: does the service at this URL answer, and does it take this key? */
-export async function checkConnection(connection: ConnectionSettings, keyFrom: string, named: readonly NamedWorkflow[] = []): Promise<{ ok: boolean; message: string }> {
+export async function checkConnection(
+  connection: ConnectionSettings,
+  keyFrom: string,
+  named: readonly NamedWorkflow[] = [],
+): Promise<{ ok: boolean; message: string }> {
   const url = new URL(connection.baseUrl);
   // one attempt and one quick retry: a check answers in seconds, it does not wait out an outage
-  const client = clientFrom({ ...connection, rateLimitPerMin: 0 }, { maxAttempts: 2, retryBaseMs: 250, maxRetryTimeMs: 5_000 });
+  const client = clientFrom(
+    { ...connection, rateLimitPerMin: 0 },
+    { maxAttempts: 2, retryBaseMs: 250, maxRetryTimeMs: 5_000 },
+  );
   try {
     const workflows = await client.listWorkflows();
     const n = workflows.length;
     const visible = named.filter((w) => workflows.some((x) => ("id" in w ? x.id === w.id : x.name === w.name)));
     if (named.length > 0 && visible.length === 0) {
-      const list = named.slice(0, 10).map(namedText).join(", ") + (named.length > 10 ? `, … and ${named.length - 10} more` : "");
-      return { ok: false, message: `${url.host} accepts the API key from ${keyFrom}, but it sees none of the workflows the rules name (${list}; ${n} workflow${n === 1 ? "" : "s"} visible): every rule would fail; check the key's permissions or the base URL` };
+      const list =
+        named.slice(0, 10).map(namedText).join(", ") + (named.length > 10 ? `, … and ${named.length - 10} more` : "");
+      return {
+        ok: false,
+        message: `${url.host} accepts the API key from ${keyFrom}, but it sees none of the workflows the rules name (${list}; ${n} workflow${n === 1 ? "" : "s"} visible): every rule would fail; check the key's permissions or the base URL`,
+      };
     }
-    if (n === 0) return { ok: false, message: `${url.host} accepts the API key from ${keyFrom}, but it sees no workflow: a plan would find nothing; check the key's permissions or the base URL` };
-    return { ok: true, message: `${connection.baseUrl} answers and accepts the API key from ${keyFrom}: ${n} workflow${n === 1 ? "" : "s"} visible` };
+    if (n === 0)
+      return {
+        ok: false,
+        message: `${url.host} accepts the API key from ${keyFrom}, but it sees no workflow: a plan would find nothing; check the key's permissions or the base URL`,
+      };
+    return {
+      ok: true,
+      message: `${connection.baseUrl} answers and accepts the API key from ${keyFrom}: ${n} workflow${n === 1 ? "" : "s"} visible`,
+    };
   } catch (err) {
     if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
-      return { ok: false, message: `${url.host} refused the API key from ${keyFrom}: ${err.status} ${err.status === 401 ? "Unauthorized" : "Forbidden"}; check that variable's value` };
+      return {
+        ok: false,
+        message: `${url.host} refused the API key from ${keyFrom}: ${err.status} ${err.status === 401 ? "Unauthorized" : "Forbidden"}; check that variable's value`,
+      };
     }
     if (err instanceof ApiError && err.status === 404) {
-      return { ok: false, message: `${url.host} answered 404 for the workflow list at ${connection.baseUrl}/processes/: is the base URL right (usually it ends in /api)?` };
+      return {
+        ok: false,
+        message: `${url.host} answered 404 for the workflow list at ${connection.baseUrl}/processes/: is the base URL right (usually it ends in /api)?`,
+      };
     }
-    if (err instanceof TransportError) return { ok: false, message: `cannot reach ${url.host}: ${err.reason}; is the service running and the base URL right?` };
+    if (err instanceof TransportError)
+      return {
+        ok: false,
+        message: `cannot reach ${url.host}: ${err.reason}; is the service running and the base URL right?`,
+      };
     return { ok: false, message: `${url.host}: ${errorMessage(err)}` };
   } finally {
     await client.close();
@@ -71,7 +99,14 @@ export async function checkConnection(connection: ConnectionSettings, keyFrom: s
 export async function configCommand(opts: ConfigCommandOptions, io: CommandIO): Promise<number> {
   let report = opts.report;
   if (opts.check) {
-    const check = "cannot" in opts.check ? { ok: false, message: `cannot check: ${opts.check.cannot}` } : await checkConnection(opts.check.connection, opts.check.keyFrom, opts.rulePaths ? await workflowsNamed(opts.rulePaths) : []);
+    const check =
+      "cannot" in opts.check
+        ? { ok: false, message: `cannot check: ${opts.check.cannot}` }
+        : await checkConnection(
+            opts.check.connection,
+            opts.check.keyFrom,
+            opts.rulePaths ? await workflowsNamed(opts.rulePaths) : [],
+          );
     // the last line of defence, as everywhere: no key in what is printed, even if the service echoed it
     const clean = "connection" in opts.check ? redactor([opts.check.connection.apiKey])(check.message) : check.message;
     report = { ...report, check: { ok: check.ok, message: clean } };

@@ -8,12 +8,7 @@ import type { ConnectionSettings } from "../model/settings.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { planBindings } from "../engine/context.js";
 import { EXPLAIN_FORMATS } from "../render/explain/index.js";
-import {
-  explainRule,
-  instanceFromRecord,
-  workflowIdOf,
-  type Explanation,
-} from "../engine/explain/index.js";
+import { explainRule, instanceFromRecord, workflowIdOf, type Explanation } from "../engine/explain/index.js";
 import { resolveWorkflows } from "../engine/resolve.js";
 import type { RuleSet } from "../rules/types.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
@@ -49,7 +44,12 @@ export function parseInstanceId(raw: unknown): number {
   return Number(s);
 }
 
-async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCommandOptions, io: CommandIO): Promise<Explanation | undefined> {
+async function explainWith(
+  client: ApiClient,
+  ruleSet: RuleSet,
+  opts: ExplainCommandOptions,
+  io: CommandIO,
+): Promise<Explanation | undefined> {
   let record;
   try {
     record = await client.getInstance(opts.instance, { injectValues: true });
@@ -60,7 +60,9 @@ async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCom
   }
   const processId = workflowIdOf(record);
   if (processId === undefined) {
-    io.stderr(`flowrules explain: instance ${opts.instance} names no workflow (process ${JSON.stringify(record.process)})\n`);
+    io.stderr(
+      `flowrules explain: instance ${opts.instance} names no workflow (process ${JSON.stringify(record.process)})\n`,
+    );
     return undefined;
   }
   const data = instanceFromRecord(record, processId);
@@ -94,29 +96,61 @@ async function explainWith(client: ApiClient, ruleSet: RuleSet, opts: ExplainCom
     // a rule over several workflows is explained against the instance's own, when it is one of them
     const one: { id: number; name?: string } | undefined = "many" in r ? r.many.find((m) => m.id === processId) : r;
     if (!one || one.id !== processId) {
-      const where = "many" in r ? (r.all ? "every workflow the key sees" : `workflows ${r.many.map((m) => m.id).join(", ")}`) : `workflow ${r.id}`;
+      const where =
+        "many" in r
+          ? r.all
+            ? "every workflow the key sees"
+            : `workflows ${r.many.map((m) => m.id).join(", ")}`
+          : `workflow ${r.id}`;
       out.other_rules.push({ rule: rule.name, workflow: where });
       continue;
     }
     // steps and fields named in the rule resolve against this instance's own snapshot (no further request)
-    const structure = structureFromSnapshot({ id: processId, name: one.name ?? `workflow ${processId}`, folder: null }, null, record.process_snapshot);
+    const structure = structureFromSnapshot(
+      { id: processId, name: one.name ?? `workflow ${processId}`, folder: null },
+      null,
+      record.process_snapshot,
+    );
     // a record without a snapshot cannot check ids; only names need it
-    const fit = structure.steps.length === 0 && !hasNames(rule) ? { rule, issues: [] } : checkRuleStructure(rule, structure);
+    const fit =
+      structure.steps.length === 0 && !hasNames(rule) ? { rule, issues: [] } : checkRuleStructure(rule, structure);
     if (!fit.rule) {
       const first = fit.issues.find((i) => i.severity === "error");
-      out.other_rules.push({ rule: rule.name, workflow: `does not fit workflow ${one.id}: ${first?.message ?? "structure"}` });
+      out.other_rules.push({
+        rule: rule.name,
+        workflow: `does not fit workflow ${one.id}: ${first?.message ?? "structure"}`,
+      });
       continue;
     }
-    out.rules.push(await explainRule(fit.rule, data, { now, workflowId: one.id, bindings, ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}) }));
+    out.rules.push(
+      await explainRule(fit.rule, data, {
+        now,
+        workflowId: one.id,
+        bindings,
+        ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
+      }),
+    );
     named.push({ name: fit.rule.name, workflowId: one.id, fields: fit.rule.fields });
     workflowName ??= one.name;
   }
   // names beside ids, from the instance's own snapshot (and a workflow name the rules resolved): no further request
-  const sources: NameSource[] = [...(workflowName !== undefined ? [{ name: workflowName, steps: new Map(), fields: new Map() }] : []), namesOfSnapshot(processId, record.process_snapshot)];
+  const sources: NameSource[] = [
+    ...(workflowName !== undefined ? [{ name: workflowName, steps: new Map(), fields: new Map() }] : []),
+    namesOfSnapshot(processId, record.process_snapshot),
+  ];
   const fieldsRead = out.rules.flatMap((r) => r.fields);
-  const names = namesTable(named, out.rules.flatMap((r) => r.changes), new Map([[processId, sources]]), [
-    { workflowId: processId, steps: [...out.instance.active_step_ids, ...fieldsRead.map((f) => f.step)], fields: fieldsRead.map((f) => f.action) },
-  ]);
+  const names = namesTable(
+    named,
+    out.rules.flatMap((r) => r.changes),
+    new Map([[processId, sources]]),
+    [
+      {
+        workflowId: processId,
+        steps: [...out.instance.active_step_ids, ...fieldsRead.map((f) => f.step)],
+        fields: fieldsRead.map((f) => f.action),
+      },
+    ],
+  );
   if (names.length > 0) out.names = names;
   return out;
 }
@@ -129,7 +163,11 @@ export async function explainCommand(opts: ExplainCommandOptions, io: CommandIO)
   });
   try {
     const explanation = await explainWith(client, ruleSet, opts, io);
-    io.log?.event("explain.finished", { instance: opts.instance, rules: explanation?.rules.length ?? 0, requests: client.stats().total });
+    io.log?.event("explain.finished", {
+      instance: opts.instance,
+      rules: explanation?.rules.length ?? 0,
+      requests: client.stats().total,
+    });
     if (!explanation) return EXIT_ERROR;
     io.stdout(EXPLAIN_FORMATS[opts.format](explanation, { color: useColor(io) }));
     return EXIT_OK;

@@ -23,14 +23,24 @@ export interface HistoryCommandOptions {
 
 export async function historyCommand(opts: HistoryCommandOptions, io: CommandIO): Promise<number> {
   const dir = resolve(opts.cwd ?? process.cwd(), opts.stateDir);
-  if (!existsSync(dir)) throw new UserError(`no state dir ${opts.stateDir}: give the --state of a watcher (flowrules watch --state DIR)`);
-  const doc = await readHistory(dir, opts.stateDir, opts.last, (line) => {
-    if (io.log?.structured) io.log.event("history.cycle_unreadable", { message: line }, "warn");
-    else io.stderr(`flowrules: warning: ${textSafe(line)}\n`);
-  }, opts.filter);
+  if (!existsSync(dir))
+    throw new UserError(`no state dir ${opts.stateDir}: give the --state of a watcher (flowrules watch --state DIR)`);
+  const doc = await readHistory(
+    dir,
+    opts.stateDir,
+    opts.last,
+    (line) => {
+      if (io.log?.structured) io.log.event("history.cycle_unreadable", { message: line }, "warn");
+      else io.stderr(`flowrules: warning: ${textSafe(line)}\n`);
+    },
+    opts.filter,
+  );
   const since = opts.since?.getTime();
   // a cycle that never started (killed before its apply) has no time to compare: it is left out once a time is asked for
-  const cycles = since === undefined ? doc.cycles : doc.cycles.filter((c) => c.started_at !== null && Date.parse(c.started_at) >= since);
+  const cycles =
+    since === undefined
+      ? doc.cycles
+      : doc.cycles.filter((c) => c.started_at !== null && Date.parse(c.started_at) >= since);
   io.stdout(HISTORY_FORMATS[opts.format]({ ...doc, cycles }));
   return EXIT_OK;
 }

@@ -54,7 +54,9 @@ function schemasOf(root: string): string {
  * (never the path of this machine's install, which exists on one machine only).
  */
 export function schemaRef(dir: string, file: string, cwd: string = process.cwd()): string {
-  const rel = relative(resolve(cwd, dir), join(schemasOf(projectRoot(dir, cwd)), file)).split(sep).join("/");
+  const rel = relative(resolve(cwd, dir), join(schemasOf(projectRoot(dir, cwd)), file))
+    .split(sep)
+    .join("/");
   return rel.startsWith(".") ? rel : `./${rel}`;
 }
 
@@ -78,7 +80,12 @@ async function ignoreLocalFiles(root: string, io: CommandIO): Promise<void> {
   const file = join(root, ".gitignore");
   const before = await readFile(file, "utf8").catch(() => undefined);
   if (before?.includes(GITIGNORE_BLOCK.split("\n")[0] ?? "")) return;
-  await writeFile(file, before === undefined ? GITIGNORE_BLOCK : `${before}${before.endsWith("\n") || before === "" ? "" : "\n"}\n${GITIGNORE_BLOCK}`);
+  await writeFile(
+    file,
+    before === undefined
+      ? GITIGNORE_BLOCK
+      : `${before}${before.endsWith("\n") || before === "" ? "" : "\n"}\n${GITIGNORE_BLOCK}`,
+  );
   io.stderr(`${before === undefined ? "wrote" : "added flowrules' block to"} ${file}\n`);
 }
 
@@ -87,7 +94,10 @@ async function ignoreLocalFiles(root: string, io: CommandIO): Promise<void> {
  * the comment and write the rest as YAML; such characters are written as visible \uXXXX escapes.
  */
 export function commentText(name: string): string {
-  return name.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`);
+  return name.replace(
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`,
+  );
 }
 
 function slug(name: string): string {
@@ -99,7 +109,12 @@ function workflowRef(w: Workflow, all: readonly Workflow[]): number | { name: st
   return all.filter((x) => x.name === w.name).length === 1 ? { name: w.name } : w.id;
 }
 
-export function starterRules(w: Workflow, all: readonly Workflow[], s: WorkflowStructure | undefined, schema: string): string {
+export function starterRules(
+  w: Workflow,
+  all: readonly Workflow[],
+  s: WorkflowStructure | undefined,
+  schema: string,
+): string {
   const name = `${slug(w.name)}-overview`;
   const fields: Record<string, { step: string | number; action: string | number }> = {};
   const comments: string[] = [];
@@ -109,13 +124,26 @@ export function starterRules(w: Workflow, all: readonly Workflow[], s: WorkflowS
       const stepUnique = s.steps.filter((x) => x.name === st.name).length === 1;
       for (const a of st.actions) {
         const actionUnique = st.actions.filter((x) => x.name === a.name).length === 1;
-        fields[aliases.get(a.id) ?? `field_${a.id}`] = { step: stepUnique ? st.name : st.id, action: actionUnique ? a.name : a.id };
+        fields[aliases.get(a.id) ?? `field_${a.id}`] = {
+          step: stepUnique ? st.name : st.id,
+          action: actionUnique ? a.name : a.id,
+        };
       }
     }
   } else {
-    comments.push("# The workflow has no instance yet, so its steps and fields could not be read: add `fields:` later", "# (`flowrules describe` lists them once an instance exists).");
+    comments.push(
+      "# The workflow has no instance yet, so its steps and fields could not be read: add `fields:` later",
+      "# (`flowrules describe` lists them once an instance exists).",
+    );
   }
-  const columns = ["id", "name", "status", ...Object.keys(fields).slice(0, 3).map((a) => `fields.${a}`)];
+  const columns = [
+    "id",
+    "name",
+    "status",
+    ...Object.keys(fields)
+      .slice(0, 3)
+      .map((a) => `fields.${a}`),
+  ];
   const ref = workflowRef(w, all);
   const q = (v: string | number): string => (typeof v === "number" ? String(v) : JSON.stringify(v));
   const width = Math.max(0, ...Object.keys(fields).map((a) => a.length));
@@ -132,7 +160,8 @@ export function starterRules(w: Workflow, all: readonly Workflow[], s: WorkflowS
   ];
   if (Object.keys(fields).length > 0) {
     lines.push("    fields:");
-    for (const [alias, f] of Object.entries(fields)) lines.push(`      ${`${alias}:`.padEnd(width + 1)} { step: ${q(f.step)}, action: ${q(f.action)} }`);
+    for (const [alias, f] of Object.entries(fields))
+      lines.push(`      ${`${alias}:`.padEnd(width + 1)} { step: ${q(f.step)}, action: ${q(f.action)} }`);
   }
   lines.push(
     "    select: { status: [running] }",
@@ -197,8 +226,21 @@ export async function initCommand(opts: InitOptions, io: CommandIO): Promise<num
       const read = await src.reader.read(w.id, w);
       if ("unavailable" in read) io.stderr(`warning: ${read.unavailable}; its rule file has no fields\n`);
       const base = join(opts.dir, slug(w.name));
-      await writeNew(`${base}.yaml`, starterRules(w, src.all, "structure" in read ? read.structure : undefined, schemaRef(dirname(`${base}.yaml`), "rules.schema.json")), io);
-      await writeNew(`${base}.test.yaml`, starterTests(w, src.all, schemaRef(opts.dir, "rules-test.schema.json"), now), io);
+      await writeNew(
+        `${base}.yaml`,
+        starterRules(
+          w,
+          src.all,
+          "structure" in read ? read.structure : undefined,
+          schemaRef(dirname(`${base}.yaml`), "rules.schema.json"),
+        ),
+        io,
+      );
+      await writeNew(
+        `${base}.test.yaml`,
+        starterTests(w, src.all, schemaRef(opts.dir, "rules-test.schema.json"), now),
+        io,
+      );
     }
     await ignoreLocalFiles(projectRoot(opts.dir), io);
     return EXIT_OK;

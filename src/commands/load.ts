@@ -6,7 +6,11 @@ import type { CommandIO } from "../log/command-io.js";
 import { logDiagnostics } from "../render/events/validate.js";
 import { diagnosticLine } from "../render/validate/text.js";
 
-export async function loadRuleSetOrReport(paths: string[], only: string[], io: CommandIO): Promise<RuleSet | undefined> {
+export async function loadRuleSetOrReport(
+  paths: string[],
+  only: string[],
+  io: CommandIO,
+): Promise<RuleSet | undefined> {
   const result = await loadRules(paths, only.length > 0 ? { only } : undefined);
   if (io.log?.structured) logDiagnostics(io.log, result.diagnostics);
   else for (const d of result.diagnostics) io.stderr(`${diagnosticLine(d)}\n`);

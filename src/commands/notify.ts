@@ -10,12 +10,20 @@ export interface NotifySettings {
 }
 
 /** Never throws and never changes the exit code: a receiver's trouble is the receiver's. */
-export async function sendNotification(settings: NotifySettings | undefined, payload: NotifyPayload, io: CommandIO): Promise<void> {
+export async function sendNotification(
+  settings: NotifySettings | undefined,
+  payload: NotifyPayload,
+  io: CommandIO,
+): Promise<void> {
   if (!settings || settings.urls.length === 0) return;
   try {
     const deliveries = await notifyAll(settings.urls, payload, settings.options);
     for (const d of deliveries) {
-      io.log?.event("notify.sent", { target: d.target, ok: d.ok, attempts: d.attempts, ...(d.problem ? { problem: d.problem } : {}) }, d.ok ? "debug" : "warn");
+      io.log?.event(
+        "notify.sent",
+        { target: d.target, ok: d.ok, attempts: d.attempts, ...(d.problem ? { problem: d.problem } : {}) },
+        d.ok ? "debug" : "warn",
+      );
       if (!d.ok) io.stderr(`${deliveryWarning(d)}\n`);
     }
   } catch (err) {

@@ -24,10 +24,14 @@ export function compareExitCode(plan: ComparePlan, detailed: boolean): number {
 /** Options that make no sense with --compare are refused in one line (docs/ci.md, "What a rule edit changes"). */
 function refuseCombinations(opts: PlanCommandOptions): void {
   if (opts.changedSince !== undefined) {
-    throw new UserError("--compare and --changed-since cannot be combined: --compare already plans only the rules changed since its ref");
+    throw new UserError(
+      "--compare and --changed-since cannot be combined: --compare already plans only the rules changed since its ref",
+    );
   }
   if (opts.shard !== undefined) {
-    throw new UserError("--compare cannot be combined with --shard: the impact of a rule edit is judged on all its instances in one run");
+    throw new UserError(
+      "--compare cannot be combined with --shard: the impact of a rule edit is judged on all its instances in one run",
+    );
   }
 }
 
@@ -35,7 +39,13 @@ function refuseCombinations(opts: PlanCommandOptions): void {
  * `--forecast DURATION`: what time alone does to the working tree's added and edited rules within the horizon, one
  * point a day (an hour when the horizon is under two days), from one more forecast run (docs/forecast.md).
  */
-async function addForecast(plan: ComparePlan, ruleSet: RuleSet, opts: PlanCommandOptions, io: CommandIO, horizonMs: number): Promise<void> {
+async function addForecast(
+  plan: ComparePlan,
+  ruleSet: RuleSet,
+  opts: PlanCommandOptions,
+  io: CommandIO,
+  horizonMs: number,
+): Promise<void> {
   const touched = new Set(plan.impact.filter((i) => i.status !== "removed").map((i) => i.rule));
   const rules = ruleSet.rules.filter((r) => touched.has(r.name));
   if (rules.length === 0) return;
@@ -44,13 +54,26 @@ async function addForecast(plan: ComparePlan, ruleSet: RuleSet, opts: PlanComman
   const start = new Date();
   const everyMs = horizonMs >= 2 * 86_400_000 ? 86_400_000 : 3_600_000;
   const until = new Date(start.getTime() + horizonMs);
-  const doc = await forecastRuleSet({ ...ruleSet, rules }, { ...opts, quiet: true }, io, start, forecastInstants(start, until, everyMs), everyMs);
+  const doc = await forecastRuleSet(
+    { ...ruleSet, rules },
+    { ...opts, quiet: true },
+    io,
+    start,
+    forecastInstants(start, until, everyMs),
+    everyMs,
+  );
   for (const i of plan.impact) {
     const r = doc.rules.find((x) => x.rule === i.rule);
     const last = r?.points.at(-1);
     if (!r || !last) continue;
     const first = r.points.slice(1).find((p) => p.step_added > 0 || p.step_removed > 0);
-    i.forecast = { horizon: horizonWords(horizonMs), until: until.toISOString(), added: last.added, removed: last.removed, ...(first ? { first_at: first.at } : {}) };
+    i.forecast = {
+      horizon: horizonWords(horizonMs),
+      until: until.toISOString(),
+      added: last.added,
+      removed: last.removed,
+      ...(first ? { first_at: first.at } : {}),
+    };
   }
 }
 
@@ -62,16 +85,29 @@ export async function comparePlanCommand(opts: PlanCommandOptions, io: CommandIO
   // the whole working tree is loaded and validated; --rule narrows the comparison (a removed rule is not in it)
   const ruleSet = await loadRuleSetOrReport(opts.paths, [], io);
   if (!ruleSet) return EXIT_ERROR;
-  const input = await compareInput(opts.compare, opts.paths.length > 0 ? opts.paths : DEFAULT_RULE_PATHS, ruleSet, opts.rules);
+  const input = await compareInput(
+    opts.compare,
+    opts.paths.length > 0 ? opts.paths : DEFAULT_RULE_PATHS,
+    ruleSet,
+    opts.rules,
+  );
   for (const w of input.warnings) {
     io.log?.event("rules.compare_warning", { message: w }, "warn");
     if (!io.log?.structured) io.stderr(`warning: ${textSafe(w)}\n`);
   }
   const { ref, commit, touched, unchanged } = input.sides;
   io.log?.event("rules.compared", { ref, commit, touched: touched.map((t) => `${t.rule} (${t.status})`), unchanged });
-  const plan = (await planRuleSet(input.ruleSet, opts.connection, io, opts, (o) => runCompare(o, input.sides))) as ComparePlan;
+  const plan = (await planRuleSet(input.ruleSet, opts.connection, io, opts, (o) =>
+    runCompare(o, input.sides),
+  )) as ComparePlan;
   if (opts.forecastMs !== undefined) await addForecast(plan, input.ruleSet, opts, io, opts.forecastMs);
   for (const i of plan.impact) io.log?.event("rule.impact", { rule: i.rule, status: i.status, ...impactCounts(i) });
-  await emitPlan(plan, COMPARE_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }), opts, io, startedAt);
+  await emitPlan(
+    plan,
+    COMPARE_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }),
+    opts,
+    io,
+    startedAt,
+  );
   return compareExitCode(plan, opts.detailedExitcode);
 }

@@ -71,16 +71,30 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
     if (io.log?.structured !== true) io.stderr(`${err.message}\n`);
     return opts.detailedExitcode ? EXIT_ERROR : EXIT_OK;
   }
-  await emitPlan(plan, PLAN_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }), opts, io, startedAt);
+  await emitPlan(
+    plan,
+    PLAN_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }),
+    opts,
+    io,
+    startedAt,
+  );
   return planExitCode(plan, opts.detailedExitcode);
 }
 
 /** The end of a plan run (`plan`, `plan --compare`): the view on stdout, the JSON plan file, report files, webhooks. */
-export async function emitPlan(plan: Plan, view: string, opts: PlanCommandOptions, io: CommandIO, startedAt: Date): Promise<void> {
+export async function emitPlan(
+  plan: Plan,
+  view: string,
+  opts: PlanCommandOptions,
+  io: CommandIO,
+  startedAt: Date,
+): Promise<void> {
   if (opts.reportDir) {
     // before anything is written: a report named like the plan file or the catalog would replace it
     const others = [
-      ...(opts.out && opts.out !== "-" && !opts.out.startsWith("/dev/") ? [{ path: opts.out, what: "the plan file --out writes" }] : []),
+      ...(opts.out && opts.out !== "-" && !opts.out.startsWith("/dev/")
+        ? [{ path: opts.out, what: "the plan file --out writes" }]
+        : []),
       { path: opts.workflows ?? CATALOG_FILE, what: "the workflow catalog" },
     ];
     const clash = await reportFileClash(opts.reportDir, plan, others);
@@ -96,7 +110,11 @@ export async function emitPlan(plan: Plan, view: string, opts: PlanCommandOption
     const files = await writeReportFiles(opts.reportDir, plan);
     if (!opts.quiet) io.stderr(`${plural(files.length / 2, "report")} written to ${opts.reportDir}\n`);
   }
-  await sendNotification(opts.notify, planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}), io);
+  await sendNotification(
+    opts.notify,
+    planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}),
+    io,
+  );
   // the last line: where the plan is and the command that applies exactly it
   if (opts.out && !opts.quiet && io.log?.structured !== true) io.stderr(savedLine(opts.out, plan));
 }

@@ -85,7 +85,13 @@ export function withProfile<P extends Plan>(plan: P, profile: ProfileRef | undef
 /** A plan made for `at` from data read at `readAt`: created_at is when it was made, forecast_at the instant it shows. */
 export function asForecast<P extends Plan>(plan: P, at: Date, readAt: Date): P {
   const { format_version, flowrules_version, created_at: _planned, ...rest } = plan;
-  return { format_version, flowrules_version, created_at: readAt.toISOString(), forecast_at: at.toISOString(), ...rest } as P;
+  return {
+    format_version,
+    flowrules_version,
+    created_at: readAt.toISOString(),
+    forecast_at: at.toISOString(),
+    ...rest,
+  } as P;
 }
 
 /** Plans an already loaded rule set against the service; shared by `plan` and `apply --auto-approve`. */
@@ -100,14 +106,21 @@ export async function planRuleSet(
 ): Promise<Plan> {
   // checked before a client exists: a misused --resync-after is one line with nothing to close
   const stateSettings = opts.at ? undefined : stateSettingsOf(opts);
-  if (opts.at && opts.state !== undefined && !opts.quiet) io.stderr("note: a forecast neither reads nor writes the state dir; it reads the service\n");
+  if (opts.at && opts.state !== undefined && !opts.quiet)
+    io.stderr("note: a forecast neither reads nor writes the state dir; it reads the service\n");
   const stopped = opts.signal ?? connection.stop;
   const deadline = opts.planMaxDurationMs === undefined ? undefined : new AbortController();
-  const deadlineTimer = deadline ? setTimeout(() => deadline.abort(), Math.min(opts.planMaxDurationMs ?? 0, 2 ** 31 - 1)) : undefined;
+  const deadlineTimer = deadline
+    ? setTimeout(() => deadline.abort(), Math.min(opts.planMaxDurationMs ?? 0, 2 ** 31 - 1))
+    : undefined;
   deadlineTimer?.unref();
   const stop = deadline ? (stopped ? AbortSignal.any([stopped, deadline.signal]) : deadline.signal) : stopped;
   // progress per rule (requests done of expected, ETA at the pace the limiter really allows)
-  const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(connection.rateLimitPerMin), rules: ruleSet.rules.length });
+  const view = progressView(io, {
+    quiet: opts.quiet,
+    ratePerMin: sendRatePerMin(connection.rateLimitPerMin),
+    rules: ruleSet.rules.length,
+  });
   const logClientEvent = clientEventLogger(io.log ?? nullLogger);
   const client = clientFrom(connection, {
     onEvent: (e) => {
@@ -127,10 +140,16 @@ export async function planRuleSet(
   // the service judges run times by its own clock: a forecast cannot move them (docs/forecast.md)
   if (opts.at || opts.forecasting) {
     for (const r of ruleSet.rules) {
-      if (r.select.total_runtime_min !== undefined || r.select.total_runtime_max !== undefined) onWarning(`rule "${r.name}": total_runtime filters are judged by the service's clock, so the forecast counts them as of now`);
+      if (r.select.total_runtime_min !== undefined || r.select.total_runtime_max !== undefined)
+        onWarning(
+          `rule "${r.name}": total_runtime filters are judged by the service's clock, so the forecast counts them as of now`,
+        );
     }
   }
-  const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, baseUrl: client.baseUrl });
+  const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, {
+    required: opts.workflows !== undefined,
+    baseUrl: client.baseUrl,
+  });
   catalog.warnings.forEach(onWarning);
   // why each request is made: always in the JSON log, on stderr with --explain-requests
   const onRequestChoice = (c: RequestChoice): void => {
@@ -146,7 +165,11 @@ export async function planRuleSet(
   let lastSyncLine = 0;
   const saySync = (p: SyncProgress, print: boolean): string => {
     const line = syncLine(p, ratePerMin, duration);
-    log.event("state.sync", { synced: p.synced, total: p.total, workflows: p.workflows, left_s: leftSeconds(p, ratePerMin) }, "info");
+    log.event(
+      "state.sync",
+      { synced: p.synced, total: p.total, workflows: p.workflows, left_s: leftSeconds(p, ratePerMin) },
+      "info",
+    );
     opts.onSync?.({ synced: p.synced, total: p.total, leftS: leftSeconds(p, ratePerMin) });
     // on a text stderr at most once a minute (a checkpoint may come every few seconds at an unlimited rate)
     if (print && !opts.quiet && !log.structured && Date.now() - lastSyncLine >= 60_000) {
@@ -157,7 +180,16 @@ export async function planRuleSet(
     return line;
   };
   const state = stateSettings
-    ? await openStateForRun(stateSettings, client, connection.apiKey, ruleSet, now ?? new Date(), onWarning, onRequestChoice, (p) => saySync(p, !stopping)).catch(async (err: unknown) => {
+    ? await openStateForRun(
+        stateSettings,
+        client,
+        connection.apiKey,
+        ruleSet,
+        now ?? new Date(),
+        onWarning,
+        onRequestChoice,
+        (p) => saySync(p, !stopping),
+      ).catch(async (err: unknown) => {
         clearTimeout(deadlineTimer);
         await client.close();
         throw err;
@@ -167,7 +199,8 @@ export async function planRuleSet(
     const p = state.partial;
     const has = `holds a partial sync (${syncLine(p, 0, duration)} of ${plural(p.workflows, "workflow")})`;
     log.event("state.partial", { dir: state.dir, synced: p.synced, total: p.total, workflows: p.workflows }, "info");
-    if (!opts.quiet && !log.structured) io.stderr(`state: ${textSafe(state.dir)} ${has}: this run reads the rest before it plans\n`);
+    if (!opts.quiet && !log.structured)
+      io.stderr(`state: ${textSafe(state.dir)} ${has}: this run reads the rest before it plans\n`);
   }
   const api = state ? state.wrap(client) : client;
   let kept = false;
@@ -202,7 +235,10 @@ export async function planRuleSet(
           ? `the state keeps the sync so far (${syncLine(earlier, 0, duration)}): the same command again continues`
           : "the state is as before";
       if (deadline?.signal.aborted && !stopped?.aborted) {
-        throw new PlanNotFinished(`--max-duration ${durationText(opts.planMaxDurationMs ?? 0)} ran out before the plan was complete: no plan was made; ${kept}`, EXIT_OK);
+        throw new PlanNotFinished(
+          `--max-duration ${durationText(opts.planMaxDurationMs ?? 0)} ran out before the plan was complete: no plan was made; ${kept}`,
+          EXIT_OK,
+        );
       }
       throw new UserError(`stopped before the plan was complete: no plan was made; ${kept}`);
     }
@@ -212,10 +248,17 @@ export async function planRuleSet(
     if (state) opts.onSync?.({ synced: 0, total: null, leftS: null });
     maskKeyInPlan(plan, connection.apiKey);
     const ms = Date.now() - started;
-    logPlan(log, plan, { duration_ms: ms, requests: client.stats().total, ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}), ...(opts.profile ? { profile: opts.profile.name } : {}) });
+    logPlan(log, plan, {
+      duration_ms: ms,
+      requests: client.stats().total,
+      ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}),
+      ...(opts.profile ? { profile: opts.profile.name } : {}),
+    });
     if (!opts.quiet && !log.structured) {
       const s = (ms / 1000).toFixed(1);
-      io.stderr(`${plural(client.stats().total, "request")} to ${serviceName(client.baseUrl, opts.profile?.name)} in ${s} s\n`);
+      io.stderr(
+        `${plural(client.stats().total, "request")} to ${serviceName(client.baseUrl, opts.profile?.name)} in ${s} s\n`,
+      );
     }
     if (state && opts.keepState) {
       opts.keepState(holdState(state, reportState(state, plan, io, opts.quiet), io));
@@ -237,7 +280,11 @@ export interface LoadedRules {
 }
 
 /** Loads the rules of `paths` as the planning settings ask; undefined (diagnostics printed) when they do not load. */
-export async function loadPlanning(paths: string[], planning: PlanRunOptions, io: CommandIO): Promise<LoadedRules | undefined> {
+export async function loadPlanning(
+  paths: string[],
+  planning: PlanRunOptions,
+  io: CommandIO,
+): Promise<LoadedRules | undefined> {
   const ruleSet = await loadRuleSetOrReport(paths, planning.rules ?? [], io);
   if (!ruleSet) return undefined;
   if (!planning.changedSince) return { ruleSet };
@@ -247,12 +294,24 @@ export async function loadPlanning(paths: string[], planning: PlanRunOptions, io
     if (!io.log?.structured) io.stderr(`warning: ${textSafe(w)}\n`);
   }
   const { ref, commit, added, changed: edited, unchanged, removed } = changed;
-  io.log?.event("rules.changed", { ref, commit, added, changed: edited, unchanged: unchanged.length, removed: removed.map((r) => r.name) });
+  io.log?.event("rules.changed", {
+    ref,
+    commit,
+    added,
+    changed: edited,
+    unchanged: unchanged.length,
+    removed: removed.map((r) => r.name),
+  });
   return { ruleSet, changed };
 }
 
 /** Plans loaded rules with the run's settings: the one planning step of `plan` and `apply --auto-approve`. */
-export async function planLoaded(loaded: LoadedRules, connection: ConnectionSettings, io: CommandIO, planning: PlanRunOptions): Promise<Plan> {
+export async function planLoaded(
+  loaded: LoadedRules,
+  connection: ConnectionSettings,
+  io: CommandIO,
+  planning: PlanRunOptions,
+): Promise<Plan> {
   const { ruleSet, changed } = loaded;
   const planned = await planRuleSet(changed ? changedRuleSet(ruleSet, changed) : ruleSet, connection, io, planning);
   return changed ? withChangedSince(planned, changed, planning.rules ?? []) : planned;

@@ -70,7 +70,9 @@ export async function pullCommand(opts: PullOptions, io: CommandIO): Promise<num
       workflows,
     };
     await writeFileAtomic(file, `${JSON.stringify(catalog, null, 2)}\n`);
-    io.stderr(`${file}: ${plural(workflows.length, "workflow")} (${plural(client.stats().total, "request")} to ${serviceName(client.baseUrl, opts.profile)})\n`);
+    io.stderr(
+      `${file}: ${plural(workflows.length, "workflow")} (${plural(client.stats().total, "request")} to ${serviceName(client.baseUrl, opts.profile)})\n`,
+    );
     return failed ? EXIT_ERROR : EXIT_OK;
   } finally {
     await client.close();

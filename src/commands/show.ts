@@ -22,6 +22,10 @@ export async function showCommand(opts: ShowCommandOptions, io: CommandIO): Prom
   const options = { color: useColor(io), planFile: opts.file };
   // a `plan --compare` file (its digest, checked above, covers these keys too) is shown with its impact first
   const compared = CompareKeysSchema.safeParse(await readTopLevelKeys(opts.file, ["compare", "impact"]));
-  io.stdout(compared.success ? COMPARE_FORMATS[opts.format]({ ...plan, ...compared.data }, options) : PLAN_FORMATS[opts.format](plan, options));
+  io.stdout(
+    compared.success
+      ? COMPARE_FORMATS[opts.format]({ ...plan, ...compared.data }, options)
+      : PLAN_FORMATS[opts.format](plan, options),
+  );
   return EXIT_OK;
 }

@@ -15,15 +15,25 @@ export interface StateVerbOptions {
 }
 
 export async function stateVerbCommand(opts: StateVerbOptions, io: CommandIO): Promise<number> {
-  if (opts.dir === undefined || opts.dir.trim() === "") throw new UserError(`state ${opts.action} needs --state DIR (or ${ENV.state}, or a profile's state)`);
+  if (opts.dir === undefined || opts.dir.trim() === "")
+    throw new UserError(`state ${opts.action} needs --state DIR (or ${ENV.state}, or a profile's state)`);
   if (opts.action === "show") {
     const report = await describeStateDir(opts.dir, opts.apiKey);
-    io.log?.event("state.shown", { dir: opts.dir, size_bytes: report.size_bytes, verifies: report.verifies, workflows: report.workflows.length });
+    io.log?.event("state.shown", {
+      dir: opts.dir,
+      size_bytes: report.size_bytes,
+      verifies: report.verifies,
+      workflows: report.workflows.length,
+    });
     io.stdout(STATE_FORMATS[opts.format](report));
     return EXIT_OK;
   }
   const cleared = await clearStateDir(opts.dir);
-  io.log?.event("state.cleared", { dir: opts.dir, files: cleared.removed.length, bytes: cleared.removed.reduce((s, f) => s + f.bytes, 0) });
+  io.log?.event("state.cleared", {
+    dir: opts.dir,
+    files: cleared.removed.length,
+    bytes: cleared.removed.reduce((s, f) => s + f.bytes, 0),
+  });
   if (opts.format === "json") io.stdout(`${JSON.stringify(cleared, null, 2)}\n`);
   else io.stdout(clearText(cleared));
   return EXIT_OK;

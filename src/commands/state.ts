@@ -5,7 +5,16 @@ import { VERSION } from "../model/version.js";
 import type { Plan } from "../plan/types.js";
 import type { RuleSet } from "../rules/types.js";
 import type { CommandIO } from "../log/command-io.js";
-import { DEFAULT_RESYNC_AFTER_MS, openRunState, readInFull, StateNotWritten, type OwnWrite, type RunState, type StateSettings, type SyncProgress } from "../state/index.js";
+import {
+  DEFAULT_RESYNC_AFTER_MS,
+  openRunState,
+  readInFull,
+  StateNotWritten,
+  type OwnWrite,
+  type RunState,
+  type StateSettings,
+  type SyncProgress,
+} from "../state/index.js";
 import { textSafe } from "../render/escape.js";
 import type { PlanningSettings } from "../model/settings.js";
 import { UserError } from "../model/errors.js";
@@ -14,12 +23,16 @@ import { ENV } from "../model/env-names.js";
 /** The state settings of a run's planning settings, or undefined without --state (its variable, a profile's state). */
 export function stateSettingsOf(p: Partial<PlanningSettings>): StateSettings | undefined {
   if (p.state === undefined || p.state.trim() === "") {
-    if (p.resyncAfterMs !== undefined || p.fullRefresh === true) throw new UserError(`--resync-after and --full-refresh need --state DIR (or ${ENV.state})`);
+    if (p.resyncAfterMs !== undefined || p.fullRefresh === true)
+      throw new UserError(`--resync-after and --full-refresh need --state DIR (or ${ENV.state})`);
     return undefined;
   }
-  return { dir: p.state, resyncAfterMs: p.resyncAfterMs ?? DEFAULT_RESYNC_AFTER_MS, fullRefresh: p.fullRefresh === true };
+  return {
+    dir: p.state,
+    resyncAfterMs: p.resyncAfterMs ?? DEFAULT_RESYNC_AFTER_MS,
+    fullRefresh: p.fullRefresh === true,
+  };
 }
-
 
 export function openStateForRun(
   settings: StateSettings,
@@ -31,7 +44,16 @@ export function openStateForRun(
   explain: (c: RequestChoice) => void,
   onCheckpoint?: (p: SyncProgress) => void,
 ): Promise<RunState> {
-  return openRunState(settings, { baseUrl: client.baseUrl, apiKey, now, rules: ruleSet.rules, version: VERSION, warn, explain, ...(onCheckpoint ? { onCheckpoint } : {}) });
+  return openRunState(settings, {
+    baseUrl: client.baseUrl,
+    apiKey,
+    now,
+    rules: ruleSet.rules,
+    version: VERSION,
+    warn,
+    explain,
+    ...(onCheckpoint ? { onCheckpoint } : {}),
+  });
 }
 
 /**
@@ -87,7 +109,12 @@ async function commitState(state: RunState, io: CommandIO): Promise<StateNotWrit
 /** Says what came from the state (stderr line, `state.used` event) before it is written, after the apply. */
 function sayState(state: RunState, io: CommandIO, quiet: boolean, complete: boolean): void {
   const counts = state.counts();
-  const fields = { dir: state.dir, from_state: counts?.fromState ?? 0, read_again: counts?.readAgain ?? 0, written: complete };
+  const fields = {
+    dir: state.dir,
+    from_state: counts?.fromState ?? 0,
+    read_again: counts?.readAgain ?? 0,
+    written: complete,
+  };
   io.log?.event("state.used", fields);
   sayCounts(fields, complete, undefined, io, quiet);
 }
@@ -119,16 +146,31 @@ export async function finishState(state: RunState, plan: Plan, io: CommandIO, qu
       notWritten = err;
     }
   }
-  const fields = { dir: state.dir, from_state: counts?.fromState ?? 0, read_again: counts?.readAgain ?? 0, written: complete && !notWritten, ...(notWritten ? { not_written: notWritten.message } : {}) };
+  const fields = {
+    dir: state.dir,
+    from_state: counts?.fromState ?? 0,
+    read_again: counts?.readAgain ?? 0,
+    written: complete && !notWritten,
+    ...(notWritten ? { not_written: notWritten.message } : {}),
+  };
   io.log?.event("state.used", fields, notWritten && !notWritten.told ? "warn" : "info");
-  if (notWritten && !notWritten.told && !io.log?.structured) io.stderr(`warning: state: ${textSafe(notWritten.message)}\n`);
+  if (notWritten && !notWritten.told && !io.log?.structured)
+    io.stderr(`warning: state: ${textSafe(notWritten.message)}\n`);
   sayCounts(fields, complete, notWritten, io, quiet);
 }
 
-function sayCounts(fields: { from_state: number; read_again: number }, complete: boolean, notWritten: StateNotWritten | undefined, io: CommandIO, quiet: boolean): void {
+function sayCounts(
+  fields: { from_state: number; read_again: number },
+  complete: boolean,
+  notWritten: StateNotWritten | undefined,
+  io: CommandIO,
+  quiet: boolean,
+): void {
   if (!quiet && !io.log?.structured) {
     const n = (x: number): string => x.toLocaleString("en-US");
-    io.stderr(`state: ${n(fields.from_state)} instances from the state, ${n(fields.read_again)} read again${complete ? (notWritten ? "; not written" : "") : "; not written (the run failed to read part of the data)"}\n`);
+    io.stderr(
+      `state: ${n(fields.from_state)} instances from the state, ${n(fields.read_again)} read again${complete ? (notWritten ? "; not written" : "") : "; not written (the run failed to read part of the data)"}\n`,
+    );
   }
 }
 
@@ -136,7 +178,19 @@ function sayCounts(fields: { from_state: number; read_again: number }, complete:
  * `apply plan.json --state DIR`: the state dir opened (locked) for the apply alone. Nothing is planned; the previous
  * state is carried forward with the answers of the writes, so the next run with it reads none of them again.
  */
-export async function openStateForApply(settings: StateSettings, baseUrl: string, apiKey: string, io: CommandIO): Promise<HeldState> {
-  const state = await openRunState(settings, { baseUrl, apiKey, now: new Date(), rules: [], version: VERSION, warn: (m) => io.stderr(`warning: ${textSafe(m)}\n`) });
+export async function openStateForApply(
+  settings: StateSettings,
+  baseUrl: string,
+  apiKey: string,
+  io: CommandIO,
+): Promise<HeldState> {
+  const state = await openRunState(settings, {
+    baseUrl,
+    apiKey,
+    now: new Date(),
+    rules: [],
+    version: VERSION,
+    warn: (m) => io.stderr(`warning: ${textSafe(m)}\n`),
+  });
   return holdState(state, true, io);
 }

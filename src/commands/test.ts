@@ -33,7 +33,11 @@ export async function testCommand(opts: TestCommandOptions, io: CommandIO): Prom
   if (opts.junit) await checkOutputFile(opts.junit, { createFolder: true });
   const catalog = await readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined });
   for (const w of catalog.warnings) io.stderr(`warning: ${w}\n`);
-  const run = await runTests(opts.paths, { requireTests: opts.requireTests, ...(opts.rules && opts.rules.length > 0 ? { rules: opts.rules } : {}), ...(catalog.catalog ? { catalog: catalog.catalog } : {}) });
+  const run = await runTests(opts.paths, {
+    requireTests: opts.requireTests,
+    ...(opts.rules && opts.rules.length > 0 ? { rules: opts.rules } : {}),
+    ...(catalog.catalog ? { catalog: catalog.catalog } : {}),
+  });
   for (const d of run.diagnostics) {
     // no test file at all: the text results say it as their last line
     if (d.code === NO_TESTS_CODE && (opts.format ?? "text") === "text") continue;

@@ -24,7 +24,10 @@ async function readCatalogIfAny(opts: ValidateOptions): Promise<CatalogRead> {
   // readCatalog says nothing of a default catalog that is not there
   if (opts.workflows === undefined && !(await exists(CATALOG_FILE))) return { warnings: [] };
   const { readCatalog } = await import("../rules/catalog.js");
-  return readCatalog(opts.workflows ?? CATALOG_FILE, { required: opts.workflows !== undefined, ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}) });
+  return readCatalog(opts.workflows ?? CATALOG_FILE, {
+    required: opts.workflows !== undefined,
+    ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
+  });
 }
 
 /** Whether anything is at this path (a file that cannot be read is readCatalog's to report). */
@@ -53,14 +56,21 @@ export async function runValidate(
       const found = catalogDiagnostics(result.ruleSet.rules, catalog.catalog, opts.workflows ?? CATALOG_FILE);
       // a step the workflow does not have is one error: the warning that the selection may not leave it active
       // would only echo it
-      const misspelt = new Set(found.filter((d) => d.severity === "error").map((d) => `${d.rule ?? ""}\u0000${d.file}:${d.line}`));
-      result.diagnostics = result.diagnostics.filter((d) => !(d.code === "select-excludes" && misspelt.has(`${d.rule ?? ""}\u0000${d.file}:${d.line}`)));
+      const misspelt = new Set(
+        found.filter((d) => d.severity === "error").map((d) => `${d.rule ?? ""}\u0000${d.file}:${d.line}`),
+      );
+      result.diagnostics = result.diagnostics.filter(
+        (d) => !(d.code === "select-excludes" && misspelt.has(`${d.rule ?? ""}\u0000${d.file}:${d.line}`)),
+      );
       for (const d of found) result.diagnostics.push(d);
-    }
-    else notes.push(`no workflow catalog (${opts.workflows ?? CATALOG_FILE}): steps, fields and input values were not checked against the workflows; \`flowrules pull\` writes it`);
+    } else
+      notes.push(
+        `no workflow catalog (${opts.workflows ?? CATALOG_FILE}): steps, fields and input values were not checked against the workflows; \`flowrules pull\` writes it`,
+      );
   }
   if (log) logDiagnostics(log, result.diagnostics);
-  if (result.ruleSet) log?.event("rules.loaded", { files: result.ruleSet.files.length, rules: result.ruleSet.rules.length });
+  if (result.ruleSet)
+    log?.event("rules.loaded", { files: result.ruleSet.files.length, rules: result.ruleSet.rules.length });
   const errors = result.diagnostics.some((d) => d.severity === "error");
   const output = DIAGNOSTIC_FORMATS[opts.format](result.diagnostics, {
     color,
@@ -68,4 +78,3 @@ export async function runValidate(
   });
   return { output, exitCode: errors ? EXIT_ERROR : EXIT_OK, notes };
 }
-

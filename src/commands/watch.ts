@@ -92,7 +92,15 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
       timeCycleMs: opts.timeCycleMs ?? DEFAULT_TIME_CYCLE_MS,
       ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
       ...(opts.maxCycles !== undefined ? { maxCycles: opts.maxCycles } : {}),
-      ...(opts.metricsPort !== undefined ? { metrics: { port: opts.metricsPort, host: opts.metricsHost, ...(opts.onListening ? { onListening: opts.onListening } : {}) } } : {}),
+      ...(opts.metricsPort !== undefined
+        ? {
+            metrics: {
+              port: opts.metricsPort,
+              host: opts.metricsHost,
+              ...(opts.onListening ? { onListening: opts.onListening } : {}),
+            },
+          }
+        : {}),
       cwd,
       ...(opts.tuning ? { tuning: opts.tuning } : {}),
     },

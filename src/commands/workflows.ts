@@ -6,7 +6,10 @@ import type { CommandIO } from "../log/command-io.js";
 import { clientEventLogger, nullLogger } from "../log/index.js";
 import { WORKFLOWS_FORMATS, type WorkflowsFormat } from "../render/workflows/index.js";
 
-export async function workflowsCommand(opts: { format: WorkflowsFormat; connection: ConnectionSettings }, io: CommandIO): Promise<number> {
+export async function workflowsCommand(
+  opts: { format: WorkflowsFormat; connection: ConnectionSettings },
+  io: CommandIO,
+): Promise<number> {
   const client = clientFrom(opts.connection, { onEvent: clientEventLogger(io.log ?? nullLogger) });
   try {
     const all = await client.listWorkflows();

@@ -28,7 +28,13 @@ export function newAlmanac(): Almanac {
  * Stores a value in the documented form for its field's type (a service may send a number as "12.50", a radio value
  * as a plain string), so `fields.*`, "before" and the planner's comparisons all see one form.
  */
-export function rememberValue(al: Almanac, key: string, instanceId: number, inputObject: unknown, type?: FieldType): void {
+export function rememberValue(
+  al: Almanac,
+  key: string,
+  instanceId: number,
+  inputObject: unknown,
+  type?: FieldType,
+): void {
   if (type !== undefined) al.types.set(key, type);
   inputObject = canonicalInput(inputObject, type ?? al.types.get(key));
   let m = al.values.get(key);

@@ -36,8 +36,16 @@ export interface RuleResult {
 
 export function newRuleResult(rule: CompiledRule, workflowId: number | null, workflowName?: string): RuleResult {
   return {
-    rule, workflowId, ...(workflowName ? { workflowName } : {}),
-    selected: 0, matched: 0, skipped: 0, skipReasons: new Map(), changes: [], reportEntries: new Map(), errors: [],
+    rule,
+    workflowId,
+    ...(workflowName ? { workflowName } : {}),
+    selected: 0,
+    matched: 0,
+    skipped: 0,
+    skipReasons: new Map(),
+    changes: [],
+    reportEntries: new Map(),
+    errors: [],
     startedTimes: new Map(),
   };
 }
@@ -53,7 +61,8 @@ export function addOutcome(result: RuleResult, outcome: InstanceOutcome): void {
   result.skipped += outcome.skipped.length;
   for (const reason of outcome.skipReasons) result.skipReasons.set(reason, (result.skipReasons.get(reason) ?? 0) + 1);
   for (const c of outcome.changes) result.changes.push(c);
-  if (outcome.changes.length > 0 && outcome.started_time !== undefined) result.startedTimes.set(outcome.instance_id, outcome.started_time);
+  if (outcome.changes.length > 0 && outcome.started_time !== undefined)
+    result.startedTimes.set(outcome.instance_id, outcome.started_time);
   for (const { actionIndex, entry } of outcome.reportEntries) {
     const list = result.reportEntries.get(actionIndex);
     if (list) list.push(entry);
@@ -197,14 +206,23 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
       skipped: r.skipped,
       ...(r.excluded !== undefined ? { excluded: r.excluded } : {}),
       status: r.inactive ? "inactive" : failed.has(r.rule.name) || r.errors.length > 0 ? "failed" : "ok",
-      ...(r.inactive ? { reason: r.inactive.reason, ...(r.inactive.next_active_at ? { next_active_at: r.inactive.next_active_at } : {}) } : {}),
+      ...(r.inactive
+        ? {
+            reason: r.inactive.reason,
+            ...(r.inactive.next_active_at ? { next_active_at: r.inactive.next_active_at } : {}),
+          }
+        : {}),
       // added keys last, so a plan reads as before with its additions after
       ...(r.skipReasons.size > 0 ? { skipped_by_reason: Object.fromEntries(r.skipReasons) } : {}),
       ...(fields ? { fields } : {}),
       ...(r.workflowIds ? { workflow_ids: r.workflowIds } : {}),
       ...(r.workflowsSkipped && r.workflowsSkipped.length > 0 ? { workflows_skipped: r.workflowsSkipped } : {}),
       ...(waiting.length > 0
-        ? { deferred: waiting.length, deferred_ids: [...new Set(waiting.map((c) => c.instance_id))].sort((a, b) => a - b), max_changes_per_run: r.rule.limits.max_changes_per_run }
+        ? {
+            deferred: waiting.length,
+            deferred_ids: [...new Set(waiting.map((c) => c.instance_id))].sort((a, b) => a - b),
+            max_changes_per_run: r.rule.limits.max_changes_per_run,
+          }
         : {}),
     };
   });

@@ -44,7 +44,9 @@ export function planBindings(now: Date): Bindings {
     // JSONata's $now(picture, timezone) is $fromMillis of the instant: the plan's start, formatted by JSONata itself
     // (a promise, which the evaluator awaits; the fast evaluator leaves the call to JSONata)
     now: (picture?: unknown, timezone?: unknown) =>
-      picture === undefined && timezone === undefined ? nowIso : FROM_MILLIS.evaluate({}, { ms: nowMs, picture, timezone }),
+      picture === undefined && timezone === undefined
+        ? nowIso
+        : FROM_MILLIS.evaluate({}, { ms: nowMs, picture, timezone }),
   };
 }
 

@@ -32,7 +32,14 @@ export async function evaluateInstance(
   planBindings: Bindings,
 ): Promise<InstanceOutcome> {
   const bindings = instanceBindings(rule, data, planBindings, nowIso);
-  const outcome: InstanceOutcome = { instance_id: data.id, matched: false, changes: [], reportEntries: [], skipped: [], skipReasons: [] };
+  const outcome: InstanceOutcome = {
+    instance_id: data.id,
+    matched: false,
+    changes: [],
+    reportEntries: [],
+    skipped: [],
+    skipReasons: [],
+  };
   if (typeof data.record?.started_time === "string") outcome.started_time = data.record.started_time;
   const ctx = buildContext(rule, data, nowIso);
   try {
@@ -49,7 +56,8 @@ export async function evaluateInstance(
         continue;
       }
       const result = await kind.plan(input);
-      if ("change" in result) outcome.changes.push(rule.mode === "audit" ? { ...result.change, audit: true } : result.change);
+      if ("change" in result)
+        outcome.changes.push(rule.mode === "audit" ? { ...result.change, audit: true } : result.change);
       else {
         const target = kind.target(action);
         outcome.skipped.push(`${action.kind}${target === "instance" ? "" : ` step ${target.step}`}: ${result.skipped}`);

@@ -23,7 +23,8 @@ function describeJsonataError(err: unknown): string {
     if (e.code === "D1012") return `evaluation took longer than ${String(e.value)} ms (runaway expression?)`;
     if (e.code === "D1011") return `evaluation went deeper than ${String(e.value)} levels (runaway recursion?)`;
     // a value doubling in a loop can outgrow what an array or string may hold before the time limit is checked again
-    if (err instanceof RangeError && /Invalid (array|string) length/.test(err.message)) return "evaluation built a value larger than an array or text may hold (runaway expression?)";
+    if (err instanceof RangeError && /Invalid (array|string) length/.test(err.message))
+      return "evaluation built a value larger than an array or text may hold (runaway expression?)";
     if (typeof e.message === "string") return typeof e.code === "string" ? `${e.message} (${e.code})` : e.message;
   }
   return String(err);
@@ -86,12 +87,16 @@ export const MAX_TEMPLATE_OUTPUT = 100_000;
  * that instance, never a null written to the field.
  */
 function templateNumber(n: number, expr: CompiledExpr): number {
-  if (!Number.isFinite(n)) throw templateError(`the template gives ${n}, which no field can hold (a division by zero?)`, expr);
+  if (!Number.isFinite(n))
+    throw templateError(`the template gives ${n}, which no field can hold (a division by zero?)`, expr);
   return Number.isInteger(n) ? n : Number(n.toPrecision(15));
 }
 
 function templateError(message: string, expr: CompiledExpr): EvaluationError {
-  return new EvaluationError(`${message} in \`${expr.source}\` (${expr.pos.file}:${expr.pos.line}:${expr.pos.col})`, expr);
+  return new EvaluationError(
+    `${message} in \`${expr.source}\` (${expr.pos.file}:${expr.pos.line}:${expr.pos.col})`,
+    expr,
+  );
 }
 
 /** JSONata sequences are arrays with extra flags; copy them into plain JSON values for plans. */
@@ -119,7 +124,11 @@ function stringify(v: unknown, expr: CompiledExpr): string {
 
 function bounded<T>(v: T, expr: CompiledExpr): T {
   const size = typeof v === "string" ? v.length : typeof v === "object" && v !== null ? JSON.stringify(v).length : 0;
-  if (size > MAX_TEMPLATE_OUTPUT) throw templateError(`the template gives ${size.toLocaleString("en-US")} characters, more than the ${MAX_TEMPLATE_OUTPUT.toLocaleString("en-US")} a value may hold`, expr);
+  if (size > MAX_TEMPLATE_OUTPUT)
+    throw templateError(
+      `the template gives ${size.toLocaleString("en-US")} characters, more than the ${MAX_TEMPLATE_OUTPUT.toLocaleString("en-US")} a value may hold`,
+      expr,
+    );
   return v;
 }
 

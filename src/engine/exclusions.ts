@@ -12,7 +12,6 @@ import type { ApiClient } from "../api/index.js";
 import type { CompiledRule } from "../rules/types.js";
 import type { ListQuery } from "./select.js";
 
-
 export interface Exclusions {
   ids: ReadonlySet<number>;
   /** the rule's exclude.tags */
@@ -49,7 +48,12 @@ export function exclusionReason(ex: Exclusions, id: number, tags: readonly strin
  * The ids, among the rule's selection, of instances carrying any excluded tag: the same query with `tags` replaced
  * (a selection by tags is widened, which only adds ids that are never looked up).
  */
-export async function taggedIds(client: ApiClient, processId: number, query: ListQuery, tags: readonly string[]): Promise<Set<number>> {
+export async function taggedIds(
+  client: ApiClient,
+  processId: number,
+  query: ListQuery,
+  tags: readonly string[],
+): Promise<Set<number>> {
   const ids = new Set<number>();
   if (tags.length === 0) return ids;
   const { tags: _selected, ...rest } = query;

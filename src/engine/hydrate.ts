@@ -38,7 +38,12 @@ function asStatus(s: string): InstanceStatus {
   return s === "completed" || s === "aborted" ? s : "running";
 }
 
-async function readRecords(client: ApiClient, al: Almanac, ids: number[], needs: PageNeeds): Promise<Map<number, InstanceRecord>> {
+async function readRecords(
+  client: ApiClient,
+  al: Almanac,
+  ids: number[],
+  needs: PageNeeds,
+): Promise<Map<number, InstanceRecord>> {
   const out = new Map<number, InstanceRecord>();
   const keys = [...new Set([...needs.fields.map((f) => fieldKey(f.step, f.action)), ...(needs.knownKeys ?? [])])];
   const missing: number[] = [];
@@ -104,7 +109,13 @@ async function readFields(client: ApiClient, al: Almanac, ids: number[], needs: 
 }
 
 /** One form-field request (4.6) for up to 500 ids; every id it does not list is remembered as "no value". */
-export async function fetchFieldChunk(client: ApiClient, al: Almanac, processId: number, ref: FieldRef, chunk: number[]): Promise<void> {
+export async function fetchFieldChunk(
+  client: ApiClient,
+  al: Almanac,
+  processId: number,
+  ref: FieldRef,
+  chunk: number[],
+): Promise<void> {
   const key = fieldKey(ref.step, ref.action);
   const pages = client.formFieldPages(processId, ref.step, ref.action, { instance_ids: chunk, limit: FIELD_CHUNK });
   const found = new Set<number>();
@@ -119,12 +130,23 @@ export async function fetchFieldChunk(client: ApiClient, al: Almanac, processId:
 }
 
 /** Reads records (those not already kept) and keeps them, with every field value their snapshots carry. */
-export async function readAndKeepRecords(client: ApiClient, al: Almanac, ids: number[], knownKeys: readonly string[], times = false): Promise<void> {
+export async function readAndKeepRecords(
+  client: ApiClient,
+  al: Almanac,
+  ids: number[],
+  knownKeys: readonly string[],
+  times = false,
+): Promise<void> {
   await readRecords(client, al, ids, { processId: 0, record: true, cacheRecords: true, fields: [], knownKeys, times });
 }
 
 /** Reads records only for the field values their snapshots carry (cheaper than field pages for a few ids). */
-export async function readRecordsForValues(client: ApiClient, al: Almanac, ids: number[], knownKeys: readonly string[]): Promise<void> {
+export async function readRecordsForValues(
+  client: ApiClient,
+  al: Almanac,
+  ids: number[],
+  knownKeys: readonly string[],
+): Promise<void> {
   await readRecords(client, al, ids, { processId: 0, record: true, cacheRecords: false, fields: [], knownKeys });
 }
 

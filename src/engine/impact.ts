@@ -60,7 +60,12 @@ function writeDifference(before: PlannedChange, after: PlannedChange): ChangedWr
 }
 
 /** The impact of one rule: `before` the changes its version at the ref plans, `after` those of the working tree's. */
-export function ruleImpact(rule: string, status: ImpactStatus, before: readonly PlannedChange[], after: readonly PlannedChange[]): RuleImpact {
+export function ruleImpact(
+  rule: string,
+  status: ImpactStatus,
+  before: readonly PlannedChange[],
+  after: readonly PlannedChange[],
+): RuleImpact {
   const old = identities(before);
   const now = identities(after);
   const out: RuleImpact = { rule, status, added: [], removed: [], changed: [] };
@@ -80,7 +85,11 @@ export function ruleImpact(rule: string, status: ImpactStatus, before: readonly 
  * The impact of every touched rule, from the plan of the versions at the ref and the plan of the working tree's
  * (each holding its rules under their own names). Untouched rules have no entry.
  */
-export function planImpact(touched: ReadonlyArray<{ rule: string; status: ImpactStatus }>, before: Plan, after: Plan): RuleImpact[] {
+export function planImpact(
+  touched: ReadonlyArray<{ rule: string; status: ImpactStatus }>,
+  before: Plan,
+  after: Plan,
+): RuleImpact[] {
   const byRule = (plan: Plan): Map<string, PlannedChange[]> => {
     const m = new Map<string, PlannedChange[]>();
     for (const c of plan.changes) {
@@ -115,7 +124,9 @@ export function hasImpact(impact: readonly RuleImpact[]): boolean {
 export function forecastLine(i: RuleImpact): string | undefined {
   const f = i.forecast;
   if (!f || f.added + f.removed === 0) return undefined;
-  const what = [f.added > 0 ? `adds +${f.added}` : "", f.removed > 0 ? `takes away -${f.removed}` : ""].filter(Boolean).join(" and ");
+  const what = [f.added > 0 ? `adds +${f.added}` : "", f.removed > 0 ? `takes away -${f.removed}` : ""]
+    .filter(Boolean)
+    .join(" and ");
   return `in the next ${f.horizon} time alone ${what}${f.first_at ? ` (first on ${dayLabel(f.first_at)})` : ""}`;
 }
 

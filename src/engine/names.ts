@@ -34,7 +34,10 @@ export function namesOfStructure(s: WorkflowStructure): NameSource {
 
 /** A record's process_snapshot as a name source (its `name`, its steps and their form fields). */
 export function namesOfSnapshot(workflowId: number, snapshot: unknown): NameSource {
-  const name = typeof snapshot === "object" && snapshot !== null && typeof (snapshot as { name?: unknown }).name === "string" ? (snapshot as { name: string }).name : "";
+  const name =
+    typeof snapshot === "object" && snapshot !== null && typeof (snapshot as { name?: unknown }).name === "string"
+      ? (snapshot as { name: string }).name
+      : "";
   return namesOfStructure(structureFromSnapshot({ id: workflowId, name, folder: null }, null, snapshot));
 }
 
@@ -109,10 +112,16 @@ export function namesTable(
     const list = sources.get(wf) ?? [];
     const w = wanted.get(wf) ?? { steps: new Set<number>(), fields: new Set<number>() };
     const name = list.find((s) => s.name !== undefined)?.name;
-    const pick = (ids: Set<number>, of: (s: NameSource) => ReadonlyMap<number, string>): Record<string, string> | undefined => {
+    const pick = (
+      ids: Set<number>,
+      of: (s: NameSource) => ReadonlyMap<number, string>,
+    ): Record<string, string> | undefined => {
       const named: Record<string, string> = {};
       for (const id of [...ids].sort((a, b) => a - b)) {
-        const found = list.map(of).find((m) => m.has(id))?.get(id);
+        const found = list
+          .map(of)
+          .find((m) => m.has(id))
+          ?.get(id);
         if (found !== undefined) named[String(id)] = found;
       }
       return Object.keys(named).length > 0 ? named : undefined;
@@ -120,13 +129,21 @@ export function namesTable(
     const steps = pick(w.steps, (s) => s.steps);
     const fields = pick(w.fields, (s) => s.fields);
     if (name === undefined && !steps && !fields) continue;
-    out.push({ workflow_id: wf, ...(name !== undefined ? { name } : {}), ...(steps ? { steps } : {}), ...(fields ? { fields } : {}) });
+    out.push({
+      workflow_id: wf,
+      ...(name !== undefined ? { name } : {}),
+      ...(steps ? { steps } : {}),
+      ...(fields ? { fields } : {}),
+    });
   }
   return out;
 }
 
 /** Two tables as one (`plan --compare`: the working tree's plan shows the ref's changes too); the first wins per id. */
-export function mergeNames(a: readonly WorkflowNames[] | undefined, b: readonly WorkflowNames[] | undefined): WorkflowNames[] | undefined {
+export function mergeNames(
+  a: readonly WorkflowNames[] | undefined,
+  b: readonly WorkflowNames[] | undefined,
+): WorkflowNames[] | undefined {
   if (!b || b.length === 0) return a ? [...a] : undefined;
   if (!a || a.length === 0) return [...b];
   const byId = new Map<number, WorkflowNames>();

@@ -38,10 +38,14 @@ export async function runCompare(opts: RunPlanOptions, sides: CompareSides): Pro
   });
   const context = conflictContext(sides.untouched ?? [], [...opts.ruleSet.rules, ...sides.before]);
   const contextNames = new Set(context.map((r) => r.name));
-  const { results, meta } = await planResults({ ...opts, ruleSet: { ...opts.ruleSet, rules: [...opts.ruleSet.rules, ...context, ...before] } });
+  const { results, meta } = await planResults({
+    ...opts,
+    ruleSet: { ...opts.ruleSet, rules: [...opts.ruleSet.rules, ...context, ...before] },
+  });
   const isOld = (r: RuleResult): boolean => internal.has(r.rule.name);
   const isContext = (r: RuleResult): boolean => contextNames.has(r.rule.name);
-  const errorsOf = (old: boolean): PlanError[] => (meta.errors ?? []).filter((e) => (e.rule !== undefined && internal.has(e.rule)) === old);
+  const errorsOf = (old: boolean): PlanError[] =>
+    (meta.errors ?? []).filter((e) => (e.rule !== undefined && internal.has(e.rule)) === old);
   // each version with the untouched rules it may clash with, in its own files' order (conflicts name the rules in
   // that order), as the whole rule set's plan would judge it
   const inOrder = (list: RuleResult[], order: readonly string[] = []): RuleResult[] => {
@@ -49,14 +53,31 @@ export async function runCompare(opts: RunPlanOptions, sides: CompareSides): Pro
     const at = (r: RuleResult): number => rank.get(internal.get(r.rule.name) ?? r.rule.name) ?? order.length;
     return [...list].sort((a, b) => at(a) - at(b));
   };
-  const nowPlan = assemblePlan(inOrder(results.filter((r) => !isOld(r)), sides.order?.now), { ...meta, errors: errorsOf(false) });
-  const oldPlan = assemblePlan(inOrder(results.filter((r) => isOld(r) || isContext(r)), sides.order?.atRef), { ...meta, errors: errorsOf(true) });
+  const nowPlan = assemblePlan(
+    inOrder(
+      results.filter((r) => !isOld(r)),
+      sides.order?.now,
+    ),
+    { ...meta, errors: errorsOf(false) },
+  );
+  const oldPlan = assemblePlan(
+    inOrder(
+      results.filter((r) => isOld(r) || isContext(r)),
+      sides.order?.atRef,
+    ),
+    { ...meta, errors: errorsOf(true) },
+  );
   const oldNames = [...internal.keys()];
   // an error among untouched rules alone is in both versions' plans: it is reported once, with the working tree's
-  const oldErrors = oldPlan.errors.filter((e) => (e.rule !== undefined && internal.has(e.rule)) || oldNames.some((n) => e.message.includes(`"${n}"`)));
+  const oldErrors = oldPlan.errors.filter(
+    (e) => (e.rule !== undefined && internal.has(e.rule)) || oldNames.some((n) => e.message.includes(`"${n}"`)),
+  );
   const oldTouched = (c: PlannedChange): boolean => internal.has(c.rule);
   // the ref's changes under their own names again, so both versions of a rule meet in the diff
-  const oldByName: Plan = { ...oldPlan, changes: oldPlan.changes.filter(oldTouched).map((c) => renamed(c, c.rule, internal.get(c.rule) ?? c.rule)) };
+  const oldByName: Plan = {
+    ...oldPlan,
+    changes: oldPlan.changes.filter(oldTouched).map((c) => renamed(c, c.rule, internal.get(c.rule) ?? c.rule)),
+  };
   const impact = planImpact(sides.touched, oldByName, nowPlan);
   const errors = [...nowPlan.errors, ...oldErrors];
   // the plan shown and saved is the working tree's touched rules only (the untouched ones took part in conflicts)
@@ -77,7 +98,9 @@ export async function runCompare(opts: RunPlanOptions, sides: CompareSides): Pro
       ref: sides.ref,
       commit: sides.commit,
       unchanged: sides.unchanged,
-      rules_at_ref: oldPlan.rules.filter((r) => internal.has(r.name)).map((r) => ({ ...r, name: internal.get(r.name) ?? r.name })),
+      rules_at_ref: oldPlan.rules
+        .filter((r) => internal.has(r.name))
+        .map((r) => ({ ...r, name: internal.get(r.name) ?? r.name })),
     },
     impact,
   };
@@ -96,5 +119,7 @@ export function conflictContext(untouched: readonly CompiledRule[], touched: rea
   const ids = new Set(acting.flatMap((r) => ("id" in r.workflow ? [r.workflow.id] : [])));
   // a rule over several workflows may meet any rule: counted like one named by name (resolved only live)
   const anyName = acting.some((r) => !("id" in r.workflow) || r.workflows !== undefined);
-  return untouched.filter((r) => mutating(r) && (anyName || !("id" in r.workflow) || r.workflows !== undefined || ids.has(r.workflow.id)));
+  return untouched.filter(
+    (r) => mutating(r) && (anyName || !("id" in r.workflow) || r.workflows !== undefined || ids.has(r.workflow.id)),
+  );
 }

@@ -18,8 +18,15 @@ import type { KnownRecordKeys } from "../actions/instance.js";
 import { exprRefs, LIST_ELEMENT_KEYS } from "../rules/ast-refs.js";
 import { fieldKey } from "../model/field-values.js";
 import {
-  choosePriority, PAGE, pagesFor, planFieldBatches, planQueries, priorityListSelections,
-  type FieldBatchPlan, type QueryPlan, type RuleQueryInput,
+  choosePriority,
+  PAGE,
+  pagesFor,
+  planFieldBatches,
+  planQueries,
+  priorityListSelections,
+  type FieldBatchPlan,
+  type QueryPlan,
+  type RuleQueryInput,
 } from "./query-plan.js";
 import { QueryRunner, queryWords, type RequestChoice } from "./run-queries.js";
 import type { Plan, PlanError } from "../plan/types.js";
@@ -108,9 +115,18 @@ async function prefetchFields(
       const pages = list.reduce((n, b) => n + b.pages, 0);
       const ids = new Set(list.flatMap((b) => b.ids));
       const users = (f: FieldRef): string[] =>
-        needs.filter((n) => n.processId === processId && n.fields.some((g) => g.step === f.step && g.action === f.action)).map((n) => n.rule);
+        needs
+          .filter((n) => n.processId === processId && n.fields.some((g) => g.step === f.step && g.action === f.action))
+          .map((n) => n.rule);
       if (ids.size < pages) {
-        explain({ subject: "field values", workflow_id: processId, choice: "record reads", requests: ids.size, why: `${ids.size} record reads bring every field: fewer than ${pages} form-field pages`, rules: [...new Set(list.flatMap((b) => users(b.field)))] });
+        explain({
+          subject: "field values",
+          workflow_id: processId,
+          choice: "record reads",
+          requests: ids.size,
+          why: `${ids.size} record reads bring every field: fewer than ${pages} form-field pages`,
+          rules: [...new Set(list.flatMap((b) => users(b.field)))],
+        });
         try {
           await readRecordsForValues(client, almanac, [...ids], knownKeys(processId));
         } catch (err) {
@@ -120,7 +136,14 @@ async function prefetchFields(
       }
       await Promise.all(
         list.map(async (b) => {
-          explain({ subject: `field ${b.field.step}/${b.field.action}`, workflow_id: processId, choice: "field pages", requests: b.pages, why: `${plural(b.ids.length, "instance")} not yet known, asked once for all rules, ${PAGE} a page`, rules: users(b.field) });
+          explain({
+            subject: `field ${b.field.step}/${b.field.action}`,
+            workflow_id: processId,
+            choice: "field pages",
+            requests: b.pages,
+            why: `${plural(b.ids.length, "instance")} not yet known, asked once for all rules, ${PAGE} a page`,
+            rules: users(b.field),
+          });
           const chunks: number[][] = [];
           for (let i = 0; i < b.ids.length; i += PAGE) chunks.push(b.ids.slice(i, i + PAGE));
           try {
@@ -151,7 +174,6 @@ function fieldRefs(rule: CompiledRule): FieldRef[] {
     return seen.has(k) ? false : (seen.add(k), true);
   });
 }
-
 
 /**
  * The record is needed only for `priority` among the keys the actions read (a report's group_by or columns; no `when`
@@ -243,12 +265,22 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   for (const written of ruleSet.rules) {
     const off = inactive.get(written.name);
     if (off) {
-      results.push({ ...newRuleResult(written, typeof written.workflow === "object" && "id" in written.workflow ? written.workflow.id : null), inactive: off });
+      results.push({
+        ...newRuleResult(
+          written,
+          typeof written.workflow === "object" && "id" in written.workflow ? written.workflow.id : null,
+        ),
+        inactive: off,
+      });
       continue;
     }
     const r = resolved.get(written.name);
     if (!r || "error" in r) {
-      ruleErrors.set(written.name, { code: "resolve", rule: written.name, message: r && "error" in r ? r.error : `rule "${written.name}": unresolved` });
+      ruleErrors.set(written.name, {
+        code: "resolve",
+        rule: written.name,
+        message: r && "error" in r ? r.error : `rule "${written.name}": unresolved`,
+      });
       results.push(newRuleResult(written, null));
       continue;
     }
@@ -287,7 +319,12 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
       const keys = fieldKeys.get(target.id) ?? new Set<string>();
       for (const f of fields) keys.add(fieldKey(f.step, f.action));
       fieldKeys.set(target.id, keys);
-      planned.push({ key, rule, result, needs: { processId: target.id, record: rule.needs.record, cacheRecords: false, fields } });
+      planned.push({
+        key,
+        rule,
+        result,
+        needs: { processId: target.id, record: rule.needs.record, cacheRecords: false, fields },
+      });
       inputs.push({
         rule: key,
         processId: target.id,
@@ -300,11 +337,16 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     }
   }
   // what the plan sees of the instances it may change, before it reads any of their data (./seen.ts)
-  const changing = planned.filter((p) => p.rule.mode !== "audit" && p.rule.actions.some((a) => actionKind(a.kind).mutating));
+  const changing = planned.filter(
+    (p) => p.rule.mode !== "audit" && p.rule.actions.some((a) => actionKind(a.kind).mutating),
+  );
   let seen: SeenInstances | undefined;
   if (opts.recordSeen === true && changing.length > 0) {
     try {
-      const selections = changing.map((p) => ({ processId: p.needs.processId, query: selectQuery(p.rule.select, now) }));
+      const selections = changing.map((p) => ({
+        processId: p.needs.processId,
+        query: selectQuery(p.rule.select, now),
+      }));
       seen = await seeInstances(client, selections, new Date(now.getTime() - DEFAULT_CLOCK_SKEW_MS));
     } catch {
       seen = undefined; // the changes then carry no bound: apply refuses those it finds changed (the safe side)
@@ -325,7 +367,15 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   for (const s of plan.selections.values()) {
     // every listing starts now (the client caps requests in flight), so one selection's pages overlap another's work
     if (s.source.kind === "list") void runner.listing(s.id).catch(() => undefined);
-    if (s.source.kind === "filter") explain({ subject: queryWords(s), workflow_id: s.processId, choice: "filter", requests: 0, why: s.why, rules: s.users });
+    if (s.source.kind === "filter")
+      explain({
+        subject: queryWords(s),
+        workflow_id: s.processId,
+        choice: "filter",
+        requests: 0,
+        why: s.why,
+        rules: s.users,
+      });
   }
   const fail = (rule: CompiledRule, result: RuleResult, err: unknown): void => {
     // an API failure fails this rule's plan (none of its changes), the others are still planned
@@ -343,7 +393,14 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
       const readAnyway = plan.recordsRead.has(q.selection);
       const toAdd = Object.values(q.priorityLists).filter((id) => !plan.selections.has(id)).length;
       const choice = choosePriority(base.count, readAnyway ? 0 : base.items.length, toAdd);
-      explain({ subject: `priority of ${p.rule.name}`, workflow_id: p.needs.processId, choice: choice.lists ? "priority lists" : "record reads", requests: choice.lists ? toAdd * pagesFor(base.count) : readAnyway ? 0 : base.items.length, why: choice.why, rules: [p.rule.name] });
+      explain({
+        subject: `priority of ${p.rule.name}`,
+        workflow_id: p.needs.processId,
+        choice: choice.lists ? "priority lists" : "record reads",
+        requests: choice.lists ? toAdd * pagesFor(base.count) : readAnyway ? 0 : base.items.length,
+        why: choice.why,
+        rules: [p.rule.name],
+      });
       if (!choice.lists) continue;
       const known = new Map<number, KnownRecordKeys>(base.items.map((i) => [i.id, { priority: null }]));
       for (const sel of priorityListSelections(plan, p.rule.name, runner.selection(q.selection))) {
@@ -358,12 +415,18 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   // records are kept for reuse only when several rules of one workflow still read them once priorities are chosen
   // (a rule answered by priority lists reads none): a kept record holds its whole snapshot until the run ends
   const recordReaders = new Map<number, number>();
-  for (const p of planned) if (p.needs.record) recordReaders.set(p.needs.processId, (recordReaders.get(p.needs.processId) ?? 0) + 1);
+  for (const p of planned)
+    if (p.needs.record) recordReaders.set(p.needs.processId, (recordReaders.get(p.needs.processId) ?? 0) + 1);
   // records of a selection that others are filtered from by record keys are kept for those filters
-  const filteredFrom = new Set([...plan.selections.values()].flatMap((s) => (s.source.kind === "filter" && s.source.records ? [s.source.parent] : [])));
+  const filteredFrom = new Set(
+    [...plan.selections.values()].flatMap((s) =>
+      s.source.kind === "filter" && s.source.records ? [s.source.parent] : [],
+    ),
+  );
   for (const p of planned) {
     const selection = plan.rules.get(p.key)?.selection ?? "";
-    if (p.needs.record) p.needs.cacheRecords = (recordReaders.get(p.needs.processId) ?? 0) > 1 || filteredFrom.has(selection);
+    if (p.needs.record)
+      p.needs.cacheRecords = (recordReaders.get(p.needs.processId) ?? 0) > 1 || filteredFrom.has(selection);
     p.needs.knownKeys = knownKeys(p.needs.processId);
     if (times(p.needs.processId)) p.needs.times = true;
   }
@@ -381,18 +444,36 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     const pages = Math.max(1, Math.ceil(selected / PAGE));
     // over several workflows one listing cannot order them all: the records tell
     if (missing.length <= pages || result.workflowId === null) {
-      explain({ subject: `started times of ${rule.name}`, workflow_id: processId, choice: "record reads", requests: missing.length, why, rules: [rule.name] });
+      explain({
+        subject: `started times of ${rule.name}`,
+        workflow_id: processId,
+        choice: "record reads",
+        requests: missing.length,
+        why,
+        rules: [rule.name],
+      });
       const read = await Promise.all(missing.map((id) => almanac.records.get(id) ?? client.getInstance(id)));
-      for (const record of read) if (typeof record.started_time === "string") result.startedTimes.set(record.id, record.started_time);
+      for (const record of read)
+        if (typeof record.started_time === "string") result.startedTimes.set(record.id, record.started_time);
       return;
     }
     // fewer requests: the selection listed oldest first (4.2 ordering=started_time); its order stands for the times
-    explain({ subject: `started times of ${rule.name}`, workflow_id: processId, choice: "list ordered by started_time", requests: pages, why, rules: [rule.name] });
+    explain({
+      subject: `started times of ${rule.name}`,
+      workflow_id: processId,
+      choice: "list ordered by started_time",
+      requests: pages,
+      why,
+      rules: [rule.name],
+    });
     // every instance with changes gets its rank, so known times and ranks are never compared with each other
     const want = new Set(result.changes.map((c) => c.instance_id));
     const ranks = new Map<number, string>();
     let rank = 0;
-    for await (const page of client.instancePages(processId, { ...selectQuery(rule.select, now), ordering: "started_time" })) {
+    for await (const page of client.instancePages(processId, {
+      ...selectQuery(rule.select, now),
+      ordering: "started_time",
+    })) {
       for (const item of page.results) {
         rank += 1;
         // a rank as an instant: only the order matters, and the order is the service's by started_time
@@ -422,9 +503,17 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
       }
       const probes: Array<[number, Set<number>]> = [];
       if (!needs.record) {
-        for (const probe of q.probes) probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);
+        for (const probe of q.probes)
+          probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);
       }
-      const exclusion = exclusionFilter(client, rule, needs.processId, selectQuery(rule.select, now), opts.optOutTag, needs.record);
+      const exclusion = exclusionFilter(
+        client,
+        rule,
+        needs.processId,
+        selectQuery(rule.select, now),
+        opts.optOutTag,
+        needs.record,
+      );
       let done = 0;
       for (let at = 0; at < listing.items.length; at += CHUNK) {
         const chunk = listing.items.slice(at, at + CHUNK);
@@ -444,7 +533,8 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
         for (const d of data) {
           const snap = d.record?.process_snapshot;
           const had = snapshots.get(d.process_id);
-          if (snap !== undefined && snap !== null && (!had || d.id < had.id)) snapshots.set(d.process_id, { id: d.id, snapshot: snap });
+          if (snap !== undefined && snap !== null && (!had || d.id < had.id))
+            snapshots.set(d.process_id, { id: d.id, snapshot: snap });
           addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
         }
         done += chunk.length;
@@ -457,9 +547,21 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
 
   // rules that read records first: their snapshots bring field values other rules then need not ask for
   for (const p of planned) if (p.needs.record) await evaluateRule(p);
-  const fieldFailures = await prefetchFields(client, almanac, runner, plan, planned.filter((p) => !p.needs.record && !ruleErrors.has(p.rule.name)), knownKeys, explain);
+  const fieldFailures = await prefetchFields(
+    client,
+    almanac,
+    runner,
+    plan,
+    planned.filter((p) => !p.needs.record && !ruleErrors.has(p.rule.name)),
+    knownKeys,
+    explain,
+  );
   for (const p of planned) {
-    const failed = p.needs.record ? undefined : p.needs.fields.map((f) => fieldFailures.get(`${p.needs.processId}:${fieldKey(f.step, f.action)}`)).find((e) => e !== undefined);
+    const failed = p.needs.record
+      ? undefined
+      : p.needs.fields
+          .map((f) => fieldFailures.get(`${p.needs.processId}:${fieldKey(f.step, f.action)}`))
+          .find((e) => e !== undefined);
     if (failed !== undefined) fail(p.rule, p.result, failed);
   }
   for (const p of planned) if (!p.needs.record) await evaluateRule(p);
@@ -480,6 +582,14 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   if (seen) for (const r of results) r.changes = r.changes.map((c) => withSeen(c, seen));
   return {
     results,
-    meta: { createdAt: now, baseUrl: client.baseUrl, rulesDigest: ruleSet.digest, version: VERSION, requests: client.stats().total, errors, names: nameSources(read, snapshots, opts.catalog) },
+    meta: {
+      createdAt: now,
+      baseUrl: client.baseUrl,
+      rulesDigest: ruleSet.digest,
+      version: VERSION,
+      requests: client.stats().total,
+      errors,
+      names: nameSources(read, snapshots, opts.catalog),
+    },
   };
 }

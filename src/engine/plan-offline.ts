@@ -23,7 +23,12 @@ export interface PureRuleInput {
 export async function planFromInstances(
   inputs: PureRuleInput[],
   now: Date,
-  meta: { baseUrl?: string; rulesDigest?: string; optOutTag?: string; names?: ReadonlyMap<number, readonly NameSource[]> } = {},
+  meta: {
+    baseUrl?: string;
+    rulesDigest?: string;
+    optOutTag?: string;
+    names?: ReadonlyMap<number, readonly NameSource[]>;
+  } = {},
 ): Promise<Plan> {
   const bindings = planBindings(now);
   const nowIso = now.toISOString();

@@ -50,8 +50,7 @@ export type ClientFilter =
   | { key: "tags"; tag: string };
 
 export type SelectionSource =
-  | { kind: "list" }
-  | { kind: "filter"; parent: string; filters: ClientFilter[]; records: boolean };
+  { kind: "list" } | { kind: "filter"; parent: string; filters: ClientFilter[]; records: boolean };
 
 export interface Selection {
   id: string;
@@ -114,7 +113,8 @@ export function narrowing(parent: ListQuery, child: ListQuery): ClientFilter[] |
       const values = asList(v);
       if (!(k in parent) || asList(parent[k]).length !== values.length) filters.push({ key: "status", values });
     } else if (k === "priority" && (v === "H" || v === "V")) filters.push({ key: "priority", value: v });
-    else if (k === "active_step_id" && /^\d+$/.test(String(v))) filters.push({ key: "active_step_id", step: Number(v) });
+    else if (k === "active_step_id" && /^\d+$/.test(String(v)))
+      filters.push({ key: "active_step_id", step: Number(v) });
     else if (k === "tags" && asList(v).length === 1) filters.push({ key: "tags", tag: asList(v)[0] ?? "" });
     else return undefined;
   }
@@ -126,7 +126,13 @@ const needsRecords = (filters: ClientFilter[]): boolean => filters.some((f) => f
 function describeFilters(filters: ClientFilter[]): string {
   return filters
     .map((f) =>
-      f.key === "status" ? `status in (${f.values.join(", ")})` : f.key === "priority" ? `priority=${f.value}` : f.key === "tags" ? `tags=${f.tag}` : `active_step_id=${f.step}`,
+      f.key === "status"
+        ? `status in (${f.values.join(", ")})`
+        : f.key === "priority"
+          ? `priority=${f.value}`
+          : f.key === "tags"
+            ? `tags=${f.tag}`
+            : `active_step_id=${f.step}`,
     )
     .join(" and ");
 }
@@ -146,10 +152,12 @@ export function planQueries(inputs: readonly RuleQueryInput[]): QueryPlan {
   for (const r of inputs) {
     const selection = want(r.processId, r.query, r.rule);
     if (r.record && !r.priorityOnly) recordsRead.add(selection);
-    const probes = r.record ? [] : r.probeSteps.map((step) => ({
-      step,
-      selection: want(r.processId, { ...r.query, active_step_id: step }, `${r.rule} (step ${step} active)`),
-    }));
+    const probes = r.record
+      ? []
+      : r.probeSteps.map((step) => ({
+          step,
+          selection: want(r.processId, { ...r.query, active_step_id: step }, `${r.rule} (step ${step} active)`),
+        }));
     const q: RuleQueries = { selection, probes };
     if (r.priorityOnly && !("priority" in r.query)) {
       const [v, h] = PRIORITIES.map((p) => selectionId(r.processId, { ...r.query, priority: p }));
@@ -163,7 +171,8 @@ export function planQueries(inputs: readonly RuleQueryInput[]): QueryPlan {
   const selections = new Map<string, Selection>();
   const statuses = (q: ListQuery): number => ("status" in q ? asList(q.status).length : Number.MAX_SAFE_INTEGER);
   const byWidth = [...wanted.entries()].sort(
-    ([, a], [, b]) => Object.keys(a.query).length - Object.keys(b.query).length || statuses(b.query) - statuses(a.query),
+    ([, a], [, b]) =>
+      Object.keys(a.query).length - Object.keys(b.query).length || statuses(b.query) - statuses(a.query),
   );
   const decided = new Map<string, Selection>();
   for (const [id, w] of byWidth) {
@@ -180,7 +189,11 @@ export function planQueries(inputs: readonly RuleQueryInput[]): QueryPlan {
       }
       // the narrowest parent leaves the fewest elements to filter
       const keys = (q: ListQuery): number => Object.keys(q).length;
-      if (!best || keys(parent.query) - keys(best.query) > 0 || (keys(parent.query) === keys(best.query) && statuses(parent.query) < statuses(best.query))) {
+      if (
+        !best ||
+        keys(parent.query) - keys(best.query) > 0 ||
+        (keys(parent.query) === keys(best.query) && statuses(parent.query) < statuses(best.query))
+      ) {
         best = parent;
         filters = f;
       }
@@ -203,7 +216,9 @@ export function planQueries(inputs: readonly RuleQueryInput[]): QueryPlan {
             query: w.query,
             source: { kind: "list" },
             users: w.users,
-            why: refused ?? `listed${w.users.length > 1 ? ` once for ${w.users.length} users` : ""}: no other selection of the rule set narrows to it`,
+            why:
+              refused ??
+              `listed${w.users.length > 1 ? ` once for ${w.users.length} users` : ""}: no other selection of the rule set narrows to it`,
           };
     decided.set(id, sel);
   }
@@ -223,7 +238,14 @@ export function priorityListSelections(plan: QueryPlan, rule: string, base: Sele
     const id = selectionId(base.processId, query);
     let sel = plan.selections.get(id);
     if (!sel) {
-      sel = { id, processId: base.processId, query, source: { kind: "list" }, users: [], why: `listed for the priority of ${rule}` };
+      sel = {
+        id,
+        processId: base.processId,
+        query,
+        source: { kind: "list" },
+        users: [],
+        why: `listed for the priority of ${rule}`,
+      };
       plan.selections.set(id, sel);
     }
     sel.users.push(`${rule} (priority ${p})`);
@@ -244,15 +266,20 @@ export interface PriorityChoice {
  */
 export function choosePriority(selected: number, unreadRecords: number, listsToAdd: number): PriorityChoice {
   const listCost = listsToAdd * pagesFor(selected);
-  if (unreadRecords === 0) return { lists: false, why: "priority from records read anyway for another rule: no request" };
+  if (unreadRecords === 0)
+    return { lists: false, why: "priority from records read anyway for another rule: no request" };
   if (listCost < unreadRecords) {
     return {
       lists: true,
-      why: `priority from ${plural(listsToAdd, "filtered list")} (priority=V, priority=H; Regular = the rest): ` +
+      why:
+        `priority from ${plural(listsToAdd, "filtered list")} (priority=V, priority=H; Regular = the rest): ` +
         `at most ${plural(listCost, "page")} instead of ${plural(unreadRecords, "record read")}`,
     };
   }
-  return { lists: false, why: `priority from ${plural(unreadRecords, "record read")}: fewer than the ${plural(listCost, "page")} of the priority lists` };
+  return {
+    lists: false,
+    why: `priority from ${plural(unreadRecords, "record read")}: fewer than the ${plural(listCost, "page")} of the priority lists`,
+  };
 }
 
 export interface FieldBatchPlan {

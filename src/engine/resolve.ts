@@ -17,7 +17,11 @@ export function closestNames(name: string, candidates: string[], n = 3): string[
     .slice(0, n);
 }
 
-function resolveOne(rule: string, ref: WorkflowRef, visible: () => Promise<Workflow[]>): Promise<{ id: number; name?: string } | { error: string }> | { id: number } {
+function resolveOne(
+  rule: string,
+  ref: WorkflowRef,
+  visible: () => Promise<Workflow[]>,
+): Promise<{ id: number; name?: string } | { error: string }> | { id: number } {
   if ("id" in ref) return { id: ref.id };
   return (async () => {
     const all = await visible();
@@ -25,8 +29,14 @@ function resolveOne(rule: string, ref: WorkflowRef, visible: () => Promise<Workf
     const loose = exact.length > 0 ? exact : all.filter((w) => w.name.toLowerCase() === ref.name.toLowerCase());
     const only = loose[0];
     if (loose.length === 1 && only) return { id: only.id, name: only.name };
-    if (loose.length > 1) return { error: `rule "${rule}": workflow name "${ref.name}" is ambiguous (ids ${loose.map((w) => w.id).join(", ")}); use the id` };
-    const near = closestNames(ref.name, all.map((w) => w.name));
+    if (loose.length > 1)
+      return {
+        error: `rule "${rule}": workflow name "${ref.name}" is ambiguous (ids ${loose.map((w) => w.id).join(", ")}); use the id`,
+      };
+    const near = closestNames(
+      ref.name,
+      all.map((w) => w.name),
+    );
     return {
       error:
         `rule "${rule}": no workflow named "${ref.name}" is visible to this API key` +

@@ -37,16 +37,27 @@ export function queryWords(s: Selection): string {
  * The one line a listing gets when the service repeated items in it, or handed over more distinct instances than the
  * count it announced last; undefined when neither happened.
  */
-export function listingWarning(sel: Selection, read: number, distinct: number, count: number | null): string | undefined {
+export function listingWarning(
+  sel: Selection,
+  read: number,
+  distinct: number,
+  count: number | null,
+): string | undefined {
   const what = `listing instances of workflow ${sel.processId} (${queryWords(sel)})`;
   const problems: string[] = [];
   if (read > distinct) {
     const n = read - distinct;
-    problems.push(`the service listed ${plural(n, "item")} more than once (${plural(read, "item")} for ${plural(distinct, "instance")}); each instance is planned once`);
+    problems.push(
+      `the service listed ${plural(n, "item")} more than once (${plural(read, "item")} for ${plural(distinct, "instance")}); each instance is planned once`,
+    );
   }
-  if (count !== null && distinct > count) problems.push(`it held ${plural(distinct, "instance")}, more than the ${count} its count announced`);
+  if (count !== null && distinct > count)
+    problems.push(`it held ${plural(distinct, "instance")}, more than the ${count} its count announced`);
   // fewer is an error when nothing repeated (src/api/pagination.ts); repeats can hide it: said, the rest is planned
-  if (count !== null && read > distinct && distinct < count) problems.push(`only ${distinct} of the ${count} instances its count announced were listed; the others are planned on a later run`);
+  if (count !== null && read > distinct && distinct < count)
+    problems.push(
+      `only ${distinct} of the ${count} instances its count announced were listed; the others are planned on a later run`,
+    );
   return problems.length > 0 ? `${what}: ${problems.join("; ")}` : undefined;
 }
 
@@ -112,7 +123,9 @@ export class QueryRunner {
         const sel = this.selection(id);
         const { items } = await this.listing(id);
         const times = this.opts.times?.(sel.processId) === true;
-        const missing = items.map((i) => i.id).filter((i) => !this.almanac.records.has(i) || (times && !this.almanac.timed.has(i)));
+        const missing = items
+          .map((i) => i.id)
+          .filter((i) => !this.almanac.records.has(i) || (times && !this.almanac.timed.has(i)));
         await readAndKeepRecords(this.client, this.almanac, missing, this.opts.knownKeys(sel.processId), times);
       })();
       p.catch(() => undefined);

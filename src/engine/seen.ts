@@ -38,7 +38,11 @@ export interface Selection {
  * One list per distinct selection (its instances updated since `since`, 500 a page) and one read per listed
  * instance.
  */
-export async function seeInstances(client: ApiClient, selections: readonly Selection[], since: Date): Promise<SeenInstances> {
+export async function seeInstances(
+  client: ApiClient,
+  selections: readonly Selection[],
+  since: Date,
+): Promise<SeenInstances> {
   const listed = new Set<number>();
   const distinct = new Map<string, Selection>();
   for (const s of selections) {
@@ -79,4 +83,3 @@ export function withSeen(change: PlannedChange, seen: SeenInstances | undefined)
   if (seen.listed.has(change.instance_id)) return change;
   return { ...change, precondition: { ...change.precondition, last_updated_before: seen.before } };
 }
-

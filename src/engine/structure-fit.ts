@@ -28,11 +28,21 @@ export async function fitRule(
   if ("unavailable" in read) {
     if (hasNames(rule)) {
       return {
-        errors: [{ code: "structure", rule: rule.name, message: `rule "${rule.name}": ${read.unavailable}; the step and field names it uses cannot be resolved` }],
+        errors: [
+          {
+            code: "structure",
+            rule: rule.name,
+            message: `rule "${rule.name}": ${read.unavailable}; the step and field names it uses cannot be resolved`,
+          },
+        ],
         warnings: [],
       };
     }
-    return { rule, errors: [], warnings: [`${read.unavailable}; the step and field ids of rule "${rule.name}" are not checked`] };
+    return {
+      rule,
+      errors: [],
+      warnings: [`${read.unavailable}; the step and field ids of rule "${rule.name}" are not checked`],
+    };
   }
   const live = read.structure;
   const warnings: string[] = [];
@@ -45,6 +55,10 @@ export async function fitRule(
   for (const i of checked.issues) if (i.severity === "warning") warnings.push(i.message);
   const errors: PlanError[] = checked.issues
     .filter((i) => i.severity === "error")
-    .map((i) => ({ code: "structure", rule: rule.name, message: `${i.message} (${i.pos.file}:${i.pos.line}:${i.pos.col})` }));
+    .map((i) => ({
+      code: "structure",
+      rule: rule.name,
+      message: `${i.message} (${i.pos.file}:${i.pos.line}:${i.pos.col})`,
+    }));
   return { ...(checked.rule ? { rule: checked.rule } : {}), errors, warnings };
 }

@@ -26,15 +26,25 @@ export function structureReader(client: ApiClient): StructureReader {
         newest = page.results[0];
         break; // one page of one: the newest instance
       }
-      const workflow = { id, name: known?.name ?? `workflow ${id}`, folder: known?.folder ? { id: known.folder.id, name: known.folder.name ?? "" } : null };
+      const workflow = {
+        id,
+        name: known?.name ?? `workflow ${id}`,
+        folder: known?.folder ? { id: known.folder.id, name: known.folder.name ?? "" } : null,
+      };
       if (!newest) {
-        return { unavailable: `workflow ${id}${known ? ` "${known.name}"` : ""} has no instance yet, so its steps and fields cannot be read` };
+        return {
+          unavailable: `workflow ${id}${known ? ` "${known.name}"` : ""} has no instance yet, so its steps and fields cannot be read`,
+        };
       }
       const record = await client.getInstance(newest.id, { injectValues: true });
       const snap = record.process_snapshot;
       if (!known && typeof snap?.name === "string" && snap.name !== "") workflow.name = snap.name;
       return {
-        structure: structureFromSnapshot(workflow, { instance_id: record.id, started_time: record.started_time ?? "" }, snap),
+        structure: structureFromSnapshot(
+          workflow,
+          { instance_id: record.id, started_time: record.started_time ?? "" },
+          snap,
+        ),
       };
     } catch (err) {
       return { unavailable: `the structure of workflow ${id} could not be read: ${message(err)}` };

@@ -8,16 +8,23 @@ export function findWorkflow(all: readonly Workflow[], ref: string): { workflow:
   if (/^[0-9]+$/.test(text)) {
     const w = all.find((x) => x.id === Number(text));
     if (w) return { workflow: w };
-    return { error: `no workflow ${text} is visible to this API key (it sees ${plural(all.length, "workflow")}; \`flowrules workflows\` lists them)` };
+    return {
+      error: `no workflow ${text} is visible to this API key (it sees ${plural(all.length, "workflow")}; \`flowrules workflows\` lists them)`,
+    };
   }
   const exact = all.filter((w) => w.name === text);
   const hits = exact.length > 0 ? exact : all.filter((w) => w.name.toLowerCase() === text.toLowerCase());
   const [only] = hits;
   if (hits.length === 1 && only) return { workflow: only };
   if (hits.length > 1) {
-    return { error: `workflow name "${text}" is ambiguous: ${hits.map((w) => `${w.id}${w.folder?.name ? ` (folder ${w.folder.name})` : ""}`).join(", ")} carry it; use the id` };
+    return {
+      error: `workflow name "${text}" is ambiguous: ${hits.map((w) => `${w.id}${w.folder?.name ? ` (folder ${w.folder.name})` : ""}`).join(", ")} carry it; use the id`,
+    };
   }
-  const near = closestNames(text, all.map((w) => w.name));
+  const near = closestNames(
+    text,
+    all.map((w) => w.name),
+  );
   return {
     error: `no workflow named "${text}" is visible to this API key${near.length > 0 ? `; closest: ${near.map((n) => `"${n}"`).join(", ")}` : "; the key sees no workflow"}`,
   };

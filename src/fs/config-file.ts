@@ -49,7 +49,7 @@ export function configSearchDirs(cwd: string): string[] {
   const home = resolve(homedir());
   const dirs: string[] = [];
   let device: number | undefined;
-  for (let dir = start; ; ) {
+  for (let dir = start; ;) {
     let dev: number;
     try {
       dev = statSync(dir).dev;

@@ -149,7 +149,11 @@ export class HeldLock {
   /** Writes the heartbeat now. False when the lock is no longer ours (then it is left alone). */
   beat(): boolean {
     if (this.released || !this.stillHeld()) return false;
-    const next: LockOwner = { ...this.owner, heartbeat_at: new Date(this.now()).toISOString(), ...(this.progress ? { progress: this.progress() } : {}) };
+    const next: LockOwner = {
+      ...this.owner,
+      heartbeat_at: new Date(this.now()).toISOString(),
+      ...(this.progress ? { progress: this.progress() } : {}),
+    };
     const tmp = `${this.file}.${this.owner.pid}.${this.owner.token}.beat`;
     try {
       writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o644, flag: "wx" });
@@ -186,7 +190,10 @@ function parseOwner(raw: Buffer): LockOwner | undefined {
   try {
     const value: unknown = JSON.parse(raw.toString("utf8"));
     // state locks of older versions said `since` for the start time
-    const withStart = typeof value === "object" && value !== null && !("started_at" in value) && "since" in value ? { ...value, started_at: (value as { since: unknown }).since } : value;
+    const withStart =
+      typeof value === "object" && value !== null && !("started_at" in value) && "since" in value
+        ? { ...value, started_at: (value as { since: unknown }).since }
+        : value;
     const parsed = OwnerSchema.safeParse(withStart);
     return parsed.success ? parsed.data : undefined;
   } catch {
@@ -231,7 +238,13 @@ function notALock(file: string, unreadableIsStale: boolean): string | undefined 
   let kind: string | undefined;
   try {
     const st = lstatSync(file);
-    kind = st.isFile() ? undefined : st.isDirectory() ? "a directory" : st.isSymbolicLink() ? "a symbolic link" : "not a regular file";
+    kind = st.isFile()
+      ? undefined
+      : st.isDirectory()
+        ? "a directory"
+        : st.isSymbolicLink()
+          ? "a symbolic link"
+          : "not a regular file";
   } catch (err) {
     if (errCode(err) === "ENOENT") return undefined; // gone meanwhile: the caller tries again
     return `it cannot be read (${errCode(err) ?? "error"})`;
@@ -270,7 +283,11 @@ export function processStart(pid: number): string | undefined {
   }
   if (process.platform === "win32") return undefined;
   try {
-    const out = execFileSync("ps", ["-o", "lstart=", "-p", String(pid)], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 2000 }).trim();
+    const out = execFileSync("ps", ["-o", "lstart=", "-p", String(pid)], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+      timeout: 2000,
+    }).trim();
     return out === "" ? undefined : out;
   } catch {
     return undefined;
@@ -290,14 +307,17 @@ export function staleness(owner: LockOwner, timeoutMs: number, now: number): str
     // our own pid: ours only with a token this process made; otherwise a process before us had the pid (a
     // container's entrypoint is pid 1 again after a kill -9, so is the killed watcher's lock)
     if (owner.pid === process.pid) {
-      return owner.token !== undefined && ourTokens.has(owner.token) ? undefined : `it names this process's own pid ${owner.pid} without a token this process made (a process before this one had the pid, as a container's pid 1 has after a restart)`;
+      return owner.token !== undefined && ourTokens.has(owner.token)
+        ? undefined
+        : `it names this process's own pid ${owner.pid} without a token this process made (a process before this one had the pid, as a container's pid 1 has after a restart)`;
     }
     // on this host the process table is the truth: alive means held, whatever the age of the heartbeat — unless
     // the pid now belongs to a process that started after the owner (the pid was reused)
     if (!pidAlive(owner.pid)) return `its process ${owner.pid} is gone`;
     if (owner.process_start !== undefined) {
       const start = processStart(owner.pid);
-      if (start !== undefined && start !== owner.process_start) return `its pid ${owner.pid} now belongs to another program (started ${start}, the owner started ${owner.process_start})`;
+      if (start !== undefined && start !== owner.process_start)
+        return `its pid ${owner.pid} now belongs to another program (started ${start}, the owner started ${owner.process_start})`;
     }
     return undefined;
   }
@@ -348,7 +368,13 @@ type Removal = "removed" | "changed" | "busy";
  * Removes `file` if it still holds exactly `content`, under the claim on that content (see the top of this file).
  * "changed": it holds something else now (or nothing); "busy": another run holds the claim and is alive.
  */
-function removeHolding(file: string, content: Buffer, me: LockOwner & { token: string }, now: number, depth: number): Removal {
+function removeHolding(
+  file: string,
+  content: Buffer,
+  me: LockOwner & { token: string },
+  now: number,
+  depth: number,
+): Removal {
   const claim = `${file}.claim.${createHash("sha256").update(content).digest("hex").slice(0, 16)}`;
   const tmp = ownerFile(claim, me, "tmp");
   try {
@@ -362,7 +388,10 @@ function removeHolding(file: string, content: Buffer, me: LockOwner & { token: s
         const holder = parseOwner(other);
         if (holder && staleness(holder, CLAIM_TIMEOUT_MS, now) === undefined) return "busy";
         // its holder died in the middle of a take-over: its claim is stale, removed under a claim of its own
-        if (depth >= 2) throw new UserError(`could not take over the stale lock ${file}: a take-over of it was left unfinished (${claim}); remove both files if no flowrules run uses them`);
+        if (depth >= 2)
+          throw new UserError(
+            `could not take over the stale lock ${file}: a take-over of it was left unfinished (${claim}); remove both files if no flowrules run uses them`,
+          );
         if (removeHolding(claim, other, me, now, depth + 1) === "busy") return "busy";
         continue;
       }
@@ -412,20 +441,26 @@ export function acquireLock(file: string, opts: LockOptions): HeldLock {
       }
       const foreign = notALock(file, opts.unreadableIsStale === true);
       if (foreign !== undefined) {
-        throw new UserError(`${file} is not a lock flowrules wrote (${foreign}), so it is left alone: pass another --lock-file, or remove the file yourself if nothing else uses it`);
+        throw new UserError(
+          `${file} is not a lock flowrules wrote (${foreign}), so it is left alone: pass another --lock-file, or remove the file yourself if nothing else uses it`,
+        );
       }
       const raw = readRaw(file);
       if (raw === undefined) continue; // removed meanwhile: try again
       const current = parseOwner(raw);
-      const why = current ? staleness(current, opts.timeoutMs, now()) : "its content is not a whole lock (left by an older flowrules)";
+      const why = current
+        ? staleness(current, opts.timeoutMs, now())
+        : "its content is not a whole lock (left by an older flowrules)";
       if (why === undefined && current) {
         const described = describeOwner(current, now());
-        throw opts.refuse?.(current, described) ??
+        throw (
+          opts.refuse?.(current, described) ??
           new LockHeldError(
             `another apply holds the lock ${file}: ${described}`,
             `Wait for it to finish (or pass --lock-wait): a lock is taken over only when its process is gone (on this host) or its heartbeat stopped for --lock-timeout (${age(opts.timeoutMs)}, other hosts)`,
             current,
-          );
+          )
+        );
       }
       const removal = removeHolding(file, raw, owner, now(), 0);
       if (removal === "removed") tookOver = { owner: current, why: why ?? "" };

@@ -173,7 +173,8 @@ async function checkFolderFor(file: string, dir: string, create: boolean): Promi
       break;
     } catch (err) {
       if (err instanceof UserError) throw err;
-      if (codeOf(err) !== "ENOENT" || !create || dirname(existing) === existing) throw new UserError(`cannot write ${file}: ${writeFailure(err)}`);
+      if (codeOf(err) !== "ENOENT" || !create || dirname(existing) === existing)
+        throw new UserError(`cannot write ${file}: ${writeFailure(err)}`);
       existing = dirname(existing);
     }
   }
@@ -195,7 +196,8 @@ export async function checkOutputFolder(dir: string): Promise<void> {
   } catch (err) {
     if (codeOf(err) !== "ENOENT") throw new UserError(`cannot write into ${dir}: ${writeFailure(err)}`);
   }
-  if (s && !s.isDirectory()) throw new UserError(`cannot write into ${dir}: it is ${s.isFile() ? "a file" : kindOf(s)}, not a folder`);
+  if (s && !s.isDirectory())
+    throw new UserError(`cannot write into ${dir}: it is ${s.isFile() ? "a file" : kindOf(s)}, not a folder`);
   if (!s) await checkFolderFor(dir, dirname(resolve(dir)), true);
 }
 

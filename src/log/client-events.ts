@@ -9,7 +9,11 @@ export function clientEventLogger(log: Logger): (e: ClientEvent) => void {
   return (e) => {
     switch (e.type) {
       case "retry":
-        log.event("request.retried", { method: e.method, path: e.path, attempt: e.attempt, reason: e.reason, delay_ms: e.delayMs }, "warn");
+        log.event(
+          "request.retried",
+          { method: e.method, path: e.path, attempt: e.attempt, reason: e.reason, delay_ms: e.delayMs },
+          "warn",
+        );
         return;
       case "rate-limited":
         log.event(

@@ -51,11 +51,15 @@ export async function runLogged(
   const started = clock();
   log.event("run.started", { command, flowrules_version: VERSION, ...fields });
   const exit = await body({ ...io, log: inner });
-  log.event("run.finished", {
-    command,
-    exit_code: exit,
-    duration_ms: clock() - started,
-    ...Object.fromEntries(counts),
-  }, exit === 1 ? "error" : "info");
+  log.event(
+    "run.finished",
+    {
+      command,
+      exit_code: exit,
+      duration_ms: clock() - started,
+      ...Object.fromEntries(counts),
+    },
+    exit === 1 ? "error" : "info",
+  );
   return exit;
 }

@@ -23,7 +23,8 @@ const SENTENCES: Record<string, (f: LogFields) => string | undefined> = {
       : `retrying ${String(f.method)} ${String(f.path)} (attempt ${String(f.attempt)}: ${String(f.reason)}) in ${seconds(f.delay_ms)}`,
   "request.rate_limited": (f) => {
     if (f.source === "server") return `the service answered 429: every request waits ${seconds(f.delay_ms)}`;
-    if (f.reason === "quota") return `the service reports its rate limit used up: waiting ${seconds(f.delay_ms)} for it to reset`;
+    if (f.reason === "quota")
+      return `the service reports its rate limit used up: waiting ${seconds(f.delay_ms)} for it to reset`;
     // the window's own pace: a line only for a pause long enough to look like a hang
     if (typeof f.delay_ms !== "number" || f.delay_ms < 5_000) return undefined;
     const per = typeof f.window_ms === "number" ? `${Math.round(f.window_ms / 1000)} s` : "60 s";

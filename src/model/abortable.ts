@@ -14,7 +14,11 @@ export function whenAborted(signal: AbortSignal, fn: () => void): () => void {
 }
 
 /** Resolves after `ms`, or at once when `signal` is aborted or `wake` is called. */
-export function pauseUnless(ms: number, signal: AbortSignal | undefined, onWake?: (wake: () => void) => void): Promise<void> {
+export function pauseUnless(
+  ms: number,
+  signal: AbortSignal | undefined,
+  onWake?: (wake: () => void) => void,
+): Promise<void> {
   if (signal?.aborted) return Promise.resolve();
   return new Promise((done) => {
     let off = (): void => undefined;

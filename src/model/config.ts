@@ -18,16 +18,55 @@ export const SECRET_KEYS = ["api_key", "apikey", "api-key", "key", "token", "sec
  * flowrules' own settings variables are here too: none of them holds a key.
  */
 export const NOT_SECRET_VARIABLES: ReadonlySet<string> = new Set([
-  "PATH", "HOME", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
-  "LC_MESSAGES", "TERM", "COLORTERM", "TMPDIR", "TEMP", "TMP", "HOSTNAME", "HOST", "EDITOR", "VISUAL", "PAGER", "DISPLAY",
-  "TZ", "MAIL", "SHLVL", "PS1", "COLUMNS", "LINES", "NODE_ENV", "NODE_OPTIONS", "CI", "NO_COLOR", "XDG_CONFIG_HOME",
-  "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CACHE_HOME", "SSH_AUTH_SOCK", "GITHUB_WORKSPACE", "GITHUB_REPOSITORY",
-  "GITHUB_SHA", "GITHUB_REF",
+  "PATH",
+  "HOME",
+  "USER",
+  "USERNAME",
+  "LOGNAME",
+  "SHELL",
+  "PWD",
+  "OLDPWD",
+  "LANG",
+  "LANGUAGE",
+  "LC_ALL",
+  "LC_CTYPE",
+  "LC_MESSAGES",
+  "TERM",
+  "COLORTERM",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+  "HOSTNAME",
+  "HOST",
+  "EDITOR",
+  "VISUAL",
+  "PAGER",
+  "DISPLAY",
+  "TZ",
+  "MAIL",
+  "SHLVL",
+  "PS1",
+  "COLUMNS",
+  "LINES",
+  "NODE_ENV",
+  "NODE_OPTIONS",
+  "CI",
+  "NO_COLOR",
+  "XDG_CONFIG_HOME",
+  "XDG_RUNTIME_DIR",
+  "XDG_DATA_HOME",
+  "XDG_CACHE_HOME",
+  "SSH_AUTH_SOCK",
+  "GITHUB_WORKSPACE",
+  "GITHUB_REPOSITORY",
+  "GITHUB_SHA",
+  "GITHUB_REF",
   ...Object.values(ENV).filter((name) => name !== ENV.apiKey),
 ]);
 
 /** Prefixes of well-known key formats (GitHub, GitLab, Slack, Stripe, AWS, Google, OpenAI). */
-const KEY_PREFIX = /^(gh[oprsu]_|github_pat_|glpat-|xox[abeprs]-|sk_(live|test)_|rk_(live|test)_|AKIA[0-9A-Z]{12}|AIza|sk-)/;
+const KEY_PREFIX =
+  /^(gh[oprsu]_|github_pat_|glpat-|xox[abeprs]-|sk_(live|test)_|rk_(live|test)_|AKIA[0-9A-Z]{12}|AIza|sk-)/;
 
 /**
  * Whether an `api_key_env` value looks like a key pasted in place of a variable's name: a known key prefix, or a
@@ -50,10 +89,14 @@ const PROFILE_FIELDS = {
   rate_limit: z.number().int().min(0).meta(docs("rate_limit")),
   api_key_env: z
     .string()
-    .refine((v) => !keyShaped(v), "looks like an API key itself, not a variable's name (it is not shown): keep the key in an environment variable and name that variable here")
+    .refine(
+      (v) => !keyShaped(v),
+      "looks like an API key itself, not a variable's name (it is not shown): keep the key in an environment variable and name that variable here",
+    )
     .regex(ENV_NAME, "must be an environment variable's name (letters, digits, _)")
     .refine((v) => !NOT_SECRET_VARIABLES.has(v.toUpperCase()), {
-      error: (i) => `${String(i.input)} holds no secret (every shell sets it): name the variable that holds this tenant's API key`,
+      error: (i) =>
+        `${String(i.input)} holds no secret (every shell sets it): name the variable that holds this tenant's API key`,
     })
     .meta(docs("api_key_env")),
   workflows: z.string().min(1).meta(docs("workflows")),
@@ -70,7 +113,11 @@ export const PROFILE_KEYS = Object.keys(ProfileSchema.shape);
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 export const ConfigFileSchema = z.strictObject({
-  default_profile: z.string().regex(PROFILE_NAME).optional().meta({ description: `the profile used when neither --profile nor ${ENV.profile} names one` }),
+  default_profile: z
+    .string()
+    .regex(PROFILE_NAME)
+    .optional()
+    .meta({ description: `the profile used when neither --profile nor ${ENV.profile} names one` }),
   profiles: z
     .record(z.string().regex(PROFILE_NAME, "a profile name is letters, digits, '.', '_' or '-'"), ProfileSchema)
     .meta({ description: `one entry per service or tenant, chosen with --profile NAME or ${ENV.profile}` }),
@@ -86,7 +133,8 @@ export function buildConfigJsonSchema(): Record<string, unknown> {
     $schema,
     $id: "https://flowrules.dev/schemas/flowrules.config.schema.json",
     title: "flowrules.config.yaml",
-    description: "Profiles of flowrules (docs/operating.md, Profiles). The API key never lives here: api_key_env names its variable.",
+    description:
+      "Profiles of flowrules (docs/operating.md, Profiles). The API key never lives here: api_key_env names its variable.",
     ...rest,
   };
 }

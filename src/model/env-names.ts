@@ -22,7 +22,6 @@ export const ENV = {
   watchMaxBackoffMs: "FLOWRULES_WATCH_MAX_BACKOFF_MS",
 } as const;
 
-
 /** The API key variable's value in an environment handed in (src/cli passes process.env): every logger scrubs it. */
 export function envKey(env: Record<string, string | undefined>): string | undefined {
   return env[ENV.apiKey];

@@ -6,7 +6,10 @@ export const EXIT_CHANGES = 2;
 
 /** An error meant for the user: printed as one clear message, never with a stack trace. */
 export class UserError extends Error {
-  constructor(message: string, readonly exitCode: number = EXIT_ERROR) {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT_ERROR,
+  ) {
     super(message);
     this.name = "UserError";
   }

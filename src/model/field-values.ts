@@ -7,7 +7,6 @@
 import { canonicalInput, type FieldType } from "../model/values.js";
 import { isRecord } from "./guards.js";
 
-
 /** `type`, when known, reads the value as that field's type: a decimal string ("12.50") in a number field is 12.5. */
 export function plainValue(stored: unknown, type?: FieldType): unknown {
   const inputObject = canonicalInput(stored, type);

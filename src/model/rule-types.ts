@@ -82,4 +82,3 @@ export interface RuleNeeds {
    */
   times?: true;
 }
-

@@ -114,7 +114,11 @@ export const CONNECTION_SETTINGS = {
     read: { kind: "switch" },
     row: { label: "insecure http", on: "allowed", off: "plain http:// only to loopback" },
   },
-  profile: { flags: "--profile <name>", env: ENV.profile, help: "use this profile of flowrules.config.yaml (service, key variable, limits)" },
+  profile: {
+    flags: "--profile <name>",
+    env: ENV.profile,
+    help: "use this profile of flowrules.config.yaml (service, key variable, limits)",
+  },
   config: {
     flags: "--config <file>",
     env: ENV.config,
@@ -127,10 +131,27 @@ export const CONNECTION_SETTINGS = {
  * compiler asks for it).
  */
 export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource } = {
-  rules: { flags: "--rule <name>", help: "plan only this rule; a glob such as 'approve-*' selects several (repeatable)", repeatable: true, read: { kind: "texts" } },
-  shard: { flags: "--shard <i/n>", help: "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4", read: { kind: "shard" } },
-  changedSince: { flags: "--changed-since <git-ref>", help: "plan only the rules added or edited since this git ref; list removed ones", read: { kind: "text" } },
-  explainRequests: { flags: "--explain-requests", help: "say on stderr why each list, field page or record read is made (or saved)", read: { kind: "switch" } },
+  rules: {
+    flags: "--rule <name>",
+    help: "plan only this rule; a glob such as 'approve-*' selects several (repeatable)",
+    repeatable: true,
+    read: { kind: "texts" },
+  },
+  shard: {
+    flags: "--shard <i/n>",
+    help: "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4",
+    read: { kind: "shard" },
+  },
+  changedSince: {
+    flags: "--changed-since <git-ref>",
+    help: "plan only the rules added or edited since this git ref; list removed ones",
+    read: { kind: "text" },
+  },
+  explainRequests: {
+    flags: "--explain-requests",
+    help: "say on stderr why each list, field page or record read is made (or saved)",
+    read: { kind: "switch" },
+  },
   optOutTag: {
     flags: "--opt-out-tag <tag>",
     env: ENV.optOutTag,
@@ -164,20 +185,37 @@ export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource
     help: "with --state: read a workflow in full again when its last full read is older than this (30m, 12h, 7d; default 24h)",
     read: { kind: "duration", min: 1000 },
   },
-  fullRefresh: { flags: "--full-refresh", help: "with --state: read everything again and rewrite the state", read: { kind: "switch" } },
+  fullRefresh: {
+    flags: "--full-refresh",
+    help: "with --state: read everything again and rewrite the state",
+    read: { kind: "switch" },
+  },
 };
 
 /** How `apply` applies: one entry per field of ApplyingSettings. Durations take a unit (src/text/duration.ts). */
 export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource } = {
-  autoApprove: { flags: "--auto-approve", help: "plan the rules and apply without asking (for schedules)", read: { kind: "switch" } },
-  journal: { flags: "--journal <file>", help: "journal file (default: <plan>.journal.jsonl beside the plan)", read: { kind: "text" } },
+  autoApprove: {
+    flags: "--auto-approve",
+    help: "plan the rules and apply without asking (for schedules)",
+    read: { kind: "switch" },
+  },
+  journal: {
+    flags: "--journal <file>",
+    help: "journal file (default: <plan>.journal.jsonl beside the plan)",
+    read: { kind: "text" },
+  },
   batchSize: {
     flags: "--batch-size <n>",
     help: `ids per bulk abort request (default ${D.DEFAULT_BATCH_SIZE}, at most ${D.MAX_BATCH_SIZE})`,
     read: { kind: "whole", min: 1, max: D.MAX_BATCH_SIZE },
     default: D.DEFAULT_BATCH_SIZE,
   },
-  lockFile: { flags: "--lock-file <file>", help: `lock against concurrent applies (default ${D.DEFAULT_LOCK_FILE})`, read: { kind: "text" }, default: D.DEFAULT_LOCK_FILE },
+  lockFile: {
+    flags: "--lock-file <file>",
+    help: `lock against concurrent applies (default ${D.DEFAULT_LOCK_FILE})`,
+    read: { kind: "text" },
+    default: D.DEFAULT_LOCK_FILE,
+  },
   lockTimeoutMs: {
     flags: "--lock-timeout <duration>",
     help: `a lock of another host whose heartbeat stopped this long ago is stale (90s, 30m, 2h; default ${D.DEFAULT_LOCK_TIMEOUT_MS / 60_000}m); a live apply on this host is never taken over`,
@@ -212,9 +250,17 @@ export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource
 
 /** How `watch` runs its cycles: one entry per field of WatchSettings. */
 export const WATCH_SETTINGS: { [K in keyof WatchSettings]-?: SettingSource } = {
-  apply: { flags: "--apply", help: "apply each cycle's enforce changes exactly once (without it, only log what it would do)", read: { kind: "switch" } },
+  apply: {
+    flags: "--apply",
+    help: "apply each cycle's enforce changes exactly once (without it, only log what it would do)",
+    read: { kind: "switch" },
+  },
   // its floor depends on the environment (a test-only variable lowers it): checked in src/cli/verbs/watch/run.ts
-  intervalMs: { flags: "--interval <duration>", help: "poll interval (10s, 1m); default derived from --budget, never below 5 s", read: { kind: "duration" } },
+  intervalMs: {
+    flags: "--interval <duration>",
+    help: "poll interval (10s, 1m); default derived from --budget, never below 5 s",
+    read: { kind: "duration" },
+  },
   budgetPercent: {
     flags: "--budget <percent>",
     help: `share of the rate limit idle polling may use (default ${D.DEFAULT_BUDGET_PERCENT})`,
@@ -226,7 +272,12 @@ export const WATCH_SETTINGS: { [K in keyof WatchSettings]-?: SettingSource } = {
     help: "serve GET /metrics (Prometheus), GET /healthz (liveness) and GET /readyz (readiness) on this port (0 = any free port)",
     read: { kind: "whole", min: 0, max: 65535 },
   },
-  metricsHost: { flags: "--metrics-host <host>", help: "address of the metrics endpoint (default 127.0.0.1)", read: { kind: "text" }, default: "127.0.0.1" },
+  metricsHost: {
+    flags: "--metrics-host <host>",
+    help: "address of the metrics endpoint (default 127.0.0.1)",
+    read: { kind: "text" },
+    default: "127.0.0.1",
+  },
 };
 
 /** What a run tells when it ends. */

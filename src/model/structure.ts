@@ -72,12 +72,28 @@ export function structureFromSnapshot(
     const actions: StructureAction[] = [];
     for (const a of Array.isArray(s.actions) ? s.actions : []) {
       if (!isRecord(a) || typeof a.id !== "number") continue;
-      const settings = isRecord(a.settings) ? a.settings : isRecord(extraSettings.get(a.id)) ? (extraSettings.get(a.id) as Record<string, unknown>) : {};
-      const type = typeof a.type === "string" && a.type !== "" ? a.type : typeof settings.type === "string" ? settings.type : "unknown";
-      const name = typeof a.name === "string" && a.name !== "" ? a.name : typeof settings.label === "string" ? settings.label : `field ${a.id}`;
+      const settings = isRecord(a.settings)
+        ? a.settings
+        : isRecord(extraSettings.get(a.id))
+          ? (extraSettings.get(a.id) as Record<string, unknown>)
+          : {};
+      const type =
+        typeof a.type === "string" && a.type !== ""
+          ? a.type
+          : typeof settings.type === "string"
+            ? settings.type
+            : "unknown";
+      const name =
+        typeof a.name === "string" && a.name !== ""
+          ? a.name
+          : typeof settings.label === "string"
+            ? settings.label
+            : `field ${a.id}`;
       const out: StructureAction = { id: a.id, name, type };
       if (typeof settings.required === "boolean") out.required = settings.required;
-      const opts = Array.isArray(settings.options) ? settings.options.map(optionText).filter((o): o is string => o !== undefined) : [];
+      const opts = Array.isArray(settings.options)
+        ? settings.options.map(optionText).filter((o): o is string => o !== undefined)
+        : [];
       if (opts.length > 0) out.options = opts;
       actions.push(out);
     }
@@ -113,7 +129,8 @@ export function fieldAliases(s: WorkflowStructure): Map<number, string> {
   const out = new Map<number, string>();
   const taken = new Set<string>();
   const count = new Map<string, number>();
-  for (const st of s.steps) for (const a of st.actions) count.set(aliasOf(a.name), (count.get(aliasOf(a.name)) ?? 0) + 1);
+  for (const st of s.steps)
+    for (const a of st.actions) count.set(aliasOf(a.name), (count.get(aliasOf(a.name)) ?? 0) + 1);
   for (const st of s.steps) {
     for (const a of st.actions) {
       let alias = aliasOf(a.name);

@@ -26,14 +26,14 @@ export type Meaning =
   /** any other shape, as canonical JSON (keys sorted) */
   | { kind: "other"; json: string };
 
-
 /** The documented type of a field from a snapshot action (`type`) or a form-field record's `settings.type`. */
 export function fieldTypeOf(...sources: unknown[]): FieldType | undefined {
   for (const s of sources) {
     const t = typeof s === "string" ? s : isRecord(s) ? s.type : undefined;
     if (typeof t !== "string") continue;
     const lower = t.toLowerCase();
-    if (lower === "text" || lower === "number" || lower === "date" || lower === "radio" || lower === "checklist") return lower;
+    if (lower === "text" || lower === "number" || lower === "date" || lower === "radio" || lower === "checklist")
+      return lower;
     if (lower === "textarea" || lower === "string") return "text";
     if (lower === "decimal" || lower === "integer" || lower === "float") return "number";
     if (lower === "datetime" || lower === "date-time") return "date";
@@ -66,8 +66,12 @@ export function instantOf(v: unknown): number | undefined {
   const m = ISO_RE.exec(v.trim());
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, frac, zone] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = Number(h ?? 0), minute = Number(mi ?? 0), second = Number(s ?? 0);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = Number(h ?? 0),
+    minute = Number(mi ?? 0),
+    second = Number(s ?? 0);
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
   const ms = Date.UTC(year, month - 1, day, hour, minute, second);
   // Date.UTC rolls 31 February over into March: such a date does not exist
@@ -93,7 +97,9 @@ export function isoOfInstant(micros: number): string {
 function sortedJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(sortedJson).join(",")}]`;
   if (isRecord(v)) {
-    const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort();
+    const keys = Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${sortedJson(v[k])}`).join(",")}}`;
   }
   return JSON.stringify(v) ?? "null";
@@ -118,7 +124,8 @@ function plainMeaning(v: unknown, type: FieldType | undefined): Meaning {
     const t = instantOf(v);
     if (t !== undefined) return { kind: "date", micros: t };
   }
-  if (typeof v === "number") return Number.isFinite(v) ? { kind: "number", value: v } : { kind: "other", json: sortedJson(v) };
+  if (typeof v === "number")
+    return Number.isFinite(v) ? { kind: "number", value: v } : { kind: "other", json: sortedJson(v) };
   if (typeof v === "string") return { kind: "text", value: v };
   if (Array.isArray(v) && (type === "checklist" || v.every((x) => typeof x === "string"))) return setOf(v);
   if (isRecord(v)) {

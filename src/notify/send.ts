@@ -29,7 +29,12 @@ export interface Delivery {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function attempt(pool: Dispatcher, url: URL, body: string, timeoutMs: number): Promise<{ ok: boolean; retry: boolean; problem?: string }> {
+async function attempt(
+  pool: Dispatcher,
+  url: URL,
+  body: string,
+  timeoutMs: number,
+): Promise<{ ok: boolean; retry: boolean; problem?: string }> {
   try {
     const res = await request(pool, {
       path: `${url.pathname}${url.search}`,
@@ -48,7 +53,13 @@ async function attempt(pool: Dispatcher, url: URL, body: string, timeoutMs: numb
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string };
     const timedOut = e.name === "TimeoutError" || e.name === "AbortError" || /timeout/i.test(e.code ?? "");
-    return { ok: false, retry: true, problem: timedOut ? `no answer within ${Math.round(timeoutMs / 100) / 10} s` : `could not be reached (${e.code ?? e.message ?? "error"})` };
+    return {
+      ok: false,
+      retry: true,
+      problem: timedOut
+        ? `no answer within ${Math.round(timeoutMs / 100) / 10} s`
+        : `could not be reached (${e.code ?? e.message ?? "error"})`,
+    };
   }
 }
 

@@ -15,7 +15,9 @@ export function parseNotifyUrl(raw: string, insecureHttp: boolean): URL {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new UserError(`--notify: ${JSON.stringify(raw.slice(0, 80))} is not a URL; give an https:// address of an incoming webhook`);
+    throw new UserError(
+      `--notify: ${JSON.stringify(raw.slice(0, 80))} is not a URL; give an https:// address of an incoming webhook`,
+    );
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new UserError(`--notify: ${url.protocol}// is not allowed; give an https:// address of an incoming webhook`);
@@ -31,7 +33,10 @@ export function parseNotifyUrl(raw: string, insecureHttp: boolean): URL {
 /** The flag's URLs, else the variable's value (comma-separated, read by src/cli); duplicates sent once. */
 export function notifyUrls(flags: readonly string[], commaList: string, insecureHttp: boolean): URL[] {
   const raw = flags.length > 0 ? flags : commaList.split(",");
-  const urls = raw.map((s) => s.trim()).filter((s) => s !== "").map((s) => parseNotifyUrl(s, insecureHttp));
+  const urls = raw
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map((s) => parseNotifyUrl(s, insecureHttp));
   const seen = new Set<string>();
   return urls.filter((u) => (seen.has(u.href) ? false : (seen.add(u.href), true)));
 }

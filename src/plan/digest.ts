@@ -92,7 +92,8 @@ function sortedCopy(v: unknown): unknown {
     const c = sortedCopy(o[k]);
     if (c === INDEXED) return INDEXED;
     // "__proto__" as an own key, as JSON.parse makes it (an assignment would set the prototype instead)
-    if (k === "__proto__") Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
+    if (k === "__proto__")
+      Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
     else out[k] = c;
   }
   return out;

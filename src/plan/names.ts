@@ -40,7 +40,11 @@ export const NO_NAMES: PlanNames = {
 
 /** What names are read from: a plan (its `rules` and `names`), or a view's data of the same shape (`explain`). */
 type NamedRule = Pick<RulePlanSummary, "name" | "workflow_id" | "workflow_name" | "fields">;
-type NamedPlan = { rules: readonly NamedRule[]; names?: readonly WorkflowNames[]; compare?: { rules_at_ref: readonly NamedRule[] } };
+type NamedPlan = {
+  rules: readonly NamedRule[];
+  names?: readonly WorkflowNames[];
+  compare?: { rules_at_ref: readonly NamedRule[] };
+};
 
 export function planNames(plan: NamedPlan): PlanNames {
   const table = new Map((plan.names ?? []).map((w) => [w.workflow_id, w]));

@@ -94,18 +94,28 @@ function clipJson(v: unknown): string {
 
 function refuseShape(file: string, error: z.ZodError, prefix: PropertyKey[] = []): never {
   const { jsonPath, problem } = describeIssue(error);
-  const path = prefix.length > 0 ? `$${prefix.map((k) => (typeof k === "number" ? `[${k}]` : `.${String(k)}`)).join("")}${jsonPath.slice(1)}` : jsonPath;
+  const path =
+    prefix.length > 0
+      ? `$${prefix.map((k) => (typeof k === "number" ? `[${k}]` : `.${String(k)}`)).join("")}${jsonPath.slice(1)}`
+      : jsonPath;
   throw new UserError(`${file} is not a valid plan at ${path}: ${problem}`);
 }
 
 /** The stream reader's own words for a mistake (./stream-read.ts): they quote nothing of the file. */
-const OWN_WORDS = /^(not an object|expected a key|expected a colon|expected an array|expected , or \}|expected , or \]|text after the object|Unexpected end of JSON input|a key that is not a valid JSON string)( at byte \d+)?$/;
+const OWN_WORDS =
+  /^(not an object|expected a key|expected a colon|expected an array|expected , or \}|expected , or \]|text after the object|Unexpected end of JSON input|a key that is not a valid JSON string)( at byte \d+)?$/;
 
 function notJson(file: string, why: string): never {
   // JSON.parse quotes the text around the mistake: a file that is not a plan (`apply /proc/self/environ`) would have
   // its bytes shown. Only where the mistake is, in the reader's own words
   const at = /position (\d+)/.exec(why)?.[1];
-  const said = OWN_WORDS.test(why) ? why : /Unexpected end of JSON input/.test(why) ? "Unexpected end of JSON input" : at !== undefined ? `a syntax error at byte ${at}` : "a syntax error";
+  const said = OWN_WORDS.test(why)
+    ? why
+    : /Unexpected end of JSON input/.test(why)
+      ? "Unexpected end of JSON input"
+      : at !== undefined
+        ? `a syntax error at byte ${at}`
+        : "a syntax error";
   throw new UserError(`${file} is not valid JSON (${said})${PLAN_OUT_HINT}`);
 }
 
@@ -136,13 +146,20 @@ function checkVersion(file: string, version: unknown): void {
  * wrote: `base_url`) came before them; the reports, which sort after keys written after them, are kept as canonical
  * text until the end. A file with its keys in another order costs one more read of its changes, for the hash only.
  */
-export async function loadPlanFile(file: string, expectedBaseUrl: string, check?: ChangeCheck, opts: LoadOptions = {}): Promise<LoadedPlan> {
+export async function loadPlanFile(
+  file: string,
+  expectedBaseUrl: string,
+  check?: ChangeCheck,
+  opts: LoadOptions = {},
+): Promise<LoadedPlan> {
   const toShow = opts.toShow === true;
   const compact = opts.compact === true;
   const chunkBytes = opts.chunkBytes ?? 256 * 1024;
   await checkReadable(file);
   const changeSchema = check
-    ? ChangeSchema.superRefine((c, ctx) => check(c, (path, message) => void ctx.addIssue({ code: "custom", path, message })))
+    ? ChangeSchema.superRefine((c, ctx) =>
+        check(c, (path, message) => void ctx.addIssue({ code: "custom", path, message })),
+      )
     : ChangeSchema;
 
   const header: Record<string, unknown> = {};
@@ -197,9 +214,16 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
         if (!one.success) refuseShape(file, one.error, ["changes", i]);
         const c = one.data;
         const first = seen.get(c.id);
-        if (first !== undefined) throw new UserError(`${file} is not a valid plan at $.changes[${i}].id: duplicate change id (also $.changes[${first}].id)`);
+        if (first !== undefined)
+          throw new UserError(
+            `${file} is not a valid plan at $.changes[${i}].id: duplicate change id (also $.changes[${first}].id)`,
+          );
         seen.set(c.id, i);
-        changes.push(compact ? { ...c, rule: same(c.rule), kind: same(c.kind), instance_name: "", before: NOTHING, after: NOTHING } : c);
+        changes.push(
+          compact
+            ? { ...c, rule: same(c.rule), kind: same(c.kind), instance_name: "", before: NOTHING, after: NOTHING }
+            : c,
+        );
       },
       chunkBytes,
       { onValueStart: (k, offset) => void offsets.set(k, offset) },
@@ -208,7 +232,8 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
     if (err instanceof JsonScanError) {
       if (err.message === "not an object") throw new UserError(`${file} is not a plan: expected a JSON object`);
       if (err.message.endsWith("appears twice")) throw new UserError(`${file} is not a valid plan: ${err.message}`);
-      if (err.message === "expected an array") throw new UserError(`${file} is not a valid plan at $.${current}: expected an array`);
+      if (err.message === "expected an array")
+        throw new UserError(`${file} is not a valid plan at $.${current}: expected an array`);
       notJson(file, `${err.message} at byte ${err.offset}`);
     }
     // canonical JSON recurses: a file nested thousands deep is no plan flowrules wrote
@@ -258,11 +283,15 @@ export async function loadPlanFile(file: string, expectedBaseUrl: string, check?
   const plan: PlanFile = { ...signed.data, summary, changes, reports };
 
   if (digest !== plan.digest) {
-    throw new UserError(`${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to ${toShow ? "show" : "apply"} it — plan again`);
+    throw new UserError(
+      `${file} does not match its digest (${plan.digest}): it was edited after it was planned; refusing to ${toShow ? "show" : "apply"} it — plan again`,
+    );
   }
   // a forecast shows a moment that has not come (docs/forecast.md): its changes are what time would bring, not what to send
   if (!toShow && plan.forecast_at !== undefined) {
-    throw new UserError(`${file}: a forecast cannot be applied; plan again at or after ${shortInstant(plan.forecast_at)}`);
+    throw new UserError(
+      `${file}: a forecast cannot be applied; plan again at or after ${shortInstant(plan.forecast_at)}`,
+    );
   }
   if (!toShow && plan.errors.length > 0) {
     const first = plan.errors[0];
@@ -296,9 +325,13 @@ async function checkReadable(file: string): Promise<void> {
   try {
     s = await stat(file);
   } catch (err) {
-    const code = typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : "";
-    throw new UserError(code === "ENOENT" ? `no plan file ${file}` : `cannot read the plan file ${file}: ${errorMessage(err)}`);
+    const code =
+      typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : "";
+    throw new UserError(
+      code === "ENOENT" ? `no plan file ${file}` : `cannot read the plan file ${file}: ${errorMessage(err)}`,
+    );
   }
   if (!s.isFile()) throw new UserError(`cannot read the plan file ${file}: not a file`);
-  if (s.size > MAX_PLAN_BYTES) throw new UserError(`${file} is too large to be a plan (${s.size} bytes)${PLAN_OUT_HINT}`);
+  if (s.size > MAX_PLAN_BYTES)
+    throw new UserError(`${file} is too large to be a plan (${s.size} bytes)${PLAN_OUT_HINT}`);
 }

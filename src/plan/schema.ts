@@ -8,7 +8,9 @@ import { z } from "zod";
 
 export const SUPPORTED_FORMAT_VERSION = 1;
 
-const isoDateTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected an ISO 8601 date-time" });
+const isoDateTime = z
+  .string()
+  .refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected an ISO 8601 date-time" });
 
 export const RequestSchema = z.object({
   method: z.literal("POST"),
@@ -37,7 +39,10 @@ export const ChangeSchema = z.object({
   id: z.string().min(1),
   rule: z.string().min(1),
   instance_id: z.number().int().nonnegative(),
-  instance_name: z.string().nullish().transform((v) => v ?? ""),
+  instance_name: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ""),
   process_id: z.number().int().nonnegative(),
   /** a mutating action kind of src/actions; apply refuses a kind this version does not know */
   kind: z.string().min(1),
@@ -51,7 +56,11 @@ export const ChangeSchema = z.object({
   audit: z.boolean().optional(),
 });
 
-export const ReportGroupSchema = z.object({ key: z.string(), count: z.number().int(), instance_ids: z.array(z.number().int()) });
+export const ReportGroupSchema = z.object({
+  key: z.string(),
+  count: z.number().int(),
+  instance_ids: z.array(z.number().int()),
+});
 
 export const ReportSchema = z.object({
   rule: z.string(),
@@ -120,7 +129,12 @@ export const RuleSummarySchema = z.object({
  * did not apply to, when any; by reason in `rules[].skipped_by_reason`) and, live, requests.
  */
 export const SummarySchema = z
-  .object({ reports: z.number().int(), errors: z.number().int(), skipped: z.number().int().optional(), requests: z.number().int().optional() })
+  .object({
+    reports: z.number().int(),
+    errors: z.number().int(),
+    skipped: z.number().int().optional(),
+    requests: z.number().int().optional(),
+  })
   .catchall(z.number().int());
 
 /**
@@ -202,7 +216,9 @@ export const PlanSchema = z.object({
   revert: RevertSchema.optional(),
 });
 
-export const DigestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' });
+export const DigestSchema = z
+  .string()
+  .regex(/^sha256:[0-9a-f]{64}$/, { message: 'expected "sha256:" and 64 hex digits' });
 
 export const SignedPlanSchema = PlanSchema.extend({ digest: DigestSchema });
 

@@ -38,7 +38,19 @@ export async function scan(
     array?: { key: string; offset: number };
   } = {},
 ): Promise<void> {
-  type St = "start" | "key-or-end" | "key-next" | "key" | "colon" | "value" | "array-open" | "elem-or-end" | "elem" | "after-value" | "after-elem" | "end";
+  type St =
+    | "start"
+    | "key-or-end"
+    | "key-next"
+    | "key"
+    | "colon"
+    | "value"
+    | "array-open"
+    | "elem-or-end"
+    | "elem"
+    | "after-value"
+    | "after-elem"
+    | "end";
   let st: St = where.array ? "array-open" : "start";
   let key = "";
   const keys = new Set<string>();
@@ -73,7 +85,8 @@ export async function scan(
         } else if (b === 0x22) inStr = true;
         else if (b === 0x7b || b === 0x5b) depth += 1;
         else if (b === 0x7d || b === 0x5d) {
-          if (depth === 0) end = i; // closes the enclosing container: a number or literal ended just before
+          if (depth === 0)
+            end = i; // closes the enclosing container: a number or literal ended just before
           else if (--depth === 0) end = i + 1;
         } else if (depth === 0 && (b === 0x2c || WS.has(b))) end = i;
         if (end < 0) {
@@ -202,10 +215,20 @@ function parseKey(inner: string, offset: number): string {
  * the `compare` and `impact` of a `plan --compare` file this way, src/plan/compare-schema.ts). Undefined when the
  * file is no well-formed object.
  */
-export async function readTopLevelKeys(file: string, keys: readonly string[], chunkBytes = 256 * 1024): Promise<Record<string, unknown> | undefined> {
+export async function readTopLevelKeys(
+  file: string,
+  keys: readonly string[],
+  chunkBytes = 256 * 1024,
+): Promise<Record<string, unknown> | undefined> {
   const out: Record<string, unknown> = {};
   try {
-    await scan(file, (k) => (keys.includes(k) ? "whole" : "skip"), (k, text) => void (out[k] = JSON.parse(text)), () => undefined, chunkBytes);
+    await scan(
+      file,
+      (k) => (keys.includes(k) ? "whole" : "skip"),
+      (k, text) => void (out[k] = JSON.parse(text)),
+      () => undefined,
+      chunkBytes,
+    );
     return out;
   } catch {
     return undefined;

@@ -1,7 +1,20 @@
 /** The plan's types, all inferred from the one schema in schema.ts. */
 export type {
-  ChangedSinceNote, Plan, PlanError, PlanFile, PlanSummary, PlannedChange, PlannedReport, PlannedRequest, Precondition,
-  RemovedRule, ReportGroup, RevertNote, RulePlanSummary, SignedPlan, WorkflowNames,
+  ChangedSinceNote,
+  Plan,
+  PlanError,
+  PlanFile,
+  PlanSummary,
+  PlannedChange,
+  PlannedReport,
+  PlannedRequest,
+  Precondition,
+  RemovedRule,
+  ReportGroup,
+  RevertNote,
+  RulePlanSummary,
+  SignedPlan,
+  WorkflowNames,
 } from "./schema.js";
 import type { ChangedSinceNote, RemovedRule } from "./schema.js";
 

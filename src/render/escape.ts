@@ -61,7 +61,9 @@ const UNSAFE_OR_SGR = new RegExp(`(\\x1b\\[(?:1|2|22|31|32|33|36|39)m)|${UNSAFE.
  */
 export function terminalSafe(view: string, color: boolean): string {
   if (!color) return textSafeLines(view);
-  return view.replace(UNSAFE_OR_SGR, (m: string, sgr: string | undefined) => (sgr !== undefined || m === "\n" || m === "\t" ? m : visibleChar(m)));
+  return view.replace(UNSAFE_OR_SGR, (m: string, sgr: string | undefined) =>
+    sgr !== undefined || m === "\n" || m === "\t" ? m : visibleChar(m),
+  );
 }
 
 /**
@@ -83,7 +85,10 @@ export function yamlSafe(value: unknown): string {
     s.type = "QUOTE_DOUBLE";
     return s;
   };
-  return stringify(value, quoted, { lineWidth: 0 }).replace(UNSAFE_RAW, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return stringify(value, quoted, { lineWidth: 0 }).replace(
+    UNSAFE_RAW,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** UNSAFE without the global flag, for a test that keeps no state between calls. */

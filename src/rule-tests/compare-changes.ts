@@ -12,7 +12,6 @@ import { sameInput, shownInput } from "./values.js";
 import { whyLines } from "./why.js";
 import { isRecord } from "../model/guards.js";
 
-
 /** action id → input_object, from the request body of a step change. */
 function sentInputs(ch: PlannedChange): Map<number, unknown> {
   const out = new Map<number, unknown>();
@@ -42,18 +41,31 @@ function actionOf(key: string, rule: CompiledRule | undefined): number | undefin
   return rule?.fields[alias]?.action;
 }
 
-function compareInputs(e: ChangeExpect, ch: PlannedChange, obs: Observed, locate: Locate, index: number, notes: string[]): Failure[] {
+function compareInputs(
+  e: ChangeExpect,
+  ch: PlannedChange,
+  obs: Observed,
+  locate: Locate,
+  index: number,
+  notes: string[],
+): Failure[] {
   if (!e.inputs) return [];
   const rule = obs.rules.find((r) => r.name === ch.rule);
   const sent = sentInputs(ch);
   const out: Failure[] = [];
   const what = describe(ch.kind, ch.step_id);
-  const label = (action: number): string => (rule && ch.step_id !== undefined ? fieldLabel(rule, ch.step_id, action) : `action ${action}`);
+  const label = (action: number): string =>
+    rule && ch.step_id !== undefined ? fieldLabel(rule, ch.step_id, action) : `action ${action}`;
   const seen = new Set<number>();
   for (const [key, want] of Object.entries(e.inputs)) {
     const action = actionOf(key, rule);
     if (action === undefined) {
-      out.push({ subject: `${what} input "${key}"`, at: locate(["changes", index, "inputs", key]), expected: "an action id or a field alias of the rule", actual: `"${key}"` });
+      out.push({
+        subject: `${what} input "${key}"`,
+        at: locate(["changes", index, "inputs", key]),
+        expected: "an action id or a field alias of the rule",
+        actual: `"${key}"`,
+      });
       continue;
     }
     seen.add(action);
@@ -61,13 +73,21 @@ function compareInputs(e: ChangeExpect, ch: PlannedChange, obs: Observed, locate
     if (!sent.has(action)) {
       out.push(instanceFailure(obs, ch.instance_id, { subject, expected: [{ value: want }], actual: "(not sent)" }));
     } else if (!sameInput(want, sent.get(action))) {
-      out.push(instanceFailure(obs, ch.instance_id, { subject, expected: [{ value: want }], actual: [{ value: shownInput(want, sent.get(action)) }] }));
+      out.push(
+        instanceFailure(obs, ch.instance_id, {
+          subject,
+          expected: [{ value: want }],
+          actual: [{ value: shownInput(want, sent.get(action)) }],
+        }),
+      );
     }
   }
   // a case states the inputs it cares about: the others are sent, not compared, and the output says which
   const unchecked = [...sent.keys()].filter((action) => !seen.has(action));
   if (unchecked.length > 0) {
-    notes.push(`instance ${ch.instance_id} ${what}: ${unchecked.length === 1 ? "input" : "inputs"} ${unchecked.map((a) => `${a} (${label(a)})`).join(", ")} not compared (the case does not state ${unchecked.length === 1 ? "it" : "them"})`);
+    notes.push(
+      `instance ${ch.instance_id} ${what}: ${unchecked.length === 1 ? "input" : "inputs"} ${unchecked.map((a) => `${a} (${label(a)})`).join(", ")} not compared (the case does not state ${unchecked.length === 1 ? "it" : "them"})`,
+    );
   }
   return out;
 }
@@ -93,19 +113,37 @@ function whyMissing(e: ChangeExpect, obs: Observed): Said[] {
   return why;
 }
 
-export function compareChanges(expected: ChangeExpect[], obs: Observed, locate: Locate, notes: string[] = []): Failure[] {
+export function compareChanges(
+  expected: ChangeExpect[],
+  obs: Observed,
+  locate: Locate,
+  notes: string[] = [],
+): Failure[] {
   const out: Failure[] = [];
   const left = [...obs.plan.changes];
   expected.forEach((e, i) => {
     const at = left.findIndex((ch) => fits(e, ch));
     const ch = at >= 0 ? left.splice(at, 1)[0] : undefined;
     if (!ch) {
-      out.push(instanceFailure(obs, e.instance, { subject: describe(e.kind, e.step), expected: "planned", actual: "not planned", why: whyMissing(e, obs) }));
+      out.push(
+        instanceFailure(obs, e.instance, {
+          subject: describe(e.kind, e.step),
+          expected: "planned",
+          actual: "not planned",
+          why: whyMissing(e, obs),
+        }),
+      );
       return;
     }
     if (e.audit !== undefined && e.audit !== (ch.audit === true)) {
       const mode = (audit: boolean): string => (audit ? "audit (never sent)" : "enforced");
-      out.push(instanceFailure(obs, e.instance, { subject: describe(e.kind, e.step), expected: mode(e.audit), actual: mode(ch.audit === true) }));
+      out.push(
+        instanceFailure(obs, e.instance, {
+          subject: describe(e.kind, e.step),
+          expected: mode(e.audit),
+          actual: mode(ch.audit === true),
+        }),
+      );
     }
     out.push(...compareInputs(e, ch, obs, locate, i, notes));
   });

@@ -14,7 +14,12 @@ function fits(e: ErrorExpect, err: PlanError): boolean {
 }
 
 function describe(e: ErrorExpect): string {
-  const parts = [e.code ?? "an error", e.rule ? `rule ${e.rule}` : "", e.instance ? `instance ${e.instance}` : "", e.message ? `containing ${JSON.stringify(e.message)}` : ""];
+  const parts = [
+    e.code ?? "an error",
+    e.rule ? `rule ${e.rule}` : "",
+    e.instance ? `instance ${e.instance}` : "",
+    e.message ? `containing ${JSON.stringify(e.message)}` : "",
+  ];
   return parts.filter((p) => p !== "").join(", ");
 }
 
@@ -24,7 +29,12 @@ export function compareErrors(expected: ErrorExpect[] | undefined, obs: Observed
   for (const e of expected ?? []) {
     const at = left.findIndex((err) => fits(e, err));
     if (at >= 0) left.splice(at, 1);
-    else out.push({ subject: "plan error", expected: describe(e), actual: obs.plan.errors.length === 0 ? "no error" : "not among the plan's errors" });
+    else
+      out.push({
+        subject: "plan error",
+        expected: describe(e),
+        actual: obs.plan.errors.length === 0 ? "no error" : "not among the plan's errors",
+      });
   }
   for (const err of left) {
     out.push({

@@ -9,7 +9,8 @@ function groupSaid(g: { count: number; instance_ids: readonly number[] }): Said 
 }
 
 function pick(e: ReportExpect, index: number, reports: readonly PlannedReport[]): PlannedReport | undefined {
-  if (e.title !== undefined) return reports.find((r) => r.title === e.title && (e.rule === undefined || r.rule === e.rule));
+  if (e.title !== undefined)
+    return reports.find((r) => r.title === e.title && (e.rule === undefined || r.rule === e.rule));
   if (e.rule !== undefined) return reports.find((r) => r.rule === e.rule);
   return reports[index];
 }
@@ -31,7 +32,10 @@ export function compareReports(expected: ReportExpect[], obs: Observed, locate: 
         subject: `report ${JSON.stringify(label)}`,
         at: locate(["reports", i]),
         expected: "a report",
-        actual: reports.length === 0 ? "the plan has no report" : `reports: ${reports.map((x) => JSON.stringify(x.title)).join(", ")}`,
+        actual:
+          reports.length === 0
+            ? "the plan has no report"
+            : `reports: ${reports.map((x) => JSON.stringify(x.title)).join(", ")}`,
       });
       return;
     }
@@ -46,12 +50,18 @@ export function compareReports(expected: ReportExpect[], obs: Observed, locate: 
       const subject = `${name} group ${JSON.stringify(key)}`;
       const shown: Said = typeof want === "number" ? `count ${want}` : ["instances ", { ids: want }];
       if (!g) out.push({ subject, expected: shown, actual: "(no such group)" });
-      else if (typeof want === "number" && g.count !== want) out.push({ subject, expected: shown, actual: groupSaid(g) });
-      else if (Array.isArray(want) && !sameIds(want, g.instance_ids)) out.push({ subject, expected: shown, actual: ["instances ", { ids: g.instance_ids }] });
+      else if (typeof want === "number" && g.count !== want)
+        out.push({ subject, expected: shown, actual: groupSaid(g) });
+      else if (Array.isArray(want) && !sameIds(want, g.instance_ids))
+        out.push({ subject, expected: shown, actual: ["instances ", { ids: g.instance_ids }] });
     }
     for (const g of r.groups) {
       if (g.key in e.groups) continue;
-      out.push({ subject: `${name} group ${JSON.stringify(g.key)}`, expected: "(no such group)", actual: groupSaid(g) });
+      out.push({
+        subject: `${name} group ${JSON.stringify(g.key)}`,
+        expected: "(no such group)",
+        actual: groupSaid(g),
+      });
     }
   });
   return out;

@@ -31,7 +31,10 @@ async function exists(p: string): Promise<boolean> {
   }
 }
 
-async function ruleFilesIn(dir: string, problems: Discovery["problems"]): Promise<{ files: string[]; skipped: string[] }> {
+async function ruleFilesIn(
+  dir: string,
+  problems: Discovery["problems"],
+): Promise<{ files: string[]; skipped: string[] }> {
   const listing = await listRuleFiles([dir]);
   // a link leading out of the folder (src/rules/files.ts) is said here too, or `test` would drop it silently
   for (const p of listing.problems) if (!problems.some((q) => q.path === p.path)) problems.push(p);

@@ -45,7 +45,10 @@ function fieldValues(f: Fixture, env: FixtureEnv, problems: FixtureProblem[]): M
       continue;
     }
     if (ref === null) {
-      problems.push({ path: ["fields", alias], message: `field alias "${alias}" means different fields in the rules of this workflow: use values: { "step:action": ... }` });
+      problems.push({
+        path: ["fields", alias],
+        message: `field alias "${alias}" means different fields in the rules of this workflow: use values: { "step:action": ... }`,
+      });
       continue;
     }
     const key = fieldKey(ref.step, ref.action);
@@ -65,7 +68,10 @@ function snapshot(processId: number, values: Map<string, unknown>): NonNullable<
     list.push(input === undefined ? { id: action } : { id: action, input_object: input });
     steps.set(step, list);
   }
-  return { id: processId, steps: [...steps.entries()].sort(([a], [b]) => a - b).map(([id, actions]) => ({ id, actions })) };
+  return {
+    id: processId,
+    steps: [...steps.entries()].sort(([a], [b]) => a - b).map(([id, actions]) => ({ id, actions })),
+  };
 }
 
 export function buildInstance(f: Fixture, env: FixtureEnv): { data: InstanceData; problems: FixtureProblem[] } {

@@ -9,7 +9,6 @@ import { isDateTimeValue, isIsoDateTime, resolveDateTime } from "../rules/dateti
 import type { FieldTypeName } from "./schema.js";
 import { isRecord } from "../model/guards.js";
 
-
 /** `{inputValue: ...}` or `{date: ...}`: the documented input-object forms. */
 export function isInputObject(v: unknown): v is Record<string, unknown> {
   if (!isRecord(v)) return false;

@@ -15,7 +15,11 @@ export interface Observed {
 /** Position of a path inside the case's `expect` (for mistakes in the expectations themselves). */
 export type Locate = (path: ReadonlyArray<string | number>) => SourcePos;
 
-export function instanceFailure(obs: Observed, instance: number, f: Omit<Failure, "instance" | "instance_name">): Failure {
+export function instanceFailure(
+  obs: Observed,
+  instance: number,
+  f: Omit<Failure, "instance" | "instance_name">,
+): Failure {
   const name = obs.names.get(instance);
   return { instance, ...(name !== undefined ? { instance_name: name } : {}), ...f };
 }

@@ -42,7 +42,13 @@ export function parseTestText(file: string, text: string): ParsedTestFile {
   if (!typed.success) {
     // the JSON Schema and zod come from one definition; this only guards against a gap between them
     for (const issue of typed.error.issues.slice(0, 10)) {
-      diagnostics.push(error(src, issue.path.map((p) => (typeof p === "number" ? p : String(p))), issue.message));
+      diagnostics.push(
+        error(
+          src,
+          issue.path.map((p) => (typeof p === "number" ? p : String(p))),
+          issue.message,
+        ),
+      );
     }
     return { file, src, diagnostics };
   }

@@ -41,13 +41,17 @@ function ruleWorkflowId(rule: CompiledRule, data: TestFileData): number {
 }
 
 /** Shared fixtures first, then the case's own; a case fixture replaces a shared one with the same id. */
-function fixturesOf(data: TestFileData, index: number): { list: Array<Located<Fixture>>; problems: Array<{ path: Path; message: string }> } {
+function fixturesOf(
+  data: TestFileData,
+  index: number,
+): { list: Array<Located<Fixture>>; problems: Array<{ path: Path; message: string }> } {
   const problems: Array<{ path: Path; message: string }> = [];
   const byId = new Map<number, Located<Fixture>>();
   const add = (list: Fixture[] | undefined, base: Path): void => {
     const seen = new Set<number>();
     (list ?? []).forEach((f, k) => {
-      if (seen.has(f.id)) problems.push({ path: [...base, k, "id"], message: `fixture id ${f.id} appears twice in this list` });
+      if (seen.has(f.id))
+        problems.push({ path: [...base, k, "id"], message: `fixture id ${f.id} appears twice in this list` });
       seen.add(f.id);
       byId.set(f.id, { value: f, path: [...base, k] });
     });
@@ -95,7 +99,14 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
   const tc = data.tests[index];
   const pos = posOfValue(src, ["tests", index]);
   const names = tc ? (Array.isArray(tc.rule) ? tc.rule : [tc.rule]) : [];
-  const result: CaseResult = { pos, rules: names, name: tc?.name ?? `tests[${index}]`, status: "pass", failures: [], durationMs: 0 };
+  const result: CaseResult = {
+    pos,
+    rules: names,
+    name: tc?.name ?? `tests[${index}]`,
+    status: "pass",
+    failures: [],
+    durationMs: 0,
+  };
   if (!tc) return result;
   const problem = (path: Path, message: string): Failure => ({ subject: message, at: posOfValue(src, path) });
   const finish = (): CaseResult => {
@@ -109,12 +120,23 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
   names.forEach((n, k) => {
     const r = ruleSet.rules.find((x) => x.name === n);
     if (r) rules.push(r);
-    else result.failures.push(problem(Array.isArray(tc.rule) ? ["tests", index, "rule", k] : ["tests", index, "rule"], `no loaded rule is named "${n}"${didYouMean(n, all)}`));
+    else
+      result.failures.push(
+        problem(
+          Array.isArray(tc.rule) ? ["tests", index, "rule", k] : ["tests", index, "rule"],
+          `no loaded rule is named "${n}"${didYouMean(n, all)}`,
+        ),
+      );
   });
   const fileNow = new Date(data.now);
   const now = tc.now ? new Date(resolveDateTime(tc.now, fileNow)) : fileNow;
   if (Object.keys(tc.expect).length === 0) {
-    result.failures.push(problem(["tests", index, "expect"], "expect lists nothing to check: give matched, selected, changes, reports or errors"));
+    result.failures.push(
+      problem(
+        ["tests", index, "expect"],
+        "expect lists nothing to check: give matched, selected, changes, reports or errors",
+      ),
+    );
   }
   const fixtures = fixturesOf(data, index);
   for (const p of fixtures.problems) result.failures.push(problem(p.path, p.message));
@@ -139,7 +161,13 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
       if (!inWorkflow(f.value, rule, data)) continue;
       // a shared fixture whose field aliases are all another workflow's belongs to the rules that declare them
       const own = Object.keys(f.value.fields ?? {});
-      if (f.path[0] === "instances" && f.value.workflow === undefined && own.length > 0 && own.every((a) => !aliases.has(a))) continue;
+      if (
+        f.path[0] === "instances" &&
+        f.value.workflow === undefined &&
+        own.length > 0 &&
+        own.every((a) => !aliases.has(a))
+      )
+        continue;
       const built = buildInstance(f.value, { now, aliases, fieldTypes, processId: workflowId });
       for (const p of built.problems) {
         const seen = `${f.path.join("/")}:${p.message}`;

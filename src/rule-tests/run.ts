@@ -78,7 +78,8 @@ export async function runTests(paths: string[], opts: RunOptions = {}): Promise<
   const run: TestRun & { ruleSet?: RuleSet } = { files: found.testFiles, results: [], diagnostics };
   if (!loaded.ruleSet) return run;
   // with the workflow catalog, steps and fields named in the rules become the ids the fixtures use
-  if (opts.catalog) loaded.ruleSet = { ...loaded.ruleSet, rules: loaded.ruleSet.rules.map((r) => resolvedByCatalog(r, opts.catalog)) };
+  if (opts.catalog)
+    loaded.ruleSet = { ...loaded.ruleSet, rules: loaded.ruleSet.rules.map((r) => resolvedByCatalog(r, opts.catalog)) };
   run.ruleSet = loaded.ruleSet;
   const only = opts.rules && opts.rules.length > 0 ? ruleSelection(opts.rules) : undefined;
   if (only) {
@@ -97,11 +98,15 @@ export async function runTests(paths: string[], opts: RunOptions = {}): Promise<
     for (let index = 0; index < parsed.data.tests.length; index++) {
       const named = parsed.data.tests[index]?.rule;
       if (only && !(Array.isArray(named) ? named : [named ?? ""]).some((n) => only.selects(n))) continue;
-      run.results.push(await runCase({ src: parsed.src, data: parsed.data, index, ruleSet: loaded.ruleSet, catalogTypes }));
+      run.results.push(
+        await runCase({ src: parsed.src, data: parsed.data, index, ruleSet: loaded.ruleSet, catalogTypes }),
+      );
     }
   }
   if (opts.requireTests) {
-    const scope = only ? { ...loaded.ruleSet, rules: loaded.ruleSet.rules.filter((r) => only.selects(r.name)) } : loaded.ruleSet;
+    const scope = only
+      ? { ...loaded.ruleSet, rules: loaded.ruleSet.rules.filter((r) => only.selects(r.name)) }
+      : loaded.ruleSet;
     run.results.push(...untested(scope, run.results));
   }
   return run;

@@ -50,7 +50,13 @@ export const FixtureSchema = z
       .record(z.string().regex(/^\d+$/), DateTime)
       .optional()
       .describe("Deadlines of steps: step id → date-time (checked by step_deadline_* filters on active steps)."),
-    progress: z.number().int().min(0).max(100).optional().describe("Progress in percent, for progress_min / progress_max."),
+    progress: z
+      .number()
+      .int()
+      .min(0)
+      .max(100)
+      .optional()
+      .describe("Progress in percent, for progress_min / progress_max."),
     visibility_mode: z
       .enum(["public", "involved", "involved_plus", "restrictive"])
       .optional()
@@ -59,17 +65,21 @@ export const FixtureSchema = z
       .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.unknown())
       .optional()
       .describe(
-        "Form-field values by the alias the rule declares in `fields`: plain (42.5, \"EUR\", [Laptop, Badge], " +
+        'Form-field values by the alias the rule declares in `fields`: plain (42.5, "EUR", [Laptop, Badge], ' +
           "an ISO date) or an input object ({ inputValue: ... }, { date: ... }). null = no value.",
       ),
     values: z
       .record(z.string().regex(/^\d+:\d+$/), z.unknown())
       .optional()
-      .describe('Form-field values by "step:action" ids ("20111:50222": 42.5), plain or as input objects. null = no value.'),
+      .describe(
+        'Form-field values by "step:action" ids ("20111:50222": 42.5), plain or as input objects. null = no value.',
+      ),
     record: z
       .record(z.string(), z.unknown())
       .optional()
-      .describe("Any other keys of the full instance record (docs/service.md, Resources), merged as given (e.g. step_assignments)."),
+      .describe(
+        "Any other keys of the full instance record (docs/service.md, Resources), merged as given (e.g. step_assignments).",
+      ),
   })
   .describe("A fixture instance, written compactly: only the fields the test cares about.");
 
@@ -86,7 +96,9 @@ export const ChangeExpectSchema = z
     audit: z
       .boolean()
       .optional()
-      .describe("true: the change is planned in audit (its rule has mode: audit; apply never sends it); false: it is enforced. Omit to leave unchecked."),
+      .describe(
+        "true: the change is planned in audit (its rule has mode: audit; apply never sends it); false: it is enforced. Omit to leave unchecked.",
+      ),
     inputs: z
       .record(z.string(), z.unknown())
       .optional()
@@ -106,7 +118,10 @@ export const ReportExpectSchema = z
   .strictObject({
     title: z.string().optional().describe("Pick the report by title (default: the reports in plan order)."),
     rule: z.string().optional().describe("Pick the report by rule."),
-    groups: z.record(z.string(), GroupExpect).optional().describe('Exactly these groups: key → count or ids ("(no tag)" for untagged).'),
+    groups: z
+      .record(z.string(), GroupExpect)
+      .optional()
+      .describe('Exactly these groups: key → count or ids ("(no tag)" for untagged).'),
     rows: z.number().int().min(0).optional().describe("Number of rows (matched instances) in the report."),
   })
   .describe("One report of the plan.");
@@ -122,9 +137,14 @@ export const ErrorExpectSchema = z
 
 export const ExpectSchema = z
   .strictObject({
-    selected: IdsByRule.optional().describe("Instances the rule's `select` keeps (checked client-side on the fixtures)."),
+    selected: IdsByRule.optional().describe(
+      "Instances the rule's `select` keeps (checked client-side on the fixtures).",
+    ),
     matched: IdsByRule.optional().describe("Instances that are selected and for which `when` holds."),
-    changes: z.array(ChangeExpectSchema).optional().describe("Exactly the changes planned ([] = none). Omit to leave unchecked."),
+    changes: z
+      .array(ChangeExpectSchema)
+      .optional()
+      .describe("Exactly the changes planned ([] = none). Omit to leave unchecked."),
     reports: z.array(ReportExpectSchema).optional().describe("Reports and their groups."),
     errors: z
       .array(ErrorExpectSchema)
@@ -155,7 +175,9 @@ export const TestFileSchema = z
     now: z
       .string()
       .meta({ format: "date-time" })
-      .describe("The fixed plan time of every case (ISO 8601): relative dates, $now() and templates resolve against it."),
+      .describe(
+        "The fixed plan time of every case (ISO 8601): relative dates, $now() and templates resolve against it.",
+      ),
     workflows: z
       .record(z.string(), Id)
       .optional()

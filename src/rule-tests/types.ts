@@ -62,7 +62,9 @@ export function foundNoTests(run: TestRun): boolean {
 
 /** Files (rules or tests) that did not load: each counts as one failure, its diagnostics say why. */
 export function brokenFiles(run: TestRun): string[] {
-  return [...new Set(run.diagnostics.filter((d) => d.severity === "error" && d.code !== NO_TESTS_CODE).map((d) => d.file))];
+  return [
+    ...new Set(run.diagnostics.filter((d) => d.severity === "error" && d.code !== NO_TESTS_CODE).map((d) => d.file)),
+  ];
 }
 
 export function counts(run: TestRun): { passed: number; failed: number } {

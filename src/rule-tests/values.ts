@@ -4,7 +4,6 @@ import { isIsoDateTime } from "../rules/datetime.js";
 import { isInputObject } from "./input-objects.js";
 import { isRecord } from "../model/guards.js";
 
-
 /** Deep equality where two ISO date-times are equal when they name the same instant (…:00Z = …:00.000Z). */
 export function sameValue(a: unknown, b: unknown): boolean {
   if (typeof a === "string" && typeof b === "string") {
@@ -29,5 +28,3 @@ export function sameInput(expected: unknown, actualInputObject: unknown): boolea
 export function shownInput(expected: unknown, actualInputObject: unknown): unknown {
   return isInputObject(expected) ? actualInputObject : (plainValue(actualInputObject) ?? null);
 }
-
-

@@ -20,11 +20,13 @@ export function whyLines(e: RuleExplanation): Said[] {
   // the clause that failed to evaluate says it more precisely than the rule-level message
   if (e.error && !deciding.some((c) => c.error)) out.push(e.error);
   if (e.when) {
-    for (const c of deciding) out.push(c.error ? `when ${c.source} → error: ${c.error}` : [`when ${c.source} → `, { value: c.value }]);
+    for (const c of deciding)
+      out.push(c.error ? `when ${c.source} → error: ${c.error}` : [`when ${c.source} → `, { value: c.value }]);
   } else {
     out.push("rule has no `when`: every selected instance matches");
   }
-  if (e.fields.length > 0) out.push(e.fields.flatMap((f, i) => [`${i > 0 ? ", " : ""}fields.${f.alias} = `, { value: f.value }]));
+  if (e.fields.length > 0)
+    out.push(e.fields.flatMap((f, i) => [`${i > 0 ? ", " : ""}fields.${f.alias} = `, { value: f.value }]));
   if (e.matched) for (const s of e.skipped) out.push(`skipped ${s}`);
   return out;
 }

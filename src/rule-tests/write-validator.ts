@@ -22,12 +22,16 @@ export function testsAjv(): Ajv {
 }
 
 export function renderTestsValidator(): string {
-  return standaloneModuleText(testsAjv(), { validate: TEST_SCHEMA_ID }, {
-    formats: "./schema-formats.js",
-    kinds: kindsFingerprint(),
-    source: "src/rule-tests/write-validator.ts",
-    test: "test/rule-tests/validator.test.ts",
-  });
+  return standaloneModuleText(
+    testsAjv(),
+    { validate: TEST_SCHEMA_ID },
+    {
+      formats: "./schema-formats.js",
+      kinds: kindsFingerprint(),
+      source: "src/rule-tests/write-validator.ts",
+      test: "test/rule-tests/validator.test.ts",
+    },
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -43,7 +43,11 @@ function userIndex(user: CatalogUser): UserIndex {
 export function authenticate(header: string | undefined): CatalogUser {
   const challenge = { "WWW-Authenticate": 'Api-Key realm="api"' };
   if (!header || !header.trim()) {
-    throw new HttpError(401, "Authentication credentials were not provided. Send the header 'Authorization: Api-Key <key>'.", challenge);
+    throw new HttpError(
+      401,
+      "Authentication credentials were not provided. Send the header 'Authorization: Api-Key <key>'.",
+      challenge,
+    );
   }
   const m = /^Api-Key\s+(\S+)\s*$/i.exec(header.trim());
   if (!m || m[1] === undefined) {

@@ -43,10 +43,13 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
       else resolve(Buffer.concat(chunks));
     });
     // "aborted" / ECONNRESET: the client went away (or a slow one was cut off) mid-body; not a sandbox bug
-    req.on("error", () => reject(tooLarge ? tooLargeError() : new HttpError(400, "Request body incomplete: the connection closed.")));
+    req.on("error", () =>
+      reject(tooLarge ? tooLargeError() : new HttpError(400, "Request body incomplete: the connection closed.")),
+    );
     // a client that goes away mid-body (or an oversized body we cut off) must not leave the request pending
     req.on("close", () => {
-      if (!ended) reject(tooLarge ? tooLargeError() : new HttpError(400, "Request body incomplete: the connection closed."));
+      if (!ended)
+        reject(tooLarge ? tooLargeError() : new HttpError(400, "Request body incomplete: the connection closed."));
     });
   });
 }
@@ -68,7 +71,12 @@ export async function decodeBody(raw: Buffer, contentType: string | undefined): 
     try {
       return { kind: "json", value: JSON.parse(text) as unknown };
     } catch (err) {
-      return { kind: "invalid", media: media || "application/json", error: err instanceof Error ? err.message : String(err), raw: text };
+      return {
+        kind: "invalid",
+        media: media || "application/json",
+        error: err instanceof Error ? err.message : String(err),
+        raw: text,
+      };
     }
   }
   if (media === "application/x-www-form-urlencoded") {
@@ -79,7 +87,9 @@ export async function decodeBody(raw: Buffer, contentType: string | undefined): 
   if (media === "multipart/form-data") {
     try {
       // Node 20's fetch Response parses multipart; no dependency needed.
-      const form = await new Response(new Uint8Array(raw), { headers: { "content-type": contentType ?? "" } }).formData();
+      const form = await new Response(new Uint8Array(raw), {
+        headers: { "content-type": contentType ?? "" },
+      }).formData();
       const fields = new Map<string, string[]>();
       for (const [k, v] of form) {
         const value = typeof v === "string" ? v : `[file ${v.name}]`;

@@ -71,14 +71,22 @@ export const WORKFLOWS: readonly CatalogWorkflow[] = [
     stages: ["Submitted", "Approval", "Payment"],
     steps: [
       {
-        id: 20110, name: "Submit claim", position: 1, type: "form", owners: [1],
+        id: 20110,
+        name: "Submit claim",
+        position: 1,
+        type: "form",
+        owners: [1],
         actions: [
           { id: 50220, name: "Description", type: "text" },
           { id: 50221, name: "Category", type: "radio", options: ["Travel", "Meals", "Equipment", "Other"] },
         ],
       },
       {
-        id: 20111, name: "Manager approval", position: 2, type: "form", owners: [3],
+        id: 20111,
+        name: "Manager approval",
+        position: 2,
+        type: "form",
+        owners: [3],
         actions: [
           { id: 50222, name: "Amount", type: "number" },
           { id: 50223, name: "Currency", type: "radio", options: ["EUR", "USD", "GBP"] },
@@ -87,9 +95,18 @@ export const WORKFLOWS: readonly CatalogWorkflow[] = [
         ],
       },
       {
-        id: 20112, name: "Finance review", position: 3, type: "form", owners: [1],
+        id: 20112,
+        name: "Finance review",
+        position: 3,
+        type: "form",
+        owners: [1],
         actions: [
-          { id: 50240, name: "Checks", type: "checklist", options: ["Receipt attached", "VAT valid", "Budget code ok"] },
+          {
+            id: 50240,
+            name: "Checks",
+            type: "checklist",
+            options: ["Receipt attached", "VAT valid", "Budget code ok"],
+          },
           { id: 50241, name: "Paid on", type: "date" },
         ],
       },
@@ -105,21 +122,33 @@ export const WORKFLOWS: readonly CatalogWorkflow[] = [
     stages: ["Paperwork", "Setup", "Welcome"],
     steps: [
       {
-        id: 20120, name: "HR paperwork", position: 1, type: "form", owners: [1],
+        id: 20120,
+        name: "HR paperwork",
+        position: 1,
+        type: "form",
+        owners: [1],
         actions: [
           { id: 50250, name: "Start date", type: "date" },
           { id: 50251, name: "Contract type", type: "radio", options: ["Permanent", "Fixed-term", "Contractor"] },
         ],
       },
       {
-        id: 20121, name: "IT setup", position: 2, type: "form", owners: [3],
+        id: 20121,
+        name: "IT setup",
+        position: 2,
+        type: "form",
+        owners: [3],
         actions: [
           { id: 50252, name: "Equipment", type: "checklist", options: ["Laptop", "Phone", "Badge"] },
           { id: 50253, name: "Notes", type: "text" },
         ],
       },
       {
-        id: 20122, name: "First day", position: 3, type: "form", owners: [1],
+        id: 20122,
+        name: "First day",
+        position: 3,
+        type: "form",
+        owners: [1],
         actions: [{ id: 50254, name: "Buddy", type: "text" }],
       },
     ],
@@ -134,7 +163,11 @@ export const WORKFLOWS: readonly CatalogWorkflow[] = [
     stages: ["Request", "Budget", "Ordering"],
     steps: [
       {
-        id: 20130, name: "Request", position: 1, type: "form", owners: [1],
+        id: 20130,
+        name: "Request",
+        position: 1,
+        type: "form",
+        owners: [1],
         actions: [
           { id: 50260, name: "Item", type: "text" },
           { id: 50261, name: "Quantity", type: "number" },
@@ -142,14 +175,22 @@ export const WORKFLOWS: readonly CatalogWorkflow[] = [
         ],
       },
       {
-        id: 20131, name: "Budget approval", position: 2, type: "form", owners: [1],
+        id: 20131,
+        name: "Budget approval",
+        position: 2,
+        type: "form",
+        owners: [1],
         actions: [
           { id: 50263, name: "Decision", type: "radio", options: ["Approve", "Reject"] },
           { id: 50264, name: "Comment", type: "text" },
         ],
       },
       {
-        id: 20132, name: "Order", position: 3, type: "form", owners: [1],
+        id: 20132,
+        name: "Order",
+        position: 3,
+        type: "form",
+        owners: [1],
         actions: [{ id: 50265, name: "Ordered on", type: "date" }],
       },
     ],
@@ -164,21 +205,33 @@ export const WORKFLOWS: readonly CatalogWorkflow[] = [
     stages: ["Request", "Review", "Provisioning"],
     steps: [
       {
-        id: 20140, name: "Request access", position: 1, type: "form", owners: [1],
+        id: 20140,
+        name: "Request access",
+        position: 1,
+        type: "form",
+        owners: [1],
         actions: [
           { id: 50270, name: "System", type: "radio", options: ["CRM", "ERP", "Wiki"] },
           { id: 50271, name: "Justification", type: "text" },
         ],
       },
       {
-        id: 20141, name: "Security review", position: 2, type: "form", owners: [1],
+        id: 20141,
+        name: "Security review",
+        position: 2,
+        type: "form",
+        owners: [1],
         actions: [
           { id: 50272, name: "Risk score", type: "number" },
           { id: 50273, name: "Controls", type: "checklist", options: ["MFA", "Least privilege", "Expiry set"] },
         ],
       },
       {
-        id: 20142, name: "Provision", position: 3, type: "form", owners: [1],
+        id: 20142,
+        name: "Provision",
+        position: 3,
+        type: "form",
+        owners: [1],
         actions: [{ id: 50274, name: "Done on", type: "date" }],
       },
     ],

@@ -20,7 +20,10 @@ export interface ControlAnswer {
 /** Milliseconds from a number of ms or a duration text ("PT10M", "00:10"); throws RangeError otherwise. */
 export function clockStep(by: number | string): number {
   const ms = typeof by === "number" ? by : parseDuration(by);
-  if (ms === null || !Number.isFinite(ms) || ms < 0) throw new RangeError(`the clock moves forward by milliseconds or a duration such as PT10M, got ${JSON.stringify(by)}`);
+  if (ms === null || !Number.isFinite(ms) || ms < 0)
+    throw new RangeError(
+      `the clock moves forward by milliseconds or a duration such as PT10M, got ${JSON.stringify(by)}`,
+    );
   return ms;
 }
 
@@ -38,20 +41,33 @@ function optionalNumber(body: Record<string, unknown>, key: string): number | un
 function advanceOf(body: Record<string, unknown>): number | undefined {
   const v = body.advance;
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "number" && typeof v !== "string") throw new RangeError("advance must be milliseconds or a duration such as PT10M");
+  if (typeof v !== "number" && typeof v !== "string")
+    throw new RangeError("advance must be milliseconds or a duration such as PT10M");
   return clockStep(v);
 }
 
 export function peopleControl(store: SandboxStore, method: string, body: unknown): ControlAnswer {
-  if (method !== "POST") return { status: 405, body: { detail: `Method "${method}" not allowed on /__sandbox/people.` } };
+  if (method !== "POST")
+    return { status: 405, body: { detail: `Method "${method}" not allowed on /__sandbox/people.` } };
   const b = body ?? {};
-  if (!isRecord(b)) return { status: 400, body: { detail: "The body must be a JSON object such as {\"churn\": 0.01}." } };
+  if (!isRecord(b)) return { status: 400, body: { detail: 'The body must be a JSON object such as {"churn": 0.01}.' } };
   try {
     const kinds = b.kinds;
-    if (kinds !== undefined && !(Array.isArray(kinds) && kinds.every((k): k is PeopleAction => (PEOPLE_ACTIONS as readonly unknown[]).includes(k)))) {
+    if (
+      kinds !== undefined &&
+      !(
+        Array.isArray(kinds) &&
+        kinds.every((k): k is PeopleAction => (PEOPLE_ACTIONS as readonly unknown[]).includes(k))
+      )
+    ) {
       throw new RangeError(`kinds must be a list of: ${PEOPLE_ACTIONS.join(", ")}`);
     }
-    const opts: PeopleOptions = { seed: optionalNumber(b, "seed"), churn: optionalNumber(b, "churn"), changes: optionalNumber(b, "changes"), kinds };
+    const opts: PeopleOptions = {
+      seed: optionalNumber(b, "seed"),
+      churn: optionalNumber(b, "churn"),
+      changes: optionalNumber(b, "changes"),
+      kinds,
+    };
     const advance = advanceOf(b);
     const result = simulatePeople(store, opts);
     const now = advance === undefined ? store.now() : store.advanceClock(advance);
@@ -63,9 +79,11 @@ export function peopleControl(store: SandboxStore, method: string, body: unknown
 
 export function clockControl(store: SandboxStore, method: string, body: unknown): ControlAnswer {
   if (method === "GET" || method === "HEAD") return { status: 200, body: { now: store.now().toISOString() } };
-  if (method !== "POST") return { status: 405, body: { detail: `Method "${method}" not allowed on /__sandbox/clock.` } };
+  if (method !== "POST")
+    return { status: 405, body: { detail: `Method "${method}" not allowed on /__sandbox/clock.` } };
   const b = body ?? {};
-  if (!isRecord(b)) return { status: 400, body: { detail: "The body must be a JSON object such as {\"advance\": \"PT10M\"}." } };
+  if (!isRecord(b))
+    return { status: 400, body: { detail: 'The body must be a JSON object such as {"advance": "PT10M"}.' } };
   try {
     const advance = advanceOf(b) ?? 0;
     return { status: 200, body: { now: store.advanceClock(advance).toISOString() } };

@@ -10,8 +10,12 @@ export function parseIsoDateTime(text: string): number | null {
   const m = ISO_RE.exec(text.trim());
   if (!m) return null;
   const [, y, mo, d, h = "0", mi = "0", s = "0", frac = "", zone] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = Number(h), minute = Number(mi), second = Number(s);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = Number(h),
+    minute = Number(mi),
+    second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
   const ms = frac ? Math.floor(Number(`0.${frac}`) * 1000) : 0;
@@ -19,7 +23,8 @@ export function parseIsoDateTime(text: string): number | null {
   if (zone && zone.toUpperCase() !== "Z") {
     const sign = zone.startsWith("-") ? -1 : 1;
     const digits = zone.slice(1).replace(":", "");
-    const oh = Number(digits.slice(0, 2)), om = Number(digits.slice(2) || "0");
+    const oh = Number(digits.slice(0, 2)),
+      om = Number(digits.slice(2) || "0");
     if (oh > 23 || om > 59) return null;
     t -= sign * (oh * 60 + om) * 60_000;
   }

@@ -8,9 +8,13 @@
  * Returns milliseconds, or null when the text is none of these.
  */
 const CLOCK_RE = /^(?:(\d+)\s*(?:days?,?\s*)?\s+)?(\d{1,3}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6}))?)?$/i;
-const ISO_RE = /^P(?:(\d+(?:[.,]\d+)?)W)?(?:(\d+(?:[.,]\d+)?)D)?(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$/i;
+const ISO_RE =
+  /^P(?:(\d+(?:[.,]\d+)?)W)?(?:(\d+(?:[.,]\d+)?)D)?(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$/i;
 
-const SECOND = 1000, MINUTE = 60 * SECOND, HOUR = 60 * MINUTE, DAY = 24 * HOUR;
+const SECOND = 1000,
+  MINUTE = 60 * SECOND,
+  HOUR = 60 * MINUTE,
+  DAY = 24 * HOUR;
 
 export function parseDuration(text: string): number | null {
   const s = text.trim();

@@ -18,15 +18,23 @@ export interface FaultSettings {
   resetRate: number;
 }
 
-export const NO_FAULTS: FaultSettings = { latencyMs: 0, failRate: 0, rateLimitPerMin: 0, rateLimitWindowMs: 60_000, resetRate: 0 };
+export const NO_FAULTS: FaultSettings = {
+  latencyMs: 0,
+  failRate: 0,
+  rateLimitPerMin: 0,
+  rateLimitWindowMs: 60_000,
+  resetRate: 0,
+};
 
 /** Throws RangeError on a value out of range; used by startSandbox, setFaults and the CLI. */
 export function checkFaults(f: Partial<FaultSettings>): void {
   const rate = (name: string, v: number | undefined): void => {
-    if (v !== undefined && !(Number.isFinite(v) && v >= 0 && v <= 1)) throw new RangeError(`${name} must be between 0 and 1, got ${v}`);
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0 && v <= 1))
+      throw new RangeError(`${name} must be between 0 and 1, got ${v}`);
   };
   const count = (name: string, v: number | undefined): void => {
-    if (v !== undefined && !(Number.isFinite(v) && v >= 0)) throw new RangeError(`${name} must be a number >= 0, got ${v}`);
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0))
+      throw new RangeError(`${name} must be a number >= 0, got ${v}`);
   };
   rate("failRate", f.failRate);
   rate("resetRate", f.resetRate);

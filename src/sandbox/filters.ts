@@ -19,10 +19,25 @@ import { parseDuration } from "./durations.js";
 import { parseIsoDateTime } from "./dates.js";
 import { workflowOf } from "./lookup.js";
 import type { Query } from "./query.js";
-import { STATUSES, endedTimeOf, progressOf, runtimeOf, statusOf, type InstanceState, type InstanceStatus } from "./state.js";
+import {
+  STATUSES,
+  endedTimeOf,
+  progressOf,
+  runtimeOf,
+  statusOf,
+  type InstanceState,
+  type InstanceStatus,
+} from "./state.js";
 
-export const DATE_FIELDS = ["started_time", "last_updated_time", "deadline", "step_deadline", "aborted_time",
-  "completed_time", "ended_time"] as const;
+export const DATE_FIELDS = [
+  "started_time",
+  "last_updated_time",
+  "deadline",
+  "step_deadline",
+  "aborted_time",
+  "completed_time",
+  "ended_time",
+] as const;
 type DateField = (typeof DATE_FIELDS)[number];
 
 /** Every demo workflow belongs to this organization. */
@@ -43,7 +58,8 @@ export function parseFilters(q: Query, opts: FilterOptions): Predicate {
   const statuses = q.many("status");
   if (statuses.length) {
     for (const s of statuses) {
-      if (!(STATUSES as readonly string[]).includes(s)) throw badRequest(`Unknown status "${s}". Allowed: ${STATUSES.join(", ")}.`);
+      if (!(STATUSES as readonly string[]).includes(s))
+        throw badRequest(`Unknown status "${s}". Allowed: ${STATUSES.join(", ")}.`);
     }
     const set = new Set(statuses as InstanceStatus[]);
     preds.push((i) => set.has(statusOf(i)));
@@ -102,10 +118,12 @@ export function parseFilters(q: Query, opts: FilterOptions): Predicate {
     const after = dateParam(q, `${field}_after`);
     const before = dateParam(q, `${field}_before`);
     if (after === undefined && before === undefined) continue;
-    const lo = after ?? -Infinity, hi = before ?? Infinity;
+    const lo = after ?? -Infinity,
+      hi = before ?? Infinity;
     if (field === "step_deadline") {
       preds.push((i) => {
-        for (const [stepId, t] of i.stepDeadlines) if (t >= lo && t <= hi && i.activeStepIds.includes(stepId)) return true;
+        for (const [stepId, t] of i.stepDeadlines)
+          if (t >= lo && t <= hi && i.activeStepIds.includes(stepId)) return true;
         return false;
       });
     } else {
@@ -146,7 +164,9 @@ function duration(q: Query, name: string): number | undefined {
   if (raw === undefined) return undefined;
   const ms = parseDuration(raw);
   if (ms === null) {
-    throw badRequest(`${name} must be a duration such as "00:50" (HH:MM), "01 09:30" (D HH:MM), "02:30:00" (HH:MM:SS) or "PT50M" (ISO 8601); got "${raw}".`);
+    throw badRequest(
+      `${name} must be a duration such as "00:50" (HH:MM), "01 09:30" (D HH:MM), "02:30:00" (HH:MM:SS) or "PT50M" (ISO 8601); got "${raw}".`,
+    );
   }
   return ms;
 }
@@ -161,13 +181,18 @@ function dateParam(q: Query, name: string): number | undefined {
 
 function dateGetter(field: Exclude<DateField, "step_deadline">): (i: InstanceState) => number | null {
   switch (field) {
-    case "started_time": return (i) => i.startedTime;
+    case "started_time":
+      return (i) => i.startedTime;
     // never changed: last updated when it started, as the record shows it
-    case "last_updated_time": return (i) => i.lastUpdatedTime ?? i.startedTime;
-    case "deadline": return (i) => i.deadline;
-    case "aborted_time": return (i) => i.abortedTime;
-    case "completed_time": return (i) => i.completedTime;
-    case "ended_time": return endedTimeOf;
+    case "last_updated_time":
+      return (i) => i.lastUpdatedTime ?? i.startedTime;
+    case "deadline":
+      return (i) => i.deadline;
+    case "aborted_time":
+      return (i) => i.abortedTime;
+    case "completed_time":
+      return (i) => i.completedTime;
+    case "ended_time":
+      return endedTimeOf;
   }
 }
-

@@ -21,15 +21,68 @@ const WORKFLOW_SHARES: readonly (readonly [CatalogWorkflow, number])[] = WORKFLO
   ({ 1042: 40, 1043: 20, 1044: 25, 1045: 15 } as Record<number, number>)[w.id] ?? 10,
 ]);
 
-export const FIRST_NAMES = ["Alice", "Bruno", "Chloé", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemal",
-  "Lena", "Marco", "Nadia", "Oskar", "Priya", "Quentin", "Rosa", "Sven", "Tara", "Umar", "Vera", "Wei", "Yara", "Zoe"];
-export const LAST_NAMES = ["Andersen", "Bianchi", "Costa", "Dubois", "Evans", "Fischer", "García", "Hansen", "Ivanova",
-  "Jensen", "Kowalski", "Laurent", "Müller", "Novak", "Okafor", "Petrov", "Rossi", "Schmidt", "Tanaka", "Weber"];
+export const FIRST_NAMES = [
+  "Alice",
+  "Bruno",
+  "Chloé",
+  "Dmitri",
+  "Elena",
+  "Farid",
+  "Grace",
+  "Hiro",
+  "Ines",
+  "Jonas",
+  "Kemal",
+  "Lena",
+  "Marco",
+  "Nadia",
+  "Oskar",
+  "Priya",
+  "Quentin",
+  "Rosa",
+  "Sven",
+  "Tara",
+  "Umar",
+  "Vera",
+  "Wei",
+  "Yara",
+  "Zoe",
+];
+export const LAST_NAMES = [
+  "Andersen",
+  "Bianchi",
+  "Costa",
+  "Dubois",
+  "Evans",
+  "Fischer",
+  "García",
+  "Hansen",
+  "Ivanova",
+  "Jensen",
+  "Kowalski",
+  "Laurent",
+  "Müller",
+  "Novak",
+  "Okafor",
+  "Petrov",
+  "Rossi",
+  "Schmidt",
+  "Tanaka",
+  "Weber",
+];
 
 /** Text values by field name; other text fields use GENERIC_TEXT. */
 const TEXT_POOLS: Record<string, readonly string[]> = {
-  Description: ["Taxi to the airport", "Client dinner", "Train to Lyon", "Conference ticket", "Hotel, two nights",
-    "Replacement keyboard", "Team lunch", "Parking at HQ"],
+  Description: [
+    "Taxi to the airport",
+    "Client dinner",
+    "Train to Lyon",
+    "Conference ticket",
+    "Hotel, two nights",
+    "Replacement keyboard",
+    "Team lunch",
+    "Parking at HQ",
+  ],
   "Manager comment": ["OK", "Approved, thanks", "Please attach the receipt next time", "Fine"],
   Notes: ["Needs a second monitor", "Mac preferred", "Remote worker, ship to home", "Standard kit"],
   Buddy: FIRST_NAMES,
@@ -56,14 +109,18 @@ export function generateInstances(opts: GenerateOptions): InstanceState[] {
 
 /** Opaque, stable token of an instance's public tracking URL. */
 export function publicToken(seed: number, id: number): string {
-  return (mixSeed(seed, id).toString(16).padStart(8, "0") + mixSeed(id, seed).toString(16).padStart(8, "0"));
+  return mixSeed(seed, id).toString(16).padStart(8, "0") + mixSeed(id, seed).toString(16).padStart(8, "0");
 }
 
 function generateOne(id: number, seed: number, now: number): InstanceState {
   const rnd = new Prng(mixSeed(seed, id));
   const workflow = rnd.weighted(WORKFLOW_SHARES);
   const steps = orderedSteps(workflow);
-  const status = rnd.weighted([["running", 60], ["completed", 25], ["aborted", 15]] as const);
+  const status = rnd.weighted([
+    ["running", 60],
+    ["completed", 25],
+    ["aborted", 15],
+  ] as const);
   const person = `${rnd.pick(FIRST_NAMES)} ${rnd.pick(LAST_NAMES)}`;
   const startedTime = now - rnd.int(10 * MINUTE, 180 * DAY);
   const age = now - startedTime;
@@ -71,7 +128,12 @@ function generateOne(id: number, seed: number, now: number): InstanceState {
   // Which step the instance is at (running), stopped at (aborted), or past the last one (completed).
   let atIndex: number;
   if (status === "completed") atIndex = steps.length;
-  else if (workflow.id === 1042 && status === "running") atIndex = rnd.weighted([[0, 20], [1, 60], [2, 20]] as const);
+  else if (workflow.id === 1042 && status === "running")
+    atIndex = rnd.weighted([
+      [0, 20],
+      [1, 60],
+      [2, 20],
+    ] as const);
   else atIndex = rnd.int(0, steps.length - 1);
 
   // End (completed/aborted) or last change (running) somewhere after the start.
@@ -84,9 +146,10 @@ function generateOne(id: number, seed: number, now: number): InstanceState {
   const span = (lastTouch ?? startedTime) - startedTime;
   for (let k = 0; k < Math.min(atIndex, steps.length); k++) {
     const step = steps[k] as CatalogStep;
-    const t = status === "completed" && k === steps.length - 1
-      ? (endTime as number)
-      : startedTime + Math.floor((span * (k + 1)) / (atIndex + 1));
+    const t =
+      status === "completed" && k === steps.length - 1
+        ? (endTime as number)
+        : startedTime + Math.floor((span * (k + 1)) / (atIndex + 1));
     stepCompletedTimes.set(step.id, t);
   }
   const current = steps[atIndex];
@@ -95,7 +158,8 @@ function generateOne(id: number, seed: number, now: number): InstanceState {
 
   const stepDeadlines = new Map<number, number>();
   if (status === "running" && current && rnd.chance(0.6)) {
-    const activated = atIndex === 0 ? startedTime : (stepCompletedTimes.get((steps[atIndex - 1] as CatalogStep).id) ?? startedTime);
+    const activated =
+      atIndex === 0 ? startedTime : (stepCompletedTimes.get((steps[atIndex - 1] as CatalogStep).id) ?? startedTime);
     stepDeadlines.set(current.id, activated + rnd.int(1, 14) * DAY + rnd.int(0, 23) * HOUR);
   }
 
@@ -113,7 +177,11 @@ function generateOne(id: number, seed: number, now: number): InstanceState {
   }
 
   const tags = drawTags(workflow, rnd);
-  const priority: Priority = rnd.weighted([[null, 70], ["H", 20], ["V", 10]] as const);
+  const priority: Priority = rnd.weighted([
+    [null, 70],
+    ["H", 20],
+    ["V", 10],
+  ] as const);
   const deadline = rnd.chance(0.65) ? startedTime + rnd.int(2, 60) * DAY + rnd.int(0, 23) * HOUR : null;
   const stageIndex = Math.min(atIndex, steps.length - 1);
   const visibilityTeams = workflow.visibility_mode === "restrictive" ? rnd.sample([10, 11, 12, 13], rnd.int(1, 2)) : [];
@@ -187,6 +255,11 @@ function numberFor(name: string, rnd: Prng): number {
 function radioFor(action: CatalogAction, rnd: Prng): string {
   const options = action.options ?? [];
   // EUR dominates the currency field for the same reason as Amount above.
-  if (action.name === "Currency") return rnd.weighted([["EUR", 70], ["USD", 18], ["GBP", 12]] as const);
+  if (action.name === "Currency")
+    return rnd.weighted([
+      ["EUR", 70],
+      ["USD", 18],
+      ["GBP", 12],
+    ] as const);
   return rnd.pick(options);
 }

@@ -71,7 +71,9 @@ export interface RunningSandbox {
   /** moves the sandbox clock forward: milliseconds or an ISO 8601 duration ("PT10M"); returns the new time */
   advanceClock(by: number | string): Date;
   /** change fault flags at run time */
-  setFaults(f: Partial<Pick<SandboxOptions, "latencyMs" | "failRate" | "rateLimitPerMin" | "rateLimitWindowMs" | "resetRate">>): void;
+  setFaults(
+    f: Partial<Pick<SandboxOptions, "latencyMs" | "failRate" | "rateLimitPerMin" | "rateLimitWindowMs" | "resetRate">>,
+  ): void;
   close(): Promise<void>;
 }
 
@@ -85,7 +87,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const port = opts.port ?? 0;
   const instances = opts.instances ?? DEFAULT_INSTANCES;
   const seed = opts.seed ?? DEFAULT_SEED;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be an integer 0–65535, got ${port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new RangeError(`port must be an integer 0–65535, got ${port}`);
   if (!Number.isInteger(instances) || instances < 0 || instances > MAX_INSTANCES) {
     throw new RangeError(`instances must be an integer 0–${MAX_INSTANCES}, got ${instances}`);
   }
@@ -102,7 +105,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const quirks = new Quirks(opts.quirks ?? []);
 
   const people = opts.peoplePerMin ?? 0;
-  if (!Number.isFinite(people) || people < 0 || people > 1_000_000) throw new RangeError(`peoplePerMin must be 0–1000000, got ${people}`);
+  if (!Number.isFinite(people) || people < 0 || people > 1_000_000)
+    throw new RangeError(`peoplePerMin must be 0–1000000, got ${people}`);
   const store = new SandboxStore({ seed, instances, now: opts.now });
   const log = new RequestLog();
   const faults = new Faults(seed, Object.fromEntries(Object.entries(faultSettings).filter(([, v]) => v !== undefined)));

@@ -1,5 +1,12 @@
 /** Indexed views over the static catalogue (ids → objects), built once at module load. */
-import { USERS, WORKFLOWS, type CatalogAction, type CatalogStep, type CatalogUser, type CatalogWorkflow } from "./catalog.js";
+import {
+  USERS,
+  WORKFLOWS,
+  type CatalogAction,
+  type CatalogStep,
+  type CatalogUser,
+  type CatalogWorkflow,
+} from "./catalog.js";
 
 const workflowsById = new Map<number, CatalogWorkflow>(WORKFLOWS.map((w) => [w.id, w]));
 const usersByKey = new Map<string, CatalogUser>(USERS.map((u) => [u.key, u]));

@@ -14,8 +14,17 @@
 import { badRequest } from "./errors.js";
 import { endedTimeOf, progressOf, runtimeOf, statusOf, type InstanceState } from "./state.js";
 
-export const ORDER_FIELDS = ["name", "started_time", "last_updated_time", "status", "priority", "progress", "deadline",
-  "ended_time", "total_runtime"] as const;
+export const ORDER_FIELDS = [
+  "name",
+  "started_time",
+  "last_updated_time",
+  "status",
+  "priority",
+  "progress",
+  "deadline",
+  "ended_time",
+  "total_runtime",
+] as const;
 export type OrderFieldName = (typeof ORDER_FIELDS)[number];
 
 export interface OrderField {
@@ -42,7 +51,9 @@ export function parseOrdering(values: readonly string[]): OrderField[] {
     const desc = item.startsWith("-");
     const field = desc ? item.slice(1) : item;
     if (!isOrderField(field)) {
-      throw badRequest(`Unknown ordering "${item}". Allowed: ${ORDER_FIELDS.join(", ")}, each optionally with a - prefix.`);
+      throw badRequest(
+        `Unknown ordering "${item}". Allowed: ${ORDER_FIELDS.join(", ")}, each optionally with a - prefix.`,
+      );
     }
     if (!out.some((o) => o.field === field)) out.push({ field, desc });
   }
@@ -60,15 +71,24 @@ export function usesRuntime(order: readonly OrderField[]): boolean {
 
 function sortValue(inst: InstanceState, field: OrderFieldName, asOf: number): SortValue {
   switch (field) {
-    case "name": return inst.name;
-    case "started_time": return inst.startedTime;
-    case "last_updated_time": return inst.lastUpdatedTime ?? inst.startedTime;
-    case "status": return statusOf(inst);
-    case "priority": return inst.priority === null ? 0 : PRIORITY_RANK[inst.priority];
-    case "progress": return progressOf(inst);
-    case "deadline": return inst.deadline;
-    case "ended_time": return endedTimeOf(inst);
-    case "total_runtime": return runtimeOf(inst, asOf);
+    case "name":
+      return inst.name;
+    case "started_time":
+      return inst.startedTime;
+    case "last_updated_time":
+      return inst.lastUpdatedTime ?? inst.startedTime;
+    case "status":
+      return statusOf(inst);
+    case "priority":
+      return inst.priority === null ? 0 : PRIORITY_RANK[inst.priority];
+    case "progress":
+      return progressOf(inst);
+    case "deadline":
+      return inst.deadline;
+    case "ended_time":
+      return endedTimeOf(inst);
+    case "total_runtime":
+      return runtimeOf(inst, asOf);
   }
 }
 
@@ -100,11 +120,16 @@ export interface SortedView {
   keys: SortKey[];
 }
 
-export function buildSorted(instances: readonly InstanceState[], order: readonly OrderField[], asOf: number): SortedView {
+export function buildSorted(
+  instances: readonly InstanceState[],
+  order: readonly OrderField[],
+  asOf: number,
+): SortedView {
   if (order.length === 0) {
     // default ordering: id ascending, which is how the store keeps each workflow's instances
     const items = [...instances];
-    if (items.some((inst, k) => k > 0 && (items[k - 1] as InstanceState).id > inst.id)) items.sort((a, b) => a.id - b.id);
+    if (items.some((inst, k) => k > 0 && (items[k - 1] as InstanceState).id > inst.id))
+      items.sort((a, b) => a.id - b.id);
     return { items, keys: items.map((inst) => [inst.id]) };
   }
   const pairs = instances.map((inst) => ({ inst, key: sortKeyOf(inst, order, asOf) }));
@@ -116,7 +141,12 @@ export function buildSorted(instances: readonly InstanceState[], order: readonly
  * Moves one changed instance to its new place in a sorted view (O(n) array moves, no re-sort), so a mutation does not
  * make the next list request pay for a full sort.
  */
-export function repositionInView(view: SortedView, inst: InstanceState, order: readonly OrderField[], asOf: number): void {
+export function repositionInView(
+  view: SortedView,
+  inst: InstanceState,
+  order: readonly OrderField[],
+  asOf: number,
+): void {
   const at = view.items.indexOf(inst);
   if (at >= 0) {
     view.items.splice(at, 1);
@@ -130,7 +160,8 @@ export function repositionInView(view: SortedView, inst: InstanceState, order: r
 
 /** First index whose key is strictly greater than `key` (or >= when `inclusive`), by binary search. */
 export function lowerBound(view: SortedView, key: SortKey, order: readonly OrderField[], inclusive: boolean): number {
-  let lo = 0, hi = view.keys.length;
+  let lo = 0,
+    hi = view.keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     const c = compareKeys(view.keys[mid] as SortKey, key, order);

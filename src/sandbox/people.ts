@@ -13,7 +13,15 @@ import { Prng, mixSeed } from "./prng.js";
 import type { InstanceState, Priority } from "./state.js";
 import type { SandboxStore } from "./store.js";
 
-export const PEOPLE_ACTIONS = ["edit-value", "edit-tags", "edit-priority", "complete-step", "abort", "start", "deadline-due"] as const;
+export const PEOPLE_ACTIONS = [
+  "edit-value",
+  "edit-tags",
+  "edit-priority",
+  "complete-step",
+  "abort",
+  "start",
+  "deadline-due",
+] as const;
 export type PeopleAction = (typeof PEOPLE_ACTIONS)[number];
 
 export interface PeopleOptions {
@@ -56,15 +64,20 @@ const WEIGHTS: Readonly<Record<PeopleAction, number>> = {
 const FALLBACK = "edit-tags" as const;
 
 export function checkPeopleOptions(opts: PeopleOptions): void {
-  if (opts.seed !== undefined && !Number.isSafeInteger(opts.seed)) throw new RangeError(`seed must be a whole number, got ${String(opts.seed)}`);
+  if (opts.seed !== undefined && !Number.isSafeInteger(opts.seed))
+    throw new RangeError(`seed must be a whole number, got ${String(opts.seed)}`);
   if (opts.churn !== undefined && !(Number.isFinite(opts.churn) && opts.churn >= 0 && opts.churn <= 1)) {
     throw new RangeError(`churn must be a share from 0 to 1, got ${String(opts.churn)}`);
   }
-  if (opts.changes !== undefined && !(Number.isSafeInteger(opts.changes) && opts.changes >= 0 && opts.changes <= 1_000_000)) {
+  if (
+    opts.changes !== undefined &&
+    !(Number.isSafeInteger(opts.changes) && opts.changes >= 0 && opts.changes <= 1_000_000)
+  ) {
     throw new RangeError(`changes must be a whole number from 0 to 1000000, got ${String(opts.changes)}`);
   }
   for (const k of opts.kinds ?? []) {
-    if (!(PEOPLE_ACTIONS as readonly string[]).includes(k)) throw new RangeError(`unknown kind of work "${k}"; known: ${PEOPLE_ACTIONS.join(", ")}`);
+    if (!(PEOPLE_ACTIONS as readonly string[]).includes(k))
+      throw new RangeError(`unknown kind of work "${k}"; known: ${PEOPLE_ACTIONS.join(", ")}`);
   }
   if (opts.kinds && opts.kinds.length === 0) throw new RangeError("kinds must name at least one kind of work");
 }
@@ -161,7 +174,8 @@ function startInstance(store: SandboxStore, rnd: Prng, seed: number): number {
   const now = store.nowMs();
   const id = store.nextId();
   const values = new Map<number, unknown>();
-  for (const action of first?.actions.slice(0, 2) ?? []) if (rnd.chance(0.9)) values.set(action.id, valueFor(action, rnd, now));
+  for (const action of first?.actions.slice(0, 2) ?? [])
+    if (rnd.chance(0.9)) values.set(action.id, valueFor(action, rnd, now));
   const stepDeadlines = new Map<number, number>();
   if (first && rnd.chance(0.6)) stepDeadlines.set(first.id, now + rnd.int(1, 14) * DAY);
   const inst: InstanceState = {
@@ -173,7 +187,11 @@ function startInstance(store: SandboxStore, rnd: Prng, seed: number): number {
     abortedTime: null,
     lastUpdatedTime: null,
     deadline: rnd.chance(0.65) ? now + rnd.int(1, 30) * DAY + rnd.int(0, 23) * HOUR : null,
-    priority: rnd.weighted([[null, 70], ["H", 20], ["V", 10]] as const),
+    priority: rnd.weighted([
+      [null, 70],
+      ["H", 20],
+      ["V", 10],
+    ] as const),
     tags: drawTags(workflow, rnd),
     stage: workflow.stages[0] ?? "",
     visibilityMode: workflow.visibility_mode,

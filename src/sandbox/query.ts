@@ -10,13 +10,20 @@ export class Query {
 
   /** The last non-empty value (a repeated single-valued parameter: the last one wins). */
   one(name: string): string | undefined {
-    const values = this.params.getAll(name).map((v) => v.trim()).filter((v) => v !== "");
+    const values = this.params
+      .getAll(name)
+      .map((v) => v.trim())
+      .filter((v) => v !== "");
     return values[values.length - 1];
   }
 
   /** All values, whether repeated (`a=1&a=2`) or comma-separated (`a=1,2`), trimmed, empties dropped. */
   many(name: string): string[] {
-    return this.params.getAll(name).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+    return this.params
+      .getAll(name)
+      .flatMap((v) => v.split(","))
+      .map((v) => v.trim())
+      .filter((v) => v !== "");
   }
 
   int(name: string, range: { min?: number; max?: number } = {}): number | undefined {
@@ -35,7 +42,8 @@ export function parseIntStrict(raw: string, name: string, range: { min?: number;
   const n = Number(raw);
   const { min, max } = range;
   if ((min !== undefined && n < min) || (max !== undefined && n > max)) {
-    const bounds = max === undefined ? `at least ${min}` : min === undefined ? `at most ${max}` : `between ${min} and ${max}`;
+    const bounds =
+      max === undefined ? `at least ${min}` : min === undefined ? `at most ${max}` : `between ${min} and ${max}`;
     throw badRequest(`${name} must be ${bounds}, got ${n}.`);
   }
   return n;

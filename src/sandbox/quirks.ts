@@ -67,7 +67,9 @@ function mapInputObjects(body: unknown, fix: (inputObject: unknown, type: unknow
 
 /** 12.5 → "12.50", as Django REST framework's DecimalField(decimal_places=2) writes it; other numbers as text. */
 function decimalText(n: number): string {
-  return Number.isInteger(Math.round(n * 100)) && Math.abs(n * 100 - Math.round(n * 100)) < 1e-9 ? n.toFixed(2) : String(n);
+  return Number.isInteger(Math.round(n * 100)) && Math.abs(n * 100 - Math.round(n * 100)) < 1e-9
+    ? n.toFixed(2)
+    : String(n);
 }
 
 const ISO_Z_RE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,3}))?Z$/;
@@ -149,7 +151,9 @@ const QUIRKS: readonly Quirk[] = [
     response: (_req, res) => ({
       ...res,
       body: mapInputObjects(res.body, (io, type) =>
-        type === "number" && isRecord(io) && typeof io.inputValue === "number" ? { ...io, inputValue: decimalText(io.inputValue) } : io,
+        type === "number" && isRecord(io) && typeof io.inputValue === "number"
+          ? { ...io, inputValue: decimalText(io.inputValue) }
+          : io,
       ),
     }),
   },
@@ -164,7 +168,10 @@ const QUIRKS: readonly Quirk[] = [
     response: (_req, res) => ({
       ...res,
       body: mapInputObjects(res.body, (io, type) =>
-        type === "radio" && isRecord(io) && isRecord(io.inputValue) && typeof io.inputValue.radioItemSelected === "string"
+        type === "radio" &&
+        isRecord(io) &&
+        isRecord(io.inputValue) &&
+        typeof io.inputValue.radioItemSelected === "string"
           ? { ...io, inputValue: io.inputValue.radioItemSelected }
           : io,
       ),
@@ -186,7 +193,8 @@ const QUIRKS: readonly Quirk[] = [
     name: "localhost-next",
     description: "next/previous links say localhost where the client used 127.0.0.1; implies small-pages",
     needsSmallPages: true,
-    response: (_req, res) => rewriteLinks(res, (link) => link.replace(/^(https?:\/\/)127\.0\.0\.1(?=[:/])/, "$1localhost")),
+    response: (_req, res) =>
+      rewriteLinks(res, (link) => link.replace(/^(https?:\/\/)127\.0\.0\.1(?=[:/])/, "$1localhost")),
   },
   {
     name: "no-count",
@@ -210,13 +218,15 @@ const QUIRKS: readonly Quirk[] = [
             status: 404,
             body: null,
             contentType: "text/html; charset=utf-8",
-            rawBody: "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>",
+            rawBody:
+              "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>",
           }
         : res,
   },
   {
     name: "no-date",
-    description: "answers carry no Date header (a proxy that drops it): --state then bounds its next look by its own clock, less two minutes",
+    description:
+      "answers carry no Date header (a proxy that drops it): --state then bounds its next look by its own clock, less two minutes",
     response: (_req, res) => {
       if (!res.headers || !("Date" in res.headers)) return res;
       const { Date: _dropped, ...headers } = res.headers;
@@ -225,10 +235,16 @@ const QUIRKS: readonly Quirk[] = [
   },
   {
     name: "repeat-items",
-    description: "every instance list page lists each of its items twice, as offset pages shifting under concurrent inserts repeat them; implies small-pages",
+    description:
+      "every instance list page lists each of its items twice, as offset pages shifting under concurrent inserts repeat them; implies small-pages",
     needsSmallPages: true,
     response: (req, res) => {
-      if (INSTANCE_LIST_RE.test(req.path) && res.status === 200 && isRecord(res.body) && Array.isArray(res.body.results)) {
+      if (
+        INSTANCE_LIST_RE.test(req.path) &&
+        res.status === 200 &&
+        isRecord(res.body) &&
+        Array.isArray(res.body.results)
+      ) {
         return { ...res, body: { ...res.body, results: res.body.results.flatMap((item: unknown) => [item, item]) } };
       }
       return res;
@@ -236,7 +252,8 @@ const QUIRKS: readonly Quirk[] = [
   },
   {
     name: "endless-cursor",
-    description: "instance list pages carry no count and never end: every next link is a cursor never given before, and after the last page the listing starts over; implies small-pages",
+    description:
+      "instance list pages carry no count and never end: every next link is a cursor never given before, and after the last page the listing starts over; implies small-pages",
     needsSmallPages: true,
     request: endlessRequest,
     response: endlessNext,

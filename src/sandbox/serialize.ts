@@ -146,13 +146,22 @@ export function instanceRecord(inst: InstanceState, urls: Urls, opts: RecordOpti
 
 /** A field's `settings` as the snapshot's shape shows them (docs/design.md, "process_snapshot"): label, type, required, and options when it has some. */
 export function actionSettings(action: CatalogAction): Record<string, unknown> {
-  const settings: Record<string, unknown> = { label: action.name, type: action.type, required: action.required ?? false };
+  const settings: Record<string, unknown> = {
+    label: action.name,
+    type: action.type,
+    required: action.required ?? false,
+  };
   if (action.options) settings.options = [...action.options];
   return settings;
 }
 
 /** `settings` of a form-field value record (2.4): the field's definition as the sandbox knows it. */
 export function fieldSettings(action: CatalogAction, stepId: number): Record<string, unknown> {
-  const settings: Record<string, unknown> = { step_id: stepId, action_id: action.id, name: action.name, ...actionSettings(action) };
+  const settings: Record<string, unknown> = {
+    step_id: stepId,
+    action_id: action.id,
+    name: action.name,
+    ...actionSettings(action),
+  };
   return settings;
 }

@@ -43,22 +43,33 @@ export interface ServerTimeouts {
 export const SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, checkEveryMs: 1_000 };
 
 export function createSandboxServer(deps: ServerDeps, timeouts: ServerTimeouts = SERVER_TIMEOUTS): Server {
-  const options = { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: timeouts.checkEveryMs };
+  const options = {
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: timeouts.checkEveryMs,
+  };
   const server = createServer(options, (req, res) => {
     handle(deps, req, res).catch((err: unknown) => {
       // Last resort: a bug in the sandbox is a 500, never a crash.
-      process.stderr.write(`sandbox: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      if (!res.headersSent && !res.destroyed) send(req, res, { status: 500, body: { detail: "Internal sandbox error." } });
+      process.stderr.write(
+        `sandbox: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+      if (!res.headersSent && !res.destroyed)
+        send(req, res, { status: 500, body: { detail: "Internal sandbox error." } });
     });
   });
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return void socket.destroy();
     const answer = (status: string, detail: string): void => {
       const body = JSON.stringify({ detail });
-      socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     };
-    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") answer("408 Request Timeout", "Request timeout: the request did not arrive in time.");
-    else if (err.code === "HPE_HEADER_OVERFLOW") answer("431 Request Header Fields Too Large", "Request headers too large.");
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT")
+      answer("408 Request Timeout", "Request timeout: the request did not arrive in time.");
+    else if (err.code === "HPE_HEADER_OVERFLOW")
+      answer("431 Request Header Fields Too Large", "Request headers too large.");
     else answer("400 Bad Request", "Bad request.");
   });
   return server;
@@ -85,7 +96,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
       send(req, res, errorResponse(err));
       return;
     }
-    send(req, res, path === "/__sandbox/people" ? peopleControl(deps.store, method, value) : clockControl(deps.store, method, value));
+    send(
+      req,
+      res,
+      path === "/__sandbox/people" ? peopleControl(deps.store, method, value) : clockControl(deps.store, method, value),
+    );
     return;
   }
   if (path === "/__sandbox/requests" || path.startsWith("/__sandbox/")) {
@@ -163,7 +178,8 @@ async function answer(
       "Retry-After": String(retryAfter),
     });
   }
-  if (deps.faults.shouldFail()) throw new HttpError(503, "Service temporarily unavailable (sandbox fail-rate fault). Retry later.");
+  if (deps.faults.shouldFail())
+    throw new HttpError(503, "Service temporarily unavailable (sandbox fail-rate fault). Retry later.");
 
   const match = matchRoute(API_ROUTES, path);
   if (!match) throw new HttpError(404, `Not found: no endpoint at ${method} ${path}.`);
@@ -171,7 +187,8 @@ async function answer(
   if (method === "OPTIONS") return { status: 204, body: null, headers: { Allow: allow } };
   const verb = method === "HEAD" ? "GET" : method;
   const handler = verb === "GET" || verb === "POST" ? match.route.methods[verb] : undefined;
-  if (!handler) throw new HttpError(405, `Method "${method}" not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow });
+  if (!handler)
+    throw new HttpError(405, `Method "${method}" not allowed on ${path}. Allowed: ${allow}.`, { Allow: allow });
 
   const user = authenticate(req.headers.authorization);
   const ctx: RequestContext = {
@@ -203,7 +220,11 @@ function control(deps: ServerDeps, method: string, path: string): ApiResponse {
     deps.log.clear();
     return { status: 204, body: null };
   }
-  return { status: 405, body: { detail: `Method "${method}" not allowed on ${path}.` }, headers: { Allow: "GET, HEAD, DELETE" } };
+  return {
+    status: 405,
+    body: { detail: `Method "${method}" not allowed on ${path}.` },
+    headers: { Allow: "GET, HEAD, DELETE" },
+  };
 }
 
 function send(req: IncomingMessage, res: ServerResponse, response: ApiResponse): void {

@@ -12,7 +12,14 @@ import type { CatalogStep } from "./catalog.js";
 import { StateError } from "./errors.js";
 import { FIRST_INSTANCE_ID, generateInstances } from "./generate.js";
 import { orderedSteps, stepInWorkflow, workflowOf } from "./lookup.js";
-import { buildSorted, orderingKey, repositionInView, usesRuntime, type OrderField, type SortedView } from "./ordering.js";
+import {
+  buildSorted,
+  orderingKey,
+  repositionInView,
+  usesRuntime,
+  type OrderField,
+  type SortedView,
+} from "./ordering.js";
 import { instanceRecord, type InstanceRecord, type RecordOptions, type Urls } from "./serialize.js";
 import { cloneState, statusOf, type InstanceState, type InstanceStatus } from "./state.js";
 
@@ -238,7 +245,9 @@ export class SandboxStore {
     const unknown = actions.filter((a) => !step.actions.some((x) => x.id === a.action_id)).map((a) => a.action_id);
     if (unknown.length) {
       const allowed = step.actions.map((a) => a.id).join(", ");
-      throw new StateError(`Action id(s) ${unknown.join(", ")} do not belong to step ${stepId} (its actions: ${allowed}).`);
+      throw new StateError(
+        `Action id(s) ${unknown.join(", ")} do not belong to step ${stepId} (its actions: ${allowed}).`,
+      );
     }
     return this.update(id, (draft) => {
       for (const a of actions) {
@@ -269,7 +278,12 @@ export class SandboxStore {
     const key = `${processId}|${orderingKey(order)}|${usesRuntime(order) ? asOf : ""}`;
     let cached = this.sortCache.get(key);
     if (!cached) {
-      cached = { processId, order: [...order], asOf, view: buildSorted(this.byProcess.get(processId) ?? [], order, asOf) };
+      cached = {
+        processId,
+        order: [...order],
+        asOf,
+        view: buildSorted(this.byProcess.get(processId) ?? [], order, asOf),
+      };
       if (this.sortCache.size >= MAX_CACHED_ORDERS) {
         const oldest = this.sortCache.keys().next();
         if (!oldest.done) this.sortCache.delete(oldest.value);

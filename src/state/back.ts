@@ -15,9 +15,13 @@ export function checkBack(this: StateRun): Promise<void> {
     if (pid === undefined) return;
     const census = await this.census(pid);
     const before = marks[String(pid)]?.census;
-    const why = clockWentBack(this.service.serviceClock?.()?.latestMs ?? null, marks, this.opts.marginMs) ?? (before ? censusWentBack(pid, before, census) : undefined);
+    const why =
+      clockWentBack(this.service.serviceClock?.()?.latestMs ?? null, marks, this.opts.marginMs) ??
+      (before ? censusWentBack(pid, before, census) : undefined);
     if (why !== undefined) return this.goneBack(why);
-    const warm = Object.keys(marks).map((key) => this.workflow(Number(key))).filter((w) => !w.cold);
+    const warm = Object.keys(marks)
+      .map((key) => this.workflow(Number(key)))
+      .filter((w) => !w.cold);
     const listed = await Promise.all(warm.map(async (w) => ({ w, ids: await this.changedIds(w) })));
     for (const { w, ids } of listed) {
       const seen = w.mark?.newest_seen ? Date.parse(w.mark.newest_seen) : null;
@@ -48,7 +52,9 @@ export function goneBack(this: StateRun, why: string): void {
     w.cold = true;
     w.newestSeen = null;
   }
-  this.opts.warn(`state: the service went back since the last run (${why}), as after a restored backup or a reset: the state is not used, everything is read afresh`);
+  this.opts.warn(
+    `state: the service went back since the last run (${why}), as after a restored backup or a reset: the state is not used, everything is read afresh`,
+  );
 }
 
 /** One listing of one element: the workflow's count and newest started instance, kept for the next run. */
@@ -59,6 +65,12 @@ export async function census(this: StateRun, pid: number): Promise<Census> {
     break; // one page of one element
   }
   this.censuses.set(pid, found);
-  this.opts.explain?.({ subject: "the service's count", workflow_id: pid, choice: "list", requests: 1, why: `${found.count ?? "an unknown number of"} instances, the newest started ${found.newest ?? "none"}: a service that went back (a restored backup, a reset) is read afresh` });
+  this.opts.explain?.({
+    subject: "the service's count",
+    workflow_id: pid,
+    choice: "list",
+    requests: 1,
+    why: `${found.count ?? "an unknown number of"} instances, the newest started ${found.newest ?? "none"}: a service that went back (a restored backup, a reset) is read afresh`,
+  });
   return found;
 }

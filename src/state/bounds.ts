@@ -13,7 +13,15 @@
  */
 import type { InstanceListQuery } from "../api/index.js";
 
-export const DATE_FIELDS = ["started_time", "last_updated_time", "deadline", "step_deadline", "aborted_time", "completed_time", "ended_time"] as const;
+export const DATE_FIELDS = [
+  "started_time",
+  "last_updated_time",
+  "deadline",
+  "step_deadline",
+  "aborted_time",
+  "completed_time",
+  "ended_time",
+] as const;
 const DATE_PARAMS = new Set(DATE_FIELDS.flatMap((f) => [`${f}_after`, `${f}_before`]));
 /** parameters whose meaning may change with no change to the instance, or that shape pages rather than the set */
 const UNSAFE = new Set(["ordering", "cursor", "total_runtime_min", "total_runtime_max", "lead_user"]);
@@ -82,7 +90,8 @@ export function movement(previous: CanonicalQuery, then: number, current: Canoni
     if (b - a !== step || step < 0) return { ok: false, moved: [] };
     moved.push({ key: k, from: a, to: b });
   }
-  for (const k of Object.keys(previous)) if (isDateParam(k) && current[k] === undefined) return { ok: false, moved: [] };
+  for (const k of Object.keys(previous))
+    if (isDateParam(k) && current[k] === undefined) return { ok: false, moved: [] };
   return { ok: true, moved };
 }
 
@@ -96,7 +105,11 @@ export interface Slice {
 }
 
 /** The lists that bring a cached answer to `previous` up to date for `current`, or undefined when that cannot be done. */
-export function slices(previous: CanonicalQuery, current: CanonicalQuery, moved: Movement["moved"]): Slice[] | undefined {
+export function slices(
+  previous: CanonicalQuery,
+  current: CanonicalQuery,
+  moved: Movement["moved"],
+): Slice[] | undefined {
   const out: Slice[] = [];
   for (const m of moved) {
     if (m.to < m.from) return undefined;
@@ -104,14 +117,22 @@ export function slices(previous: CanonicalQuery, current: CanonicalQuery, moved:
     if (m.key.endsWith("_before")) {
       const afterKey = `${field}_after`;
       const after = Math.max(time(current[afterKey]) ?? -Infinity, m.from);
-      out.push({ effect: "enter", query: { ...current, [afterKey]: iso(after) }, why: `${m.key} moved from ${iso(m.from)} to ${iso(m.to)}` });
+      out.push({
+        effect: "enter",
+        query: { ...current, [afterKey]: iso(after) },
+        why: `${m.key} moved from ${iso(m.from)} to ${iso(m.to)}`,
+      });
     } else {
       // any active step's deadline may keep an instance in: a narrower range cannot tell who left
       if (field === "step_deadline") return undefined;
       const beforeKey = `${field}_before`;
       const before = Math.min(time(previous[beforeKey]) ?? Infinity, m.to - 1);
       if (before < m.from) continue;
-      out.push({ effect: "leave", query: { ...previous, [m.key]: iso(m.from), [beforeKey]: iso(before) }, why: `${m.key} moved from ${iso(m.from)} to ${iso(m.to)}` });
+      out.push({
+        effect: "leave",
+        query: { ...previous, [m.key]: iso(m.from), [beforeKey]: iso(before) },
+        why: `${m.key} moved from ${iso(m.from)} to ${iso(m.to)}`,
+      });
     }
   }
   return out;

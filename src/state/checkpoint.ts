@@ -24,7 +24,9 @@ export async function carryAtCheckpoint(this: StateRun): Promise<void> {
     if (w) return !w.cold && w.changedSet !== undefined && !w.changedSet.has(id);
     return prev.marks[String(pid)] !== undefined;
   };
-  const records = [...prev.records.values()].filter((r) => r.written === null && !this.recordsWritten.has(`${r.id}:${r.flags}`) && holds(r.process_id, r.id));
+  const records = [...prev.records.values()].filter(
+    (r) => r.written === null && !this.recordsWritten.has(`${r.id}:${r.flags}`) && holds(r.process_id, r.id),
+  );
   const BATCH = 2_000;
   for (let i = 0; i < records.length; i += BATCH) {
     const slice = records.slice(i, i + BATCH);
@@ -41,9 +43,11 @@ export async function carryAtCheckpoint(this: StateRun): Promise<void> {
   for (const [key, values] of prev.fields) {
     const pid = Number(key.split(":")[0]);
     const lines = [...values].filter(([id]) => holds(pid, id)).map(([, line]) => line);
-    for (let i = 0; i < lines.length; i += BATCH) for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
+    for (let i = 0; i < lines.length; i += BATCH)
+      for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
   }
-  for (const [pid, mark] of Object.entries(prev.marks)) if (!this.workflows.has(Number(pid))) this.carriedMarks[pid] = mark;
+  for (const [pid, mark] of Object.entries(prev.marks))
+    if (!this.workflows.has(Number(pid))) this.carriedMarks[pid] = mark;
 }
 
 export async function writeCheckpoint(this: StateRun): Promise<void> {
@@ -93,7 +97,8 @@ export async function carryForward(this: StateRun, prev: StateIndex): Promise<vo
   }
   // a line that no longer verifies comes back as nothing: left out (the next run asks the service for it)
   const copy = async (lines: number[]): Promise<void> => {
-    for (let i = 0; i < lines.length; i += BATCH) for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
+    for (let i = 0; i < lines.length; i += BATCH)
+      for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
   };
   for (const [key, snapshot] of prev.skeletons) {
     this.skeletonsWritten.add(key);
@@ -101,7 +106,9 @@ export async function carryForward(this: StateRun, prev: StateIndex): Promise<vo
   }
   const own = new Set(this.own.map((o) => o.id));
   // a record we wrote through this run (already written) replaces the one of the last run
-  await copy([...prev.records.values()].filter((r) => !this.recordsWritten.has(`${r.id}:${r.flags}`)).map((r) => r.line));
+  await copy(
+    [...prev.records.values()].filter((r) => !this.recordsWritten.has(`${r.id}:${r.flags}`)).map((r) => r.line),
+  );
   for (const values of prev.fields.values()) await copy([...values.values()]);
   const aborted = [...prev.aborted].filter((id) => !own.has(id));
   if (aborted.length > 0) this.out.line(JSON.stringify({ aborted: { ids: aborted } }));

@@ -18,7 +18,19 @@
  * written into the next state. Such a record is used only after a listing shows the instance's last_updated_time
  * still exactly the one it holds, so a change by someone else right after our write is never hidden by it.
  */
-import { DelegatingClient, type ApiClient, type CompleteStepBody, FormFieldQuery, FormFieldValue, InstanceListItem, InstanceListQuery, InstanceRecord, Page, ServiceClock, Workflow } from "../api/index.js";
+import {
+  DelegatingClient,
+  type ApiClient,
+  type CompleteStepBody,
+  FormFieldQuery,
+  FormFieldValue,
+  InstanceListItem,
+  InstanceListQuery,
+  InstanceRecord,
+  Page,
+  ServiceClock,
+  Workflow,
+} from "../api/index.js";
 import { compactRecord } from "./compact.js";
 import type { ListingRef, StateIndex } from "./reader.js";
 import { settingsSharer, type Marks, type RecordEntry, type WorkflowMark } from "./schema.js";
@@ -26,10 +38,27 @@ import { shapeKey } from "./bounds.js";
 import { writtenFlags } from "./written.js";
 import type { StateWriter } from "./writer.js";
 import { Checkpoints, DEFAULT_CHECKPOINTS, type SyncProgress } from "./sync.js";
-import { count, iso, processOf, type OwnWrite, type RunWorkflow, type StateClientOptions, type StateCounts, type StateRun } from "./run.js";
+import {
+  count,
+  iso,
+  processOf,
+  type OwnWrite,
+  type RunWorkflow,
+  type StateClientOptions,
+  type StateCounts,
+  type StateRun,
+} from "./run.js";
 
 export { structureDigest, type OwnWrite, type StateChoice, type StateClientOptions, type StateCounts } from "./run.js";
-import { instancePages, loadListing, passThrough, replay, writeItems, writeListing, writeListingHead } from "./listings.js";
+import {
+  instancePages,
+  loadListing,
+  passThrough,
+  replay,
+  writeItems,
+  writeListing,
+  writeListingHead,
+} from "./listings.js";
 import { formFieldPages, getInstance, keptRecord, stillOurs } from "./records.js";
 import { carryAtCheckpoint, carryForward, checkpoint, commit, due, writeCheckpoint } from "./checkpoint.js";
 import { census, checkBack, goneBack, ready } from "./back.js";
@@ -72,7 +101,10 @@ export class StateClient extends DelegatingClient implements StateRun {
     return this.inner;
   }
 
-  constructor(inner: ApiClient, readonly opts: StateClientOptions) {
+  constructor(
+    inner: ApiClient,
+    readonly opts: StateClientOptions,
+  ) {
     super(inner);
     this.nowMs = opts.now.getTime();
     this.nowIso = opts.now.toISOString();
@@ -106,7 +138,9 @@ export class StateClient extends DelegatingClient implements StateRun {
       cold = true;
       if (!this.warnedResync) {
         this.warnedResync = true;
-        this.opts.warn(`state: last read in full at ${mark.synced_at}, longer ago than --resync-after: workflows read that long ago are read in full again`);
+        this.opts.warn(
+          `state: last read in full at ${mark.synced_at}, longer ago than --resync-after: workflows read that long ago are read in full again`,
+        );
       }
     }
     if (mark && !cold && Date.parse(mark.run_at) > this.nowMs) cold = true; // the clock went back: nothing to reason from
@@ -133,8 +167,15 @@ export class StateClient extends DelegatingClient implements StateRun {
   since(w: RunWorkflow): { at: number; why: string } {
     const mark = w.mark as WorkflowMark;
     const looked = mark.looked_at ? Date.parse(mark.looked_at) : Number.NaN;
-    if (!Number.isNaN(looked)) return { at: looked - this.opts.marginMs, why: `when the last run looked, by the service's clock, less ${Math.round(this.opts.marginMs / 1000)} s for late commits` };
-    return { at: Date.parse(mark.run_at) - this.opts.lookbackMs, why: `the last run, by this machine's clock (the service sent no Date), less ${Math.round(this.opts.lookbackMs / 1000)} s for clock skew` };
+    if (!Number.isNaN(looked))
+      return {
+        at: looked - this.opts.marginMs,
+        why: `when the last run looked, by the service's clock, less ${Math.round(this.opts.marginMs / 1000)} s for late commits`,
+      };
+    return {
+      at: Date.parse(mark.run_at) - this.opts.lookbackMs,
+      why: `the last run, by this machine's clock (the service sent no Date), less ${Math.round(this.opts.lookbackMs / 1000)} s for clock skew`,
+    };
   }
 
   /** Ids of the workflow's instances updated since the last run looked: one listing per run. */
@@ -149,7 +190,13 @@ export class StateClient extends DelegatingClient implements StateRun {
       }
       w.changedSet = ids;
       let ours = 0;
-      for (const id of ids) if (this.prev?.aborted.has(id) || this.prev?.records.get(`${id}:v`)?.written || this.prev?.records.get(`${id}:vt`)?.written) ours++;
+      for (const id of ids)
+        if (
+          this.prev?.aborted.has(id) ||
+          this.prev?.records.get(`${id}:v`)?.written ||
+          this.prev?.records.get(`${id}:vt`)?.written
+        )
+          ours++;
       this.opts.explain?.({
         subject: "changes since the last run",
         workflow_id: w.pid,
@@ -193,7 +240,10 @@ export class StateClient extends DelegatingClient implements StateRun {
     for (const w of this.workflows.values()) {
       const t = w.tally;
       if (t.recordsKept + t.recordsRead + t.valuesKept + t.valuesAsked + t.written === 0) continue;
-      const through = t.written > 0 ? `; ${count(t.written, "record")} of our own writes used (${count(t.windows, "listing")} showed them unchanged since)` : "";
+      const through =
+        t.written > 0
+          ? `; ${count(t.written, "record")} of our own writes used (${count(t.windows, "listing")} showed them unchanged since)`
+          : "";
       explain({
         subject: "records and field values",
         workflow_id: w.pid,
@@ -279,7 +329,11 @@ export class StateClient extends DelegatingClient implements StateRun {
   writeRecord(text: string, skeleton: string | null): void {
     if (skeleton !== null && !this.skeletonsWritten.has(skeleton)) {
       this.skeletonsWritten.add(skeleton);
-      this.out.line(JSON.stringify({ skeleton: { key: skeleton, snapshot: this.newSkeletons.get(skeleton) ?? this.prev?.skeletons.get(skeleton) } }));
+      this.out.line(
+        JSON.stringify({
+          skeleton: { key: skeleton, snapshot: this.newSkeletons.get(skeleton) ?? this.prev?.skeletons.get(skeleton) },
+        }),
+      );
     }
     this.out.line(text);
   }
@@ -290,10 +344,19 @@ export class StateClient extends DelegatingClient implements StateRun {
   wrote(record: InstanceRecord, sent: CompleteStepBody): void {
     const pid = processOf(record);
     const lut = record.last_updated_time;
-    this.own.push({ id: record.id, ...(pid === undefined ? {} : { process_id: pid }), ...(typeof lut === "string" ? { last_updated_time: lut } : {}) });
+    this.own.push({
+      id: record.id,
+      ...(pid === undefined ? {} : { process_id: pid }),
+      ...(typeof lut === "string" ? { last_updated_time: lut } : {}),
+    });
     const flags = writtenFlags(record, sent);
     if (pid === undefined || typeof lut !== "string" || Number.isNaN(Date.parse(lut)) || flags === undefined) return;
-    const entry: RecordEntry = { process_id: pid, flags, written: true, compact: compactRecord(record, this.newSkeletons) };
+    const entry: RecordEntry = {
+      process_id: pid,
+      flags,
+      written: true,
+      compact: compactRecord(record, this.newSkeletons),
+    };
     this.recordsWritten.add(`${record.id}:${flags}`);
     this.writeRecord(JSON.stringify({ record: entry }), entry.compact.skeleton);
   }
@@ -350,11 +413,19 @@ export class StateClient extends DelegatingClient implements StateRun {
     return instancePages.call(this, processId, query);
   }
 
-  override getInstance(id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
+  override getInstance(
+    id: number,
+    opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {},
+  ): Promise<InstanceRecord> {
     return getInstance.call(this, id, opts);
   }
 
-  override formFieldPages(processId: number, stepId: number, actionId: number, query: FormFieldQuery = {}): AsyncGenerator<Page<FormFieldValue>> {
+  override formFieldPages(
+    processId: number,
+    stepId: number,
+    actionId: number,
+    query: FormFieldQuery = {},
+  ): AsyncGenerator<Page<FormFieldValue>> {
     return formFieldPages.call(this, processId, stepId, actionId, query);
   }
 
@@ -369,7 +440,6 @@ export class StateClient extends DelegatingClient implements StateRun {
     this.abortedIds(answer.ids);
     return answer;
   }
-
 }
 
 /**
@@ -378,7 +448,10 @@ export class StateClient extends DelegatingClient implements StateRun {
  * answered from the state: apply judges staleness from what the service says now.
  */
 export class WriteThroughClient extends DelegatingClient {
-  constructor(inner: ApiClient, private readonly state: StateClient) {
+  constructor(
+    inner: ApiClient,
+    private readonly state: StateClient,
+  ) {
     super(inner);
   }
 

@@ -57,7 +57,8 @@ export function compactRecord(full: InstanceRecord, skeletons: Map<string, unkno
 
 /** The full record again; undefined when its skeleton is missing (then it is read again). */
 export function expandRecord(c: CompactRecord, skeletons: ReadonlyMap<string, unknown>): InstanceRecord | undefined {
-  if (c.skeleton === null) return { ...c.record, ...("snapshot" in c ? { process_snapshot: c.snapshot } : {}) } as InstanceRecord;
+  if (c.skeleton === null)
+    return { ...c.record, ...("snapshot" in c ? { process_snapshot: c.snapshot } : {}) } as InstanceRecord;
   const skeleton = skeletons.get(c.skeleton);
   if (!isRecord(skeleton) || !Array.isArray(skeleton.steps)) return undefined;
   const steps = structuredClone(skeleton.steps) as unknown[];

@@ -60,7 +60,9 @@ export function lockStateDir(dir: string, dirArg: string, what: string): HeldLoc
     if (err instanceof UserError) throw err;
     // the folder exists (made or found) but its lock file cannot be created in it: /proc/1, /sys, a device
     const unusable = ["ENOENT", "EINVAL", "ENXIO"].includes(code(err));
-    throw new UserError(`cannot use the state dir ${dirArg}: ${unusable ? "not a usable state directory (no file can be created in it)" : describeFsError(err)}`);
+    throw new UserError(
+      `cannot use the state dir ${dirArg}: ${unusable ? "not a usable state directory (no file can be created in it)" : describeFsError(err)}`,
+    );
   }
 }
 
@@ -97,7 +99,8 @@ async function dropLeftovers(dir: string): Promise<void> {
   }
   for (const name of names) {
     // removing a name never follows it, were it a link
-    if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(".tmp")) await rm(join(dir, name), { force: true }).catch(() => undefined);
+    if (name.startsWith(`${STATE_FILE}.`) && name.endsWith(".tmp"))
+      await rm(join(dir, name), { force: true }).catch(() => undefined);
   }
 }
 
@@ -108,7 +111,12 @@ async function dropLeftovers(dir: string): Promise<void> {
  * of a newer format is reported and left as it is (the run writes no state). `warn` says later, once, that the file
  * changed while the run used it (its lines then come from the service).
  */
-export async function openStateDir(dirArg: string, baseUrl: string, key: StateKey, warn: (message: string) => void = () => undefined): Promise<OpenedState> {
+export async function openStateDir(
+  dirArg: string,
+  baseUrl: string,
+  key: StateKey,
+  warn: (message: string) => void = () => undefined,
+): Promise<OpenedState> {
   const dir = resolve(dirArg);
   try {
     await mkdir(dir, { recursive: true });
@@ -135,7 +143,10 @@ export async function openStateDir(dirArg: string, baseUrl: string, key: StateKe
     previous = read.previous;
     if (previous) {
       const shown = join(dirArg, STATE_FILE);
-      previous.onChanged = () => warn(`state: ${shown} changed while this run used it: its lines that changed are not used, the service answers them`);
+      previous.onChanged = () =>
+        warn(
+          `state: ${shown} changed while this run used it: its lines that changed are not used, the service answers them`,
+        );
     }
     // a killed run's lock, taken over: said once, as apply says it
     const tookOver = lock.tookOver ? [`state: ${describeTakeOver(join(dirArg, LOCK_FILE), lock.tookOver)}`] : [];
@@ -145,7 +156,12 @@ export async function openStateDir(dirArg: string, baseUrl: string, key: StateKe
       warnings: [...tookOver, ...read.warnings],
       release,
       startWriting(header) {
-        writer = new StateWriter(dir, header, { describe: describeFsError, key, shown: join(dirArg, STATE_FILE), ...(read.keep !== undefined ? { keep: read.keep } : {}) });
+        writer = new StateWriter(dir, header, {
+          describe: describeFsError,
+          key,
+          shown: join(dirArg, STATE_FILE),
+          ...(read.keep !== undefined ? { keep: read.keep } : {}),
+        });
         return writer;
       },
     };
@@ -165,7 +181,10 @@ interface ReadState {
 async function readState(dir: string, dirArg: string, baseUrl: string, key: StateKey): Promise<ReadState> {
   const file = join(dir, STATE_FILE);
   const shown = join(dirArg, STATE_FILE);
-  const unusable = (why: string): ReadState => ({ previous: undefined, warnings: [`state: ${shown} ${why}: this run reads everything and rewrites it`] });
+  const unusable = (why: string): ReadState => ({
+    previous: undefined,
+    warnings: [`state: ${shown} ${why}: this run reads everything and rewrites it`],
+  });
   let fh;
   try {
     fh = await open(file, "r");
@@ -176,13 +195,18 @@ async function readState(dir: string, dirArg: string, baseUrl: string, key: Stat
   try {
     const index = await indexState(fh, { dirArg, baseUrl, key });
     if (index.header.key_digest !== key.id) throw new Unusable("was made with another API key");
-    if (index.authentic !== true) throw new Unusable("does not verify (edited, cut, or not written by flowrules with this API key)");
+    if (index.authentic !== true)
+      throw new Unusable("does not verify (edited, cut, or not written by flowrules with this API key)");
     return { previous: index, warnings: [] };
   } catch (err) {
     await fh.close();
     if (err instanceof UserError) throw err;
     if (err instanceof Newer) {
-      return { previous: undefined, warnings: [`state: ${shown} ${err.message}: this run reads everything and leaves the file as it is`], keep: `the state dir ${dirArg} was written by a newer flowrules: left as it is` };
+      return {
+        previous: undefined,
+        warnings: [`state: ${shown} ${err.message}: this run reads everything and leaves the file as it is`],
+        keep: `the state dir ${dirArg} was written by a newer flowrules: left as it is`,
+      };
     }
     if (err instanceof Unusable) return unusable(err.message);
     return unusable(`cannot be read (${describeFsError(err)})`);

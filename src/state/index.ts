@@ -19,7 +19,14 @@ import { StateClient, WriteThroughClient, type OwnWrite, type StateChoice, type 
 import { STATE_FORMAT, STATE_FORMAT_VERSION, type Marks } from "./schema.js";
 import type { CheckpointPolicy, SyncProgress } from "./sync.js";
 
-export { StateClient, WriteThroughClient, structureDigest, type OwnWrite, type StateChoice, type StateCounts } from "./client.js";
+export {
+  StateClient,
+  WriteThroughClient,
+  structureDigest,
+  type OwnWrite,
+  type StateChoice,
+  type StateCounts,
+} from "./client.js";
 export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION } from "./schema.js";
 export { openStateDir } from "./dir.js";
 export { StateNotWritten } from "./writer.js";
@@ -91,7 +98,9 @@ export interface RunState {
  */
 export function ruleDigest(rule: CompiledRule): string {
   const skip = new Set(["pos", "expr", "fast", "needs", "description"]);
-  const plain = JSON.parse(JSON.stringify(rule, (k, v: unknown) => (skip.has(k) || typeof v === "function" ? undefined : v))) as unknown;
+  const plain = JSON.parse(
+    JSON.stringify(rule, (k, v: unknown) => (skip.has(k) || typeof v === "function" ? undefined : v)),
+  ) as unknown;
   return createHash("sha256").update(canonicalJson(plain)).digest("hex").slice(0, 32);
 }
 

@@ -4,12 +4,26 @@
  * about is asked again and written into the next state. Functions run with the client as `this`.
  */
 import type { InstanceListItem, InstanceListQuery, Page } from "../api/index.js";
-import { canonicalQuery, changedQuery, emptyRange, movement, shapeKey, sliceable, slices, updatedAfter, type CanonicalQuery } from "./bounds.js";
+import {
+  canonicalQuery,
+  changedQuery,
+  emptyRange,
+  movement,
+  shapeKey,
+  sliceable,
+  slices,
+  updatedAfter,
+  type CanonicalQuery,
+} from "./bounds.js";
 import type { ListingRef, StateIndex } from "./reader.js";
 import { itemLine } from "./schema.js";
 import { parsedOrNothing, type Listing, type StateRun } from "./run.js";
 
-export async function* instancePages(this: StateRun, processId: number, query: InstanceListQuery = {}): AsyncGenerator<Page<InstanceListItem>> {
+export async function* instancePages(
+  this: StateRun,
+  processId: number,
+  query: InstanceListQuery = {},
+): AsyncGenerator<Page<InstanceListItem>> {
   await this.ready(processId);
   const q = canonicalQuery(query);
   const w = this.workflow(processId);
@@ -19,7 +33,13 @@ export async function* instancePages(this: StateRun, processId: number, query: I
   if (after !== undefined && after >= this.since(w).at) {
     const changed = await this.changedIds(w);
     if (changed.size > 0) return yield* this.passThrough(processId, q, query);
-    this.opts.explain?.({ subject: `selection ${JSON.stringify(q)}`, workflow_id: processId, choice: "state", requests: 0, why: "nothing updated since the last run looked, and it asks only for instances updated later" });
+    this.opts.explain?.({
+      subject: `selection ${JSON.stringify(q)}`,
+      workflow_id: processId,
+      choice: "state",
+      requests: 0,
+      why: "nothing updated since the last run looked, and it asks only for instances updated later",
+    });
     return yield { count: 0, next: null, previous: null, results: [] };
   }
   let found: { ref: ListingRef; moved: ReturnType<typeof movement>["moved"] } | undefined;
@@ -35,7 +55,8 @@ export async function* instancePages(this: StateRun, processId: number, query: I
   const { ref, moved } = found;
   if (!sliceable(q) || !ref.complete) {
     // a running instance's run time grows with the clock, with no update: such a question is asked again
-    const drifts = (q.total_runtime_min !== undefined || q.total_runtime_max !== undefined) && Date.parse(ref.run_at) !== this.nowMs;
+    const drifts =
+      (q.total_runtime_min !== undefined || q.total_runtime_max !== undefined) && Date.parse(ref.run_at) !== this.nowMs;
     if (changed.size > 0 || moved.length > 0 || drifts) return yield* this.passThrough(processId, q, query);
     const cached = await this.loadListing(ref);
     if (!cached) return yield* this.passThrough(processId, q, query);
@@ -47,7 +68,8 @@ export async function* instancePages(this: StateRun, processId: number, query: I
   if (!listing) return yield* this.passThrough(processId, q, query);
 
   const members = new Map<number, InstanceListItem>();
-  for (const page of listing.pages) for (const item of page.results) if (!changed.has(item.id)) members.set(item.id, item);
+  for (const page of listing.pages)
+    for (const item of page.results) if (!changed.has(item.id)) members.set(item.id, item);
   listing.pages = []; // the elements are in `members` now
   const fromCache = members.size;
   let requests = 0;
@@ -60,14 +82,21 @@ export async function* instancePages(this: StateRun, processId: number, query: I
     }
     return out;
   };
-  for (const s of plan.filter((p) => p.effect === "leave")) for (const item of await list(s.query)) members.delete(item.id);
+  for (const s of plan.filter((p) => p.effect === "leave"))
+    for (const item of await list(s.query)) members.delete(item.id);
   const fresh: InstanceListItem[] = [];
   for (const s of plan.filter((p) => p.effect === "enter")) fresh.push(...(await list(s.query)));
   if (changed.size > 0) fresh.push(...(await list(changedQuery(q, this.since(w).at))));
   for (const item of fresh) members.set(item.id, item);
   const results = [...members.values()].sort((a, b) => a.id - b.id);
-  this.saw(results.map((i) => i.id), false);
-  this.saw(fresh.map((i) => i.id), true);
+  this.saw(
+    results.map((i) => i.id),
+    false,
+  );
+  this.saw(
+    fresh.map((i) => i.id),
+    true,
+  );
   this.opts.explain?.({
     subject: `selection ${JSON.stringify(q)}`,
     workflow_id: processId,
@@ -75,13 +104,24 @@ export async function* instancePages(this: StateRun, processId: number, query: I
     requests,
     why: `${fromCache} from the state${plan.length ? `; ${plan.map((p) => p.why).join("; ")}` : ""}; ${changed.size > 0 ? "changed instances listed again" : "none changed"}`,
   });
-  this.writeListing({ process_id: processId, query: q, run_at: this.nowIso, complete: true, pages: [{ count: results.length, results }] });
+  this.writeListing({
+    process_id: processId,
+    query: q,
+    run_at: this.nowIso,
+    complete: true,
+    pages: [{ count: results.length, results }],
+  });
   this.counted(processId, results.length);
   yield { count: results.length, next: null, previous: null, results };
 }
 
 /** Asks the service, and writes the pages read into the next state (complete once one says there is no next). */
-export async function* passThrough(this: StateRun, processId: number, q: CanonicalQuery, query: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>> {
+export async function* passThrough(
+  this: StateRun,
+  processId: number,
+  q: CanonicalQuery,
+  query: InstanceListQuery,
+): AsyncGenerator<Page<InstanceListItem>> {
   const n = this.out.nextListing();
   const pages: Array<{ count: number | null; size: number }> = [];
   let complete = false;
@@ -91,7 +131,10 @@ export async function* passThrough(this: StateRun, processId: number, q: Canonic
       pages.push({ count: page.count, size: page.results.length });
       complete = page.next === null;
       if (q.ordering !== undefined) for (const i of page.results) this.probes.add(i.id);
-      this.saw(page.results.map((i) => i.id), true);
+      this.saw(
+        page.results.map((i) => i.id),
+        true,
+      );
       this.counted(processId, page.count);
       yield page;
       await this.due();
@@ -103,11 +146,20 @@ export async function* passThrough(this: StateRun, processId: number, q: Canonic
 }
 
 /** A cached answer that still holds (nothing changed, no bound moved); beyond its pages, the service again. */
-export async function* replay(this: StateRun, processId: number, q: CanonicalQuery, query: InstanceListQuery, cached: Listing): AsyncGenerator<Page<InstanceListItem>> {
+export async function* replay(
+  this: StateRun,
+  processId: number,
+  q: CanonicalQuery,
+  query: InstanceListQuery,
+  cached: Listing,
+): AsyncGenerator<Page<InstanceListItem>> {
   this.writeListing({ ...cached, query: q, run_at: this.nowIso });
   for (const [n, page] of cached.pages.entries()) {
     if (q.ordering !== undefined) for (const i of page.results) this.probes.add(i.id);
-    this.saw(page.results.map((i) => i.id), false);
+    this.saw(
+      page.results.map((i) => i.id),
+      false,
+    );
     this.counted(processId, page.count);
     const last = n === cached.pages.length - 1;
     yield { count: page.count, next: last && cached.complete ? null : "(more)", previous: null, results: page.results };
@@ -117,7 +169,10 @@ export async function* replay(this: StateRun, processId: number, q: CanonicalQue
   let skip = cached.pages.length;
   for await (const page of this.service.instancePages(processId, query)) {
     if (skip-- > 0) continue;
-    this.saw(page.results.map((i) => i.id), true);
+    this.saw(
+      page.results.map((i) => i.id),
+      true,
+    );
     yield page;
   }
 }
@@ -143,13 +198,26 @@ export async function loadListing(this: StateRun, ref: ListingRef): Promise<List
 export function writeListing(this: StateRun, listing: Listing): void {
   const n = this.out.nextListing();
   listing.pages.forEach((page, p) => this.writeItems(n, p, page.results));
-  this.writeListingHead(n, listing, listing.pages.map((page) => ({ count: page.count, size: page.results.length })));
+  this.writeListingHead(
+    n,
+    listing,
+    listing.pages.map((page) => ({ count: page.count, size: page.results.length })),
+  );
 }
 
 export function writeItems(this: StateRun, n: number, p: number, items: readonly InstanceListItem[]): void {
   for (const item of items) this.out.line(`{"item":{"l":${n},"p":${p},"v":${JSON.stringify(item)}}}`);
 }
 
-export function writeListingHead(this: StateRun, n: number, l: Pick<Listing, "process_id" | "query" | "run_at" | "complete">, pages: Array<{ count: number | null; size: number }>): void {
-  this.out.line(JSON.stringify({ listing: { n, process_id: l.process_id, query: l.query, run_at: l.run_at, complete: l.complete, pages } }));
+export function writeListingHead(
+  this: StateRun,
+  n: number,
+  l: Pick<Listing, "process_id" | "query" | "run_at" | "complete">,
+  pages: Array<{ count: number | null; size: number }>,
+): void {
+  this.out.line(
+    JSON.stringify({
+      listing: { n, process_id: l.process_id, query: l.query, run_at: l.run_at, complete: l.complete, pages },
+    }),
+  );
 }

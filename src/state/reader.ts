@@ -10,7 +10,18 @@ import { UserError } from "../model/errors.js";
 import { isRecord } from "../model/guards.js";
 import { sameService } from "../model/service.js";
 import { LineDigests, stateMac, type StateKey } from "./mac.js";
-import { HeaderSchema, LineSchema, RecordHeadSchema, STATE_FORMAT, STATE_FORMAT_VERSION, itemLine, valueLine, type ListingHead, type Marks, type StateHeader } from "./schema.js";
+import {
+  HeaderSchema,
+  LineSchema,
+  RecordHeadSchema,
+  STATE_FORMAT,
+  STATE_FORMAT_VERSION,
+  itemLine,
+  valueLine,
+  type ListingHead,
+  type Marks,
+  type StateHeader,
+} from "./schema.js";
 
 /** A listing of the previous run: its question, and per page the lines of its elements. */
 export interface ListingRef {
@@ -39,7 +50,9 @@ export class Unusable extends Error {}
 /** A file of a newer state format: not used, and not overwritten by this older flowrules. */
 export class Newer extends Unusable {
   constructor(readonly version: number) {
-    super(`was written by a newer flowrules (state format ${version}, this one reads and writes ${STATE_FORMAT_VERSION})`);
+    super(
+      `was written by a newer flowrules (state format ${version}, this one reads and writes ${STATE_FORMAT_VERSION})`,
+    );
   }
 }
 
@@ -99,7 +112,9 @@ export class StateIndex {
 
   /** The text of these lines, in the order asked: lines near each other are read in one go. */
   async lines(refs: readonly number[]): Promise<string[]> {
-    const order = refs.map((_, i) => i).sort((a, b) => (this.starts[refs[a] as number] as number) - (this.starts[refs[b] as number] as number));
+    const order = refs
+      .map((_, i) => i)
+      .sort((a, b) => (this.starts[refs[a] as number] as number) - (this.starts[refs[b] as number] as number));
     const out = new Array<string>(refs.length);
     let i = 0;
     while (i < order.length) {
@@ -173,13 +188,18 @@ function mib(bytes: number): string {
  * chunks keeps its pieces and is joined once, at its end (joining at every chunk made a 100 MB line cost 24 s); a line
  * that grows past `maxLine` stops the read there.
  */
-export async function* linesOf(fh: FileHandle, maxLine = MAX_LINE_BYTES, stats?: SplitStats): AsyncGenerator<{ bytes: Buffer; start: number; end: number }> {
+export async function* linesOf(
+  fh: FileHandle,
+  maxLine = MAX_LINE_BYTES,
+  stats?: SplitStats,
+): AsyncGenerator<{ bytes: Buffer; start: number; end: number }> {
   let parts: Buffer[] = [];
   let partsLength = 0;
   let carryStart = 0;
   let pos = 0;
   let lineNo = 0;
-  const tooLong = (): LineTooLong => new LineTooLong(`has a line longer than ${mib(maxLine)} (line ${lineNo + 1}; corrupt or not written by flowrules)`);
+  const tooLong = (): LineTooLong =>
+    new LineTooLong(`has a line longer than ${mib(maxLine)} (line ${lineNo + 1}; corrupt or not written by flowrules)`);
   const join = (last: Buffer | undefined): Buffer => {
     const all = last ? [...parts, last] : parts;
     if (all.length === 1) return all[0] as Buffer;
@@ -247,7 +267,12 @@ export async function indexState(fh: FileHandle, opts: IndexOptions): Promise<St
   }
 }
 
-async function indexPass(fh: FileHandle, opts: IndexOptions, until: number | undefined, cut: { at: number }): Promise<StateIndex> {
+async function indexPass(
+  fh: FileHandle,
+  opts: IndexOptions,
+  until: number | undefined,
+  cut: { at: number },
+): Promise<StateIndex> {
   const index = new StateIndex(fh);
   const mac = opts.key ? stateMac(opts.key) : undefined;
   /** elements of listings whose head has not come yet: number → page → lines */
@@ -270,10 +295,22 @@ async function indexPass(fh: FileHandle, opts: IndexOptions, until: number | und
     // the MAC covers every byte before the last line, which holds it
     if (!isEnd && mac) mac.update(bytes).update("\n");
     if (n === 1) {
-      if (opts.baseUrl !== undefined && isRecord(raw) && typeof raw.base_url === "string" && !sameService(raw.base_url, opts.baseUrl)) {
-        throw new UserError(`the state dir ${opts.dirArg} was made for another service (${raw.base_url}), not ${opts.baseUrl}: use another --state dir`);
+      if (
+        opts.baseUrl !== undefined &&
+        isRecord(raw) &&
+        typeof raw.base_url === "string" &&
+        !sameService(raw.base_url, opts.baseUrl)
+      ) {
+        throw new UserError(
+          `the state dir ${opts.dirArg} was made for another service (${raw.base_url}), not ${opts.baseUrl}: use another --state dir`,
+        );
       }
-      if (isRecord(raw) && raw.format === STATE_FORMAT && typeof raw.format_version === "number" && raw.format_version > STATE_FORMAT_VERSION) {
+      if (
+        isRecord(raw) &&
+        raw.format === STATE_FORMAT &&
+        typeof raw.format_version === "number" &&
+        raw.format_version > STATE_FORMAT_VERSION
+      ) {
         throw new Newer(raw.format_version);
       }
       if (!isRecord(raw) || raw.format !== STATE_FORMAT || raw.format_version !== STATE_FORMAT_VERSION) {
@@ -310,7 +347,14 @@ async function indexPass(fh: FileHandle, opts: IndexOptions, until: number | und
       const id = r.compact.record.id;
       const lut = r.compact.record.last_updated_time;
       const written = r.written === true && typeof lut === "string" ? lut : null;
-      index.records.set(`${id}:${r.flags}`, { process_id: r.process_id, flags: r.flags, id, skeleton: r.compact.skeleton, line: index.place(start, end, bytes), written });
+      index.records.set(`${id}:${r.flags}`, {
+        process_id: r.process_id,
+        flags: r.flags,
+        id,
+        skeleton: r.compact.skeleton,
+        line: index.place(start, end, bytes),
+        written,
+      });
       continue;
     }
     const parsed = LineSchema.safeParse(raw);
@@ -321,7 +365,8 @@ async function indexPass(fh: FileHandle, opts: IndexOptions, until: number | und
       if (mac) index.authentic = sameHex(mac.digest("hex"), v.end.mac);
       ended = true;
     } else if ("checkpoint" in v) {
-      if (v.checkpoint.lines !== n - 1) throw new Unusable(`is not whole (${n - 1} lines where a checkpoint says ${v.checkpoint.lines})`);
+      if (v.checkpoint.lines !== n - 1)
+        throw new Unusable(`is not whole (${n - 1} lines where a checkpoint says ${v.checkpoint.lines})`);
       const verified = mac ? sameHex(mac.peek(), v.checkpoint.mac) : true;
       if (!verified) index.authentic = false;
       if (until !== undefined && end + 1 >= until) {
@@ -338,13 +383,16 @@ async function indexPass(fh: FileHandle, opts: IndexOptions, until: number | und
       index.marks = v.marks;
       marked = true;
     } else if ("skeleton" in v) index.skeletons.set(v.skeleton.key, v.skeleton.snapshot);
-    else if ("aborted" in v) for (const id of v.aborted.ids) index.aborted.add(id); // state-cache: write-through
+    else if ("aborted" in v)
+      for (const id of v.aborted.ids) index.aborted.add(id); // state-cache: write-through
     else {
       const head = v.listing;
       const pages = pending.get(head.n) ?? [];
       pending.delete(head.n);
       if (pages.length > head.pages.length || head.pages.some((p, i) => (pages[i]?.length ?? 0) !== p.size)) {
-        throw new Unusable(`cannot be read in full (${where}: listing ${head.n} does not hold the elements its head counts)`);
+        throw new Unusable(
+          `cannot be read in full (${where}: listing ${head.n} does not hold the elements its head counts)`,
+        );
       }
       index.listings.set(`${head.process_id}:${JSON.stringify(head.query)}`, {
         process_id: head.process_id,

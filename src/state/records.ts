@@ -11,7 +11,10 @@ import { RecordEntrySchema, valueLine, type RecordEntry } from "./schema.js";
 import { flagsOf, idsOf, parsedOrNothing, processOf, structureDigest, type RunWorkflow, type StateRun } from "./run.js";
 
 /** A record of the previous run, read and checked in full now; undefined (read it again) when its line does not fit. */
-export async function keptRecord(this: StateRun, ref: RecordRef): Promise<{ record: InstanceRecord; entry: RecordEntry; text: string } | undefined> {
+export async function keptRecord(
+  this: StateRun,
+  ref: RecordRef,
+): Promise<{ record: InstanceRecord; entry: RecordEntry; text: string } | undefined> {
   const [text = ""] = await (this.prev as StateIndex).lines([ref.line]);
   const raw = parsedOrNothing(text);
   const parsed = RecordEntrySchema.safeParse(isRecord(raw) ? raw.record : undefined);
@@ -20,7 +23,11 @@ export async function keptRecord(this: StateRun, ref: RecordRef): Promise<{ reco
   return record ? { record, entry: parsed.data, text } : undefined;
 }
 
-export async function getInstance(this: StateRun, id: number, opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {}): Promise<InstanceRecord> {
+export async function getInstance(
+  this: StateRun,
+  id: number,
+  opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {},
+): Promise<InstanceRecord> {
   await this.checkBack();
   const key = `${id}:${flagsOf(opts)}`;
   const cached = this.prev?.records.get(key);
@@ -29,7 +36,11 @@ export async function getInstance(this: StateRun, id: number, opts: { injectValu
   if (cached) {
     const w = this.workflow(cached.process_id);
     const kept = w.cold ? undefined : await this.keptRecord(cached);
-    const holds = kept && (cached.written !== null ? kept.record.last_updated_time === cached.written && (await this.stillOurs(w, cached, cached.written)) : !(await this.changedIds(w)).has(id));
+    const holds =
+      kept &&
+      (cached.written !== null
+        ? kept.record.last_updated_time === cached.written && (await this.stillOurs(w, cached, cached.written))
+        : !(await this.changedIds(w)).has(id));
     if (kept && holds && !w.cold) {
       if (!this.recordsWritten.has(key)) {
         this.recordsWritten.add(key);
@@ -63,7 +74,11 @@ export async function getInstance(this: StateRun, id: number, opts: { injectValu
       w.structure = digest;
     }
   }
-  const entry: RecordEntry = { process_id: pid, flags: flagsOf(opts), compact: compactRecord(record, this.newSkeletons) };
+  const entry: RecordEntry = {
+    process_id: pid,
+    flags: flagsOf(opts),
+    compact: compactRecord(record, this.newSkeletons),
+  };
   if (!this.recordsWritten.has(key)) {
     w.synced++;
     this.checkpoints.counted();
@@ -74,14 +89,22 @@ export async function getInstance(this: StateRun, id: number, opts: { injectValu
   return record;
 }
 
-export async function* formFieldPages(this: StateRun, processId: number, stepId: number, actionId: number, query: FormFieldQuery = {}): AsyncGenerator<Page<FormFieldValue>> {
+export async function* formFieldPages(
+  this: StateRun,
+  processId: number,
+  stepId: number,
+  actionId: number,
+  query: FormFieldQuery = {},
+): AsyncGenerator<Page<FormFieldValue>> {
   const ids = idsOf(query.instance_ids);
   const other = Object.keys(query).filter((k) => k !== "instance_ids" && k !== "limit" && query[k] !== undefined);
-  if (!ids || other.length > 0 || ids.some((n) => !Number.isSafeInteger(n))) return yield* this.service.formFieldPages(processId, stepId, actionId, query);
+  if (!ids || other.length > 0 || ids.some((n) => !Number.isSafeInteger(n)))
+    return yield* this.service.formFieldPages(processId, stepId, actionId, query);
   const w = this.workflow(processId);
   const old = w.cold ? undefined : this.prev?.fields.get(`${processId}:${stepId}:${actionId}`);
   const changed = old ? await this.changedIds(w) : new Set<number>();
-  const write = (id: number, v: FormFieldValue | null): void => this.out.line(JSON.stringify({ value: { f: [processId, stepId, actionId], id, v } }));
+  const write = (id: number, v: FormFieldValue | null): void =>
+    this.out.line(JSON.stringify({ value: { f: [processId, stepId, actionId], id, v } }));
   const hitIds: number[] = [];
   const hitLines: number[] = [];
   const missing: number[] = [];
@@ -113,7 +136,10 @@ export async function* formFieldPages(this: StateRun, processId: number, stepId:
     const missed = new Set(missing);
     const found = new Map<number, FormFieldValue>();
     w.tally.valuesAsked += missing.length;
-    for await (const page of this.service.formFieldPages(processId, stepId, actionId, { ...query, instance_ids: missing })) {
+    for await (const page of this.service.formFieldPages(processId, stepId, actionId, {
+      ...query,
+      instance_ids: missing,
+    })) {
       w.tally.fieldPages++;
       for (const r of page.results) found.set(r.instance_id, r);
     }
@@ -139,7 +165,10 @@ export async function stillOurs(this: StateRun, w: RunWorkflow, ref: RecordRef, 
   if (!p) {
     p = (async () => {
       const ids = new Set<number>();
-      for await (const page of this.service.instancePages(w.pid, { last_updated_time_after: lut, last_updated_time_before: lut })) {
+      for await (const page of this.service.instancePages(w.pid, {
+        last_updated_time_after: lut,
+        last_updated_time_before: lut,
+      })) {
         w.tally.windows++;
         for (const i of page.results) ids.add(i.id);
       }

@@ -4,7 +4,15 @@
  * and reach it through `StateRun`; and the small helpers they share.
  */
 import { createHash } from "node:crypto";
-import type { ApiClient, FormFieldQuery, InstanceListItem, InstanceListQuery, InstanceRecord, Page, ServiceClock } from "../api/index.js";
+import type {
+  ApiClient,
+  FormFieldQuery,
+  InstanceListItem,
+  InstanceListQuery,
+  InstanceRecord,
+  Page,
+  ServiceClock,
+} from "../api/index.js";
 import { canonicalJson } from "../plan/digest.js";
 import { isRecord } from "../model/guards.js";
 import { plural } from "../text/plural.js";
@@ -74,7 +82,15 @@ export interface OwnWrite {
 export interface RunWorkflow {
   pid: number;
   /** record reads and field values answered from the state, and asked of the service (requests: record reads, field pages) */
-  tally: { recordsKept: number; recordsRead: number; valuesKept: number; valuesAsked: number; fieldPages: number; written: number; windows: number };
+  tally: {
+    recordsKept: number;
+    recordsRead: number;
+    valuesKept: number;
+    valuesAsked: number;
+    fieldPages: number;
+    written: number;
+    windows: number;
+  };
   cold: boolean;
   /** its first sync was not finished when the state was written (a checkpoint): what it holds is used, the rest read */
   partial: boolean;
@@ -120,14 +136,23 @@ export function structureDigest(snapshot: unknown): string | null {
     name: s.name,
     position: s.position,
     type: s.type,
-    actions: Array.isArray(s.actions) ? s.actions.filter(isRecord).map((a) => ({ id: a.id, name: a.name, type: a.type, settings: a.settings })) : [],
+    actions: Array.isArray(s.actions)
+      ? s.actions.filter(isRecord).map((a) => ({ id: a.id, name: a.name, type: a.type, settings: a.settings }))
+      : [],
   }));
-  return createHash("sha256").update(canonicalJson({ name: snapshot.name, steps })).digest("hex").slice(0, 32);
+  return createHash("sha256")
+    .update(canonicalJson({ name: snapshot.name, steps }))
+    .digest("hex")
+    .slice(0, 32);
 }
 
 export function idsOf(v: FormFieldQuery[string]): number[] | undefined {
   if (Array.isArray(v)) return v.map(Number);
-  if (typeof v === "string") return v.split(",").filter((s) => s.trim() !== "").map(Number);
+  if (typeof v === "string")
+    return v
+      .split(",")
+      .filter((s) => s.trim() !== "")
+      .map(Number);
   if (typeof v === "number") return [v];
   return undefined;
 }
@@ -179,12 +204,23 @@ export interface StateRun {
   progress(): SyncProgress;
   writeRecord(text: string, skeleton: string | null): void;
   passThrough(processId: number, q: CanonicalQuery, query: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>>;
-  replay(processId: number, q: CanonicalQuery, query: InstanceListQuery, cached: Listing): AsyncGenerator<Page<InstanceListItem>>;
+  replay(
+    processId: number,
+    q: CanonicalQuery,
+    query: InstanceListQuery,
+    cached: Listing,
+  ): AsyncGenerator<Page<InstanceListItem>>;
   loadListing(ref: ListingRef): Promise<Listing | undefined>;
   writeListing(listing: Listing): void;
   writeItems(n: number, p: number, items: readonly InstanceListItem[]): void;
-  writeListingHead(n: number, l: Pick<Listing, "process_id" | "query" | "run_at" | "complete">, pages: Array<{ count: number | null; size: number }>): void;
-  keptRecord(ref: RecordRef): Promise<{ record: InstanceRecord; entry: import("./schema.js").RecordEntry; text: string } | undefined>;
+  writeListingHead(
+    n: number,
+    l: Pick<Listing, "process_id" | "query" | "run_at" | "complete">,
+    pages: Array<{ count: number | null; size: number }>,
+  ): void;
+  keptRecord(
+    ref: RecordRef,
+  ): Promise<{ record: InstanceRecord; entry: import("./schema.js").RecordEntry; text: string } | undefined>;
   stillOurs(w: RunWorkflow, ref: RecordRef, lut: string): Promise<boolean>;
   carryAtCheckpoint(): Promise<void>;
   writeCheckpoint(): Promise<void>;

@@ -9,7 +9,13 @@
  * used (a full run, one warning), never half-used.
  */
 import { z } from "zod";
-import { FormFieldValueSchema, InstanceListItemSchema, InstanceRecordSchema, type FormFieldValue, type InstanceListItem } from "../api/schemas.js";
+import {
+  FormFieldValueSchema,
+  InstanceListItemSchema,
+  InstanceRecordSchema,
+  type FormFieldValue,
+  type InstanceListItem,
+} from "../api/schemas.js";
 
 export const STATE_FORMAT = "flowrules-state";
 /**
@@ -70,7 +76,10 @@ export const RecordHeadSchema = z.object({
     process_id: int,
     flags: z.string(),
     written: z.literal(true).optional(),
-    compact: z.looseObject({ record: z.looseObject({ id: int, last_updated_time: z.unknown().optional() }), skeleton: z.string().nullable() }),
+    compact: z.looseObject({
+      record: z.looseObject({ id: int, last_updated_time: z.unknown().optional() }),
+      skeleton: z.string().nullable(),
+    }),
   }),
 });
 
@@ -161,17 +170,31 @@ export function settingsSharer(): (value: FormFieldValue | null) => void {
 const isId = (v: unknown): boolean => typeof v === "number" && Number.isSafeInteger(v) && v > 0;
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v);
 const isNullishString = (v: unknown): boolean => v === undefined || v === null || typeof v === "string";
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 const isNullishObject = (v: unknown): boolean => v === undefined || v === null || isPlainObject(v);
 
 /** what InstanceListItemSchema passes and returns as it is */
 function plainListItem(v: unknown): v is InstanceListItem {
-  return isPlainObject(v) && isId(v.id) && typeof v.name === "string" && (v.status === "running" || v.status === "completed" || v.status === "aborted") && isNullishString(v.public_url);
+  return (
+    isPlainObject(v) &&
+    isId(v.id) &&
+    typeof v.name === "string" &&
+    (v.status === "running" || v.status === "completed" || v.status === "aborted") &&
+    isNullishString(v.public_url)
+  );
 }
 
 /** what FormFieldValueSchema.nullable() passes and returns as it is */
 function plainFieldValue(v: unknown): v is FormFieldValue | null {
-  return v === null || (isPlainObject(v) && isId(v.instance_id) && isNullishString(v.instance_name) && isNullishObject(v.value) && isNullishObject(v.settings));
+  return (
+    v === null ||
+    (isPlainObject(v) &&
+      isId(v.instance_id) &&
+      isNullishString(v.instance_name) &&
+      isNullishObject(v.value) &&
+      isNullishObject(v.settings))
+  );
 }
 
 /** `{"item": {"l": listing number, "p": page index, "v": list element}}` */

@@ -93,7 +93,8 @@ async function headerOf(file: string): Promise<Record<string, unknown> | undefin
 function lockReport(file: string, now: number): LockReport | undefined {
   if (!existsSync(file)) return undefined;
   const owner = readOwner(file);
-  if (!owner) return { file, holder: "an unknown owner (the lock file is unreadable)", stale: "its content is not a whole lock" };
+  if (!owner)
+    return { file, holder: "an unknown owner (the lock file is unreadable)", stale: "its content is not a whole lock" };
   return { file, holder: describeOwner(owner, now), stale: staleness(owner, FOREIGN_LOCK_MS, now) ?? null };
 }
 
@@ -134,12 +135,26 @@ async function workflowsOf(index: StateIndex): Promise<WorkflowReport[]> {
     .sort(([a], [b]) => a - b)
     .map(([pid, w]) => {
       const mark = index.marks[String(pid)];
-      return { workflow: pid, bookmark: mark?.run_at ?? null, newest_seen: mark?.newest_seen ?? null, last_full_read: mark?.partial ? null : (mark?.synced_at ?? null), ...(mark?.partial ? { partial: { synced: mark.synced ?? 0, total: mark.total ?? null } } : {}), instances: w.ids.size, records: w.records, field_values: w.values, listings: w.listings };
+      return {
+        workflow: pid,
+        bookmark: mark?.run_at ?? null,
+        newest_seen: mark?.newest_seen ?? null,
+        last_full_read: mark?.partial ? null : (mark?.synced_at ?? null),
+        ...(mark?.partial ? { partial: { synced: mark.synced ?? 0, total: mark.total ?? null } } : {}),
+        instances: w.ids.size,
+        records: w.records,
+        field_values: w.values,
+        listings: w.listings,
+      };
     });
 }
 
 /** What the state dir holds, read without changing anything (no lock taken: the state file is only ever renamed into place). */
-export async function describeStateDir(dirArg: string, apiKey: string | undefined, now = Date.now()): Promise<StateReport> {
+export async function describeStateDir(
+  dirArg: string,
+  apiKey: string | undefined,
+  now = Date.now(),
+): Promise<StateReport> {
   const dir = resolve(dirArg);
   const file = join(dir, STATE_FILE);
   const shownFile = join(dirArg, STATE_FILE);
@@ -147,7 +162,9 @@ export async function describeStateDir(dirArg: string, apiKey: string | undefine
     if (!(await stat(dir)).isDirectory()) throw new UserError(`the state dir ${dirArg} is not a directory`);
   } catch (err) {
     if (err instanceof UserError) throw err;
-    throw new UserError(`cannot read the state dir ${dirArg}: ${(err as { code?: string }).code === "ENOENT" ? "it does not exist" : describeFsError(err)}`);
+    throw new UserError(
+      `cannot read the state dir ${dirArg}: ${(err as { code?: string }).code === "ENOENT" ? "it does not exist" : describeFsError(err)}`,
+    );
   }
   const names = await readdir(dir);
   const report: StateReport = {
@@ -164,7 +181,9 @@ export async function describeStateDir(dirArg: string, apiKey: string | undefine
     verifies: null,
     same_key: null,
     workflows: [],
-    locks: [lockReport(join(dir, LOCK_FILE), now), lockReport(join(dir, WATCH_LOCK), now)].filter((l): l is LockReport => l !== undefined).map((l) => ({ ...l, file: l.file.replace(dir, dirArg) })),
+    locks: [lockReport(join(dir, LOCK_FILE), now), lockReport(join(dir, WATCH_LOCK), now)]
+      .filter((l): l is LockReport => l !== undefined)
+      .map((l) => ({ ...l, file: l.file.replace(dir, dirArg) })),
     leftovers: names.filter((n) => n.startsWith(`${STATE_FILE}.`) && n.endsWith(".tmp")).length,
   };
   if (!names.includes(STATE_FILE)) return report;
@@ -189,7 +208,8 @@ export async function describeStateDir(dirArg: string, apiKey: string | undefine
     report.verifies = index.authentic ?? null;
     report.workflows = await workflowsOf(index);
     if (report.same_key === false) report.unusable = "was made with another API key";
-    else if (report.verifies === false) report.unusable = "does not verify (edited, cut, or not written by flowrules with this API key)";
+    else if (report.verifies === false)
+      report.unusable = "does not verify (edited, cut, or not written by flowrules with this API key)";
   } catch (err) {
     if (err instanceof Newer) report.newer = true;
     if (err instanceof Unusable) report.unusable = err.message;
@@ -241,13 +261,22 @@ async function startsAsState(path: string, emptyIsOurs: boolean): Promise<boolea
  * state header). Anything else is one line and nothing is removed — a folder that is not a state dir lost its
  * files with state-like names, and a folder at one of those names stopped the removal half-way.
  */
-async function filesToClear(dir: string, dirArg: string, withLock: boolean): Promise<Array<{ name: string; bytes: number }>> {
+async function filesToClear(
+  dir: string,
+  dirArg: string,
+  withLock: boolean,
+): Promise<Array<{ name: string; bytes: number }>> {
   const refuse = (why: string): UserError => new UserError(`not clearing ${dirArg}: ${why}; nothing was removed`);
   const names = await readdir(dir);
   const foreign = names.filter((n) => ownName(n) === undefined);
   if (foreign.length > 0) {
-    const shown = foreign.slice(0, 3).map((n) => JSON.stringify(n)).join(", ");
-    throw refuse(`it is not a state dir flowrules wrote (it holds ${shown}${foreign.length > 3 ? ` and ${foreign.length - 3} more` : ""})`);
+    const shown = foreign
+      .slice(0, 3)
+      .map((n) => JSON.stringify(n))
+      .join(", ");
+    throw refuse(
+      `it is not a state dir flowrules wrote (it holds ${shown}${foreign.length > 3 ? ` and ${foreign.length - 3} more` : ""})`,
+    );
   }
   const files: Array<{ name: string; bytes: number }> = [];
   for (const name of names) {
@@ -277,7 +306,8 @@ async function filesToClear(dir: string, dirArg: string, withLock: boolean): Pro
 export async function clearStateDir(dirArg: string): Promise<ClearReport> {
   const dir = resolve(dirArg);
   if (!existsSync(dir)) return { dir: dirArg, removed: [] };
-  if (!(await stat(dir)).isDirectory()) throw new UserError(`not clearing ${dirArg}: it is not a folder; nothing was removed`);
+  if (!(await stat(dir)).isDirectory())
+    throw new UserError(`not clearing ${dirArg}: it is not a folder; nothing was removed`);
   // judged before the lock too: a folder that is not a state dir gets no lock file either
   await filesToClear(dir, dirArg, false);
   let watcher: HeldLock | undefined;
@@ -285,7 +315,13 @@ export async function clearStateDir(dirArg: string): Promise<ClearReport> {
     watcher = acquireLock(join(dir, WATCH_LOCK), {
       applying: "state clear",
       timeoutMs: FOREIGN_LOCK_MS,
-      refuse: (owner, described) => new LockHeldError(`a watcher uses the state dir ${dirArg} (${described})`, "stop it first", owner, `a watcher uses the state dir ${dirArg} (${described}); stop it first, then clear the state`),
+      refuse: (owner, described) =>
+        new LockHeldError(
+          `a watcher uses the state dir ${dirArg} (${described})`,
+          "stop it first",
+          owner,
+          `a watcher uses the state dir ${dirArg} (${described}); stop it first, then clear the state`,
+        ),
     });
   }
   try {

@@ -25,7 +25,10 @@ const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (
  * caller says so in one line and keeps the run's exit code. `told`: the reason was already said (when opening).
  */
 export class StateNotWritten extends UserError {
-  constructor(message: string, readonly told = false) {
+  constructor(
+    message: string,
+    readonly told = false,
+  ) {
     super(message);
   }
 }
@@ -71,7 +74,11 @@ export class StateWriter {
   /** the temporary file is ours to remove (created by this writer) */
   private created = false;
 
-  constructor(private readonly dir: string, header: StateHeader, private readonly opts: WriterOptions) {
+  constructor(
+    private readonly dir: string,
+    header: StateHeader,
+    private readonly opts: WriterOptions,
+  ) {
     this.target = join(dir, STATE_FILE);
     this.temp = join(dir, `${STATE_FILE}.${process.pid}.tmp`);
     this.mac = stateMac(opts.key);
@@ -156,7 +163,9 @@ export class StateWriter {
       }
     } catch (err) {
       this.failed ??= err;
-      throw new StateNotWritten(`cannot write a checkpoint of the state file ${this.opts.shown ?? this.target}: ${this.opts.describe(err)}`);
+      throw new StateNotWritten(
+        `cannot write a checkpoint of the state file ${this.opts.shown ?? this.target}: ${this.opts.describe(err)}`,
+      );
     }
   }
 
@@ -182,7 +191,9 @@ export class StateWriter {
     } catch (err) {
       await this.discard();
       const kept = this.inPlace ? "its last checkpoint is kept" : "the previous state is kept";
-      throw new StateNotWritten(`cannot write the state file ${this.opts.shown ?? this.target}: ${this.opts.describe(err)}; ${kept}`);
+      throw new StateNotWritten(
+        `cannot write the state file ${this.opts.shown ?? this.target}: ${this.opts.describe(err)}; ${kept}`,
+      );
     }
     this.created = false;
     syncDir(this.dir);

@@ -24,7 +24,8 @@ export function writtenFlags(record: InstanceRecord, sent: CompleteStepBody): st
     if ("completed_time" in step) times = true;
     if (!Array.isArray(step.actions)) continue;
     for (const a of step.actions) {
-      if (isRecord(a) && typeof a.id === "number" && "input_object" in a) values.set(a.id, canonicalJson(a.input_object));
+      if (isRecord(a) && typeof a.id === "number" && "input_object" in a)
+        values.set(a.id, canonicalJson(a.input_object));
     }
   }
   if (values.size === 0) return undefined;

@@ -26,13 +26,25 @@ export type DurationResult = { ok: true; ms: number } | { ok: false; problem: st
  */
 export function readDuration(raw: string, opts: { bare?: "s"; min?: number; max?: number } = {}): DurationResult {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$/i.exec(raw);
-  if (!m) return { ok: false, problem: `must be a duration such as 90s, 5m or 24h (a number and ${DURATION_UNITS}); got ${JSON.stringify(raw)}` };
+  if (!m)
+    return {
+      ok: false,
+      problem: `must be a duration such as 90s, 5m or 24h (a number and ${DURATION_UNITS}); got ${JSON.stringify(raw)}`,
+    };
   const unit = (m[2]?.toLowerCase() ?? opts.bare) as Unit | undefined;
-  if (unit === undefined) return { ok: false, problem: `needs a unit: ${m[1]}s, ${m[1]}m or ${m[1]}h (ms, s, m, h or d); got ${JSON.stringify(raw)}` };
+  if (unit === undefined)
+    return {
+      ok: false,
+      problem: `needs a unit: ${m[1]}s, ${m[1]}m or ${m[1]}h (ms, s, m, h or d); got ${JSON.stringify(raw)}`,
+    };
   const ms = Math.round(Number(m[1]) * UNIT_MS[unit]);
   const min = opts.min ?? 0;
   const max = Math.min(opts.max ?? MAX_DURATION_MS, MAX_DURATION_MS);
-  if (!(ms <= max)) return { ok: false, problem: `must be at most ${durationText(max)}${max === MAX_DURATION_MS ? " (a timer cannot wait longer)" : ""}, got ${JSON.stringify(raw)}` };
+  if (!(ms <= max))
+    return {
+      ok: false,
+      problem: `must be at most ${durationText(max)}${max === MAX_DURATION_MS ? " (a timer cannot wait longer)" : ""}, got ${JSON.stringify(raw)}`,
+    };
   if (ms < min) return { ok: false, problem: `must be at least ${durationText(min)}, got ${JSON.stringify(raw)}` };
   return { ok: true, ms };
 }

@@ -16,7 +16,9 @@ export function closest(word: string, candidates: readonly string[]): string | u
   const limit = Math.max(1, Math.floor(Math.max(w.length, best.length) / 3));
   if (bestD <= limit) return best;
   // a truncated or extended name ("complete" for a kind named "complete_<something>") is a typo of another kind
-  const prefix = candidates.find((c) => w.length >= 3 && (c.toLowerCase().startsWith(w) || w.startsWith(c.toLowerCase())));
+  const prefix = candidates.find(
+    (c) => w.length >= 3 && (c.toLowerCase().startsWith(w) || w.startsWith(c.toLowerCase())),
+  );
   return prefix;
 }
 

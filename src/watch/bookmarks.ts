@@ -38,7 +38,9 @@ export async function readBookmarks(file: string, baseUrl: string): Promise<Book
   const b = BookmarksSchema.safeParse(parsed);
   if (!b.success) return undefined;
   if (!sameService(b.data.base_url, baseUrl)) {
-    throw new UserError(`the state dir was made for ${b.data.base_url}, not ${baseUrl}: give each service its own --state`);
+    throw new UserError(
+      `the state dir was made for ${b.data.base_url}, not ${baseUrl}: give each service its own --state`,
+    );
   }
   return b.data;
 }

@@ -18,7 +18,15 @@ import type { LoadedPlan } from "../plan/read.js";
 import type { Plan } from "../plan/types.js";
 import { logCycle, logCycleChanges } from "../render/events/watch.js";
 import { applyPayload, planPayload } from "../render/notify/payload.js";
-import { changeLines, cycleLine, errorLines, resumingLine, setAsideLine, stoppedCycleLine, type CycleReport } from "../render/watch/text.js";
+import {
+  changeLines,
+  cycleLine,
+  errorLines,
+  resumingLine,
+  setAsideLine,
+  stoppedCycleLine,
+  type CycleReport,
+} from "../render/watch/text.js";
 import { basename, dirname } from "node:path";
 import { writeBookmarks, type Bookmarks } from "./bookmarks.js";
 import { appendCycleLog } from "./cycle-log.js";
@@ -73,7 +81,8 @@ const HELD_CODES: ReadonlySet<string> = new Set(["limit", "evaluation", "conflic
 
 export function heldRules(errors: Plan["errors"]): Map<string, string> {
   const held = new Map<string, string>();
-  for (const e of errors) if (e.rule !== undefined && HELD_CODES.has(e.code) && !held.has(e.rule)) held.set(e.rule, e.message);
+  for (const e of errors)
+    if (e.rule !== undefined && HELD_CODES.has(e.code) && !held.has(e.rule)) held.set(e.rule, e.message);
   return held;
 }
 
@@ -142,7 +151,14 @@ export async function resumeCycle(ctx: CycleContext, planFile: string): Promise<
   count(ctx.metrics, run.outcomes);
   logCycleChanges(log, { plan_file: planFile }, run.outcomes, []);
   log.event("watch.resumed", { plan_file: planFile, ...countOutcomes(run.outcomes) });
-  text(ctx.io, changeLines(run.outcomes.filter((o) => o.status !== "already_done" && o.status !== "deferred"), CHANGE_LINES_PER_CYCLE, "flowrules history --state DIR"));
+  text(
+    ctx.io,
+    changeLines(
+      run.outcomes.filter((o) => o.status !== "already_done" && o.status !== "deferred"),
+      CHANGE_LINES_PER_CYCLE,
+      "flowrules history --state DIR",
+    ),
+  );
 }
 
 /** Why a cycle's journal cannot be read and appended to, or undefined (missing is fine: nothing was sent). */
@@ -173,19 +189,38 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Cy
   }
 }
 
-async function planAndApply(ctx: CycleContext, req: CycleRequest, started: number, startedAt: Date, requestsBefore: number, keep: (h: HeldCycleState) => void): Promise<CycleOutcome> {
+async function planAndApply(
+  ctx: CycleContext,
+  req: CycleRequest,
+  started: number,
+  startedAt: Date,
+  requestsBefore: number,
+  keep: (h: HeldCycleState) => void,
+): Promise<CycleOutcome> {
   const { settings, io, metrics, loaded } = ctx;
   const log = io.log ?? nullLogger;
   let held: HeldCycleState | undefined;
   const plan: Plan | undefined = await loaded
-    .plan({ connection: ctx.connection, io: quiet(io), limiter: ctx.limiter, first: req.n === 1, recordSeen: settings.apply, keep: (h) => keep((held = h)), onSync: (p) => metrics.syncProgress(p) })
+    .plan({
+      connection: ctx.connection,
+      io: quiet(io),
+      limiter: ctx.limiter,
+      first: req.n === 1,
+      recordSeen: settings.apply,
+      keep: (h) => keep((held = h)),
+      onSync: (p) => metrics.syncProgress(p),
+    })
     .catch((err: unknown) => {
       if (ctx.stop.aborted) return undefined;
       throw err;
     });
   if (plan === undefined) {
     // cut short while planning: nothing was applied, the next watcher plans afresh from the same bookmarks
-    log.event("watch.cycle_stopped", { cycle: req.n, kind: req.kind, requests: metrics.requestCount() - requestsBefore });
+    log.event("watch.cycle_stopped", {
+      cycle: req.n,
+      kind: req.kind,
+      requests: metrics.requestCount() - requestsBefore,
+    });
     text(io, [stoppedCycleLine(req.n, req.kind, loaded.ruleSet.rules.length, metrics.requestCount() - requestsBefore)]);
     throw new StoppingError();
   }
@@ -198,7 +233,10 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
   if (settings.apply && enforce.length > 0) {
     // a rule that failed this cycle (over its limit, an API error) has no change in the plan; the others go on
     const through = held;
-    const run = await applyPlanInDir({ ...plan, errors: [] }, cycleDir(ctx.paths.cycles, plan.created_at, req.n), { ...applyOptions(ctx), ...(through ? { sendThrough: (c: ApiClient) => through.applying(c) } : {}) });
+    const run = await applyPlanInDir({ ...plan, errors: [] }, cycleDir(ctx.paths.cycles, plan.created_at, req.n), {
+      ...applyOptions(ctx),
+      ...(through ? { sendThrough: (c: ApiClient) => through.applying(c) } : {}),
+    });
     outcomes = run.outcomes;
     planFile = run.planFile;
     count(metrics, outcomes);
@@ -238,8 +276,13 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
   };
   const ok = errors.length === 0 && failed === 0;
   // rules held back by their own data: the cycle did the rest, partly applied; anything else failed it
-  const result: CycleOutcome["result"] = otherErrors.length > 0 || failed > 0 ? "failed" : heldBack.size > 0 ? "partial" : "ok";
-  metrics.cycle(result, result === "failed" ? (otherErrors[0]?.message ?? `${failed} change(s) failed`) : undefined, heldBack);
+  const result: CycleOutcome["result"] =
+    otherErrors.length > 0 || failed > 0 ? "failed" : heldBack.size > 0 ? "partial" : "ok";
+  metrics.cycle(
+    result,
+    result === "failed" ? (otherErrors[0]?.message ?? `${failed} change(s) failed`) : undefined,
+    heldBack,
+  );
   logCycle(log, report);
   await appendCycleLog(ctx.paths.log, {
     at: startedAt.toISOString(),
@@ -254,14 +297,33 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
   });
   logCycleChanges(log, { cycle: req.n }, outcomes, outcomes ? [] : enforce);
   // what a stop left unsent is counted in the cycle's line, not listed: the next cycle plans it again
-  const shown = outcomes?.filter((o) => o.status !== "deferred" && o.status !== "already_done") ?? enforce.map((change) => ({ change, status: "planned" as const }));
-  text(io, [cycleLine(report), ...errorLines(errors, ERROR_LINES_PER_CYCLE), ...changeLines(shown, CHANGE_LINES_PER_CYCLE, settings.apply ? "flowrules history --state DIR" : "--log-format json lists them all")]);
+  const shown =
+    outcomes?.filter((o) => o.status !== "deferred" && o.status !== "already_done") ??
+    enforce.map((change) => ({ change, status: "planned" as const }));
+  text(io, [
+    cycleLine(report),
+    ...errorLines(errors, ERROR_LINES_PER_CYCLE),
+    ...changeLines(
+      shown,
+      CHANGE_LINES_PER_CYCLE,
+      settings.apply ? "flowrules history --state DIR" : "--log-format json lists them all",
+    ),
+  ]);
   const changedSomething = report.applied > 0 || (!settings.apply && plan.changes.length > 0);
   if (changedSomething || !ok) {
     const times = { startedAt, finishedAt: new Date() };
     await loaded.notify(
       settings.apply
-        ? applyPayload({ plan, outcomes: outcomes ?? [], audit: report.audit, planFile, journalFile: planFile ? `${planFile}.journal.jsonl` : "" }, times)
+        ? applyPayload(
+            {
+              plan,
+              outcomes: outcomes ?? [],
+              audit: report.audit,
+              planFile,
+              journalFile: planFile ? `${planFile}.journal.jsonl` : "",
+            },
+            times,
+          )
         : planPayload(plan, times),
     );
   }
@@ -273,7 +335,11 @@ async function planAndApply(ctx: CycleContext, req: CycleRequest, started: numbe
  * held back by their own data (the loop retries those on its back-off), the newest update its poll found; a workflow
  * with a rule the service failed stays behind, polled as changed.
  */
-async function movedOn(ctx: CycleContext, plan: Plan, req: CycleRequest): Promise<{ bookmarks: Bookmarks; behind: Set<number> }> {
+async function movedOn(
+  ctx: CycleContext,
+  plan: Plan,
+  req: CycleRequest,
+): Promise<{ bookmarks: Bookmarks; behind: Set<number> }> {
   const failedWorkflows = new Set(
     plan.errors.flatMap((e) => {
       if (HELD_CODES.has(e.code)) return [];
@@ -285,9 +351,15 @@ async function movedOn(ctx: CycleContext, plan: Plan, req: CycleRequest): Promis
   for (const [pid, t] of req.polled) if (!failedWorkflows.has(pid)) workflows[String(pid)] = t;
   // a workflow with no update at all has no newest instance: its bookmark is the plan's start, less a margin
   for (const pid of new Set(ctx.workflowOf.values())) {
-    if (workflows[String(pid)] === undefined && !failedWorkflows.has(pid)) workflows[String(pid)] = new Date(req.now.getTime() - 60_000).toISOString();
+    if (workflows[String(pid)] === undefined && !failedWorkflows.has(pid))
+      workflows[String(pid)] = new Date(req.now.getTime() - 60_000).toISOString();
   }
-  const next: Bookmarks = { format_version: 1, base_url: ctx.baseUrl, rules_digest: ctx.loaded.ruleSet.digest, workflows };
+  const next: Bookmarks = {
+    format_version: 1,
+    base_url: ctx.baseUrl,
+    rules_digest: ctx.loaded.ruleSet.digest,
+    workflows,
+  };
   await writeBookmarks(ctx.paths.bookmarks, next);
   return { bookmarks: next, behind: failedWorkflows };
 }

@@ -23,7 +23,13 @@ export interface WatchPaths {
 
 export function watchPaths(stateDir: string): WatchPaths {
   const root = join(stateDir, "watch");
-  return { root, lock: join(root, "lock"), bookmarks: join(root, "bookmarks.json"), cycles: join(root, "cycles"), log: join(root, "cycles.jsonl") };
+  return {
+    root,
+    lock: join(root, "lock"),
+    bookmarks: join(root, "bookmarks.json"),
+    cycles: join(root, "cycles"),
+    log: join(root, "cycles.jsonl"),
+  };
 }
 
 /** The folder of cycle `n`, named so that names sort in time order. */
@@ -81,7 +87,8 @@ export async function pruneCycles(cyclesDir: string, keep = KEEP_CYCLES): Promis
   } catch {
     return;
   }
-  for (const name of names.slice(0, Math.max(0, names.length - keep))) await rm(join(cyclesDir, name), { recursive: true, force: true });
+  for (const name of names.slice(0, Math.max(0, names.length - keep)))
+    await rm(join(cyclesDir, name), { recursive: true, force: true });
 }
 
 /** Why a cycle's plan cannot be read, in one line naming the file (without advice meant for hand-made plans). */

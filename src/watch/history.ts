@@ -11,7 +11,10 @@ import { readCycleLog, type CycleLogLine } from "./cycle-log.js";
 import { cycleFolders, planProblem, watchPaths } from "./cycles.js";
 
 /** Per change id: the latest word of its journal lines, over every run of the plan. */
-function outcomes(events: readonly JournalEvent[], finished: boolean): (id: string) => Pick<HistoryChangeEntry, "at" | "outcome" | "reason"> {
+function outcomes(
+  events: readonly JournalEvent[],
+  finished: boolean,
+): (id: string) => Pick<HistoryChangeEntry, "at" | "outcome" | "reason"> {
   const last = new Map<string, Extract<JournalEvent, { change: string }>>();
   for (const e of events) {
     if (!("change" in e)) continue;
@@ -24,7 +27,11 @@ function outcomes(events: readonly JournalEvent[], finished: boolean): (id: stri
     if (e === undefined) return { at: null, outcome: finished ? "not_sent" : "not_started" };
     switch (e.event) {
       case "done":
-        return { at: e.at, outcome: "applied", ...(e.how === "verified" ? { reason: "confirmed by reading after an unknown outcome" } : {}) };
+        return {
+          at: e.at,
+          outcome: "applied",
+          ...(e.how === "verified" ? { reason: "confirmed by reading after an unknown outcome" } : {}),
+        };
       case "intent":
         // no outcome after it: a stop refused to send it (finished), or the watcher died around it
         return finished ? { at: null, outcome: "not_sent" } : { at: e.at, outcome: "in_flight" };
@@ -70,9 +77,15 @@ export interface HistoryFilter {
 
 function narrowed(c: HistoryCycleEntry, f: HistoryFilter): HistoryCycleEntry | undefined {
   if (f.rule === undefined && f.instance === undefined) return c;
-  const changes = c.changes.filter((ch) => (f.rule === undefined || ch.rule === f.rule) && (f.instance === undefined || ch.instance_id === f.instance));
+  const changes = c.changes.filter(
+    (ch) => (f.rule === undefined || ch.rule === f.rule) && (f.instance === undefined || ch.instance_id === f.instance),
+  );
   const heldIt = f.rule !== undefined && f.instance === undefined && (c.held?.includes(f.rule) ?? false);
-  const named = (c.errors ?? []).some((e) => (f.rule === undefined || e.includes(`"${f.rule}"`)) && (f.instance === undefined || new RegExp(`\\binstance ${f.instance}\\b`).test(e)));
+  const named = (c.errors ?? []).some(
+    (e) =>
+      (f.rule === undefined || e.includes(`"${f.rule}"`)) &&
+      (f.instance === undefined || new RegExp(`\\binstance ${f.instance}\\b`).test(e)),
+  );
   if (changes.length === 0 && !heldIt && !named) return undefined;
   return { ...c, changes };
 }
@@ -83,17 +96,32 @@ function narrowed(c: HistoryCycleEntry, f: HistoryFilter): HistoryCycleEntry | u
  * whose plan cannot be read (a crash truncated it; the next watcher sets it aside) is left out, said in one line
  * through `warn`: the others are still shown.
  */
-export async function readHistory(stateDir: string, stateDirShown: string, last: number, warn: (line: string) => void = () => undefined, filter: HistoryFilter = {}): Promise<HistoryDocument> {
+export async function readHistory(
+  stateDir: string,
+  stateDirShown: string,
+  last: number,
+  warn: (line: string) => void = () => undefined,
+  filter: HistoryFilter = {},
+): Promise<HistoryDocument> {
   const paths = watchPaths(stateDir);
   const logged = await readCycleLog(paths.log);
   const byFolder = new Map(logged.flatMap((l) => (l.folder ? [[l.folder, l] as const] : [])));
   const entries: Array<{ key: string; entry: HistoryCycleEntry }> = [];
-  const fromLog = (l: CycleLogLine): Partial<HistoryCycleEntry> => ({ cycle: l.cycle, kind: l.kind, result: l.result, held: l.held, errors: l.errors });
+  const fromLog = (l: CycleLogLine): Partial<HistoryCycleEntry> => ({
+    cycle: l.cycle,
+    kind: l.kind,
+    result: l.result,
+    held: l.held,
+    errors: l.errors,
+  });
   for (const f of await cycleFolders(paths.cycles)) {
     try {
       const entry = await cycleEntry(f.planFile, f.journalFile);
       const l = byFolder.get(f.name);
-      entries.push({ key: l?.at ?? entry.started_at ?? f.name, entry: l ? { ...entry, started_at: l.at, ...fromLog(l) } : entry });
+      entries.push({
+        key: l?.at ?? entry.started_at ?? f.name,
+        entry: l ? { ...entry, started_at: l.at, ...fromLog(l) } : entry,
+      });
     } catch (err) {
       if (!(err instanceof UserError)) throw err;
       warn(`cycle ${f.name} left out: ${planProblem(err.message)}`);

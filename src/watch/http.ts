@@ -17,19 +17,27 @@ export async function startMetricsServer(metrics: WatchMetrics, host: string, po
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" }).end("method not allowed\n");
+      res
+        .writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" })
+        .end("method not allowed\n");
       return;
     }
     if (path === "/metrics") {
-      res.writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE }).end(req.method === "HEAD" ? undefined : renderPrometheus(metrics.families()));
+      res
+        .writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE })
+        .end(req.method === "HEAD" ? undefined : renderPrometheus(metrics.families()));
       return;
     }
     if (path === "/healthz" || path === "/readyz") {
       const h = path === "/healthz" ? metrics.health() : metrics.ready();
-      res.writeHead(h.status, { "content-type": "text/plain; charset=utf-8" }).end(req.method === "HEAD" ? undefined : `${h.text}\n`);
+      res
+        .writeHead(h.status, { "content-type": "text/plain; charset=utf-8" })
+        .end(req.method === "HEAD" ? undefined : `${h.text}\n`);
       return;
     }
-    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found: GET /metrics, /healthz or /readyz\n");
+    res
+      .writeHead(404, { "content-type": "text/plain; charset=utf-8" })
+      .end("not found: GET /metrics, /healthz or /readyz\n");
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

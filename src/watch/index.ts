@@ -34,7 +34,8 @@ export async function runWatcher(settings: WatcherSettings, parts: WatcherParts)
   if (!loaded) return EXIT_ERROR;
 
   await mkdir(paths.root, { recursive: true });
-  const refusal = (described: string): string => `another watcher uses the state dir ${settings.stateDirShown}: ${described}`;
+  const refusal = (described: string): string =>
+    `another watcher uses the state dir ${settings.stateDirShown}: ${described}`;
   const lock: HeldLock = acquireLock(paths.lock, {
     applying: settings.doing,
     timeoutMs: 30 * 60_000,
@@ -45,18 +46,40 @@ export async function runWatcher(settings: WatcherSettings, parts: WatcherParts)
     lock.startHeartbeat();
     if (lock.tookOver) text(`flowrules: ${describeTakeOver(paths.lock, lock.tookOver)}`);
     const bookmarks = await readBookmarks(paths.bookmarks, loaded.connection.baseUrl);
-    const limiter = settings.tuning?.client?.limiter ?? sharedLimiter(loaded.connection, settings.tuning?.client?.rateLimitWindowMs);
+    const limiter =
+      settings.tuning?.client?.limiter ?? sharedLimiter(loaded.connection, settings.tuning?.client?.rateLimitWindowMs);
     const metrics = new WatchMetrics(settings.minIntervalMs, Date.now());
-    const connection: ClientSettings = { ...loaded.connection, observe: (e) => metrics.clientEvent(e), stop: parts.signal };
+    const connection: ClientSettings = {
+      ...loaded.connection,
+      observe: (e) => metrics.clientEvent(e),
+      stop: parts.signal,
+    };
     const client = clientFrom(connection, { ...settings.tuning?.client, limiter });
-    const watcher = new Watcher(settings, parts, { loaded, fingerprint: fp, bookmarks, client, connection, limiter, lock, metrics, paths });
+    const watcher = new Watcher(settings, parts, {
+      loaded,
+      fingerprint: fp,
+      bookmarks,
+      client,
+      connection,
+      limiter,
+      lock,
+      metrics,
+      paths,
+    });
     try {
       if (settings.metrics) {
         server = await startMetricsServer(metrics, settings.metrics.host, settings.metrics.port);
         settings.metrics.onListening?.(server.port);
         text(metricsLine(settings.metrics.host, server.port));
       }
-      log.event("watch.started", { state: settings.stateDirShown, apply: settings.apply, rules: loaded.ruleSet.rules.length, digest: loaded.ruleSet.digest, base_url: client.baseUrl, ...(server ? { metrics_port: server.port } : {}) });
+      log.event("watch.started", {
+        state: settings.stateDirShown,
+        apply: settings.apply,
+        rules: loaded.ruleSet.rules.length,
+        digest: loaded.ruleSet.digest,
+        base_url: client.baseUrl,
+        ...(server ? { metrics_port: server.port } : {}),
+      });
       await watcher.runUntilStopped();
     } finally {
       await client.close();

@@ -22,7 +22,15 @@ import { inactiveRules } from "../engine/active-rules.js";
 import { resolveWorkflows } from "../engine/resolve.js";
 import { nullLogger, type Logger } from "../log/index.js";
 import { errorMessage } from "../model/guards.js";
-import { cycleFailedLine, retryLine, needsRestartLine, reloadedLine, reloadFailedLine, watchingLine, type CycleReport } from "../render/watch/text.js";
+import {
+  cycleFailedLine,
+  retryLine,
+  needsRestartLine,
+  reloadedLine,
+  reloadFailedLine,
+  watchingLine,
+  type CycleReport,
+} from "../render/watch/text.js";
 import { forRules, writeBookmarks, type Bookmarks } from "./bookmarks.js";
 import { resumeCycle, runCycle, StoppingError, type CycleContext } from "./cycle.js";
 import { unfinishedCycles, type WatchPaths } from "./cycles.js";
@@ -102,7 +110,10 @@ export class Watcher {
 
   private interval(workflows: number): number {
     const s = this.settings;
-    return s.intervalMs ?? derivedIntervalMs(workflows, this.loaded.connection.rateLimitPerMin, s.budgetPercent, s.minIntervalMs);
+    return (
+      s.intervalMs ??
+      derivedIntervalMs(workflows, this.loaded.connection.rateLimitPerMin, s.budgetPercent, s.minIntervalMs)
+    );
   }
 
   private context(): CycleContext {
@@ -131,7 +142,9 @@ export class Watcher {
       try {
         if (!this.resumed) {
           // inside the loop: a resume the service refuses is tried again, and a stop during it is a stop
-          if (this.settings.apply) for (const planFile of await unfinishedCycles(this.run.paths.cycles)) if (!this.stop.aborted) await resumeCycle(this.context(), planFile);
+          if (this.settings.apply)
+            for (const planFile of await unfinishedCycles(this.run.paths.cycles))
+              if (!this.stop.aborted) await resumeCycle(this.context(), planFile);
           this.resumed = true;
         }
         await this.reloadIfAsked();
@@ -182,7 +195,11 @@ export class Watcher {
     const workflows = new Set(this.workflowOf.values()).size;
     this.intervalMs = this.interval(workflows);
     this.run.metrics.intervalMs = this.intervalMs;
-    this.log.event("watch.interval", { interval_ms: this.intervalMs, workflows, budget_percent: this.settings.budgetPercent });
+    this.log.event("watch.interval", {
+      interval_ms: this.intervalMs,
+      workflows,
+      budget_percent: this.settings.budgetPercent,
+    });
     this.text(watchingLine(rules.length, workflows, this.intervalMs, this.settings.apply));
   }
 
@@ -193,7 +210,8 @@ export class Watcher {
   private async reloadIfAsked(): Promise<void> {
     // reloads coalesced: a burst of SIGHUPs within RELOAD_GATHER_MS of the last reload is read once, after it
     const since = Date.now() - this.lastReloadAt;
-    if (this.lastReloadAt > 0 && since < RELOAD_GATHER_MS && this.parts.reloads.pending()) await this.parts.reloads.gather(RELOAD_GATHER_MS - since, this.stop);
+    if (this.lastReloadAt > 0 && since < RELOAD_GATHER_MS && this.parts.reloads.pending())
+      await this.parts.reloads.gather(RELOAD_GATHER_MS - since, this.stop);
     if (this.stop.aborted) return;
     const now = await fingerprint(this.settings.watched, this.settings.cwd);
     const asked = this.parts.reloads.take();
@@ -224,7 +242,13 @@ export class Watcher {
     // the watcher keeps its connection: its state dir, lock and budget are one service's
     this.loaded = { ...loaded, connection: before.connection };
     this.run.metrics.rulesLoaded(loaded.ruleSet.rules.length, loaded.ruleSet.digest);
-    this.log.event("watch.reloaded", { why, rules: loaded.ruleSet.rules.length, digest: loaded.ruleSet.digest, changed, ...(restart.length > 0 ? { needs_restart: restart } : {}) });
+    this.log.event("watch.reloaded", {
+      why,
+      rules: loaded.ruleSet.rules.length,
+      digest: loaded.ruleSet.digest,
+      changed,
+      ...(restart.length > 0 ? { needs_restart: restart } : {}),
+    });
     this.text(reloadedLine(why, loaded.ruleSet.rules.length, loaded.ruleSet.digest, changed));
     if (restart.length > 0) this.text(needsRestartLine(restart));
     if (changed) {
@@ -251,10 +275,12 @@ export class Watcher {
     const retryDue = retry !== undefined && now.getTime() >= retry.at;
     let updated = false;
     let first = b === undefined;
-    const workflows = new Set(active.flatMap((r) => {
-      const pid = this.workflowOf.get(r.name);
-      return pid === undefined ? [] : [pid];
-    }));
+    const workflows = new Set(
+      active.flatMap((r) => {
+        const pid = this.workflowOf.get(r.name);
+        return pid === undefined ? [] : [pid];
+      }),
+    );
     await Promise.all(
       [...workflows].map(async (pid) => {
         const after = b?.workflows[String(pid)];
@@ -283,13 +309,20 @@ export class Watcher {
               : timeDue
                 ? "time"
                 : undefined;
-    this.log.event("watch.poll", { workflows: workflows.size, updated: [...polled.keys()], ...(kind ? { cycle: kind } : {}) }, "debug");
+    this.log.event(
+      "watch.poll",
+      { workflows: workflows.size, updated: [...polled.keys()], ...(kind ? { cycle: kind } : {}) },
+      "debug",
+    );
     if (kind === undefined) {
       // state-cache: only our own writes since the bookmarks: they move past them, no cycle (a workflow left behind
       // by a failed cycle keeps its bookmark for the retry)
       const ours = [...polled].filter(([pid]) => !(retry?.behind.has(pid) ?? false));
       if (ours.length > 0 && b) {
-        this.bookmarks = { ...b, workflows: { ...b.workflows, ...Object.fromEntries(ours.map(([pid, t]) => [String(pid), t])) } };
+        this.bookmarks = {
+          ...b,
+          workflows: { ...b.workflows, ...Object.fromEntries(ours.map(([pid, t]) => [String(pid), t])) },
+        };
         for (const [pid] of ours) this.own.delete(pid);
         await writeBookmarks(this.run.paths.bookmarks, this.bookmarks);
       }
@@ -309,7 +342,11 @@ export class Watcher {
       const cap = this.settings.maxBackoffMs ?? MAX_BACKOFF_MS;
       const wait = backoffMs(this.intervalMs, this.notOk, cap);
       this.retry = { at: Date.now() + wait, behind: outcome.behind };
-      this.log.event("watch.retry", { result: outcome.result, held: [...outcome.held.keys()], in_a_row: this.notOk, retry_in_ms: wait }, "info");
+      this.log.event(
+        "watch.retry",
+        { result: outcome.result, held: [...outcome.held.keys()], in_a_row: this.notOk, retry_in_ms: wait },
+        "info",
+      );
       this.text(retryLine(outcome.result, this.notOk, wait, cap));
     }
     fullCollection();
@@ -320,7 +357,9 @@ export class Watcher {
 /** The state dir cannot be written (permissions, a full or read-only disk): the process cannot work. */
 function stateDirProblem(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && ["EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT"].includes(code) ? errorMessage(err) : undefined;
+  return typeof code === "string" && ["EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT"].includes(code)
+    ? errorMessage(err)
+    : undefined;
 }
 
 /** What of the connection a reload changed (it takes effect at the next start only). */
@@ -331,7 +370,8 @@ function connectionChanges(before: Loaded, after: Loaded): string[] {
   if (a.baseUrl !== b.baseUrl) out.push("the base URL");
   if (a.apiKey !== b.apiKey) out.push("the API key");
   if (a.rateLimitPerMin !== b.rateLimitPerMin) out.push("the rate limit");
-  if (a.concurrency !== b.concurrency || a.timeoutMs !== b.timeoutMs || a.insecureHttp !== b.insecureHttp) out.push("the connection options");
+  if (a.concurrency !== b.concurrency || a.timeoutMs !== b.timeoutMs || a.insecureHttp !== b.insecureHttp)
+    out.push("the connection options");
   return out;
 }
 

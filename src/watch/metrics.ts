@@ -12,7 +12,12 @@ import type { MetricFamily } from "../render/metrics/prometheus.js";
 export type CycleResult = "ok" | "partial" | "failed" | "idle";
 
 export class WatchMetrics {
-  private readonly cycles = new Map<CycleResult, number>([["ok", 0], ["partial", 0], ["failed", 0], ["idle", 0]]);
+  private readonly cycles = new Map<CycleResult, number>([
+    ["ok", 0],
+    ["partial", 0],
+    ["failed", 0],
+    ["idle", 0],
+  ]);
   /** rules held back by their own data in the last cycle that planned, with why (the first error of each) */
   private held = new Map<string, string>();
   /** the loop's back-off has reached its cap and the failures go on: the process cannot work */
@@ -122,13 +127,29 @@ export class WatchMetrics {
    */
   health(): { status: 200 | 503; text: string } {
     const t = this.now();
-    if (this.stateProblem !== undefined) return { status: 503, text: `the state dir is unusable: ${this.stateProblem}` };
+    if (this.stateProblem !== undefined)
+      return { status: 503, text: `the state dir is unusable: ${this.stateProblem}` };
     if (this.failingPastBackoff) {
-      const since = this.lastGoodAt === undefined ? "no cycle succeeded yet" : `no cycle succeeded for ${Math.round((t - this.lastGoodAt) / 1000)} s`;
-      return { status: 503, text: `${since}, retrying at the longest back-off${this.lastError ? `: ${this.lastError}` : ""}` };
+      const since =
+        this.lastGoodAt === undefined
+          ? "no cycle succeeded yet"
+          : `no cycle succeeded for ${Math.round((t - this.lastGoodAt) / 1000)} s`;
+      return {
+        status: 503,
+        text: `${since}, retrying at the longest back-off${this.lastError ? `: ${this.lastError}` : ""}`,
+      };
     }
-    if (this.lastGoodAt === undefined) return { status: 200, text: this.lastError ? `ok: running, the first cycle is being retried: ${this.lastError}` : "ok: starting, the first cycle has not finished yet" };
-    return { status: 200, text: `ok: last good cycle ${Math.round((t - this.lastGoodAt) / 1000)} s ago${this.lastError ? `; the last attempt failed, retrying: ${this.lastError}` : ""}` };
+    if (this.lastGoodAt === undefined)
+      return {
+        status: 200,
+        text: this.lastError
+          ? `ok: running, the first cycle is being retried: ${this.lastError}`
+          : "ok: starting, the first cycle has not finished yet",
+      };
+    return {
+      status: 200,
+      text: `ok: last good cycle ${Math.round((t - this.lastGoodAt) / 1000)} s ago${this.lastError ? `; the last attempt failed, retrying: ${this.lastError}` : ""}`,
+    };
   }
 
   /**
@@ -136,12 +157,22 @@ export class WatchMetrics {
    * the last one did not fail, and no rule is held back by its own data.
    */
   ready(): { status: 200 | 503; text: string } {
-    if (this.lastGoodAt === undefined) return { status: 503, text: this.lastError ? `not ready: no cycle succeeded yet: ${this.lastError}` : "not ready: the first cycle has not finished yet" };
-    if (this.lastError !== undefined) return { status: 503, text: `not ready: the last cycle failed: ${this.lastError}` };
+    if (this.lastGoodAt === undefined)
+      return {
+        status: 503,
+        text: this.lastError
+          ? `not ready: no cycle succeeded yet: ${this.lastError}`
+          : "not ready: the first cycle has not finished yet",
+      };
+    if (this.lastError !== undefined)
+      return { status: 503, text: `not ready: the last cycle failed: ${this.lastError}` };
     if (this.held.size > 0) {
       const list = [...this.held].map(([rule, why]) => `${rule} (${why})`);
       const shown = list.slice(0, 10).join("; ");
-      return { status: 503, text: `not ready: ${this.held.size} rule${this.held.size === 1 ? "" : "s"} held back: ${shown}${list.length > 10 ? `; … and ${list.length - 10} more` : ""}` };
+      return {
+        status: 503,
+        text: `not ready: ${this.held.size} rule${this.held.size === 1 ? "" : "s"} held back: ${shown}${list.length > 10 ? `; … and ${list.length - 10} more` : ""}`,
+      };
     }
     return { status: 200, text: "ready: every rule applied in the last cycle" };
   }
@@ -149,23 +180,102 @@ export class WatchMetrics {
   families(): MetricFamily[] {
     const t = this.now();
     return [
-      { name: "cycles_total", help: "Watch cycles by result: ok (planned, and applied with --apply), partial (rules held back by their own data, the others applied), failed, idle (a poll found nothing to do).", type: "counter", samples: [...this.cycles].map(([result, value]) => ({ labels: { result }, value })) },
-      { name: "polls_total", help: "Idle polls: one list request per workflow that has rules.", type: "counter", samples: [{ value: this.polls }] },
-      { name: "changes_applied_total", help: "Changes applied, by rule and kind.", type: "counter", samples: [...this.applied.values()].map((e) => ({ labels: { rule: e.rule, kind: e.kind }, value: e.n })) },
-      { name: "changes_stale_total", help: "Planned changes refused at apply time because their instance changed since the plan.", type: "counter", samples: [{ value: this.stale }] },
-      { name: "changes_failed_total", help: "Changes that failed or could not be decided.", type: "counter", samples: [{ value: this.failedChanges }] },
-      { name: "requests_total", help: "HTTP exchanges with the service, by status (none: no answer).", type: "counter", samples: [...this.requests].sort().map(([status, value]) => ({ labels: { status }, value })) },
-      { name: "rate_limit_waits_total", help: "Times requests were held back by the rate limit (ours or the service's 429).", type: "counter", samples: [{ value: this.rateLimitWaits }] },
-      { name: "rules_loaded", help: "Rules the watcher runs (as loaded at the start or by the last reload that validated).", type: "gauge", samples: [{ value: this.rules.loaded }] },
-      { name: "rules_held", help: "Rules held back by their own data in the last cycle (over max_instances, a failing expression): 1 per rule.", type: "gauge", samples: [...this.held.keys()].sort().map((rule) => ({ labels: { rule }, value: 1 })) },
-      { name: "rules_info", help: "The digest of the rules the watcher runs, as a label (value 1).", type: "gauge", samples: [{ labels: { digest: this.rules.digest }, value: 1 }] },
-      { name: "rules_reloads_total", help: "Reloads of the rules and the config file that validated (SIGHUP or a change on disk).", type: "counter", samples: [{ value: this.reloads }] },
-      { name: "rules_reload_failures_total", help: "Reloads that did not validate: the rules loaded before stayed in effect.", type: "counter", samples: [{ value: this.reloadFailures }] },
-      { name: "state_sync_instances", help: "A first sync of the state going on: instances synced so far (0 when none is going on).", type: "gauge", samples: [{ value: this.sync?.synced ?? 0 }] },
-      { name: "state_sync_total_instances", help: "A first sync of the state going on: about how many instances it reads (0 when none is going on).", type: "gauge", samples: [{ value: this.sync?.total ?? 0 }] },
-      { name: "state_sync_seconds_left", help: "A first sync of the state going on: about how long the rest takes at the key's rate (0 when none is going on or unknown).", type: "gauge", samples: [{ value: this.sync?.leftS ?? 0 }] },
-      { name: "seconds_since_last_good_cycle", help: "Seconds since the last cycle that succeeded (since the start before any).", type: "gauge", samples: [{ value: Math.max(0, Math.round((t - (this.lastGoodAt ?? this.startedAt)) / 100) / 10) }] },
+      {
+        name: "cycles_total",
+        help: "Watch cycles by result: ok (planned, and applied with --apply), partial (rules held back by their own data, the others applied), failed, idle (a poll found nothing to do).",
+        type: "counter",
+        samples: [...this.cycles].map(([result, value]) => ({ labels: { result }, value })),
+      },
+      {
+        name: "polls_total",
+        help: "Idle polls: one list request per workflow that has rules.",
+        type: "counter",
+        samples: [{ value: this.polls }],
+      },
+      {
+        name: "changes_applied_total",
+        help: "Changes applied, by rule and kind.",
+        type: "counter",
+        samples: [...this.applied.values()].map((e) => ({ labels: { rule: e.rule, kind: e.kind }, value: e.n })),
+      },
+      {
+        name: "changes_stale_total",
+        help: "Planned changes refused at apply time because their instance changed since the plan.",
+        type: "counter",
+        samples: [{ value: this.stale }],
+      },
+      {
+        name: "changes_failed_total",
+        help: "Changes that failed or could not be decided.",
+        type: "counter",
+        samples: [{ value: this.failedChanges }],
+      },
+      {
+        name: "requests_total",
+        help: "HTTP exchanges with the service, by status (none: no answer).",
+        type: "counter",
+        samples: [...this.requests].sort().map(([status, value]) => ({ labels: { status }, value })),
+      },
+      {
+        name: "rate_limit_waits_total",
+        help: "Times requests were held back by the rate limit (ours or the service's 429).",
+        type: "counter",
+        samples: [{ value: this.rateLimitWaits }],
+      },
+      {
+        name: "rules_loaded",
+        help: "Rules the watcher runs (as loaded at the start or by the last reload that validated).",
+        type: "gauge",
+        samples: [{ value: this.rules.loaded }],
+      },
+      {
+        name: "rules_held",
+        help: "Rules held back by their own data in the last cycle (over max_instances, a failing expression): 1 per rule.",
+        type: "gauge",
+        samples: [...this.held.keys()].sort().map((rule) => ({ labels: { rule }, value: 1 })),
+      },
+      {
+        name: "rules_info",
+        help: "The digest of the rules the watcher runs, as a label (value 1).",
+        type: "gauge",
+        samples: [{ labels: { digest: this.rules.digest }, value: 1 }],
+      },
+      {
+        name: "rules_reloads_total",
+        help: "Reloads of the rules and the config file that validated (SIGHUP or a change on disk).",
+        type: "counter",
+        samples: [{ value: this.reloads }],
+      },
+      {
+        name: "rules_reload_failures_total",
+        help: "Reloads that did not validate: the rules loaded before stayed in effect.",
+        type: "counter",
+        samples: [{ value: this.reloadFailures }],
+      },
+      {
+        name: "state_sync_instances",
+        help: "A first sync of the state going on: instances synced so far (0 when none is going on).",
+        type: "gauge",
+        samples: [{ value: this.sync?.synced ?? 0 }],
+      },
+      {
+        name: "state_sync_total_instances",
+        help: "A first sync of the state going on: about how many instances it reads (0 when none is going on).",
+        type: "gauge",
+        samples: [{ value: this.sync?.total ?? 0 }],
+      },
+      {
+        name: "state_sync_seconds_left",
+        help: "A first sync of the state going on: about how long the rest takes at the key's rate (0 when none is going on or unknown).",
+        type: "gauge",
+        samples: [{ value: this.sync?.leftS ?? 0 }],
+      },
+      {
+        name: "seconds_since_last_good_cycle",
+        help: "Seconds since the last cycle that succeeded (since the start before any).",
+        type: "gauge",
+        samples: [{ value: Math.max(0, Math.round((t - (this.lastGoodAt ?? this.startedAt)) / 100) / 10) }],
+      },
     ];
   }
 }
-

@@ -36,12 +36,21 @@ export type OwnWrites = ReadonlyMap<number, string | null>;
  * update; an edit by someone else of an instance we wrote, made before our newest write, cannot be told from our
  * own write there (docs/watch.md): the next cycle's state sees it, the poll does not.
  */
-export async function newestUpdate(client: ApiClient, processId: number, after: string | undefined, own?: OwnWrites): Promise<Newest | undefined> {
+export async function newestUpdate(
+  client: ApiClient,
+  processId: number,
+  after: string | undefined,
+  own?: OwnWrites,
+): Promise<Newest | undefined> {
   // the service's `_after` filters are inclusive (the sandbox's are, docs/service.md): strictly after the bookmark is
   // a millisecond later, the resolution of the times we keep
   const strictlyAfter = after === undefined ? undefined : new Date(Date.parse(after) + 1).toISOString();
   const mine = own && own.size > 0 && own.size < MAX_PAGE_SIZE ? own : undefined;
-  const query = { ordering: "-last_updated_time", page_size: mine ? mine.size + 1 : 1, ...(strictlyAfter ? { last_updated_time_after: strictlyAfter } : {}) };
+  const query = {
+    ordering: "-last_updated_time",
+    page_size: mine ? mine.size + 1 : 1,
+    ...(strictlyAfter ? { last_updated_time_after: strictlyAfter } : {}),
+  };
   for await (const page of client.instancePages(processId, query)) {
     const first = page.results[0];
     if (!first) return undefined;
@@ -52,7 +61,8 @@ export async function newestUpdate(client: ApiClient, processId: number, after: 
     const newest = { id: first.id, last_updated_time: new Date(t).toISOString() };
     if (mine && page.next === null && page.results.every((i) => mine.has(i.id))) {
       const wrote = mine.get(first.id);
-      if (wrote === null || (wrote !== undefined && wrote === record.last_updated_time)) return { ...newest, ours: true };
+      if (wrote === null || (wrote !== undefined && wrote === record.last_updated_time))
+        return { ...newest, ours: true };
     }
     return newest;
   }
@@ -63,7 +73,8 @@ export async function newestUpdate(client: ApiClient, processId: number, after: 
 export function timeDependent(rule: CompiledRule): boolean {
   if (rule.active) return true;
   for (const [key, value] of Object.entries(rule.select)) {
-    if (DATE_TIME_PARAMS.includes(key) && typeof value === "string" && (value === "now" || /^[+-]P/.test(value.trim()))) return true;
+    if (DATE_TIME_PARAMS.includes(key) && typeof value === "string" && (value === "now" || /^[+-]P/.test(value.trim())))
+      return true;
   }
   // conditions and templates: any reading of the clock ($now(), now, $millis(), the helpers)
   const text = JSON.stringify({ when: rule.when?.source ?? "", actions: rule.actions });

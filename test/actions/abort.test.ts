@@ -5,7 +5,18 @@ import { BULK_ABORT_PATH } from "../../src/actions/abort.js";
 import { createClient } from "../../src/api/index.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { instance } from "../helpers/instances.js";
-import { change, changeOf, diagnosticsOf, fragmentValidator, kindsRule, planFirst, record, refusals, T0, T1 } from "./helpers.js";
+import {
+  change,
+  changeOf,
+  diagnosticsOf,
+  fragmentValidator,
+  kindsRule,
+  planFirst,
+  record,
+  refusals,
+  T0,
+  T1,
+} from "./helpers.js";
 
 const kind = mutatingKind("abort");
 
@@ -91,8 +102,12 @@ describe("abort plan", () => {
   });
 
   it("skips an instance that is not running", async () => {
-    expect(await planFirst(rule, instance({ id: 23, status: "completed" }))).toEqual({ skipped: "the instance is completed" });
-    expect(await planFirst(rule, instance({ id: 23, status: "aborted" }))).toEqual({ skipped: "the instance is aborted" });
+    expect(await planFirst(rule, instance({ id: 23, status: "completed" }))).toEqual({
+      skipped: "the instance is completed",
+    });
+    expect(await planFirst(rule, instance({ id: 23, status: "aborted" }))).toEqual({
+      skipped: "the instance is aborted",
+    });
   });
 });
 
@@ -161,7 +176,8 @@ describe("abort send: batched (sandbox over HTTP)", () => {
       for (const id of ids) expect(found.has(id)).toBe(true);
       expect(found.has(done.id)).toBe(false);
 
-      for (const id of ids) expect(kind.effect(change("abort", { instance_id: id }), await client.getInstance(id)).applied).toBe(true);
+      for (const id of ids)
+        expect(kind.effect(change("abort", { instance_id: id }), await client.getInstance(id)).applied).toBe(true);
       expect(kind.send.whyNot(await client.getInstance(done.id))).toMatch(/^completed \(at .+\)$/);
       expect(kind.send.whyNot(await client.getInstance(ids[0]!))).toMatch(/^already aborted \(at .+\)$/);
     } finally {

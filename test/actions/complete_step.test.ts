@@ -4,7 +4,19 @@ import { actionKind, completeStep, mutatingKind } from "../../src/actions/index.
 import { createClient } from "../../src/api/index.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { instance } from "../helpers/instances.js";
-import { change, changeOf, diagnosticsOf, fragmentValidator, kindsRule, NOW, planFirst, record, refusals, T0, T1 } from "./helpers.js";
+import {
+  change,
+  changeOf,
+  diagnosticsOf,
+  fragmentValidator,
+  kindsRule,
+  NOW,
+  planFirst,
+  record,
+  refusals,
+  T0,
+  T1,
+} from "./helpers.js";
 
 const kind = mutatingKind("complete_step");
 
@@ -26,7 +38,11 @@ describe("complete_step schema fragment", () => {
   it("accepts a step with or without inputs", () => {
     expect(errors({ complete_step: { step: 20111 } })).toEqual([]);
     expect(errors({ complete_step: { step: 20111, inputs: [] } })).toEqual([]);
-    expect(errors({ complete_step: { step: 20111, inputs: [{ action: 50230, value: { inputValue: "ok {{ fields.amount }}" } }] } })).toEqual([]);
+    expect(
+      errors({
+        complete_step: { step: 20111, inputs: [{ action: 50230, value: { inputValue: "ok {{ fields.amount }}" } }] },
+      }),
+    ).toEqual([]);
   });
 
   it("rejects a missing, non-positive or empty-named step, an input without value or with extra keys, unknown keys and the bare string", () => {
@@ -35,7 +51,9 @@ describe("complete_step schema fragment", () => {
     // a step may be named (docs/workflows.md), but not by an empty name
     expect(errors({ complete_step: { step: "" } })).not.toEqual([]);
     expect(errors({ complete_step: { step: 20111, inputs: [{ action: 50230 }] } })).not.toEqual([]);
-    expect(errors({ complete_step: { step: 20111, inputs: [{ action: 50230, value: 1, note: "x" }] } })).not.toEqual([]);
+    expect(errors({ complete_step: { step: 20111, inputs: [{ action: 50230, value: 1, note: "x" }] } })).not.toEqual(
+      [],
+    );
     expect(errors({ complete_step: { step: 20111, mode: "save" } })).not.toEqual([]);
     expect(errors({ complete_step: { step: 20111 }, abort: {} })).not.toEqual([]);
     expect(errors("complete_step")).not.toEqual([]);
@@ -57,7 +75,11 @@ describe("complete_step schema fragment", () => {
 describe("complete_step compile (test/fixtures/rules/kinds.yaml)", () => {
   it("compiles the step and each input's value, templates included", () => {
     const action = kindsRule("approve").actions[0];
-    expect(action).toMatchObject({ kind: "complete_step", step: 20111, inputs: [{ action: 50230 }, { action: 50231 }] });
+    expect(action).toMatchObject({
+      kind: "complete_step",
+      step: 20111,
+      inputs: [{ action: 50230 }, { action: 50231 }],
+    });
     expect(action?.pos.line).toBeGreaterThan(0);
     if (action?.kind !== "complete_step") throw new Error("not a complete_step");
     expect(action.inputs[0]?.value).toMatchObject({ t: "object" });
@@ -102,31 +124,53 @@ describe("complete_step plan", () => {
     });
     // a field is named by its alias when the rule has one; an unread value (action 50231) has no "before"
     expect(c.before).toEqual({ "step 20111": "active", "fields.comment": "pending" });
-    expect(c.after).toEqual({ "step 20111": "completed", "fields.comment": "Approved 40", "action 50231": NOW.toISOString() });
+    expect(c.after).toEqual({
+      "step 20111": "completed",
+      "fields.comment": "Approved 40",
+      "action 50231": NOW.toISOString(),
+    });
   });
 
   it("without a record: no last_updated_time in the precondition; a step known active from a filtered list plans", async () => {
-    const data = { ...instance({ id: 8, values: { "20111:50222": { inputValue: 5 } } }), stepActive: new Map([[20111, true]]) };
+    const data = {
+      ...instance({ id: 8, values: { "20111:50222": { inputValue: 5 } } }),
+      stepActive: new Map([[20111, true]]),
+    };
     const c = await changeOf(rule, data);
     expect(c.precondition).toEqual({ status: "running", active_step_id: 20111 });
   });
 
   it("skips an instance that is not running, or whose step is not active, saying why", async () => {
-    expect(await planFirst(rule, instance({ id: 9, status: "completed" }))).toEqual({ skipped: "the instance is completed" });
-    expect(await planFirst(rule, instance({ id: 9, status: "aborted" }))).toEqual({ skipped: "the instance is aborted" });
-    expect(await planFirst(rule, instance({ id: 9, record: { active_step_ids: [20112] } }))).toEqual({ skipped: "the step is not active" });
+    expect(await planFirst(rule, instance({ id: 9, status: "completed" }))).toEqual({
+      skipped: "the instance is completed",
+    });
+    expect(await planFirst(rule, instance({ id: 9, status: "aborted" }))).toEqual({
+      skipped: "the instance is aborted",
+    });
+    expect(await planFirst(rule, instance({ id: 9, record: { active_step_ids: [20112] } }))).toEqual({
+      skipped: "the step is not active",
+    });
     const listed = { ...instance({ id: 9 }), stepActive: new Map([[20111, false]]) };
     expect(await planFirst(rule, listed)).toEqual({ skipped: "the step is not active" });
     // the record's active_step_ids win over what a list said
-    const both = { ...instance({ id: 9, record: { active_step_ids: [20111] } }), stepActive: new Map([[20111, false]]) };
+    const both = {
+      ...instance({ id: 9, record: { active_step_ids: [20111] } }),
+      stepActive: new Map([[20111, false]]),
+    };
     expect(await planFirst(rule, both)).toHaveProperty("change");
   });
 });
 
 describe("complete_step views and plan-file checks", () => {
   it("describe() labels the change by its step; changeTarget() is the step", () => {
-    expect(kind.describe(change("complete_step"))).toEqual({ label: "complete step 20111", effect: "completes step 20111" });
-    expect(kind.describe(change("complete_step", { step_id: undefined }))).toEqual({ label: "complete step ?", effect: "completes step ?" });
+    expect(kind.describe(change("complete_step"))).toEqual({
+      label: "complete step 20111",
+      effect: "completes step 20111",
+    });
+    expect(kind.describe(change("complete_step", { step_id: undefined }))).toEqual({
+      label: "complete step ?",
+      effect: "completes step ?",
+    });
     expect(kind.changeTarget(change("complete_step"))).toEqual({ step: 20111 });
   });
 
@@ -136,24 +180,45 @@ describe("complete_step views and plan-file checks", () => {
 
   it("checkChange() refuses a request that says another instance, step or mode than the change", () => {
     const c = change("complete_step");
-    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, path: "/instances/2/complete_step/" } })).toEqual([
-      "request.path: expected /instances/1/complete_step/",
-    ]);
-    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20112, mode: "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] } } })).toEqual([
-      "request.body.step_id: expected 20111 (the change's step_id)",
-    ]);
-    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, mode: "save", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] } } })).toEqual([
-      'request.body.mode: a complete_step change is sent with mode "complete"',
-    ]);
+    expect(
+      refusals(kind.checkChange, { ...c, request: { ...c.request, path: "/instances/2/complete_step/" } }),
+    ).toEqual(["request.path: expected /instances/1/complete_step/"]);
+    expect(
+      refusals(kind.checkChange, {
+        ...c,
+        request: {
+          ...c.request,
+          body: {
+            step_id: 20112,
+            mode: "complete",
+            actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }],
+          },
+        },
+      }),
+    ).toEqual(["request.body.step_id: expected 20111 (the change's step_id)"]);
+    expect(
+      refusals(kind.checkChange, {
+        ...c,
+        request: {
+          ...c.request,
+          body: { step_id: 20111, mode: "save", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] },
+        },
+      }),
+    ).toEqual(['request.body.mode: a complete_step change is sent with mode "complete"']);
     expect(refusals(kind.checkChange, { ...c, precondition: { status: "running", active_step_id: 20112 } })).toEqual([
       "precondition.active_step_id: expected 20111 (the change's step_id)",
     ]);
-    expect(refusals(kind.checkChange, change("complete_step", { step_id: undefined }))).toEqual(["step_id: a complete_step change needs step_id"]);
+    expect(refusals(kind.checkChange, change("complete_step", { step_id: undefined }))).toEqual([
+      "step_id: a complete_step change needs step_id",
+    ]);
   });
 
   it("checkChange() refuses a body that is not a complete_step request, at the place inside it", () => {
     const c = change("complete_step");
-    const out = refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, actions: [{ action_id: "x", input_object: 1 }] } } });
+    const out = refusals(kind.checkChange, {
+      ...c,
+      request: { ...c.request, body: { step_id: 20111, actions: [{ action_id: "x", input_object: 1 }] } },
+    });
     expect(out).toHaveLength(1);
     expect(out[0]).toMatch(/^request\.body\.actions\.0\.action_id: /);
   });
@@ -162,9 +227,14 @@ describe("complete_step views and plan-file checks", () => {
 describe("complete_step effect (after an unknown outcome)", () => {
   it("complete_step: took effect when the step was completed, not when it is still active or the instance was aborted", () => {
     const c = change("complete_step");
-    expect(kind.effect(c, record({ active_step_ids: [20112], steps: [{ id: 20111, completed_time: T1 }] })).applied).toBe(true);
+    expect(
+      kind.effect(c, record({ active_step_ids: [20112], steps: [{ id: 20111, completed_time: T1 }] })).applied,
+    ).toBe(true);
     expect(kind.effect(c, record({ steps: [{ id: 20111, completed_time: null }] })).applied).toBe(false);
-    expect(kind.effect(c, record({ active_step_ids: [], aborted_time: T1, steps: [{ id: 20111, completed_time: null }] })).applied).toBe(false);
+    expect(
+      kind.effect(c, record({ active_step_ids: [], aborted_time: T1, steps: [{ id: 20111, completed_time: null }] }))
+        .applied,
+    ).toBe(false);
     // without completion times: moving on without an abort counts
     expect(kind.effect(c, record({ active_step_ids: [20112] })).applied).toBe(true);
   });
@@ -172,7 +242,9 @@ describe("complete_step effect (after an unknown outcome)", () => {
   it("says what the record showed", () => {
     const c = change("complete_step");
     expect(kind.effect(c, record({})).detail).toBe("step 20111 is still active");
-    expect(kind.effect(c, record({ active_step_ids: [], steps: [{ id: 20111, completed_time: T1 }] })).detail).toBe(`step 20111 completed at ${T1}`);
+    expect(kind.effect(c, record({ active_step_ids: [], steps: [{ id: 20111, completed_time: T1 }] })).detail).toBe(
+      `step 20111 completed at ${T1}`,
+    );
   });
 });
 
@@ -188,11 +260,17 @@ describe("complete_step send (sandbox over HTTP)", () => {
   it("sends one request per change; the record it answers shows the change took effect", async () => {
     expect(kind.send.mode).toBe("each");
     if (kind.send.mode !== "each") return;
-    const target = sb.store.list(1042).find((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
+    const target = sb.store
+      .list(1042)
+      .find((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
     if (!target) throw new Error("no running expense claim with step 20111 active");
     const c = change("complete_step", {
       instance_id: target.id,
-      request: { method: "POST", path: `/instances/${target.id}/complete_step/`, body: { step_id: 20111, mode: "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] } },
+      request: {
+        method: "POST",
+        path: `/instances/${target.id}/complete_step/`,
+        body: { step_id: 20111, mode: "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] },
+      },
     });
     expect(refusals(kind.checkChange, c)).toEqual([]);
     const client = createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0 });

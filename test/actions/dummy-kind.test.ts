@@ -41,7 +41,11 @@ describe("a kind added as its module and one entry in the list (halt, sent in ba
     ]);
     const bad = compileSources([{ file: "bad.yaml", text: RULES.replace("note: paused for the audit", "notes: x") }]);
     expect(bad.ruleSet).toBeUndefined();
-    expect(bad.diagnostics.find((d) => d.severity === "error")).toMatchObject({ file: "bad.yaml", line: 7, message: expect.stringContaining("notes") });
+    expect(bad.diagnostics.find((d) => d.severity === "error")).toMatchObject({
+      file: "bad.yaml",
+      line: 7,
+      message: expect.stringContaining("notes"),
+    });
   });
 
   it("plans, renders in every plan format and applies in batches, in its own words", async () => {
@@ -65,7 +69,10 @@ describe("a kind added as its module and one entry in the list (halt, sent in ba
     expect(batches.length).toBe(Math.ceil(running.length / 4));
     expect(batches.flatMap((r) => (r.body as { ids: number[] }).ids).sort()).toEqual(running.map((i) => i.id).sort());
     for (const i of running) expect(sandbox.store.status(i.id)).toBe("aborted");
-    const doc = JSON.parse(io.out()) as { summary: Record<string, number>; changes: Array<{ kind: string; status: string; how?: string }> };
+    const doc = JSON.parse(io.out()) as {
+      summary: Record<string, number>;
+      changes: Array<{ kind: string; status: string; how?: string }>;
+    };
     expect(doc.summary).toMatchObject({ applied: running.length, not_acted: 0 });
     expect(doc.changes.every((c) => c.kind === "halt" && c.status === "applied" && c.how === "returned")).toBe(true);
   });
@@ -75,14 +82,23 @@ describe("a kind added as its module and one entry in the list (halt, sent in ba
     const completed = sandbox.store.list(1043).find((i) => i.completedTime !== null && i.abortedTime === null);
     if (!completed) throw new Error("demo data lacks a completed onboarding");
     const change: Plan["changes"][number] = {
-      id: `hand:halt:${completed.id}`, rule: "hand", instance_id: completed.id, instance_name: completed.name,
-      process_id: completed.processId, kind: "halt", request: { method: "POST", path: "/instances/bulk/abort", body: { ids: [completed.id] } },
-      before: { status: "running" }, after: { status: "aborted" }, precondition: { status: "running" },
+      id: `hand:halt:${completed.id}`,
+      rule: "hand",
+      instance_id: completed.id,
+      instance_name: completed.name,
+      process_id: completed.processId,
+      kind: "halt",
+      request: { method: "POST", path: "/instances/bulk/abort", body: { ids: [completed.id] } },
+      before: { status: "running" },
+      after: { status: "aborted" },
+      precondition: { status: "running" },
     };
     const { file } = await handPlan(sandbox, dir, [change]);
     const io = captureIO();
     expect(await runApply(sandbox, dir, { paths: [file] }, io)).toBe(1);
     expect(io.out()).toContain("0 changes applied, 1 not halted");
-    expect(io.out()).toContain(`Not halted (the bulk halt did not return their ids):\n  - rule hand, instance ${completed.id}, halt: still completed`);
+    expect(io.out()).toContain(
+      `Not halted (the bulk halt did not return their ids):\n  - rule hand, instance ${completed.id}, halt: still completed`,
+    );
   });
 });

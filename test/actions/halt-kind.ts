@@ -30,7 +30,9 @@ export const halt: MutatingActionKind<"halt", HaltAction> = {
       halt: {
         type: "object",
         description,
-        properties: { note: { type: "string", minLength: 1, description: "Why the instances are halted, shown in plans." } },
+        properties: {
+          note: { type: "string", minLength: 1, description: "Why the instances are halted, shown in plans." },
+        },
         additionalProperties: false,
       },
     },
@@ -45,7 +47,11 @@ export const halt: MutatingActionKind<"halt", HaltAction> = {
     colour: "cyan",
   },
 
-  compile: (body, ctx) => ({ kind: "halt", ...(typeof body.note === "string" ? { note: body.note } : {}), pos: ctx.pos }),
+  compile: (body, ctx) => ({
+    kind: "halt",
+    ...(typeof body.note === "string" ? { note: body.note } : {}),
+    pos: ctx.pos,
+  }),
   reads: () => [],
   recordKeys: () => [],
   target: () => "instance",
@@ -84,7 +90,9 @@ export const halt: MutatingActionKind<"halt", HaltAction> = {
   },
 
   effect: (_c, record) =>
-    record.aborted_time ? { applied: true, detail: `halted at ${record.aborted_time}` } : { applied: false, detail: `not halted (${statusOf(record)})` },
+    record.aborted_time
+      ? { applied: true, detail: `halted at ${record.aborted_time}` }
+      : { applied: false, detail: `not halted (${statusOf(record)})` },
 
   send: {
     mode: "batch",
@@ -93,7 +101,10 @@ export const halt: MutatingActionKind<"halt", HaltAction> = {
     async tookEffectSince(client, processIds, since) {
       const ids = new Set<number>();
       for (const pid of new Set(processIds)) {
-        for await (const item of client.instances(pid, { status: ["aborted"], aborted_time_after: since.toISOString() })) {
+        for await (const item of client.instances(pid, {
+          status: ["aborted"],
+          aborted_time_after: since.toISOString(),
+        })) {
           if (item.status === "aborted") ids.add(item.id);
         }
       }

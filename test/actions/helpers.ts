@@ -35,7 +35,13 @@ function firstAction(rule: CompiledRule) {
 function planInput(rule: CompiledRule, data: InstanceData) {
   const ctx = buildContext(rule, data, NOW.toISOString());
   const bindings = planBindings(NOW);
-  return { rule, action: firstAction(rule), data, ctx, evaluate: (v: Parameters<typeof evalValue>[0]) => evalValue(v, ctx, bindings) };
+  return {
+    rule,
+    action: firstAction(rule),
+    data,
+    ctx,
+    evaluate: (v: Parameters<typeof evalValue>[0]) => evalValue(v, ctx, bindings),
+  };
 }
 
 /** The first action of a rule planned on one instance, through the registry, as src/engine/evaluate-instance.ts does. */
@@ -100,20 +106,37 @@ export function change(kind: string, extra: Partial<PlannedChange> = {}): Planne
         : {
             method: "POST",
             path: "/instances/1/complete_step/",
-            body: { step_id: 20111, mode: kind === "save_step" ? "save" : "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] },
+            body: {
+              step_id: 20111,
+              mode: kind === "save_step" ? "save" : "complete",
+              actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }],
+            },
           },
     before: {},
     // what the body sends, as the planner shows it (a plan file's check ties the two)
-    after: kind === "abort" ? { status: "aborted" } : { ...(kind === "complete_step" ? { "step 20111": "completed" } : {}), "action 50230": "ok" },
+    after:
+      kind === "abort"
+        ? { status: "aborted" }
+        : { ...(kind === "complete_step" ? { "step 20111": "completed" } : {}), "action 50230": "ok" },
     precondition: { status: "running", ...(kind === "abort" ? {} : { active_step_id: 20111 }) },
     ...extra,
   };
 }
 
-type SnapshotStep = { id: number; completed_time?: string | null; actions?: Array<{ id: number; type?: string; input_object?: unknown }> };
+type SnapshotStep = {
+  id: number;
+  completed_time?: string | null;
+  actions?: Array<{ id: number; type?: string; input_object?: unknown }>;
+};
 
 /** An instance record of instance 1 in workflow 1042, step 20111 active unless said otherwise. */
 export function record(r: Partial<InstanceRecord> & { steps?: SnapshotStep[] }): InstanceRecord {
   const { steps, ...rest } = r;
-  return { id: 1, active_step_ids: [20111], last_updated_time: T0, process_snapshot: { id: 1042, steps: steps ?? [] }, ...rest } as InstanceRecord;
+  return {
+    id: 1,
+    active_step_ids: [20111],
+    last_updated_time: T0,
+    process_snapshot: { id: 1042, steps: steps ?? [] },
+    ...rest,
+  } as InstanceRecord;
 }

@@ -1,7 +1,14 @@
 /** The registry of action kinds (src/actions/index.ts): what every kind must bring, and what it refuses. */
 import { describe, expect, it } from "vitest";
 import {
-  ACTION_KINDS, ACTIONS, actionKind, checkPlannedChange, isMutating, kindOrder, MUTATING_KINDS, mutatingKind,
+  ACTION_KINDS,
+  ACTIONS,
+  actionKind,
+  checkPlannedChange,
+  isMutating,
+  kindOrder,
+  MUTATING_KINDS,
+  mutatingKind,
 } from "../../src/actions/index.js";
 import { effectOf } from "../../src/apply/verify.js";
 import { planFromInstances } from "../../src/engine/plan-offline.js";
@@ -59,7 +66,9 @@ describe("every kind in ACTIONS", () => {
 
 describe("a kind the registry does not know", () => {
   it("actionKind() throws, naming the kind and every known kind", () => {
-    expect(() => actionKind("tag")).toThrow(`unknown action kind "tag" (this flowrules knows ${ACTION_KINDS.join(", ")})`);
+    expect(() => actionKind("tag")).toThrow(
+      `unknown action kind "tag" (this flowrules knows ${ACTION_KINDS.join(", ")})`,
+    );
     for (const k of ACTION_KINDS) expect(() => actionKind("tag")).toThrow(k);
   });
 
@@ -72,8 +81,12 @@ describe("a kind the registry does not know", () => {
 
   it("checkPlannedChange() refuses an unknown kind, and a kind that makes no change, naming what it applies", () => {
     const known = `this flowrules applies ${MUTATING_KINDS.join(", ")}`;
-    expect(refusals(checkPlannedChange, { ...change("abort"), kind: "tag" })).toEqual([`kind: unknown kind "tag"; ${known}`]);
-    expect(refusals(checkPlannedChange, { ...change("abort"), kind: "report" })).toEqual([`kind: unknown kind "report"; ${known}`]);
+    expect(refusals(checkPlannedChange, { ...change("abort"), kind: "tag" })).toEqual([
+      `kind: unknown kind "tag"; ${known}`,
+    ]);
+    expect(refusals(checkPlannedChange, { ...change("abort"), kind: "report" })).toEqual([
+      `kind: unknown kind "report"; ${known}`,
+    ]);
   });
 
   it("checkPlannedChange() passes a known change to its kind's own check", () => {
@@ -101,8 +114,16 @@ describe("registry order in plans", () => {
   it("MUTATING_KINDS is the order of the plan summary's keys, before reports and errors", async () => {
     const rs = fixtureRules("kinds");
     // each rule on instances of its own, so that no two changes clash
-    const claim = (id: number) => instance({ id, values: { "20111:50222": { inputValue: 40 } }, record: { active_step_ids: [20111], tags: ["a"] } });
-    const plan = await planFromInstances(rs.rules.map((rule, i) => ({ rule, workflowId: 1042, instances: [claim(10 * i + 1), claim(10 * i + 2)] })), NOW);
+    const claim = (id: number) =>
+      instance({
+        id,
+        values: { "20111:50222": { inputValue: 40 } },
+        record: { active_step_ids: [20111], tags: ["a"] },
+      });
+    const plan = await planFromInstances(
+      rs.rules.map((rule, i) => ({ rule, workflowId: 1042, instances: [claim(10 * i + 1), claim(10 * i + 2)] })),
+      NOW,
+    );
     expect(plan.errors).toEqual([]);
     expect(Object.keys(plan.summary)).toEqual([...MUTATING_KINDS, "reports", "errors"]);
     // every kind of the fixture is counted under its own key

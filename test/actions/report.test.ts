@@ -24,7 +24,9 @@ describe("report schema fragment", () => {
 
   it("accepts a group key with or without columns and title", () => {
     expect(errors({ report: { group_by: "tags" } })).toEqual([]);
-    expect(errors({ report: { group_by: "fields.amount", columns: ["id", "fields.amount"], title: "Claims" } })).toEqual([]);
+    expect(
+      errors({ report: { group_by: "fields.amount", columns: ["id", "fields.amount"], title: "Claims" } }),
+    ).toEqual([]);
   });
 
   it("rejects a missing group_by, an empty column list, a non-string title, unknown keys and the bare string", () => {
@@ -43,7 +45,12 @@ describe("report schema fragment", () => {
 
 describe("report compile (test/fixtures/rules/kinds.yaml)", () => {
   it("keeps the group key, columns and title as written, in their normal form", () => {
-    expect(kindsRule("by-tag").actions[0]).toMatchObject({ kind: "report", group_by: "tags", columns: ["id", "fields.amount"], title: "Claims by tag" });
+    expect(kindsRule("by-tag").actions[0]).toMatchObject({
+      kind: "report",
+      group_by: "tags",
+      columns: ["id", "fields.amount"],
+      title: "Claims by tag",
+    });
   });
 
   it("a bare field alias becomes fields.<alias>; columns default to id, name, status; no title", () => {
@@ -62,7 +69,9 @@ describe("report compile (test/fixtures/rules/kinds.yaml)", () => {
 
     const column = diagnosticsOf("      - report: { group_by: tags, columns: [id, nme] }\n");
     expect(column).toHaveLength(1);
-    expect(column[0]?.message).toMatch(/unknown report column "nme" .*did you mean "name"\? \(valid: id, name, status, .*or a field alias: fields\.amount\)$/);
+    expect(column[0]?.message).toMatch(
+      /unknown report column "nme" .*did you mean "name"\? \(valid: id, name, status, .*or a field alias: fields\.amount\)$/,
+    );
 
     const alias = diagnosticsOf("      - report: { group_by: fields.amout }\n");
     expect(alias).toHaveLength(1);
@@ -76,7 +85,10 @@ describe("report entries and table", () => {
   const byAmount = kindsRule("by-amount");
 
   it("an instance counts under each of its tags, once per tag; untagged under (no tag)", () => {
-    const e = reportEntryOf(byTag, instance({ id: 31, values: { "20111:50222": { inputValue: 40 } }, record: { tags: ["travel", "q4", "travel"] } }));
+    const e = reportEntryOf(
+      byTag,
+      instance({ id: 31, values: { "20111:50222": { inputValue: 40 } }, record: { tags: ["travel", "q4", "travel"] } }),
+    );
     expect(e).toEqual({ instance_id: 31, keys: ["travel", "q4"], row: { id: 31, "fields.amount": 40 } });
     expect(reportEntryOf(byTag, instance({ id: 32, record: { tags: [] } })).keys).toEqual([NO_TAG]);
   });
@@ -117,7 +129,10 @@ describe("report entries and table", () => {
   });
 
   it("priority groups fall back to Regular", () => {
-    const rule = { ...byTag, actions: [{ kind: "report" as const, group_by: "priority", columns: ["id"], pos: byTag.pos }] };
+    const rule = {
+      ...byTag,
+      actions: [{ kind: "report" as const, group_by: "priority", columns: ["id"], pos: byTag.pos }],
+    };
     expect(reportEntryOf(rule, instance({ id: 36, record: {} })).keys).toEqual([REGULAR_PRIORITY]);
     expect(reportEntryOf(rule, instance({ id: 37, record: { priority: "High" } })).keys).toEqual(["High"]);
   });

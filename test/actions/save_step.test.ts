@@ -4,7 +4,17 @@ import { actionKind, mutatingKind, saveStep } from "../../src/actions/index.js";
 import { createClient } from "../../src/api/index.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { instance } from "../helpers/instances.js";
-import { change, changeOf, diagnosticsOf, fragmentValidator, kindsRule, planFirst, record, refusals, T0 } from "./helpers.js";
+import {
+  change,
+  changeOf,
+  diagnosticsOf,
+  fragmentValidator,
+  kindsRule,
+  planFirst,
+  record,
+  refusals,
+  T0,
+} from "./helpers.js";
 
 const kind = mutatingKind("save_step");
 
@@ -25,8 +35,17 @@ describe("save_step schema fragment", () => {
 
   it("accepts a step with or without inputs", () => {
     expect(errors({ save_step: { step: 20131 } })).toEqual([]);
-    expect(errors({ save_step: { step: 20131, inputs: [{ action: 50264, value: { inputValue: "Checked" } }] } })).toEqual([]);
-    expect(errors({ save_step: { step: 20112, inputs: [{ action: 50240, value: { inputValue: { itemsChecked: ["VAT valid"], itemsNotChecked: [] } } }] } })).toEqual([]);
+    expect(
+      errors({ save_step: { step: 20131, inputs: [{ action: 50264, value: { inputValue: "Checked" } }] } }),
+    ).toEqual([]);
+    expect(
+      errors({
+        save_step: {
+          step: 20112,
+          inputs: [{ action: 50240, value: { inputValue: { itemsChecked: ["VAT valid"], itemsNotChecked: [] } } }],
+        },
+      }),
+    ).toEqual([]);
   });
 
   it("rejects a missing step, an input whose action is neither a positive integer nor a name, unknown keys and the bare string", () => {
@@ -45,7 +64,9 @@ describe("save_step schema fragment", () => {
   });
 
   it("a rule file with a bad entry fails to load, at the entry's line", () => {
-    const errs = diagnosticsOf("      - save_step: { step: 20111, inputs: [ { action: 50230, value: 1, extra: 2 } ] }\n");
+    const errs = diagnosticsOf(
+      "      - save_step: { step: 20111, inputs: [ { action: 50230, value: 1, extra: 2 } ] }\n",
+    );
     expect(errs.length).toBeGreaterThan(0);
     expect(errs[0]?.line).toBe(7);
     expect(errs.map((e) => e.message).join("\n")).toMatch(/extra/);
@@ -67,7 +88,11 @@ describe("save_step plan", () => {
   const rule = kindsRule("note");
 
   it("a running instance with the step active: id, request in mode save, before/after of the fields only, precondition", async () => {
-    const data = instance({ id: 11, values: { "20111:50230": { inputValue: "old note" } }, record: { active_step_ids: [20111], last_updated_time: T0 } });
+    const data = instance({
+      id: 11,
+      values: { "20111:50230": { inputValue: "old note" } },
+      record: { active_step_ids: [20111], last_updated_time: T0 },
+    });
     const c = await changeOf(rule, data);
     expect(c).toMatchObject({
       id: "note:save_step:11:20111",
@@ -78,7 +103,11 @@ describe("save_step plan", () => {
       request: {
         method: "POST",
         path: "/instances/11/complete_step/",
-        body: { step_id: 20111, mode: "save", actions: [{ action_id: 50230, input_object: { inputValue: "Checked" } }] },
+        body: {
+          step_id: 20111,
+          mode: "save",
+          actions: [{ action_id: 50230, input_object: { inputValue: "Checked" } }],
+        },
       },
       precondition: { status: "running", active_step_id: 20111, last_updated_time: T0 },
     });
@@ -88,8 +117,12 @@ describe("save_step plan", () => {
   });
 
   it("skips an instance that is not running, or whose step is not active", async () => {
-    expect(await planFirst(rule, instance({ id: 12, status: "aborted" }))).toEqual({ skipped: "the instance is aborted" });
-    expect(await planFirst(rule, instance({ id: 12, record: { active_step_ids: [] } }))).toEqual({ skipped: "the step is not active" });
+    expect(await planFirst(rule, instance({ id: 12, status: "aborted" }))).toEqual({
+      skipped: "the instance is aborted",
+    });
+    expect(await planFirst(rule, instance({ id: 12, record: { active_step_ids: [] } }))).toEqual({
+      skipped: "the step is not active",
+    });
   });
 
   it("skips a save whose every value already holds, compared by meaning; plans it when a value differs or was not read", async () => {
@@ -98,7 +131,9 @@ describe("save_step plan", () => {
     // a plain string stored for a text field means the same as { inputValue: "Checked" }
     const plain = await planFirst(rule, instance({ id: 13, values: { "20111:50230": "Checked" } }));
     expect(plain).toEqual({ skipped: "the step already holds these values" });
-    expect(await planFirst(rule, instance({ id: 13, values: { "20111:50230": { inputValue: "checked" } } }))).toHaveProperty("change");
+    expect(
+      await planFirst(rule, instance({ id: 13, values: { "20111:50230": { inputValue: "checked" } } })),
+    ).toHaveProperty("change");
     const unread = await changeOf(rule, instance({ id: 13 }));
     expect(unread.before).toEqual({});
   });
@@ -116,30 +151,56 @@ describe("save_step views and plan-file checks", () => {
     expect(refusals(kind.checkChange, { ...c, request: { ...c.request, path: "/instances/1/save_step/" } })).toEqual([
       "request.path: expected /instances/1/complete_step/",
     ]);
-    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, mode: "complete", actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] } } })).toEqual([
-      'request.body.mode: a save_step change is sent with mode "save"',
-    ]);
+    expect(
+      refusals(kind.checkChange, {
+        ...c,
+        request: {
+          ...c.request,
+          body: {
+            step_id: 20111,
+            mode: "complete",
+            actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }],
+          },
+        },
+      }),
+    ).toEqual(['request.body.mode: a save_step change is sent with mode "save"']);
     // a body without mode is a completion (the service's default), which a save_step change must not send
-    expect(refusals(kind.checkChange, { ...c, request: { ...c.request, body: { step_id: 20111, actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] } } })).toEqual([
-      'request.body.mode: a save_step change is sent with mode "save"',
-    ]);
-    expect(refusals(kind.checkChange, { ...c, step_id: 20112, precondition: { status: "running", active_step_id: 20112 } })).toEqual([
-      "request.body.step_id: expected 20112 (the change's step_id)",
-    ]);
+    expect(
+      refusals(kind.checkChange, {
+        ...c,
+        request: {
+          ...c.request,
+          body: { step_id: 20111, actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }] },
+        },
+      }),
+    ).toEqual(['request.body.mode: a save_step change is sent with mode "save"']);
+    expect(
+      refusals(kind.checkChange, { ...c, step_id: 20112, precondition: { status: "running", active_step_id: 20112 } }),
+    ).toEqual(["request.body.step_id: expected 20112 (the change's step_id)"]);
   });
 });
 
 describe("save_step effect (after an unknown outcome)", () => {
   it("save_step: took effect only when every value sent is stored", () => {
     const c = change("save_step");
-    expect(kind.effect(c, record({ steps: [{ id: 20111, actions: [{ id: 50230, input_object: { inputValue: "ok" } }] }] })).applied).toBe(true);
-    expect(kind.effect(c, record({ steps: [{ id: 20111, actions: [{ id: 50230, input_object: { inputValue: "other" } }] }] })).applied).toBe(false);
+    expect(
+      kind.effect(c, record({ steps: [{ id: 20111, actions: [{ id: 50230, input_object: { inputValue: "ok" } }] }] }))
+        .applied,
+    ).toBe(true);
+    expect(
+      kind.effect(
+        c,
+        record({ steps: [{ id: 20111, actions: [{ id: 50230, input_object: { inputValue: "other" } }] }] }),
+      ).applied,
+    ).toBe(false);
     expect(kind.effect(c, record({ steps: [{ id: 20111, actions: [{ id: 50230 }] }] })).applied).toBe(false);
   });
 
   it("names the field that does not hold the value sent", () => {
     const c = change("save_step");
-    expect(kind.effect(c, record({ steps: [{ id: 20111, actions: [{ id: 50230 }] }] })).detail).toBe("action 50230 does not hold the value sent");
+    expect(kind.effect(c, record({ steps: [{ id: 20111, actions: [{ id: 50230 }] }] })).detail).toBe(
+      "action 50230 does not hold the value sent",
+    );
   });
 });
 
@@ -155,7 +216,9 @@ describe("save_step send (sandbox over HTTP)", () => {
   it("sends one request per change; a fresh read with values shows the value stored and the step still active", async () => {
     expect(kind.send.mode).toBe("each");
     if (kind.send.mode !== "each") return;
-    const target = sb.store.list(1044).find((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20131));
+    const target = sb.store
+      .list(1044)
+      .find((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20131));
     if (!target) throw new Error("no running purchase with step 20131 active");
     const c = change("save_step", {
       instance_id: target.id,
@@ -164,7 +227,11 @@ describe("save_step send (sandbox over HTTP)", () => {
       request: {
         method: "POST",
         path: `/instances/${target.id}/complete_step/`,
-        body: { step_id: 20131, mode: "save", actions: [{ action_id: 50264, input_object: { inputValue: "Checked by a kind test" } }] },
+        body: {
+          step_id: 20131,
+          mode: "save",
+          actions: [{ action_id: 50264, input_object: { inputValue: "Checked by a kind test" } }],
+        },
       },
       after: { "action 50264": "Checked by a kind test" },
       precondition: { status: "running", active_step_id: 20131 },

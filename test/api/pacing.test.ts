@@ -60,8 +60,18 @@ async function rules(only: string[] = []): Promise<RuleSet> {
   return loaded.ruleSet;
 }
 
-async function planWith(sb: RunningSandbox, ruleSet: RuleSet, perMin: number, events: ClientEvent[] = []): Promise<{ plan: Plan; stats: RequestStats }> {
-  const client: ApiClient = createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: perMin, onEvent: (e) => events.push(e) });
+async function planWith(
+  sb: RunningSandbox,
+  ruleSet: RuleSet,
+  perMin: number,
+  events: ClientEvent[] = [],
+): Promise<{ plan: Plan; stats: RequestStats }> {
+  const client: ApiClient = createClient({
+    baseUrl: sb.baseUrl,
+    apiKey: "sandbox-admin",
+    rateLimitPerMin: perMin,
+    onEvent: (e) => events.push(e),
+  });
   try {
     const plan = await runPlan({ client, ruleSet, now: NOW });
     return { plan, stats: client.stats() };
@@ -71,7 +81,8 @@ async function planWith(sb: RunningSandbox, ruleSet: RuleSet, perMin: number, ev
 }
 
 const refused = (sb: RunningSandbox): number => sb.requests().filter((r) => r.status === 429).length;
-const byId = (changes: PlannedChange[]): PlannedChange[] => [...changes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+const byId = (changes: PlannedChange[]): PlannedChange[] =>
+  [...changes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 /** report groups as sets of instance ids per rule and key */
 function groups(plans: Plan[]): Map<string, Set<number>> {
   const out = new Map<string, Set<number>>();
@@ -122,7 +133,9 @@ describe("pacing under a limit of 100 requests a minute", () => {
     expect(events.some((e) => e.type === "rate-limited" && e.source === "server")).toBe(true);
     // the very same plan as without any limit
     expect(plan.errors).toEqual([]);
-    expect(plan.rules.map((r) => [r.name, r.selected, r.matched])).toEqual(unlimited.plan.rules.map((r) => [r.name, r.selected, r.matched]));
+    expect(plan.rules.map((r) => [r.name, r.selected, r.matched])).toEqual(
+      unlimited.plan.rules.map((r) => [r.name, r.selected, r.matched]),
+    );
     expect(groups([plan])).toEqual(groups([unlimited.plan]));
   }, 60_000);
 
@@ -144,10 +157,25 @@ describe("pacing under a limit of 100 requests a minute", () => {
 
   it("three shards on one key split the default budget: together a handful of 429s at most, and exactly the unsharded plan", async () => {
     const env = { FLOWRULES_BASE_URL: large.baseUrl, FLOWRULES_API_KEY: "sandbox-admin" };
-    const plan = async (shard?: { index: number; count: number }, flags: Record<string, unknown> = {}): Promise<Plan> => {
+    const plan = async (
+      shard?: { index: number; count: number },
+      flags: Record<string, unknown> = {},
+    ): Promise<Plan> => {
       const connection = connectionSettings(flags, env, shard);
       const io = memoryIO(env);
-      const code = await planCommand({ paths: ["rules/"], format: "json", detailedExitcode: false, rules: [READER, "auto-approve-small-expenses"], quiet: true, connection, now: NOW, ...(shard ? { shard } : {}) }, io);
+      const code = await planCommand(
+        {
+          paths: ["rules/"],
+          format: "json",
+          detailedExitcode: false,
+          rules: [READER, "auto-approve-small-expenses"],
+          quiet: true,
+          connection,
+          now: NOW,
+          ...(shard ? { shard } : {}),
+        },
+        io,
+      );
       expect(code, io.err()).toBe(0);
       return JSON.parse(io.out()) as Plan;
     };

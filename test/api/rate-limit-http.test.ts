@@ -7,7 +7,12 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/api/index.js";
 import { sendJson, localHarness } from "./helpers.js";
 
-const { server, client } = localHarness({ apiKey: "rl-test-key", rateLimitPerMin: 0, retryBaseMs: 5, timeoutMs: 2_000 });
+const { server, client } = localHarness({
+  apiKey: "rl-test-key",
+  rateLimitPerMin: 0,
+  retryBaseMs: 5,
+  timeoutMs: 2_000,
+});
 
 describe("429 is not a failure", () => {
   it("seven 429s in a row are waited out although maxAttempts is 3, for a POST too", async () => {
@@ -20,11 +25,17 @@ describe("429 is not a failure", () => {
     expect(s.requests).toHaveLength(8);
     expect(c.stats().rateLimited).toBe(7);
     expect(events.filter((e) => e.type === "rate-limited" && e.source === "server")).toHaveLength(7);
-    expect(events.filter((e) => e.type === "retry").map((e) => (e.type === "retry" ? e.attempt : 0))).toEqual([2, 3, 4, 5, 6, 7, 8]);
+    expect(events.filter((e) => e.type === "retry").map((e) => (e.type === "retry" ? e.attempt : 0))).toEqual([
+      2, 3, 4, 5, 6, 7, 8,
+    ]);
   });
 
   it("other failures still stop at maxAttempts, 429s in between not counted", async () => {
-    const s = await server((_req, res, _body, n) => (n % 2 === 1 ? sendJson(res, 429, { detail: "later" }, { "retry-after": "0.01" }) : sendJson(res, 503, { detail: "down" })));
+    const s = await server((_req, res, _body, n) =>
+      n % 2 === 1
+        ? sendJson(res, 429, { detail: "later" }, { "retry-after": "0.01" })
+        : sendJson(res, 503, { detail: "down" }),
+    );
     const { c } = client(s.baseUrl, { maxAttempts: 3 });
     const err = await c.listWorkflows().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -39,7 +50,9 @@ describe("429 is not a failure", () => {
     const err = await c.getInstance(5).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(429);
-    expect((err as Error).message).toMatch(/asked to wait 600 s \(Retry-After\), longer than the 5 s left of its retry budget of 5 s/);
+    expect((err as Error).message).toMatch(
+      /asked to wait 600 s \(Retry-After\), longer than the 5 s left of its retry budget of 5 s/,
+    );
     // a later call is refused unsent while the pause lasts
     const again = await c.listWorkflows().catch((e: unknown) => e);
     expect((again as Error).message).toMatch(/not sent: the service asked to wait/);
@@ -70,17 +83,27 @@ describe("RateLimit headers", () => {
   });
 
   it("a quota used up until a reset beyond the retry budget fails the next call at once, unsent", async () => {
-    const s = await server((_req, res) => sendJson(res, 200, [], { "x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "3600" }));
+    const s = await server((_req, res) =>
+      sendJson(res, 200, [], {
+        "x-ratelimit-limit": "5000",
+        "x-ratelimit-remaining": "0",
+        "x-ratelimit-reset": "3600",
+      }),
+    );
     const { c } = client(s.baseUrl, { maxRetryTimeMs: 10_000 });
     await c.listWorkflows();
     const err = await c.listWorkflows().catch((e: unknown) => e);
-    expect((err as Error).message).toMatch(/not sent: the service asked to wait 3600 s \(its RateLimit reset\), longer than the retry budget of 10 s/);
+    expect((err as Error).message).toMatch(
+      /not sent: the service asked to wait 3600 s \(its RateLimit reset\), longer than the retry budget of 10 s/,
+    );
     expect(s.requests).toHaveLength(1);
   });
 
   it("a 429 with X-RateLimit-Remaining 0 and a reset but no Retry-After waits for the reset", async () => {
     const s = await server((_req, res, _body, n) =>
-      n === 1 ? sendJson(res, 429, { detail: "later" }, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "2" }) : sendJson(res, 200, []),
+      n === 1
+        ? sendJson(res, 429, { detail: "later" }, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "2" })
+        : sendJson(res, 200, []),
     );
     const { c, events } = client(s.baseUrl);
     await c.listWorkflows();

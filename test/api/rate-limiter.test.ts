@@ -4,12 +4,23 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { parseRateLimitHeaders } from "../../src/api/rate-headers.js";
-import { LimiterStoppedError, RateLimiter, windowBudget, type LimiterWait, type RateLimiterOptions } from "../../src/api/rate-limiter.js";
+import {
+  LimiterStoppedError,
+  RateLimiter,
+  windowBudget,
+  type LimiterWait,
+  type RateLimiterOptions,
+} from "../../src/api/rate-limiter.js";
 import { Prng } from "../../src/sandbox/prng.js";
 
 const MINUTE = 60_000;
 
-function fakeClock(): { now: () => number; sleep: (ms: number) => Promise<void>; advance: (ms: number) => void; slept: number[] } {
+function fakeClock(): {
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
+  advance: (ms: number) => void;
+  slept: number[];
+} {
   let t = 1_000_000;
   const slept: number[] = [];
   return {
@@ -224,7 +235,9 @@ describe("following the service's headers", () => {
 describe("rate-limit headers", () => {
   const now = Date.parse("2026-01-01T00:00:00Z");
   it("reads the IETF draft's separate fields and the policy", () => {
-    expect(parseRateLimitHeaders({ "ratelimit-limit": "100", "ratelimit-remaining": "7", "ratelimit-reset": "12" }, now)).toEqual({
+    expect(
+      parseRateLimitHeaders({ "ratelimit-limit": "100", "ratelimit-remaining": "7", "ratelimit-reset": "12" }, now),
+    ).toEqual({
       limit: 100,
       remaining: 7,
       resetMs: 12_000,
@@ -238,21 +251,32 @@ describe("rate-limit headers", () => {
   it("reads the single RateLimit field of later drafts, in both shapes", () => {
     // a limit with its policies: the most restrictive per minute (10 with no window stated counts as 10 a minute)
     expect(parseRateLimitHeaders({ "ratelimit-limit": "10, 10;w=1, 1000;w=60" }, now)).toEqual({ limit: 10 });
-    expect(parseRateLimitHeaders({ ratelimit: "limit=100, remaining=0, reset=30" }, now)).toEqual({ limit: 100, remaining: 0, resetMs: 30_000 });
+    expect(parseRateLimitHeaders({ ratelimit: "limit=100, remaining=0, reset=30" }, now)).toEqual({
+      limit: 100,
+      remaining: 0,
+      resetMs: 30_000,
+    });
     expect(
       parseRateLimitHeaders({ ratelimit: '"default";r=3;t=20', "ratelimit-policy": '"default";q=100;w=60' }, now),
     ).toEqual({ limit: 100, windowMs: 60_000, remaining: 3, resetMs: 20_000 });
   });
 
   it("reads X-RateLimit-*, with a reset in seconds or as a Unix time against the response's Date", () => {
-    expect(parseRateLimitHeaders({ "x-ratelimit-limit": "60", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "5" }, now)).toEqual({
+    expect(
+      parseRateLimitHeaders({ "x-ratelimit-limit": "60", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "5" }, now),
+    ).toEqual({
       limit: 60,
       remaining: 0,
       resetMs: 5_000,
     });
     const serverNow = now + 3_600_000; // our clock is an hour behind the server's: its Date is the reference
     const reset = String((serverNow + 40_000) / 1000);
-    expect(parseRateLimitHeaders({ "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset, date: new Date(serverNow).toUTCString() }, now)).toEqual({
+    expect(
+      parseRateLimitHeaders(
+        { "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset, date: new Date(serverNow).toUTCString() },
+        now,
+      ),
+    ).toEqual({
       remaining: 0,
       resetMs: 40_000,
     });
@@ -262,7 +286,17 @@ describe("rate-limit headers", () => {
     expect(parseRateLimitHeaders({ "ratelimit-remaining": "lots", "x-ratelimit-limit": "" }, now)).toEqual({});
     expect(parseRateLimitHeaders({}, now)).toEqual({});
     expect(
-      parseRateLimitHeaders({ "ratelimit-limit": "100", "x-ratelimit-limit": "80", "ratelimit-remaining": "9", "x-ratelimit-remaining": "4", "ratelimit-reset": "10", "x-ratelimit-reset": "20" }, now),
+      parseRateLimitHeaders(
+        {
+          "ratelimit-limit": "100",
+          "x-ratelimit-limit": "80",
+          "ratelimit-remaining": "9",
+          "x-ratelimit-remaining": "4",
+          "ratelimit-reset": "10",
+          "x-ratelimit-reset": "20",
+        },
+        now,
+      ),
     ).toEqual({ limit: 80, remaining: 4, resetMs: 20_000 });
   });
 });

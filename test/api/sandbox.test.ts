@@ -41,7 +41,9 @@ function client(extra: Partial<ClientOptions> = {}, events: ClientEvent[] = []):
   return c;
 }
 
-async function collect<T>(gen: AsyncIterable<{ results: T[]; count: number | null }>): Promise<{ items: T[]; counts: number[]; pages: number }> {
+async function collect<T>(
+  gen: AsyncIterable<{ results: T[]; count: number | null }>,
+): Promise<{ items: T[]; counts: number[]; pages: number }> {
   const items: T[] = [];
   const counts: number[] = [];
   let pages = 0;
@@ -88,7 +90,9 @@ describe("endpoints", () => {
 
   it("filters go to the server: repeated status, comma-joined tags", async () => {
     const c = client();
-    const { items, counts } = await collect(c.instancePages(1042, { status: ["running", "aborted"], tags: ["expenses"], page_size: 5 }));
+    const { items, counts } = await collect(
+      c.instancePages(1042, { status: ["running", "aborted"], tags: ["expenses"], page_size: 5 }),
+    );
     expect(items.length).toBe(counts[0]);
     expect(items.every((i) => i.status === "running" || i.status === "aborted")).toBe(true);
     expect(sb.requests()[0]?.query).toMatchObject({ status: ["running", "aborted"], tags: "expenses", page_size: "5" });
@@ -113,14 +117,23 @@ describe("endpoints", () => {
     const c = client({ apiKey: "sandbox-member" });
     const [target] = await runningAt(client(), 20111);
     const id = target?.id ?? 0;
-    const saved = await c.completeStep(id, { step_id: 20111, mode: "save", actions: [{ action_id: 50230, input_object: { inputValue: "looks fine" } }] });
+    const saved = await c.completeStep(id, {
+      step_id: 20111,
+      mode: "save",
+      actions: [{ action_id: 50230, input_object: { inputValue: "looks fine" } }],
+    });
     expect(saved.active_step_ids).toContain(20111);
-    const done = await c.completeStep(id, { step_id: 20111, actions: [{ action_id: 50230, input_object: { inputValue: "approved" } }] });
+    const done = await c.completeStep(id, {
+      step_id: 20111,
+      actions: [{ action_id: 50230, input_object: { inputValue: "approved" } }],
+    });
     expect(done.active_step_ids).not.toContain(20111);
     const again = await c.completeStep(id, { step_id: 20111 }).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(ApiError);
     expect((again as ApiError).status).toBe(400);
-    expect((again as ApiError).message).toMatch(new RegExp(`^completing step \\d+ of instance ${id}: 400 Bad Request: .+`));
+    expect((again as ApiError).message).toMatch(
+      new RegExp(`^completing step \\d+ of instance ${id}: 400 Bad Request: .+`),
+    );
     expect(sb.requests().filter((r) => r.method === "POST").length).toBe(3);
   });
 
@@ -138,7 +151,9 @@ describe("endpoints", () => {
 
   it("page/limit pagination of a form field: concurrent pages yielded in order, count matches, no duplicates", async () => {
     const c = client({ concurrency: 4 });
-    const { items, counts, pages } = await collect(c.formFieldPages(1042, 20111, 50222, { limit: 7, ordering: ["name"] }));
+    const { items, counts, pages } = await collect(
+      c.formFieldPages(1042, 20111, 50222, { limit: 7, ordering: ["name"] }),
+    );
     const ids = items.map((i) => i.instance_id);
     expect(ids.length).toBe(counts[0]);
     expect(new Set(ids).size).toBe(ids.length);
@@ -241,7 +256,9 @@ describe("faults", () => {
     const [a, b] = await Promise.all([c.listWorkflows(), c.getInstance(100001)]);
     expect(a.length).toBeGreaterThan(0);
     expect(b.id).toBe(100001);
-    const pause = events.find((e): e is Extract<ClientEvent, { type: "rate-limited" }> => e.type === "rate-limited" && e.source === "server");
+    const pause = events.find(
+      (e): e is Extract<ClientEvent, { type: "rate-limited" }> => e.type === "rate-limited" && e.source === "server",
+    );
     expect(pause?.delayMs).toBeGreaterThanOrEqual(1000);
     expect(pause?.delayMs).toBeLessThanOrEqual(2000);
     const log = sb.requests();
@@ -266,7 +283,16 @@ describe("faults", () => {
     await Promise.all(Array.from({ length: 5 }, () => c.listWorkflows()));
     expect(c.stats().rateLimitWaitMs).toBeGreaterThan(0);
     const waits = events.filter((e) => e.type === "rate-limited");
-    expect(waits).toEqual([{ type: "rate-limited", delayMs: expect.any(Number) as number, source: "client", reason: "window", budget: 9, windowMs: 1_500 }]);
+    expect(waits).toEqual([
+      {
+        type: "rate-limited",
+        delayMs: expect.any(Number) as number,
+        source: "client",
+        reason: "window",
+        budget: 9,
+        windowMs: 1_500,
+      },
+    ]);
     const log = sb.requests();
     expect(log).toHaveLength(14);
     expect(log.filter((r) => r.status !== 200)).toEqual([]);
@@ -280,7 +306,11 @@ describe("secrets", () => {
     const c = client({ maxAttempts: 2, timeoutMs: 150 }, events);
     const errors: unknown[] = [];
     errors.push(await c.getInstance(999_999_999).catch((e: unknown) => e));
-    errors.push(await client({ apiKey: "sandbox-nobody-1c7e" }, events).listWorkflows().catch((e: unknown) => e));
+    errors.push(
+      await client({ apiKey: "sandbox-nobody-1c7e" }, events)
+        .listWorkflows()
+        .catch((e: unknown) => e),
+    );
     sb.setFaults({ failRate: 1 });
     errors.push(await c.completeStep(100001, { step_id: 20111 }).catch((e: unknown) => e));
     errors.push(await c.listWorkflows().catch((e: unknown) => e));

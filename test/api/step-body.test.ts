@@ -13,23 +13,42 @@ const json = fc.jsonValue({ maxDepth: 2 });
 const number = fc.oneof(
   fc.integer({ min: -5, max: 100_000 }),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
-  fc.constantFrom(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 1, Number.MIN_SAFE_INTEGER, Number.MIN_SAFE_INTEGER - 1, 1e21, -0, 0.5),
+  fc.constantFrom(
+    Number.MAX_SAFE_INTEGER,
+    Number.MAX_SAFE_INTEGER + 1,
+    Number.MIN_SAFE_INTEGER,
+    Number.MIN_SAFE_INTEGER - 1,
+    1e21,
+    -0,
+    0.5,
+  ),
 );
 /** a value where a number belongs: mostly numbers, sometimes anything JSON holds */
 const numberish = fc.oneof({ weight: 4, arbitrary: number }, { weight: 1, arbitrary: json });
 /** an optional key: absent, or present with a value */
 const maybe = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<{ present: false } | { present: true; value: T }> =>
-  fc.oneof({ weight: 1, arbitrary: fc.constant({ present: false as const }) }, { weight: 3, arbitrary: arb.map((value) => ({ present: true as const, value })) });
+  fc.oneof(
+    { weight: 1, arbitrary: fc.constant({ present: false as const }) },
+    { weight: 3, arbitrary: arb.map((value) => ({ present: true as const, value })) },
+  );
 
 const action = fc.oneof(
   { weight: 6, arbitrary: fc.record({ action_id: maybe(numberish), input_object: maybe(json), extra: maybe(json) }) },
   { weight: 1, arbitrary: json.map((v) => ({ raw: v })) },
 );
-const actions = fc.oneof({ weight: 5, arbitrary: fc.array(action, { maxLength: 4 }) }, { weight: 1, arbitrary: json.map((v) => ({ raw: v })) });
+const actions = fc.oneof(
+  { weight: 5, arbitrary: fc.array(action, { maxLength: 4 }) },
+  { weight: 1, arbitrary: json.map((v) => ({ raw: v })) },
+);
 const mode = fc.oneof({ weight: 4, arbitrary: fc.constantFrom("save", "complete") }, { weight: 1, arbitrary: json });
 
 type Maybe<T> = { present: false } | { present: true; value: T };
-const put = (o: Record<string, unknown>, key: string, m: Maybe<unknown>, build: (v: never) => unknown = (v) => v): void => {
+const put = (
+  o: Record<string, unknown>,
+  key: string,
+  m: Maybe<unknown>,
+  build: (v: never) => unknown = (v) => v,
+): void => {
   if (m.present) o[key] = build(m.value as never);
 };
 
@@ -38,7 +57,13 @@ const body = fc.oneof(
   {
     weight: 9,
     arbitrary: fc
-      .record({ step_id: maybe(numberish), actions: maybe(actions), mode: maybe(mode), other: maybe(json), order: fc.shuffledSubarray(["step_id", "actions", "mode", "other"], { minLength: 4 }) })
+      .record({
+        step_id: maybe(numberish),
+        actions: maybe(actions),
+        mode: maybe(mode),
+        other: maybe(json),
+        order: fc.shuffledSubarray(["step_id", "actions", "mode", "other"], { minLength: 4 }),
+      })
       .map((r) => {
         const parts: Record<string, unknown> = {};
         put(parts, "step_id", r.step_id);
@@ -64,7 +89,9 @@ const body = fc.oneof(
 
 function viaSchema(b: unknown): unknown {
   const r = CompleteStepBodySchema.safeParse(b);
-  return r.success ? { success: true, data: JSON.stringify(r.data) } : { success: false, issue: describeIssue(r.error) };
+  return r.success
+    ? { success: true, data: JSON.stringify(r.data) }
+    : { success: false, issue: describeIssue(r.error) };
 }
 function byHand(b: unknown): unknown {
   const r = parseCompleteStepBody(b);

@@ -7,7 +7,12 @@ import { describe, expect, it } from "vitest";
 import { StoppedNotSentError } from "../../src/api/index.js";
 import { sendJson, localHarness } from "./helpers.js";
 
-const { server, client } = localHarness({ apiKey: "stop-test-key", rateLimitPerMin: 0, retryBaseMs: 5, timeoutMs: 2_000 });
+const { server, client } = localHarness({
+  apiKey: "stop-test-key",
+  rateLimitPerMin: 0,
+  retryBaseMs: 5,
+  timeoutMs: 2_000,
+});
 
 describe("a stopping client", () => {
   it("sends nothing once stopped", async () => {
@@ -43,7 +48,13 @@ describe("a stopping client", () => {
     const s = await server((_req, res) => sendJson(res, 503, { detail: "down" }));
     const stop = new AbortController();
     // a backoff of up to a minute, which the stop cuts short
-    const { c } = client(s.baseUrl, { signal: stop.signal, retryBaseMs: 60_000, retryMaxDelayMs: 60_000, maxRetryTimeMs: 600_000, onEvent: (e) => (e.type === "retry" ? stop.abort() : undefined) });
+    const { c } = client(s.baseUrl, {
+      signal: stop.signal,
+      retryBaseMs: 60_000,
+      retryMaxDelayMs: 60_000,
+      maxRetryTimeMs: 600_000,
+      onEvent: (e) => (e.type === "retry" ? stop.abort() : undefined),
+    });
     await expect(c.getInstance(5)).rejects.toBeInstanceOf(StoppedNotSentError);
     expect(s.requests).toHaveLength(1);
   });

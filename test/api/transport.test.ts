@@ -31,10 +31,16 @@ const record = { id: 5, name: "Claim 5", active_step_ids: [20111], process_snaps
 
 describe("requests on the wire", () => {
   it("sends the key, user agent, accept and JSON body; accepts a trailing slash on the base URL", async () => {
-    const s = await server((_req, res) => sendJson(res, 200, record, { "content-type": "application/json; version=v1" }));
+    const s = await server((_req, res) =>
+      sendJson(res, 200, record, { "content-type": "application/json; version=v1" }),
+    );
     const { c } = client(`${s.baseUrl}/`);
     expect(c.baseUrl).toBe(s.baseUrl);
-    const body = { step_id: 20111, actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }], mode: "save" as const };
+    const body = {
+      step_id: 20111,
+      actions: [{ action_id: 50230, input_object: { inputValue: "ok" } }],
+      mode: "save" as const,
+    };
     const rec = await c.completeStep(5, body);
     expect(rec.id).toBe(5);
     await c.getInstance(5, { injectValues: true, stepsTimeFrame: true });
@@ -120,7 +126,8 @@ describe("timeouts and connection failures", () => {
 
 describe("error answers", () => {
   it("a GET 502 HTML page is retried, then an ApiError with a short excerpt, not the page", async () => {
-    const html = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>" + "x".repeat(5000) + "</body></html>";
+    const html =
+      "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>" + "x".repeat(5000) + "</body></html>";
     const s = await server((_req, res) => {
       res.writeHead(502, { "content-type": "text/html" });
       res.end(html);
@@ -143,7 +150,9 @@ describe("error answers", () => {
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).attempts).toBe(4); // 3 waits of 300 ms fit in 1050 ms, a 4th does not
     expect(s.requests.length).toBe(4);
-    expect(events.filter((e) => e.type === "retry").map((e) => (e.type === "retry" ? e.delayMs : 0))).toEqual([300, 300, 300]);
+    expect(events.filter((e) => e.type === "retry").map((e) => (e.type === "retry" ? e.delayMs : 0))).toEqual([
+      300, 300, 300,
+    ]);
   });
 
   it("a 400 carries the service's detail and is not retried", async () => {
@@ -151,7 +160,9 @@ describe("error answers", () => {
     const { c } = client(s.baseUrl);
     const err = await caught(c.completeStep(5, { step_id: 20111 }));
     expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).message).toBe("completing step 20111 of instance 5: 400 Bad Request: step 20111 is not active");
+    expect((err as ApiError).message).toBe(
+      "completing step 20111 of instance 5: 400 Bad Request: step 20111 is not active",
+    );
     expect(s.requests.length).toBe(1);
   });
 
@@ -164,7 +175,12 @@ describe("error answers", () => {
         refused = true;
         const now = new Date();
         const later = new Date(now.getTime() + 1000);
-        return sendJson(res, 429, { detail: "slow down" }, { "retry-after": later.toUTCString(), date: now.toUTCString() });
+        return sendJson(
+          res,
+          429,
+          { detail: "slow down" },
+          { "retry-after": later.toUTCString(), date: now.toUTCString() },
+        );
       }
       return req.method === "POST" ? sendJson(res, 200, { ids: [1] }) : sendJson(res, 200, []);
     });
@@ -205,7 +221,9 @@ describe("response shape", () => {
     const { c } = client(s.baseUrl);
     const err = await caught(c.listWorkflows());
     expect(err).toBeInstanceOf(ResponseShapeError);
-    expect((err as Error).message).toMatch(/^listing workflows: response is not JSON \(content-type text\/html\): Login/);
+    expect((err as Error).message).toMatch(
+      /^listing workflows: response is not JSON \(content-type text\/html\): Login/,
+    );
   });
 
   it("truncated JSON is a ResponseShapeError", async () => {
@@ -237,10 +255,17 @@ describe("response shape", () => {
 
 describe("pagination safety", () => {
   it("follows a next link naming another host on the configured origin: the key never goes there", async () => {
-    const other = await server((_req, res) => sendJson(res, 200, { count: 0, next: null, previous: null, results: [] }));
+    const other = await server((_req, res) =>
+      sendJson(res, 200, { count: 0, next: null, previous: null, results: [] }),
+    );
     const s = await server((req, res) =>
       new URL(req.url ?? "", "http://x").searchParams.get("cursor") === "abc"
-        ? sendJson(res, 200, { count: 2, next: null, previous: null, results: [{ id: 2, name: "b", status: "running" }] })
+        ? sendJson(res, 200, {
+            count: 2,
+            next: null,
+            previous: null,
+            results: [{ id: 2, name: "b", status: "running" }],
+          })
         : sendJson(res, 200, {
             count: 2,
             next: `${other.origin}/api/v2/processes/1/instances/?cursor=abc`,
@@ -258,7 +283,12 @@ describe("pagination safety", () => {
 
   it("refuses a next link whose path leaves the API, in one line naming the listing", async () => {
     const s = await server((_req, res) =>
-      sendJson(res, 200, { count: 2, next: "http://127.0.0.1:1/admin/export/?cursor=abc", previous: null, results: [{ id: 1, name: "a", status: "running" }] }),
+      sendJson(res, 200, {
+        count: 2,
+        next: "http://127.0.0.1:1/admin/export/?cursor=abc",
+        previous: null,
+        results: [{ id: 1, name: "a", status: "running" }],
+      }),
     );
     const { c } = client(s.baseUrl);
     const seen: number[] = [];
@@ -268,7 +298,9 @@ describe("pagination safety", () => {
       })(),
     );
     expect(err).toBeInstanceOf(UnsafeLinkError);
-    expect((err as Error).message).toBe("listing instances of workflow 1, page 1: refusing to follow the next link to /admin/export/: its path leaves the API (/api)");
+    expect((err as Error).message).toBe(
+      "listing instances of workflow 1, page 1: refusing to follow the next link to /admin/export/: its path leaves the API (/api)",
+    );
     expect(seen).toEqual([1]);
     expect(s.requests.length).toBe(1);
   });
@@ -277,24 +309,56 @@ describe("pagination safety", () => {
     const s = await server((req, res) => {
       const url = new URL(req.url ?? "", "http://x");
       const cursor = url.searchParams.get("cursor");
-      if (!cursor) return sendJson(res, 200, { count: 3, next: "/api/v2/processes/7/instances/?cursor=2", previous: null, results: [{ id: 1, name: "a", status: "running" }] });
-      if (cursor === "2") return sendJson(res, 200, { count: 3, next: `http://${req.headers.host}/api/v2/processes/7/instances/?cursor=3`, previous: null, results: [{ id: 2, name: "b", status: "completed" }] });
-      return sendJson(res, 200, { count: 3, next: null, previous: null, results: [{ id: 3, name: "c", status: "aborted" }] });
+      if (!cursor)
+        return sendJson(res, 200, {
+          count: 3,
+          next: "/api/v2/processes/7/instances/?cursor=2",
+          previous: null,
+          results: [{ id: 1, name: "a", status: "running" }],
+        });
+      if (cursor === "2")
+        return sendJson(res, 200, {
+          count: 3,
+          next: `http://${req.headers.host}/api/v2/processes/7/instances/?cursor=3`,
+          previous: null,
+          results: [{ id: 2, name: "b", status: "completed" }],
+        });
+      return sendJson(res, 200, {
+        count: 3,
+        next: null,
+        previous: null,
+        results: [{ id: 3, name: "c", status: "aborted" }],
+      });
     });
     const { c } = client(s.baseUrl);
     const ids: number[] = [];
-    for await (const it of c.instances(7, { page_size: 9000, status: ["running", "completed"], tags: ["a", "b"] })) ids.push(it.id);
+    for await (const it of c.instances(7, { page_size: 9000, status: ["running", "completed"], tags: ["a", "b"] }))
+      ids.push(it.id);
     expect(ids).toEqual([1, 2, 3]);
-    expect(s.requests[0]?.url).toBe("/api/v2/processes/7/instances/?page_size=500&status=running&status=completed&tags=a%2Cb");
-    expect(s.requests.map((r) => r.url).slice(1)).toEqual(["/api/v2/processes/7/instances/?cursor=2", "/api/v2/processes/7/instances/?cursor=3"]);
+    expect(s.requests[0]?.url).toBe(
+      "/api/v2/processes/7/instances/?page_size=500&status=running&status=completed&tags=a%2Cb",
+    );
+    expect(s.requests.map((r) => r.url).slice(1)).toEqual([
+      "/api/v2/processes/7/instances/?cursor=2",
+      "/api/v2/processes/7/instances/?cursor=3",
+    ]);
   });
 
   it("stops a server that links a page to itself", async () => {
     const s = await server((req, res) =>
-      sendJson(res, 200, { count: 9, next: `/api${(req.url ?? "").slice(4)}`, previous: null, results: [{ id: 1, name: "a", status: "running" }] }),
+      sendJson(res, 200, {
+        count: 9,
+        next: `/api${(req.url ?? "").slice(4)}`,
+        previous: null,
+        results: [{ id: 1, name: "a", status: "running" }],
+      }),
     );
     const { c } = client(s.baseUrl);
-    const err = await caught((async () => { for await (const _ of c.instancePages(3, { page_size: 1 })) void _; })());
+    const err = await caught(
+      (async () => {
+        for await (const _ of c.instancePages(3, { page_size: 1 })) void _;
+      })(),
+    );
     expect(err).toBeInstanceOf(ResponseShapeError);
     expect((err as Error).message).toMatch(/pagination loop/);
     expect(s.requests.length).toBe(1);
@@ -315,11 +379,15 @@ describe("pagination safety", () => {
       }));
       const next = from + limit < total ? `/api/x?page=${page + 1}` : null;
       // later pages answer faster, so completion order differs from page order
-      setTimeout(() => sendJson(res, 200, { count: total, next, previous: null, results }), page === 1 ? 0 : 120 - page * 15);
+      setTimeout(
+        () => sendJson(res, 200, { count: total, next, previous: null, results }),
+        page === 1 ? 0 : 120 - page * 15,
+      );
     });
     const { c } = client(s.baseUrl, { concurrency: 4 });
     const pages: number[][] = [];
-    for await (const p of c.formFieldPages(1042, 20111, 50222, { limit: 5, instance_ids: [1, 2] })) pages.push(p.results.map((r) => r.instance_id));
+    for await (const p of c.formFieldPages(1042, 20111, 50222, { limit: 5, instance_ids: [1, 2] }))
+      pages.push(p.results.map((r) => r.instance_id));
     expect(pages.flat()).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     expect(pages.length).toBe(5);
     expect(c.stats().maxInFlight).toBeGreaterThan(1);
@@ -355,7 +423,9 @@ describe("the API key never leaks", () => {
     errors.push(await caught(dead.c.getInstance(1)));
     for (const e of errors.slice(0, 4)) expect(e).toBeInstanceOf(FlowrulesApiError);
     const dump = JSON.stringify({
-      messages: errors.map((e) => (e instanceof Error ? `${e.name} ${e.message} ${e.stack ?? ""} ${JSON.stringify(e)}` : String(e))),
+      messages: errors.map((e) =>
+        e instanceof Error ? `${e.name} ${e.message} ${e.stack ?? ""} ${JSON.stringify(e)}` : String(e),
+      ),
       events: [...events, ...dead.events],
       stats: [c.stats(), dead.c.stats()],
     });

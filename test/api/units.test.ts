@@ -2,7 +2,14 @@ import { describe, expect, it } from "vitest";
 import { serializeQuery, withQuery, pathId } from "../../src/api/query.js";
 import { normaliseBaseUrl, relativeLink, isLoopbackHost } from "../../src/api/url-guard.js";
 import { backoffDelay, parseRetryAfter } from "../../src/api/retry.js";
-import { InstanceRecordSchema, describeIssue, jsonPathOf, InstanceListItemSchema, pageSchema, FormFieldValueSchema } from "../../src/api/schemas.js";
+import {
+  InstanceRecordSchema,
+  describeIssue,
+  jsonPathOf,
+  InstanceListItemSchema,
+  pageSchema,
+  FormFieldValueSchema,
+} from "../../src/api/schemas.js";
 import { InsecureUrlError, createClient, redact } from "../../src/api/index.js";
 
 describe("query serialisation", () => {
@@ -45,7 +52,8 @@ describe("base URL and link guard", () => {
 
   it("knows loopback hosts", () => {
     for (const h of ["127.0.0.1", "127.8.9.10", "localhost", "[::1]"]) expect(isLoopbackHost(h), h).toBe(true);
-    for (const h of ["128.0.0.1", "10.0.0.1", "example.com", "localhost.evil.com", "[::2]"]) expect(isLoopbackHost(h), h).toBe(false);
+    for (const h of ["128.0.0.1", "10.0.0.1", "example.com", "localhost.evil.com", "[::2]"])
+      expect(isLoopbackHost(h), h).toBe(false);
   });
 
   it("refuses plain http to a remote host in createClient, before any request", () => {
@@ -65,13 +73,17 @@ describe("base URL and link guard", () => {
 
   it("takes path and query of next links under the base path, whatever host they name, and refuses the rest", () => {
     const base = normaliseBaseUrl("https://h.example/api", false);
-    expect(relativeLink(base, "https://h.example/api/v2/processes/1/instances/?cursor=abc")).toBe("/v2/processes/1/instances/?cursor=abc");
+    expect(relativeLink(base, "https://h.example/api/v2/processes/1/instances/?cursor=abc")).toBe(
+      "/v2/processes/1/instances/?cursor=abc",
+    );
     expect(relativeLink(base, "/api/v2/processes/1/instances/?cursor=x")).toBe("/v2/processes/1/instances/?cursor=x");
     // the path is kept, the origin is always the configured one: the key never goes to the named host
     expect(relativeLink(base, "http://backend.internal:8000/api/v2/?cursor=x")).toBe("/v2/?cursor=x");
     expect(relativeLink(base, "http://h.example/api/v2/?cursor=x")).toBe("/v2/?cursor=x");
     expect(relativeLink(base, "https://evil.example/api/v2/?cursor=x")).toBe("/v2/?cursor=x");
-    expect(relativeLink(base, "?page=2", "/processes/1/steps/2/actions/3/?page=1")).toBe("/processes/1/steps/2/actions/3/?page=2");
+    expect(relativeLink(base, "?page=2", "/processes/1/steps/2/actions/3/?page=1")).toBe(
+      "/processes/1/steps/2/actions/3/?page=2",
+    );
     expect(relativeLink(base, "https://h.example/other/v2/")).toBeNull();
     expect(relativeLink(base, "https://h.example/apix/v2/")).toBeNull();
     expect(relativeLink(base, "https://h.example/api/../admin/")).toBeNull();
@@ -104,12 +116,21 @@ describe("schemas", () => {
   it("names the JSON path of the first mismatch", () => {
     const r = InstanceRecordSchema.safeParse({ id: 5, active_step_ids: ["x"] });
     expect(r.success).toBe(false);
-    if (!r.success) expect(describeIssue(r.error)).toEqual({ jsonPath: "$.active_step_ids[0]", problem: expect.stringMatching(/^expected number/) });
+    if (!r.success)
+      expect(describeIssue(r.error)).toEqual({
+        jsonPath: "$.active_step_ids[0]",
+        problem: expect.stringMatching(/^expected number/),
+      });
     expect(jsonPathOf(["results", 3, "a-b"])).toBe('$.results[3]["a-b"]');
   });
 
   it("is tolerant: nulls, absent fields and unknown fields are fine and kept", () => {
-    const rec = InstanceRecordSchema.parse({ id: 7, completed_time: null, extra: { a: 1 }, process_snapshot: { steps: [{ id: 1, future: true }] } });
+    const rec = InstanceRecordSchema.parse({
+      id: 7,
+      completed_time: null,
+      extra: { a: 1 },
+      process_snapshot: { steps: [{ id: 1, future: true }] },
+    });
     expect(rec.extra).toEqual({ a: 1 });
     expect(rec.process_snapshot?.steps?.[0]?.future).toBe(true);
     expect(InstanceListItemSchema.parse({ id: 1, name: null, status: "running" }).name).toBe("");

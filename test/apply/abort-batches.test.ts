@@ -21,7 +21,9 @@ describe("bulk aborts", () => {
     if (!aborted || !completed || running.length < 10) throw new Error("demo data lacks a case");
     // the already ended ones were last updated long before the plan, so the staleness list does not catch them:
     // they reach the bulk abort, which does not return them
-    const changes = [...running.slice(0, 5), aborted, ...running.slice(5), completed].map((i) => abortChange("stop", i));
+    const changes = [...running.slice(0, 5), aborted, ...running.slice(5), completed].map((i) =>
+      abortChange("stop", i),
+    );
     const { file } = await handPlan(sb, dir, changes);
 
     sb.clearRequests();
@@ -54,7 +56,12 @@ describe("bulk aborts", () => {
     if (!seen || !unseen) throw new Error("demo data lacks a case");
     const { file } = await handPlan(sb, dir, [abortChange("stop", seen), abortChange("stop", unseen)]);
     const io = captureIO();
-    const code = await runApply(sb, dir, { paths: [file], connection: connection(sb, { apiKey: "sandbox-member" }) }, io);
+    const code = await runApply(
+      sb,
+      dir,
+      { paths: [file], connection: connection(sb, { apiKey: "sandbox-member" }) },
+      io,
+    );
     expect(code).toBe(1);
     expect(io.out()).toContain(`instance ${seen.id}, abort: still running: the service did not abort it`);
     expect(io.out()).toContain(`instance ${unseen.id}, abort: not found or not visible to this API key`);

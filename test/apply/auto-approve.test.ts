@@ -49,7 +49,9 @@ describe("apply --auto-approve", () => {
     const runDir = join(dir, ".flowrules", "runs", runs[0] ?? "");
     expect(existsSync(join(runDir, "plan.json"))).toBe(true);
     expect(existsSync(join(runDir, "plan.json.journal.jsonl"))).toBe(true);
-    expect(io.err()).toContain(`plan saved to .flowrules/runs/${runs[0]}/plan.json; journal .flowrules/runs/${runs[0]}/plan.json.journal.jsonl`);
+    expect(io.err()).toContain(
+      `plan saved to .flowrules/runs/${runs[0]}/plan.json; journal .flowrules/runs/${runs[0]}/plan.json.journal.jsonl`,
+    );
     expect(io.out()).toContain(`Journal: .flowrules/runs/${runs[0]}/plan.json.journal.jsonl`);
 
     sb.clearRequests();
@@ -98,7 +100,10 @@ describe("apply --auto-approve", () => {
   it("does not apply a plan with errors (a rule over its limit)", async () => {
     sb = await startSandbox({ port: 0, instances: 200, seed: 44 });
     const dir = await tempDir();
-    const rules = await writeRules(dir, CONVERGING.replace("actions: [abort]", "actions: [abort]\n    limits: { max_instances: 1 }"));
+    const rules = await writeRules(
+      dir,
+      CONVERGING.replace("actions: [abort]", "actions: [abort]\n    limits: { max_instances: 1 }"),
+    );
     const io = captureIO();
     expect(await runApply(sb, dir, { paths: [rules], autoApprove: true }, io)).toBe(1);
     expect(io.err()).toMatch(/not applying: the plan failed/);

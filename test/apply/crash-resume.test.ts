@@ -19,7 +19,8 @@ let sb: RunningSandbox | undefined;
 const children: ChildProcess[] = [];
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, "dist", "commands", "apply.js"))) execSync("npm run build", { cwd: ROOT, stdio: "ignore" });
+  if (!existsSync(join(ROOT, "dist", "commands", "apply.js")))
+    execSync("npm run build", { cwd: ROOT, stdio: "ignore" });
 }, 120_000);
 
 afterEach(async () => {
@@ -29,7 +30,11 @@ afterEach(async () => {
 });
 
 function applyChild(dir: string, args: string[]): CliRun {
-  const run = spawnCli(["apply", ...args], { FLOWRULES_BASE_URL: sb?.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" }, { cwd: dir });
+  const run = spawnCli(
+    ["apply", ...args],
+    { FLOWRULES_BASE_URL: sb?.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" },
+    { cwd: dir },
+  );
   children.push(run.child);
   return run;
 }
@@ -95,12 +100,16 @@ describe("stopped mid-apply, then resumed", () => {
     // a stopped apply is not a failed one: what it did not start is deferred, as at --max-duration
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(stopped.stderr).toMatch(/^flowrules: SIGTERM: stopping — no new request; finishing those in flight/m);
-    const head = /^Apply stopped: (\d+) changes? applied, (\d+) deferred \(of (\d+) planned changes\)\.$/m.exec(stopped.stdout);
+    const head = /^Apply stopped: (\d+) changes? applied, (\d+) deferred \(of (\d+) planned changes\)\.$/m.exec(
+      stopped.stdout,
+    );
     expect(head, stopped.stdout).not.toBeNull();
     const [applied, deferred, total] = (head ?? []).slice(1).map(Number);
     expect((applied ?? 0) + (deferred ?? 0)).toBe(total);
     expect(deferred).toBeGreaterThan(0);
-    expect(stopped.stdout).toMatch(/not started before the run was stopped; run the same apply again to resume them from the journal/);
+    expect(stopped.stdout).toMatch(
+      /not started before the run was stopped; run the same apply again to resume them from the journal/,
+    );
     expect(existsSync(join(dir, ".flowrules", "apply.lock"))).toBe(false);
     expect(await readFile(`${file}.journal.jsonl`, "utf8")).toContain('"event":"finish"');
 

@@ -1,7 +1,16 @@
 /** Every planned change is applied exactly once, whatever the service does: 503s, latency, connection resets. */
 import { afterEach, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { changeKey, captureIO, effectiveMutations, makePlan, MIXED_RULES, runApply, stateHolds, tempDir } from "./helpers.js";
+import {
+  changeKey,
+  captureIO,
+  effectiveMutations,
+  makePlan,
+  MIXED_RULES,
+  runApply,
+  stateHolds,
+  tempDir,
+} from "./helpers.js";
 
 let sb: RunningSandbox | undefined;
 afterEach(async () => {
@@ -24,7 +33,12 @@ describe("apply exactly once", () => {
     // cannot exhaust them (0.2^10 per change)
     sb.setFaults({ failRate: 0.2, latencyMs: 5, resetRate: 0.3 });
     const io = captureIO();
-    const code = await runApply(sb, dir, { paths: [file], batchSize: 7, tuning: { maxSendAttempts: 10, client: { maxAttempts: 10 } } }, io);
+    const code = await runApply(
+      sb,
+      dir,
+      { paths: [file], batchSize: 7, tuning: { maxSendAttempts: 10, client: { maxAttempts: 10 } } },
+      io,
+    );
     sb.setFaults({ failRate: 0, latencyMs: 0, resetRate: 0 });
 
     const log = sb.requests();
@@ -64,7 +78,8 @@ describe("apply exactly once", () => {
     // The sandbox limits over a sliding 60 s window: fill it, then move the clock (Date only, still running) to the
     // window's last 1.5 s, so its Retry-After is 1-2 s rather than a minute. The sandbox runs in this process.
     sb.setFaults({ rateLimitPerMin: limit });
-    for (let i = 0; i < limit; i++) await fetch(`${sb.baseUrl}/processes/`, { headers: { authorization: "Api-Key sandbox-admin" } });
+    for (let i = 0; i < limit; i++)
+      await fetch(`${sb.baseUrl}/processes/`, { headers: { authorization: "Api-Key sandbox-admin" } });
     sb.clearRequests();
     const { vi } = await import("vitest");
     vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true });

@@ -24,7 +24,6 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 
-
 /** As `plan --out` does: the plan records what it saw of each instance it changes. */
 async function makePlan(s: RunningSandbox, dir: string, yaml: string): Promise<{ file: string; plan: Plan }> {
   const loaded = await loadRules([await writeRules(dir, yaml)]);
@@ -125,16 +124,24 @@ describe("one process, one budget", () => {
     const dir = await tempDir();
     dirs.push(dir);
     // reading records makes planning spend about as many requests as applying
-    const rules = await writeRules(dir, APPROVE_RULES.replace("    actions:", `    when: instance.stage != "never-a-stage"\n    actions:`));
+    const rules = await writeRules(
+      dir,
+      APPROVE_RULES.replace("    actions:", `    when: instance.stage != "never-a-stage"\n    actions:`),
+    );
     const candidates = running(sb, 1042, 20111).length;
     expect(candidates).toBeGreaterThan(40);
     const io = captureIO();
-    const code = await runApply(sb, dir, {
-      paths: [rules],
-      autoApprove: true,
-      connection: connection(sb, { rateLimitPerMin: 100 }),
-      tuning: { client: { rateLimitWindowMs: windowMs } },
-    }, io);
+    const code = await runApply(
+      sb,
+      dir,
+      {
+        paths: [rules],
+        autoApprove: true,
+        connection: connection(sb, { rateLimitPerMin: 100 }),
+        tuning: { client: { rateLimitWindowMs: windowMs } },
+      },
+      io,
+    );
     expect(code).toBe(2);
     const log = sb.requests();
     expect(log.length).toBeGreaterThan(100);

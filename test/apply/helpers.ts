@@ -38,7 +38,15 @@ export function captureIO(): CapturedIO {
 
 /** No client-side rate limit in tests: the sandbox's own limit is what we test against. */
 export function connection(sb: { baseUrl: string }, over: Partial<ConnectionSettings> = {}): ConnectionSettings {
-  return { baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, concurrency: 4, timeoutMs: 10_000, insecureHttp: false, ...over };
+  return {
+    baseUrl: sb.baseUrl,
+    apiKey: "sandbox-admin",
+    rateLimitPerMin: 0,
+    concurrency: 4,
+    timeoutMs: 10_000,
+    insecureHttp: false,
+    ...over,
+  };
 }
 
 export async function tempDir(): Promise<string> {
@@ -83,7 +91,11 @@ export function runApply(
       connection: connection(sb),
       cwd: dir,
       ...opts,
-      tuning: { verifyDelayMs: 20, ...opts.tuning, client: { retryBaseMs: 5, retryMaxDelayMs: 50, ...opts.tuning?.client } },
+      tuning: {
+        verifyDelayMs: 20,
+        ...opts.tuning,
+        client: { retryBaseMs: 5, retryMaxDelayMs: 50, ...opts.tuning?.client },
+      },
     },
     io,
   );
@@ -120,11 +132,15 @@ export function posts(sb: RunningSandbox): RequestLogEntry[] {
 }
 
 /** The final state the sandbox shows for one planned change. */
-export function stateHolds(sb: RunningSandbox, c: { kind: string; instance_id: number; step_id?: number; request: { body: unknown } }): boolean {
+export function stateHolds(
+  sb: RunningSandbox,
+  c: { kind: string; instance_id: number; step_id?: number; request: { body: unknown } },
+): boolean {
   const inst = sb.store.get(c.instance_id);
   if (!inst) return false;
   if (c.kind === "abort") return inst.abortedTime !== null;
-  if (c.kind === "complete_step") return inst.stepCompletedTimes.has(c.step_id ?? -1) && !inst.activeStepIds.includes(c.step_id ?? -1);
+  if (c.kind === "complete_step")
+    return inst.stepCompletedTimes.has(c.step_id ?? -1) && !inst.activeStepIds.includes(c.step_id ?? -1);
   const body = c.request.body as { actions: Array<{ action_id: number; input_object: unknown }> };
   return body.actions.every((a) => JSON.stringify(inst.values.get(a.action_id)) === JSON.stringify(a.input_object));
 }
@@ -159,7 +175,10 @@ export async function handPlan(
   return { file, plan };
 }
 
-export function abortChange(rule: string, inst: { id: number; processId: number; name: string }): Plan["changes"][number] {
+export function abortChange(
+  rule: string,
+  inst: { id: number; processId: number; name: string },
+): Plan["changes"][number] {
   return {
     id: `${rule}:abort:${inst.id}`,
     rule,

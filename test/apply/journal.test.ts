@@ -10,7 +10,16 @@ import { Journal } from "../../src/apply/journal.js";
 import { planDigest } from "../../src/plan/digest.js";
 import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { captureIO, changeKey, effectiveMutations, makePlan, MIXED_RULES, runApply, stateHolds, tempDir } from "./helpers.js";
+import {
+  captureIO,
+  changeKey,
+  effectiveMutations,
+  makePlan,
+  MIXED_RULES,
+  runApply,
+  stateHolds,
+  tempDir,
+} from "./helpers.js";
 
 let sb: RunningSandbox | undefined;
 afterEach(async () => {
@@ -41,7 +50,10 @@ describe("resuming from the journal", () => {
     const lost = [pick("complete_step")[1], pick("save_step")[1], pick("abort")[1]];
     for (const c of tookEffect) if (c) await sendDirectly(sb, c);
     const journal = `${file}.journal.jsonl`;
-    await writeFile(journal, start(plan) + [...tookEffect, ...lost].map((c) => line({ event: "intent", change: c?.id, attempt: 1 })).join(""));
+    await writeFile(
+      journal,
+      start(plan) + [...tookEffect, ...lost].map((c) => line({ event: "intent", change: c?.id, attempt: 1 })).join(""),
+    );
 
     sb.clearRequests();
     const io = captureIO();
@@ -53,9 +65,15 @@ describe("resuming from the journal", () => {
       expect(stateHolds(sb, c), c.id).toBe(true);
       if (!tookEffect.includes(c)) expect(counts.get(changeKey(c)), c.id).toBe(1);
     }
-    const events = (await readFile(journal, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = (await readFile(journal, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     for (const c of tookEffect) {
-      expect(events.some((e) => e.event === "done" && e.change === c?.id && e.how === "verified"), c?.id).toBe(true);
+      expect(
+        events.some((e) => e.event === "done" && e.change === c?.id && e.how === "verified"),
+        c?.id,
+      ).toBe(true);
     }
     expect(io.err()).toMatch(/resuming: the journal records 1 earlier run/);
   });
@@ -65,7 +83,10 @@ describe("resuming from the journal", () => {
     const dir = await tempDir();
     const { file, plan } = await makePlan(sb, dir, MIXED_RULES);
     const journal = `${file}.journal.jsonl`;
-    await writeFile(journal, start(plan) + plan.changes.map((c) => line({ event: "done", change: c.id, how: "response" })).join(""));
+    await writeFile(
+      journal,
+      start(plan) + plan.changes.map((c) => line({ event: "done", change: c.id, how: "response" })).join(""),
+    );
     sb.clearRequests();
     const io = captureIO();
     expect(await runApply(sb, dir, { paths: [file] }, io)).toBe(0);
@@ -79,7 +100,10 @@ describe("resuming from the journal", () => {
     const { file, plan } = await makePlan(sb, dir, MIXED_RULES);
     const journal = `${file}.journal.jsonl`;
     const other = line({ event: "start", plan: `sha256:${"0".repeat(64)}`, pid: 1, host: hostname() });
-    await writeFile(journal, other + plan.changes.map((c) => line({ event: "done", change: c.id, how: "response" })).join(""));
+    await writeFile(
+      journal,
+      other + plan.changes.map((c) => line({ event: "done", change: c.id, how: "response" })).join(""),
+    );
     await appendFile(journal, '{"event":"intent","chan');
     const io = captureIO();
     expect(await runApply(sb, dir, { paths: [file] }, io)).toBe(2);
@@ -103,11 +127,19 @@ describe("resuming from the journal", () => {
 describe("the journal's clock", () => {
   it("stamps every line with the apply's clock, not the machine's", async () => {
     const file = join(await tempDir(), "clock.journal.jsonl");
-    const journal = Journal.open(file, "sha256:clock", () => undefined, () => Date.parse("2031-05-01T10:00:00Z"));
+    const journal = Journal.open(
+      file,
+      "sha256:clock",
+      () => undefined,
+      () => Date.parse("2031-05-01T10:00:00Z"),
+    );
     journal.start({ flowrules_version: "test" });
     journal.append({ event: "intent", change: "r:abort:1", attempt: 1 });
     journal.close();
-    const stamps = (await readFile(file, "utf8")).trim().split("\n").map((l) => (JSON.parse(l) as { at: string }).at);
+    const stamps = (await readFile(file, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { at: string }).at);
     expect(stamps).toEqual(["2031-05-01T10:00:00.000Z", "2031-05-01T10:00:00.000Z"]);
   });
 });
@@ -128,10 +160,19 @@ describe("a journal written before batches were named generically", () => {
     sb.clearRequests();
     const io = captureIO();
     expect(await runApply(sb, dir, { paths: [file], format: "json" }, io)).toBe(1);
-    const sent = sb.requests().filter((r) => r.path.endsWith("/instances/bulk/abort")).flatMap((r) => (r.body as { ids: number[] }).ids);
+    const sent = sb
+      .requests()
+      .filter((r) => r.path.endsWith("/instances/bulk/abort"))
+      .flatMap((r) => (r.body as { ids: number[] }).ids);
     expect(sent).not.toContain(abort.instance_id);
-    const doc = JSON.parse(io.out()) as { summary: Record<string, number>; changes: Array<{ id: string; status: string; reason?: string }> };
-    expect(doc.changes.find((c) => c.id === abort.id)).toMatchObject({ status: "not_acted", reason: "completed (at 2026-03-01T17:00:00Z) (earlier run)" });
+    const doc = JSON.parse(io.out()) as {
+      summary: Record<string, number>;
+      changes: Array<{ id: string; status: string; reason?: string }>;
+    };
+    expect(doc.changes.find((c) => c.id === abort.id)).toMatchObject({
+      status: "not_acted",
+      reason: "completed (at 2026-03-01T17:00:00Z) (earlier run)",
+    });
     expect(doc.summary).toMatchObject({ not_acted: 1, not_aborted: 1 });
     expect(io.err()).not.toMatch(/unreadable line/);
     // this run writes the new word

@@ -18,7 +18,8 @@ import { captureIO, makePlan, MIXED_RULES, runApply, tempDir } from "./helpers.j
 type SchemaFile = keyof typeof RESULT_SCHEMA_FILES;
 
 const ajv = new Ajv2020Module.default({ allErrors: true, strict: true });
-const committed = async (file: SchemaFile): Promise<Record<string, unknown>> => JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+const committed = async (file: SchemaFile): Promise<Record<string, unknown>> =>
+  JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
 let validateApply: ValidateFunction;
 let validateTests: ValidateFunction;
 
@@ -78,7 +79,10 @@ const AUDITED = `${MIXED_RULES}
     workflow: 1043
     select: { status: [running] }
     actions: [abort]
-`.replace(/ {2}- name: abort-onboardings\n {4}workflow: 1043\n {4}select: \{ status: \[running\] \}\n {4}actions: \[abort\]\n/, "");
+`.replace(
+  / {2}- name: abort-onboardings\n {4}workflow: 1043\n {4}select: \{ status: \[running\] \}\n {4}actions: \[abort\]\n/,
+  "",
+);
 
 describe("apply --format json", () => {
   it("applied, stale, failed and skipped (audit) changes: one valid document whose counts match its changes", async () => {
@@ -96,9 +100,18 @@ describe("apply --format json", () => {
         c.id === failOne.id
           ? {
               ...c,
-              request: { ...c.request, body: { ...(c.request.body as Record<string, unknown>), actions: [{ action_id: 99999, input_object: { inputValue: "x" } }] } },
+              request: {
+                ...c.request,
+                body: {
+                  ...(c.request.body as Record<string, unknown>),
+                  actions: [{ action_id: 99999, input_object: { inputValue: "x" } }],
+                },
+              },
               // `after` shows what the body sends (a body alone edited is refused before any request, issue 28)
-              after: { ...Object.fromEntries(Object.entries(c.after).filter(([k]) => k.startsWith("step "))), "action 99999": "x" },
+              after: {
+                ...Object.fromEntries(Object.entries(c.after).filter(([k]) => k.startsWith("step "))),
+                "action 99999": "x",
+              },
             }
           : c,
       ),
@@ -159,7 +172,10 @@ describe("apply --format json", () => {
 
     const none = join(d, "none");
     await mkdir(none);
-    await writeFile(join(none, "rules.yaml"), "version: 1\nrules:\n  - { name: nothing, workflow: 1042, select: { status: [running], name: no-such-name-at-all }, actions: [abort] }\n");
+    await writeFile(
+      join(none, "rules.yaml"),
+      "version: 1\nrules:\n  - { name: nothing, workflow: 1042, select: { status: [running], name: no-such-name-at-all }, actions: [abort] }\n",
+    );
     const n = await runCli(["apply", none, "--auto-approve", "--format", "json", "-q"], env, { cwd: d });
     expect(n.stderr).toBe("");
     expect(n.code).toBe(0);
@@ -169,7 +185,10 @@ describe("apply --format json", () => {
     // a plan edited after it was planned is refused before any request: still one document, saying why
     const tampered = join(d, "tampered.json");
     const text = await readFile(file, "utf8");
-    await writeFile(tampered, text.replace(/"instance_id": (\d+)/, (_m, id: string) => `"instance_id": ${Number(id) + 1}`));
+    await writeFile(
+      tampered,
+      text.replace(/"instance_id": (\d+)/, (_m, id: string) => `"instance_id": ${Number(id) + 1}`),
+    );
     sb.clearRequests();
     const refused = await runCli(["apply", tampered, "--format", "json"], env, { cwd: d });
     expect(refused.code).toBe(1);
@@ -212,8 +231,15 @@ describe("test --format json", () => {
     const r = await runCli(["test", d, "--format", "json"], {});
     expect(r.code).toBe(1);
     const doc = parsedValid(r.stdout, validateTests) as {
-      ok: boolean; passed: number; failed: number;
-      results: Array<{ name: string; status: string; line: number; failures: Array<{ subject: string; instance?: number }> }>;
+      ok: boolean;
+      passed: number;
+      failed: number;
+      results: Array<{
+        name: string;
+        status: string;
+        line: number;
+        failures: Array<{ subject: string; instance?: number }>;
+      }>;
     };
     expect(doc).toMatchObject({ ok: false, passed: 1, failed: 1 });
     expect(doc.results.map((x) => x.status)).toEqual(["pass", "fail"]);
@@ -236,7 +262,10 @@ describe("test --format json", () => {
     await writeFile(join(d, "rules.test.yaml"), TESTS);
     const r = await runCli(["test", d, "--format", "json"], {});
     expect(r.code).toBe(1);
-    const doc = parsedValid(r.stdout, validateTests) as { ok: boolean; diagnostics: Array<{ file: string; line: number; severity: string; message: string }> };
+    const doc = parsedValid(r.stdout, validateTests) as {
+      ok: boolean;
+      diagnostics: Array<{ file: string; line: number; severity: string; message: string }>;
+    };
     expect(doc.ok).toBe(false);
     const err = doc.diagnostics.find((x) => x.severity === "error");
     expect(err?.file).toContain("rules.yaml");

@@ -44,7 +44,9 @@ describe("the apply lock", () => {
     );
     expect(second).toBeInstanceOf(UserError);
     expect((second as Error).message).toMatch(
-      new RegExp(`another apply holds the lock .*apply\\.lock: pid ${process.pid} on ${hostname()}, started \\d+ s ago, applying plan\\.json`),
+      new RegExp(
+        `another apply holds the lock .*apply\\.lock: pid ${process.pid} on ${hostname()}, started \\d+ s ago, applying plan\\.json`,
+      ),
     );
     expect(await first).toBe(2);
     expect(existsSync(join(dir, ".flowrules", "apply.lock"))).toBe(false);
@@ -66,8 +68,13 @@ describe("the apply lock", () => {
   it("never takes over a live process's lock on this host, whatever its age; elsewhere, only when its heartbeat stopped", async () => {
     const dir = await tempDir();
     // alive on this host, started 10 hours ago, never beat: still held, even with a 1 s timeout
-    const file = await writeLock(dir, { pid: process.ppid, started_at: new Date(Date.now() - 10 * 3_600_000).toISOString() });
-    expect(() => acquireLock(file, { applying: "x", timeoutMs: 1000 })).toThrow(/another apply holds the lock .*started 10 h 0 min ago/);
+    const file = await writeLock(dir, {
+      pid: process.ppid,
+      started_at: new Date(Date.now() - 10 * 3_600_000).toISOString(),
+    });
+    expect(() => acquireLock(file, { applying: "x", timeoutMs: 1000 })).toThrow(
+      /another apply holds the lock .*started 10 h 0 min ago/,
+    );
     // another host whose heartbeat stopped 45 minutes ago: taken over
     await writeLock(dir, {
       pid: 4242,
@@ -105,7 +112,10 @@ describe("the apply lock", () => {
     const lock = acquireLock(join(dir, "clock.lock"), { applying: "x", timeoutMs: 60_000, now: () => now });
     now += 90_000;
     expect(lock.beat()).toBe(true);
-    const owner = JSON.parse(await readFile(join(dir, "clock.lock"), "utf8")) as { started_at: string; heartbeat_at: string };
+    const owner = JSON.parse(await readFile(join(dir, "clock.lock"), "utf8")) as {
+      started_at: string;
+      heartbeat_at: string;
+    };
     expect(owner).toMatchObject({ started_at: "2031-05-01T10:00:00.000Z", heartbeat_at: "2031-05-01T10:01:30.000Z" });
     lock.release();
   });
@@ -115,7 +125,10 @@ describe("the apply lock", () => {
     const dir = await tempDir();
     const { file } = await makePlan(sb, dir, MIXED_RULES);
     await sb.close(); // the staleness list cannot be read: the apply fails before any mutation
-    const err = await runApply({ baseUrl: sb.baseUrl }, dir, { paths: [file], tuning: { client: { maxAttempts: 1 } } }).then(
+    const err = await runApply({ baseUrl: sb.baseUrl }, dir, {
+      paths: [file],
+      tuning: { client: { maxAttempts: 1 } },
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );

@@ -10,7 +10,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import { UserError } from "../../src/model/errors.js";
 import type { LogFields, Logger } from "../../src/log/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { captureIO, changeKey, effectiveMutations, makePlan, MIXED_RULES, runApply, stateHolds, tempDir } from "./helpers.js";
+import {
+  captureIO,
+  changeKey,
+  effectiveMutations,
+  makePlan,
+  MIXED_RULES,
+  runApply,
+  stateHolds,
+  tempDir,
+} from "./helpers.js";
 
 let sb: RunningSandbox | undefined;
 afterEach(async () => {
@@ -21,7 +30,10 @@ afterEach(async () => {
 type Line = Record<string, unknown> & { event: string; at: string };
 
 async function journalLines(file: string): Promise<Line[]> {
-  return (await readFile(file, "utf8")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as Line);
+  return (await readFile(file, "utf8"))
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
 }
 
 function eventLog(): Logger & { events: Array<{ name: string; fields: LogFields }> } {
@@ -58,7 +70,12 @@ describe("staleness judged again during the apply", () => {
       }
     })();
     const io = captureIO();
-    const code = await runApply(sb, dir, { paths: [file], recheckEveryMs: 150, connection: { ...connectionOf(sb), concurrency: 2 } }, io);
+    const code = await runApply(
+      sb,
+      dir,
+      { paths: [file], recheckEveryMs: 150, connection: { ...connectionOf(sb), concurrency: 2 } },
+      io,
+    );
     running = false;
     await other;
     expect([1, 2]).toContain(code);
@@ -72,7 +89,8 @@ describe("staleness judged again during the apply", () => {
 
     const counts = effectiveMutations(sb);
     const intentAt = new Map<string, number>();
-    for (const l of journal) if (l.event === "intent" && !intentAt.has(l.change as string)) intentAt.set(l.change as string, Date.parse(l.at));
+    for (const l of journal)
+      if (l.event === "intent" && !intentAt.has(l.change as string)) intentAt.set(l.change as string, Date.parse(l.at));
     for (const c of plan.changes) {
       const editedAt = edited.get(c.instance_id);
       const n = counts.get(changeKey(c)) ?? 0;
@@ -93,7 +111,14 @@ describe("staleness judged again during the apply", () => {
 });
 
 function connectionOf(s: { baseUrl: string }) {
-  return { baseUrl: s.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, concurrency: 4, timeoutMs: 10_000, insecureHttp: false };
+  return {
+    baseUrl: s.baseUrl,
+    apiKey: "sandbox-admin",
+    rateLimitPerMin: 0,
+    concurrency: 4,
+    timeoutMs: 10_000,
+    insecureHttp: false,
+  };
 }
 
 describe("--max-duration", () => {
@@ -104,14 +129,21 @@ describe("--max-duration", () => {
     sb.setFaults({ latencyMs: 40 });
     const log = eventLog();
     const io = { ...captureIO(), log };
-    const first = await runApply(sb, dir, { paths: [file], maxDurationMs: 800, connection: { ...connectionOf(sb), concurrency: 1 } }, io);
+    const first = await runApply(
+      sb,
+      dir,
+      { paths: [file], maxDurationMs: 800, connection: { ...connectionOf(sb), concurrency: 1 } },
+      io,
+    );
     const deferred = log.events.filter((e) => e.name === "change.deferred");
     const applied = log.events.filter((e) => e.name === "change.applied");
     expect(deferred.length).toBeGreaterThan(0);
     expect(deferred.every((e) => e.fields.status === "deferred")).toBe(true);
     expect(first).toBe(applied.length > 0 ? 2 : 0);
     expect(io.out()).toContain(`${deferred.length} deferred`);
-    expect(io.out()).toMatch(/Deferred: \d+ changes? not started before --max-duration 800ms; run the same apply again/);
+    expect(io.out()).toMatch(
+      /Deferred: \d+ changes? not started before --max-duration 800ms; run the same apply again/,
+    );
     const finished = log.events.find((e) => e.name === "apply.finished");
     expect(finished?.fields.deferred).toBe(deferred.length);
 
@@ -141,14 +173,21 @@ describe("--max-duration", () => {
 
 describe("a live apply keeps its lock", () => {
   /** A plan of the mixed rules, and a first apply of it (one request at a time, slowed) that has taken the lock. */
-  async function firstApplyHoldingTheLock(seed: number, latencyMs: number): Promise<{ server: RunningSandbox; dir: string; file: string; lockFile: string; first: Promise<number> }> {
+  async function firstApplyHoldingTheLock(
+    seed: number,
+    latencyMs: number,
+  ): Promise<{ server: RunningSandbox; dir: string; file: string; lockFile: string; first: Promise<number> }> {
     const server = await startSandbox({ port: 0, instances: 150, seed });
     sb = server; // closed after the test
     const dir = await tempDir();
     const { file } = await makePlan(server, dir, MIXED_RULES);
     server.setFaults({ latencyMs });
     const lockFile = join(dir, ".flowrules", "apply.lock");
-    const first = runApply(server, dir, { paths: [file], connection: { ...connectionOf(server), concurrency: 1 }, tuning: { heartbeatMs: 100 } });
+    const first = runApply(server, dir, {
+      paths: [file],
+      connection: { ...connectionOf(server), concurrency: 1 },
+      tuning: { heartbeatMs: 100 },
+    });
     while (!existsSync(lockFile)) await new Promise((r) => setTimeout(r, 2));
     return { server, dir, file, lockFile, first };
   }
@@ -170,7 +209,11 @@ describe("a live apply keeps its lock", () => {
       (e: unknown) => e,
     );
     expect(second).toBeInstanceOf(UserError);
-    expect((second as Error).message).toMatch(new RegExp(`pid ${process.pid} on ${hostname()}, started \\d+ s ago, applying plan\\.json.*changes settled, last heartbeat \\d+ s ago`));
+    expect((second as Error).message).toMatch(
+      new RegExp(
+        `pid ${process.pid} on ${hostname()}, started \\d+ s ago, applying plan\\.json.*changes settled, last heartbeat \\d+ s ago`,
+      ),
+    );
     expect(await first).toBe(2);
     const counts = effectiveMutations(server);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
@@ -184,7 +227,11 @@ describe("a live apply keeps its lock", () => {
       (e: unknown) => e,
     );
     expect(impatient).toBeInstanceOf(UserError);
-    expect((impatient as Error).message).toMatch(new RegExp(`^another apply holds the lock .*apply\\.lock: pid ${process.pid} on ${hostname()}.*; waited 150ms for it to finish \\(--lock-wait\\), nothing was changed$`));
+    expect((impatient as Error).message).toMatch(
+      new RegExp(
+        `^another apply holds the lock .*apply\\.lock: pid ${process.pid} on ${hostname()}.*; waited 150ms for it to finish \\(--lock-wait\\), nothing was changed$`,
+      ),
+    );
     // a patient one waits, takes the lock when the first run ends, and finds everything done in the journal
     const io = captureIO();
     // the wait is written back as the shortest exact duration (src/text/duration.ts): 60 000 ms is "1m"

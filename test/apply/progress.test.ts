@@ -18,7 +18,11 @@ afterEach(async () => {
 const quote = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
 
 /** Runs the CLI with a terminal as stdin/stdout/stderr; returns what the terminal showed. */
-function underTerminal(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; screen: string }> {
+function underTerminal(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ code: number | null; screen: string }> {
   const command = [process.execPath, CLI, ...args].map(quote).join(" ");
   return new Promise((resolve) => {
     // async: the sandbox answering the child runs in this process's event loop
@@ -33,7 +37,6 @@ function underTerminal(args: string[], env: Record<string, string>, cwd: string)
     child.on("close", (code) => resolve({ code, screen }));
   });
 }
-
 
 const hasScript = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
 
@@ -73,7 +76,10 @@ describe.runIf(hasScript)("progress on a terminal", () => {
     const env = { FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_RATE_LIMIT: "0" };
     const piped = await runCli(["--log-format", "json", "apply", file, "--quiet"], env, { cwd: dir });
     expect(piped.code).toBe(0);
-    const events = piped.stderr.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = piped.stderr
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const progress = events.filter((e) => e.event === "progress");
     expect(progress.length).toBeGreaterThan(0);
     expect(progress[0]).toMatchObject({ phase: "apply", total: expect.any(Number), done: expect.any(Number) });

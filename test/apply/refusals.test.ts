@@ -23,7 +23,12 @@ afterAll(async () => {
 beforeEach(() => sb.clearRequests());
 
 /** Writes a variant of the plan (re-signed unless `resign` is false) and applies it; returns the refusal. */
-async function refusal(name: string, edit: (p: Record<string, unknown>) => void, resign = true, base = sb.baseUrl): Promise<string> {
+async function refusal(
+  name: string,
+  edit: (p: Record<string, unknown>) => void,
+  resign = true,
+  base = sb.baseUrl,
+): Promise<string> {
   const signed = JSON.parse(JSON.stringify(withDigest(plan))) as Record<string, unknown>;
   edit(signed);
   const content = resign ? withDigest(signed as unknown as Plan) : signed;
@@ -40,16 +45,23 @@ async function refusal(name: string, edit: (p: Record<string, unknown>) => void,
 
 describe("apply refuses before any request", () => {
   it("a plan whose content does not match its digest (tampering)", async () => {
-    const msg = await refusal("tampered.json", (p) => {
-      const changes = p.changes as Array<{ request: { body: { actions?: Array<{ action_id: number; input_object: unknown }> } }; after: Record<string, unknown> }>;
-      const step = changes.find((c) => Array.isArray(c.request.body.actions) && c.request.body.actions.length > 0);
-      const first = step?.request.body.actions?.[0];
-      // body and shown value edited alike (a body alone that disagrees with `after` is refused by its own check)
-      if (step && first) {
-        first.input_object = { inputValue: "something else" };
-        step.after[`action ${first.action_id}`] = "something else";
-      }
-    }, false);
+    const msg = await refusal(
+      "tampered.json",
+      (p) => {
+        const changes = p.changes as Array<{
+          request: { body: { actions?: Array<{ action_id: number; input_object: unknown }> } };
+          after: Record<string, unknown>;
+        }>;
+        const step = changes.find((c) => Array.isArray(c.request.body.actions) && c.request.body.actions.length > 0);
+        const first = step?.request.body.actions?.[0];
+        // body and shown value edited alike (a body alone that disagrees with `after` is refused by its own check)
+        if (step && first) {
+          first.input_object = { inputValue: "something else" };
+          step.after[`action ${first.action_id}`] = "something else";
+        }
+      },
+      false,
+    );
     expect(msg).toMatch(/does not match its digest .*edited after it was planned/);
   });
 
@@ -60,7 +72,9 @@ describe("apply refuses before any request", () => {
 
   it("a plan for another base URL", async () => {
     const msg = await refusal("elsewhere.json", () => undefined, true, "http://127.0.0.1:9/api");
-    expect(msg).toMatch(/planned against http:\/\/127\.0\.0\.1:\d+\/api, but the configured service is http:\/\/127\.0\.0\.1:9\/api/);
+    expect(msg).toMatch(
+      /planned against http:\/\/127\.0\.0\.1:\d+\/api, but the configured service is http:\/\/127\.0\.0\.1:9\/api/,
+    );
   });
 
   it("the same base URL written differently is accepted (normalised)", async () => {
@@ -95,7 +109,13 @@ describe("apply refuses before any request", () => {
 
   it("a plan that recorded planning errors", async () => {
     const msg = await refusal("failed.json", (p) => {
-      p.errors = [{ code: "limit", rule: "approve-expenses", message: 'rule "approve-expenses" matched 80 instances, above its limit of 50' }];
+      p.errors = [
+        {
+          code: "limit",
+          rule: "approve-expenses",
+          message: 'rule "approve-expenses" matched 80 instances, above its limit of 50',
+        },
+      ];
     });
     expect(msg).toMatch(/records 1 planning error .*a plan that failed is not applied/);
   });
@@ -110,7 +130,9 @@ describe("apply refuses before any request", () => {
   it("rule paths without --auto-approve and without a terminal", async () => {
     const rules = join(dir, "rules.yaml");
     expect(await readFile(rules, "utf8")).toContain("approve-expenses");
-    await expect(runApply(sb, dir, { paths: [rules] })).rejects.toThrow(/no terminal to confirm on.*--out plan\.json.*--auto-approve/);
+    await expect(runApply(sb, dir, { paths: [rules] })).rejects.toThrow(
+      /no terminal to confirm on.*--out plan\.json.*--auto-approve/,
+    );
     expect(sb.requests()).toEqual([]);
   });
 });

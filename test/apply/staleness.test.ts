@@ -1,7 +1,16 @@
 /** A saved plan applied after the data changed skips exactly the changed instances, as stale, and applies the rest. */
 import { afterEach, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { captureIO, changeKey, effectiveMutations, makePlan, MIXED_RULES, runApply, stateHolds, tempDir } from "./helpers.js";
+import {
+  captureIO,
+  changeKey,
+  effectiveMutations,
+  makePlan,
+  MIXED_RULES,
+  runApply,
+  stateHolds,
+  tempDir,
+} from "./helpers.js";
 
 let sb: RunningSandbox | undefined;
 afterEach(async () => {
@@ -52,7 +61,9 @@ describe("apply refuses what went stale", () => {
     }
     expect(io.out()).toMatch(/Apply incomplete: \d+ changes applied, 4 stale/);
     // the step named beside its id, as the plan names it
-    expect(io.out()).toContain(`instance ${c2.instance_id}, complete_step step ${c2.step_id} "Manager approval": step ${c2.step_id} is no longer active`);
+    expect(io.out()).toContain(
+      `instance ${c2.instance_id}, complete_step step ${c2.step_id} "Manager approval": step ${c2.step_id} is no longer active`,
+    );
     // cheap: one list per workflow and a read per listed planned instance, not one read per change
     const reads = sb.requests().filter((r) => r.method === "GET" && /\/instances\/\d+\/$/.test(r.path));
     expect(reads.length).toBe(4);
@@ -76,7 +87,9 @@ rules:
       - complete_step: { step: 20111, inputs: [] }
 `;
     // touch one instance right before planning: it is on the changed list (clock-skew margin) but unchanged since
-    const first = sb.store.list(1042).find((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
+    const first = sb.store
+      .list(1042)
+      .find((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
     if (!first) throw new Error("no candidate");
     sb.store.update(first.id, (i) => void i.tags.push("touched-before-plan"));
     const { file, plan } = await makePlan(sb, dir, yaml);

@@ -11,10 +11,14 @@ describe("staleReason", () => {
   const listed = { baseline: undefined, listedAsChanged: true };
   it("compares last_updated_time with the baseline when there is one", () => {
     expect(staleReason(change("complete_step"), record({}), { baseline: T0, listedAsChanged: true })).toBeUndefined();
-    expect(staleReason(change("complete_step"), record({ last_updated_time: T1 }), { baseline: T0, listedAsChanged: false })).toMatch(/changed since the plan/);
+    expect(
+      staleReason(change("complete_step"), record({ last_updated_time: T1 }), { baseline: T0, listedAsChanged: false }),
+    ).toMatch(/changed since the plan/);
   });
   it("without a baseline, an instance on the changed list is stale", () => {
-    expect(staleReason(change("abort"), record({}), listed)).toMatch(/the plan recorded no earlier update time to compare with/);
+    expect(staleReason(change("abort"), record({}), listed)).toMatch(
+      /the plan recorded no earlier update time to compare with/,
+    );
     expect(staleReason(change("abort"), record({}), { baseline: undefined, listedAsChanged: false })).toBeUndefined();
   });
   it("says plainly what happened and when: updated after the plan read it, which had seen no update since its bound", () => {
@@ -23,14 +27,22 @@ describe("staleReason", () => {
       `the instance changed since the plan: it was updated at ${T1}, and the plan saw it last updated before 2026-01-01T10:30:00.000Z`,
     );
     // updated before the bound: the plan saw that update already
-    expect(staleReason(change("abort"), record({ last_updated_time: "2026-01-01T10:00:00.000Z" }), seen)).toBeUndefined();
-    expect(staleReason(change("complete_step"), record({ last_updated_time: T1 }), { baseline: T0, listedAsChanged: false })).toBe(
+    expect(
+      staleReason(change("abort"), record({ last_updated_time: "2026-01-01T10:00:00.000Z" }), seen),
+    ).toBeUndefined();
+    expect(
+      staleReason(change("complete_step"), record({ last_updated_time: T1 }), { baseline: T0, listedAsChanged: false }),
+    ).toBe(
       `the instance changed since the plan: it was updated at ${T1}, and the plan saw it as last updated at ${T0}`,
     );
   });
   it("checks the precondition on the record", () => {
-    expect(staleReason(change("save_step"), record({ active_step_ids: [20112] }), { baseline: T0, listedAsChanged: false })).toMatch(/step 20111 is no longer active \(active: 20112\)/);
-    expect(staleReason(change("abort"), record({ completed_time: T1 }), { baseline: T0, listedAsChanged: false })).toMatch(/no longer running: completed at/);
+    expect(
+      staleReason(change("save_step"), record({ active_step_ids: [20112] }), { baseline: T0, listedAsChanged: false }),
+    ).toMatch(/step 20111 is no longer active \(active: 20112\)/);
+    expect(
+      staleReason(change("abort"), record({ completed_time: T1 }), { baseline: T0, listedAsChanged: false }),
+    ).toMatch(/no longer running: completed at/);
   });
 });
 

@@ -23,7 +23,8 @@ describe("environment variables", () => {
   it("every FLOWRULES_ name is spelled in src/model/env-names.ts and in no other file of src", () => {
     const spelled = new Map<string, string[]>();
     for (const f of FILES) {
-      for (const name of new Set(f.text.match(/FLOWRULES_[A-Z0-9_]+/g) ?? [])) spelled.set(name, [...(spelled.get(name) ?? []), f.path]);
+      for (const name of new Set(f.text.match(/FLOWRULES_[A-Z0-9_]+/g) ?? []))
+        spelled.set(name, [...(spelled.get(name) ?? []), f.path]);
     }
     expect(spelled.size).toBeGreaterThan(0);
     for (const [name, files] of spelled) expect({ name, files }).toEqual({ name, files: ["model/env-names.ts"] });

@@ -49,7 +49,9 @@ const DYNAMIC_IMPORT = /\bimport\(\s*["'](\.[^"']+)["']\s*\)/g;
 
 function importsOf(file: string): string[] {
   const text = readFileSync(join(SRC, file), "utf8");
-  return [...text.matchAll(IMPORT), ...text.matchAll(DYNAMIC_IMPORT)].map((m) => normalize(join(dirname(file), m[1] ?? "")).replace(/\.js$/, ".ts"));
+  return [...text.matchAll(IMPORT), ...text.matchAll(DYNAMIC_IMPORT)].map((m) =>
+    normalize(join(dirname(file), m[1] ?? "")).replace(/\.js$/, ".ts"),
+  );
 }
 
 const graph = new Map(files.map((f) => [f, importsOf(f)]));
@@ -96,7 +98,9 @@ describe("architecture", () => {
   });
 
   it("nothing outside src/cli imports from it", () => {
-    const into = [...graph].flatMap(([f, deps]) => (top(f) === "cli" || f === "index.ts" ? [] : deps.filter((d) => top(d) === "cli").map((d) => `${f} → ${d}`)));
+    const into = [...graph].flatMap(([f, deps]) =>
+      top(f) === "cli" || f === "index.ts" ? [] : deps.filter((d) => top(d) === "cli").map((d) => `${f} → ${d}`),
+    );
     expect(into).toEqual([]);
   });
 

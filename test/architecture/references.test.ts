@@ -29,7 +29,9 @@ function comments(file: string): string[] {
 }
 
 const SOURCES = walk(join(ROOT, "src")).filter((f) => f.endsWith(".ts") || f.endsWith(".md"));
-const NAMES = new Set(["src", "test", "bench", "scripts"].flatMap((d) => walk(join(ROOT, d)).map((f) => f.split("/").pop() ?? "")));
+const NAMES = new Set(
+  ["src", "test", "bench", "scripts"].flatMap((d) => walk(join(ROOT, d)).map((f) => f.split("/").pop() ?? "")),
+);
 
 /** A comment as one line of text: the `*` and `//` that start its lines dropped, so a citation may wrap. */
 function flat(comment: string): string {
@@ -38,16 +40,14 @@ function flat(comment: string): string {
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
 function slug(heading: string): string {
-  return heading.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
 }
 
 const plain = (text: string): string =>
-  text
-    .replace(/`/g, "")
-    .replace(/\s+/g, " ")
-    .trim()
-    .replace(/[.:]$/, "")
-    .toLowerCase();
+  text.replace(/`/g, "").replace(/\s+/g, " ").trim().replace(/[.:]$/, "").toLowerCase();
 
 const pages = new Map<string, { headings: string[]; labels: string[] }>();
 /** A page's headings, and the labels a reader also finds a section by: a bold lead-in, a table row's first cell. */
@@ -81,18 +81,24 @@ function isHeading(doc: string, cited: string): boolean {
 function sectionProblems(where: string, comment: string): string[] {
   const out: string[] = [];
   const text = flat(comment);
-  for (const m of text.matchAll(/(?<![\w/.-])(docs\/[\w./-]*\.md)(#[\w-]+)?(\s*(?:[,;:]\s*|\(\s*)"([^"]+)")?(\s+(?:section|§)\s*\d+)?/g)) {
+  for (const m of text.matchAll(
+    /(?<![\w/.-])(docs\/[\w./-]*\.md)(#[\w-]+)?(\s*(?:[,;:]\s*|\(\s*)"([^"]+)")?(\s+(?:section|§)\s*\d+)?/g,
+  )) {
     const doc = m[1] ?? "";
     if (!existsSync(join(ROOT, doc))) continue; // said once, by the path check
     const anchor = m[2]?.slice(1);
-    if (anchor !== undefined && !headings(doc).some((h) => slug(h) === anchor)) out.push(`${where}: ${doc}#${anchor} is no heading of ${doc}`);
+    if (anchor !== undefined && !headings(doc).some((h) => slug(h) === anchor))
+      out.push(`${where}: ${doc}#${anchor} is no heading of ${doc}`);
     const cited = m[4];
     if (cited !== undefined && !isHeading(doc, cited)) out.push(`${where}: ${doc}, "${cited}" is no heading of ${doc}`);
-    if (m[5] !== undefined) out.push(`${where}: ${doc}${m[5]} cites a numbered section (cite its heading: ${doc}, "Heading")`);
+    if (m[5] !== undefined)
+      out.push(`${where}: ${doc}${m[5]} cites a numbered section (cite its heading: ${doc}, "Heading")`);
   }
-  for (const m of text.matchAll(/(?<!docs\/)\b(?:design|DESIGN)\.md,?\s+(?:section|§)\s*\d+/g)) out.push(`${where}: cites "${m[0]}"`);
+  for (const m of text.matchAll(/(?<!docs\/)\b(?:design|DESIGN)\.md,?\s+(?:section|§)\s*\d+/g))
+    out.push(`${where}: cites "${m[0]}"`);
   // the tracker's issues are not in the repository: say what the comment means instead of where it was decided
-  for (const m of text.matchAll(/\bissues?\s+#?\d+|\bissue\s+#\w+/gi)) out.push(`${where}: cites "${m[0]}" (say why in words, or cite docs/)`);
+  for (const m of text.matchAll(/\bissues?\s+#?\d+|\bissue\s+#\w+/gi))
+    out.push(`${where}: cites "${m[0]}" (say why in words, or cite docs/)`);
   return out;
 }
 
@@ -110,7 +116,8 @@ function problems(): string[] {
         if (!NAMES.has(name)) out.push(`${where}: ${name} is no file of the repository`);
       }
       // the design notes live in docs/design.md; DESIGN.md and its numbered sections are not in the repository
-      for (const m of c.matchAll(/\bDESIGN\b[^\n]{0,20}/g)) out.push(`${where}: cites "${m[0].trim()}" (write docs/design.md and a heading)`);
+      for (const m of c.matchAll(/\bDESIGN\b[^\n]{0,20}/g))
+        out.push(`${where}: cites "${m[0].trim()}" (write docs/design.md and a heading)`);
       out.push(...sectionProblems(where, c));
     }
   }

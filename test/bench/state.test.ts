@@ -9,7 +9,10 @@ import { renderState, runStateScenario, stateTargets } from "../../bench/src/sta
 
 describe("bench: the --state scenario", () => {
   it("measures stateless and stateful runs on one sandbox, with equal plans, and each target (a)–(f)", async () => {
-    const runs = await runStateScenario({ seed: 2, latencyMs: 0, concurrency: 4, sizes: [1500], inProcess: true }, () => undefined);
+    const runs = await runStateScenario(
+      { seed: 2, latencyMs: 0, concurrency: 4, sizes: [1500], inProcess: true },
+      () => undefined,
+    );
     const [run] = runs;
     if (!run) throw new Error("no run");
     expect(run.equal).toBe(true);

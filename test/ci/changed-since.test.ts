@@ -70,7 +70,10 @@ beforeAll(async () => {
 describe("rule definitions", () => {
   it("compares canonical JSON: formatting and key order are no change, a value is", () => {
     const a = ruleDefinitions("a.yaml", file(KEEP, EDIT_V1));
-    const b = ruleDefinitions("a.yaml", `version: 1\nrules:\n  - { actions: [ { report: { group_by: status } } ], select: { status: [completed] }, workflow: 1044, name: keep-report }${EDIT_V2}`);
+    const b = ruleDefinitions(
+      "a.yaml",
+      `version: 1\nrules:\n  - { actions: [ { report: { group_by: status } } ], select: { status: [completed] }, workflow: 1044, name: keep-report }${EDIT_V2}`,
+    );
     const d = diffDefinitions(a, b);
     expect(d).toEqual({ added: [], changed: ["edit-abort"], unchanged: ["keep-report"], removed: [] });
   });
@@ -120,7 +123,9 @@ describe("rulesChangedSince", () => {
     await expect(rulesChangedSince("no-such-branch", [join(repo.dir, "rules")], repo.dir)).rejects.toThrow(
       /unknown git ref "no-such-branch"/,
     );
-    await expect(rulesChangedSince("--output=x", [join(repo.dir, "rules")], repo.dir)).rejects.toBeInstanceOf(UserError);
+    await expect(rulesChangedSince("--output=x", [join(repo.dir, "rules")], repo.dir)).rejects.toBeInstanceOf(
+      UserError,
+    );
     const outside = await tempDir("flowrules-nogit-");
     await expect(rulesChangedSince("HEAD", [outside], outside)).rejects.toThrow(/not inside a git repository/);
   });
@@ -138,7 +143,11 @@ describe("flowrules plan --changed-since (CLI against the sandbox)", () => {
 
   it("plans only the added and edited rules and lists the removed one in json, text and markdown", async () => {
     const out = join(repo.dir, "plan.json");
-    const json = await runCli(["plan", "rules", "--changed-since", "HEAD~1", "--format", "json", "--out", out, "-q"], env(), { cwd: repo.dir });
+    const json = await runCli(
+      ["plan", "rules", "--changed-since", "HEAD~1", "--format", "json", "--out", out, "-q"],
+      env(),
+      { cwd: repo.dir },
+    );
     expect(json.stderr).toBe("");
     expect(json.code).toBe(0);
     const plan = JSON.parse(json.stdout) as {
@@ -149,25 +158,36 @@ describe("flowrules plan --changed-since (CLI against the sandbox)", () => {
     };
     expect(plan.rules.map((r) => r.name).sort()).toEqual(["edit-abort", "new-report"]);
     expect(plan.removed_rules).toEqual([{ name: "gone-report", file: "rules/b.yaml" }]);
-    expect(plan.changed_since).toMatchObject({ ref: "HEAD~1", commit: base, added: ["new-report"], changed: ["edit-abort"] });
+    expect(plan.changed_since).toMatchObject({
+      ref: "HEAD~1",
+      commit: base,
+      added: ["new-report"],
+      changed: ["edit-abort"],
+    });
     // the same document, with its digest covering the added keys, is written by --out
     expect(JSON.parse(await readFile(out, "utf8"))).toMatchObject({ removed_rules: plan.removed_rules });
 
     const text = await runCli(["plan", "rules", "--changed-since", "HEAD~1", "-q"], env(), { cwd: repo.dir });
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/Changed since HEAD~1 \([0-9a-f]{12}\): 2 rules planned \(added new-report; edited edit-abort\); 1 unchanged rule not planned\./);
+    expect(text.stdout).toMatch(
+      /Changed since HEAD~1 \([0-9a-f]{12}\): 2 rules planned \(added new-report; edited edit-abort\); 1 unchanged rule not planned\./,
+    );
     expect(text.stdout).toContain("  - gone-report (was in rules/b.yaml)");
     expect(text.stdout).not.toContain("Rule keep-report");
     expect(text.stdout.trimEnd().split("\n").pop()).toMatch(/^Plan: /);
 
-    const md = await runCli(["plan", "rules", "--changed-since", "HEAD~1", "--format", "markdown", "-q"], env(), { cwd: repo.dir });
+    const md = await runCli(["plan", "rules", "--changed-since", "HEAD~1", "--format", "markdown", "-q"], env(), {
+      cwd: repo.dir,
+    });
     expect(md.stdout.startsWith("## flowrules plan\n\n> Changed since `HEAD~1`")).toBe(true);
     expect(md.stdout).toContain("- `gone-report` (was in `rules/b.yaml`)");
   });
 
   it("nothing changed: no rule planned, no request sent, exit 0", async () => {
     sb.clearRequests();
-    const r = await runCli(["plan", "rules", "--changed-since", "HEAD", "--detailed-exitcode", "-q"], env(), { cwd: repo.dir });
+    const r = await runCli(["plan", "rules", "--changed-since", "HEAD", "--detailed-exitcode", "-q"], env(), {
+      cwd: repo.dir,
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("no rule was added or edited");
     expect(sb.requests()).toHaveLength(0);

@@ -75,7 +75,11 @@ const BASE_FILES: Record<string, string> = {
 let repo: TempRepo;
 let sb: RunningSandbox;
 let base: string;
-const env = (): Record<string, string> => ({ FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" });
+const env = (): Record<string, string> => ({
+  FLOWRULES_BASE_URL: sb.baseUrl,
+  FLOWRULES_API_KEY: "sandbox-admin",
+  FLOWRULES_RATE_LIMIT: "0",
+});
 
 beforeAll(async () => {
   sb = await startSandbox({ port: 0, seed: 3, now: NOW });
@@ -113,19 +117,34 @@ async function plainPlan(ruleSet: RuleSet): Promise<{ plan: Plan; requests: numb
 }
 
 /** The compare run in-process (same `now` as the two plans), JSON on stdout. */
-async function compareRun(extra: Partial<PlanCommandOptions> = {}): Promise<{ plan: ComparePlan; requests: number; code: number; stdout: string }> {
+async function compareRun(
+  extra: Partial<PlanCommandOptions> = {},
+): Promise<{ plan: ComparePlan; requests: number; code: number; stdout: string }> {
   const io = captureIO();
   sb.clearRequests();
   const opts: PlanCommandOptions = {
-    paths: [join(repo.dir, "rules")], format: "json", detailedExitcode: true, rules: [], quiet: true, connection: connection(sb), now: NOW,
-    compare: "main", ...extra,
+    paths: [join(repo.dir, "rules")],
+    format: "json",
+    detailedExitcode: true,
+    rules: [],
+    quiet: true,
+    connection: connection(sb),
+    now: NOW,
+    compare: "main",
+    ...extra,
   };
   const code = await comparePlanCommand(opts, io);
   const requests = sb.requests().length;
-  return { plan: (opts.format === "json" ? JSON.parse(io.out()) : undefined) as ComparePlan, requests, code, stdout: io.out() };
+  return {
+    plan: (opts.format === "json" ? JSON.parse(io.out()) : undefined) as ComparePlan,
+    requests,
+    code,
+    stdout: io.out(),
+  };
 }
 
-const key = (c: { kind: string; instance_id: number; step_id?: number }): string => `${c.kind}:${c.instance_id}:${c.step_id ?? ""}`;
+const key = (c: { kind: string; instance_id: number; step_id?: number }): string =>
+  `${c.kind}:${c.instance_id}:${c.step_id ?? ""}`;
 
 /** What two separate plans imply for one rule, worked out directly: changes new, gone, and kept writing other values. */
 function implied(basePlan: Plan, headPlan: Plan, rule: string) {
@@ -135,8 +154,15 @@ function implied(basePlan: Plan, headPlan: Plan, rule: string) {
   for (const [k, c] of now) {
     const o = old.get(k);
     if (!o) continue;
-    const inputs = [...new Set([...Object.keys(o.after), ...Object.keys(c.after)])].filter((i) => !sameValue(o.after[i], c.after[i]));
-    if (inputs.length > 0) changed.push({ key: k, before: Object.fromEntries(inputs.map((i) => [i, o.after[i]])), after: Object.fromEntries(inputs.map((i) => [i, c.after[i]])) });
+    const inputs = [...new Set([...Object.keys(o.after), ...Object.keys(c.after)])].filter(
+      (i) => !sameValue(o.after[i], c.after[i]),
+    );
+    if (inputs.length > 0)
+      changed.push({
+        key: k,
+        before: Object.fromEntries(inputs.map((i) => [i, o.after[i]])),
+        after: Object.fromEntries(inputs.map((i) => [i, c.after[i]])),
+      });
   }
   return {
     added: [...now.values()].filter((c) => !old.has(key(c))),
@@ -181,14 +207,20 @@ const totals = (p: ComparePlan) => p.impact.map((i) => [i.added.length, i.remove
 
 describe("plan --compare: each edit gives the impact two separate plans imply", () => {
   it("a threshold edit: claims newly approved, none that still are written differently", async () => {
-    const r = await scenario(() => repo.write("rules/expenses.yaml", file(approve(400, "Approved"), REPORT)), [{ rule: "approve-small-expenses", status: "edited" }]);
+    const r = await scenario(
+      () => repo.write("rules/expenses.yaml", file(approve(400, "Approved"), REPORT)),
+      [{ rule: "approve-small-expenses", status: "edited" }],
+    );
     expect(totals(r.plan)).toEqual([[expect.any(Number), 0, 0]]);
     expect(r.plan.impact[0]?.added.length).toBeGreaterThan(0);
     expect(r.code).toBe(2);
   });
 
   it("an input edit: the same claims, another value written, input by input", async () => {
-    const r = await scenario(() => repo.write("rules/expenses.yaml", file(approve(100, "Approved by the rule"), REPORT)), [{ rule: "approve-small-expenses", status: "edited" }]);
+    const r = await scenario(
+      () => repo.write("rules/expenses.yaml", file(approve(100, "Approved by the rule"), REPORT)),
+      [{ rule: "approve-small-expenses", status: "edited" }],
+    );
     const [entry] = r.plan.impact;
     expect(entry?.added).toEqual([]);
     expect(entry?.removed).toEqual([]);
@@ -200,14 +232,24 @@ describe("plan --compare: each edit gives the impact two separate plans imply", 
   });
 
   it("a removed rule: every change it planned is no longer planned", async () => {
-    const r = await scenario(() => repo.remove("rules/onboarding.yaml"), [{ rule: "abort-abandoned-onboardings", status: "removed" }]);
+    const r = await scenario(
+      () => repo.remove("rules/onboarding.yaml"),
+      [{ rule: "abort-abandoned-onboardings", status: "removed" }],
+    );
     expect(r.plan.impact[0]?.removed.length).toBeGreaterThan(0);
-    expect(r.plan.impact[0]?.removed.every((c) => c.rule === "abort-abandoned-onboardings" && c.id.startsWith("abort-abandoned-onboardings:"))).toBe(true);
+    expect(
+      r.plan.impact[0]?.removed.every(
+        (c) => c.rule === "abort-abandoned-onboardings" && c.id.startsWith("abort-abandoned-onboardings:"),
+      ),
+    ).toBe(true);
     expect(r.plan.changes).toEqual([]);
   });
 
   it("an added rule: every change it plans is new", async () => {
-    const r = await scenario(() => repo.write("rules/purchases.yaml", file(NOTE)), [{ rule: "note-purchases", status: "added" }]);
+    const r = await scenario(
+      () => repo.write("rules/purchases.yaml", file(NOTE)),
+      [{ rule: "note-purchases", status: "added" }],
+    );
     expect(r.plan.impact[0]?.added.length).toBeGreaterThan(0);
     expect(r.plan.compare.rules_at_ref).toEqual([]);
   });
@@ -222,9 +264,14 @@ describe("plan --compare: each edit gives the impact two separate plans imply", 
     when: fields.amount < 50
     actions: [abort]
 `;
-    const r = await scenario(() => repo.write("rules/cheap.yaml", file(CLASH)), [{ rule: "abort-cheap-claims", status: "added" }]);
+    const r = await scenario(
+      () => repo.write("rules/cheap.yaml", file(CLASH)),
+      [{ rule: "abort-cheap-claims", status: "added" }],
+    );
     expect(r.plan.errors.length).toBeGreaterThan(0);
-    expect(r.plan.errors.every((e) => e.code === "conflict" && e.message.includes('"approve-small-expenses"'))).toBe(true);
+    expect(r.plan.errors.every((e) => e.code === "conflict" && e.message.includes('"approve-small-expenses"'))).toBe(
+      true,
+    );
     // the untouched rule took part in the conflicts, and is neither shown nor saved in the plan
     expect(r.plan.rules.map((x) => x.name)).toEqual(["abort-cheap-claims"]);
     expect(r.code).toBe(1);
@@ -232,10 +279,20 @@ describe("plan --compare: each edit gives the impact two separate plans imply", 
 
   it("a renamed rule: the old name removed, the new one added", async () => {
     const r = await scenario(
-      () => repo.write("rules/expenses.yaml", file(approve(100, "Approved").replace("approve-small-expenses", "approve-claims"), REPORT)),
-      [{ rule: "approve-claims", status: "added" }, { rule: "approve-small-expenses", status: "removed" }],
+      () =>
+        repo.write(
+          "rules/expenses.yaml",
+          file(approve(100, "Approved").replace("approve-small-expenses", "approve-claims"), REPORT),
+        ),
+      [
+        { rule: "approve-claims", status: "added" },
+        { rule: "approve-small-expenses", status: "removed" },
+      ],
     );
-    expect(totals(r.plan)).toEqual([[expect.any(Number), 0, 0], [0, expect.any(Number), 0]]);
+    expect(totals(r.plan)).toEqual([
+      [expect.any(Number), 0, 0],
+      [0, expect.any(Number), 0],
+    ]);
     expect(r.plan.impact[0]?.added.length).toBeGreaterThan(0);
     expect(r.plan.impact[0]?.added.map(key)).toEqual(r.plan.impact[1]?.removed.map(key));
   });
@@ -257,24 +314,42 @@ describe("plan --compare: the CLI", () => {
     try {
       await repo.write("rules/expenses.yaml", file(approve(400, "Approved"), REPORT));
       await repo.remove("rules/onboarding.yaml");
-      const r = await runCli(["plan", "rules", "--compare", "main", "--detailed-exitcode", "-q"], env(), { cwd: repo.dir });
+      const r = await runCli(["plan", "rules", "--compare", "main", "--detailed-exitcode", "-q"], env(), {
+        cwd: repo.dir,
+      });
       expect(r.stderr).toBe("");
       expect(r.code).toBe(2);
       const lines = r.stdout.split("\n");
-      expect(lines[0]).toMatch(/^approve-small-expenses \(edited\): \+\d+ newly affected, -0 no longer, 0 write other values$/);
-      expect(lines[1]).toMatch(/^abort-abandoned-onboardings \(removed\): \+0 newly affected, -\d+ no longer, 0 write other values$/);
-      expect(r.stdout.trimEnd().split("\n").pop()).toMatch(/^Impact since main \([0-9a-f]{12}\): 2 rules touched, .*; 1 unchanged rule not planned\.$/);
+      expect(lines[0]).toMatch(
+        /^approve-small-expenses \(edited\): \+\d+ newly affected, -0 no longer, 0 write other values$/,
+      );
+      expect(lines[1]).toMatch(
+        /^abort-abandoned-onboardings \(removed\): \+0 newly affected, -\d+ no longer, 0 write other values$/,
+      );
+      expect(r.stdout.trimEnd().split("\n").pop()).toMatch(
+        /^Impact since main \([0-9a-f]{12}\): 2 rules touched, .*; 1 unchanged rule not planned\.$/,
+      );
 
       // the key is in no output, log event or plan file
-      const logged = await runCli(["plan", "rules", "--compare", "main", "--log-format", "json", "--format", "html", "--out", "compare.json"], env(), { cwd: repo.dir });
+      const logged = await runCli(
+        ["plan", "rules", "--compare", "main", "--log-format", "json", "--format", "html", "--out", "compare.json"],
+        env(),
+        { cwd: repo.dir },
+      );
       expect(logged.code).toBe(0);
       expect(logged.stderr).toContain('"event":"rule.impact"');
-      expect(`${logged.stdout}${logged.stderr}${await readFile(join(repo.dir, "compare.json"), "utf8")}`).not.toContain("sandbox-admin");
+      expect(`${logged.stdout}${logged.stderr}${await readFile(join(repo.dir, "compare.json"), "utf8")}`).not.toContain(
+        "sandbox-admin",
+      );
 
-      const none = await runCli(["plan", "rules", "--compare", "HEAD", "--detailed-exitcode", "-q"], env(), { cwd: repo.dir });
+      const none = await runCli(["plan", "rules", "--compare", "HEAD", "--detailed-exitcode", "-q"], env(), {
+        cwd: repo.dir,
+      });
       expect(none.code).toBe(2); // the working tree still differs from HEAD
       await reset();
-      const clean = await runCli(["plan", "rules", "--compare", "HEAD", "--detailed-exitcode", "-q"], env(), { cwd: repo.dir });
+      const clean = await runCli(["plan", "rules", "--compare", "HEAD", "--detailed-exitcode", "-q"], env(), {
+        cwd: repo.dir,
+      });
       expect(clean.code).toBe(0);
       expect(clean.stdout).toContain("no rule was added, edited or removed");
     } finally {
@@ -287,7 +362,10 @@ describe("plan --compare: the CLI", () => {
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toMatch(/^flowrules: --compare: unknown git ref "origin\/nope"/);
-    for (const extra of [["--changed-since", "main"], ["--shard", "0/2"]]) {
+    for (const extra of [
+      ["--changed-since", "main"],
+      ["--shard", "0/2"],
+    ]) {
       const c = await runCli(["plan", "rules", "--compare", "main", ...extra], env(), { cwd: repo.dir });
       expect(c.code).toBe(1);
       expect(c.stderr.trim().split("\n")).toHaveLength(1);
@@ -298,7 +376,13 @@ describe("plan --compare: the CLI", () => {
   it("rules at the ref that do not validate: one line naming the file, line and column there", async () => {
     await reset();
     try {
-      await repo.write("rules/expenses.yaml", file(approve(100, "Approved"), REPORT).replace("workflow: 1042\n    fields", "workflow: 1042\n    bogus: 1\n    fields"));
+      await repo.write(
+        "rules/expenses.yaml",
+        file(approve(100, "Approved"), REPORT).replace(
+          "workflow: 1042\n    fields",
+          "workflow: 1042\n    bogus: 1\n    fields",
+        ),
+      );
       await repo.commit("broken");
       await repo.git("tag", "-f", "broken");
       await repo.git("reset", "-q", "--hard", base);
@@ -319,7 +403,9 @@ describe("plan --compare: the CLI", () => {
       await repo.remove("rules/onboarding.yaml");
       const r = await compareRun({ rules: ["abort-abandoned-onboardings"] });
       expect(r.plan.impact.map((i) => i.rule)).toEqual(["abort-abandoned-onboardings"]);
-      await expect(compareRun({ rules: ["no-such-rule"] })).rejects.toThrow(/--rule names no rule at main or in the working tree: no-such-rule/);
+      await expect(compareRun({ rules: ["no-such-rule"] })).rejects.toThrow(
+        /--rule names no rule at main or in the working tree: no-such-rule/,
+      );
     } finally {
       await reset();
     }
@@ -333,10 +419,14 @@ describe("plan --compare: the CLI", () => {
       const plan = r.plan;
       expect(plan.impact[0]?.added.length).toBeGreaterThan(10);
       const full = COMPARE_FORMATS.markdown(plan, { color: false });
-      expect(full).toMatch(/^## flowrules plan --compare `main`\n\n- approve-small-expenses \(edited\): \+\d+ newly affected, -0 no longer, \d+ write other values\n\n\*\*Impact since main/);
+      expect(full).toMatch(
+        /^## flowrules plan --compare `main`\n\n- approve-small-expenses \(edited\): \+\d+ newly affected, -0 no longer, \d+ write other values\n\n\*\*Impact since main/,
+      );
       const small = COMPARE_FORMATS.markdown(plan, { color: false, maxChars: 2500, planFile: "plan.json" });
       expect(small.length).toBeLessThanOrEqual(2500);
-      expect(small).toMatch(/\d+ of \d+ impact entries left out to stay under the 2,500-character comment limit; all of them are in `plan.json`/);
+      expect(small).toMatch(
+        /\d+ of \d+ impact entries left out to stay under the 2,500-character comment limit; all of them are in `plan.json`/,
+      );
       // a change touching thousands of rules: the lead lines give way too, and the comment still fits
       const first = plan.impact[0];
       if (!first) throw new Error("no impact to repeat");
@@ -347,13 +437,19 @@ describe("plan --compare: the CLI", () => {
       const html = COMPARE_FORMATS.html(plan, { color: false });
       expect(html.indexOf("approve-small-expenses (edited): +")).toBeLessThan(html.indexOf("data-change-id"));
       // steps and fields named beside their ids in every view, and the footer names the profile that chose the service
-      expect(full).toMatch(/^\+ #\d+ "[^"]*": complete step 20111 "Manager approval"\n\+ {5}step 20111 "Manager approval": "completed"\n\+ {5}Manager comment \(50230\): "Approved by the rule"$/m);
+      expect(full).toMatch(
+        /^\+ #\d+ "[^"]*": complete step 20111 "Manager approval"\n\+ {5}step 20111 "Manager approval": "completed"\n\+ {5}Manager comment \(50230\): "Approved by the rule"$/m,
+      );
       expect(html).toContain("complete step 20111 &#34;Manager approval&#34;");
       const profiled = { ...plan, profile: "sandbox" };
-      expect(COMPARE_FORMATS.markdown(profiled, { color: false })).toMatch(/against http:\/\/127\.0\.0\.1:\d+\/api \(profile sandbox\) by flowrules/);
+      expect(COMPARE_FORMATS.markdown(profiled, { color: false })).toMatch(
+        /against http:\/\/127\.0\.0\.1:\d+\/api \(profile sandbox\) by flowrules/,
+      );
       const text = COMPARE_FORMATS.text(profiled, { color: false });
       expect(text).toMatch(/planned against http:\/\/127\.0\.0\.1:\d+\/api \(profile sandbox\) at /);
-      expect(text).toMatch(/\+ #\d+ "[^"]*": complete step 20111 "Manager approval"\n {8}step 20111 "Manager approval": "completed"\n {8}Manager comment \(50230\): "Approved by the rule"/);
+      expect(text).toMatch(
+        /\+ #\d+ "[^"]*": complete step 20111 "Manager approval"\n {8}step 20111 "Manager approval": "completed"\n {8}Manager comment \(50230\): "Approved by the rule"/,
+      );
     } finally {
       await reset();
     }
@@ -373,7 +469,9 @@ describe("plan --compare: the CLI", () => {
       sb.clearRequests();
       const shown = await runCli(["show", out], {}, { cwd: dir });
       expect(shown.code).toBe(0);
-      expect(shown.stdout.split("\n")[0]).toMatch(/^approve-small-expenses \(edited\): \+\d+ newly affected, -0 no longer, 0 write other values$/);
+      expect(shown.stdout.split("\n")[0]).toMatch(
+        /^approve-small-expenses \(edited\): \+\d+ newly affected, -0 no longer, 0 write other values$/,
+      );
       const again = await runCli(["show", out, "--format", "json"], {}, { cwd: dir });
       expect(JSON.parse(again.stdout)).toEqual(saved);
       expect(sb.requests()).toHaveLength(0);

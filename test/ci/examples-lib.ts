@@ -82,7 +82,7 @@ export function flowrulesInvocations(text: string): string[][] {
     for (const m of line.matchAll(/\bnpx\s+flowrules\b(.*)/g)) {
       const words: string[] = [];
       for (const raw of (m[1] ?? "").trim().split(/\s+/)) {
-        if (raw === "" ) continue;
+        if (raw === "") continue;
         if (/^(\||\|\||&&|;|>|>>|2>|2>>|<)$/.test(raw) || /^[0-9]?>/.test(raw) || raw.startsWith("#")) break;
         words.push(raw.replace(/^["']|["']$/g, ""));
       }

@@ -11,7 +11,15 @@ import { buildProgram } from "../../src/cli/program.js";
 import { USERS } from "../../src/sandbox/index.js";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { containerInvocations, DEPLOY_DIR, exampleFiles, flowrulesInvocations, loadYamlExamples, runnableStrings, type Example } from "./examples-lib.js";
+import {
+  containerInvocations,
+  DEPLOY_DIR,
+  exampleFiles,
+  flowrulesInvocations,
+  loadYamlExamples,
+  runnableStrings,
+  type Example,
+} from "./examples-lib.js";
 
 let examples: Example[];
 /** examples/deploy: the watcher's Kubernetes manifests */
@@ -64,7 +72,12 @@ describe("CI examples", () => {
   it("include GitHub Actions (pull request and schedule), GitLab CI and a Kubernetes CronJob", async () => {
     const files = examples.map((e) => e.file);
     expect(files).toEqual(
-      expect.arrayContaining(["github/flowrules-pr.yml", "github/flowrules-schedule.yml", "gitlab/gitlab-ci.yml", "kubernetes/cronjob.yaml"]),
+      expect.arrayContaining([
+        "github/flowrules-pr.yml",
+        "github/flowrules-schedule.yml",
+        "gitlab/gitlab-ci.yml",
+        "kubernetes/cronjob.yaml",
+      ]),
     );
     expect((await exampleFiles()).length).toBeGreaterThanOrEqual(files.length);
   });
@@ -79,7 +92,8 @@ describe("CI examples", () => {
         for (const words of flowrulesInvocations(s)) {
           count++;
           verbs.add(words.find((w) => !w.startsWith("-")) ?? "");
-          for (const p of checkInvocation(program, words)) problems.push(`${e.file}: npx flowrules ${words.join(" ")}: ${p}`);
+          for (const p of checkInvocation(program, words))
+            problems.push(`${e.file}: npx flowrules ${words.join(" ")}: ${p}`);
         }
       }
     }
@@ -113,7 +127,10 @@ describe("CI examples", () => {
         visit(file, v);
       }
       // Kubernetes env lists: valueFrom.secretKeyRef, never value
-      if (node.name === "FLOWRULES_API_KEY" && ("value" in node || !isRecord(node.valueFrom) || !isRecord(node.valueFrom.secretKeyRef))) {
+      if (
+        node.name === "FLOWRULES_API_KEY" &&
+        ("value" in node || !isRecord(node.valueFrom) || !isRecord(node.valueFrom.secretKeyRef))
+      ) {
         found.push(`${file}: env FLOWRULES_API_KEY without secretKeyRef`);
       }
     };
@@ -155,9 +172,11 @@ describe("CI examples", () => {
   it("schedules keep the --state dir as a CI cache: restored before, saved after, the same path as --state", () => {
     const s = examples.find((e) => e.file === "github/flowrules-schedule.yml");
     const doc = s?.docs[0];
-    if (!isRecord(doc) || !isRecord(doc.jobs) || !isRecord(doc.jobs.apply) || !Array.isArray(doc.jobs.apply.steps)) throw new Error("no apply job");
+    if (!isRecord(doc) || !isRecord(doc.jobs) || !isRecord(doc.jobs.apply) || !Array.isArray(doc.jobs.apply.steps))
+      throw new Error("no apply job");
     const steps = doc.jobs.apply.steps.filter(isRecord);
-    const at = (uses: string): number => steps.findIndex((st) => typeof st.uses === "string" && st.uses.startsWith(uses));
+    const at = (uses: string): number =>
+      steps.findIndex((st) => typeof st.uses === "string" && st.uses.startsWith(uses));
     const apply = steps.findIndex((st) => typeof st.run === "string" && st.run.includes("flowrules apply"));
     const restore = steps[at("actions/cache/restore@")];
     const save = steps[at("actions/cache/save@")];
@@ -186,11 +205,15 @@ describe("CI examples", () => {
     if (!isRecord(g)) return;
     expect(isRecord(g.apply) && g.apply.resource_group).toBe("flowrules-apply");
     expect(JSON.stringify(g.plan)).toContain("merge_request_event");
-    expect(JSON.stringify(g.plan)).toContain("npx flowrules plan rules/ --compare \\\"origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME\\\"");
+    expect(JSON.stringify(g.plan)).toContain(
+      'npx flowrules plan rules/ --compare \\"origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME\\"',
+    );
   });
 
   it("Kubernetes CronJob: concurrencyPolicy Forbid and the key from a Secret", () => {
-    const cron = examples.find((e) => e.file === "kubernetes/cronjob.yaml")?.docs.find((d) => isRecord(d) && d.kind === "CronJob");
+    const cron = examples
+      .find((e) => e.file === "kubernetes/cronjob.yaml")
+      ?.docs.find((d) => isRecord(d) && d.kind === "CronJob");
     expect(isRecord(cron)).toBe(true);
     const text = JSON.stringify(cron);
     expect(isRecord(cron) && isRecord(cron.spec) && cron.spec.concurrencyPolicy).toBe("Forbid");
@@ -209,7 +232,8 @@ describe("CI examples", () => {
     expect(file).toBeDefined();
     const dep = file?.docs.find((d) => isRecord(d) && d.kind === "Deployment");
     const pvc = file?.docs.find((d) => isRecord(d) && d.kind === "PersistentVolumeClaim");
-    if (!isRecord(dep) || !isRecord(dep.spec) || !isRecord(pvc) || !isRecord(pvc.metadata)) throw new Error("no Deployment and claim");
+    if (!isRecord(dep) || !isRecord(dep.spec) || !isRecord(pvc) || !isRecord(pvc.metadata))
+      throw new Error("no Deployment and claim");
     expect(dep.apiVersion).toBe("apps/v1");
     expect(dep.spec.replicas).toBe(1);
     expect(dep.spec.strategy).toEqual({ type: "Recreate" });
@@ -231,7 +255,10 @@ describe("CI examples", () => {
     const named = ports.find((p) => p.containerPort === port);
     expect(named).toBeDefined();
     // liveness on /healthz (the process cannot work), readiness on /readyz (rules held back by their data)
-    for (const [probe, path] of [[c.readinessProbe, "/readyz"], [c.livenessProbe, "/healthz"]] as const) {
+    for (const [probe, path] of [
+      [c.readinessProbe, "/readyz"],
+      [c.livenessProbe, "/healthz"],
+    ] as const) {
       const get = isRecord(probe) && isRecord(probe.httpGet) ? probe.httpGet : undefined;
       expect(get?.path).toBe(path);
       expect(get?.port === port || get?.port === named?.name).toBe(true);

@@ -18,10 +18,14 @@ export interface TempRepo {
 export async function tempRepo(): Promise<TempRepo> {
   const dir = await tempDir("flowrules-git-");
   const git = async (...args: string[]): Promise<string> => {
-    const { stdout } = await run("git", ["-c", "user.email=ci@example.com", "-c", "user.name=CI", "-c", "commit.gpgsign=false", ...args], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "", HOME: dir, GIT_CONFIG_NOSYSTEM: "1" },
-    });
+    const { stdout } = await run(
+      "git",
+      ["-c", "user.email=ci@example.com", "-c", "user.name=CI", "-c", "commit.gpgsign=false", ...args],
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", HOME: dir, GIT_CONFIG_NOSYSTEM: "1" },
+      },
+    );
     return stdout.trim();
   };
   await git("init", "-q", "-b", "main");

@@ -16,7 +16,16 @@ import { typedLine } from "../../src/commands/complete.js";
 import { COMPLETION_SHELLS } from "../../src/render/completion/index.js";
 import { runCli } from "../helpers/cli.js";
 import { needs } from "../helpers/programs.js";
-import { bashComplete as bashIn, completionScript, fishComplete, flowrulesBin, runShell, shellEnv, zshCompleter, type ShellName } from "../helpers/shells.js";
+import {
+  bashComplete as bashIn,
+  completionScript,
+  fishComplete,
+  flowrulesBin,
+  runShell,
+  shellEnv,
+  zshCompleter,
+  type ShellName,
+} from "../helpers/shells.js";
 
 const zsh = needs("completion", ["zsh"]);
 const fish = needs("completion", ["fish"]);
@@ -47,7 +56,8 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const shell = (name: string, args: string[], extraEnv: Record<string, string> = {}): Promise<string> => runShell(name, args, dir, { ...env, ...extraEnv });
+const shell = (name: string, args: string[], extraEnv: Record<string, string> = {}): Promise<string> =>
+  runShell(name, args, dir, { ...env, ...extraEnv });
 const script = (shellName: ShellName): Promise<string> => completionScript(shellName, dir);
 const bashComplete = (file: string, lines: string[][]): Promise<string[][]> => bashIn(file, lines, dir, env);
 
@@ -109,7 +119,10 @@ describe("flowrules completion", () => {
 
   it("names follow the line: rules of the paths typed after the verb, profiles of the file --config names", async () => {
     await mkdir(join(dir, "other"), { recursive: true });
-    await writeFile(join(dir, "other", "o.yaml"), "version: 1\nrules:\n  - { name: other-one, workflow: 1042, actions: [abort] }\n");
+    await writeFile(
+      join(dir, "other", "o.yaml"),
+      "version: 1\nrules:\n  - { name: other-one, workflow: 1042, actions: [abort] }\n",
+    );
     await writeFile(join(dir, "eu.yaml"), "profiles:\n  eu-prod: {}\n  eu-test: {}\n");
     const program = buildProgram();
     program.addOption(new Option("--config <file>", "the config file"));
@@ -129,9 +142,15 @@ describe("flowrules completion", () => {
 
   it("typedLine tells the verb and its paths from flags and their values", () => {
     const values = new Set(["--format", "--rule", "--log-format"]);
-    expect(typedLine(["--log-format", "json", "plan", "a/", "--format", "json", "b.yaml", "-q", "--rule"], values)).toEqual({ verb: "plan", paths: ["a/", "b.yaml"] });
+    expect(
+      typedLine(["--log-format", "json", "plan", "a/", "--format", "json", "b.yaml", "-q", "--rule"], values),
+    ).toEqual({ verb: "plan", paths: ["a/", "b.yaml"] });
     expect(typedLine(["--config", "x.yaml", "apply"], values)).toEqual({ verb: "apply", paths: [], config: "x.yaml" });
-    expect(typedLine(["test", "--config=y.yaml", "r/"], values)).toEqual({ verb: "test", paths: ["r/"], config: "y.yaml" });
+    expect(typedLine(["test", "--config=y.yaml", "r/"], values)).toEqual({
+      verb: "test",
+      paths: ["r/"],
+      config: "y.yaml",
+    });
     expect(typedLine([], values)).toEqual({ paths: [] });
   });
 
@@ -144,7 +163,11 @@ describe("flowrules completion", () => {
     expect(viaEnv.stdout.split("\n").filter(Boolean)).toEqual(["eu", "us"]);
     const none = await runCli(["__complete", "profiles"], {}, { cwd: tmpdir() });
     expect(none).toEqual({ code: 0, stdout: "", stderr: "" });
-    const broken = await runCli(["__complete", "profiles"], { FLOWRULES_CONFIG: join(dir, "rules", "r.yaml") }, { cwd: dir });
+    const broken = await runCli(
+      ["__complete", "profiles"],
+      { FLOWRULES_CONFIG: join(dir, "rules", "r.yaml") },
+      { cwd: dir },
+    );
     expect(broken).toEqual({ code: 0, stdout: "", stderr: "" });
   });
 
@@ -166,25 +189,37 @@ describe("flowrules completion", () => {
 
   fish.it("fish completes a verb, a flag and a format choice in a real fish session", async () => {
     const file = await script("fish");
-    const [verbs, flags, formats, rules] = await fishComplete(file, ["flowrules pl", "flowrules plan --ru", "flowrules plan --format ", "flowrules test --rule tidy"], dir, env);
+    const [verbs, flags, formats, rules] = await fishComplete(
+      file,
+      ["flowrules pl", "flowrules plan --ru", "flowrules plan --format ", "flowrules test --rule tidy"],
+      dir,
+      env,
+    );
     expect(verbs).toEqual(["plan"]);
     expect(flags).toEqual(["--rule"]);
     expect(formats?.sort()).toEqual(["html", "json", "markdown", "text"]);
     expect(rules).toEqual(["tidy-onboardings"]);
   });
 
-  zsh.it("a scripted zsh session (a pseudo-terminal through zsh/zpty) completes a verb, a flag, format choices and rule names", async () => {
-    const complete = await zshCompleter(await script("zsh"), dir, bin, env);
-    expect(await complete("flowrules pl")).toEqual(["plan"]);
-    expect(await complete("flowrules plan --form")).toEqual(["--format"]);
-    expect(await complete("flowrules plan --format ")).toEqual(["html", "json", "markdown", "text"]);
-    expect(await complete("flowrules test --rule appr")).toEqual(["approve-claims", "approve-orders"]);
-    expect(await complete("flowrules --log-format json ex")).toEqual(["explain"]);
-  });
+  zsh.it(
+    "a scripted zsh session (a pseudo-terminal through zsh/zpty) completes a verb, a flag, format choices and rule names",
+    async () => {
+      const complete = await zshCompleter(await script("zsh"), dir, bin, env);
+      expect(await complete("flowrules pl")).toEqual(["plan"]);
+      expect(await complete("flowrules plan --form")).toEqual(["--format"]);
+      expect(await complete("flowrules plan --format ")).toEqual(["html", "json", "markdown", "text"]);
+      expect(await complete("flowrules test --rule appr")).toEqual(["approve-claims", "approve-orders"]);
+      expect(await complete("flowrules --log-format json ex")).toEqual(["explain"]);
+    },
+  );
 
   zsh.it("zsh loads the script under compinit and defines the completion function for flowrules", async () => {
     const file = await script("zsh");
-    const out = await shell("zsh", ["-f", "-c", `autoload -U compinit && compinit -u -D && source '${file}' && whence -w _flowrules && print -r -- $_comps[flowrules]`]);
+    const out = await shell("zsh", [
+      "-f",
+      "-c",
+      `autoload -U compinit && compinit -u -D && source '${file}' && whence -w _flowrules && print -r -- $_comps[flowrules]`,
+    ]);
     expect(out.split("\n").filter(Boolean)).toEqual(["_flowrules: function", "_flowrules"]);
   });
 });

@@ -29,9 +29,23 @@ afterAll(async () => {
   await Promise.all([viaFile?.close(), viaAuto?.close()]);
 });
 
-async function plan(sb: RunningSandbox, over: Partial<PlanCommandOptions> = {}): Promise<{ code: number; out: string; err: string }> {
+async function plan(
+  sb: RunningSandbox,
+  over: Partial<PlanCommandOptions> = {},
+): Promise<{ code: number; out: string; err: string }> {
   const io = captureIO();
-  const code = await planCommand({ paths: [RULES], format: "text", detailedExitcode: false, rules: [], quiet: false, connection: connection(sb), ...over }, io);
+  const code = await planCommand(
+    {
+      paths: [RULES],
+      format: "text",
+      detailedExitcode: false,
+      rules: [],
+      quiet: false,
+      connection: connection(sb),
+      ...over,
+    },
+    io,
+  );
   return { code, out: io.out(), err: io.err() };
 }
 
@@ -52,16 +66,30 @@ describe("day one: a plan in names, its next step, and what apply did", () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain("Rule auto-approve-small-expenses (workflow 1042 Expense claim):");
     expect(r.out).toContain("Rule abort-abandoned-onboardings (workflow 1043 Employee onboarding):");
-    expect(r.out).toMatch(/: complete step 20111 "Manager approval"\n {6}step 20111 "Manager approval": "active" → "completed"\n {6}Manager comment \(50230\): set to "Approved by rule/);
+    expect(r.out).toMatch(
+      /: complete step 20111 "Manager approval"\n {6}step 20111 "Manager approval": "active" → "completed"\n {6}Manager comment \(50230\): set to "Approved by rule/,
+    );
     expect(r.out).toMatch(/save step 20131 "Budget approval"\n {6}Comment \(50264\): "[^"]*" → "Large order/);
     // the last line on stderr, the path quoted for the shell (it holds a space)
-    expect(r.err.trimEnd().split("\n").at(-1)).toBe(`Saved the plan to ${file}. Apply exactly this: flowrules apply '${file}'`);
+    expect(r.err.trimEnd().split("\n").at(-1)).toBe(
+      `Saved the plan to ${file}. Apply exactly this: flowrules apply '${file}'`,
+    );
     // the JSON keeps its ids; the names ride along in `names`
     const saved = JSON.parse(await readFile(file, "utf8")) as Plan;
     expect(saved.names).toEqual([
-      { workflow_id: 1042, name: "Expense claim", steps: { "20111": "Manager approval" }, fields: { "50230": "Manager comment", "50231": "Approved on" } },
+      {
+        workflow_id: 1042,
+        name: "Expense claim",
+        steps: { "20111": "Manager approval" },
+        fields: { "50230": "Manager comment", "50231": "Approved on" },
+      },
       { workflow_id: 1043, name: "Employee onboarding" },
-      { workflow_id: 1044, name: "Purchase request", steps: { "20131": "Budget approval" }, fields: { "50264": "Comment" } },
+      {
+        workflow_id: 1044,
+        name: "Purchase request",
+        steps: { "20131": "Budget approval" },
+        fields: { "50264": "Comment" },
+      },
     ]);
     expect(saved.changes.every((c) => !JSON.stringify(c).includes("Manager approval"))).toBe(true);
   });
@@ -77,10 +105,14 @@ describe("day one: a plan in names, its next step, and what apply did", () => {
     expect(fromFile).toHaveLength(planned + 1);
     expect(fromFile).toContain('  ✓ #100071 complete step 20111 "Manager approval" (rule auto-approve-small-expenses)');
     expect(fromFile).toContain("  ✗ #100069 abort (rule abort-abandoned-onboardings)");
-    expect(fromFile.filter((l) => l.includes('save step 20131 "Budget approval" (rule note-large-purchases)')).length).toBeGreaterThan(0);
+    expect(
+      fromFile.filter((l) => l.includes('save step 20131 "Budget approval" (rule note-large-purchases)')).length,
+    ).toBeGreaterThan(0);
     // in plan order: rule by rule as the plan lists them
     const rules = fromFile.slice(1).map((l) => /\(rule ([\w-]+)\)$/.exec(l)?.[1]);
-    expect(rules.indexOf("abort-abandoned-onboardings")).toBeGreaterThan(rules.lastIndexOf("auto-approve-small-expenses"));
+    expect(rules.indexOf("abort-abandoned-onboardings")).toBeGreaterThan(
+      rules.lastIndexOf("auto-approve-small-expenses"),
+    );
 
     const auto = captureIO();
     const autoDir = await tempDir("flowrules-day-one-auto-");
@@ -90,16 +122,23 @@ describe("day one: a plan in names, its next step, and what apply did", () => {
 
   it("after the apply, every plan view says why the save rule's matches need no change", async () => {
     const text = await plan(viaFile);
-    const m = /Rule note-large-purchases \(workflow 1044 Purchase request\): \d+ selected, (\d+) matched, 0 changes, \1 skipped\n {2}\1 skipped: the step already holds these values\n/.exec(text.out);
+    const m =
+      /Rule note-large-purchases \(workflow 1044 Purchase request\): \d+ selected, (\d+) matched, 0 changes, \1 skipped\n {2}\1 skipped: the step already holds these values\n/.exec(
+        text.out,
+      );
     expect(m, text.out).not.toBeNull();
     const n = Number(m?.[1]);
     expect(n).toBeGreaterThan(0);
     const md = await plan(viaFile, { format: "markdown" });
     expect(md.out).toContain(`- \`note-large-purchases\`: ${n} skipped: the step already holds these values`);
     const html = await plan(viaFile, { format: "html" });
-    expect(html.out).toContain(`<li><code>note-large-purchases</code>: ${n} skipped: the step already holds these values</li>`);
+    expect(html.out).toContain(
+      `<li><code>note-large-purchases</code>: ${n} skipped: the step already holds these values</li>`,
+    );
     const json = JSON.parse((await plan(viaFile, { format: "json" })).out) as Plan;
-    expect(json.rules.find((r) => r.name === "note-large-purchases")?.skipped_by_reason).toEqual({ "the step already holds these values": n });
+    expect(json.rules.find((r) => r.name === "note-large-purchases")?.skipped_by_reason).toEqual({
+      "the step already holds these values": n,
+    });
     expect(json.summary.skipped).toBe(json.rules.reduce((n, r) => n + r.skipped, 0));
   });
 
@@ -108,8 +147,15 @@ describe("day one: a plan in names, its next step, and what apply did", () => {
     try {
       const file = join(dir, "old-plan.json");
       expect((await plan(sb, { out: file, rules: ["abort-abandoned-onboardings"] })).code).toBe(0);
-      const { digest: _digest, names: _names, ...rest } = JSON.parse(await readFile(file, "utf8")) as Plan & { digest: string };
-      const old: Plan = { ...rest, summary: Object.fromEntries(Object.entries(rest.summary).filter(([k]) => k !== "skipped")) as Plan["summary"] };
+      const {
+        digest: _digest,
+        names: _names,
+        ...rest
+      } = JSON.parse(await readFile(file, "utf8")) as Plan & { digest: string };
+      const old: Plan = {
+        ...rest,
+        summary: Object.fromEntries(Object.entries(rest.summary).filter(([k]) => k !== "skipped")) as Plan["summary"],
+      };
       for (const r of old.rules) {
         delete r.skipped_by_reason;
         delete r.fields;

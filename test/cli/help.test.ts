@@ -13,7 +13,11 @@ describe("verb help", () => {
     const verbs = program.commands.filter((c) => !c.name().startsWith("__"));
     expect(Object.keys(EXAMPLES).sort()).toEqual(verbs.map((c) => c.name()).sort());
     for (const cmd of verbs) {
-      const known = new Set([...cmd.options, ...program.options].flatMap((o) => [o.long, o.short]).filter((x): x is string => x !== undefined));
+      const known = new Set(
+        [...cmd.options, ...program.options]
+          .flatMap((o) => [o.long, o.short])
+          .filter((x): x is string => x !== undefined),
+      );
       for (const [line] of EXAMPLES[cmd.name()] ?? []) {
         const words = line.split(/\s+/);
         expect(words.slice(0, 2)).toEqual(["flowrules", cmd.name()]);
@@ -24,7 +28,11 @@ describe("verb help", () => {
   });
 
   it("every setting with a variable or a profile key names them in its help, for every verb that has the flag", () => {
-    const table: SettingSource[] = [...Object.values(CONNECTION_FLAGS), ...Object.values(PLANNING_FLAGS), ...Object.values(OUTPUT_FLAGS)];
+    const table: SettingSource[] = [
+      ...Object.values(CONNECTION_FLAGS),
+      ...Object.values(PLANNING_FLAGS),
+      ...Object.values(OUTPUT_FLAGS),
+    ];
     let checked = 0;
     // the sandbox's own --rate-limit is the simulated service's limit, not the client's setting
     for (const cmd of program.commands.filter((c) => c.name() !== "sandbox")) {
@@ -44,7 +52,9 @@ describe("verb help", () => {
     const r = await runCli(["plan", "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(examplesText("plan").trim());
-    expect(r.stdout).toMatch(/--base-url <url>\s+service base URL, e\.g\. https:\/\/host\/api \(env\s+FLOWRULES_BASE_URL; profile base_url\)/);
+    expect(r.stdout).toMatch(
+      /--base-url <url>\s+service base URL, e\.g\. https:\/\/host\/api \(env\s+FLOWRULES_BASE_URL; profile base_url\)/,
+    );
     expect(r.stdout).toMatch(/--profile <name>[\s\S]*env FLOWRULES_PROFILE/);
   });
 });

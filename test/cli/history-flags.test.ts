@@ -20,7 +20,9 @@ describe("history flags", () => {
       expect(JSON.parse(ok.stdout)).toMatchObject({ command: "history", cycles: [] });
     }
     expect(bad.code).toBe(1);
-    expect(bad.stderr.trim()).toBe('flowrules: --since must be a time (2026-11-25T13:00Z) or a duration ago (90m, 2h, 7d); got "yesterday"');
+    expect(bad.stderr.trim()).toBe(
+      'flowrules: --since must be a time (2026-11-25T13:00Z) or a duration ago (90m, 2h, 7d); got "yesterday"',
+    );
     expect(last.code).toBe(1);
     expect(last.stderr.trim()).toBe('flowrules: --last must be a whole number of cycles, at least 1; got "0"');
   });

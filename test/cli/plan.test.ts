@@ -34,14 +34,21 @@ describe("flowrules plan", () => {
     expect(r.stderr).toMatch(/\d+ requests to http:\/\/127\.0\.0\.1:\d+\/api/);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Plan: .*\.$/m);
-    const plan = JSON.parse(await readFile(out, "utf8")) as { format_version: number; changes: unknown[]; digest: string };
+    const plan = JSON.parse(await readFile(out, "utf8")) as {
+      format_version: number;
+      changes: unknown[];
+      digest: string;
+    };
     expect(plan.format_version).toBe(1);
     expect(plan.changes.length).toBeGreaterThan(0);
     expect(plan.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
   it("exits 2 with --detailed-exitcode when there are changes, 0 for a report-only rule", async () => {
-    const withChanges = await runCli(["plan", "--detailed-exitcode", "--rule", "abort-abandoned-onboardings", "-q"], env());
+    const withChanges = await runCli(
+      ["plan", "--detailed-exitcode", "--rule", "abort-abandoned-onboardings", "-q"],
+      env(),
+    );
     expect(withChanges.code).toBe(2);
     const reportOnly = await runCli(["plan", "--detailed-exitcode", "--rule", "overdue-expenses-by-tag", "-q"], env());
     expect(reportOnly.code).toBe(0);
@@ -50,12 +57,15 @@ describe("flowrules plan", () => {
   });
 
   it("exits 1 when a limit is exceeded, still showing the other rules", async () => {
-    const file = await rulesFile("limit.yaml", `
+    const file = await rulesFile(
+      "limit.yaml",
+      `
 version: 1
 rules:
   - { name: too-many, workflow: 1042, select: { status: [running] }, actions: [abort], limits: { max_instances: 1 } }
   - { name: fine, workflow: 1044, select: { status: [completed] }, actions: [ { report: { group_by: status } } ] }
-`);
+`,
+    );
     const r = await runCli(["plan", file, "--format", "markdown", "-q"], env());
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/rule "too-many" matched \d+ instances, above its limit max_instances: 1/);
@@ -63,7 +73,10 @@ rules:
   });
 
   it("validates before any request: a broken rule file exits 1 with file:line:col and sends nothing", async () => {
-    const file = await rulesFile("broken.yaml", "version: 1\nrules:\n  - name: x\n    workflow: 1042\n    actions: [abort]\n    when: fields.nope > 1\n");
+    const file = await rulesFile(
+      "broken.yaml",
+      "version: 1\nrules:\n  - name: x\n    workflow: 1042\n    actions: [abort]\n    when: fields.nope > 1\n",
+    );
     sb.clearRequests();
     const r = await runCli(["plan", file], env());
     expect(r.code).toBe(1);
@@ -100,7 +113,10 @@ rules:
   });
 
   it("refuses plain http to a non-loopback host before sending anything", async () => {
-    const r = await runCli(["plan", "-q"], { FLOWRULES_BASE_URL: "http://example.invalid/api", FLOWRULES_API_KEY: KEY });
+    const r = await runCli(["plan", "-q"], {
+      FLOWRULES_BASE_URL: "http://example.invalid/api",
+      FLOWRULES_API_KEY: KEY,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/http/i);
     expect(r.stderr).toMatch(/insecure-http/);

@@ -101,13 +101,21 @@ describe("profiles: the right service with the right key", () => {
 
   it("precedence: --profile beats FLOWRULES_PROFILE; FLOWRULES_BASE_URL beats the profile's base_url; --base-url beats both", async () => {
     reset();
-    const r = await runCli(["workflows", "--format", "json", "--profile", "staging"], { ...KEYS, FLOWRULES_PROFILE: "prod" }, cwd());
+    const r = await runCli(
+      ["workflows", "--format", "json", "--profile", "staging"],
+      { ...KEYS, FLOWRULES_PROFILE: "prod" },
+      cwd(),
+    );
     expect(workflowIds(r.stdout)).toEqual([1042, 1043, 1044, 1045]);
     expect(prod.requests()).toEqual([]);
 
     reset();
     // another service than the profile's takes its key from FLOWRULES_API_KEY (the profile's key stays with its service)
-    const env = await runCli(["workflows", "--format", "json", "--profile", "prod"], { ...KEYS, FLOWRULES_BASE_URL: staging.baseUrl, FLOWRULES_API_KEY: "sandbox-lead" }, cwd());
+    const env = await runCli(
+      ["workflows", "--format", "json", "--profile", "prod"],
+      { ...KEYS, FLOWRULES_BASE_URL: staging.baseUrl, FLOWRULES_API_KEY: "sandbox-lead" },
+      cwd(),
+    );
     expect(env.code, env.stderr).toBe(0);
     expect(workflowIds(env.stdout)).toEqual([1042, 1043]);
     expect(prod.requests()).toEqual([]);
@@ -115,7 +123,11 @@ describe("profiles: the right service with the right key", () => {
 
     reset();
     // --base-url naming the profile's own service keeps the profile's key
-    const flag = await runCli(["workflows", "--format", "json", "--profile", "prod", "--base-url", prod.baseUrl], { ...KEYS, FLOWRULES_BASE_URL: staging.baseUrl }, cwd());
+    const flag = await runCli(
+      ["workflows", "--format", "json", "--profile", "prod", "--base-url", prod.baseUrl],
+      { ...KEYS, FLOWRULES_BASE_URL: staging.baseUrl },
+      cwd(),
+    );
     expect(flag.code, flag.stderr).toBe(0);
     expect(workflowIds(flag.stdout)).toEqual([1042, 1043]);
     expect(staging.requests()).toEqual([]);
@@ -150,15 +162,27 @@ describe("profiles: the right service with the right key", () => {
     expect(String(received[0]?.text)).toContain("(profile prod)");
 
     reset();
-    const json = await runCli(["--log-format", "json", "plan", rules, "--format", "json", "--out", "plan.json"], KEYS, cwd());
+    const json = await runCli(
+      ["--log-format", "json", "plan", rules, "--format", "json", "--out", "plan.json"],
+      KEYS,
+      cwd(),
+    );
     expect(json.code, json.stderr).toBe(0);
     const plan = JSON.parse(json.stdout) as { base_url: string; profile?: string };
     expect(plan).toMatchObject({ base_url: staging.baseUrl, profile: "staging" });
     const saved = JSON.parse(await readFile(join(dir, "plan.json"), "utf8")) as { profile?: string };
     expect(saved.profile).toBe("staging");
-    const started = json.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.event === "run.started");
+    const started = json.stderr
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((e) => e.event === "run.started");
     expect(started).toMatchObject({ command: "plan", base_url: staging.baseUrl, profile: "staging" });
-    const explain = await runCli(["explain", rules, "--instance", String(staging.store.ids(1042)[0] ?? 0)], KEYS, cwd());
+    const explain = await runCli(
+      ["explain", rules, "--instance", String(staging.store.ids(1042)[0] ?? 0)],
+      KEYS,
+      cwd(),
+    );
     expect(explain.stdout, explain.stderr).toMatch(/against http:\/\/127\.0\.0\.1:\d+\/api\/? \(profile staging\)/);
     // the saved plan applies under the same profile (its base URL is the profile's)
     const apply = await runCli(["apply", "plan.json"], KEYS, cwd());
@@ -172,7 +196,11 @@ describe("profiles: the key stays secret", () => {
     const secret = "sk-profile-0123456789abcdef";
     const rules = join(process.cwd(), "rules", "expenses.yaml");
     for (const format of ["text", "json"]) {
-      const r = await runCli(["--log-format", format, "plan", rules, "--profile", "prod"], { ...KEYS, PROD_KEY: secret }, cwd());
+      const r = await runCli(
+        ["--log-format", format, "plan", rules, "--profile", "prod"],
+        { ...KEYS, PROD_KEY: secret },
+        cwd(),
+      );
       expect(r.code).toBe(1);
       expect(r.stdout + r.stderr).toMatch(/401/);
       expect(r.stdout + r.stderr).not.toContain(secret);
@@ -207,16 +235,36 @@ describe("profiles: refusals are one line", () => {
       ["plan", "--profile", "prod"],
       /^flowrules: flowrules\.config\.yaml:4:13: notify of profile prod: ftp:\/\/ is not allowed/,
     ],
-    ["an unknown profile", "profiles:\n  staging: {}\n  prod: {}\n", ["plan", "--profile", "qa"], /^flowrules: --profile qa: no such profile in flowrules\.config\.yaml; defined: staging, prod$/],
-    ["a default_profile that is not defined", "default_profile: qa\nprofiles:\n  prod: {}\n", ["plan"], /^flowrules: default_profile qa: no such profile in flowrules\.config\.yaml; defined: prod$/],
-    ["YAML that does not parse", "profiles:\n  prod: { base_url: [\n", ["plan"], /^flowrules: flowrules\.config\.yaml:\d+:\d+: /],
+    [
+      "an unknown profile",
+      "profiles:\n  staging: {}\n  prod: {}\n",
+      ["plan", "--profile", "qa"],
+      /^flowrules: --profile qa: no such profile in flowrules\.config\.yaml; defined: staging, prod$/,
+    ],
+    [
+      "a default_profile that is not defined",
+      "default_profile: qa\nprofiles:\n  prod: {}\n",
+      ["plan"],
+      /^flowrules: default_profile qa: no such profile in flowrules\.config\.yaml; defined: prod$/,
+    ],
+    [
+      "YAML that does not parse",
+      "profiles:\n  prod: { base_url: [\n",
+      ["plan"],
+      /^flowrules: flowrules\.config\.yaml:\d+:\d+: /,
+    ],
     [
       "an unknown key",
       "profiles:\n  prod:\n    base-url: http://127.0.0.1:9/api\n",
       ["plan"],
       /^flowrules: flowrules\.config\.yaml:3:5: profiles\.prod\.base-url: unknown key; did you mean "base_url"\? \(known: base_url, /,
     ],
-    ["a value of the wrong type", "profiles:\n  prod:\n    rate_limit: fast\n", ["plan", "--profile", "prod"], /^flowrules: flowrules\.config\.yaml:3:17: profiles\.prod\.rate_limit: /],
+    [
+      "a value of the wrong type",
+      "profiles:\n  prod:\n    rate_limit: fast\n",
+      ["plan", "--profile", "prod"],
+      /^flowrules: flowrules\.config\.yaml:3:17: profiles\.prod\.rate_limit: /,
+    ],
   ];
 
   for (const [what, text, args, message] of cases) {
@@ -239,7 +287,9 @@ describe("profiles: refusals are one line", () => {
     try {
       const none = await runCli(["plan", "--profile", "prod"], {}, { cwd: d });
       expect(none.code).toBe(1);
-      expect(none.stderr.trim()).toMatch(/^flowrules: --profile prod: there is no flowrules\.config\.yaml in .*--config FILE/);
+      expect(none.stderr.trim()).toMatch(
+        /^flowrules: --profile prod: there is no flowrules\.config\.yaml in .*--config FILE/,
+      );
       const missing = await runCli(["plan", "--config", "tenants.yaml"], {}, { cwd: d });
       expect(missing.stderr.trim()).toBe("flowrules: tenants.yaml: cannot read the config file (no such file)");
     } finally {
@@ -256,7 +306,10 @@ describe("the documented profiles files", () => {
     const readme = await readFile(join(root, "README.md"), "utf8");
     const block = /## Profiles[\s\S]*?```yaml\n([\s\S]*?)```/.exec(operating)?.[1] ?? "";
     const tour = /cat > flowrules\.config\.yaml <<'YAML'\n([\s\S]*?)\n\s*YAML\n/.exec(readme)?.[1] ?? "";
-    return [["docs/operating.md", block], ["README.md", tour.replace(/^ {7}/gm, "")]];
+    return [
+      ["docs/operating.md", block],
+      ["README.md", tour.replace(/^ {7}/gm, "")],
+    ];
   }
 
   it("parse, pass the checks and pick their profiles", async () => {
@@ -267,7 +320,9 @@ describe("the documented profiles files", () => {
         await writeFile(join(d, "flowrules.config.yaml"), text);
         const r = await runCli(["plan"], {}, { cwd: d });
         // settings resolve up to the key: the file itself was accepted
-        expect(r.stderr.trim(), where).toMatch(/^flowrules: no API key: set [A-Z_]+ \(the api_key_env of profile (staging|sandbox)\)/);
+        expect(r.stderr.trim(), where).toMatch(
+          /^flowrules: no API key: set [A-Z_]+ \(the api_key_env of profile (staging|sandbox)\)/,
+        );
       } finally {
         await rm(d, { recursive: true, force: true });
       }
@@ -282,7 +337,17 @@ describe("schemas/flowrules.config.schema.json", () => {
 
   it("accepts a two-tenant file and refuses a key in it (as editors will show)", () => {
     const validate = new Ajv2020Module.default({ strict: false }).compile(buildConfigJsonSchema());
-    const good = { default_profile: "staging", profiles: { staging: { base_url: "https://s.example.com/api", api_key_env: "STAGING_KEY", notify: ["https://hooks.example.com/x"] }, prod: { rate_limit: 100 } } };
+    const good = {
+      default_profile: "staging",
+      profiles: {
+        staging: {
+          base_url: "https://s.example.com/api",
+          api_key_env: "STAGING_KEY",
+          notify: ["https://hooks.example.com/x"],
+        },
+        prod: { rate_limit: 100 },
+      },
+    };
     expect(validate(good), JSON.stringify(validate.errors)).toBe(true);
     expect(validate({ profiles: { prod: { api_key: "sk-1" } } })).toBe(false);
     expect(validate({ profiles: { prod: { api_key_env: "not a name" } } })).toBe(false);

@@ -92,7 +92,10 @@ describe("--rule globs", () => {
     [["a????-*"], ["abort-onboardings"]],
     [["[ar]*-expenses"], ["approve-expenses", "report-expenses"]],
     [["report-expenses"], ["report-expenses"]],
-    [["*-onboardings", "approve-e*"], ["abort-onboardings", "approve-expenses"]],
+    [
+      ["*-onboardings", "approve-e*"],
+      ["abort-onboardings", "approve-expenses"],
+    ],
     [["*"], [...ALL].sort()],
   ])("plan --rule %j selects exactly %j", async (patterns, want) => {
     expect(await plannedRules(patterns)).toEqual(want);
@@ -154,7 +157,10 @@ describe("--rule globs", () => {
   it("explain --rule '*-expenses' explains exactly the matching rules of the instance's workflow", async () => {
     const claim = sb.store.list(1042)[0];
     if (!claim) throw new Error("the sandbox has no expense claim");
-    const r = await runCli(["explain", rulesDir, "--instance", String(claim.id), "--format", "json", "--rule", "*-expenses"], env());
+    const r = await runCli(
+      ["explain", rulesDir, "--instance", String(claim.id), "--format", "json", "--rule", "*-expenses"],
+      env(),
+    );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const e = JSON.parse(r.stdout) as { rules: Array<{ rule: string }>; other_rules: Array<{ rule: string }> };

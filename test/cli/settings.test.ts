@@ -53,7 +53,11 @@ function comparable(text: string): unknown {
     const { last_updated_before: _seen, ...precondition } = c.precondition ?? {};
     return { ...c, precondition };
   });
-  return JSON.parse(JSON.stringify({ ...rest, changes, summary: counts }).split(p.created_at).join("<created_at>"));
+  return JSON.parse(
+    JSON.stringify({ ...rest, changes, summary: counts })
+      .split(p.created_at)
+      .join("<created_at>"),
+  );
 }
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -64,7 +68,10 @@ afterEach(async () => {
 async function setup(): Promise<{ sb: RunningSandbox; repo: TempRepo; env: Record<string, string> }> {
   const sb = await startSandbox({ port: 0, instances: 120, seed: 7, now: NOW });
   const repo = await tempRepo();
-  cleanups.push(() => sb.close(), () => rm(repo.dir, { recursive: true, force: true }));
+  cleanups.push(
+    () => sb.close(),
+    () => rm(repo.dir, { recursive: true, force: true }),
+  );
   await repo.write("rules/rules.yaml", RULES);
   await repo.commit("rules");
   await repo.write("rules/rules.yaml", RULES_EDITED);
@@ -72,13 +79,17 @@ async function setup(): Promise<{ sb: RunningSandbox; repo: TempRepo; env: Recor
 }
 
 /** `plan --out` and then `apply --auto-approve` with the same extra flags; both plans as the files hold them. */
-async function planBothWays(args: string[]): Promise<{ plan: CliResult; apply: CliResult; planned?: string; applied?: string }> {
+async function planBothWays(
+  args: string[],
+): Promise<{ plan: CliResult; apply: CliResult; planned?: string; applied?: string }> {
   const { repo, env } = await setup();
   const plan = await runCli(["plan", "rules", "--out", "plan.json", ...args], env, { cwd: repo.dir });
   const apply = await runCli(["apply", "rules", "--auto-approve", ...args], env, { cwd: repo.dir });
   const planned = plan.code === 0 ? await readFile(join(repo.dir, "plan.json"), "utf8") : undefined;
   const runs = apply.code === 0 || apply.code === 2 ? await readdir(join(repo.dir, ".flowrules", "runs")) : [];
-  const applied = runs[0] ? await readFile(join(repo.dir, ".flowrules", "runs", runs[0], "plan.json"), "utf8") : undefined;
+  const applied = runs[0]
+    ? await readFile(join(repo.dir, ".flowrules", "runs", runs[0], "plan.json"), "utf8")
+    : undefined;
   return { plan, apply, ...(planned ? { planned } : {}), ...(applied ? { applied } : {}) };
 }
 
@@ -160,7 +171,10 @@ describe("a saved plan is applied as a whole", () => {
     const { sb, repo, env } = await setup();
     const plan = await runCli(["plan", "rules", "--out", "plan.json"], env, { cwd: repo.dir });
     expect(plan.code, plan.stderr).toBe(0);
-    for (const args of [["--rule", "abort-onboardings"], ["--changed-since", "HEAD"]]) {
+    for (const args of [
+      ["--rule", "abort-onboardings"],
+      ["--changed-since", "HEAD"],
+    ]) {
       const r = await runCli(["apply", "plan.json", ...args], env, { cwd: repo.dir });
       expect(r.code).toBe(1);
       expect(r.stderr.trim()).toBe(`flowrules: ${args[0]} selects rules to plan; a saved plan is applied as a whole`);
@@ -178,14 +192,23 @@ describe("precedence: flag > environment > profile > default", () => {
   }
 
   it("rate limit, base URL and opt-out tag: the highest source given wins, for every combination", async () => {
-    const dir = await withProfile("    base_url: http://127.0.0.1:3/api\n    rate_limit: 30\n    opt_out_tag: from-profile\n");
+    const dir = await withProfile(
+      "    base_url: http://127.0.0.1:3/api\n    rate_limit: 30\n    opt_out_tag: from-profile\n",
+    );
     const noProfile = await mkdtemp(join(tmpdir(), "flowrules-settings-"));
     cleanups.push(() => rm(noProfile, { recursive: true, force: true }));
     fc.assert(
       fc.property(fc.boolean(), fc.boolean(), fc.boolean(), (flag, env, profile) => {
-        const opts: Record<string, unknown> = flag ? { rateLimit: "10", baseUrl: "http://127.0.0.1:1/api", optOutTag: "from-flag" } : {};
+        const opts: Record<string, unknown> = flag
+          ? { rateLimit: "10", baseUrl: "http://127.0.0.1:1/api", optOutTag: "from-flag" }
+          : {};
         const vars: Record<string, string> = { FLOWRULES_API_KEY: KEY };
-        if (env) Object.assign(vars, { FLOWRULES_RATE_LIMIT: "20", FLOWRULES_BASE_URL: "http://127.0.0.1:2/api", FLOWRULES_OPT_OUT_TAG: "from-env" });
+        if (env)
+          Object.assign(vars, {
+            FLOWRULES_RATE_LIMIT: "20",
+            FLOWRULES_BASE_URL: "http://127.0.0.1:2/api",
+            FLOWRULES_OPT_OUT_TAG: "from-env",
+          });
         if (!flag && !env && !profile) vars.FLOWRULES_BASE_URL = "http://127.0.0.1:4/api"; // a URL is required
         const run = runSettings(opts, vars, profile ? dir : noProfile);
         const level = flag ? 0 : env ? 1 : profile ? 2 : 3;
@@ -213,7 +236,9 @@ describe("precedence: flag > environment > profile > default", () => {
     expect(runSettings({ shard: "0/4" }, env, empty).connection.rateLimitPerMin).toBe(DEFAULT_RATE_LIMIT / 4);
     expect(runSettings({ shard: "0/4" }, env, dir).connection.rateLimitPerMin).toBe(15);
     expect(runSettings({ shard: "0/4", rateLimit: "60" }, env, dir).connection.rateLimitPerMin).toBe(60);
-    expect(runSettings({ shard: "0/4" }, { ...env, FLOWRULES_RATE_LIMIT: "40" }, dir).connection.rateLimitPerMin).toBe(40);
+    expect(runSettings({ shard: "0/4" }, { ...env, FLOWRULES_RATE_LIMIT: "40" }, dir).connection.rateLimitPerMin).toBe(
+      40,
+    );
   });
 
   it("a profile's paths resolve against its file's folder; FLOWRULES_STATE beats the profile's state", async () => {
@@ -221,33 +246,50 @@ describe("precedence: flag > environment > profile > default", () => {
     const run = runSettings({}, { FLOWRULES_API_KEY: KEY }, dir);
     expect(run.planning.workflows).toBe(join(dir, "cat/wf.json"));
     expect(run.planning.state).toBe(join(dir, "st"));
-    expect(runSettings({}, { FLOWRULES_API_KEY: KEY, FLOWRULES_STATE: "elsewhere" }, dir).planning.state).toBe("elsewhere");
-    expect(runSettings({ workflows: "mine.json" }, { FLOWRULES_API_KEY: KEY }, dir).planning.workflows).toBe("mine.json");
+    expect(runSettings({}, { FLOWRULES_API_KEY: KEY, FLOWRULES_STATE: "elsewhere" }, dir).planning.state).toBe(
+      "elsewhere",
+    );
+    expect(runSettings({ workflows: "mine.json" }, { FLOWRULES_API_KEY: KEY }, dir).planning.workflows).toBe(
+      "mine.json",
+    );
   });
 
   it("a profile may be named anything (even 'secrets-vault'); only keys inside it are checked for secrets", async () => {
     const dir = await mkdtemp(join(tmpdir(), "flowrules-settings-"));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    await writeFile(join(dir, "flowrules.config.yaml"), "profiles:\n  secrets-vault:\n    base_url: http://127.0.0.1:5/api\n");
+    await writeFile(
+      join(dir, "flowrules.config.yaml"),
+      "profiles:\n  secrets-vault:\n    base_url: http://127.0.0.1:5/api\n",
+    );
     const run = runSettings({ profile: "secrets-vault" }, { FLOWRULES_API_KEY: KEY }, dir);
     expect(run.connection.baseUrl).toBe("http://127.0.0.1:5/api");
     expect(run.profile).toEqual({ name: "secrets-vault", file: "flowrules.config.yaml" });
   });
 
   it("notify: flag list > variable (comma-separated) > profile (a list, or a comma-separated string); duplicates once", async () => {
-    const dir = await withProfile("    base_url: http://127.0.0.1:3/api\n    notify: 'http://127.0.0.1:7/a, http://127.0.0.1:7/b,http://127.0.0.1:7/a'\n");
+    const dir = await withProfile(
+      "    base_url: http://127.0.0.1:3/api\n    notify: 'http://127.0.0.1:7/a, http://127.0.0.1:7/b,http://127.0.0.1:7/a'\n",
+    );
     const hrefs = (opts: Record<string, unknown>, env: Record<string, string>): string[] =>
       runSettings(opts, { FLOWRULES_API_KEY: KEY, ...env }, dir).output.notify.map((u) => u.href);
     expect(hrefs({}, {})).toEqual(["http://127.0.0.1:7/a", "http://127.0.0.1:7/b"]);
     expect(hrefs({}, { FLOWRULES_NOTIFY_URL: "http://127.0.0.1:8/e" })).toEqual(["http://127.0.0.1:8/e"]);
-    expect(hrefs({ notify: ["http://127.0.0.1:9/f"] }, { FLOWRULES_NOTIFY_URL: "http://127.0.0.1:8/e" })).toEqual(["http://127.0.0.1:9/f"]);
+    expect(hrefs({ notify: ["http://127.0.0.1:9/f"] }, { FLOWRULES_NOTIFY_URL: "http://127.0.0.1:8/e" })).toEqual([
+      "http://127.0.0.1:9/f",
+    ]);
   });
 
   it("a wrong value names its source: flag, variable or profile line", async () => {
     const dir = await withProfile("    base_url: http://127.0.0.1:3/api\n    opt_out_tag: 'a,b'\n");
-    expect(() => runSettings({ rateLimit: "fast" }, { FLOWRULES_API_KEY: KEY }, dir)).toThrow(/^--rate-limit must be a whole number/);
-    expect(() => runSettings({}, { FLOWRULES_API_KEY: KEY, FLOWRULES_RATE_LIMIT: "-1" }, dir)).toThrow(/^FLOWRULES_RATE_LIMIT must be/);
-    expect(() => runSettings({}, { FLOWRULES_API_KEY: KEY }, dir)).toThrow(/^flowrules\.config\.yaml:5:18: opt_out_tag of profile p "a,b": a tag cannot hold a comma/);
+    expect(() => runSettings({ rateLimit: "fast" }, { FLOWRULES_API_KEY: KEY }, dir)).toThrow(
+      /^--rate-limit must be a whole number/,
+    );
+    expect(() => runSettings({}, { FLOWRULES_API_KEY: KEY, FLOWRULES_RATE_LIMIT: "-1" }, dir)).toThrow(
+      /^FLOWRULES_RATE_LIMIT must be/,
+    );
+    expect(() => runSettings({}, { FLOWRULES_API_KEY: KEY }, dir)).toThrow(
+      /^flowrules\.config\.yaml:5:18: opt_out_tag of profile p "a,b": a tag cannot hold a comma/,
+    );
   });
 
   it("the progress ETA and the limiter take their pace from one share of the limit", () => {

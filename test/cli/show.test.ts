@@ -17,7 +17,12 @@ afterAll(async () => {
   await sb.close();
 });
 
-const env = () => ({ FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0", NO_COLOR: "1" });
+const env = () => ({
+  FLOWRULES_BASE_URL: sb.baseUrl,
+  FLOWRULES_API_KEY: "sandbox-admin",
+  FLOWRULES_RATE_LIMIT: "0",
+  NO_COLOR: "1",
+});
 
 describe("flowrules show", () => {
   it("renders the saved plan in every format exactly as plan printed it, and sends nothing", async () => {
@@ -32,7 +37,9 @@ describe("flowrules show", () => {
       expect(shown.stdout).toBe(planned.stdout);
       expect(sb.requests()).toEqual([]);
     }
-    expect(JSON.parse((await runCli(["show", file, "--format", "json"], {})).stdout)).toEqual(JSON.parse(await readFile(file, "utf8")));
+    expect(JSON.parse((await runCli(["show", file, "--format", "json"], {})).stdout)).toEqual(
+      JSON.parse(await readFile(file, "utf8")),
+    );
   });
 
   it("refuses an edited plan in one line, as apply does", async () => {
@@ -45,7 +52,9 @@ describe("flowrules show", () => {
     await writeFile(file, JSON.stringify(doc, null, 2));
     const shown = await runCli(["show", file], {});
     expect(shown.code).toBe(1);
-    expect(shown.stderr.trim()).toMatch(/^flowrules: .*edited\.json does not match its digest .*refusing to show it — plan again$/);
+    expect(shown.stderr.trim()).toMatch(
+      /^flowrules: .*edited\.json does not match its digest .*refusing to show it — plan again$/,
+    );
     expect(shown.stderr.trim().split("\n")).toHaveLength(1);
     const missing = await runCli(["show", join(dir, "nothing.json")], {});
     expect(missing.code).toBe(1);

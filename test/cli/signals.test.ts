@@ -27,7 +27,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterEach(() => {
-  for (const c of children.splice(0)) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL");
+  for (const c of children.splice(0))
+    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL");
   sb.setFaults({ latencyMs: 0 });
 });
 
@@ -89,12 +90,22 @@ describe("the stop's grace", () => {
 
   it("a run still busy when the grace is over leaves with exit 1, saying so; one that ended keeps its exit code", async () => {
     // a request that never finishes stands in as a timer that never ends
-    const hung = await runNode(script(`interruptions(io, { graceMs: 200 }); setInterval(() => undefined, 1000); process.kill(process.pid, "SIGTERM");`));
+    const hung = await runNode(
+      script(
+        `interruptions(io, { graceMs: 200 }); setInterval(() => undefined, 1000); process.kill(process.pid, "SIGTERM");`,
+      ),
+    );
     expect(hung.code).toBe(1);
     expect(hung.stderr).toMatch(/^flowrules: SIGTERM: stopping/m);
-    expect(hung.stderr).toMatch(/^flowrules: still busy 0 s after SIGTERM \(a request in flight has not finished\): leaving; the journal decides it at the next run$/m);
+    expect(hung.stderr).toMatch(
+      /^flowrules: still busy 0 s after SIGTERM \(a request in flight has not finished\): leaving; the journal decides it at the next run$/m,
+    );
     // the verb finished (disposed) and only a lingering handle holds the process: its exit code stands
-    const done = await runNode(script(`const i = interruptions(io, { graceMs: 200 }); setInterval(() => undefined, 1000); process.kill(process.pid, "SIGTERM"); setTimeout(() => { process.exitCode = 0; i.dispose(); }, 20);`));
+    const done = await runNode(
+      script(
+        `const i = interruptions(io, { graceMs: 200 }); setInterval(() => undefined, 1000); process.kill(process.pid, "SIGTERM"); setTimeout(() => { process.exitCode = 0; i.dispose(); }, 20);`,
+      ),
+    );
     expect(done.code).toBe(0);
     expect(done.stderr).not.toMatch(/still busy/);
   });

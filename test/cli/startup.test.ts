@@ -32,12 +32,39 @@ function loaded(args: string[]): { packages: string[]; own: string[]; files: str
  * Modules outside src/cli that the verbs' declarations may load: plain names and constants. A new one belongs here
  * only when it is as light (no package but commander, no zod schema, no renderer).
  */
-const DECLARATIONS = ["model/version", "model/errors", "model/defaults", "model/env-names", "model/settings-table", "render/format-names", "log/option", "log/types", "sandbox/quirks", "watch/settings"];
+const DECLARATIONS = [
+  "model/version",
+  "model/errors",
+  "model/defaults",
+  "model/env-names",
+  "model/settings-table",
+  "render/format-names",
+  "log/option",
+  "log/types",
+  "sandbox/quirks",
+  "watch/settings",
+];
 /** All a Tab loads: the entry, the table's reader, the names it lists (src/commands/complete.ts) and their files. */
-const TAB = ["cli/index", "cli/tab", "cli/unfinished", "model/env-names", "model/errors", "commands/complete", "rules/files", "model/guards", "fs/capped-read", "fs/config-file", "model/defaults"];
+const TAB = [
+  "cli/index",
+  "cli/tab",
+  "cli/unfinished",
+  "model/env-names",
+  "model/errors",
+  "commands/complete",
+  "rules/files",
+  "model/guards",
+  "fs/capped-read",
+  "fs/config-file",
+  "model/defaults",
+];
 
 function declarationsOnly(own: string[]): string[] {
-  return own.filter((m) => (m.startsWith("cli/") ? /^cli\/verbs\/[^/]+\/run$/.test(m) || m === "cli/verbs/run-verb" || m === "cli/settings" || m === "cli/profiles" : !DECLARATIONS.includes(m)));
+  return own.filter((m) =>
+    m.startsWith("cli/")
+      ? /^cli\/verbs\/[^/]+\/run$/.test(m) || m === "cli/verbs/run-verb" || m === "cli/settings" || m === "cli/profiles"
+      : !DECLARATIONS.includes(m),
+  );
 }
 
 describe("start-up: what loads", () => {
@@ -46,11 +73,20 @@ describe("start-up: what loads", () => {
       const r = loaded([flag]);
       expect(r.stdout).toBe(`${VERSION}\n`);
       expect(r.packages).toEqual([]);
-      expect(r.own.sort()).toEqual(["cli/index", "cli/tab", "cli/unfinished", "model/env-names", "model/errors", "model/version"]);
+      expect(r.own.sort()).toEqual([
+        "cli/index",
+        "cli/tab",
+        "cli/unfinished",
+        "model/env-names",
+        "model/errors",
+        "model/version",
+      ]);
     }
     // what the program itself prints for the same flags (it still answers `--version` among other words)
     const printed: string[] = [];
-    const program = buildProgram().exitOverride().configureOutput({ writeOut: (s) => void printed.push(s) });
+    const program = buildProgram()
+      .exitOverride()
+      .configureOutput({ writeOut: (s) => void printed.push(s) });
     for (const flag of VERSION_FLAGS) await program.parseAsync(["node", "flowrules", flag]).catch(() => undefined);
     expect(printed).toEqual(VERSION_FLAGS.map(() => `${VERSION}\n`));
   });
@@ -64,7 +100,9 @@ describe("start-up: what loads", () => {
 
   it("--help: the same, and it lists every verb", () => {
     const r = loaded(["--help"]);
-    const verbs = buildProgram().commands.map((c) => c.name()).filter((n) => !n.startsWith("__"));
+    const verbs = buildProgram()
+      .commands.map((c) => c.name())
+      .filter((n) => !n.startsWith("__"));
     expect(verbs.length).toBeGreaterThan(10);
     for (const verb of verbs) expect(r.stdout).toMatch(new RegExp(`^  ${verb}\\b`, "m"));
     expect(r.packages).toEqual(["commander"]);
@@ -83,17 +121,27 @@ describe("start-up: what loads", () => {
   it("the sources import YAML as #yaml (the bundle, once built), never the package itself", () => {
     const direct = readdirSync(new URL("../../src/", import.meta.url), { recursive: true, encoding: "utf8" })
       .filter((f) => f.endsWith(".ts"))
-      .filter((f) => /from\s+["']yaml["']|import\(\s*["']yaml["']\s*\)/.test(readFileSync(new URL(`../../src/${f}`, import.meta.url), "utf8")));
+      .filter((f) =>
+        /from\s+["']yaml["']|import\(\s*["']yaml["']\s*\)/.test(
+          readFileSync(new URL(`../../src/${f}`, import.meta.url), "utf8"),
+        ),
+      );
     expect(direct).toEqual([]);
   });
 
   it("the bundled YAML parser is the installed package's version, with every export of it", async () => {
     const bundle = readFileSync(new URL("../../dist/vendor/yaml.js", import.meta.url), "utf8");
-    const installed = JSON.parse(readFileSync(new URL("../../node_modules/yaml/package.json", import.meta.url), "utf8")) as { version: string };
+    const installed = JSON.parse(
+      readFileSync(new URL("../../node_modules/yaml/package.json", import.meta.url), "utf8"),
+    ) as { version: string };
     expect(bundle.split("\n", 1)[0]).toContain(`yaml ${installed.version} `);
     const bundled: Record<string, unknown> = await import(new URL("../../dist/vendor/yaml.js", import.meta.url).href);
     const pkg: Record<string, unknown> = await import("yaml");
-    expect(Object.keys(bundled).sort()).toEqual(Object.keys(pkg).filter((k) => k !== "default").sort());
+    expect(Object.keys(bundled).sort()).toEqual(
+      Object.keys(pkg)
+        .filter((k) => k !== "default")
+        .sort(),
+    );
   });
 
   it("the Tab's table is the program's value flags (the build writes it)", () => {
@@ -108,7 +156,9 @@ describe("start-up: what loads", () => {
       return true;
     });
     try {
-      await buildProgram().exitOverride().parseAsync(["node", "flowrules", ...TAB_ARGS]);
+      await buildProgram()
+        .exitOverride()
+        .parseAsync(["node", "flowrules", ...TAB_ARGS]);
     } finally {
       spy.mockRestore();
     }
@@ -118,12 +168,24 @@ describe("start-up: what loads", () => {
   it("validate: ajv's precompiled validators and its runtime helpers, not its compiler; no HTTP client", () => {
     const r = loaded(["validate", "rules/"]);
     expect(r.own).toContain("rules/validators.generated");
-    expect(r.files.filter((f) => f.startsWith("node_modules/ajv/") && !f.startsWith("node_modules/ajv/dist/runtime/"))).toEqual([]);
+    expect(
+      r.files.filter((f) => f.startsWith("node_modules/ajv/") && !f.startsWith("node_modules/ajv/dist/runtime/")),
+    ).toEqual([]);
     expect(r.packages).not.toContain("undici");
     expect(r.own.filter((m) => m.startsWith("api/http") || m === "api/client")).toEqual([]);
     // with no catalog, no config file and current validators: not the catalog's reader, the settings resolver, the
     // profile file's reader or the rule-file schema (zod schemas all), nor the validators' compiler
-    const deferred = ["rules/catalog", "rules/catalog-checks", "model/structure", "cli/settings", "cli/profiles", "model/config", "model/settings", "rules/schema", "rules/validators-now"];
+    const deferred = [
+      "rules/catalog",
+      "rules/catalog-checks",
+      "model/structure",
+      "cli/settings",
+      "cli/profiles",
+      "model/config",
+      "model/settings",
+      "rules/schema",
+      "rules/validators-now",
+    ];
     expect(r.own.filter((m) => deferred.includes(m))).toEqual([]);
     // and so no zod at all: the step kinds read their request bodies by hand (src/api/step-body.ts)
     expect(r.packages).not.toContain("zod");

@@ -34,7 +34,13 @@ async function tmp(): Promise<string> {
 interface DescribeJson {
   workflow: { id: number; name: string; folder: { id: number; name: string } | null };
   source: { instance_id: number; started_time: string } | null;
-  steps: Array<{ id: number; name: string; position: number; type: string; actions: Array<{ id: number; name: string; type: string; options?: string[] }> }>;
+  steps: Array<{
+    id: number;
+    name: string;
+    position: number;
+    type: string;
+    actions: Array<{ id: number; name: string; type: string; options?: string[] }>;
+  }>;
 }
 
 describe("workflows and describe", () => {
@@ -67,7 +73,8 @@ describe("workflows and describe", () => {
       expect(parse(yaml.stdout)).toEqual(d);
       // text: one pasteable `alias: { step, action }` line per field, ids first
       const text = await runCli(["describe", String(wf.id)], env());
-      for (const s of wf.steps) for (const a of s.actions) expect(text.stdout).toContain(`{ step: ${s.id}, action: ${a.id} }`);
+      for (const s of wf.steps)
+        for (const a of s.actions) expect(text.stdout).toContain(`{ step: ${s.id}, action: ${a.id} }`);
     });
   }
 
@@ -81,7 +88,9 @@ describe("workflows and describe", () => {
   it("describe of a workflow without any instance says so, exit 1", async () => {
     const r = await runCli(["describe", "1042"], env(empty.baseUrl));
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/workflow 1042 "Expense claim" has no instance yet, so its steps and fields cannot be read/);
+    expect(r.stderr).toMatch(
+      /workflow 1042 "Expense claim" has no instance yet, so its steps and fields cannot be read/,
+    );
   });
 });
 
@@ -92,11 +101,16 @@ describe("init", () => {
     expect(r.code).toBe(0);
     const rules = await readFile(join(cwd, "rules", "expense-claim.yaml"), "utf8");
     // a path inside the repository, the same on every clone: the dependency's schemas (README.md, "A rules repository")
-    expect(rules.split("\n")[0]).toBe("# yaml-language-server: $schema=../node_modules/flowrules/schemas/rules.schema.json");
-    expect((await readFile(join(cwd, "rules", "expense-claim.test.yaml"), "utf8")).split("\n")[0]).toBe("# yaml-language-server: $schema=../node_modules/flowrules/schemas/rules-test.schema.json");
+    expect(rules.split("\n")[0]).toBe(
+      "# yaml-language-server: $schema=../node_modules/flowrules/schemas/rules.schema.json",
+    );
+    expect((await readFile(join(cwd, "rules", "expense-claim.test.yaml"), "utf8")).split("\n")[0]).toBe(
+      "# yaml-language-server: $schema=../node_modules/flowrules/schemas/rules-test.schema.json",
+    );
     // what flowrules writes locally is ignored; the config file and the catalog are not
     const ignore = await readFile(join(cwd, ".gitignore"), "utf8");
-    for (const line of [".flowrules/", "/plan.json", "*.journal.jsonl", "node_modules/"]) expect(ignore.split("\n")).toContain(line);
+    for (const line of [".flowrules/", "/plan.json", "*.journal.jsonl", "node_modules/"])
+      expect(ignore.split("\n")).toContain(line);
     expect(ignore).not.toMatch(/^flowrules\.(config\.yaml|workflows\.json)$/m);
     for (const a of WORKFLOWS[0]?.steps.flatMap((s) => s.actions) ?? []) expect(rules).toContain(`action: "${a.name}"`);
     expect(rules).toMatch(/^ {6}amount: +\{ step: "Manager approval", action: "Amount" \}$/m);
@@ -151,26 +165,45 @@ rules:
 describe("pull, validate with the catalog, plan live", () => {
   it("each mistake is refused by validate offline at its line, and by plan live with the other rules planned", async () => {
     const cwd = await tmp();
-    await writeFile(join(cwd, "ok.yaml"), BAD.slice(0, BAD.indexOf("  - name: bad-one")) + BAD.slice(BAD.indexOf("  - name: fine")));
+    await writeFile(
+      join(cwd, "ok.yaml"),
+      BAD.slice(0, BAD.indexOf("  - name: bad-one")) + BAD.slice(BAD.indexOf("  - name: fine")),
+    );
     const pulled = await runCli(["pull", "ok.yaml"], env(), { cwd });
     expect(pulled.code).toBe(0);
-    const cat = JSON.parse(await readFile(join(cwd, "flowrules.workflows.json"), "utf8")) as { format_version: number; base_url: string; workflows: DescribeJson[] };
+    const cat = JSON.parse(await readFile(join(cwd, "flowrules.workflows.json"), "utf8")) as {
+      format_version: number;
+      base_url: string;
+      workflows: DescribeJson[];
+    };
     expect(cat).toMatchObject({ format_version: 1, base_url: sb.baseUrl });
     expect(cat.workflows.map((w) => w.workflow.id)).toEqual([1042]);
 
     await writeFile(join(cwd, "bad.yaml"), BAD);
     const v = await runCli(["validate", "bad.yaml"], offline, { cwd });
     expect(v.code).toBe(1);
-    expect(v.stdout).toMatch(/^bad\.yaml:6:49 {2}error {2}.*fields\.amount\.action: field "Amout" is not a field of step 20111 "Manager approval".*closest first: 50222 "Amount"/m);
+    expect(v.stdout).toMatch(
+      /^bad\.yaml:6:49 {2}error {2}.*fields\.amount\.action: field "Amout" is not a field of step 20111 "Manager approval".*closest first: 50222 "Amount"/m,
+    );
     expect(v.stdout).toMatch(/^bad\.yaml:11:25 {2}error {2}.*field 99999 is not a field of step 20111/m);
-    expect(v.stdout).toMatch(/^bad\.yaml:12:42 {2}error {2}.*inputs\[1\]\.value: "YEN" is not an option of radio field 50223 "Currency"/m);
-    expect(v.stdout).toMatch(/^bad\.yaml:16:28 {2}error {2}.*step 20131 is not a step of workflow 1042 "Expense claim"/m);
+    expect(v.stdout).toMatch(
+      /^bad\.yaml:12:42 {2}error {2}.*inputs\[1\]\.value: "YEN" is not an option of radio field 50223 "Currency"/m,
+    );
+    expect(v.stdout).toMatch(
+      /^bad\.yaml:16:28 {2}error {2}.*step 20131 is not a step of workflow 1042 "Expense claim"/m,
+    );
     expect(v.stdout).not.toMatch(/\(fine\)/);
 
     const p = await runCli(["plan", "bad.yaml", "--format", "json"], env(), { cwd });
     expect(p.code).toBe(1);
-    const plan = JSON.parse(p.stdout) as { errors: Array<{ code: string; rule: string; message: string }>; changes: unknown[]; reports: Array<{ rule: string }> };
-    expect(new Set(plan.errors.map((e) => `${e.code} ${e.rule}`))).toEqual(new Set(["structure bad-one", "structure other-workflow-step"]));
+    const plan = JSON.parse(p.stdout) as {
+      errors: Array<{ code: string; rule: string; message: string }>;
+      changes: unknown[];
+      reports: Array<{ rule: string }>;
+    };
+    expect(new Set(plan.errors.map((e) => `${e.code} ${e.rule}`))).toEqual(
+      new Set(["structure bad-one", "structure other-workflow-step"]),
+    );
     expect(plan.errors.every((e) => !/https?:|\/processes\/|instance_ids/.test(e.message))).toBe(true);
     expect(plan.changes).toEqual([]);
     expect(plan.reports.map((r) => r.rule)).toEqual(["fine"]);
@@ -188,9 +221,21 @@ describe("pull, validate with the catalog, plan live", () => {
 
   const BAD_CATALOGS: Array<[string, string, RegExp]> = [
     ["malformed", "{ not json", /workflow catalog flowrules\.workflows\.json is not valid JSON/],
-    ["of another format_version", JSON.stringify({ format_version: 2, pulled_at: "x", base_url: "http://127.0.0.1:1/api", workflows: [] }), /has format_version 2; this flowrules reads 1; it is ignored/],
-    ["of the wrong shape", JSON.stringify({ format_version: 1, pulled_at: "x", base_url: "b", workflows: [{ workflow: 3 }] }), /is malformed at workflows\.0\.workflow/],
-    ["pulled from another base URL", JSON.stringify({ format_version: 1, pulled_at: "x", base_url: "http://127.0.0.1:1/api", workflows: [] }), /was pulled from http:\/\/127\.0\.0\.1:1\/api, not from http:\/\/127\.0\.0\.1:\d+\/api; it is ignored/],
+    [
+      "of another format_version",
+      JSON.stringify({ format_version: 2, pulled_at: "x", base_url: "http://127.0.0.1:1/api", workflows: [] }),
+      /has format_version 2; this flowrules reads 1; it is ignored/,
+    ],
+    [
+      "of the wrong shape",
+      JSON.stringify({ format_version: 1, pulled_at: "x", base_url: "b", workflows: [{ workflow: 3 }] }),
+      /is malformed at workflows\.0\.workflow/,
+    ],
+    [
+      "pulled from another base URL",
+      JSON.stringify({ format_version: 1, pulled_at: "x", base_url: "http://127.0.0.1:1/api", workflows: [] }),
+      /was pulled from http:\/\/127\.0\.0\.1:1\/api, not from http:\/\/127\.0\.0\.1:\d+\/api; it is ignored/,
+    ],
   ];
   for (const [what, text, message] of BAD_CATALOGS) {
     it(`a catalog ${what} is named in a warning and ignored`, async () => {

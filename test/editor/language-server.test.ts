@@ -42,7 +42,10 @@ class Lsp {
   private onMessage(m: Message): void {
     if (m.method !== undefined && m.id !== undefined) {
       // the server asks for settings (workspace/configuration) or to register capabilities: plain answers
-      const result = m.method === "workspace/configuration" ? ((m.params as { items?: unknown[] }).items ?? []).map(() => null) : null;
+      const result =
+        m.method === "workspace/configuration"
+          ? ((m.params as { items?: unknown[] }).items ?? []).map(() => null)
+          : null;
       this.send({ id: m.id, result });
       return;
     }
@@ -79,12 +82,17 @@ beforeAll(async () => {
     processId: process.pid,
     rootUri: null,
     capabilities: {
-      textDocument: { completion: { completionItem: { snippetSupport: true } }, hover: { contentFormat: ["markdown", "plaintext"] } },
+      textDocument: {
+        completion: { completionItem: { snippetSupport: true } },
+        hover: { contentFormat: ["markdown", "plaintext"] },
+      },
       workspace: { configuration: true },
     },
   });
   lsp.notify("initialized", {});
-  lsp.notify("workspace/didChangeConfiguration", { settings: { yaml: { completion: true, hover: true, validate: true, schemaStore: { enable: false } } } });
+  lsp.notify("workspace/didChangeConfiguration", {
+    settings: { yaml: { completion: true, hover: true, validate: true, schemaStore: { enable: false } } },
+  });
 });
 afterAll(() => {
   child.kill();
@@ -97,13 +105,18 @@ function open(text: string): { uri: string; position: { line: number; character:
   const line = before.split("\n").length - 1;
   const character = at - (before.lastIndexOf("\n") + 1);
   const uri = `file:///flowrules-editor-test/rules-${++docs}.yaml`;
-  lsp.notify("textDocument/didOpen", { textDocument: { uri, languageId: "yaml", version: 1, text: text.replace("|", "") } });
+  lsp.notify("textDocument/didOpen", {
+    textDocument: { uri, languageId: "yaml", version: 1, text: text.replace("|", "") },
+  });
   return { uri, position: { line, character } };
 }
 
 async function completions(text: string): Promise<string[]> {
   const { uri, position } = open(text);
-  const r = await lsp.request<{ items: Array<{ label: string }> } | Array<{ label: string }>>("textDocument/completion", { textDocument: { uri }, position });
+  const r = await lsp.request<{ items: Array<{ label: string }> } | Array<{ label: string }>>(
+    "textDocument/completion",
+    { textDocument: { uri }, position },
+  );
   return (Array.isArray(r) ? r : r.items).map((i) => i.label);
 }
 
@@ -122,7 +135,8 @@ describe("yaml-language-server with schemas/rules.schema.json", () => {
 
   it("offers the list parameters of the service inside select", async () => {
     const labels = await completions(`${HEAD}    select:\n      |\n    actions: [abort]\n`);
-    for (const p of ["status", "active_step_id", "tags", "started_time_after", "deadline_before", "priority"]) expect(labels).toContain(p);
+    for (const p of ["status", "active_step_id", "tags", "started_time_after", "deadline_before", "priority"])
+      expect(labels).toContain(p);
   }, 30_000);
 
   it("offers the keys of a step action, including its step by id or name", async () => {
@@ -131,20 +145,30 @@ describe("yaml-language-server with schemas/rules.schema.json", () => {
   }, 30_000);
 
   it("shows the description of a key on hover", async () => {
-    const { uri, position } = open(`${HEAD.replace("    workflow: 1042", "    work|flow: 1042")}    actions: [abort]\n`);
-    const r = await lsp.request<{ contents: { value: string } | string } | null>("textDocument/hover", { textDocument: { uri }, position });
-    const text = typeof r?.contents === "string" ? r.contents : r?.contents.value ?? "";
+    const { uri, position } = open(
+      `${HEAD.replace("    workflow: 1042", "    work|flow: 1042")}    actions: [abort]\n`,
+    );
+    const r = await lsp.request<{ contents: { value: string } | string } | null>("textDocument/hover", {
+      textDocument: { uri },
+      position,
+    });
+    const text = typeof r?.contents === "string" ? r.contents : (r?.contents.value ?? "");
     expect(text).toMatch(/workflow/i);
     expect(text.length).toBeGreaterThan(20);
   }, 30_000);
 });
 
-const CONFIG_SCHEMA = pathToFileURL(fileURLToPath(new URL("../../schemas/flowrules.config.schema.json", import.meta.url))).href;
+const CONFIG_SCHEMA = pathToFileURL(
+  fileURLToPath(new URL("../../schemas/flowrules.config.schema.json", import.meta.url)),
+).href;
 
 describe("yaml-language-server with schemas/flowrules.config.schema.json", () => {
   it("offers the keys of a profile, and never a key for the API key itself", async () => {
-    const labels = await completions(`# yaml-language-server: $schema=${CONFIG_SCHEMA}\ndefault_profile: prod\nprofiles:\n  prod:\n    |\n`);
-    for (const key of ["base_url", "rate_limit", "api_key_env", "workflows", "notify", "opt_out_tag", "state"]) expect(labels).toContain(key);
+    const labels = await completions(
+      `# yaml-language-server: $schema=${CONFIG_SCHEMA}\ndefault_profile: prod\nprofiles:\n  prod:\n    |\n`,
+    );
+    for (const key of ["base_url", "rate_limit", "api_key_env", "workflows", "notify", "opt_out_tag", "state"])
+      expect(labels).toContain(key);
     expect(labels).not.toContain("api_key");
   }, 30_000);
 });

@@ -88,7 +88,8 @@ function ruleSet(e: Edit): RuleSet {
 /** What changed between two versions, as the definitions would say (the test knows its own edits). */
 function touchedBetween(a: Edit, b: Edit): Array<{ rule: string; status: ImpactStatus }> {
   const out: Array<{ rule: string; status: ImpactStatus }> = [];
-  if (a.threshold !== b.threshold || a.text !== b.text || a.mode !== b.mode) out.push({ rule: "approve", status: "edited" });
+  if (a.threshold !== b.threshold || a.text !== b.text || a.mode !== b.mode)
+    out.push({ rule: "approve", status: "edited" });
   if (a.days !== b.days) out.push({ rule: "abort-old", status: "edited" });
   if (!a.note && b.note) out.push({ rule: "note-purchases", status: "added" });
   if (a.note && !b.note) out.push({ rule: "note-purchases", status: "removed" });
@@ -132,12 +133,26 @@ describe("plan --compare in one run equals two separate stateless plans", () => 
           const old = ruleSet(a);
           const compare = await measured(() =>
             runCompare(
-              { client, ruleSet: { ...now, rules: now.rules.filter((r) => names.has(r.name) && touched.find((t) => t.rule === r.name)?.status !== "removed") }, now: NOW },
+              {
+                client,
+                ruleSet: {
+                  ...now,
+                  rules: now.rules.filter(
+                    (r) => names.has(r.name) && touched.find((t) => t.rule === r.name)?.status !== "removed",
+                  ),
+                },
+                now: NOW,
+              },
               {
                 ref: "main",
                 commit: "0".repeat(40),
-                touched: [...touched.filter((t) => t.status !== "removed"), ...touched.filter((t) => t.status === "removed")],
-                before: old.rules.filter((r: CompiledRule) => names.has(r.name) && touched.find((t) => t.rule === r.name)?.status !== "added"),
+                touched: [
+                  ...touched.filter((t) => t.status !== "removed"),
+                  ...touched.filter((t) => t.status === "removed"),
+                ],
+                before: old.rules.filter(
+                  (r: CompiledRule) => names.has(r.name) && touched.find((t) => t.rule === r.name)?.status !== "added",
+                ),
                 unchanged: 2,
                 untouched: now.rules.filter((r) => !names.has(r.name)),
                 order: { now: now.rules.map((r) => r.name), atRef: old.rules.map((r) => r.name) },
@@ -152,7 +167,9 @@ describe("plan --compare in one run equals two separate stateless plans", () => 
           const nowErrors = messages(compare.value.errors.filter((e) => !atRef(e)));
           const refErrors = compare.value.errors.filter(atRef).map((e) => e.message.replaceAll(" (at main)", ""));
           const namesTouched = (m: string): boolean => touched.some((t) => m.includes(`"${t.rule}"`));
-          expect(new Set(nowErrors)).toEqual(new Set(messages(after.value.errors).filter((m) => nowErrors.includes(m) || namesTouched(m))));
+          expect(new Set(nowErrors)).toEqual(
+            new Set(messages(after.value.errors).filter((m) => nowErrors.includes(m) || namesTouched(m))),
+          );
           expect(new Set(refErrors)).toEqual(new Set(messages(before.value.errors).filter(namesTouched)));
           if (compare.value.errors.length > 0) conflicted++;
           const expected = planImpact(
@@ -180,7 +197,11 @@ describe("plan --compare in one run equals two separate stateless plans", () => 
 });
 
 describe("the impact of one rule (pure)", () => {
-  const change = (instance: number, after: Record<string, unknown>, extra: Partial<PlannedChange> = {}): PlannedChange => ({
+  const change = (
+    instance: number,
+    after: Record<string, unknown>,
+    extra: Partial<PlannedChange> = {},
+  ): PlannedChange => ({
     id: `r:complete_step:${instance}:20111`,
     rule: "r",
     instance_id: instance,
@@ -196,7 +217,11 @@ describe("the impact of one rule (pure)", () => {
   });
 
   it("new identities are added, lost ones removed, kept ones changed only where a value differs by meaning", () => {
-    const old = [change(1, { "field 50230": "a", "field 50231": "2026-01-01T00:00:00Z" }), change(2, { "field 50230": "a" }), change(3, { "field 50230": 12.5 })];
+    const old = [
+      change(1, { "field 50230": "a", "field 50231": "2026-01-01T00:00:00Z" }),
+      change(2, { "field 50230": "a" }),
+      change(3, { "field 50230": 12.5 }),
+    ];
     const now = [
       change(2, { "field 50230": "b" }),
       // the same instant and the same number in other notations write the same values
@@ -206,10 +231,24 @@ describe("the impact of one rule (pure)", () => {
     const i = ruleImpact("r", "edited", old, now);
     expect(i.added.map((c) => c.instance_id)).toEqual([4]);
     expect(i.removed.map((c) => c.instance_id)).toEqual([1]);
-    expect(i.changed).toEqual([{ instance_id: 2, instance_name: "claim 2", kind: "complete_step", step_id: 20111, before: { "field 50230": "a" }, after: { "field 50230": "b" } }]);
+    expect(i.changed).toEqual([
+      {
+        instance_id: 2,
+        instance_name: "claim 2",
+        kind: "complete_step",
+        step_id: 20111,
+        before: { "field 50230": "a" },
+        after: { "field 50230": "b" },
+      },
+    ]);
     expect(impactLine(i)).toBe("r (edited): +1 newly affected, -1 no longer, 1 write other values");
     expect(hasImpact([i])).toBe(true);
-    const dates = ruleImpact("r", "edited", [change(5, { d: "2026-01-01T00:00:00Z" })], [change(5, { d: "2026-01-01T00:00:00.000+00:00" })]);
+    const dates = ruleImpact(
+      "r",
+      "edited",
+      [change(5, { d: "2026-01-01T00:00:00Z" })],
+      [change(5, { d: "2026-01-01T00:00:00.000+00:00" })],
+    );
     expect(dates.changed).toEqual([]);
     expect(hasImpact([dates])).toBe(false);
   });
@@ -225,12 +264,30 @@ describe("the impact of one rule (pure)", () => {
 
   it("planImpact has an entry for each touched rule only, in the order given", () => {
     const plan = (changes: PlannedChange[]): Plan => ({
-      format_version: 1, flowrules_version: "t", created_at: NOW.toISOString(), base_url: "x", rules_digest: "", rules: [], changes, reports: [], errors: [],
+      format_version: 1,
+      flowrules_version: "t",
+      created_at: NOW.toISOString(),
+      base_url: "x",
+      rules_digest: "",
+      rules: [],
+      changes,
+      reports: [],
+      errors: [],
       summary: { reports: 0, errors: 0 },
     });
     const other = { ...change(9, {}), rule: "other", id: "other:complete_step:9:20111" };
-    const out = planImpact([{ rule: "gone", status: "removed" }, { rule: "r", status: "added" }], plan([other, { ...change(7, {}), rule: "gone" }]), plan([change(8, {}), other]));
-    expect(out.map((i) => [i.rule, i.status, i.added.length, i.removed.length])).toEqual([["gone", "removed", 0, 1], ["r", "added", 1, 0]]);
+    const out = planImpact(
+      [
+        { rule: "gone", status: "removed" },
+        { rule: "r", status: "added" },
+      ],
+      plan([other, { ...change(7, {}), rule: "gone" }]),
+      plan([change(8, {}), other]),
+    );
+    expect(out.map((i) => [i.rule, i.status, i.added.length, i.removed.length])).toEqual([
+      ["gone", "removed", 0, 1],
+      ["r", "added", 1, 0],
+    ]);
   });
 });
 
@@ -243,13 +300,20 @@ describe("the untouched rules a touched rule may clash with", () => {
   const rule = (name: string, workflow: string, action: string): string =>
     `\n  - name: ${name}\n    workflow: ${workflow}\n    select: { status: [running] }\n    actions: [ ${action} ]\n`;
   const untouched = rules(
-    rule("abort-1042", "1042", "abort") + rule("report-1042", "1042", "{ report: { group_by: status } }") + rule("abort-1043", "1043", "abort") + rule("abort-named", "{ name: Employee onboarding }", "abort"),
+    rule("abort-1042", "1042", "abort") +
+      rule("report-1042", "1042", "{ report: { group_by: status } }") +
+      rule("abort-1043", "1043", "abort") +
+      rule("abort-named", "{ name: Employee onboarding }", "abort"),
   );
   const names = (list: CompiledRule[]): string[] => list.map((r) => r.name);
 
   it("mutating rules of the workflows touched mutating rules act on, and those whose workflow is named", () => {
     expect(names(conflictContext(untouched, rules(rule("t", "1042", "abort"))))).toEqual(["abort-1042", "abort-named"]);
-    expect(names(conflictContext(untouched, rules(rule("t", "{ name: Expense claim }", "abort"))))).toEqual(["abort-1042", "abort-1043", "abort-named"]);
+    expect(names(conflictContext(untouched, rules(rule("t", "{ name: Expense claim }", "abort"))))).toEqual([
+      "abort-1042",
+      "abort-1043",
+      "abort-named",
+    ]);
   });
 
   it("none for a touched rule that only reports", () => {

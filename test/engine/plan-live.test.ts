@@ -28,7 +28,8 @@ function plain(v: unknown): unknown {
   if (typeof v !== "object" || v === null) return v;
   const o = v as { inputValue?: unknown };
   const iv = o.inputValue;
-  if (typeof iv === "object" && iv !== null && "radioItemSelected" in iv) return (iv as { radioItemSelected: unknown }).radioItemSelected;
+  if (typeof iv === "object" && iv !== null && "radioItemSelected" in iv)
+    return (iv as { radioItemSelected: unknown }).radioItemSelected;
   return iv;
 }
 
@@ -38,7 +39,9 @@ const running = (i: InstanceState) => i.completedTime === null && i.abortedTime 
 function counts() {
   const log = sb.requests();
   // reading a workflow's structure: a list of its newest instance (page_size=1), then one read of that instance
-  const structure = log.filter((r) => r.method === "GET" && r.path.includes("/v2/processes/") && r.query.page_size === "1").length;
+  const structure = log.filter(
+    (r) => r.method === "GET" && r.path.includes("/v2/processes/") && r.query.page_size === "1",
+  ).length;
   return {
     total: log.length,
     structure,
@@ -106,7 +109,14 @@ rules:
     await c.close();
     const pages = Math.ceil(n / 500);
     expect(plan.rules[0]?.selected).toBe(n);
-    expect(counts()).toMatchObject({ structure: 1, lists: pages, fields: 2 * pages, reads: 0, processes: 0, mutations: 0 });
+    expect(counts()).toMatchObject({
+      structure: 1,
+      lists: pages,
+      fields: 2 * pages,
+      reads: 0,
+      processes: 0,
+      mutations: 0,
+    });
     // plus two requests for the workflow's structure (its fields are checked before any selection)
     expect(counts().total).toBe(3 * pages + 2);
     expect(plan.summary.requests).toBe(3 * pages + 2);
@@ -132,7 +142,9 @@ rules:
   });
 
   it("learns which instances have the acted-on step active from a filtered list, not from instance reads", async () => {
-    const rs = await rulesFromYaml(TWO_FIELDS.replace("select: { status: [running], active_step_id: 20111 }", "select: { status: [running] }"));
+    const rs = await rulesFromYaml(
+      TWO_FIELDS.replace("select: { status: [running], active_step_id: 20111 }", "select: { status: [running] }"),
+    );
     const all = sb.store.list(1042).filter(running);
     const active = all.filter((i) => i.activeStepIds.includes(20111));
     sb.clearRequests();
@@ -140,7 +152,12 @@ rules:
     const plan = await runPlan({ client: c, ruleSet: rs, now: NOW });
     await c.close();
     const pages = Math.ceil(all.length / 500);
-    expect(counts()).toMatchObject({ structure: 1, lists: pages + Math.ceil(active.length / 500), fields: 2 * pages, reads: 0 });
+    expect(counts()).toMatchObject({
+      structure: 1,
+      lists: pages + Math.ceil(active.length / 500),
+      fields: 2 * pages,
+      reads: 0,
+    });
     const activeIds = new Set(active.map((i) => i.id));
     expect(plan.changes.length).toBeGreaterThan(0);
     expect(plan.changes.every((ch) => activeIds.has(ch.instance_id))).toBe(true);
@@ -179,13 +196,22 @@ rules:
     actions: [abort]
 `);
     const cutoff = NOW.getTime() - 60 * 86_400_000;
-    const expected = sb.store.list(1043).filter((i) => running(i) && i.startedTime < cutoff).map((i) => i.id);
+    const expected = sb.store
+      .list(1043)
+      .filter((i) => running(i) && i.startedTime < cutoff)
+      .map((i) => i.id);
     sb.clearRequests();
     const c = client();
     const plan = await runPlan({ client: c, ruleSet: rs, now: NOW });
     await c.close();
     // a rule naming no step or field reads no structure
-    expect(counts()).toMatchObject({ processes: 1, structure: 0, lists: Math.max(1, Math.ceil(expected.length / 500)), fields: 0, reads: 0 });
+    expect(counts()).toMatchObject({
+      processes: 1,
+      structure: 0,
+      lists: Math.max(1, Math.ceil(expected.length / 500)),
+      fields: 0,
+      reads: 0,
+    });
     expect(plan.changes.map((ch) => ch.instance_id)).toEqual(expected);
     expect(plan.rules[0]).toMatchObject({ workflow_id: 1043, workflow_name: "Employee onboarding" });
   });
@@ -204,7 +230,10 @@ rules:
     expect(plan.errors[0]?.message).toContain('no workflow named "Employe onboardin"');
     expect(plan.errors[0]?.message).toContain('"Employee onboarding"');
     expect(plan.reports[0]?.groups).toEqual([
-      expect.objectContaining({ key: "completed", count: sb.store.list(1044).filter((i) => i.completedTime !== null && i.abortedTime === null).length }),
+      expect.objectContaining({
+        key: "completed",
+        count: sb.store.list(1044).filter((i) => i.completedTime !== null && i.abortedTime === null).length,
+      }),
     ]);
   });
 

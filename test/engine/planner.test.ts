@@ -37,7 +37,13 @@ describe("planner (pure)", () => {
     const rs = await rulesFromYaml(APPROVE);
     const rule = rs.rules[0]!;
     const plan = await planFromInstances(
-      [{ rule, workflowId: 1042, instances: [instance({ id: 1, values: eur(50) }), instance({ id: 2, values: eur(150) })] }],
+      [
+        {
+          rule,
+          workflowId: 1042,
+          instances: [instance({ id: 1, values: eur(50) }), instance({ id: 2, values: eur(150) })],
+        },
+      ],
       NOW,
     );
     expect(plan.errors).toEqual([]);
@@ -79,8 +85,17 @@ describe("planner (pure)", () => {
           workflowId: 1042,
           instances: [
             instance({ id: 1, values: { "20111:50223": { inputValue: { radioItemSelected: "EUR" } } } }),
-            instance({ id: 2, values: { "20111:50222": { inputValue: null }, "20111:50223": { inputValue: { radioItemSelected: "EUR" } } } }),
-            instance({ id: 3, values: { "20111:50222": {}, "20111:50223": { inputValue: { radioItemSelected: "EUR" } } } }),
+            instance({
+              id: 2,
+              values: {
+                "20111:50222": { inputValue: null },
+                "20111:50223": { inputValue: { radioItemSelected: "EUR" } },
+              },
+            }),
+            instance({
+              id: 3,
+              values: { "20111:50222": {}, "20111:50223": { inputValue: { radioItemSelected: "EUR" } } },
+            }),
           ],
         },
       ],
@@ -101,7 +116,11 @@ describe("planner (pure)", () => {
           instances: [
             instance({ id: 1, values: eur(10), record: { active_step_ids: [20112] } }),
             instance({ id: 2, values: eur(10), status: "completed" }),
-            instance({ id: 3, values: eur(10), record: { active_step_ids: [20111], last_updated_time: "2026-10-01T00:00:00Z" } }),
+            instance({
+              id: 3,
+              values: eur(10),
+              record: { active_step_ids: [20111], last_updated_time: "2026-10-01T00:00:00Z" },
+            }),
           ],
         },
       ],
@@ -181,10 +200,17 @@ rules:
   - { name: b, workflow: 1043, actions: [abort] }
 `);
     const insts = [instance({ id: 5, process_id: 1043 })];
-    const plan = await planFromInstances(rs.rules.map((rule) => ({ rule, workflowId: 1043, instances: insts })), NOW);
+    const plan = await planFromInstances(
+      rs.rules.map((rule) => ({ rule, workflowId: 1043, instances: insts })),
+      NOW,
+    );
     expect(plan.errors).toEqual([]);
     expect(plan.changes).toHaveLength(1);
-    expect(plan.changes[0]).toMatchObject({ rule: "a", kind: "abort", request: { path: "/instances/bulk/abort", body: { ids: [5] } } });
+    expect(plan.changes[0]).toMatchObject({
+      rule: "a",
+      kind: "abort",
+      request: { path: "/instances/bulk/abort", body: { ids: [5] } },
+    });
   });
 
   it("fails only the rule whose matches exceed max_instances, naming rule, count and limit", async () => {
@@ -253,7 +279,10 @@ rules:
     when: "($f := function($x) { $f($x + 1) }; $f(0))"
     actions: [abort]
 `);
-    const plan = await planFromInstances([{ rule: rs.rules[0]!, workflowId: 1042, instances: [instance({ id: 1 })] }], NOW);
+    const plan = await planFromInstances(
+      [{ rule: rs.rules[0]!, workflowId: 1042, instances: [instance({ id: 1 })] }],
+      NOW,
+    );
     expect(plan.changes).toEqual([]);
     expect(plan.errors[0]?.message).toMatch(/deeper than \d+ levels|longer than \d+ ms/);
   });
@@ -277,7 +306,13 @@ rules:
       deadline: "2026-11-02T12:00:00.000Z",
     };
     const plan = await planFromInstances(
-      [{ rule: rs.rules[0]!, workflowId: 1042, instances: [instance({ id: 1, record: rec }), instance({ id: 2, record: { ...rec, tags: [] } })] }],
+      [
+        {
+          rule: rs.rules[0]!,
+          workflowId: 1042,
+          instances: [instance({ id: 1, record: rec }), instance({ id: 2, record: { ...rec, tags: [] } })],
+        },
+      ],
       NOW,
     );
     expect(plan.errors).toEqual([]);
@@ -300,7 +335,11 @@ rules:
           rule: rs.rules[0]!,
           workflowId: 1042,
           instances: [
-            instance({ id: 1, record: { tags: ["a", "b"], priority: "H" }, values: { "20111:50222": { inputValue: 5 } } }),
+            instance({
+              id: 1,
+              record: { tags: ["a", "b"], priority: "H" },
+              values: { "20111:50222": { inputValue: 5 } },
+            }),
             instance({ id: 2, record: { tags: ["b"] } }),
             instance({ id: 3, record: { tags: [] } }),
           ],

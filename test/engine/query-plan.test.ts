@@ -100,7 +100,9 @@ rules:
     const c = await counts();
     expect(c.lists.length).toBe(pages(all.length));
     expect(c.lists.every((r) => r.query.status === undefined)).toBe(true);
-    expect(p.reports[1]?.groups).toEqual([{ key: "completed", count: done.length, instance_ids: done.map((i) => i.id).sort((a, b) => a - b) }]);
+    expect(p.reports[1]?.groups).toEqual([
+      { key: "completed", count: done.length, instance_ids: done.map((i) => i.id).sort((a, b) => a - b) },
+    ]);
   });
 
   it("filters a priority subset from the records another rule reads anyway, and lists it otherwise", async () => {
@@ -200,10 +202,18 @@ rules:
     const h = run.filter((i) => i.priority === "H").length;
     expect(c.lists.length).toBe(pages(run.length) + pages(v) + pages(h));
     const groups = new Map(p.reports[0]?.groups.map((g) => [g.key, g.count]));
-    expect(groups).toEqual(new Map([["Regular", run.length - v - h], ["H", h], ["V", v]]));
+    expect(groups).toEqual(
+      new Map([
+        ["Regular", run.length - v - h],
+        ["H", h],
+        ["V", v],
+      ]),
+    );
     const row = p.reports[0]?.rows.find((r) => r.id === run.find((i) => i.priority === "H")?.id);
     expect(row?.priority).toBe("H");
-    expect(choices.find((ch) => ch.subject === "priority of claims-by-priority")).toMatchObject({ choice: "priority lists" });
+    expect(choices.find((ch) => ch.subject === "priority of claims-by-priority")).toMatchObject({
+      choice: "priority lists",
+    });
   });
 
   it("plans the same, rule by rule, as each rule planned alone (sharing changes requests, not plans)", async () => {
@@ -227,14 +237,23 @@ rules:
 
 describe("query planner: pure choices", () => {
   it("treats the same question written differently as one selection", () => {
-    expect(selectionId(1, { status: ["running", "aborted"], tags: ["x"] })).toBe(selectionId(1, { tags: ["x"], status: ["aborted", "running"] }));
+    expect(selectionId(1, { status: ["running", "aborted"], tags: ["x"] })).toBe(
+      selectionId(1, { tags: ["x"], status: ["aborted", "running"] }),
+    );
     expect(selectionId(1, { status: ["running"] })).not.toBe(selectionId(2, { status: ["running"] }));
   });
 
   it("narrows only with filters it can reproduce exactly", () => {
-    expect(narrowing({ status: ["running"] }, { status: ["running"], priority: "H" })).toEqual([{ key: "priority", value: "H" }]);
-    expect(narrowing({ status: ["running", "completed"] }, { status: ["completed"] })).toEqual([{ key: "status", values: ["completed"] }]);
-    expect(narrowing({}, { active_step_id: 7, tags: ["a"] })).toEqual([{ key: "active_step_id", step: 7 }, { key: "tags", tag: "a" }]);
+    expect(narrowing({ status: ["running"] }, { status: ["running"], priority: "H" })).toEqual([
+      { key: "priority", value: "H" },
+    ]);
+    expect(narrowing({ status: ["running", "completed"] }, { status: ["completed"] })).toEqual([
+      { key: "status", values: ["completed"] },
+    ]);
+    expect(narrowing({}, { active_step_id: 7, tags: ["a"] })).toEqual([
+      { key: "active_step_id", step: 7 },
+      { key: "tags", tag: "a" },
+    ]);
     // several tags (any or all?), names, dates: the service's own semantics
     expect(narrowing({}, { tags: ["a", "b"] })).toBeUndefined();
     expect(narrowing({}, { name: "x" })).toBeUndefined();

@@ -12,7 +12,15 @@ import type { Plan } from "../../src/plan/types.js";
 import { sameValue } from "../../src/model/values.js";
 import { loadRules } from "../../src/rules/index.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { captureIO, changeKey, connection, effectiveMutations, runApply, tempDir, writeRules } from "../apply/helpers.js";
+import {
+  captureIO,
+  changeKey,
+  connection,
+  effectiveMutations,
+  runApply,
+  tempDir,
+  writeRules,
+} from "../apply/helpers.js";
 
 const NOW = new Date("2026-03-02T09:00:00.000Z");
 const SEED = 18;
@@ -98,10 +106,12 @@ function expectSamePlan(got: Plan, want: Plan): void {
     for (const [k, v] of Object.entries(w.after)) expect(sameValue(g.after[k], v), `${w.id} ${k}`).toBe(true);
     for (const [k, v] of Object.entries(w.before)) expect(sameValue(g.before[k], v), `${w.id} before ${k}`).toBe(true);
   });
-  const reports = (p: Plan): unknown => p.reports.map((r) => [r.rule, r.groups.map((g) => [g.key, g.count, g.instance_ids])]);
+  const reports = (p: Plan): unknown =>
+    p.reports.map((r) => [r.rule, r.groups.map((g) => [g.key, g.count, g.instance_ids])]);
   expect(reports(got)).toEqual(reports(want));
   const amounts = (p: Plan): unknown[] => p.reports.flatMap((r) => r.rows.map((row) => row["fields.amount"]));
-  const a = amounts(got), b = amounts(want);
+  const a = amounts(got),
+    b = amounts(want);
   expect(a.length).toBe(b.length);
   a.forEach((x, i) => expect(sameValue(x, b[i], "number")).toBe(true));
 }
@@ -114,12 +124,24 @@ beforeAll(async () => {
   expect(kinds).toEqual(new Set(["complete_step", "save_step", "abort"]));
   // every saved field type is planned at least once
   for (const rule of ["score-access-reviews", "pick-access-system", "date-orders", "note-large-purchases"]) {
-    expect(faithful.changes.some((c) => c.rule === rule), rule).toBe(true);
+    expect(
+      faithful.changes.some((c) => c.rule === rule),
+      rule,
+    ).toBe(true);
   }
   expect(faithful.reports.find((r) => r.rule === "amounts-by-status")?.rows.length).toBeGreaterThan(2 * 20);
 });
 
-const TOLERATED = ["decimal-strings", "offset-micros", "radio-plain", "next-host", "https-next", "localhost-next", "no-count", "small-pages"];
+const TOLERATED = [
+  "decimal-strings",
+  "offset-micros",
+  "radio-plain",
+  "next-host",
+  "https-next",
+  "localhost-next",
+  "no-count",
+  "small-pages",
+];
 
 describe("under each quirk the service may show", () => {
   // repeat-items (each list item twice) rides along with all the others: counted once, the same plan (issue 35)
@@ -160,7 +182,9 @@ describe("a gateway's HTML 404 on page 2 of a form-field listing", () => {
     expect(got.errors.length).toBeGreaterThan(0);
     for (const e of got.errors) {
       expect(e.code).toBe("api");
-      expect(e.message).toMatch(/^rule "[\w-]+": listing values of field \d+ \(step \d+, workflow \d+\), page 2: 404 Not Found: 404 Not Found$/);
+      expect(e.message).toMatch(
+        /^rule "[\w-]+": listing values of field \d+ \(step \d+, workflow \d+\), page 2: 404 Not Found: 404 Not Found$/,
+      );
       expect(e.message.length).toBeLessThan(200);
     }
     const failed = new Set(got.errors.map((e) => e.rule));

@@ -38,9 +38,20 @@ describe("values by meaning in the planner", () => {
   it("a decimal string of unknown type in a comparison is an error that suggests $number(), naming the field", async () => {
     const rs = await rulesFromYaml(RULES);
     const rule = rs.rules[0]!;
-    const plan = await planFromInstances([{ rule, workflowId: 1042, instances: [instance({ id: 1, values: { "20111:50222": { inputValue: "595.54" } } })] }], NOW);
+    const plan = await planFromInstances(
+      [
+        {
+          rule,
+          workflowId: 1042,
+          instances: [instance({ id: 1, values: { "20111:50222": { inputValue: "595.54" } } })],
+        },
+      ],
+      NOW,
+    );
     expect(plan.errors).toHaveLength(1);
-    expect(plan.errors[0]?.message).toMatch(/fields\.amount is text here \("595\.54"\): compare it as a number with \$number\(fields\.amount\)/);
+    expect(plan.errors[0]?.message).toMatch(
+      /fields\.amount is text here \("595\.54"\): compare it as a number with \$number\(fields\.amount\)/,
+    );
   });
 
   it("a save whose values the service holds in its own notation (order of checks, +00:00 with microseconds) is not planned again", async () => {
@@ -52,7 +63,16 @@ describe("values by meaning in the planner", () => {
     };
     const changed = { ...held, "20112:50241": { date: "2026-01-05T10:00:01.000000+00:00" } };
     const plan = await planFromInstances(
-      [{ rule, workflowId: 1042, instances: [instance({ id: 1, values: held, record: { active_step_ids: [20112] } }), instance({ id: 2, values: changed, record: { active_step_ids: [20112] } })] }],
+      [
+        {
+          rule,
+          workflowId: 1042,
+          instances: [
+            instance({ id: 1, values: held, record: { active_step_ids: [20112] } }),
+            instance({ id: 2, values: changed, record: { active_step_ids: [20112] } }),
+          ],
+        },
+      ],
       NOW,
     );
     expect(plan.errors).toEqual([]);

@@ -75,7 +75,14 @@ async function explain(id: number, format: ExplainFormat = "json", rules: string
       rules,
       format,
       now: NOW,
-      connection: { baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, concurrency: 4, timeoutMs: 10_000, insecureHttp: false },
+      connection: {
+        baseUrl: sb.baseUrl,
+        apiKey: "sandbox-admin",
+        rateLimitPerMin: 0,
+        concurrency: 4,
+        timeoutMs: 10_000,
+        insecureHttp: false,
+      },
     },
     c.io,
   );
@@ -92,7 +99,12 @@ function rule(e: Explanation, name: string): RuleExplanation {
 describe("flowrules explain", () => {
   it("an instance that matches: every filter holds, field values, when and each clause true, the change it would plan", async () => {
     const inst = pick(
-      (i) => waitingOnManager(i) && i.tags.includes("expenses") && typeof amount(i) === "number" && (amount(i) as number) < 100 && currency(i) === "EUR",
+      (i) =>
+        waitingOnManager(i) &&
+        i.tags.includes("expenses") &&
+        typeof amount(i) === "number" &&
+        (amount(i) as number) < 100 &&
+        currency(i) === "EUR",
       (i) => {
         i.tags = ["expenses"];
         i.values.set(50222, { inputValue: 42 });
@@ -107,26 +119,48 @@ describe("flowrules explain", () => {
     const e = JSON.parse(r.out) as Explanation;
     expect(e.instance).toMatchObject({ id: inst.id, status: "running", process_id: 1042 });
     const x = rule(e, "approve-small");
-    expect(x.filters.map((f) => [f.key, f.result])).toEqual([["status", "pass"], ["active_step_id", "pass"], ["tags", "pass"]]);
+    expect(x.filters.map((f) => [f.key, f.result])).toEqual([
+      ["status", "pass"],
+      ["active_step_id", "pass"],
+      ["tags", "pass"],
+    ]);
     expect(x.selected).toBe("pass");
     expect(x.fields).toEqual([
       { alias: "amount", step: 20111, action: 50222, present: true, value: amount(inst) },
       { alias: "currency", step: 20111, action: 50223, present: true, value: "EUR" },
     ]);
     expect(x.when).toMatchObject({ value: true, holds: true, op: "and" });
-    expect(x.when?.parts?.map((p) => [p.source, p.holds])).toEqual([["fields.amount < 100", true], ['fields.currency = "EUR"', true]]);
+    expect(x.when?.parts?.map((p) => [p.source, p.holds])).toEqual([
+      ["fields.amount < 100", true],
+      ['fields.currency = "EUR"', true],
+    ]);
     expect(x.matched).toBe(true);
     expect(x.changes).toHaveLength(1);
     expect(x.changes[0]).toMatchObject({
       kind: "complete_step",
       step_id: 20111,
-      request: { method: "POST", path: `/instances/${inst.id}/complete_step/`, body: { step_id: 20111, mode: "complete", actions: [{ action_id: 50230, input_object: { inputValue: `ok ${String(amount(inst))}` } }] } },
+      request: {
+        method: "POST",
+        path: `/instances/${inst.id}/complete_step/`,
+        body: {
+          step_id: 20111,
+          mode: "complete",
+          actions: [{ action_id: 50230, input_object: { inputValue: `ok ${String(amount(inst))}` } }],
+        },
+      },
     });
     // the other rule targets another workflow, resolved by name with one GET /processes/
     expect(e.other_rules).toEqual([{ rule: "onboardings", workflow: "workflow 1043" }]);
     expect(r.paths.filter((p) => p === "/api/processes/")).toHaveLength(1);
     // JSON keeps ids in the change and adds the snapshot's names beside them; text shows the names by the ids
-    expect(e.names).toEqual([{ workflow_id: 1042, name: "Expense claim", steps: { "20111": "Manager approval" }, fields: { "50222": "Amount", "50223": "Currency", "50230": "Manager comment" } }]);
+    expect(e.names).toEqual([
+      {
+        workflow_id: 1042,
+        name: "Expense claim",
+        steps: { "20111": "Manager approval" },
+        fields: { "50222": "Amount", "50223": "Currency", "50230": "Manager comment" },
+      },
+    ]);
     const text = await explain(inst.id, "text");
     expect(text.out).toContain(`complete step 20111 "Manager approval"  (POST /instances/${inst.id}/complete_step/)`);
     expect(text.out).toMatch(/ {8}Manager comment \(50230\): .* → "ok \d/);
@@ -158,7 +192,12 @@ describe("flowrules explain", () => {
 
   it("an instance that fails one clause of when: the clause and its value, the other clause holding", async () => {
     const inst = pick(
-      (i) => waitingOnManager(i) && i.tags.includes("expenses") && typeof amount(i) === "number" && (amount(i) as number) >= 100 && currency(i) === "EUR",
+      (i) =>
+        waitingOnManager(i) &&
+        i.tags.includes("expenses") &&
+        typeof amount(i) === "number" &&
+        (amount(i) as number) >= 100 &&
+        currency(i) === "EUR",
       (i) => {
         i.tags = ["expenses"];
         i.values.set(50222, { inputValue: 640.5 });

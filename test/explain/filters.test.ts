@@ -7,7 +7,14 @@ import type { InstanceRecord } from "../../src/api/schemas.js";
 const now = new Date("2025-05-01T00:00:00Z");
 
 function data(record: Partial<InstanceRecord>, status: InstanceData["status"] = "running"): InstanceData {
-  return { id: 1, name: "Taxi to the Airport", status, process_id: 1042, record: { id: 1, ...record }, values: new Map() };
+  return {
+    id: 1,
+    name: "Taxi to the Airport",
+    status,
+    process_id: 1042,
+    record: { id: 1, ...record },
+    values: new Map(),
+  };
 }
 
 const results = (d: InstanceData, select: Record<string, string | number | Array<string | number>>) =>
@@ -20,18 +27,55 @@ describe("checkFilters", () => {
     active_step_ids: [20111],
     started_time: "2025-04-01T00:00:00Z",
     deadline: "2025-04-30T00:00:00Z",
-    step_deadlines: [{ step_id: 20111, deadline: "2025-04-29T00:00:00Z" }, { step_id: 20110, deadline: "2025-01-01T00:00:00Z" }],
+    step_deadlines: [
+      { step_id: 20111, deadline: "2025-04-29T00:00:00Z" },
+      { step_id: 20110, deadline: "2025-01-01T00:00:00Z" },
+    ],
   });
 
   it("status, tags (any of), priority, name (substring, any case), active step, workflow", () => {
-    expect(results(d, { status: ["running", "aborted"], tags: ["urgent", "q4"], priority: "H", name: "airport", active_step_id: 20111, process: 1042 }))
-      .toEqual({ status: "pass", tags: "pass", priority: "pass", name: "pass", active_step_id: "pass", process: "pass" });
-    expect(results(d, { status: "completed", tags: "urgent", priority: "V", name: "hotel", active_step_id: "20112", process: 1043 }))
-      .toEqual({ status: "fail", tags: "fail", priority: "fail", name: "fail", active_step_id: "fail", process: "fail" });
+    expect(
+      results(d, {
+        status: ["running", "aborted"],
+        tags: ["urgent", "q4"],
+        priority: "H",
+        name: "airport",
+        active_step_id: 20111,
+        process: 1042,
+      }),
+    ).toEqual({
+      status: "pass",
+      tags: "pass",
+      priority: "pass",
+      name: "pass",
+      active_step_id: "pass",
+      process: "pass",
+    });
+    expect(
+      results(d, {
+        status: "completed",
+        tags: "urgent",
+        priority: "V",
+        name: "hotel",
+        active_step_id: "20112",
+        process: 1043,
+      }),
+    ).toEqual({
+      status: "fail",
+      tags: "fail",
+      priority: "fail",
+      name: "fail",
+      active_step_id: "fail",
+      process: "fail",
+    });
   });
 
   it("date bounds are inclusive, relative values resolve at now, a missing date never matches", () => {
-    const c = checkFilters({ deadline_before: "-P1D", started_time_after: "-P30D", completed_time_before: "now" }, d, now);
+    const c = checkFilters(
+      { deadline_before: "-P1D", started_time_after: "-P30D", completed_time_before: "now" },
+      d,
+      now,
+    );
     expect(c.map((x) => [x.key, x.result, x.resolved])).toEqual([
       ["deadline_before", "pass", "2025-04-30T00:00:00.000Z"],
       ["started_time_after", "pass", "2025-04-01T00:00:00.000Z"],
@@ -41,9 +85,13 @@ describe("checkFilters", () => {
   });
 
   it("step deadlines count only for active steps; run time is measured to now while running", () => {
-    expect(results(d, { step_deadline_before: "2025-04-29T00:00:00Z", step_deadline_after: "2025-04-30T00:00:00Z" }))
-      .toEqual({ step_deadline_before: "pass", step_deadline_after: "fail" });
-    expect(results(d, { total_runtime_min: "PT720H", total_runtime_max: "29 23:00" })).toEqual({ total_runtime_min: "pass", total_runtime_max: "fail" });
+    expect(
+      results(d, { step_deadline_before: "2025-04-29T00:00:00Z", step_deadline_after: "2025-04-30T00:00:00Z" }),
+    ).toEqual({ step_deadline_before: "pass", step_deadline_after: "fail" });
+    expect(results(d, { total_runtime_min: "PT720H", total_runtime_max: "29 23:00" })).toEqual({
+      total_runtime_min: "pass",
+      total_runtime_max: "fail",
+    });
   });
 
   it("what the record cannot tell is unknown, and the selection is then unknown unless a filter fails", () => {

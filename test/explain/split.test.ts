@@ -19,11 +19,14 @@ describe("splitClauses", () => {
   });
 
   it("leaves and/or inside brackets, strings, names, comments and path steps alone", () => {
-    expect(splitClauses('$count(x[a and b]) > 0')).toEqual({ source: "$count(x[a and b]) > 0" });
+    expect(splitClauses("$count(x[a and b]) > 0")).toEqual({ source: "$count(x[a and b]) > 0" });
     expect(splitClauses('name = "cats and dogs"')).toEqual({ source: 'name = "cats and dogs"' });
     expect(splitClauses("`rock and roll` = 1 /* or not */")).toEqual({ source: "`rock and roll` = 1 /* or not */" });
     expect(splitClauses("fields.or = 1")).toEqual({ source: "fields.or = 1" });
-    expect(splitClauses("order = 1 and android")).toMatchObject({ op: "and", parts: [{ source: "order = 1" }, { source: "android" }] });
+    expect(splitClauses("order = 1 and android")).toMatchObject({
+      op: "and",
+      parts: [{ source: "order = 1" }, { source: "android" }],
+    });
   });
 
   it("strips parentheses around the whole expression, not around its parts", () => {
@@ -38,9 +41,19 @@ describe("splitClauses", () => {
 
 describe("explainWhen", () => {
   it("evaluates the whole and each clause in the same context, and names the deciding ones", async () => {
-    const c = compileJsonata("fields.amount < 100 and (fields.currency = 'EUR' or $daysSince(instance.started_time) > 30)", at, "when");
+    const c = compileJsonata(
+      "fields.amount < 100 and (fields.currency = 'EUR' or $daysSince(instance.started_time) > 30)",
+      at,
+      "when",
+    );
     if (!c.ok) throw new Error(c.diagnostic.message);
-    const ctx = { instance: { started_time: "2025-01-01T00:00:00Z" }, fields: { amount: 250, currency: "USD" }, snapshot: undefined, tags: [], now: "2025-01-11T00:00:00Z" };
+    const ctx = {
+      instance: { started_time: "2025-01-01T00:00:00Z" },
+      fields: { amount: 250, currency: "USD" },
+      snapshot: undefined,
+      tags: [],
+      now: "2025-01-11T00:00:00Z",
+    };
     const e = await explainWhen(c.expr, ctx, planBindings(new Date("2025-01-11T00:00:00Z")));
     expect(e).toEqual({
       source: c.expr.source,
@@ -71,7 +84,11 @@ describe("explainWhen", () => {
   it("a clause that reads a missing field yields no value, and an error is shown on the clause", async () => {
     const c = compileJsonata("fields.amount < 100 or $number(fields.note) > 1", at, "when");
     if (!c.ok) throw new Error(c.diagnostic.message);
-    const e = await explainWhen(c.expr, { instance: {}, fields: { note: "abc" }, snapshot: undefined, tags: [], now: "" }, planBindings(new Date()));
+    const e = await explainWhen(
+      c.expr,
+      { instance: {}, fields: { note: "abc" }, snapshot: undefined, tags: [], now: "" },
+      planBindings(new Date()),
+    );
     expect(e.parts?.[0]).toEqual({ source: "fields.amount < 100", holds: false });
     expect(e.parts?.[1]?.error).toMatch(/Unable to cast value to a number/);
     expect(e.error).toBeDefined();

@@ -67,13 +67,16 @@ function start(): Contender {
   return {
     child,
     lines,
-    next: () => (queue.length > 0 ? Promise.resolve(queue.shift() as string) : new Promise((resolve) => waiting.push(resolve))),
+    next: () =>
+      queue.length > 0 ? Promise.resolve(queue.shift() as string) : new Promise((resolve) => waiting.push(resolve)),
   };
 }
 
 /** The pid of a process that ran on this host and is gone. */
 function deadPid(): number {
-  return Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout);
+  return Number(
+    spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout,
+  );
 }
 
 const contenders: Contender[] = [];
@@ -96,18 +99,40 @@ describe("the lock, raced for by many processes", () => {
       const file = join(dir, `round-${round}.lock`);
       const stale = [
         // a run killed on this host
-        { pid: dead[0], host: hostname(), started_at: new Date(now).toISOString(), applying: "killed", token: `dead${round}` },
+        {
+          pid: dead[0],
+          host: hostname(),
+          started_at: new Date(now).toISOString(),
+          applying: "killed",
+          token: `dead${round}`,
+        },
         // an older flowrules' state lock: no token, `since`
         { pid: dead[1], host: hostname(), since: new Date(now - 60_000).toISOString() },
         // another host, heartbeat stopped long ago
-        { pid: 4242, host: "elsewhere.example", started_at: new Date(now - 7_200_000).toISOString(), heartbeat_at: new Date(now - 3_600_000).toISOString(), applying: "x", token: `far${round}` },
+        {
+          pid: 4242,
+          host: "elsewhere.example",
+          started_at: new Date(now - 7_200_000).toISOString(),
+          heartbeat_at: new Date(now - 3_600_000).toISOString(),
+          applying: "x",
+          token: `far${round}`,
+        },
       ][round % 3];
       const text = `${JSON.stringify(stale)}\n`;
       writeFileSync(file, text);
       if (round % 4 === 3) {
         // a contender of an earlier race killed while holding its claim on this very lock
         const claim = `${file}.claim.${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
-        writeFileSync(claim, JSON.stringify({ pid: dead[2], host: hostname(), started_at: new Date(now).toISOString(), applying: "race", token: `claim${round}` }));
+        writeFileSync(
+          claim,
+          JSON.stringify({
+            pid: dead[2],
+            host: hostname(),
+            started_at: new Date(now).toISOString(),
+            applying: "race",
+            token: `claim${round}`,
+          }),
+        );
       }
       const at = Date.now() + 40;
       for (const c of contenders) c.child.stdin.write(`go ${file} ${at}\n`);
@@ -115,7 +140,10 @@ describe("the lock, raced for by many processes", () => {
       const won = results.filter((r) => r.startsWith("won "));
       expect(won, `round ${round}: ${results.join(" | ")}`).toHaveLength(1);
       // (the winner may be one that found the path free after another removed the stale lock and lost the race)
-      for (const r of results.filter((x) => !x.startsWith("won "))) expect(r, `round ${round}`).toMatch(/^lost LockHeldError another apply holds the lock .*: pid \d+ on .*, applying race/);
+      for (const r of results.filter((x) => !x.startsWith("won ")))
+        expect(r, `round ${round}`).toMatch(
+          /^lost LockHeldError another apply holds the lock .*: pid \d+ on .*, applying race/,
+        );
       // the file is the winner's, and nothing else is left beside it (no claim, no temporary file)
       const token = won[0]?.split(" ")[1];
       expect((JSON.parse(readFileSync(file, "utf8")) as { token: string }).token).toBe(token);

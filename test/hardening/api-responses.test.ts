@@ -9,7 +9,17 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient, FlowrulesApiError, type ApiClient } from "../../src/api/index.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { ABORT_RULES, captureIO, changeKey, effectiveMutations, makePlan, MIXED_RULES, runApply, stateHolds, tempDir } from "../apply/helpers.js";
+import {
+  ABORT_RULES,
+  captureIO,
+  changeKey,
+  effectiveMutations,
+  makePlan,
+  MIXED_RULES,
+  runApply,
+  stateHolds,
+  tempDir,
+} from "../apply/helpers.js";
 import { startHostileProxy, type Answer, type Exchange, type HostileProxy, type Hostility } from "./hostile-proxy.js";
 
 let sb: RunningSandbox | undefined;
@@ -30,9 +40,18 @@ async function setUp(instances = 120, seed = 9): Promise<{ sb: RunningSandbox; p
 /** The sandbox seen through the proxy: plans and applies go to the proxy's base URL. */
 const via = (s: RunningSandbox, p: HostileProxy): RunningSandbox => ({ ...s, baseUrl: p.baseUrl });
 
-const HTML = '<!DOCTYPE html><html><head><title>Sign in to the guest network</title></head><body><form action="/login">…</form></body></html>';
-const html = (status = 200): Answer => ({ status, headers: { "content-type": "text/html; charset=utf-8" }, body: HTML });
-const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Answer => ({ status, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+const HTML =
+  '<!DOCTYPE html><html><head><title>Sign in to the guest network</title></head><body><form action="/login">…</form></body></html>';
+const html = (status = 200): Answer => ({
+  status,
+  headers: { "content-type": "text/html; charset=utf-8" },
+  body: HTML,
+});
+const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Answer => ({
+  status,
+  headers: { "content-type": "application/json", ...headers },
+  body: JSON.stringify(body),
+});
 
 interface JournalLine {
   event: string;
@@ -41,7 +60,10 @@ interface JournalLine {
   outcome_unknown?: boolean;
 }
 async function journal(file: string): Promise<JournalLine[]> {
-  return (await readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as JournalLine);
+  return (await readFile(file, "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as JournalLine);
 }
 
 // ---- the client on its own ---------------------------------------------------------------------------------------
@@ -58,10 +80,28 @@ const VALID: Record<string, unknown> = {
 type Call = { name: string; shape: keyof typeof VALID; run: (c: ApiClient) => Promise<unknown> };
 const CALLS: Call[] = [
   { name: "listing workflows", shape: "workflows", run: (c) => c.listWorkflows() },
-  { name: "listing instances of workflow 1042, page 1", shape: "page", run: async (c) => { for await (const p of c.instancePages(1042)) return p; return undefined; } },
+  {
+    name: "listing instances of workflow 1042, page 1",
+    shape: "page",
+    run: async (c) => {
+      for await (const p of c.instancePages(1042)) return p;
+      return undefined;
+    },
+  },
   { name: "reading instance 1", shape: "record", run: (c) => c.getInstance(1) },
-  { name: "listing values of field 50222 (step 20111, workflow 1042), page 1", shape: "fields", run: async (c) => { for await (const p of c.formFieldPages(1042, 20111, 50222)) return p; return undefined; } },
-  { name: "completing step 20111 of instance 1", shape: "record", run: (c) => c.completeStep(1, { step_id: 20111, actions: [] }) },
+  {
+    name: "listing values of field 50222 (step 20111, workflow 1042), page 1",
+    shape: "fields",
+    run: async (c) => {
+      for await (const p of c.formFieldPages(1042, 20111, 50222)) return p;
+      return undefined;
+    },
+  },
+  {
+    name: "completing step 20111 of instance 1",
+    shape: "record",
+    run: (c) => c.completeStep(1, { step_id: 20111, actions: [] }),
+  },
   { name: "aborting 1 instance", shape: "abort", run: (c) => c.bulkAbort([1]) },
 ];
 
@@ -90,18 +130,47 @@ describe("hostile API responses: the client", () => {
     const p = proxy;
     // 429s are retried on time, not attempts: a small retry budget makes an endless 429 end at once. A fresh client
     // per answer: a 429 pauses the whole client, and the property is about one answer at a time
-    const newClient = () => createClient({ baseUrl: p.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, maxAttempts: 2, maxRetryTimeMs: 100, retryBaseMs: 1, retryMaxDelayMs: 5, timeoutMs: 3000 });
+    const newClient = () =>
+      createClient({
+        baseUrl: p.baseUrl,
+        apiKey: "sandbox-admin",
+        rateLimitPerMin: 0,
+        maxAttempts: 2,
+        maxRetryTimeMs: 100,
+        retryBaseMs: 1,
+        retryMaxDelayMs: 5,
+        timeoutMs: 3000,
+      });
     let client = newClient();
     const body = fc.oneof(
-      fc.record({ pick: fc.nat(), replacement: fc.jsonValue({ maxDepth: 2 }), remove: fc.boolean() }).map((m) => ({ kind: "mutated" as const, ...m })),
+      fc
+        .record({ pick: fc.nat(), replacement: fc.jsonValue({ maxDepth: 2 }), remove: fc.boolean() })
+        .map((m) => ({ kind: "mutated" as const, ...m })),
       fc.jsonValue({ maxDepth: 3 }).map((v) => ({ kind: "json" as const, text: JSON.stringify(v) })),
       fc.nat().map((cut) => ({ kind: "truncated" as const, cut })),
-      fc.constantFrom(HTML, "", "OK", "null", "<?xml version='1.0'?><error/>", "\u0000\u00ff\ufffd", "{\"detail\": \"Internal error\"").map((text) => ({ kind: "text" as const, text })),
+      fc
+        .constantFrom(
+          HTML,
+          "",
+          "OK",
+          "null",
+          "<?xml version='1.0'?><error/>",
+          "\u0000\u00ff\ufffd",
+          '{"detail": "Internal error"',
+        )
+        .map((text) => ({ kind: "text" as const, text })),
     );
     const answer = fc.record({
       call: fc.nat(CALLS.length - 1),
       status: fc.constantFrom(200, 200, 200, 201, 204, 301, 400, 401, 403, 404, 429, 500, 502, 503, 504),
-      type: fc.constantFrom("application/json", "application/json; version=v1", "text/html; charset=utf-8", "text/plain", "application/problem+json", ""),
+      type: fc.constantFrom(
+        "application/json",
+        "application/json; version=v1",
+        "text/html; charset=utf-8",
+        "text/plain",
+        "application/problem+json",
+        "",
+      ),
       body,
       cut: fc.constantFrom("none", "none", "none", "truncate", "destroy"),
     });
@@ -111,16 +180,26 @@ describe("hostile API responses: the client", () => {
           const call = CALLS[a.call] as Call;
           const valid = VALID[call.shape];
           const text =
-            a.body.kind === "mutated" ? JSON.stringify(mutated(valid, a.body.pick, a.body.replacement, a.body.remove))
-            : a.body.kind === "truncated" ? JSON.stringify(valid).slice(0, a.body.cut % JSON.stringify(valid).length)
-            : a.body.text;
+            a.body.kind === "mutated"
+              ? JSON.stringify(mutated(valid, a.body.pick, a.body.replacement, a.body.remove))
+              : a.body.kind === "truncated"
+                ? JSON.stringify(valid).slice(0, a.body.cut % JSON.stringify(valid).length)
+                : a.body.text;
           const headers: Record<string, string> = a.type ? { "content-type": a.type } : {};
           if (a.status === 429) headers["retry-after"] = "0";
-          const hostility: Hostility = { forward: false, answer: { status: a.status, headers, body: text }, truncate: a.cut === "truncate", destroy: a.cut === "destroy" };
+          const hostility: Hostility = {
+            forward: false,
+            answer: { status: a.status, headers, body: text },
+            truncate: a.cut === "truncate",
+            destroy: a.cut === "destroy",
+          };
           p.setRule(() => hostility);
           await client.close();
           client = newClient();
-          const outcome = await call.run(client).then((value) => ({ value }), (error: unknown) => ({ error }));
+          const outcome = await call.run(client).then(
+            (value) => ({ value }),
+            (error: unknown) => ({ error }),
+          );
           if ("value" in outcome) {
             // only a complete 2xx JSON answer can be taken as data
             expect(a.cut).toBe("none");
@@ -144,12 +223,26 @@ describe("hostile API responses: the client", () => {
 
   it("a 429 that asks to come back tomorrow fails the call, and the next ones at once, instead of holding them for a day", async () => {
     ({ proxy } = await setUp(20));
-    proxy.setRule(() => ({ forward: false, answer: json({ detail: "daily quota exhausted" }, 429, { "retry-after": "86400" }) }));
-    const client = createClient({ baseUrl: proxy.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, maxRetryTimeMs: 5_000 });
+    proxy.setRule(() => ({
+      forward: false,
+      answer: json({ detail: "daily quota exhausted" }, 429, { "retry-after": "86400" }),
+    }));
+    const client = createClient({
+      baseUrl: proxy.baseUrl,
+      apiKey: "sandbox-admin",
+      rateLimitPerMin: 0,
+      maxRetryTimeMs: 5_000,
+    });
     try {
-      await expect(client.listWorkflows()).rejects.toThrow(/^listing workflows: 429 Too Many Requests: daily quota exhausted/);
-      await expect(client.getInstance(1)).rejects.toThrow(/not sent: the service asked to wait 86400 s \(Retry-After\), longer than the retry budget of 5 s/);
-      await expect(client.completeStep(1, { step_id: 20111 })).rejects.toThrow(/^completing step 20111 of instance 1: 429 .*not sent/);
+      await expect(client.listWorkflows()).rejects.toThrow(
+        /^listing workflows: 429 Too Many Requests: daily quota exhausted/,
+      );
+      await expect(client.getInstance(1)).rejects.toThrow(
+        /not sent: the service asked to wait 86400 s \(Retry-After\), longer than the retry budget of 5 s/,
+      );
+      await expect(client.completeStep(1, { step_id: 20111 })).rejects.toThrow(
+        /^completing step 20111 of instance 1: 429 .*not sent/,
+      );
       expect(proxy.seen).toHaveLength(1);
     } finally {
       await client.close();
@@ -162,9 +255,25 @@ describe("hostile API responses: the client", () => {
     p.setRule((ex) => {
       const n = Number(/cursor=(\d+)/.exec(ex.query)?.[1] ?? /page=(\d+)/.exec(ex.query)?.[1] ?? 1);
       if (ex.path.startsWith("/v2/")) {
-        return { forward: false, answer: json({ count: 2, next: `${p.baseUrl}${ex.path}?cursor=${n + 1}`, previous: null, results: [{ id: n, name: "x", status: "running" }] }) };
+        return {
+          forward: false,
+          answer: json({
+            count: 2,
+            next: `${p.baseUrl}${ex.path}?cursor=${n + 1}`,
+            previous: null,
+            results: [{ id: n, name: "x", status: "running" }],
+          }),
+        };
       }
-      return { forward: false, answer: json({ count: 2, next: `${p.baseUrl}${ex.path}?page=${n + 1}`, previous: null, results: [{ instance_id: n, value: null }] }) };
+      return {
+        forward: false,
+        answer: json({
+          count: 2,
+          next: `${p.baseUrl}${ex.path}?page=${n + 1}`,
+          previous: null,
+          results: [{ instance_id: n, value: null }],
+        }),
+      };
     });
     const client = createClient({ baseUrl: p.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0 });
     const drain = async (pages: AsyncGenerator<unknown>): Promise<number> => {
@@ -173,8 +282,12 @@ describe("hostile API responses: the client", () => {
       return n;
     };
     try {
-      await expect(drain(client.instancePages(1042))).rejects.toThrow(/^listing instances of workflow 1042, page \d+: pagination does not end: \d+ pages fetched for a count of 2/);
-      await expect(drain(client.formFieldPages(1042, 20111, 50222))).rejects.toThrow(/^listing values of field 50222 \(step 20111, workflow 1042\), page \d+: pagination does not end/);
+      await expect(drain(client.instancePages(1042))).rejects.toThrow(
+        /^listing instances of workflow 1042, page \d+: pagination does not end: \d+ pages fetched for a count of 2/,
+      );
+      await expect(drain(client.formFieldPages(1042, 20111, 50222))).rejects.toThrow(
+        /^listing values of field 50222 \(step 20111, workflow 1042\), page \d+: pagination does not end/,
+      );
       // bounded: twice what the count needs, and ten more
       expect(p.seen.length).toBeLessThan(40);
     } finally {
@@ -185,9 +298,16 @@ describe("hostile API responses: the client", () => {
   it("a body larger than 64 MiB is cut off with a clear error instead of exhausting memory", async () => {
     ({ proxy } = await setUp(20));
     proxy.setRule(() => ({ forward: false, hugeBytes: 80 * 1024 * 1024 }));
-    const client = createClient({ baseUrl: proxy.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, maxAttempts: 1 });
+    const client = createClient({
+      baseUrl: proxy.baseUrl,
+      apiKey: "sandbox-admin",
+      rateLimitPerMin: 0,
+      maxAttempts: 1,
+    });
     try {
-      await expect(client.listWorkflows()).rejects.toThrow(/^listing workflows: response body larger than 67108864 bytes/);
+      await expect(client.listWorkflows()).rejects.toThrow(
+        /^listing workflows: response body larger than 67108864 bytes/,
+      );
       await expect(client.bulkAbort([1])).rejects.toThrow(/outcome unknown \(response body larger than 67108864 bytes/);
     } finally {
       await client.close();
@@ -197,7 +317,10 @@ describe("hostile API responses: the client", () => {
 
 // ---- apply against a hostile service ------------------------------------------------------------------------------
 
-const isPost = (path: string) => (ex: Exchange): boolean => ex.method === "POST" && ex.path.endsWith(path);
+const isPost =
+  (path: string) =>
+  (ex: Exchange): boolean =>
+    ex.method === "POST" && ex.path.endsWith(path);
 
 describe("hostile API responses: apply", () => {
   it("a 200 HTML page instead of the step's record (nothing applied): decided by reading, never marked done; exit 1", async () => {
@@ -215,7 +338,12 @@ describe("hostile API responses: apply", () => {
     const lines = await journal(`${file}.journal.jsonl`);
     expect(lines.filter((l) => l.event === "done")).toEqual([]);
     for (const c of plan.changes) {
-      expect(lines.some((l) => l.event === "failed" && l.change === c.id && /answered 200 with an unexpected body/.test(l.reason ?? ""))).toBe(true);
+      expect(
+        lines.some(
+          (l) =>
+            l.event === "failed" && l.change === c.id && /answered 200 with an unexpected body/.test(l.reason ?? ""),
+        ),
+      ).toBe(true);
       expect(stateHolds(s, c)).toBe(false);
     }
     expect(io.out()).toMatch(/Apply incomplete: 0 changes applied, \d+ failed/);
@@ -257,7 +385,8 @@ describe("hostile API responses: apply", () => {
     // the aborts reach the service and take effect; their answers and the list that would check them are garbage
     p.setRule((ex) => {
       if (isPost("/instances/bulk/abort")(ex)) return { answer: () => html(200) };
-      if (ex.method === "GET" && ex.query.includes("aborted_time_after")) return { answer: () => json({ count: "many", results: "none" }) };
+      if (ex.method === "GET" && ex.query.includes("aborted_time_after"))
+        return { answer: () => json({ count: "many", results: "none" }) };
       return {};
     });
     s.clearRequests();
@@ -267,10 +396,14 @@ describe("hostile API responses: apply", () => {
     for (const c of plan.changes) {
       const failed = lines.find((l) => l.event === "failed" && l.change === c.id);
       expect(failed?.outcome_unknown, c.id).toBe(true);
-      expect(failed?.reason).toMatch(/bulk abort outcome unknown \(answered 200 with an unexpected body\) and it could not be checked/);
+      expect(failed?.reason).toMatch(
+        /bulk abort outcome unknown \(answered 200 with an unexpected body\) and it could not be checked/,
+      );
     }
     expect(io.out()).toMatch(/Apply incomplete: 0 changes applied, \d+ failed/);
-    expect(io.out()).toMatch(/could not be checked: listing instances of workflow 1043, page 1: the answer does not match/);
+    expect(io.out()).toMatch(
+      /could not be checked: listing instances of workflow 1043, page 1: the answer does not match/,
+    );
     const aborts = s.requests().filter((r) => r.method === "POST").length;
     expect(aborts).toBe(Math.ceil(plan.changes.length / 4));
 
@@ -290,7 +423,9 @@ describe("hostile API responses: apply", () => {
     const { sb: s, proxy: p } = await setUp();
     const dir = await tempDir();
     const { file, plan } = await makePlan(via(s, p), dir, ABORT_RULES);
-    p.setRule((ex) => (isPost("/instances/bulk/abort")(ex) ? { forward: false, answer: json({ ids: "all of them" }) } : {}));
+    p.setRule((ex) =>
+      isPost("/instances/bulk/abort")(ex) ? { forward: false, answer: json({ ids: "all of them" }) } : {},
+    );
     s.clearRequests();
     const io = captureIO();
     expect(await runApply(via(s, p), dir, { paths: [file], batchSize: 100 }, io)).toBe(1);
@@ -308,7 +443,11 @@ describe("hostile API responses: apply", () => {
     const { sb: s, proxy: p } = await setUp();
     const dir = await tempDir();
     const { file, plan } = await makePlan(via(s, p), dir, MIXED_RULES);
-    p.setRule((ex) => (ex.method === "POST" ? { forward: false, answer: json({ detail: "daily quota exhausted" }, 429, { "retry-after": "86400" }) } : {}));
+    p.setRule((ex) =>
+      ex.method === "POST"
+        ? { forward: false, answer: json({ detail: "daily quota exhausted" }, 429, { "retry-after": "86400" }) }
+        : {},
+    );
     s.clearRequests();
     const io = captureIO();
     expect(await runApply(via(s, p), dir, { paths: [file] }, io)).toBe(1);
@@ -325,12 +464,21 @@ describe("hostile API responses: apply", () => {
     const { sb: s, proxy: p } = await setUp();
     const dir = await tempDir();
     const { file } = await makePlan(via(s, p), dir, MIXED_RULES);
-    for (const hostility of [{ answer: () => html(200) }, { answer: () => json({ count: 1, next: null, previous: null, results: [{ id: "1" }] }) }, { truncate: true }] satisfies Hostility[]) {
+    for (const hostility of [
+      { answer: () => html(200) },
+      { answer: () => json({ count: 1, next: null, previous: null, results: [{ id: "1" }] }) },
+      { truncate: true },
+    ] satisfies Hostility[]) {
       p.setRule((ex) => (ex.method === "GET" && ex.query.includes("last_updated_time_after") ? hostility : {}));
       s.clearRequests();
-      const outcome = await runApply(via(s, p), dir, { paths: [file] }).then((code) => new Error(`exit ${code}`), (e: unknown) => e);
+      const outcome = await runApply(via(s, p), dir, { paths: [file] }).then(
+        (code) => new Error(`exit ${code}`),
+        (e: unknown) => e,
+      );
       expect(outcome).toBeInstanceOf(FlowrulesApiError);
-      expect((outcome as Error).message).toMatch(/^listing instances of workflow \d+, page \d+: .*(not JSON|does not match|closed|attempt)/);
+      expect((outcome as Error).message).toMatch(
+        /^listing instances of workflow \d+, page \d+: .*(not JSON|does not match|closed|attempt)/,
+      );
       expect(s.requests().filter((r) => r.method === "POST")).toEqual([]);
     }
   });
@@ -342,7 +490,8 @@ describe("hostile API responses: apply", () => {
     const victim = plan.changes[0]?.instance_id ?? -1;
     p.setRule((ex) => {
       if (ex.path === `/instances/${victim}/complete_step/`) return { destroy: true };
-      if (ex.method === "GET" && ex.path === `/instances/${victim}/`) return { answer: () => json({ id: victim, active_step_ids: "?" }) };
+      if (ex.method === "GET" && ex.path === `/instances/${victim}/`)
+        return { answer: () => json({ id: victim, active_step_ids: "?" }) };
       return {};
     });
     s.clearRequests();
@@ -356,6 +505,8 @@ describe("hostile API responses: apply", () => {
     // the next run, with the service readable again, decides it by reading: applied once
     p.setRule(() => ({}));
     expect(await runApply(via(s, p), dir, { paths: [file] })).toBe(2);
-    expect(effectiveMutations(s).get(changeKey(plan.changes[0] as { kind: string; instance_id: number; step_id?: number }))).toBe(1);
+    expect(
+      effectiveMutations(s).get(changeKey(plan.changes[0] as { kind: string; instance_id: number; step_id?: number })),
+    ).toBe(1);
   });
 });

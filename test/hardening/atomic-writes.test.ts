@@ -73,7 +73,9 @@ describe("a journal that cannot be written", () => {
     sb.clearRequests();
     const r = await runLimited(["apply", file]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/flowrules: cannot write the journal .*plan\.json\.journal\.jsonl: the file is larger than this process may write \(EFBIG\)/);
+    expect(r.stderr).toMatch(
+      /flowrules: cannot write the journal .*plan\.json\.journal\.jsonl: the file is larger than this process may write \(EFBIG\)/,
+    );
     const journal = await readFile(`${file}.journal.jsonl`, "utf8");
     const intents = journal.split("\n").filter((l) => l.includes('"event":"intent"')).length;
     const sent = sb.requests().filter((q) => q.method === "POST");
@@ -87,7 +89,9 @@ describe("writeFileAtomic", () => {
     await writeFileAtomic(file, "one");
     await writeFileAtomic(file, "two");
     expect(await readFile(file, "utf8")).toBe("two");
-    await expect(writeFileAtomic(join(dir, "no-such-dir", "x.txt"), "x")).rejects.toThrow(/^cannot write .*no-such-dir\/x\.txt: its folder does not exist \(ENOENT\)$/);
+    await expect(writeFileAtomic(join(dir, "no-such-dir", "x.txt"), "x")).rejects.toThrow(
+      /^cannot write .*no-such-dir\/x\.txt: its folder does not exist \(ENOENT\)$/,
+    );
     expect(await strays(dir)).toEqual([]);
   });
 });

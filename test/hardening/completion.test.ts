@@ -10,7 +10,14 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { needs } from "../helpers/programs.js";
-import { bashComplete, completionScript, fishComplete, flowrulesBin, shellEnv, zshCompleter } from "../helpers/shells.js";
+import {
+  bashComplete,
+  completionScript,
+  fishComplete,
+  flowrulesBin,
+  shellEnv,
+  zshCompleter,
+} from "../helpers/shells.js";
 import { tempDir } from "../helpers/temp.js";
 
 const zsh = needs("completion", ["zsh"]);
@@ -39,7 +46,9 @@ beforeAll(async () => {
   const profiles = ["safe-one", ...hostile("p")].map((n) => `  ${JSON.stringify(n)}: {}`).join("\n");
   await writeFile(join(dir, "flowrules.config.yaml"), `profiles:\n${profiles}\n`);
   await mkdir(join(dir, "rules"));
-  const rules = ["safe-rule", ...hostile("r")].map((n) => `  - { name: ${JSON.stringify(n)}, workflow: 1042, actions: [abort] }`).join("\n");
+  const rules = ["safe-rule", ...hostile("r")]
+    .map((n) => `  - { name: ${JSON.stringify(n)}, workflow: 1042, actions: [abort] }`)
+    .join("\n");
   await writeFile(join(dir, "rules", "r.yaml"), `version: 1\nrules:\n${rules}\n`);
   for (const f of [...HOSTILE_FILES, "safe-file.json"]) await writeFile(join(dir, f), "{}\n");
 });
@@ -89,7 +98,12 @@ describe("completion over hostile names runs nothing", () => {
 
   fish.it("fish: complete -C on profile, rule and file names runs none of them", async () => {
     const file = await completionScript("fish", dir);
-    const [profiles, rules, files] = await fishComplete(file, ["flowrules plan --profile ", "flowrules plan --rule ", "flowrules plan --out "], dir, env);
+    const [profiles, rules, files] = await fishComplete(
+      file,
+      ["flowrules plan --profile ", "flowrules plan --rule ", "flowrules plan --out "],
+      dir,
+      env,
+    );
     expect(await pwned()).toEqual([]);
     expect(profiles).toEqual(["safe-one"]);
     expect(rules).toEqual(["safe-rule"]);

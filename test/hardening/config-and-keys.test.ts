@@ -17,7 +17,8 @@ let sb: RunningSandbox;
 let dir: string;
 
 /** The profile names the sandbox as its service; its key lives in K1. */
-const config = (baseUrl: string): string => `default_profile: prod\nprofiles:\n  prod:\n    base_url: ${baseUrl}\n    api_key_env: K1\n    rate_limit: 0\n`;
+const config = (baseUrl: string): string =>
+  `default_profile: prod\nprofiles:\n  prod:\n    base_url: ${baseUrl}\n    api_key_env: K1\n    rate_limit: 0\n`;
 
 beforeAll(async () => {
   sb = closeAfterAll(await startSandbox({ port: 0, instances: 20, seed: 35 }));
@@ -31,7 +32,13 @@ beforeAll(async () => {
 const ids = (r: CliResult): number[] => (JSON.parse(r.stdout) as Array<{ id: number }>).map((w) => w.id).sort();
 
 /** One line on stderr, exit 1, nothing on stdout, no request reached the sandbox, and the key nowhere. */
-async function refused(args: string[], env: Record<string, string>, cwd: string, message: RegExp, secret?: string): Promise<void> {
+async function refused(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  message: RegExp,
+  secret?: string,
+): Promise<void> {
   const before = sb.requests().length;
   const r = await runCli(args, env, { cwd });
   expect(r.code, r.stderr).toBe(1);
@@ -44,7 +51,11 @@ async function refused(args: string[], env: Record<string, string>, cwd: string,
 
 describe("where the key comes from and where it goes", () => {
   it("FLOWRULES_API_KEY wins over the profile's api_key_env", async () => {
-    const r = await runCli(["workflows", "--format", "json"], { K1: "sandbox-admin", FLOWRULES_API_KEY: "sandbox-lead" }, { cwd: dir });
+    const r = await runCli(
+      ["workflows", "--format", "json"],
+      { K1: "sandbox-admin", FLOWRULES_API_KEY: "sandbox-lead" },
+      { cwd: dir },
+    );
     expect(r.code, r.stderr).toBe(0);
     // the lead's key sees two workflows, the administrator's four
     expect(ids(r)).toEqual([1042, 1043]);
@@ -53,16 +64,25 @@ describe("where the key comes from and where it goes", () => {
   it("a profile's key is never sent to a URL the profile did not name: one line before any request", async () => {
     const elsewhere = join(dir, "elsewhere");
     const secret = "sandbox-admin";
-    const why = /^flowrules: (--base-url|FLOWRULES_BASE_URL) http:\/\/127\.0\.0\.1:\d+\/api: profile prod names http:\/\/127\.0\.0\.1:9\/api, and its key \(K1, its api_key_env\) goes to no other service; set FLOWRULES_API_KEY /;
+    const why =
+      /^flowrules: (--base-url|FLOWRULES_BASE_URL) http:\/\/127\.0\.0\.1:\d+\/api: profile prod names http:\/\/127\.0\.0\.1:9\/api, and its key \(K1, its api_key_env\) goes to no other service; set FLOWRULES_API_KEY /;
     await refused(["workflows", "--base-url", sb.baseUrl], { K1: secret }, elsewhere, why, secret);
     await refused(["plan", "--base-url", sb.baseUrl], { K1: secret }, elsewhere, why, secret);
     await refused(["workflows"], { K1: secret, FLOWRULES_BASE_URL: sb.baseUrl }, elsewhere, why, secret);
     // with the key for that URL in FLOWRULES_API_KEY the run goes ahead, with that key
-    const r = await runCli(["workflows", "--format", "json", "--base-url", sb.baseUrl], { K1: secret, FLOWRULES_API_KEY: "sandbox-lead" }, { cwd: elsewhere });
+    const r = await runCli(
+      ["workflows", "--format", "json", "--base-url", sb.baseUrl],
+      { K1: secret, FLOWRULES_API_KEY: "sandbox-lead" },
+      { cwd: elsewhere },
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(ids(r)).toEqual([1042, 1043]);
     // the profile's own URL given as a flag (with or without the trailing slash) keeps the profile's key
-    const own = await runCli(["workflows", "--format", "json", "--base-url", `${sb.baseUrl.replace(/\/$/, "")}/`], { K1: secret }, { cwd: dir });
+    const own = await runCli(
+      ["workflows", "--format", "json", "--base-url", `${sb.baseUrl.replace(/\/$/, "")}/`],
+      { K1: secret },
+      { cwd: dir },
+    );
     expect(own.code, own.stderr).toBe(0);
     expect(ids(own)).toEqual([1042, 1043, 1044, 1045]);
   });
@@ -70,12 +90,25 @@ describe("where the key comes from and where it goes", () => {
   it("a user name and password written into a service URL are refused and never echoed, in every message that names the URL", async () => {
     const withUser = sb.baseUrl.replace("http://", "http://bob:hunter2@");
     const elsewhere = join(dir, "elsewhere");
-    const masked = /^flowrules: (--base-url|FLOWRULES_BASE_URL) http:\/\/\*\*\*@127\.0\.0\.1:\d+\/api\/?: a service URL must not carry a user name or password; the API key goes in FLOWRULES_API_KEY or a profile's api_key_env$/;
+    const masked =
+      /^flowrules: (--base-url|FLOWRULES_BASE_URL) http:\/\/\*\*\*@127\.0\.0\.1:\d+\/api\/?: a service URL must not carry a user name or password; the API key goes in FLOWRULES_API_KEY or a profile's api_key_env$/;
     await refused(["workflows", "--base-url", withUser], { FLOWRULES_API_KEY: "sandbox-lead" }, dir, masked, "hunter2");
     await refused(["plan", "--base-url", withUser], { K1: "sandbox-admin" }, elsewhere, masked, "hunter2");
-    await refused(["workflows"], { FLOWRULES_API_KEY: "sandbox-lead", FLOWRULES_BASE_URL: withUser }, dir, masked, "bob");
+    await refused(
+      ["workflows"],
+      { FLOWRULES_API_KEY: "sandbox-lead", FLOWRULES_BASE_URL: withUser },
+      dir,
+      masked,
+      "bob",
+    );
     // not a URL at all, but still written with a password: shown without it
-    await refused(["workflows", "--base-url", "ftp://bob:hunter2@host/x"], { FLOWRULES_API_KEY: "sandbox-lead" }, dir, /^flowrules: --base-url is not an http\(s\) URL: "ftp:\/\/\*\*\*@host\/x"$/, "hunter2");
+    await refused(
+      ["workflows", "--base-url", "ftp://bob:hunter2@host/x"],
+      { FLOWRULES_API_KEY: "sandbox-lead" },
+      dir,
+      /^flowrules: --base-url is not an http\(s\) URL: "ftp:\/\/\*\*\*@host\/x"$/,
+      "hunter2",
+    );
     // flowrules config names the problem the same way
     const r = await runCli(["config", "--base-url", withUser], { FLOWRULES_API_KEY: "sandbox-lead" }, { cwd: dir });
     expect(r.stdout + r.stderr).not.toContain("hunter2");
@@ -88,11 +121,21 @@ describe("where the key comes from and where it goes", () => {
     expect(fromProfile.stderr).toMatch(/the API key in K1 \(profile prod's api_key_env\)/);
     expect(fromProfile.stderr).toMatch(/401/);
     expect(fromProfile.stderr).not.toMatch(/FLOWRULES_API_KEY/);
-    const fromEnv = await runCli(["workflows"], { K1: "sandbox-admin", FLOWRULES_API_KEY: "wrong-key-0123" }, { cwd: dir });
+    const fromEnv = await runCli(
+      ["workflows"],
+      { K1: "sandbox-admin", FLOWRULES_API_KEY: "wrong-key-0123" },
+      { cwd: dir },
+    );
     expect(fromEnv.code).toBe(1);
     expect(fromEnv.stderr).toMatch(/the API key in FLOWRULES_API_KEY/);
     expect(fromEnv.stderr).not.toMatch(/K1/);
-    await refused(["workflows"], { K1: "sandbox admin" }, dir, /^flowrules: the API key in K1 \(profile prod's api_key_env\) holds a space at position 8 of 13/, "sandbox");
+    await refused(
+      ["workflows"],
+      { K1: "sandbox admin" },
+      dir,
+      /^flowrules: the API key in K1 \(profile prod's api_key_env\) holds a space at position 8 of 13/,
+      "sandbox",
+    );
   });
 });
 
@@ -117,10 +160,20 @@ describe("a hostile or unlucky config file is one located line", () => {
 
   it("api_key_env naming a variable that holds no secret is refused where it is written", async () => {
     for (const name of ["PATH", "HOME", "USER", "PWD", "LANG", "Path"]) {
-      const d = await withConfig(`harmless-${name}`, `profiles:\n  prod:\n    base_url: ${sb.baseUrl}\n    api_key_env: ${name}\n`);
-      expect(loaderSays({ profile: "prod" }, d)).toMatch(new RegExp(`^flowrules\\.config\\.yaml:4:18: profiles\\.prod\\.api_key_env: ${name} holds no secret`));
+      const d = await withConfig(
+        `harmless-${name}`,
+        `profiles:\n  prod:\n    base_url: ${sb.baseUrl}\n    api_key_env: ${name}\n`,
+      );
+      expect(loaderSays({ profile: "prod" }, d)).toMatch(
+        new RegExp(`^flowrules\\.config\\.yaml:4:18: profiles\\.prod\\.api_key_env: ${name} holds no secret`),
+      );
     }
-    await refused(["workflows", "--profile", "prod"], {}, join(dir, "harmless-PATH"), /^flowrules: flowrules\.config\.yaml:4:18: profiles\.prod\.api_key_env: PATH holds no secret/);
+    await refused(
+      ["workflows", "--profile", "prod"],
+      {},
+      join(dir, "harmless-PATH"),
+      /^flowrules: flowrules\.config\.yaml:4:18: profiles\.prod\.api_key_env: PATH holds no secret/,
+    );
   });
 
   it("a device, a FIFO, a folder or more than 1 MiB is refused without reading it", async () => {
@@ -134,29 +187,79 @@ describe("a hostile or unlucky config file is one located line", () => {
       [dir, "a folder, not a regular file"],
       [big, "larger than 1 MiB, the most it may hold"],
     ];
-    for (const [file, why] of cases) expect(loaderSays({ config: file }, dir).endsWith(`: cannot read the config file (${why})`), file).toBe(true);
-    await refused(["plan", "--config", "/dev/zero"], { FLOWRULES_API_KEY: "sandbox-admin" }, dir, /^flowrules: \/dev\/zero: cannot read the config file \(a character device/);
+    for (const [file, why] of cases)
+      expect(loaderSays({ config: file }, dir).endsWith(`: cannot read the config file (${why})`), file).toBe(true);
+    await refused(
+      ["plan", "--config", "/dev/zero"],
+      { FLOWRULES_API_KEY: "sandbox-admin" },
+      dir,
+      /^flowrules: \/dev\/zero: cannot read the config file \(a character device/,
+    );
     // completion says nothing and returns at once
     for (const file of ["/dev/zero", fifo]) {
-      expect(await runCli(["__complete", "profiles", "--", "plan", "--config", file], {}, { cwd: dir })).toEqual({ code: 0, stdout: "", stderr: "" });
+      expect(await runCli(["__complete", "profiles", "--", "plan", "--config", file], {}, { cwd: dir })).toEqual({
+        code: 0,
+        stdout: "",
+        stderr: "",
+      });
     }
   });
 
   it("an alias bomb, a misspelt key and a bad profile name are located lines, never an internal error", async () => {
     const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];
-    for (const [i, c] of ["b", "c", "d", "e", "f", "g", "h"].entries()) bomb.push(`${c}: &${c} [${Array(9).fill(`*${String.fromCharCode(97 + i)}`).join(", ")}]`);
+    for (const [i, c] of ["b", "c", "d", "e", "f", "g", "h"].entries())
+      bomb.push(
+        `${c}: &${c} [${Array(9)
+          .fill(`*${String.fromCharCode(97 + i)}`)
+          .join(", ")}]`,
+      );
     const cases: Array<[string, string, RegExp]> = [
-      ["bomb", `${bomb.join("\n")}\nprofiles: {}\n`, /^flowrules\.config\.yaml:2:\d+: YAML aliases \(\*name\) expand too far/],
-      ["profile-key", "profiles:\n  prod:\n    bse_url: http://127.0.0.1:9/api\n", /^flowrules\.config\.yaml:3:5: profiles\.prod\.bse_url: unknown key; did you mean "base_url"\?/],
-      ["top-key", "default_profle: prod\nprofiles:\n  prod: {}\n", /^flowrules\.config\.yaml:1:1: default_profle: unknown key; did you mean "default_profile"\?/],
-      ["top-missing", "profils:\n  prod: {}\n", /^flowrules\.config\.yaml:1:1: profils: unknown key; did you mean "profiles"\?/],
-      ["name", 'profiles:\n  "prod env": {}\n', /^flowrules\.config\.yaml:2:3: profile name "prod env": a profile name is letters, digits/],
+      [
+        "bomb",
+        `${bomb.join("\n")}\nprofiles: {}\n`,
+        /^flowrules\.config\.yaml:2:\d+: YAML aliases \(\*name\) expand too far/,
+      ],
+      [
+        "profile-key",
+        "profiles:\n  prod:\n    bse_url: http://127.0.0.1:9/api\n",
+        /^flowrules\.config\.yaml:3:5: profiles\.prod\.bse_url: unknown key; did you mean "base_url"\?/,
+      ],
+      [
+        "top-key",
+        "default_profle: prod\nprofiles:\n  prod: {}\n",
+        /^flowrules\.config\.yaml:1:1: default_profle: unknown key; did you mean "default_profile"\?/,
+      ],
+      [
+        "top-missing",
+        "profils:\n  prod: {}\n",
+        /^flowrules\.config\.yaml:1:1: profils: unknown key; did you mean "profiles"\?/,
+      ],
+      [
+        "name",
+        'profiles:\n  "prod env": {}\n',
+        /^flowrules\.config\.yaml:2:3: profile name "prod env": a profile name is letters, digits/,
+      ],
       ["twice", "profiles:\n  prod: {}\n  prod: {}\n", /^flowrules\.config\.yaml:3:3: profiles\.prod: written twice/],
-      ["escape", 'profiles:\n  prod:\n    "\\e[2Kx\\ny": 1\n', /^flowrules\.config\.yaml:3:5: profiles\.prod\."\\u001b\[2Kx\\ny": unknown key/],
+      [
+        "escape",
+        'profiles:\n  prod:\n    "\\e[2Kx\\ny": 1\n',
+        /^flowrules\.config\.yaml:3:5: profiles\.prod\."\\u001b\[2Kx\\ny": unknown key/,
+      ],
     ];
-    for (const [name, text, message] of cases) expect(loaderSays({}, await withConfig(name, text)), name).toMatch(message);
+    for (const [name, text, message] of cases)
+      expect(loaderSays({}, await withConfig(name, text)), name).toMatch(message);
     // through the CLI: one line, for plan as for validate (which once called it an internal error)
-    await refused(["plan"], { FLOWRULES_API_KEY: "sandbox-admin" }, join(dir, "bomb"), /^flowrules: flowrules\.config\.yaml:2:\d+: YAML aliases/);
-    await refused(["validate", "none.yaml"], {}, join(dir, "profile-key"), /^flowrules: flowrules\.config\.yaml:3:5: profiles\.prod\.bse_url: unknown key; did you mean/);
+    await refused(
+      ["plan"],
+      { FLOWRULES_API_KEY: "sandbox-admin" },
+      join(dir, "bomb"),
+      /^flowrules: flowrules\.config\.yaml:2:\d+: YAML aliases/,
+    );
+    await refused(
+      ["validate", "none.yaml"],
+      {},
+      join(dir, "profile-key"),
+      /^flowrules: flowrules\.config\.yaml:3:5: profiles\.prod\.bse_url: unknown key; did you mean/,
+    );
   });
 });

@@ -54,13 +54,19 @@ async function configMapVolume(dir: string, files: Record<string, string>): Prom
 }
 
 function mkfifo(path: string): Promise<void> {
-  return new Promise((resolve, reject) => spawn("mkfifo", [path]).on("close", (c) => (c === 0 ? resolve() : reject(new Error(`mkfifo ${c}`)))));
+  return new Promise((resolve, reject) =>
+    spawn("mkfifo", [path]).on("close", (c) => (c === 0 ? resolve() : reject(new Error(`mkfifo ${c}`)))),
+  );
 }
 
 let dir: string;
 beforeAll(async () => {
   dir = await tempDir();
-  await configMapVolume(join(dir, "rules"), { "expenses.yaml": EXPENSES, "people.yaml": PEOPLE, "expenses.test.yaml": EXPENSES_TEST });
+  await configMapVolume(join(dir, "rules"), {
+    "expenses.yaml": EXPENSES,
+    "people.yaml": PEOPLE,
+    "expenses.test.yaml": EXPENSES_TEST,
+  });
 });
 
 describe("a folder mounted from a ConfigMap", () => {
@@ -121,7 +127,9 @@ describe("a link that leads outside the folder given", () => {
 
     const v = await runCli(["validate", "pr"], {}, { cwd: dir });
     expect(v.code).toBe(1);
-    expect(v.stdout + v.stderr).toMatch(/pr\/token\.yaml is a symbolic link that leads outside pr \(to .*secrets\/token\.yaml\): not read/);
+    expect(v.stdout + v.stderr).toMatch(
+      /pr\/token\.yaml is a symbolic link that leads outside pr \(to .*secrets\/token\.yaml\): not read/,
+    );
     const t = await runCli(["test", "pr"], {}, { cwd: dir });
     expect(t.code).toBe(1);
     expect(t.stdout + t.stderr).toMatch(/pr\/token\.yaml is a symbolic link that leads outside pr/);
@@ -131,8 +139,21 @@ describe("a link that leads outside the folder given", () => {
 describe("the shipped Kubernetes example", () => {
   it("mounts one ConfigMap per rules folder, each under the one folder the watcher reads", async () => {
     const text = await readFile(join(process.cwd(), "examples", "deploy", "kubernetes", "watch.yaml"), "utf8");
-    const deployment = parseAllDocuments(text).map((d) => d.toJS() as Record<string, unknown>).find((d) => d.kind === "Deployment");
-    const pod = (deployment as { spec: { template: { spec: { containers: Array<{ args: string[]; volumeMounts: Array<{ name: string; mountPath: string }> }>; volumes: Array<{ name: string; configMap?: { name: string } }> } } } }).spec.template.spec;
+    const deployment = parseAllDocuments(text)
+      .map((d) => d.toJS() as Record<string, unknown>)
+      .find((d) => d.kind === "Deployment");
+    const pod = (
+      deployment as {
+        spec: {
+          template: {
+            spec: {
+              containers: Array<{ args: string[]; volumeMounts: Array<{ name: string; mountPath: string }> }>;
+              volumes: Array<{ name: string; configMap?: { name: string } }>;
+            };
+          };
+        };
+      }
+    ).spec.template.spec;
     const container = pod.containers[0]!;
     const rulesPath = container.args[1];
     const fromConfigMaps = pod.volumes.filter((v) => v.configMap).map((v) => v.name);

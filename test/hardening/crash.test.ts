@@ -10,7 +10,16 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { changeKey, effectiveMutations, makePlan, MIXED_RULES, posts, runApply, stateHolds, tempDir } from "../apply/helpers.js";
+import {
+  changeKey,
+  effectiveMutations,
+  makePlan,
+  MIXED_RULES,
+  posts,
+  runApply,
+  stateHolds,
+  tempDir,
+} from "../apply/helpers.js";
 import { CLI, spawnCli, type CliRun } from "../helpers/cli.js";
 import { prng } from "./helpers.js";
 
@@ -58,7 +67,10 @@ function endState(sb: RunningSandbox): unknown[] {
     deadlines: [...i.stepDeadlines.keys()].sort(),
     stage: i.stage,
     // generated date values are relative to each sandbox's start: masked
-    values: JSON.stringify([...i.values.entries()].sort(([a], [b]) => a - b)).replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>"),
+    values: JSON.stringify([...i.values.entries()].sort(([a], [b]) => a - b)).replace(
+      /\d{4}-\d\d-\d\dT[\d:.]+Z/g,
+      "<time>",
+    ),
     touched: i.lastUpdatedTime !== null,
   }));
 }
@@ -121,7 +133,12 @@ describe("kill -9 at ten seeded points", () => {
 
     // no mutation repeated, every change in place, and the same end state as the clean run
     const counts = effectiveMutations(crashed);
-    expect(a.plan.changes.filter((c) => counts.get(changeKey(c)) !== 1).map((c) => `${c.id} × ${counts.get(changeKey(c)) ?? 0}`), kills.join(", ")).toEqual([]);
+    expect(
+      a.plan.changes
+        .filter((c) => counts.get(changeKey(c)) !== 1)
+        .map((c) => `${c.id} × ${counts.get(changeKey(c)) ?? 0}`),
+      kills.join(", "),
+    ).toEqual([]);
     expect([...counts.keys()].sort()).toEqual(a.plan.changes.map(changeKey).sort());
     expect(endState(crashed)).toEqual(endState(clean));
   }, 90_000);
@@ -131,10 +148,19 @@ describe("kill -9 at ten seeded points", () => {
     sandboxes.push(sb);
     const dir = await tempDir();
     const { file, plan } = await makePlan(sb, dir, MIXED_RULES);
-    const env = { PATH: process.env.PATH, FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" };
+    const env = {
+      PATH: process.env.PATH,
+      FLOWRULES_BASE_URL: sb.baseUrl,
+      FLOWRULES_API_KEY: "sandbox-admin",
+      FLOWRULES_RATE_LIMIT: "0",
+    };
 
     // plan | head -c 100: stdout closes after the first chunk
-    const head = spawn(process.execPath, [CLI, "plan", join(dir, "rules.yaml"), "--format", "json"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    const head = spawn(process.execPath, [CLI, "plan", join(dir, "rules.yaml"), "--format", "json"], {
+      cwd: dir,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     children.push(head);
     let stderr = "";
     head.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -145,7 +171,11 @@ describe("kill -9 at ten seeded points", () => {
 
     // an apply whose stdout and stderr both go away at once still applies everything, once, and finishes its journal
     sb.clearRequests();
-    const apply = spawn(process.execPath, [CLI, "apply", file, "--detailed-exitcode"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    const apply = spawn(process.execPath, [CLI, "apply", file, "--detailed-exitcode"], {
+      cwd: dir,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     children.push(apply);
     apply.stdout?.destroy();
     apply.stderr?.destroy();

@@ -12,7 +12,16 @@ import { readFile } from "node:fs/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ClientEvent } from "../../src/api/index.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { captureIO, changeKey, effectiveMutations, makePlan, MIXED_RULES, runApply, stateHolds, tempDir } from "../apply/helpers.js";
+import {
+  captureIO,
+  changeKey,
+  effectiveMutations,
+  makePlan,
+  MIXED_RULES,
+  runApply,
+  stateHolds,
+  tempDir,
+} from "../apply/helpers.js";
 
 let sb: RunningSandbox | undefined;
 afterEach(async () => {
@@ -65,11 +74,16 @@ describe("exactly once under faults", () => {
     const io = captureIO();
     let code: number;
     try {
-      code = await runApply(s, dir, {
-        paths: [file],
-        batchSize: 25,
-        tuning: { maxSendAttempts: 10, client: { maxAttempts: 12, maxRetryTimeMs: 3_600_000, onEvent } },
-      }, io);
+      code = await runApply(
+        s,
+        dir,
+        {
+          paths: [file],
+          batchSize: 25,
+          tuning: { maxSendAttempts: 10, client: { maxAttempts: 12, maxRetryTimeMs: 3_600_000, onEvent } },
+        },
+        io,
+      );
     } finally {
       vi.useRealTimers();
       s.setFaults({ failRate: 0, resetRate: 0, latencyMs: 0, rateLimitPerMin: 0 });
@@ -87,7 +101,9 @@ describe("exactly once under faults", () => {
 
     // exactly once: one effective mutation per planned change, nothing else; and the state shows each of them
     const counts = effectiveMutations(s);
-    const repeated = plan.changes.filter((c) => counts.get(changeKey(c)) !== 1).map((c) => `${c.id}: ${counts.get(changeKey(c)) ?? 0}`);
+    const repeated = plan.changes
+      .filter((c) => counts.get(changeKey(c)) !== 1)
+      .map((c) => `${c.id}: ${counts.get(changeKey(c)) ?? 0}`);
     expect(repeated).toEqual([]);
     expect([...counts.keys()].sort()).toEqual(plan.changes.map(changeKey).sort());
     expect(plan.changes.filter((c) => !stateHolds(s, c)).map((c) => c.id)).toEqual([]);
@@ -96,7 +112,10 @@ describe("exactly once under faults", () => {
     expect(io.out()).toMatch(new RegExp(`Apply complete: ${plan.changes.length} changes applied`));
     expect(io.out()).toMatch(/answered 429/);
     expect(io.out()).toMatch(/with unknown outcome, decided by reading/);
-    const journal = (await readFile(`${file}.journal.jsonl`, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { event: string; change?: string });
+    const journal = (await readFile(`${file}.journal.jsonl`, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { event: string; change?: string });
     const done = journal.filter((l) => l.event === "done").map((l) => l.change);
     expect(new Set(done).size).toBe(plan.changes.length);
     expect(done).toHaveLength(plan.changes.length);

@@ -9,7 +9,10 @@ import { Prng } from "../../src/sandbox/prng.js";
  */
 export function expectLocated(r: LoadResult, text: string, file = "hostile.yaml"): void {
   const lineCount = text.split("\n").length;
-  expect(r.diagnostics.filter((d) => d.code === "internal"), "internal error").toEqual([]);
+  expect(
+    r.diagnostics.filter((d) => d.code === "internal"),
+    "internal error",
+  ).toEqual([]);
   const errors = r.diagnostics.filter((d) => d.severity === "error");
   if (r.ruleSet) expect(errors).toEqual([]);
   else expect(errors.length).toBeGreaterThan(0);

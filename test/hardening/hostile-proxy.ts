@@ -51,7 +51,12 @@ function readAll(req: IncomingMessage): Promise<string> {
   });
 }
 
-async function forwardTo(origin: string, req: IncomingMessage, body: string, keys: Record<string, string>): Promise<Answer> {
+async function forwardTo(
+  origin: string,
+  req: IncomingMessage,
+  body: string,
+  keys: Record<string, string>,
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
     if (typeof v === "string" && !["host", "connection", "content-length", "keep-alive"].includes(k)) headers[k] = v;
@@ -59,7 +64,11 @@ async function forwardTo(origin: string, req: IncomingMessage, body: string, key
   // a key of the test's own stands for a demo key of the sandbox
   const key = /^Api-Key (.+)$/.exec(headers.authorization ?? "")?.[1];
   if (key !== undefined && keys[key] !== undefined) headers.authorization = `Api-Key ${keys[key]}`;
-  const res = await fetch(`${origin}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, ...(body ? { body } : {}) });
+  const res = await fetch(`${origin}${req.url ?? "/"}`, {
+    method: req.method ?? "GET",
+    headers,
+    ...(body ? { body } : {}),
+  });
   const out: Record<string, string> = {};
   for (const k of ["content-type", "retry-after", "date"]) {
     const v = res.headers.get(k);
@@ -73,17 +82,28 @@ function send(res: ServerResponse, a: Answer): void {
   res.end(a.body);
 }
 
-export async function startHostileProxy(sandboxOrigin: string, opts: { keys?: Record<string, string> } = {}): Promise<HostileProxy> {
+export async function startHostileProxy(
+  sandboxOrigin: string,
+  opts: { keys?: Record<string, string> } = {},
+): Promise<HostileProxy> {
   const seen: Exchange[] = [];
   let rule: (ex: Exchange) => Hostility = () => ({});
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? "/", "http://127.0.0.1");
       const body = await readAll(req);
-      const ex: Exchange = { method: req.method ?? "GET", path: url.pathname.replace(/^\/api/, ""), query: url.search, body };
+      const ex: Exchange = {
+        method: req.method ?? "GET",
+        path: url.pathname.replace(/^\/api/, ""),
+        query: url.search,
+        body,
+      };
       seen.push(ex);
       const h = rule(ex);
-      const upstream: Answer = h.forward === false ? { status: 200, headers: { "content-type": "application/json" }, body: "{}" } : await forwardTo(sandboxOrigin, req, body, opts.keys ?? {});
+      const upstream: Answer =
+        h.forward === false
+          ? { status: 200, headers: { "content-type": "application/json" }, body: "{}" }
+          : await forwardTo(sandboxOrigin, req, body, opts.keys ?? {});
       if (h.destroy) {
         req.socket.destroy();
         return;

@@ -32,7 +32,10 @@ describe("one plan applied from two working directories at once", () => {
     // slow answers keep the first run busy while the second starts
     sb.setFaults({ latencyMs: 60 });
     const env = { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" };
-    const runs = [spawnCli(["apply", file], env, { cwd: join(dir, "a") }), spawnCli(["apply", file], env, { cwd: join(dir, "b") })];
+    const runs = [
+      spawnCli(["apply", file], env, { cwd: join(dir, "a") }),
+      spawnCli(["apply", file], env, { cwd: join(dir, "b") }),
+    ];
     const results = await Promise.all(runs.map((r) => r.done));
     sb.setFaults({ latencyMs: 0 });
 

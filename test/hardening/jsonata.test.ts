@@ -32,7 +32,15 @@ function rules(expr: string, inTemplate: boolean): string {
         `      - save_step: { step: 20111, inputs: [{ action: 50230, value: { inputValue: ${JSON.stringify(`{{ ${expr} }}`)} } }] }`,
       ]
     : ["  - name: runaway", "    workflow: 1042", `    when: ${JSON.stringify(expr)}`, "    actions: [abort]"];
-  return ["version: 1", "rules:", ...runaway, "  - name: healthy", "    workflow: 1043", "    actions: [abort]", ""].join("\n");
+  return [
+    "version: 1",
+    "rules:",
+    ...runaway,
+    "  - name: healthy",
+    "    workflow: 1043",
+    "    actions: [abort]",
+    "",
+  ].join("\n");
 }
 
 const RUNAWAYS = [
@@ -48,36 +56,64 @@ describe("hostile JSONata", () => {
   it("runaway recursion and loops, in when and in templates, are cut off per instance with a clear error", async () => {
     // one pass over each runaway, placed in `when` or in a template as fast-check draws (each costs up to 1 s)
     await fc.assert(
-      fc.asyncProperty(fc.shuffledSubarray(RUNAWAYS, { minLength: RUNAWAYS.length, maxLength: RUNAWAYS.length }), fc.array(fc.boolean(), { minLength: RUNAWAYS.length, maxLength: RUNAWAYS.length }), async (exprs, placing) => {
-        for (const [i, expr] of exprs.entries()) {
-          const [runaway, healthy] = compile(rules(expr, placing[i] === true));
-          const plan = await planFromInstances(
-            [
-              { rule: runaway as CompiledRule, workflowId: 1042, instances: [instance({ id: 11, record: { active_step_ids: [20111] } })] },
-              { rule: healthy as CompiledRule, workflowId: 1043, instances: [instance({ id: 12, process_id: 1043 })] },
-            ],
-            NOW,
-          );
-          expect(plan.errors, expr).toHaveLength(1);
-          const [error] = plan.errors;
-          expect(error).toMatchObject({ code: "evaluation", rule: "runaway", instance_id: 11 });
-          expect(error?.message, expr).toMatch(/deeper than 500 levels|longer than 1000 ms|must not exceed|Maximum call stack|larger than an array or text may hold/);
-          expect(error?.message.length).toBeLessThan(2000);
-          // the other rule is planned as usual
-          expect(plan.changes.map((c) => `${c.rule}:${c.instance_id}`)).toEqual(["healthy:12"]);
-        }
-      }),
+      fc.asyncProperty(
+        fc.shuffledSubarray(RUNAWAYS, { minLength: RUNAWAYS.length, maxLength: RUNAWAYS.length }),
+        fc.array(fc.boolean(), { minLength: RUNAWAYS.length, maxLength: RUNAWAYS.length }),
+        async (exprs, placing) => {
+          for (const [i, expr] of exprs.entries()) {
+            const [runaway, healthy] = compile(rules(expr, placing[i] === true));
+            const plan = await planFromInstances(
+              [
+                {
+                  rule: runaway as CompiledRule,
+                  workflowId: 1042,
+                  instances: [instance({ id: 11, record: { active_step_ids: [20111] } })],
+                },
+                {
+                  rule: healthy as CompiledRule,
+                  workflowId: 1043,
+                  instances: [instance({ id: 12, process_id: 1043 })],
+                },
+              ],
+              NOW,
+            );
+            expect(plan.errors, expr).toHaveLength(1);
+            const [error] = plan.errors;
+            expect(error).toMatchObject({ code: "evaluation", rule: "runaway", instance_id: 11 });
+            expect(error?.message, expr).toMatch(
+              /deeper than 500 levels|longer than 1000 ms|must not exceed|Maximum call stack|larger than an array or text may hold/,
+            );
+            expect(error?.message.length).toBeLessThan(2000);
+            // the other rule is planned as usual
+            expect(plan.changes.map((c) => `${c.rule}:${c.instance_id}`)).toEqual(["healthy:12"]);
+          }
+        },
+      ),
       { numRuns: 1 },
     );
   }, 60_000);
 
   it("a catastrophic regex in a rule runs in linear time on adversarial instance data", async () => {
     const [rule] = compile(
-      ["version: 1", "rules:", "  - name: redos", "    workflow: 1042", '    when: "$contains(instance.name, /(a+)+$/) or $contains(instance.name, /^(\\\\w+\\\\s?)*$/)"', "    actions: [abort]", ""].join("\n"),
+      [
+        "version: 1",
+        "rules:",
+        "  - name: redos",
+        "    workflow: 1042",
+        '    when: "$contains(instance.name, /(a+)+$/) or $contains(instance.name, /^(\\\\w+\\\\s?)*$/)"',
+        "    actions: [abort]",
+        "",
+      ].join("\n"),
     );
     const evil = [`${"a".repeat(5000)}!`, `${"word ".repeat(2000)}!`, "a".repeat(100_000)];
     const plan = await planFromInstances(
-      [{ rule: rule as CompiledRule, workflowId: 1042, instances: evil.map((name, i) => ({ ...instance({ id: i + 1 }), name })) }],
+      [
+        {
+          rule: rule as CompiledRule,
+          workflowId: 1042,
+          instances: evil.map((name, i) => ({ ...instance({ id: i + 1 }), name })),
+        },
+      ],
       NOW,
     );
     expect(plan.errors).toEqual([]);
@@ -87,7 +123,15 @@ describe("hostile JSONata", () => {
 
   it("regexes that V8 cannot run in linear time are refused at validation when they repeat", () => {
     const verdict = (re: string): string | undefined => {
-      const text = ["version: 1", "rules:", "  - name: r", "    workflow: 1042", `    when: ${JSON.stringify(`$contains(instance.name, ${re})`)}`, "    actions: [abort]", ""].join("\n");
+      const text = [
+        "version: 1",
+        "rules:",
+        "  - name: r",
+        "    workflow: 1042",
+        `    when: ${JSON.stringify(`$contains(instance.name, ${re})`)}`,
+        "    actions: [abort]",
+        "",
+      ].join("\n");
       const r = compileSources([{ file: FILE, text }]);
       expectLocated(r, text, FILE);
       return r.diagnostics.find((d) => d.code === "regex")?.message;
@@ -103,24 +147,56 @@ describe("hostile JSONata", () => {
   });
 
   it("any regex built from backtracking-prone pieces is refused or finishes on adversarial values", async () => {
-    const piece = fc.constantFrom("a", "a+", "a*", "(a+)+", "(a|a)*", "(a|aa)+", "\\w+", "\\s*", "(\\w+\\s?)*", "[ab]+", ".*", "(?=a)", "\\1", "(a{1,30}){1,30}", "b?");
+    const piece = fc.constantFrom(
+      "a",
+      "a+",
+      "a*",
+      "(a+)+",
+      "(a|a)*",
+      "(a|aa)+",
+      "\\w+",
+      "\\s*",
+      "(\\w+\\s?)*",
+      "[ab]+",
+      ".*",
+      "(?=a)",
+      "\\1",
+      "(a{1,30}){1,30}",
+      "b?",
+    );
     await fc.assert(
-      fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 5 }), fc.constantFrom("", "i", "m"), fc.boolean(), async (pieces, flags, anchored) => {
-        const source = `${pieces.join("")}${anchored ? "$" : ""}`;
-        try {
-          new RegExp(source, flags);
-        } catch {
-          return; // not a regex at all (e.g. \1 without a group): JSONata reports it like any syntax error
-        }
-        const text = ["version: 1", "rules:", "  - name: p", "    workflow: 1042", `    when: ${JSON.stringify(`$contains(instance.name, /${source}/${flags})`)}`, "    actions: [abort]", ""].join("\n");
-        const r = compileSources([{ file: FILE, text }]);
-        expectLocated(r, text, FILE);
-        const rule = r.ruleSet?.rules[0];
-        if (!rule) return;
-        const names = [`${"a".repeat(40)}!`, `${"ab".repeat(3000)}c`, `${"a ".repeat(3000)}!`];
-        const plan = await planFromInstances([{ rule, workflowId: 1042, instances: names.map((name, i) => ({ ...instance({ id: i + 1 }), name })) }], NOW);
-        expect(plan.changes.length + plan.errors.length).toBeLessThanOrEqual(names.length);
-      }),
+      fc.asyncProperty(
+        fc.array(piece, { minLength: 1, maxLength: 5 }),
+        fc.constantFrom("", "i", "m"),
+        fc.boolean(),
+        async (pieces, flags, anchored) => {
+          const source = `${pieces.join("")}${anchored ? "$" : ""}`;
+          try {
+            new RegExp(source, flags);
+          } catch {
+            return; // not a regex at all (e.g. \1 without a group): JSONata reports it like any syntax error
+          }
+          const text = [
+            "version: 1",
+            "rules:",
+            "  - name: p",
+            "    workflow: 1042",
+            `    when: ${JSON.stringify(`$contains(instance.name, /${source}/${flags})`)}`,
+            "    actions: [abort]",
+            "",
+          ].join("\n");
+          const r = compileSources([{ file: FILE, text }]);
+          expectLocated(r, text, FILE);
+          const rule = r.ruleSet?.rules[0];
+          if (!rule) return;
+          const names = [`${"a".repeat(40)}!`, `${"ab".repeat(3000)}c`, `${"a ".repeat(3000)}!`];
+          const plan = await planFromInstances(
+            [{ rule, workflowId: 1042, instances: names.map((name, i) => ({ ...instance({ id: i + 1 }), name })) }],
+            NOW,
+          );
+          expect(plan.changes.length + plan.errors.length).toBeLessThanOrEqual(names.length);
+        },
+      ),
       { numRuns: 150 },
     );
   }, 60_000);

@@ -37,7 +37,10 @@ const BAD_KEYS: Array<[string, string]> = [
 describe("an API key with a character a header cannot carry", () => {
   it.each(BAD_KEYS)("(%s) is refused before any request, with one line naming the variable", async (_what, key) => {
     const before = sb.requests().length;
-    for (const args of [["plan", "rules.yaml", "--detailed-exitcode", "--out", "plan.json"], ["apply", "rules.yaml", "--auto-approve"]]) {
+    for (const args of [
+      ["plan", "rules.yaml", "--detailed-exitcode", "--out", "plan.json"],
+      ["apply", "rules.yaml", "--auto-approve"],
+    ]) {
       const r = await runCli(args, { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: key }, { cwd: dir });
       expect(r.code, r.stderr).toBe(1);
       expect(r.stdout).toBe("");
@@ -64,7 +67,9 @@ describe("a run whose event loop runs dry with its command unsettled", () => {
       const script = `const m = await import(${JSON.stringify(guard)}); let done = false;
 m.failIfUnfinished(() => done, (s) => process.stderr.write(s));
 ${settles ? "await Promise.resolve(); done = true;" : "new Promise(() => {}).then(() => (done = true));"}`;
-      const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
       child.on("error", reject);

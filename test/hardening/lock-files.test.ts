@@ -49,7 +49,9 @@ describe("a lock path holding something flowrules did not write", () => {
     const file = await oldFile(name, text);
     const err = refusal(file);
     expect(err).toBeInstanceOf(UserError);
-    expect((err as Error).message).toMatch(/is not a lock flowrules wrote \(its content is not a flowrules lock\), so it is left alone/);
+    expect((err as Error).message).toMatch(
+      /is not a lock flowrules wrote \(its content is not a flowrules lock\), so it is left alone/,
+    );
     expect((err as Error).message).not.toContain("\n");
     expect(await readFile(file, "utf8")).toBe(text);
   });
@@ -91,7 +93,11 @@ describe("the CLI with --lock-file naming the plan itself", () => {
     const text = await readFile(file, "utf8");
     await utimes(file, LONG_AGO, LONG_AGO);
     sb.clearRequests();
-    const r = await runCli(["apply", file, "--lock-file", file, "--lock-timeout", "1s"], { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin" }, { cwd: dir });
+    const r = await runCli(
+      ["apply", file, "--lock-file", file, "--lock-timeout", "1s"],
+      { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin" },
+      { cwd: dir },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
     expect(r.stderr).toMatch(/is not a lock flowrules wrote/);

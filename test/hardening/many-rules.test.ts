@@ -37,20 +37,32 @@ describe("3 × 700 rules acting on one step", () => {
     expect(warnings[0]?.message).toBe(
       'rules "r-0-0" (f0.yaml:6:9) and "r-0-1" may conflict on workflow 1042: both act on step 20111; an instance matched by both is reported as a conflict at plan time',
     );
-    expect(warnings.at(-1)?.message).toMatch(/^rules "r-0-0" \(f0\.yaml:6:9\) and "r-2-699" may conflict on workflow 1042: both act on step 20111 \(and 2098 more earlier actions\);/);
+    expect(warnings.at(-1)?.message).toMatch(
+      /^rules "r-0-0" \(f0\.yaml:6:9\) and "r-2-699" may conflict on workflow 1042: both act on step 20111 \(and 2098 more earlier actions\);/,
+    );
     // one bucket looked at per action (one step, one status key), where the pairs were 2,203,950
     const { comparisons } = conflictChecks(loaded.ruleSet?.rules ?? []);
     expect(comparisons).toBeLessThanOrEqual(2100);
   });
 
   it("a rule set over the limit is one located error, and the rest is not compiled", () => {
-    const sources = [0, 1].map((f) => ({ file: `f${f}.yaml`, text: ruleFile(Array.from({ length: 30 }, (_, i) => stepRule(`r-${f}-${i}`, 20111 + i))) }));
+    const sources = [0, 1].map((f) => ({
+      file: `f${f}.yaml`,
+      text: ruleFile(Array.from({ length: 30 }, (_, i) => stepRule(`r-${f}-${i}`, 20111 + i))),
+    }));
     // a file after the limit is not even parsed: its broken YAML is not reported
     sources.push({ file: "f2.yaml", text: "rules: [\n" });
     const loaded = compileSources(sources, { maxRules: 40 });
     expect(loaded.ruleSet).toBeUndefined();
     expect(loaded.diagnostics.filter((d) => d.severity === "error")).toEqual([
-      expect.objectContaining({ file: "f1.yaml", line: 43, col: 5, rule: "r-1-10", code: "too-many-rules", message: "more than 40 rules in one run (this is rule 41): split them across runs, one folder each" }),
+      expect.objectContaining({
+        file: "f1.yaml",
+        line: 43,
+        col: 5,
+        rule: "r-1-10",
+        code: "too-many-rules",
+        message: "more than 40 rules in one run (this is rule 41): split them across runs, one folder each",
+      }),
     ]);
     expect(MAX_RULES_PER_RUN).toBe(50_000);
   });
@@ -101,10 +113,16 @@ function pairwise(rules: CompiledRule[]): string[] {
   rules.forEach((r, i) => {
     r.actions.forEach((b, k) => {
       const within = r.actions.slice(0, k).filter((a) => why(a, b));
-      if (within[0]) out.push(`${b.pos.line}:${b.pos.col} two actions of rule "${r.name}" may conflict: ${why(within[0], b)}${more(within.length)}`);
+      if (within[0])
+        out.push(
+          `${b.pos.line}:${b.pos.col} two actions of rule "${r.name}" may conflict: ${why(within[0], b)}${more(within.length)}`,
+        );
     });
     r.actions.forEach((b) => {
-      const across = rules.slice(0, i).filter((q) => wf(q) === wf(r) && mayMeet(q, r)).flatMap((q) => q.actions.filter((a) => why(a, b)).map((a) => ({ q, a })));
+      const across = rules
+        .slice(0, i)
+        .filter((q) => wf(q) === wf(r) && mayMeet(q, r))
+        .flatMap((q) => q.actions.filter((a) => why(a, b)).map((a) => ({ q, a })));
       const first = across[0];
       if (first) {
         out.push(
@@ -129,10 +147,17 @@ function randomRules(seed: number): string {
   const n = 2 + Math.floor(rnd() * 14);
   for (let i = 0; i < n; i++) {
     const actions = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () =>
-      pick([`      - complete_step: { step: ${1 + Math.floor(rnd() * 3)} }`, `      - save_step: { step: ${1 + Math.floor(rnd() * 3)}, inputs: [{ action: 7, value: 1 }] }`, "      - abort", "      - report: { group_by: status }"]),
+      pick([
+        `      - complete_step: { step: ${1 + Math.floor(rnd() * 3)} }`,
+        `      - save_step: { step: ${1 + Math.floor(rnd() * 3)}, inputs: [{ action: 7, value: 1 }] }`,
+        "      - abort",
+        "      - report: { group_by: status }",
+      ]),
     );
     const status = pick(statuses);
-    rules.push(`  - name: r${i}\n    workflow: ${pick([1042, 1043])}\n${status ? `    select: { status: ${status} }\n` : ""}    actions:\n${actions.join("\n")}`);
+    rules.push(
+      `  - name: r${i}\n    workflow: ${pick([1042, 1043])}\n${status ? `    select: { status: ${status} }\n` : ""}    actions:\n${actions.join("\n")}`,
+    );
   }
   return ruleFile(rules);
 }
@@ -163,7 +188,11 @@ function change(rule: string, instance: number, kind: string, step?: number): Pl
     process_id: 1042,
     kind,
     ...(step === undefined ? {} : { step_id: step }),
-    request: { method: "POST", path: step === undefined ? "/instances/bulk/abort" : `/instances/${instance}/complete_step/`, body: {} },
+    request: {
+      method: "POST",
+      path: step === undefined ? "/instances/bulk/abort" : `/instances/${instance}/complete_step/`,
+      body: {},
+    },
     before: {},
     after: {},
     precondition: { status: "running" },
@@ -186,11 +215,17 @@ describe("plan-time conflicts by bucket equal the pairwise rule", () => {
       const rnd = prng(seed);
       const changes = Array.from({ length: 1 + Math.floor(rnd() * 8) }, (_, i) => {
         const r = rnd();
-        return r < 0.25 ? change(`r${i}`, 7, "abort") : change(`r${i}`, 7, r < 0.6 ? "complete_step" : "save_step", 1 + Math.floor(rnd() * 3));
+        return r < 0.25
+          ? change(`r${i}`, 7, "abort")
+          : change(`r${i}`, 7, r < 0.6 ? "complete_step" : "save_step", 1 + Math.floor(rnd() * 3));
       });
       const got = resolveConflicts(changes);
       // pairwise: a change is left out when it clashes with any other, or repeats an earlier whole-instance change
-      const keep = changes.filter((c, i) => !changes.some((o, j) => j !== i && planClash(o, c)) && !changes.slice(0, i).some((o) => o.kind === c.kind && changeTarget(c) === "instance"));
+      const keep = changes.filter(
+        (c, i) =>
+          !changes.some((o, j) => j !== i && planClash(o, c)) &&
+          !changes.slice(0, i).some((o) => o.kind === c.kind && changeTarget(c) === "instance"),
+      );
       expect(got.changes, `seed ${seed}`).toEqual(keep);
       const want = changes.flatMap((c, i) => {
         const first = changes.slice(0, i).find((o) => planClash(o, c));

@@ -19,7 +19,13 @@ const b64 = (s: string): string => Buffer.from(s).toString("base64");
 
 describe("masking the key", () => {
   it("masks the key whole, in base64 (padded or not), base64url and URL-encoded", () => {
-    const forms = [KEY, b64(KEY), b64(KEY).replace(/=+$/, ""), Buffer.from(KEY).toString("base64url"), encodeURIComponent(KEY)];
+    const forms = [
+      KEY,
+      b64(KEY),
+      b64(KEY).replace(/=+$/, ""),
+      Buffer.from(KEY).toString("base64url"),
+      encodeURIComponent(KEY),
+    ];
     for (const form of forms) {
       const out = redact(`Authorization: Basic ${form} was refused`, KEY, "[M]");
       expect(out, form).toBe("Authorization: Basic [M] was refused");
@@ -28,7 +34,9 @@ describe("masking the key", () => {
   });
 
   it("masks a piece standing on its own or at a word's edge", () => {
-    expect(redact(`known prefix ${KEY.slice(0, 12)}… suffix …${KEY.slice(-10)}`, KEY, "[M]")).toBe("known prefix [M]… suffix …[M]");
+    expect(redact(`known prefix ${KEY.slice(0, 12)}… suffix …${KEY.slice(-10)}`, KEY, "[M]")).toBe(
+      "known prefix [M]… suffix …[M]",
+    );
     expect(redact(`(${KEY.slice(3, 15)})`, KEY, "[M]")).toBe("([M])");
   });
 
@@ -40,13 +48,19 @@ describe("masking the key", () => {
   it("never leaves the whole key, or a standalone piece of 8, in any text (property)", () => {
     const around = fc.stringMatching(/^[ a-z.,:;()"'[\]{}-]{0,20}$/);
     fc.assert(
-      fc.property(around, around, fc.nat(KEY.length - 8), fc.integer({ min: 8, max: KEY.length }), (pre, post, at, len) => {
-        const piece = KEY.slice(at, Math.min(KEY.length, at + len));
-        fc.pre(piece.length >= 8);
-        const sep = (s: string, end: boolean) => (s === "" ? " " : end ? `${s} ` : ` ${s}`);
-        const out = redact(`${sep(pre, true)}${piece}${sep(post, false)}`, KEY, "[M]");
-        return !out.includes(piece) && !out.includes(KEY);
-      }),
+      fc.property(
+        around,
+        around,
+        fc.nat(KEY.length - 8),
+        fc.integer({ min: 8, max: KEY.length }),
+        (pre, post, at, len) => {
+          const piece = KEY.slice(at, Math.min(KEY.length, at + len));
+          fc.pre(piece.length >= 8);
+          const sep = (s: string, end: boolean) => (s === "" ? " " : end ? `${s} ` : ` ${s}`);
+          const out = redact(`${sep(pre, true)}${piece}${sep(post, false)}`, KEY, "[M]");
+          return !out.includes(piece) && !out.includes(KEY);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -79,7 +93,8 @@ describe("a service that echoes the key's base64", () => {
       expect(r.code).toBe(1);
       const all = r.stdout + r.stderr;
       expect(all).toMatch(/401/);
-      for (const form of [KEY, b64(KEY).slice(0, 16), encodeURIComponent(KEY).slice(0, 16)]) expect(all, form).not.toContain(form);
+      for (const form of [KEY, b64(KEY).slice(0, 16), encodeURIComponent(KEY).slice(0, 16)])
+        expect(all, form).not.toContain(form);
     }
   });
 });
@@ -95,7 +110,11 @@ describe("the key found in the service's data", () => {
     const dir = await tempDir();
     try {
       // every instance list answer names its first instance after the key
-      proxy.setRule((ex) => (ex.method === "GET" && /\/instances\/$/.test(ex.path) ? { answer: (up) => ({ ...up, body: up.body.replace(/"name":"([^"]*)"/, `"name":"$1 (${key})"`) }) } : {}));
+      proxy.setRule((ex) =>
+        ex.method === "GET" && /\/instances\/$/.test(ex.path)
+          ? { answer: (up) => ({ ...up, body: up.body.replace(/"name":"([^"]*)"/, `"name":"$1 (${key})"`) }) }
+          : {},
+      );
       await writeFile(
         join(dir, "rules.yaml"),
         `version: 1
@@ -112,10 +131,17 @@ rules:
 `,
       );
       const env = { FLOWRULES_BASE_URL: proxy.baseUrl, FLOWRULES_API_KEY: key, FLOWRULES_RATE_LIMIT: "0" };
-      const planned = await runCli(["plan", "rules.yaml", "--out", "plan.json", "--report-dir", "reports", "--format", "markdown"], env, { cwd: dir });
+      const planned = await runCli(
+        ["plan", "rules.yaml", "--out", "plan.json", "--report-dir", "reports", "--format", "markdown"],
+        env,
+        { cwd: dir },
+      );
       expect(planned.code, planned.stderr).toBe(0);
       expect(planned.stdout).toContain("[redacted]");
-      const files = [join(dir, "plan.json"), ...(await readdir(join(dir, "reports"))).map((f) => join(dir, "reports", f))];
+      const files = [
+        join(dir, "plan.json"),
+        ...(await readdir(join(dir, "reports"))).map((f) => join(dir, "reports", f)),
+      ];
       const texts = [planned.stdout, planned.stderr, ...(await Promise.all(files.map((f) => readFile(f, "utf8"))))];
       for (const t of texts) expect(t).not.toContain(key);
       const applied = await runCli(["apply", "plan.json"], env, { cwd: dir });

@@ -6,7 +6,17 @@
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { captureIO, changeKey, connection, effectiveMutations, makePlan, MIXED_RULES, runApply, stateHolds, tempDir } from "../apply/helpers.js";
+import {
+  captureIO,
+  changeKey,
+  connection,
+  effectiveMutations,
+  makePlan,
+  MIXED_RULES,
+  runApply,
+  stateHolds,
+  tempDir,
+} from "../apply/helpers.js";
 
 let sb: RunningSandbox;
 let dir: string;
@@ -27,7 +37,12 @@ describe("--max-duration under the rate window", () => {
     const maxDurationMs = 2_000;
     const started = Date.now();
     const io = captureIO();
-    const code = await runApply(sb, dir, { paths: [file], maxDurationMs, connection: connection(sb, { rateLimitPerMin: 10, concurrency: 1 }) }, io);
+    const code = await runApply(
+      sb,
+      dir,
+      { paths: [file], maxDurationMs, connection: connection(sb, { rateLimitPerMin: 10, concurrency: 1 }) },
+      io,
+    );
     const deadline = started + maxDurationMs;
     expect([0, 2]).toContain(code);
     expect(io.out()).toMatch(/Deferred: \d+ changes? not started before --max-duration 2s; run the same apply again/);

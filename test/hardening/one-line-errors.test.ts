@@ -25,7 +25,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const KEY_LINE = /^flowrules: (the service refused the API key in FLOWRULES_API_KEY: 401 Unauthorized \(Invalid API key\.\)|.*: 401 Unauthorized: Invalid API key\.; check the API key in FLOWRULES_API_KEY)/;
+const KEY_LINE =
+  /^flowrules: (the service refused the API key in FLOWRULES_API_KEY: 401 Unauthorized \(Invalid API key\.\)|.*: 401 Unauthorized: Invalid API key\.; check the API key in FLOWRULES_API_KEY)/;
 
 describe("a wrong API key", () => {
   it.each([
@@ -41,7 +42,10 @@ describe("a wrong API key", () => {
     expect(r.stdout).toBe("");
     const lines = r.stderr.trimEnd().split("\n");
     // said once, as the last line; an apply of a saved plan has said what it starts before (its progress lines)
-    expect(lines.filter((l) => /\b401\b|Unauthorized|API key/.test(l)), r.stderr).toHaveLength(1);
+    expect(
+      lines.filter((l) => /\b401\b|Unauthorized|API key/.test(l)),
+      r.stderr,
+    ).toHaveLength(1);
     expect(lines.at(-1)).toMatch(KEY_LINE);
     if (args[0] !== "apply" || args[1] !== "plan.json") expect(lines, r.stderr).toHaveLength(1);
     expect(r.stderr).not.toContain("not-the-key-28");
@@ -54,10 +58,18 @@ describe("a wrong API key", () => {
 describe("an unreachable service", () => {
   it("plan: one line naming the address after the retries, exit 1", async () => {
     const port = await closedPort();
-    const r = await runCli(["plan", "rules.yaml"], { FLOWRULES_BASE_URL: `http://127.0.0.1:${port}/api`, FLOWRULES_API_KEY: "sandbox-admin" }, { cwd: dir });
+    const r = await runCli(
+      ["plan", "rules.yaml"],
+      { FLOWRULES_BASE_URL: `http://127.0.0.1:${port}/api`, FLOWRULES_API_KEY: "sandbox-admin" },
+      { cwd: dir },
+    );
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
     expect(r.stderr.trimEnd().split("\n"), r.stderr).toHaveLength(1);
-    expect(r.stderr).toMatch(new RegExp(`^flowrules: cannot reach the service at http://127\\.0\\.0\\.1:${port}: could not connect \\(ECONNREFUSED\\) after 5 attempts`));
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^flowrules: cannot reach the service at http://127\\.0\\.0\\.1:${port}: could not connect \\(ECONNREFUSED\\) after 5 attempts`,
+      ),
+    );
   }, 60_000);
 });

@@ -60,7 +60,9 @@ function runShell(setup: string, args: string[]): Promise<CliResult> {
 }
 
 function mkfifo(path: string): Promise<void> {
-  return new Promise((resolve, reject) => spawn("mkfifo", [path]).on("close", (c) => (c === 0 ? resolve() : reject(new Error(`mkfifo ${c}`)))));
+  return new Promise((resolve, reject) =>
+    spawn("mkfifo", [path]).on("close", (c) => (c === 0 ? resolve() : reject(new Error(`mkfifo ${c}`)))),
+  );
 }
 
 const strays = async (d: string): Promise<string[]> => (await readdir(d)).filter((f) => f.endsWith(".tmp"));
@@ -68,10 +70,26 @@ const oneLine = (r: CliResult): string[] => r.stderr.trim().split("\n");
 
 describe("a target that is not a regular file is refused before any request", () => {
   it.each([
-    ["plan --out on a device (/dev/full)", ["plan", "rules.yaml", "-q", "--out", "/dev/full"], /^flowrules: cannot write \/dev\/full: it is a character device, not a regular file/],
-    ["plan --report-dir on a file", ["plan", "rules.yaml", "-q", "--report-dir", "rules.yaml"], /^flowrules: cannot write into rules\.yaml: it is a file, not a folder$/],
-    ["pull --workflows on a folder", ["pull", "rules.yaml", "--workflows", "/tmp"], /^flowrules: cannot write \/tmp: it is a folder; name a file in it$/],
-    ["test --junit on a folder", ["test", "rules.yaml", "--junit", "/tmp"], /^flowrules: cannot write \/tmp: it is a folder; name a file in it$/],
+    [
+      "plan --out on a device (/dev/full)",
+      ["plan", "rules.yaml", "-q", "--out", "/dev/full"],
+      /^flowrules: cannot write \/dev\/full: it is a character device, not a regular file/,
+    ],
+    [
+      "plan --report-dir on a file",
+      ["plan", "rules.yaml", "-q", "--report-dir", "rules.yaml"],
+      /^flowrules: cannot write into rules\.yaml: it is a file, not a folder$/,
+    ],
+    [
+      "pull --workflows on a folder",
+      ["pull", "rules.yaml", "--workflows", "/tmp"],
+      /^flowrules: cannot write \/tmp: it is a folder; name a file in it$/,
+    ],
+    [
+      "test --junit on a folder",
+      ["test", "rules.yaml", "--junit", "/tmp"],
+      /^flowrules: cannot write \/tmp: it is a folder; name a file in it$/,
+    ],
   ])("%s", async (_what, args, message) => {
     const device = await stat("/dev/full");
     sb.clearRequests();
@@ -87,12 +105,46 @@ describe("a target that is not a regular file is refused before any request", ()
   });
 
   it.each([
-    ["a folder", async () => { await mkdir(join(dir, "folder"), { recursive: true }); return "folder"; }, /^cannot write folder: it is a folder; name a file in it$/],
+    [
+      "a folder",
+      async () => {
+        await mkdir(join(dir, "folder"), { recursive: true });
+        return "folder";
+      },
+      /^cannot write folder: it is a folder; name a file in it$/,
+    ],
     ["the root of /tmp", async () => "/tmp", /^cannot write \/tmp: it is a folder/],
-    ["a link to a folder", async () => { await mkdir(join(dir, "folder"), { recursive: true }); await symlink("folder", join(dir, "to-folder")); return "to-folder"; }, /^cannot write to-folder \(a link to .*folder\): it is a folder/],
-    ["a FIFO", async () => { await mkfifo(join(dir, "pipe")); return "pipe"; }, /^cannot write pipe: it is a named pipe \(FIFO\), not a regular file/],
-    ["a file in a folder that does not exist", async () => "no-such/plan.json", /^cannot write no-such\/plan\.json: its folder does not exist \(ENOENT\)$/],
-    ["a link loop", async () => { await symlink("loop-b", join(dir, "loop-a")); await symlink("loop-a", join(dir, "loop-b")); return "loop-a"; }, /^cannot write loop-a: its symbolic links lead in a loop \(ELOOP\)$/],
+    [
+      "a link to a folder",
+      async () => {
+        await mkdir(join(dir, "folder"), { recursive: true });
+        await symlink("folder", join(dir, "to-folder"));
+        return "to-folder";
+      },
+      /^cannot write to-folder \(a link to .*folder\): it is a folder/,
+    ],
+    [
+      "a FIFO",
+      async () => {
+        await mkfifo(join(dir, "pipe"));
+        return "pipe";
+      },
+      /^cannot write pipe: it is a named pipe \(FIFO\), not a regular file/,
+    ],
+    [
+      "a file in a folder that does not exist",
+      async () => "no-such/plan.json",
+      /^cannot write no-such\/plan\.json: its folder does not exist \(ENOENT\)$/,
+    ],
+    [
+      "a link loop",
+      async () => {
+        await symlink("loop-b", join(dir, "loop-a"));
+        await symlink("loop-a", join(dir, "loop-b"));
+        return "loop-a";
+      },
+      /^cannot write loop-a: its symbolic links lead in a loop \(ELOOP\)$/,
+    ],
   ])("checkOutputFile and writeFileAtomic refuse %s, and leave it as it was", async (_what, make, message) => {
     const name = await make();
     const path = isAbsolute(name) ? name : join(dir, name);
@@ -113,7 +165,9 @@ describe("a target that is not a regular file is refused before any request", ()
   it("the CLI checks --out before the rules load and before any request (plan and plan --compare)", async () => {
     for (const extra of [[], ["--compare", "HEAD"]]) {
       sb.clearRequests();
-      const r = await runCli(["plan", "rules.yaml", "-q", "--out", "pipe-or-folder", ...extra], env, { cwd: join(dir, "cli") });
+      const r = await runCli(["plan", "rules.yaml", "-q", "--out", "pipe-or-folder", ...extra], env, {
+        cwd: join(dir, "cli"),
+      });
       expect(r.code).toBe(1);
       expect(oneLine(r)).toEqual(["flowrules: cannot write pipe-or-folder: it is a folder; name a file in it"]);
       expect(sb.requests()).toEqual([]);
@@ -130,7 +184,10 @@ describe("links and descriptors", () => {
     const r = await runCli(["plan", "rules.yaml", "-q", "--out", "link.json"], env, { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
     expect(await readlink(join(dir, "link.json"))).toBe(join(dir, "elsewhere", "real.json"));
-    expect(JSON.parse(await readFile(join(dir, "elsewhere", "real.json"), "utf8"))).toMatchObject({ format_version: 1, digest: expect.stringMatching(/^sha256:/) });
+    expect(JSON.parse(await readFile(join(dir, "elsewhere", "real.json"), "utf8"))).toMatchObject({
+      format_version: 1,
+      digest: expect.stringMatching(/^sha256:/),
+    });
     // replaced with its permissions kept
     expect((await stat(join(dir, "elsewhere", "real.json"))).mode & 0o777).toBe(0o640);
     // a link to a file not there yet (relative, through a second link) creates it where the links lead
@@ -145,7 +202,9 @@ describe("links and descriptors", () => {
   });
 
   it("/dev/stdout and /dev/fd/N are written into, after the view", async () => {
-    const r = await runCli(["plan", "rules.yaml", "-q", "--format", "markdown", "--out", "/dev/stdout"], env, { cwd: dir });
+    const r = await runCli(["plan", "rules.yaml", "-q", "--format", "markdown", "--out", "/dev/stdout"], env, {
+      cwd: dir,
+    });
     expect(r.code, r.stderr).toBe(0);
     const at = r.stdout.indexOf('{\n  "format_version"');
     expect(at).toBeGreaterThan(0);
@@ -174,7 +233,9 @@ describe("a plan file write that fails part-way", () => {
     await writeFile(join(dir, "plan.json"), before);
     const r = await runShell("ulimit -f 8", ["plan", "rules.yaml", "-q", "--out", "plan.json"]);
     expect(r.code).toBe(1);
-    expect(oneLine(r)).toEqual(["flowrules: cannot write plan.json: the file is larger than this process may write (EFBIG)"]);
+    expect(oneLine(r)).toEqual([
+      "flowrules: cannot write plan.json: the file is larger than this process may write (EFBIG)",
+    ]);
     expect(Buffer.compare(await readFile(join(dir, "plan.json")), before)).toBe(0);
     expect(await strays(dir)).toEqual([]);
   });

@@ -38,7 +38,11 @@ type Path = Array<string | number>;
 
 /** Every path into the plan (objects and arrays, not the root). */
 function paths(v: unknown, at: Path = [], out: Path[] = []): Path[] {
-  const children: [string | number, unknown][] = Array.isArray(v) ? v.map((x, i) => [i, x]) : typeof v === "object" && v !== null ? Object.entries(v) : [];
+  const children: [string | number, unknown][] = Array.isArray(v)
+    ? v.map((x, i) => [i, x])
+    : typeof v === "object" && v !== null
+      ? Object.entries(v)
+      : [];
   for (const [k, x] of children) {
     out.push([...at, k]);
     paths(x, [...at, k], out);
@@ -90,25 +94,30 @@ describe("hostile plan files", () => {
   it("any edit of the content (replace, delete, add) without a new digest: refused", async () => {
     const all = paths(valid);
     await fc.assert(
-      fc.asyncProperty(fc.nat(all.length - 1), fc.constantFrom("replace", "delete", "add"), fc.jsonValue({ maxDepth: 2 }), async (i, op, value) => {
-        const plan = clone();
-        const path = all[i] as Path;
-        const { parent, key } = parentOf(plan, path);
-        if (op === "replace") {
-          fc.pre(JSON.stringify(parent[key]) !== JSON.stringify(value));
-          parent[key] = value;
-        } else if (op === "delete") {
-          if (Array.isArray(parent)) parent.splice(Number(key), 1);
-          else delete parent[key];
-        } else {
-          const target = parent[key];
-          fc.pre(typeof target === "object" && target !== null);
-          if (Array.isArray(target)) target.push(value as Json);
-          else (target as Record<string, unknown>)["x-added"] = value;
-        }
-        const msg = await expectRefused(JSON.stringify(plan, null, 2));
-        expect(msg).toMatch(/digest|not a valid plan|format_version|planning error|planned against/);
-      }),
+      fc.asyncProperty(
+        fc.nat(all.length - 1),
+        fc.constantFrom("replace", "delete", "add"),
+        fc.jsonValue({ maxDepth: 2 }),
+        async (i, op, value) => {
+          const plan = clone();
+          const path = all[i] as Path;
+          const { parent, key } = parentOf(plan, path);
+          if (op === "replace") {
+            fc.pre(JSON.stringify(parent[key]) !== JSON.stringify(value));
+            parent[key] = value;
+          } else if (op === "delete") {
+            if (Array.isArray(parent)) parent.splice(Number(key), 1);
+            else delete parent[key];
+          } else {
+            const target = parent[key];
+            fc.pre(typeof target === "object" && target !== null);
+            if (Array.isArray(target)) target.push(value as Json);
+            else (target as Record<string, unknown>)["x-added"] = value;
+          }
+          const msg = await expectRefused(JSON.stringify(plan, null, 2));
+          expect(msg).toMatch(/digest|not a valid plan|format_version|planning error|planned against/);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -117,12 +126,20 @@ describe("hostile plan files", () => {
     const changes = (valid.changes as unknown[]).length;
     const typed: Path[] = [["format_version"], ["created_at"], ["base_url"], ["changes"], ["errors"], ["digest"]];
     for (let i = 0; i < changes; i++) {
-      for (const k of ["id", "rule", "instance_id", "process_id", "kind", "request", "before", "after", "precondition"]) typed.push(["changes", i, k]);
+      for (const k of ["id", "rule", "instance_id", "process_id", "kind", "request", "before", "after", "precondition"])
+        typed.push(["changes", i, k]);
       for (const k of ["method", "path", "body"]) typed.push(["changes", i, "request", k]);
       typed.push(["changes", i, "precondition", "status"]);
     }
     const otherType = (v: unknown): fc.Arbitrary<Json> => {
-      const all: Array<fc.Arbitrary<Json>> = [fc.constant(null), fc.boolean(), fc.integer({ min: -5, max: 1e6 }), fc.string({ maxLength: 5 }), fc.constant([]), fc.constant({ x: 1 })];
+      const all: Array<fc.Arbitrary<Json>> = [
+        fc.constant(null),
+        fc.boolean(),
+        fc.integer({ min: -5, max: 1e6 }),
+        fc.string({ maxLength: 5 }),
+        fc.constant([]),
+        fc.constant({ x: 1 }),
+      ];
       const kind = (x: unknown): string => (x === null ? "null" : Array.isArray(x) ? "array" : typeof x);
       return fc.oneof(...all).filter((x) => kind(x) !== kind(v));
     };
@@ -147,16 +164,39 @@ describe("hostile plan files", () => {
   });
 
   it("edited request bodies with a recomputed digest: a body that disagrees with kind, step or instance is refused", async () => {
-    const steps = (valid.changes as Array<{ kind: string }>).map((c, i) => ({ c, i })).filter(({ c }) => c.kind !== "abort");
-    const aborts = (valid.changes as Array<{ kind: string }>).map((c, i) => ({ c, i })).filter(({ c }) => c.kind === "abort");
+    const steps = (valid.changes as Array<{ kind: string }>)
+      .map((c, i) => ({ c, i }))
+      .filter(({ c }) => c.kind !== "abort");
+    const aborts = (valid.changes as Array<{ kind: string }>)
+      .map((c, i) => ({ c, i }))
+      .filter(({ c }) => c.kind === "abort");
     const edits: Array<(p: Record<string, unknown>) => void> = [
-      (p) => void (((p.changes as Array<{ request: { body: { step_id: number } } }>)[steps[0]?.i ?? 0] as { request: { body: { step_id: number } } }).request.body.step_id = 1),
-      (p) => void (((p.changes as Array<{ request: { body: { mode?: string } } }>)[steps[0]?.i ?? 0] as { request: { body: { mode?: string } } }).request.body.mode = "bogus"),
-      (p) => void (((p.changes as Array<{ request: { path: string } }>)[steps[0]?.i ?? 0] as { request: { path: string } }).request.path = "/instances/1/complete_step/"),
-      (p) => void (((p.changes as Array<{ request: { body: unknown } }>)[aborts[0]?.i ?? 0] as { request: { body: unknown } }).request.body = { ids: [1, 2, 3] }),
-      (p) => void (((p.changes as Array<{ request: { path: string } }>)[aborts[0]?.i ?? 0] as { request: { path: string } }).request.path = "/instances/bulk/abort/../../processes/"),
+      (p) =>
+        void ((
+          (p.changes as Array<{ request: { body: { step_id: number } } }>)[steps[0]?.i ?? 0] as {
+            request: { body: { step_id: number } };
+          }
+        ).request.body.step_id = 1),
+      (p) =>
+        void ((
+          (p.changes as Array<{ request: { body: { mode?: string } } }>)[steps[0]?.i ?? 0] as {
+            request: { body: { mode?: string } };
+          }
+        ).request.body.mode = "bogus"),
+      (p) =>
+        void ((
+          (p.changes as Array<{ request: { path: string } }>)[steps[0]?.i ?? 0] as { request: { path: string } }
+        ).request.path = "/instances/1/complete_step/"),
+      (p) =>
+        void ((
+          (p.changes as Array<{ request: { body: unknown } }>)[aborts[0]?.i ?? 0] as { request: { body: unknown } }
+        ).request.body = { ids: [1, 2, 3] }),
+      (p) =>
+        void ((
+          (p.changes as Array<{ request: { path: string } }>)[aborts[0]?.i ?? 0] as { request: { path: string } }
+        ).request.path = "/instances/bulk/abort/../../processes/"),
       (p) => void (((p.changes as Array<{ instance_id: number }>)[0] as { instance_id: number }).instance_id = 2 ** 60),
-      (p) => void ((p.changes as unknown[]).push((p.changes as unknown[])[0])),
+      (p) => void (p.changes as unknown[]).push((p.changes as unknown[])[0]),
     ];
     expect(steps.length).toBeGreaterThan(0);
     expect(aborts.length).toBeGreaterThan(0);
@@ -197,7 +237,11 @@ describe("hostile plan files", () => {
     const file = join(dir, "cut.json");
     await writeFile(file, original.slice(0, original.length / 2));
     sb.clearRequests();
-    const res = await runCli(["apply", file], { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin" }, { cwd: dir });
+    const res = await runCli(
+      ["apply", file],
+      { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin" },
+      { cwd: dir },
+    );
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/^flowrules: .*cut\.json is not valid JSON/);
     expect(res.stderr.trim().split("\n")).toHaveLength(1);

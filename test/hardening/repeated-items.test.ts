@@ -51,22 +51,34 @@ describe("a listing that repeats its items", () => {
     const selected = (p: Plan): unknown => p.rules.map((r) => [r.name, r.selected, r.matched]);
     expect(selected(repeated.plan)).toEqual(selected(faithful.plan));
     expect(repeated.plan.changes.map((c) => c.id)).toEqual(faithful.plan.changes.map((c) => c.id));
-    const reports = (p: Plan): unknown => p.reports.map((r) => [r.rule, r.groups.map((g) => [g.key, g.count, g.instance_ids]), r.rows.length]);
+    const reports = (p: Plan): unknown =>
+      p.reports.map((r) => [r.rule, r.groups.map((g) => [g.key, g.count, g.instance_ids]), r.rows.length]);
     expect(reports(repeated.plan)).toEqual(reports(faithful.plan));
     expect(repeated.plan.errors).toEqual([]);
     // one line per listing that repeated; each names the listing and the counts
     const lines = repeated.stderr.trim().split("\n");
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) {
-      expect(line).toMatch(/^warning: listing instances of workflow 104[23] \(.*\): the service listed (\d+) items more than once \((\d+) items for \1 instances\); each instance is planned once$/);
+      expect(line).toMatch(
+        /^warning: listing instances of workflow 104[23] \(.*\): the service listed (\d+) items more than once \((\d+) items for \1 instances\); each instance is planned once$/,
+      );
     }
     expect(new Set(lines).size).toBe(lines.length);
   });
 
   it("says when a listing held more instances than its count, or repeats hid a shortfall", () => {
-    const sel = { id: "s", processId: 1042, query: { status: ["running"] }, source: { kind: "list" as const }, why: "", users: [] };
+    const sel = {
+      id: "s",
+      processId: 1042,
+      query: { status: ["running"] },
+      source: { kind: "list" as const },
+      why: "",
+      users: [],
+    };
     expect(listingWarning(sel, 163, 163, 163)).toBeUndefined();
-    expect(listingWarning(sel, 170, 170, 163)).toBe("listing instances of workflow 1042 (status=running): it held 170 instances, more than the 163 its count announced");
+    expect(listingWarning(sel, 170, 170, 163)).toBe(
+      "listing instances of workflow 1042 (status=running): it held 170 instances, more than the 163 its count announced",
+    );
     expect(listingWarning(sel, 163, 150, 163)).toBe(
       "listing instances of workflow 1042 (status=running): the service listed 13 items more than once (163 items for 150 instances); each instance is planned once; " +
         "only 150 of the 163 instances its count announced were listed; the others are planned on a later run",

@@ -56,14 +56,26 @@ describe("a listing whose cursor pages never end is capped", () => {
   it("the endless-cursor quirk over HTTP: stopped at the page cap, then at the item cap, each in one error naming the server's behaviour", async () => {
     const sb = closeAfterAll(await startSandbox({ port: 0, instances: 120, seed: 42, quirks: ["endless-cursor"] }));
     const listings = (): number => sb.requests().filter((r) => r.path.includes("/instances")).length;
-    const byPages = createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, listingLimits: { maxPages: 12 } });
+    const byPages = createClient({
+      baseUrl: sb.baseUrl,
+      apiKey: "sandbox-admin",
+      rateLimitPerMin: 0,
+      listingLimits: { maxPages: 12 },
+    });
     await expect(drain(byPages.instancePages(1042))).rejects.toThrow(
       /^listing instances of workflow 1042, page 12: the service's pages do not end: 12 pages fetched without a count and the last one still has a next link \(a listing may take 12\)$/,
     );
     expect(listings()).toBe(12);
     const before = listings();
-    const byItems = createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, listingLimits: { maxItems: 400 } });
-    await expect(drain(byItems.instancePages(1042))).rejects.toThrow(/the service's pages do not end: \d+ items in \d+ pages without a count, more than the 400 a listing may hold$/);
+    const byItems = createClient({
+      baseUrl: sb.baseUrl,
+      apiKey: "sandbox-admin",
+      rateLimitPerMin: 0,
+      listingLimits: { maxItems: 400 },
+    });
+    await expect(drain(byItems.instancePages(1042))).rejects.toThrow(
+      /the service's pages do not end: \d+ items in \d+ pages without a count, more than the 400 a listing may hold$/,
+    );
     // 50 a page (small-pages): the ninth page passes 400
     expect(listings() - before).toBe(9);
     await byPages.close();
@@ -83,7 +95,9 @@ describe("a listing whose cursor pages never end is capped", () => {
       if (page === undefined) throw new Error(`not a page: ${path}`);
       return page;
     };
-    await expect(drain(cursorPages("/l/", fetch, (next) => next))).rejects.toThrow(/pagination loop: the service sent back a cursor it had already given/);
+    await expect(drain(cursorPages("/l/", fetch, (next) => next))).rejects.toThrow(
+      /pagination loop: the service sent back a cursor it had already given/,
+    );
     expect(asked).toEqual(["/l/", "/l/?cursor=A", "/l/?cursor=B"]);
   });
 });
@@ -104,23 +118,46 @@ describe("durations a timer can hold", () => {
     expect(readDuration("24d")).toEqual({ ok: true, ms: MAX_DURATION_MS });
     expect(MAX_DURATION_MS).toBeLessThan(2 ** 31);
     for (const raw of ["25d", "24.9d", "596h", "2147483648ms", "99999999999999999999d"]) {
-      expect(readDuration(raw), raw).toEqual({ ok: false, problem: `must be at most 24d (a timer cannot wait longer), got ${JSON.stringify(raw)}` });
+      expect(readDuration(raw), raw).toEqual({
+        ok: false,
+        problem: `must be at most 24d (a timer cannot wait longer), got ${JSON.stringify(raw)}`,
+      });
     }
   });
 
   it("--interval, --timeout, --lock-wait and --clock-skew from the CLI", async () => {
     const dir = await tempDir("flowrules-durations-");
     await mkdir(join(dir, "rules"));
-    oneLine(await runCli(["watch", "rules", ...nowhere, "--interval", "25d"], key, { cwd: dir }), /^flowrules: --interval must be at most 24d \(a timer cannot wait longer\), got "25d"$/);
-    oneLine(await runCli(["plan", "rules", ...nowhere, "--timeout", "25d"], key, { cwd: dir }), /^flowrules: --timeout must be at most 24d/);
-    oneLine(await runCli(["apply", "plan.json", ...nowhere, "--lock-wait", "30d"], key, { cwd: dir }), /^flowrules: --lock-wait must be at most 24d/);
-    oneLine(await runCli(["apply", "plan.json", ...nowhere, "--clock-skew", "99999999d"], key, { cwd: dir }), /^flowrules: --clock-skew must be at most 1d, got "99999999d"$/);
-    oneLine(await runCli(["apply", "plan.json", ...nowhere, "--clock-skew", "25h"], key, { cwd: dir }), /^flowrules: --clock-skew must be at most 1d/);
+    oneLine(
+      await runCli(["watch", "rules", ...nowhere, "--interval", "25d"], key, { cwd: dir }),
+      /^flowrules: --interval must be at most 24d \(a timer cannot wait longer\), got "25d"$/,
+    );
+    oneLine(
+      await runCli(["plan", "rules", ...nowhere, "--timeout", "25d"], key, { cwd: dir }),
+      /^flowrules: --timeout must be at most 24d/,
+    );
+    oneLine(
+      await runCli(["apply", "plan.json", ...nowhere, "--lock-wait", "30d"], key, { cwd: dir }),
+      /^flowrules: --lock-wait must be at most 24d/,
+    );
+    oneLine(
+      await runCli(["apply", "plan.json", ...nowhere, "--clock-skew", "99999999d"], key, { cwd: dir }),
+      /^flowrules: --clock-skew must be at most 1d, got "99999999d"$/,
+    );
+    oneLine(
+      await runCli(["apply", "plan.json", ...nowhere, "--clock-skew", "25h"], key, { cwd: dir }),
+      /^flowrules: --clock-skew must be at most 1d/,
+    );
   });
 });
 
 /** The CLI, killed after `ms` if it has not ended (a read of a FIFO used to block it for ever, signals included). */
-async function runBounded(args: string[], env: Record<string, string>, cwd: string, ms = 15_000): Promise<CliResult & { killed: boolean }> {
+async function runBounded(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  ms = 15_000,
+): Promise<CliResult & { killed: boolean }> {
   const run = spawnCli(args, env, { cwd });
   let killed = false;
   const timer = setTimeout(() => {
@@ -138,9 +175,16 @@ async function runBounded(args: string[], env: Record<string, string>, cwd: stri
 describe("catalog and journal paths that are not regular files", () => {
   it("--workflows FIFO, a device or a folder is one note, the catalog ignored, never read", async () => {
     const dir = await tempDir("flowrules-fifo-catalog-");
-    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    actions:\n      - report: { group_by: status }\n");
+    await writeFile(
+      join(dir, "r.yaml"),
+      "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    actions:\n      - report: { group_by: status }\n",
+    );
     execFileSync("mkfifo", [join(dir, "fifo")]);
-    for (const [path, kind] of [["fifo", "a FIFO"], ["/dev/zero", "a character device"], [dir, "a folder"]] as const) {
+    for (const [path, kind] of [
+      ["fifo", "a FIFO"],
+      ["/dev/zero", "a character device"],
+      [dir, "a folder"],
+    ] as const) {
       const r = await runBounded(["validate", "r.yaml", "--workflows", path], {}, dir);
       expect(r.killed, `validate --workflows ${path} hung`).toBe(false);
       expect(r.code, r.stderr).toBe(0);
@@ -152,8 +196,15 @@ describe("catalog and journal paths that are not regular files", () => {
     const dir = await tempDir("flowrules-fifo-journal-");
     execFileSync("mkfifo", [join(dir, "fifo")]);
     await mkdir(join(dir, "folder"));
-    for (const [path, kind] of [["fifo", "a FIFO"], ["folder", "a folder"]] as const) {
-      const r = await runBounded(["apply", "plan.json", "--journal", path, "--base-url", "http://127.0.0.1:9/api"], { FLOWRULES_API_KEY: "sandbox-admin" }, dir);
+    for (const [path, kind] of [
+      ["fifo", "a FIFO"],
+      ["folder", "a folder"],
+    ] as const) {
+      const r = await runBounded(
+        ["apply", "plan.json", "--journal", path, "--base-url", "http://127.0.0.1:9/api"],
+        { FLOWRULES_API_KEY: "sandbox-admin" },
+        dir,
+      );
       expect(r.killed, `apply --journal ${path} hung`).toBe(false);
       oneLine(r, new RegExp(`^flowrules: the journal .*${path} is ${kind}, not a regular file`));
     }
@@ -161,8 +212,15 @@ describe("catalog and journal paths that are not regular files", () => {
 
   it("a catalog that is someone else's file is never quoted: /proc/self/environ", async () => {
     const dir = await tempDir("flowrules-environ-");
-    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    actions:\n      - report: { group_by: status }\n");
-    const r = await runBounded(["validate", "r.yaml", "--workflows", "/proc/self/environ"], { MARKER: "s3cr3t-in-the-environment" }, dir);
+    await writeFile(
+      join(dir, "r.yaml"),
+      "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    actions:\n      - report: { group_by: status }\n",
+    );
+    const r = await runBounded(
+      ["validate", "r.yaml", "--workflows", "/proc/self/environ"],
+      { MARKER: "s3cr3t-in-the-environment" },
+      dir,
+    );
     expect(r.stderr).toContain("workflow catalog /proc/self/environ is not valid JSON; it is ignored");
     expect(r.stdout + r.stderr).not.toMatch(/s3cr3t|MARKER|PATH=/);
   });
@@ -172,44 +230,78 @@ describe("catalog and journal paths that are not regular files", () => {
     await writeFile(join(dir, "p.json"), '{"format_version": 1, "created_at": SECRET_TOKEN=hunter2xyz}');
     await writeFile(join(dir, "q.json"), '{"changes": [{"id": hunter2xyz}]}');
     for (const file of ["p.json", "q.json"]) {
-      const r = await runCli(["apply", file, "--base-url", "http://127.0.0.1:9/api"], { FLOWRULES_API_KEY: "sandbox-admin" }, { cwd: dir });
-      oneLine(r, new RegExp(`^flowrules: .*${file.replace(".", "\\.")} is not valid JSON \\(a syntax error[^)]*\\); write plans with`));
+      const r = await runCli(
+        ["apply", file, "--base-url", "http://127.0.0.1:9/api"],
+        { FLOWRULES_API_KEY: "sandbox-admin" },
+        { cwd: dir },
+      );
+      oneLine(
+        r,
+        new RegExp(
+          `^flowrules: .*${file.replace(".", "\\.")} is not valid JSON \\(a syntax error[^)]*\\); write plans with`,
+        ),
+      );
       expect(r.stderr).not.toMatch(/hunter|SECRET/);
     }
   });
 });
 
 describe("report files never replace the run's other files", () => {
-  const reportRule = (name: string): string => `  - name: ${name}\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n`;
+  const reportRule = (name: string): string =>
+    `  - name: ${name}\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n`;
 
   it("a report rule named plan (beside --out plan.json) or flowrules.workflows (beside the catalog) is refused before anything is written", async () => {
     const sb = closeAfterAll(await startSandbox({ port: 0, instances: 20, seed: 42 }));
     const dir = await tempDir("flowrules-report-clash-");
-    await writeFile(join(dir, "r.yaml"), `version: 1\nrules:\n${reportRule("plan")}${reportRule("flowrules.workflows")}`);
+    await writeFile(
+      join(dir, "r.yaml"),
+      `version: 1\nrules:\n${reportRule("plan")}${reportRule("flowrules.workflows")}`,
+    );
     const catalog = '{"not": "touched"}';
     await writeFile(join(dir, "flowrules.workflows.json"), catalog);
     const env = { FLOWRULES_API_KEY: "sandbox-admin" };
     const base = ["--base-url", sb.baseUrl];
 
     await mkdir(join(dir, "out"));
-    const toOut = await runCli(["plan", "r.yaml", ...base, "--out", "out/plan.json", "--report-dir", "out", "--rule", "plan"], env, { cwd: dir });
+    const toOut = await runCli(
+      ["plan", "r.yaml", ...base, "--out", "out/plan.json", "--report-dir", "out", "--rule", "plan"],
+      env,
+      { cwd: dir },
+    );
     // the catalog's own note and the request count come first: the refusal is the last line
     expect(toOut.code, toOut.stderr).toBe(1);
     expect(toOut.stdout).toBe("");
-    expect(toOut.stderr.trimEnd().split("\n").at(-1)).toMatch(/^flowrules: the report of rule "plan" would be written to out\/plan\.json, which is the plan file --out writes: rename the rule or choose another --report-dir \(nothing was written\)$/);
+    expect(toOut.stderr.trimEnd().split("\n").at(-1)).toMatch(
+      /^flowrules: the report of rule "plan" would be written to out\/plan\.json, which is the plan file --out writes: rename the rule or choose another --report-dir \(nothing was written\)$/,
+    );
     expect(await readdir(join(dir, "out"))).toEqual([]);
 
-    const toCatalog = await runCli(["plan", "r.yaml", ...base, "--report-dir", ".", "--rule", "flowrules.workflows"], env, { cwd: dir });
+    const toCatalog = await runCli(
+      ["plan", "r.yaml", ...base, "--report-dir", ".", "--rule", "flowrules.workflows"],
+      env,
+      { cwd: dir },
+    );
     expect(toCatalog.code, toCatalog.stderr).toBe(1);
     expect(toCatalog.stdout).toBe("");
-    expect(toCatalog.stderr.trimEnd().split("\n").at(-1)).toMatch(/^flowrules: the report of rule "flowrules\.workflows" would be written to flowrules\.workflows\.json, which is the workflow catalog/);
+    expect(toCatalog.stderr.trimEnd().split("\n").at(-1)).toMatch(
+      /^flowrules: the report of rule "flowrules\.workflows" would be written to flowrules\.workflows\.json, which is the workflow catalog/,
+    );
     expect(await readFile(join(dir, "flowrules.workflows.json"), "utf8")).toBe(catalog);
     expect((await readdir(dir)).sort()).toEqual(["flowrules.workflows.json", "out", "r.yaml"]);
 
     // apart, both are written
-    const apart = await runCli(["plan", "r.yaml", ...base, "--out", "plan.json", "--report-dir", "reports", "--format", "json"], env, { cwd: dir });
+    const apart = await runCli(
+      ["plan", "r.yaml", ...base, "--out", "plan.json", "--report-dir", "reports", "--format", "json"],
+      env,
+      { cwd: dir },
+    );
     expect(apart.code, apart.stderr).toBe(0);
-    expect((await readdir(join(dir, "reports"))).sort()).toEqual(["flowrules.workflows.csv", "flowrules.workflows.json", "plan.csv", "plan.json"]);
+    expect((await readdir(join(dir, "reports"))).sort()).toEqual([
+      "flowrules.workflows.csv",
+      "flowrules.workflows.json",
+      "plan.csv",
+      "plan.json",
+    ]);
     expect(JSON.parse(await readFile(join(dir, "plan.json"), "utf8"))).toHaveProperty("changes");
   });
 });
@@ -225,14 +317,20 @@ describe("state clear removes only what flowrules wrote", () => {
     await writeFile(join(project, "state.jsonl"), '{"my": "own data"}\n');
     await writeFile(join(project, "state.jsonl.backup.tmp"), "mine too");
     const r1 = await runCli(["state", "clear", "--state", project]);
-    oneLine(r1, /^flowrules: not clearing .*project: it is not a state dir flowrules wrote \(it holds "notes\.txt"\); nothing was removed$/);
+    oneLine(
+      r1,
+      /^flowrules: not clearing .*project: it is not a state dir flowrules wrote \(it holds "notes\.txt"\); nothing was removed$/,
+    );
     expect(await listing(project)).toEqual(["notes.txt", "state.jsonl", "state.jsonl.backup.tmp"]);
 
     // only state names, but the state is not one flowrules wrote
     const lookalike = join(root, "lookalike");
     await mkdir(lookalike);
     await writeFile(join(lookalike, "state.jsonl"), '{"my": "own data"}\n');
-    oneLine(await runCli(["state", "clear", "--state", lookalike]), /^flowrules: not clearing .*lookalike: state\.jsonl is not a state flowrules wrote; nothing was removed$/);
+    oneLine(
+      await runCli(["state", "clear", "--state", lookalike]),
+      /^flowrules: not clearing .*lookalike: state\.jsonl is not a state flowrules wrote; nothing was removed$/,
+    );
     expect(await listing(lookalike)).toEqual(["state.jsonl"]);
 
     // a folder where a temp file would be, beside a real state: refused before the state is removed
@@ -240,7 +338,10 @@ describe("state clear removes only what flowrules wrote", () => {
     await mkdir(halfway);
     await writeFile(join(halfway, "state.jsonl"), '{"format":"flowrules-state","format_version":3}\n');
     await mkdir(join(halfway, "state.jsonl.1.tmp"));
-    oneLine(await runCli(["state", "clear", "--state", halfway]), /^flowrules: not clearing .*halfway: state\.jsonl\.1\.tmp is not a regular file; nothing was removed$/);
+    oneLine(
+      await runCli(["state", "clear", "--state", halfway]),
+      /^flowrules: not clearing .*halfway: state\.jsonl\.1\.tmp is not a regular file; nothing was removed$/,
+    );
     expect(await listing(halfway)).toEqual(["state.jsonl", "state.jsonl.1.tmp"]);
 
     // flowrules' own: removed, and no lock left behind
@@ -256,17 +357,25 @@ describe("a burst of SIGHUPs stays inside the watcher's interval", () => {
   it("50 SIGHUPs in 2.5 s: reloads gathered, and no more polls than the interval allows", async () => {
     const sb = closeAfterAll(await startSandbox({ port: 0, instances: 40, seed: 42 }));
     const dir = await tempDir("flowrules-sighup-burst-");
-    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n");
-    const w = spawnCli(["watch", "r.yaml", "--state", "state", "--interval", "2s"], {
-      FLOWRULES_BASE_URL: sb.baseUrl,
-      FLOWRULES_API_KEY: "sandbox-admin",
-      FLOWRULES_RATE_LIMIT: "0",
-      FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
-    }, { cwd: dir });
+    await writeFile(
+      join(dir, "r.yaml"),
+      "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n",
+    );
+    const w = spawnCli(
+      ["watch", "r.yaml", "--state", "state", "--interval", "2s"],
+      {
+        FLOWRULES_BASE_URL: sb.baseUrl,
+        FLOWRULES_API_KEY: "sandbox-admin",
+        FLOWRULES_RATE_LIMIT: "0",
+        FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
+      },
+      { cwd: dir },
+    );
     const err = stderrOf(w.child);
     try {
       await err.saw(/cycle 1 \(first, 1 rule\)/, 20_000);
-      const lists = (): number => sb.requests().filter((r) => r.method === "GET" && r.path === "/api/v2/processes/1042/instances/").length;
+      const lists = (): number =>
+        sb.requests().filter((r) => r.method === "GET" && r.path === "/api/v2/processes/1042/instances/").length;
       const before = lists();
       const started = Date.now();
       for (let i = 0; i < 50; i++) {
@@ -294,7 +403,10 @@ describe("a huge file in the rules folder is judged by its size", () => {
   it("a 400 MB .yaml (sparse) is skipped unread with one warning in a folder, refused when named", async () => {
     const dir = await tempDir("flowrules-huge-yaml-");
     await mkdir(join(dir, "rules"));
-    await writeFile(join(dir, "rules", "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    actions:\n      - report: { group_by: status }\n");
+    await writeFile(
+      join(dir, "rules", "r.yaml"),
+      "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    actions:\n      - report: { group_by: status }\n",
+    );
     const huge = join(dir, "rules", "dump.yaml");
     await writeFile(huge, "");
     await truncate(huge, 400 * 1024 * 1024);
@@ -302,10 +414,14 @@ describe("a huge file in the rules folder is judged by its size", () => {
     expect(inFolder.code, inFolder.stderr).toBe(0);
     const said = (inFolder.stdout + inFolder.stderr).split("\n").filter((l) => l.includes("dump.yaml"));
     expect(said).toHaveLength(1);
-    expect(said[0]).toMatch(/rules\/dump\.yaml:1:1 +warning +skipped, not read: the file holds 400\.0 MiB, and a rule file may hold at most 1 MiB/);
+    expect(said[0]).toMatch(
+      /rules\/dump\.yaml:1:1 +warning +skipped, not read: the file holds 400\.0 MiB, and a rule file may hold at most 1 MiB/,
+    );
     const named = await runCli(["validate", "rules/dump.yaml"], {}, { cwd: dir });
     expect(named.code).toBe(1);
-    expect(named.stdout + named.stderr).toMatch(/rules\/dump\.yaml:1:1 +error +the file holds 400\.0 MiB: a rule file may hold at most 1 MiB/);
+    expect(named.stdout + named.stderr).toMatch(
+      /rules\/dump\.yaml:1:1 +error +the file holds 400\.0 MiB: a rule file may hold at most 1 MiB/,
+    );
   });
 });
 
@@ -313,8 +429,16 @@ describe("a cycle whose journal cannot be read", () => {
   it("a folder at the journal's path: the cycle is set aside in one line, not resumed for ever", async () => {
     const sb = closeAfterAll(await startSandbox({ port: 0, instances: 40, seed: 42 }));
     const dir = await tempDir("flowrules-journal-folder-");
-    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n");
-    const env = { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0", FLOWRULES_WATCH_MIN_INTERVAL_MS: "200" };
+    await writeFile(
+      join(dir, "r.yaml"),
+      "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n",
+    );
+    const env = {
+      FLOWRULES_BASE_URL: sb.baseUrl,
+      FLOWRULES_API_KEY: "sandbox-admin",
+      FLOWRULES_RATE_LIMIT: "0",
+      FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
+    };
     const folder = join(dir, "state", "watch", "cycles", "2026-11-27T09-00-00-000Z-4242-3");
     await mkdir(folder, { recursive: true });
     const planned = await runCli(["plan", "r.yaml", "--out", join(folder, "plan.json")], env, { cwd: dir });
@@ -325,9 +449,14 @@ describe("a cycle whose journal cannot be read", () => {
     const err = stderrOf(w.child);
     try {
       await err.saw(/cycle 1 \(first, 1 rule\)/, 20_000);
-      const warnings = err.text().split("\n").filter((l) => l.includes("journal"));
+      const warnings = err
+        .text()
+        .split("\n")
+        .filter((l) => l.includes("journal"));
       expect(warnings, err.text()).toHaveLength(1);
-      expect(warnings[0]).toMatch(/^flowrules: warning: cannot resume an unfinished cycle: the journal \S+plan\.json\.journal\.jsonl is a folder, not a regular file.*; set aside as \S+-4242-3\.corrupt, planning afresh$/);
+      expect(warnings[0]).toMatch(
+        /^flowrules: warning: cannot resume an unfinished cycle: the journal \S+plan\.json\.journal\.jsonl is a folder, not a regular file.*; set aside as \S+-4242-3\.corrupt, planning afresh$/,
+      );
       expect(err.text()).not.toMatch(/cycle failed|resuming/);
       expect(existsSync(folder)).toBe(false);
       expect(existsSync(`${folder}.corrupt`)).toBe(true);
@@ -344,10 +473,15 @@ describe("--out - is the only document on stdout", () => {
   it("plan --format json --out - and plan --out - print one JSON document (the plan file); the text view goes to stderr", async () => {
     const sb = closeAfterAll(await startSandbox({ port: 0, instances: 20, seed: 42 }));
     const dir = await tempDir("flowrules-out-stdout-");
-    await writeFile(join(dir, "r.yaml"), "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n");
+    await writeFile(
+      join(dir, "r.yaml"),
+      "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n",
+    );
     const env = { FLOWRULES_API_KEY: "sandbox-admin" };
     for (const format of ["json", "text"]) {
-      const r = await runCli(["plan", "r.yaml", "--base-url", sb.baseUrl, "--format", format, "--out", "-"], env, { cwd: dir });
+      const r = await runCli(["plan", "r.yaml", "--base-url", sb.baseUrl, "--format", format, "--out", "-"], env, {
+        cwd: dir,
+      });
       expect(r.code, r.stderr).toBe(0);
       // JSON.parse takes one document and nothing after it
       const doc = JSON.parse(r.stdout) as Record<string, unknown>;
@@ -363,20 +497,32 @@ describe("--out - is the only document on stdout", () => {
 
 describe("a key pasted as api_key_env", () => {
   it("is refused at its file:line:col without being shown, for every verb that reads the profile", async () => {
-    const pasted = ["ghp_Abc123Def456Ghi789Jkl012Mno345Pqr678", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "a8f5f167f44f4964e6c998dee827110c", "AKIAIOSFODNN7EXAMPLE"];
+    const pasted = [
+      "ghp_Abc123Def456Ghi789Jkl012Mno345Pqr678",
+      "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+      "a8f5f167f44f4964e6c998dee827110c",
+      "AKIAIOSFODNN7EXAMPLE",
+    ];
     for (const key of pasted) {
       expect(keyShaped(key), key).toBe(true);
       const dir = await tempDir("flowrules-pasted-key-");
-      await writeFile(join(dir, "flowrules.config.yaml"), `default_profile: p\nprofiles:\n  p:\n    base_url: http://127.0.0.1:9/api\n    api_key_env: ${key}\n`);
+      await writeFile(
+        join(dir, "flowrules.config.yaml"),
+        `default_profile: p\nprofiles:\n  p:\n    base_url: http://127.0.0.1:9/api\n    api_key_env: ${key}\n`,
+      );
       for (const verb of [["workflows"], ["plan"]]) {
         const r = await runCli(verb, {}, { cwd: dir });
-        oneLine(r, /^flowrules: flowrules\.config\.yaml:5:18: profiles\.p\.api_key_env: looks like an API key itself, not a variable's name \(it is not shown\)/);
+        oneLine(
+          r,
+          /^flowrules: flowrules\.config\.yaml:5:18: profiles\.p\.api_key_env: looks like an API key itself, not a variable's name \(it is not shown\)/,
+        );
         expect(r.stderr).not.toContain(key);
         expect(r.stderr).not.toContain(key.slice(0, 8));
       }
     }
     // names people give their variables stay names
-    for (const name of ["FLOWRULES_API_KEY", "PROD_API_KEY", "K1", "tenant_eu_west_1_api_key", "STAGING_KEY_2026"]) expect(keyShaped(name), name).toBe(false);
+    for (const name of ["FLOWRULES_API_KEY", "PROD_API_KEY", "K1", "tenant_eu_west_1_api_key", "STAGING_KEY_2026"])
+      expect(keyShaped(name), name).toBe(false);
   });
 });
 
@@ -393,7 +539,11 @@ describe("a key echoed back in another case is masked", () => {
     expect(redact(`basic ${Buffer.from(KEY).toString("base64").toLowerCase()}`, KEY, "#")).toBe("basic #");
     // ordinary words stay readable
     expect(redact("Tenant overview and DEF totals", KEY, "#")).toBe("Tenant overview and DEF totals");
-    const plan = { changes: [{ instance_name: `Claim ${upper}`, before: { note: KEY.toLowerCase() } }], reports: [], errors: [] } as unknown as Parameters<typeof maskKeyInPlan>[0];
+    const plan = {
+      changes: [{ instance_name: `Claim ${upper}`, before: { note: KEY.toLowerCase() } }],
+      reports: [],
+      errors: [],
+    } as unknown as Parameters<typeof maskKeyInPlan>[0];
     expect(maskKeyInPlan(plan, KEY)).toBe(2);
     expect(JSON.stringify(plan)).not.toMatch(/TENANT42|tenant42/i);
   });

@@ -20,7 +20,9 @@ const NOW = new Date("2026-06-15T12:00:00Z");
 const load = (text: string) => compileSources([{ file: FILE, text }]);
 
 /** A valid rule whose parts the properties replace: complete step 20111 of expense claims. */
-function ruleText(parts: { description?: string; when?: string; value?: string; select?: string; extra?: string } = {}): string {
+function ruleText(
+  parts: { description?: string; when?: string; value?: string; select?: string; extra?: string } = {},
+): string {
   return [
     "version: 1",
     "rules:",
@@ -58,7 +60,11 @@ describe("hostile rule files", () => {
     const place = fc.constantFrom("whole", "rules", "rule", "select", "description", "value", "actions", "version");
     fc.assert(
       fc.property(yamlOf, place, (y, where) => {
-        const indented = (n: number): string => `\n${y.split("\n").map((l) => " ".repeat(n) + l).join("\n")}`;
+        const indented = (n: number): string =>
+          `\n${y
+            .split("\n")
+            .map((l) => " ".repeat(n) + l)
+            .join("\n")}`;
         let text: string;
         switch (where) {
           case "whole":
@@ -92,7 +98,20 @@ describe("hostile rule files", () => {
   });
 
   it("random text built from YAML's significant characters: a valid set or located errors", () => {
-    const chars = fc.constantFrom(..." \n\t:-[]{},'\"#&*!|>%@`?$.()<=~0123456789abxyz_", "version: 1\n", "rules:\n", "  - ", "&a ", "*a", "<<: ", "---\n", "...\n", "\u0000", "\ufeff", "\u2028");
+    const chars = fc.constantFrom(
+      ..." \n\t:-[]{},'\"#&*!|>%@`?$.()<=~0123456789abxyz_",
+      "version: 1\n",
+      "rules:\n",
+      "  - ",
+      "&a ",
+      "*a",
+      "<<: ",
+      "---\n",
+      "...\n",
+      "\u0000",
+      "\ufeff",
+      "\u2028",
+    );
     fc.assert(
       fc.property(fc.array(chars, { maxLength: 120 }), (parts) => {
         const text = parts.join("");
@@ -103,7 +122,16 @@ describe("hostile rule files", () => {
   });
 
   it("deep nesting in flow, block, values and JSONata: located errors or a set that plans", async () => {
-    const kinds = ["flow-seq", "flow-map", "block-map", "block-seq", "value", "when-parens", "when-array", "template"] as const;
+    const kinds = [
+      "flow-seq",
+      "flow-map",
+      "block-map",
+      "block-seq",
+      "value",
+      "when-parens",
+      "when-array",
+      "template",
+    ] as const;
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...kinds), fc.integer({ min: 1, max: 2500 }), async (kind, depth) => {
         let text: string;
@@ -130,7 +158,9 @@ describe("hostile rule files", () => {
             text = ruleText({ when: JSON.stringify(`${"[".repeat(depth)}instance.id${"]".repeat(depth)} = 7`) });
             break;
           default:
-            text = ruleText({ value: `{ inputValue: ${JSON.stringify(`{{ ${"(".repeat(depth)}1${")".repeat(depth)} }}`)} }` });
+            text = ruleText({
+              value: `{ inputValue: ${JSON.stringify(`{{ ${"(".repeat(depth)}1${")".repeat(depth)} }}`)} }`,
+            });
         }
         await planIfValid(text);
       }),
@@ -163,24 +193,33 @@ describe("hostile rule files", () => {
 
   it("alias bombs (billion laughs) are refused quickly; small aliasing still works", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 2, max: 12 }), fc.integer({ min: 2, max: 10 }), fc.constantFrom("description", "rules", "value"), (levels, fan, where) => {
-        let anchors = `x0: &x0 ["lol"]\n`;
-        for (let i = 1; i <= levels; i++) anchors += `x${i}: &x${i} [${Array.from({ length: fan }, () => `*x${i - 1}`).join(", ")}]\n`;
-        const top = `*x${levels}`;
-        // anchors live in a key the schema rejects, so a bomb that expands is always an error of some kind
-        const text =
-          where === "rules"
-            ? `version: 1\n${anchors}rules: ${top}\n`
-            : where === "description"
-              ? `version: 1\n${anchors}rules:\n  - name: b\n    description: ${top}\n    workflow: 1042\n    actions: [abort]\n`
-              : `version: 1\n${anchors}rules:\n  - name: b\n    workflow: 1042\n    select: { active_step_id: 20111 }\n    actions:\n      - complete_step: { step: 20111, inputs: [{ action: 50230, value: ${top} }] }\n`;
-        const r = load(text);
-        expectLocated(r, text, FILE);
-        expect(r.ruleSet).toBeUndefined();
-        if (fan ** levels >= 1000) {
-          expect(r.diagnostics.some((d) => /aliases \(\*name\) expand too far/.test(d.message)), `${levels}×${fan}`).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 2, max: 12 }),
+        fc.integer({ min: 2, max: 10 }),
+        fc.constantFrom("description", "rules", "value"),
+        (levels, fan, where) => {
+          let anchors = `x0: &x0 ["lol"]\n`;
+          for (let i = 1; i <= levels; i++)
+            anchors += `x${i}: &x${i} [${Array.from({ length: fan }, () => `*x${i - 1}`).join(", ")}]\n`;
+          const top = `*x${levels}`;
+          // anchors live in a key the schema rejects, so a bomb that expands is always an error of some kind
+          const text =
+            where === "rules"
+              ? `version: 1\n${anchors}rules: ${top}\n`
+              : where === "description"
+                ? `version: 1\n${anchors}rules:\n  - name: b\n    description: ${top}\n    workflow: 1042\n    actions: [abort]\n`
+                : `version: 1\n${anchors}rules:\n  - name: b\n    workflow: 1042\n    select: { active_step_id: 20111 }\n    actions:\n      - complete_step: { step: 20111, inputs: [{ action: 50230, value: ${top} }] }\n`;
+          const r = load(text);
+          expectLocated(r, text, FILE);
+          expect(r.ruleSet).toBeUndefined();
+          if (fan ** levels >= 1000) {
+            expect(
+              r.diagnostics.some((d) => /aliases \(\*name\) expand too far/.test(d.message)),
+              `${levels}×${fan}`,
+            ).toBe(true);
+          }
+        },
+      ),
       { numRuns: 60 },
     );
     // an anchor used a few times is ordinary YAML
@@ -192,7 +231,14 @@ describe("hostile rule files", () => {
     const keyName = fc.constantFrom("name", "workflow", "status", "when", "x", "1", "true", "null", "'q'");
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 6 }), keyName, fc.boolean(), (depth, key, flow) => {
-        const lines = ["version: 1", "rules:", "  - name: d", "    workflow: 1042", "    actions: [abort]", "    description:"];
+        const lines = [
+          "version: 1",
+          "rules:",
+          "  - name: d",
+          "    workflow: 1042",
+          "    actions: [abort]",
+          "    description:",
+        ];
         let indent = 6;
         for (let i = 0; i < depth; i++) {
           lines.push(`${" ".repeat(indent)}n${i}:`);

@@ -47,7 +47,11 @@ let proxy: HostileProxy;
 let dir: string;
 let mode: "ok" | "deny" | "echo" | "html-echo" | "unavailable" | "unknown" = "ok";
 
-const json = (body: unknown, status: number, headers: Record<string, string> = {}): Answer => ({ status, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+const json = (body: unknown, status: number, headers: Record<string, string> = {}): Answer => ({
+  status,
+  headers: { "content-type": "application/json", ...headers },
+  body: JSON.stringify(body),
+});
 
 beforeAll(async () => {
   sb = await startSandbox({ port: 0, instances: 150, seed: 21 });
@@ -60,11 +64,27 @@ beforeAll(async () => {
         return { forward: false, answer: json({ detail: "Invalid API key." }, 401) };
       case "echo":
         // a server that quotes the key it was sent, whole and in pieces
-        return { forward: false, answer: json({ detail: `Invalid API key ${KEY} (known prefix ${KEY.slice(0, 14)}…, suffix …${KEY.slice(-12)})` }, 401) };
+        return {
+          forward: false,
+          answer: json(
+            { detail: `Invalid API key ${KEY} (known prefix ${KEY.slice(0, 14)}…, suffix …${KEY.slice(-12)})` },
+            401,
+          ),
+        };
       case "html-echo":
-        return { forward: false, answer: { status: 500, headers: { "content-type": "text/html" }, body: `<html><head><title>Error for ${KEY}</title></head><body>Authorization: Api-Key ${KEY}</body></html>` } };
+        return {
+          forward: false,
+          answer: {
+            status: 500,
+            headers: { "content-type": "text/html" },
+            body: `<html><head><title>Error for ${KEY}</title></head><body>Authorization: Api-Key ${KEY}</body></html>`,
+          },
+        };
       case "unavailable":
-        return { forward: false, answer: json({ detail: `overloaded (${KEY.slice(2, 22)})` }, 503, { "retry-after": "0" }) };
+        return {
+          forward: false,
+          answer: json({ detail: `overloaded (${KEY.slice(2, 22)})` }, 503, { "retry-after": "0" }),
+        };
       case "unknown":
         if (ex.method === "POST") return { destroy: true };
         // and what would decide them cannot be read
@@ -85,7 +105,11 @@ afterAll(async () => {
 
 const outputs: Array<{ what: string; text: string }> = [];
 async function run(what: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const r = await runCli(args, { FLOWRULES_BASE_URL: proxy.baseUrl, FLOWRULES_API_KEY: KEY, FLOWRULES_RATE_LIMIT: "0", ...env }, { cwd: dir });
+  const r = await runCli(
+    args,
+    { FLOWRULES_BASE_URL: proxy.baseUrl, FLOWRULES_API_KEY: KEY, FLOWRULES_RATE_LIMIT: "0", ...env },
+    { cwd: dir },
+  );
   outputs.push({ what: `${what} (stdout)`, text: r.stdout }, { what: `${what} (stderr)`, text: r.stderr });
   return r;
 }
@@ -107,20 +131,84 @@ describe("the API key never appears", () => {
     expect((await run("validate", ["validate", "rules"])).code).toBe(0);
     expect((await run("validate json", ["validate", "rules", "--format", "json"])).code).toBe(0);
     // each apply below gets its own rules, so that each has work: saved plan, auto-approve, unknown outcomes, the lock
-    const planned = await run("plan text", ["plan", "rules", "--rule", "approve-expenses", "--rule", "expense-report", "--out", "plan.json", "--report-dir", "reports"]);
+    const planned = await run("plan text", [
+      "plan",
+      "rules",
+      "--rule",
+      "approve-expenses",
+      "--rule",
+      "expense-report",
+      "--out",
+      "plan.json",
+      "--report-dir",
+      "reports",
+    ]);
     expect(planned.code, planned.stderr).toBe(0);
-    expect((await run("plan markdown", ["plan", "rules", "--format", "markdown", "--out", "plan-md.json"])).code).toBe(0);
-    expect((await run("plan json", ["plan", "rules", "--format", "json", "--out", "plan-deny.json", "--log-format", "json"])).code).toBe(0);
-    expect((await run("plan for unknown outcomes", ["plan", "rules", "--rule", "abort-onboardings", "--out", "plan-unknown.json", "-q"])).code).toBe(0);
-    expect((await run("plan for the lock", ["plan", "rules", "--rule", "approve-expenses", "--rule", "abort-onboardings", "--out", "plan-lock.json", "-q"])).code).toBe(0);
+    expect((await run("plan markdown", ["plan", "rules", "--format", "markdown", "--out", "plan-md.json"])).code).toBe(
+      0,
+    );
+    expect(
+      (await run("plan json", ["plan", "rules", "--format", "json", "--out", "plan-deny.json", "--log-format", "json"]))
+        .code,
+    ).toBe(0);
+    expect(
+      (
+        await run("plan for unknown outcomes", [
+          "plan",
+          "rules",
+          "--rule",
+          "abort-onboardings",
+          "--out",
+          "plan-unknown.json",
+          "-q",
+        ])
+      ).code,
+    ).toBe(0);
+    expect(
+      (
+        await run("plan for the lock", [
+          "plan",
+          "rules",
+          "--rule",
+          "approve-expenses",
+          "--rule",
+          "abort-onboardings",
+          "--out",
+          "plan-lock.json",
+          "-q",
+        ])
+      ).code,
+    ).toBe(0);
     const plan = JSON.parse(await readFile(join(dir, "plan.json"), "utf8")) as Plan;
     const instance = String(plan.changes[0]?.instance_id);
     expect((await run("explain", ["explain", "rules", "--instance", instance])).code).toBe(0);
-    expect((await run("explain json", ["explain", "rules", "--instance", instance, "--format", "json", "--log-format", "json"])).code).toBe(0);
+    expect(
+      (
+        await run("explain json", [
+          "explain",
+          "rules",
+          "--instance",
+          instance,
+          "--format",
+          "json",
+          "--log-format",
+          "json",
+        ])
+      ).code,
+    ).toBe(0);
     expect((await run("test", ["test", resolve("rules"), "--junit", "junit.xml"])).code).toBe(0);
-    const applied = await run("apply plan", ["apply", "plan.json", "--log-format", "json", "--journal", "journal.jsonl"]);
+    const applied = await run("apply plan", [
+      "apply",
+      "plan.json",
+      "--log-format",
+      "json",
+      "--journal",
+      "journal.jsonl",
+    ]);
     expect(applied.code, applied.stderr).toBe(0);
-    expect((await run("apply auto-approve", ["apply", "rules", "--auto-approve", "--rule", "note-purchases"])).code).toBe(0);
+    expect(
+      (await run("apply auto-approve", ["apply", "rules", "--auto-approve", "--rule", "note-purchases"])).code,
+    ).toBe(0);
     expect(existsSync(join(dir, ".flowrules", "runs"))).toBe(true);
 
     mode = "unknown";
@@ -131,7 +219,16 @@ describe("the API key never appears", () => {
     mode = "ok";
     // the lock file of a CLI apply, left behind by kill -9; the take-over, and a refusal while a lock is held
     sb.setFaults({ latencyMs: 40 });
-    const slow = spawn(process.execPath, [CLI, "apply", "plan-lock.json"], { cwd: dir, env: { PATH: process.env.PATH, FLOWRULES_BASE_URL: proxy.baseUrl, FLOWRULES_API_KEY: KEY, FLOWRULES_RATE_LIMIT: "0" }, stdio: "ignore" });
+    const slow = spawn(process.execPath, [CLI, "apply", "plan-lock.json"], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH,
+        FLOWRULES_BASE_URL: proxy.baseUrl,
+        FLOWRULES_API_KEY: KEY,
+        FLOWRULES_RATE_LIMIT: "0",
+      },
+      stdio: "ignore",
+    });
     const slowDone = new Promise<void>((r) => slow.on("close", () => r()));
     const lockFile = join(dir, ".flowrules", "apply.lock");
     let lockText = "";
@@ -183,17 +280,30 @@ describe("the API key never appears", () => {
     mode = "ok";
     await writeFile(join(dir, "broken-plan.json"), (await readFile(join(dir, "plan-md.json"), "utf8")).slice(0, 300));
     expect((await run("apply bad plan", ["apply", "broken-plan.json"])).code).toBe(1);
-    expect((await run("apply bad plan json", ["apply", "broken-plan.json", "--log-format", "json"], { FLOWRULES_DEBUG: "1" })).code).toBe(1);
+    expect(
+      (
+        await run("apply bad plan json", ["apply", "broken-plan.json", "--log-format", "json"], {
+          FLOWRULES_DEBUG: "1",
+        })
+      ).code,
+    ).toBe(1);
     // the key put in the URL variable by mistake
     const swapped = await run("swapped variables", ["plan", "rules"], { FLOWRULES_BASE_URL: KEY });
     expect(swapped.code).toBe(1);
     expect(swapped.stderr).toMatch(/not an http\(s\) URL/);
-    await writeFile(join(dir, "rules", "broken.yaml"), `version: 1\nrules:\n  - name: b\n    workflow: 1042\n    actions: [abrt]\n`);
+    await writeFile(
+      join(dir, "rules", "broken.yaml"),
+      `version: 1\nrules:\n  - name: b\n    workflow: 1042\n    actions: [abrt]\n`,
+    );
     expect((await run("validate github broken", ["validate", "rules", "--format", "github"])).code).toBe(1);
 
     // what was written: plans, journals, reports, JUnit, the runs folder
     const files = await filesBelow(dir);
-    for (const want of ["plan.json", "journal.jsonl", "unknown.jsonl", "junit.xml"]) expect(files.some((f) => f.endsWith(want)), want).toBe(true);
+    for (const want of ["plan.json", "journal.jsonl", "unknown.jsonl", "junit.xml"])
+      expect(
+        files.some((f) => f.endsWith(want)),
+        want,
+      ).toBe(true);
     expect(files.some((f) => f.includes(`${join("reports", "expense-report")}.csv`))).toBe(true);
     expect(files.some((f) => f.endsWith("plan.json.journal.jsonl") && f.includes("runs"))).toBe(true);
     for (const f of files) outputs.push({ what: f, text: await readFile(f, "utf8") });
@@ -219,18 +329,62 @@ describe("plain http:// to a host that is not loopback", () => {
     try {
       const remote = "http://10.255.255.1/api";
       expect(() => createClient({ baseUrl: remote, apiKey: KEY })).toThrow(InsecureUrlError);
-      expect(() => connectionSettings({ baseUrl: remote }, { FLOWRULES_API_KEY: KEY })).toThrow(/refusing plain http:\/\/ to 10\.255\.255\.1/);
-      expect(connectionSettings({ baseUrl: remote, insecureHttp: true }, { FLOWRULES_API_KEY: KEY }).baseUrl).toBe(remote);
+      expect(() => connectionSettings({ baseUrl: remote }, { FLOWRULES_API_KEY: KEY })).toThrow(
+        /refusing plain http:\/\/ to 10\.255\.255\.1/,
+      );
+      expect(connectionSettings({ baseUrl: remote, insecureHttp: true }, { FLOWRULES_API_KEY: KEY }).baseUrl).toBe(
+        remote,
+      );
       // and the commands themselves, handed such settings directly
-      const conn = { baseUrl: remote, apiKey: KEY, rateLimitPerMin: 0, concurrency: 1, timeoutMs: 1000, insecureHttp: false };
+      const conn = {
+        baseUrl: remote,
+        apiKey: KEY,
+        rateLimitPerMin: 0,
+        concurrency: 1,
+        timeoutMs: 1000,
+        insecureHttp: false,
+      };
       const io = captureIO();
-      await expect(planCommand({ paths: [join(dir, "rules", "rules.yaml")], format: "text", detailedExitcode: false, rules: [], quiet: true, connection: conn }, io)).rejects.toThrow(InsecureUrlError);
+      await expect(
+        planCommand(
+          {
+            paths: [join(dir, "rules", "rules.yaml")],
+            format: "text",
+            detailedExitcode: false,
+            rules: [],
+            quiet: true,
+            connection: conn,
+          },
+          io,
+        ),
+      ).rejects.toThrow(InsecureUrlError);
       const bare: Plan = {
-        format_version: 1, flowrules_version: "test", created_at: new Date().toISOString(), base_url: remote, rules_digest: "sha256:test",
-        rules: [], changes: [], reports: [], errors: [], summary: { complete_step: 0, save_step: 0, abort: 0, reports: 0, errors: 0 },
+        format_version: 1,
+        flowrules_version: "test",
+        created_at: new Date().toISOString(),
+        base_url: remote,
+        rules_digest: "sha256:test",
+        rules: [],
+        changes: [],
+        reports: [],
+        errors: [],
+        summary: { complete_step: 0, save_step: 0, abort: 0, reports: 0, errors: 0 },
       };
       await writeFile(join(dir, "remote-plan.json"), JSON.stringify({ ...bare, digest: planDigest(bare) }));
-      await expect(applyCommand({ paths: [join(dir, "remote-plan.json")], autoApprove: false, detailedExitcode: false, quiet: true, rules: [], connection: conn, cwd: dir }, io)).rejects.toThrow(InsecureUrlError);
+      await expect(
+        applyCommand(
+          {
+            paths: [join(dir, "remote-plan.json")],
+            autoApprove: false,
+            detailedExitcode: false,
+            quiet: true,
+            rules: [],
+            connection: conn,
+            cwd: dir,
+          },
+          io,
+        ),
+      ).rejects.toThrow(InsecureUrlError);
       expect(attempts).toEqual([]);
       expect(leaks(io.out() + io.err())).toEqual([]);
     } finally {
@@ -247,7 +401,12 @@ describe("plain http:// to a host that is not loopback", () => {
       new Promise((done) => {
         const child = spawn(process.execPath, ["--import", `file://${preload}`, CLI, ...args], {
           cwd: dir,
-          env: { PATH: process.env.PATH, FLOWRULES_BASE_URL: baseUrl, FLOWRULES_API_KEY: KEY, FLOWRULES_RATE_LIMIT: "0" },
+          env: {
+            PATH: process.env.PATH,
+            FLOWRULES_BASE_URL: baseUrl,
+            FLOWRULES_API_KEY: KEY,
+            FLOWRULES_RATE_LIMIT: "0",
+          },
           stdio: ["ignore", "pipe", "pipe"],
         });
         let stdout = "";
@@ -259,10 +418,17 @@ describe("plain http:// to a host that is not loopback", () => {
     // control: the preload does see a connection when one is made
     const control = await cli(["plan", "rules", "-q"], proxy.baseUrl);
     expect(control.stderr).toContain("NETWORK-ATTEMPT");
-    for (const args of [["plan", "rules"], ["apply", "remote-plan.json"], ["apply", "rules", "--auto-approve", "--rule", "note-purchases"], ["explain", "rules", "--instance", "1"]]) {
+    for (const args of [
+      ["plan", "rules"],
+      ["apply", "remote-plan.json"],
+      ["apply", "rules", "--auto-approve", "--rule", "note-purchases"],
+      ["explain", "rules", "--instance", "1"],
+    ]) {
       const r = await cli(args, "http://10.255.255.1/api");
       expect(r.code, args.join(" ")).toBe(1);
-      expect(r.stderr, args.join(" ")).toMatch(/^flowrules: refusing plain http:\/\/ to 10\.255\.255\.1: .*--insecure-http/);
+      expect(r.stderr, args.join(" ")).toMatch(
+        /^flowrules: refusing plain http:\/\/ to 10\.255\.255\.1: .*--insecure-http/,
+      );
       expect(r.stderr).not.toContain("NETWORK-ATTEMPT");
       expect(leaks(r.stdout + r.stderr)).toEqual([]);
     }

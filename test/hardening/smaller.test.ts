@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSettings } from "../../src/cli/settings.js";
 
 /** The connection settings as the CLI resolves them (flag > environment > profile > default). */
-const connectionSettings = (opts: Record<string, unknown>, env: Record<string, string>) => runSettings(opts, env).connection;
+const connectionSettings = (opts: Record<string, unknown>, env: Record<string, string>) =>
+  runSettings(opts, env).connection;
 import { starterRules, starterTests } from "../../src/commands/init.js";
 import { loadRules } from "../../src/rules/index.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
@@ -26,15 +27,24 @@ afterAll(async () => {
 });
 
 describe("number settings", () => {
-  const env = (rate: string) => ({ FLOWRULES_BASE_URL: "http://127.0.0.1:4010/api", FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: rate });
+  const env = (rate: string) => ({
+    FLOWRULES_BASE_URL: "http://127.0.0.1:4010/api",
+    FLOWRULES_API_KEY: "sandbox-admin",
+    FLOWRULES_RATE_LIMIT: rate,
+  });
   it.each(["0x10", "1e3", "0b101", "12.0", "+5", "-1", "1_000", "١٢"])("FLOWRULES_RATE_LIMIT=%s is refused", (rate) => {
     expect(() => connectionSettings({}, env(rate))).toThrow(/FLOWRULES_RATE_LIMIT must be a whole number ≥ 0, got/);
   });
   it("plain decimals are read, flags too; hex or exponent flags are refused", () => {
     expect(connectionSettings({}, env(" 16 ")).rateLimitPerMin).toBe(16);
-    expect(connectionSettings({ concurrency: "8", timeout: "5s" }, env("0"))).toMatchObject({ concurrency: 8, timeoutMs: 5000 });
+    expect(connectionSettings({ concurrency: "8", timeout: "5s" }, env("0"))).toMatchObject({
+      concurrency: 8,
+      timeoutMs: 5000,
+    });
     expect(() => connectionSettings({ concurrency: "0x4" }, env("16"))).toThrow(/--concurrency must be a whole number/);
-    expect(() => connectionSettings({ timeout: "3e4" }, env("16"))).toThrow(/^--timeout must be a duration such as 90s, 5m or 24h/);
+    expect(() => connectionSettings({ timeout: "3e4" }, env("16"))).toThrow(
+      /^--timeout must be a duration such as 90s, 5m or 24h/,
+    );
   });
 });
 
@@ -49,7 +59,13 @@ describe("rule files that are not UTF-8", () => {
     const line = text.split("\n").findIndex((l) => l.includes("Gepr")) + 1;
     const col = (text.split("\n")[line - 1] ?? "").indexOf("ü") + 1;
     expect(r.diagnostics).toEqual([
-      expect.objectContaining({ file, line, col, severity: "error", message: `the file is not UTF-8 text (byte 0xFC at line ${line}, column ${col}): save it as UTF-8` }),
+      expect.objectContaining({
+        file,
+        line,
+        col,
+        severity: "error",
+        message: `the file is not UTF-8 text (byte 0xFC at line ${line}, column ${col}): save it as UTF-8`,
+      }),
     ]);
     const cli = await runCli(["validate", file]);
     expect(cli.code).toBe(1);
@@ -75,7 +91,10 @@ describe("init with hostile workflow names", () => {
     expect(doc.rules).toHaveLength(1);
     expect(doc.rules[0]?.workflow.name).toBe(name);
     for (const line of rules.split("\n").filter((l) => l.startsWith("#"))) expect(line).not.toMatch(/[\r\u2028]/);
-    const tests = parse(starterTests(w, [w], "./schema.json", new Date("2026-01-01T00:00:00Z"))) as { version: number; tests: unknown[] };
+    const tests = parse(starterTests(w, [w], "./schema.json", new Date("2026-01-01T00:00:00Z"))) as {
+      version: number;
+      tests: unknown[];
+    };
     expect(tests.version).toBe(1);
     expect(tests.tests).toHaveLength(1);
   });
@@ -99,8 +118,13 @@ describe("a journal of another plan", () => {
     expect(await runApply(sb, dir, { paths: [a.file], journal })).toBe(2);
     const io = captureIO();
     expect(await runApply(sb, dir, { paths: [b.file], journal }, io)).toBe(2);
-    const warnings = io.err().split("\n").filter((l) => l.includes("warning"));
-    expect(warnings).toEqual([`flowrules: warning: the journal shared.jsonl records 1 run(s) of other plans and none of this one; they are not taken into account`]);
+    const warnings = io
+      .err()
+      .split("\n")
+      .filter((l) => l.includes("warning"));
+    expect(warnings).toEqual([
+      `flowrules: warning: the journal shared.jsonl records 1 run(s) of other plans and none of this one; they are not taken into account`,
+    ]);
     expect(io.out()).toMatch(new RegExp(`${b.plan.changes.length} changes? applied`));
     // a second run of the same plan is a resume, with no warning
     const again = captureIO();

@@ -8,7 +8,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import { planCommand } from "../../src/commands/plan.js";
 import type { Plan } from "../../src/plan/types.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { ABORT_RULES, captureIO, connection, makePlan, runApply, stateHolds, tempDir, writeRules } from "../apply/helpers.js";
+import {
+  ABORT_RULES,
+  captureIO,
+  connection,
+  makePlan,
+  runApply,
+  stateHolds,
+  tempDir,
+  writeRules,
+} from "../apply/helpers.js";
 import { startHostileProxy, type Answer, type Exchange, type HostileProxy } from "./hostile-proxy.js";
 
 let sb: RunningSandbox | undefined;
@@ -30,7 +39,11 @@ async function setUp(seed: number): Promise<{ s: RunningSandbox; p: HostileProxy
   return { s, p, via: { ...s, baseUrl: p.baseUrl }, dir };
 }
 
-const json = (body: unknown): Answer => ({ status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const json = (body: unknown): Answer => ({
+  status: 200,
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
 const isBulkAbort = (ex: Exchange): boolean => ex.method === "POST" && ex.path.endsWith("/instances/bulk/abort");
 
 describe("a bulk abort whose check list ignores its filter", () => {
@@ -44,13 +57,24 @@ describe("a bulk abort whose check list ignores its filter", () => {
       if (isBulkAbort(ex)) return { forward: false, answer: json({ ids: "all of them" }) };
       // …and the list meant to check it lists every planned instance, still running, as if the filter held
       if (ex.method === "GET" && ex.query.includes("aborted_time_after")) {
-        return { forward: false, answer: json({ count: ids.length, next: null, previous: null, results: ids.map((id) => ({ id, name: `i${id}`, status: "running" })) }) };
+        return {
+          forward: false,
+          answer: json({
+            count: ids.length,
+            next: null,
+            previous: null,
+            results: ids.map((id) => ({ id, name: `i${id}`, status: "running" })),
+          }),
+        };
       }
       return {};
     });
     const io = captureIO();
     expect(await runApply(via, dir, { paths: [file], batchSize: 100 }, io)).toBe(1);
-    const lines = (await readFile(`${file}.journal.jsonl`, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { event: string });
+    const lines = (await readFile(`${file}.journal.jsonl`, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { event: string });
     expect(lines.filter((l) => l.event === "done")).toEqual([]);
     expect(lines.filter((l) => l.event === "failed")).toHaveLength(plan.changes.length);
     expect(io.out()).toMatch(/bulk abort outcome unknown 3 times .*not aborted as of the last check/);
@@ -75,18 +99,36 @@ rules:
     const victim = running[1]?.id ?? -1;
     p.setRule((ex) => {
       if (ex.method === "GET" && ex.path === `/instances/${victim}/`) {
-        return { answer: (up: Answer) => ({ ...up, body: JSON.stringify({ ...(JSON.parse(up.body) as object), id: victim + 1 }) }) };
+        return {
+          answer: (up: Answer) => ({
+            ...up,
+            body: JSON.stringify({ ...(JSON.parse(up.body) as object), id: victim + 1 }),
+          }),
+        };
       }
       return {};
     });
     const rules = await writeRules(dir, RULES);
     const io = captureIO();
-    const code = await planCommand({ paths: [rules], out: `${dir}/plan.json`, format: "json", quiet: true, detailedExitcode: false, rules: [], connection: connection({ baseUrl: p.baseUrl }) }, io);
+    const code = await planCommand(
+      {
+        paths: [rules],
+        out: `${dir}/plan.json`,
+        format: "json",
+        quiet: true,
+        detailedExitcode: false,
+        rules: [],
+        connection: connection({ baseUrl: p.baseUrl }),
+      },
+      io,
+    );
     expect(code).toBe(1);
     const plan = JSON.parse(await readFile(`${dir}/plan.json`, "utf8")) as Plan;
     expect(plan.changes.map((c) => c.instance_id)).not.toContain(victim);
     const err = plan.errors.find((e) => e.instance_id === victim);
-    expect(err?.message).toBe(`rule "abort-onboardings", instance ${victim}: reading instance ${victim}: the service answered with the record of instance ${victim + 1}`);
+    expect(err?.message).toBe(
+      `rule "abort-onboardings", instance ${victim}: reading instance ${victim}: the service answered with the record of instance ${victim + 1}`,
+    );
     expect(plan.errors).toHaveLength(1);
     expect(plan.changes).toHaveLength(running.length - 1);
     for (const c of plan.changes) expect(c.precondition?.last_updated_time, c.id).toBeTruthy();
@@ -102,7 +144,18 @@ describe("a listing that holds an id the service's paths cannot carry", () => {
         : {},
     );
     const rules = await writeRules(dir, ABORT_RULES);
-    const code = await planCommand({ paths: [rules], out: `${dir}/plan.json`, format: "json", quiet: true, detailedExitcode: false, rules: [], connection: connection({ baseUrl: p.baseUrl }) }, captureIO());
+    const code = await planCommand(
+      {
+        paths: [rules],
+        out: `${dir}/plan.json`,
+        format: "json",
+        quiet: true,
+        detailedExitcode: false,
+        rules: [],
+        connection: connection({ baseUrl: p.baseUrl }),
+      },
+      captureIO(),
+    );
     expect(code).toBe(1);
     const plan = JSON.parse(await readFile(`${dir}/plan.json`, "utf8")) as Plan;
     expect(plan.changes).toEqual([]);

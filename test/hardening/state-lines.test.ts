@@ -17,7 +17,16 @@ afterAll(cleanUp);
 
 const BASE = "http://127.0.0.1:1/api";
 const KEY = stateKey("test-key");
-const HEADER: StateHeader = { format: STATE_FORMAT, format_version: STATE_FORMAT_VERSION, flowrules_version: "test", base_url: BASE, key_digest: KEY.id, written_at: "2026-06-15T12:00:00.000Z", run_at: "2026-06-15T12:00:00.000Z", rules: {} };
+const HEADER: StateHeader = {
+  format: STATE_FORMAT,
+  format_version: STATE_FORMAT_VERSION,
+  flowrules_version: "test",
+  base_url: BASE,
+  key_digest: KEY.id,
+  written_at: "2026-06-15T12:00:00.000Z",
+  run_at: "2026-06-15T12:00:00.000Z",
+  rules: {},
+};
 
 describe("state reader: long lines", () => {
   it("splits a 24 MB line (24 read chunks) copying each byte at most twice, and a file of many lines as written", async () => {
@@ -29,7 +38,8 @@ describe("state reader: long lines", () => {
     try {
       const stats: SplitStats = { copied: 0 };
       const got: Array<{ length: number; start: number; end: number; head: string }> = [];
-      for await (const l of linesOf(fh, MAX_LINE_BYTES, stats)) got.push({ length: l.bytes.length, start: l.start, end: l.end, head: l.bytes.subarray(0, 5).toString() });
+      for await (const l of linesOf(fh, MAX_LINE_BYTES, stats))
+        got.push({ length: l.bytes.length, start: l.start, end: l.end, head: l.bytes.subarray(0, 5).toString() });
       expect(got).toEqual([
         { length: 5, start: 0, end: 5, head: "short" },
         { length: long.length, start: 6, end: 6 + long.length, head: "xxxxx" },
@@ -55,7 +65,9 @@ describe("state reader: long lines", () => {
         for await (const l of linesOf(fh, 1024 * 1024, stats)) seen.push(l.bytes.length);
       })();
       await expect(read).rejects.toThrow(LineTooLong);
-      await expect(read).rejects.toThrow(/has a line longer than 1 MiB \(line 2; corrupt or not written by flowrules\)/);
+      await expect(read).rejects.toThrow(
+        /has a line longer than 1 MiB \(line 2; corrupt or not written by flowrules\)/,
+      );
       expect(seen).toEqual([7]);
       // stopped at the cap, not at the line's end
       expect(stats.copied).toBeLessThanOrEqual(2 * 1024 * 1024);
@@ -68,15 +80,30 @@ describe("state reader: long lines", () => {
     const dir = await tempDir();
     const writer = new StateWriter(dir, HEADER, { describe: String, key: KEY });
     const n = writer.nextListing();
-    writer.line(JSON.stringify({ item: { l: n, p: 0, v: { id: 1, name: "z".repeat(3 * 1024 * 1024), status: "running" } } }));
-    writer.line(JSON.stringify({ listing: { n, process_id: 7, query: { status: "running" }, run_at: HEADER.run_at, complete: true, pages: [{ count: 1, size: 1 }] } }));
+    writer.line(
+      JSON.stringify({ item: { l: n, p: 0, v: { id: 1, name: "z".repeat(3 * 1024 * 1024), status: "running" } } }),
+    );
+    writer.line(
+      JSON.stringify({
+        listing: {
+          n,
+          process_id: 7,
+          query: { status: "running" },
+          run_at: HEADER.run_at,
+          complete: true,
+          pages: [{ count: 1, size: 1 }],
+        },
+      }),
+    );
     await writer.commit({});
     // verified and whole under the default cap
     const fh = await open(join(dir, STATE_FILE), "r");
     try {
       const index = await indexState(fh, { dirArg: dir, baseUrl: BASE, key: KEY });
       expect(index.authentic).toBe(true);
-      await expect(indexState(fh, { dirArg: dir, baseUrl: BASE, key: KEY, maxLine: 1024 * 1024 })).rejects.toThrow(LineTooLong);
+      await expect(indexState(fh, { dirArg: dir, baseUrl: BASE, key: KEY, maxLine: 1024 * 1024 })).rejects.toThrow(
+        LineTooLong,
+      );
     } finally {
       await fh.close();
     }
@@ -97,6 +124,8 @@ describe("state reader: long lines", () => {
       await opened.release();
     }
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^state: \S+ has a line longer than 72 MiB \(line 2; corrupt or not written by flowrules\): this run reads everything and rewrites it$/);
+    expect(warnings[0]).toMatch(
+      /^state: \S+ has a line longer than 72 MiB \(line 2; corrupt or not written by flowrules\): this run reads everything and rewrites it$/,
+    );
   });
 });

@@ -31,7 +31,9 @@ describe("the temporary file", () => {
     expect((await lstat(tempName)).isSymbolicLink()).toBe(true);
     expect(await readlink(tempName)).toBe(victim);
     // the planted link is left to whoever planted it; no temporary file of the writer's own is left
-    expect((await readdir(dir)).sort()).toEqual([".out.txt." + process.pid + "." + guessed.toString("hex") + ".tmp", "out.txt", "victim.txt"].sort());
+    expect((await readdir(dir)).sort()).toEqual(
+      [".out.txt." + process.pid + "." + guessed.toString("hex") + ".tmp", "out.txt", "victim.txt"].sort(),
+    );
   });
 
   it("gives up in one line naming the file when every name it tries is taken", async () => {
@@ -39,7 +41,11 @@ describe("the temporary file", () => {
     const guessed = Buffer.from("abcdefabcdef", "hex");
     await writeFile(join(dir, `.out.txt.${process.pid}.${guessed.toString("hex")}.tmp`), "someone else's");
     planted.next.push(guessed, guessed, guessed, guessed, guessed);
-    await expect(writeFileAtomic(join(dir, "out.txt"), "written")).rejects.toThrow(/^cannot write .*out\.txt: something already stands at a name it must create \(EEXIST\)$/);
-    expect(await readFile(join(dir, `.out.txt.${process.pid}.${guessed.toString("hex")}.tmp`), "utf8")).toBe("someone else's");
+    await expect(writeFileAtomic(join(dir, "out.txt"), "written")).rejects.toThrow(
+      /^cannot write .*out\.txt: something already stands at a name it must create \(EEXIST\)$/,
+    );
+    expect(await readFile(join(dir, `.out.txt.${process.pid}.${guessed.toString("hex")}.tmp`), "utf8")).toBe(
+      "someone else's",
+    );
   });
 });

@@ -34,7 +34,16 @@ const values = (q: unknown, p: unknown) => ({ "20111:50222": { inputValue: q }, 
 
 async function plan(yaml: string, items: Array<{ q: unknown; p: unknown }>) {
   const rs = await rulesFromYaml(yaml);
-  return planFromInstances([{ rule: rs.rules[0]!, workflowId: 1042, instances: items.map((v, i) => instance({ id: i + 1, values: values(v.q, v.p) })) }], NOW);
+  return planFromInstances(
+    [
+      {
+        rule: rs.rules[0]!,
+        workflowId: 1042,
+        instances: items.map((v, i) => instance({ id: i + 1, values: values(v.q, v.p) })),
+      },
+    ],
+    NOW,
+  );
 }
 
 const sent = (c: { request: { body: unknown } }, i = 0): unknown =>
@@ -67,7 +76,10 @@ describe("numbers from templates", () => {
     await fc.assert(
       fc.asyncProperty(finite, finite, async (q, p) => {
         fc.pre(p !== 0 && Number.isFinite(q * p) && Number.isFinite(q / p));
-        const out = await planFromInstances([{ rule: rs.rules[0]!, workflowId: 1042, instances: [instance({ id: 1, values: values(q, p) })] }], NOW);
+        const out = await planFromInstances(
+          [{ rule: rs.rules[0]!, workflowId: 1042, instances: [instance({ id: 1, values: values(q, p) })] }],
+          NOW,
+        );
         expect(out.errors).toEqual([]);
         expect(sent(out.changes[0]!)).toEqual({ inputValue: (await reference.evaluate({ q, p })) as string });
       }),
@@ -80,12 +92,18 @@ describe("numbers from templates", () => {
       rules(`            - action: 50230
               value: { inputValue: "{{ fields.q / fields.p }}" }
 `),
-      [{ q: 3, p: 0 }, { q: 0, p: 0 }, { q: 3, p: 2 }],
+      [
+        { q: 3, p: 0 },
+        { q: 0, p: 0 },
+        { q: 3, p: 2 },
+      ],
     );
     expect(p.changes.map((c) => c.instance_id)).toEqual([3]);
     expect(sent(p.changes[0]!)).toEqual({ inputValue: 1.5 });
     expect(p.errors.map((e) => e.instance_id)).toEqual([1, 2]);
-    expect(p.errors[0]?.message).toMatch(/^rule "bill", instance 1: the template gives Infinity, which no field can hold .*in `\s*fields\.q \/ fields\.p\s*` \(.*rules\.yaml:\d+:\d+\)$/);
+    expect(p.errors[0]?.message).toMatch(
+      /^rule "bill", instance 1: the template gives Infinity, which no field can hold .*in `\s*fields\.q \/ fields\.p\s*` \(.*rules\.yaml:\d+:\d+\)$/,
+    );
     expect(p.errors[1]?.message).toMatch(/the template gives NaN/);
   });
 
@@ -94,21 +112,29 @@ describe("numbers from templates", () => {
       rules(`            - action: 50230
               value: { inputValue: "x{{ $pad('', fields.q, 'y') }}" }
 `),
-      [{ q: MAX_TEMPLATE_OUTPUT + 1, p: 1 }, { q: 10, p: 1 }],
+      [
+        { q: MAX_TEMPLATE_OUTPUT + 1, p: 1 },
+        { q: 10, p: 1 },
+      ],
     );
     expect(p.changes.map((c) => c.instance_id)).toEqual([2]);
-    expect(p.errors[0]?.message).toMatch(/^rule "bill", instance 1: the template gives 100,001 characters, more than the 100,000 a value may hold/);
+    expect(p.errors[0]?.message).toMatch(
+      /^rule "bill", instance 1: the template gives 100,001 characters, more than the 100,000 a value may hold/,
+    );
   });
 });
 
 describe("$now with a picture", () => {
   it("formats the plan's instant as JSONata's $now(picture, timezone) does; without one it is the ISO instant", async () => {
     const p = await plan(
-      rules(`            - action: 50230
+      rules(
+        `            - action: 50230
               value: { inputValue: "{{ $now('[Y0001]-[M01]-[D01]') }}" }
             - action: 50231
               value: { inputValue: "{{ $now('[H01]:[m01]', '+0100') }} / {{ $now() }}" }
-`, "    when: $now('[Y0001]') = '2026'\n"),
+`,
+        "    when: $now('[Y0001]') = '2026'\n",
+      ),
       [{ q: 1, p: 1 }],
     );
     expect(p.errors).toEqual([]);
@@ -147,7 +173,9 @@ rules:
       NOW,
     );
     expect(p.errors.map((e) => [e.rule, e.instance_id])).toEqual([["scan", 1]]);
-    expect(p.errors[0]?.message).toMatch(/longer than the 100,000 characters an expression with a regular expression may scan/);
+    expect(p.errors[0]?.message).toMatch(
+      /longer than the 100,000 characters an expression with a regular expression may scan/,
+    );
     expect(p.changes.map((c) => `${c.rule}:${c.instance_id}`).sort()).toEqual(["plain:1", "scan:2"]);
   });
 });
@@ -156,23 +184,41 @@ describe("the regex input check's shortcuts", () => {
   // longestText stops at the first text past the limit, and usesRegex is worked out once per expression: both must
   // answer as the plain computation does
   const trueLongest = (v: unknown): number =>
-    typeof v === "string" ? v.length : Array.isArray(v) ? Math.max(0, ...v.map(trueLongest)) : typeof v === "object" && v !== null ? Math.max(0, ...Object.values(v).map(trueLongest)) : 0;
+    typeof v === "string"
+      ? v.length
+      : Array.isArray(v)
+        ? Math.max(0, ...v.map(trueLongest))
+        : typeof v === "object" && v !== null
+          ? Math.max(0, ...Object.values(v).map(trueLongest))
+          : 0;
 
   it("longestText decides 'over the limit' exactly as a full scan does, and is exact below it (property)", () => {
     fc.assert(
-      fc.property(fc.jsonValue(), fc.jsonValue(), fc.array(fc.string()), fc.nat(40), (instance, snapshot, tags, limit) => {
-        const ctx = { instance: { v: instance }, fields: {}, snapshot, tags, now: "" };
-        const full = trueLongest([ctx.instance, ctx.fields, ctx.snapshot, ctx.tags]);
-        const fast = longestText(ctx, limit);
-        expect(fast > limit).toBe(full > limit);
-        if (full <= limit) expect(fast).toBe(full);
-      }),
+      fc.property(
+        fc.jsonValue(),
+        fc.jsonValue(),
+        fc.array(fc.string()),
+        fc.nat(40),
+        (instance, snapshot, tags, limit) => {
+          const ctx = { instance: { v: instance }, fields: {}, snapshot, tags, now: "" };
+          const full = trueLongest([ctx.instance, ctx.fields, ctx.snapshot, ctx.tags]);
+          const fast = longestText(ctx, limit);
+          expect(fast > limit).toBe(full > limit);
+          if (full <= limit) expect(fast).toBe(full);
+        },
+      ),
       { numRuns: RUNS * 3 },
     );
   });
 
   it("usesRegex answers the same on first and later calls, and as the expression's AST says (property)", async () => {
-    const exprs = ["$contains(instance.name, /a+/)", 'instance.name = "x"', "$match(instance.name, /[0-9]{2}/)[0]", "$replace(instance.name, 'a', 'b')", "/x/ ? 1 : 0"];
+    const exprs = [
+      "$contains(instance.name, /a+/)",
+      'instance.name = "x"',
+      "$match(instance.name, /[0-9]{2}/)[0]",
+      "$replace(instance.name, 'a', 'b')",
+      "/x/ ? 1 : 0",
+    ];
     const rs = await rulesFromYaml(`version: 1
 rules:
 ${exprs.map((e, i) => `  - name: r${i}\n    workflow: 1042\n    when: ${JSON.stringify(e)}\n    actions: [abort]\n`).join("")}`);

@@ -17,7 +17,14 @@ export async function launchBrowser(): Promise<Browser> {
   }
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
   });
 }
 
@@ -30,7 +37,11 @@ export interface OpenedPage {
   close(): Promise<void>;
 }
 
-export async function openFile(browser: Browser, file: string, options: BrowserContextOptions = {}): Promise<OpenedPage> {
+export async function openFile(
+  browser: Browser,
+  file: string,
+  options: BrowserContextOptions = {},
+): Promise<OpenedPage> {
   const url = pathToFileURL(file).href;
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
   const page = await context.newPage();

@@ -17,7 +17,11 @@ export interface CliRun {
 }
 
 /** Starts the CLI with only PATH and HOME inherited plus `env`; the caller may kill it mid-run. */
-export function spawnCli(args: string[], env: Record<string, string | undefined> = {}, opts: { cwd?: string; input?: string } = {}): CliRun {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  opts: { cwd?: string; input?: string } = {},
+): CliRun {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: opts.cwd ?? process.cwd(),
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
@@ -35,7 +39,11 @@ export function spawnCli(args: string[], env: Record<string, string | undefined>
   return { child, done };
 }
 
-export async function runCli(args: string[], env: Record<string, string | undefined> = {}, opts: { cwd?: string; input?: string } = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  opts: { cwd?: string; input?: string } = {},
+): Promise<CliResult> {
   const { code, stdout, stderr } = await spawnCli(args, env, { ...opts, input: opts.input ?? "" }).done;
   return { code, stdout, stderr };
 }
@@ -44,7 +52,12 @@ export async function runCli(args: string[], env: Record<string, string | undefi
  * The CLI after a line of shell set-up (`ulimit -f 8`, `exec 3>/dev/full`), as a shell user runs it: the set-up must
  * succeed, then bash `exec`s the CLI, so the limit or the descriptor is the CLI's own. Only PATH and HOME plus `env`.
  */
-export function runCliInShell(setup: string, args: string[], env: Record<string, string | undefined> = {}, opts: { cwd?: string } = {}): Promise<CliResult> {
+export function runCliInShell(
+  setup: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  opts: { cwd?: string } = {},
+): Promise<CliResult> {
   const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
   return new Promise((resolve, reject) => {
     const child = spawn("/bin/bash", ["-c", `${setup} && exec ${quoted}`], {

@@ -19,7 +19,9 @@ export default function setup(): () => void {
   return () => {
     if (outer === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = outer;
-    const notes = existsSync(join(skips, "notes.jsonl")) ? readFileSync(join(skips, "notes.jsonl"), "utf8").split("\n") : [];
+    const notes = existsSync(join(skips, "notes.jsonl"))
+      ? readFileSync(join(skips, "notes.jsonl"), "utf8").split("\n")
+      : [];
     rmSync(skips, { recursive: true, force: true });
     delete process.env[SKIPS_ENV];
     const summary = skipSummary(notes);
@@ -43,6 +45,9 @@ function recordInReport(message: string): void {
   r.numFailedTestSuites = Number(r.numFailedTestSuites ?? 0) + 1;
   r.numTotalTestSuites = Number(r.numTotalTestSuites ?? 0) + 1;
   r.success = false;
-  r.testResults = [...(r.testResults ?? []), { name: "temp dir check (test/helpers/global-setup.ts)", status: "failed", message, assertionResults: [] }];
+  r.testResults = [
+    ...(r.testResults ?? []),
+    { name: "temp dir check (test/helpers/global-setup.ts)", status: "failed", message, assertionResults: [] },
+  ];
   writeFileSync(report, JSON.stringify(r));
 }

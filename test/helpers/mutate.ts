@@ -12,22 +12,34 @@ const ROOT = join(import.meta.dirname, "..", "..");
 /** The YAML documents under these folders (of the repository) whose names match, parsed; unparsable ones left out. */
 export function yamlCorpus(dirs: string[], name: RegExp): unknown[] {
   const files = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : name.test(e.name) ? [join(dir, e.name)] : []));
-  return dirs.flatMap((d) => files(join(ROOT, d))).flatMap((f) => {
-    try {
-      return [parse(readFileSync(f, "utf8")) as unknown];
-    } catch {
-      return [];
-    }
-  });
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? files(join(dir, e.name)) : name.test(e.name) ? [join(dir, e.name)] : [],
+    );
+  return dirs
+    .flatMap((d) => files(join(ROOT, d)))
+    .flatMap((f) => {
+      try {
+        return [parse(readFileSync(f, "utf8")) as unknown];
+      } catch {
+        return [];
+      }
+    });
 }
 
-type Edit = { kind: "set"; value: unknown } | { kind: "delete" } | { kind: "add"; key: string; value: unknown } | { kind: "wrap" };
+type Edit =
+  | { kind: "set"; value: unknown }
+  | { kind: "delete" }
+  | { kind: "add"; key: string; value: unknown }
+  | { kind: "wrap" };
 
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({ kind: fc.constant("set" as const), value: fc.jsonValue({ maxDepth: 2 }) }),
   fc.constant({ kind: "delete" as const }),
-  fc.record({ kind: fc.constant("add" as const), key: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom("name", "when", "select", "actions", "step", "fields")), value: fc.jsonValue({ maxDepth: 1 }) }),
+  fc.record({
+    kind: fc.constant("add" as const),
+    key: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom("name", "when", "select", "actions", "step", "fields")),
+    value: fc.jsonValue({ maxDepth: 1 }),
+  }),
   fc.constant({ kind: "wrap" as const }),
 );
 
@@ -53,7 +65,8 @@ function apply(doc: unknown, edits: Array<{ path: number[]; edit: Edit }>): unkn
       else delete p[key];
     } else {
       const node = p[key];
-      if (typeof node === "object" && node !== null && !Array.isArray(node)) (node as Record<string, unknown>)[e.key] = e.value;
+      if (typeof node === "object" && node !== null && !Array.isArray(node))
+        (node as Record<string, unknown>)[e.key] = e.value;
     }
   }
   return root.doc;
@@ -62,6 +75,9 @@ function apply(doc: unknown, edits: Array<{ path: number[]; edit: Edit }>): unkn
 /** A document of the corpus, unchanged or with random edits. */
 export function editedDocument(corpus: unknown[]): fc.Arbitrary<unknown> {
   return fc
-    .tuple(fc.nat({ max: corpus.length - 1 }), fc.array(fc.record({ path: fc.array(fc.nat(), { maxLength: 7 }), edit }), { maxLength: 3 }))
+    .tuple(
+      fc.nat({ max: corpus.length - 1 }),
+      fc.array(fc.record({ path: fc.array(fc.nat(), { maxLength: 7 }), edit }), { maxLength: 3 }),
+    )
     .map(([i, edits]) => apply(corpus[i], edits));
 }

@@ -55,10 +55,13 @@ export function needs(what: string, programs: Program[]): Needs {
   if (inCI()) {
     return {
       available: false,
-      it: (name: string) => it(name, () => {
-        const what = missing.map((p) => (p === "chromium" ? `Chromium (not at ${CHROMIUM}; FLOWRULES_CHROMIUM names another)` : `${p} (not on PATH)`));
-        throw new Error(`${what.join(" and ")} missing, and CI runs every test: ${install} (.ci/run does)`);
-      }),
+      it: (name: string) =>
+        it(name, () => {
+          const what = missing.map((p) =>
+            p === "chromium" ? `Chromium (not at ${CHROMIUM}; FLOWRULES_CHROMIUM names another)` : `${p} (not on PATH)`,
+          );
+          throw new Error(`${what.join(" and ")} missing, and CI runs every test: ${install} (.ci/run does)`);
+        }),
     };
   }
   return {

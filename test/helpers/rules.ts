@@ -13,7 +13,9 @@ export async function rulesFromYaml(yaml: string, name = "rules.yaml"): Promise<
   await writeFile(join(dir, name), yaml);
   const result = await loadRules([dir]);
   if (!result.ruleSet) {
-    throw new Error(`rules did not load:\n${result.diagnostics.map((d) => `${d.line}:${d.col} ${d.message}`).join("\n")}`);
+    throw new Error(
+      `rules did not load:\n${result.diagnostics.map((d) => `${d.line}:${d.col} ${d.message}`).join("\n")}`,
+    );
   }
   return result.ruleSet;
 }
@@ -35,7 +37,9 @@ export function fixtureRules(name: string): RuleSet {
   const file = fixturePath(name);
   const result = compileSources([{ file, text: fixtureText(name) }]);
   if (!result.ruleSet) {
-    throw new Error(`${file} did not load:\n${result.diagnostics.map((d) => `${d.line}:${d.col} ${d.message}`).join("\n")}`);
+    throw new Error(
+      `${file} did not load:\n${result.diagnostics.map((d) => `${d.line}:${d.col} ${d.message}`).join("\n")}`,
+    );
   }
   return result.ruleSet;
 }

@@ -30,12 +30,18 @@ export function shellEnv(dir: string, bin: string): Record<string, string> {
 }
 
 /** Runs a shell; a shell that is not installed fails the test with how to install it. */
-export async function runShell(name: string, args: string[], cwd: string, env: Record<string, string>): Promise<string> {
+export async function runShell(
+  name: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<string> {
   try {
     const { stdout } = await run(name, args, { cwd, env, timeout: 60_000 });
     return stdout;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new Error(`${name} is not installed: apt-get install -y ${name} (.ci/run does this)`, { cause: err });
+    if ((err as NodeJS.ErrnoException).code === "ENOENT")
+      throw new Error(`${name} is not installed: apt-get install -y ${name} (.ci/run does this)`, { cause: err });
     throw err;
   }
 }
@@ -53,7 +59,12 @@ export async function completionScript(shell: ShellName, dir: string): Promise<s
 const shq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** Completes each command line in one bash session: the words (the last one being completed) → the candidates. */
-export async function bashComplete(file: string, lines: string[][], cwd: string, env: Record<string, string>): Promise<string[][]> {
+export async function bashComplete(
+  file: string,
+  lines: string[][],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<string[][]> {
   const calls = lines.map((words) => `at ${words.map(shq).join(" ")}`).join("\n");
   const out = await runShell(
     "bash",
@@ -66,14 +77,30 @@ ${calls}`,
     cwd,
     env,
   );
-  return out.split("--\n").slice(0, lines.length).map((block) => block.split("\n").filter(Boolean));
+  return out
+    .split("--\n")
+    .slice(0, lines.length)
+    .map((block) => block.split("\n").filter(Boolean));
 }
 
 /** Completes each line in one fish session (`complete -C`): the line → the candidates (descriptions dropped). */
-export async function fishComplete(file: string, lines: string[], cwd: string, env: Record<string, string>): Promise<string[][]> {
+export async function fishComplete(
+  file: string,
+  lines: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<string[][]> {
   const calls = lines.map((l) => `complete -C ${shq(l)}; echo @@`).join("; ");
   const out = await runShell("fish", ["-c", `source ${shq(file)}; ${calls}`], cwd, env);
-  return out.split("@@\n").slice(0, lines.length).map((b) => b.split("\n").filter(Boolean).map((l) => l.split("\t")[0] ?? ""));
+  return out
+    .split("@@\n")
+    .slice(0, lines.length)
+    .map((b) =>
+      b
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split("\t")[0] ?? ""),
+    );
 }
 
 /**
@@ -97,8 +124,17 @@ zpty -d z
 `;
 
 /** A function completing one line in a fresh interactive zsh: the line → the matches offered. */
-export async function zshCompleter(file: string, dir: string, bin: string, env: Record<string, string>): Promise<(line: string) => Promise<string[]>> {
+export async function zshCompleter(
+  file: string,
+  dir: string,
+  bin: string,
+  env: Record<string, string>,
+): Promise<(line: string) => Promise<string[]>> {
   const driver = join(dir, "drive.zsh");
   await writeFile(driver, ZPTY_DRIVER);
-  return async (line) => (await runShell("zsh", ["-f", driver, file, bin, line], dir, env)).split("\n").filter(Boolean).map((l) => l.replace(/^HIT:/, ""));
+  return async (line) =>
+    (await runShell("zsh", ["-f", driver, file, bin, line], dir, env))
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.replace(/^HIT:/, ""));
 }

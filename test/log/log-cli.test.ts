@@ -22,7 +22,11 @@ function events(stderr: string): Event[] {
     .map((l) => {
       let e: unknown;
       expect(() => (e = JSON.parse(l)), `not JSON: ${l}`).not.toThrow();
-      expect(e).toMatchObject({ ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), level: expect.stringMatching(/^(debug|info|warn|error)$/), event: expect.any(String) });
+      expect(e).toMatchObject({
+        ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        level: expect.stringMatching(/^(debug|info|warn|error)$/),
+        event: expect.any(String),
+      });
       return e as Event;
     });
 }
@@ -36,7 +40,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await sb.close();
 });
-const env = (key = "sandbox-admin", baseUrl = sb.baseUrl) => ({ FLOWRULES_BASE_URL: baseUrl, FLOWRULES_API_KEY: key, FLOWRULES_RATE_LIMIT: "0" });
+const env = (key = "sandbox-admin", baseUrl = sb.baseUrl) => ({
+  FLOWRULES_BASE_URL: baseUrl,
+  FLOWRULES_API_KEY: key,
+  FLOWRULES_RATE_LIMIT: "0",
+});
 
 describe("--log-format json", () => {
   it("plan: run.started, one rule.planned per rule with the plan's numbers, plan.finished, run.finished with counts", async () => {
@@ -48,11 +56,20 @@ describe("--log-format json", () => {
     const planned = named(ev, "rule.planned");
     expect(planned.map((e) => e.rule)).toEqual(plan.rules.map((x) => x.name));
     for (const x of plan.rules) {
-      expect(planned.find((e) => e.rule === x.name)).toMatchObject({ selected: x.selected, matched: x.matched, changes: x.changes, status: x.status });
+      expect(planned.find((e) => e.rule === x.name)).toMatchObject({
+        selected: x.selected,
+        matched: x.matched,
+        changes: x.changes,
+        status: x.status,
+      });
     }
     expect(named(ev, "plan.finished")[0]).toMatchObject({ changes: plan.changes.length, errors: 0 });
     expect(ev.at(-1)).toMatchObject({
-      event: "run.finished", command: "plan", exit_code: 0, rules: plan.rules.length, changes_planned: plan.changes.length,
+      event: "run.finished",
+      command: "plan",
+      exit_code: 0,
+      rules: plan.rules.length,
+      changes_planned: plan.changes.length,
       requests: plan.summary.requests,
     });
     // the human request-count line is replaced by the events
@@ -74,7 +91,10 @@ describe("--log-format json", () => {
   it("validate: a broken rule is a rule.diagnostic event with its place, and the run fails", async () => {
     const dir = await tempDir("flowrules-logv-");
     const file = join(dir, "broken.yaml");
-    await writeFile(file, "version: 1\nrules:\n  - name: x\n    workflow: 1042\n    actions: [abort]\n    when: fields.nope > 1\n");
+    await writeFile(
+      file,
+      "version: 1\nrules:\n  - name: x\n    workflow: 1042\n    actions: [abort]\n    when: fields.nope > 1\n",
+    );
     const r = await runCli(["validate", file, "--log-format", "json"], {});
     expect(r.code).toBe(1);
     const ev = events(r.stderr);
@@ -90,10 +110,19 @@ describe("--log-format json", () => {
     // seed 1 with failRate 0.5 draws 503s for this sequence of requests; the client retries them
     const flaky = await startSandbox({ port: 0, seed: 1, failRate: 0.5 });
     try {
-      const r = await runCli(["plan", "--rule", "abort-abandoned-onboardings", "--log-format", "json"], env("sandbox-admin", flaky.baseUrl));
+      const r = await runCli(
+        ["plan", "--rule", "abort-abandoned-onboardings", "--log-format", "json"],
+        env("sandbox-admin", flaky.baseUrl),
+      );
       const retried = named(events(r.stderr), "request.retried");
       expect(retried.length).toBeGreaterThan(0);
-      expect(retried[0]).toMatchObject({ level: "warn", method: "GET", path: expect.stringMatching(/^\//), attempt: 2, reason: "503" });
+      expect(retried[0]).toMatchObject({
+        level: "warn",
+        method: "GET",
+        path: expect.stringMatching(/^\//),
+        attempt: 2,
+        reason: "503",
+      });
       expect(named(events(r.stderr), "run.finished")[0]?.retries).toBe(retried.length);
     } finally {
       await flaky.close();
@@ -104,13 +133,22 @@ describe("--log-format json", () => {
     const fresh = await startSandbox({ port: 0 });
     const cwd = await tempDir("flowrules-loga-");
     try {
-      const r = await runCli(["apply", STARTER, "--auto-approve", "--detailed-exitcode", "--log-format", "json"], env("sandbox-admin", fresh.baseUrl), { cwd });
+      const r = await runCli(
+        ["apply", STARTER, "--auto-approve", "--detailed-exitcode", "--log-format", "json"],
+        env("sandbox-admin", fresh.baseUrl),
+        { cwd },
+      );
       expect(r.code, r.stderr).toBe(2);
       const ev = events(r.stderr);
       const applied = named(ev, "change.applied");
       const changes = named(ev, "plan.finished")[0]?.changes;
       expect(applied.length).toBe(changes);
-      expect(applied[0]).toMatchObject({ change_id: expect.any(String), rule: expect.any(String), instance_id: expect.any(Number), kind: expect.any(String) });
+      expect(applied[0]).toMatchObject({
+        change_id: expect.any(String),
+        rule: expect.any(String),
+        instance_id: expect.any(Number),
+        kind: expect.any(String),
+      });
       expect(named(ev, "message").length).toBeGreaterThan(0);
       expect(ev.at(-1)).toMatchObject({ event: "run.finished", command: "apply", exit_code: 2, applied: changes });
     } finally {
@@ -129,11 +167,20 @@ describe("--log-format json", () => {
     expect(id).toBeDefined();
     const x = await runCli(["explain", "--instance", String(id), "--log-format", "json"], env());
     expect(x.code, x.stderr).toBe(0);
-    expect(events(x.stderr).at(-1)).toMatchObject({ event: "run.finished", command: "explain", exit_code: 0, requests: expect.any(Number) });
+    expect(events(x.stderr).at(-1)).toMatchObject({
+      event: "run.finished",
+      command: "explain",
+      exit_code: 0,
+      requests: expect.any(Number),
+    });
   });
 
   it("sandbox: sandbox.started with the base URL, sandbox.stopped on SIGTERM", async () => {
-    const child = spawn(process.execPath, [CLI, "sandbox", "--port", "0", "--instances", "10", "--log-format", "json"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [CLI, "sandbox", "--port", "0", "--instances", "10", "--log-format", "json"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.stdout.resume();
@@ -152,7 +199,11 @@ describe("--log-format json", () => {
     }
     await exited;
     const ev = events(stderr);
-    expect(ev[0]).toMatchObject({ event: "sandbox.started", base_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/api$/), instances: 10 });
+    expect(ev[0]).toMatchObject({
+      event: "sandbox.started",
+      base_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/api$/),
+      instances: 10,
+    });
     expect(ev.at(-1)).toMatchObject({ event: "sandbox.stopped" });
   });
 
@@ -161,7 +212,12 @@ describe("--log-format json", () => {
     expect(r.code).toBe(1);
     const ev = events(r.stderr);
     expect(ev).toHaveLength(1);
-    expect(ev[0]).toMatchObject({ event: "run.failed", level: "error", exit_code: 1, message: expect.stringMatching(/no service URL/) });
+    expect(ev[0]).toMatchObject({
+      event: "run.failed",
+      level: "error",
+      exit_code: 1,
+      message: expect.stringMatching(/no service URL/),
+    });
   });
 });
 
@@ -188,7 +244,11 @@ describe("the API key never reaches the logs", () => {
     const fresh = await startSandbox({ port: 0 });
     const cwd = await tempDir("flowrules-key2-");
     try {
-      const r = await runCli(["apply", STARTER, "--auto-approve", "--log-format", "json"], env("sandbox-admin", fresh.baseUrl), { cwd });
+      const r = await runCli(
+        ["apply", STARTER, "--auto-approve", "--log-format", "json"],
+        env("sandbox-admin", fresh.baseUrl),
+        { cwd },
+      );
       expect(r.code, r.stderr).toBe(0);
       expect(events(r.stderr).length).toBeGreaterThan(5);
       expect(r.stdout + r.stderr).not.toContain("sandbox-admin");

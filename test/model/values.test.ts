@@ -1,22 +1,36 @@
 /** Values by meaning: numbers, instants, options and sets, never JSON text. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalInput, fieldTypeOf, instantOf, isoOfInstant, normalizeValue, sameValue } from "../../src/model/values.js";
+import {
+  canonicalInput,
+  fieldTypeOf,
+  instantOf,
+  isoOfInstant,
+  normalizeValue,
+  sameValue,
+} from "../../src/model/values.js";
 
 describe("normalizeValue", () => {
   it("reads each documented input object by its field's type", () => {
     expect(normalizeValue({ inputValue: "12.50" }, "number")).toEqual({ kind: "number", value: 12.5 });
     expect(normalizeValue({ inputValue: 12.5 })).toEqual({ kind: "number", value: 12.5 });
-    expect(normalizeValue({ date: "2024-05-01T10:00:00Z" })).toEqual({ kind: "date", micros: Date.UTC(2024, 4, 1, 10) * 1000 });
+    expect(normalizeValue({ date: "2024-05-01T10:00:00Z" })).toEqual({
+      kind: "date",
+      micros: Date.UTC(2024, 4, 1, 10) * 1000,
+    });
     expect(normalizeValue({ inputValue: { radioItemSelected: "EUR" } })).toEqual({ kind: "text", value: "EUR" });
     expect(normalizeValue({ inputValue: "EUR" }, "radio")).toEqual({ kind: "text", value: "EUR" });
-    expect(normalizeValue({ inputValue: { itemsChecked: ["b", "a"], itemsNotChecked: ["c"] } })).toEqual({ kind: "set", items: ["a", "b"] });
+    expect(normalizeValue({ inputValue: { itemsChecked: ["b", "a"], itemsNotChecked: ["c"] } })).toEqual({
+      kind: "set",
+      items: ["a", "b"],
+    });
     expect(normalizeValue({ inputValue: "12.50" }, "text")).toEqual({ kind: "text", value: "12.50" });
     expect(normalizeValue({ inputValue: "12.50" })).toEqual({ kind: "text", value: "12.50" });
   });
 
   it("null, absent, {} and {inputValue: null} all mean no value", () => {
-    for (const v of [null, undefined, {}, { inputValue: null }, { date: null }]) expect(normalizeValue(v)).toEqual({ kind: "none" });
+    for (const v of [null, undefined, {}, { inputValue: null }, { date: null }])
+      expect(normalizeValue(v)).toEqual({ kind: "none" });
   });
 
   it("passes unknown shapes through as canonical JSON (key order irrelevant)", () => {
@@ -42,7 +56,9 @@ describe("sameValue", () => {
     expect(sameValue({ date: "2024-05-01T10:00:00Z" }, { date: "2024-05-01T10:00:01Z" })).toBe(false);
     expect(sameValue("2024-05-01T10:00:00Z", "2024-05-01T10:00:00+00:00")).toBe(true);
     // a text field holding date-like text is compared as written
-    expect(sameValue({ inputValue: "2024-05-01T10:00:00Z" }, { inputValue: "2024-05-01T10:00:00+00:00" }, "text")).toBe(false);
+    expect(sameValue({ inputValue: "2024-05-01T10:00:00Z" }, { inputValue: "2024-05-01T10:00:00+00:00" }, "text")).toBe(
+      false,
+    );
   });
 
   it("radio: {radioItemSelected} and a plain string are one option; checklists are sets", () => {
@@ -54,7 +70,9 @@ describe("sameValue", () => {
         { inputValue: { itemsNotChecked: ["Least privilege"], itemsChecked: ["Expiry set", "MFA"] } },
       ),
     ).toBe(true);
-    expect(sameValue({ inputValue: { itemsChecked: ["MFA"] } }, { inputValue: { itemsChecked: ["MFA", "Expiry set"] } })).toBe(false);
+    expect(
+      sameValue({ inputValue: { itemsChecked: ["MFA"] } }, { inputValue: { itemsChecked: ["MFA", "Expiry set"] } }),
+    ).toBe(false);
   });
 
   it("no value equals no value only", () => {
@@ -127,14 +145,24 @@ describe("properties", () => {
       fc.property(fc.uniqueArray(fc.string(), { maxLength: 6 }), fc.infiniteStream(fc.nat()), (items, seeds) => {
         const it = seeds[Symbol.iterator]();
         const shuffled = [...items].sort(() => ((it.next().value as number) % 3) - 1);
-        expect(sameValue({ inputValue: { itemsChecked: items } }, { inputValue: { itemsChecked: [...shuffled, ...shuffled] } })).toBe(true);
+        expect(
+          sameValue(
+            { inputValue: { itemsChecked: items } },
+            { inputValue: { itemsChecked: [...shuffled, ...shuffled] } },
+          ),
+        ).toBe(true);
       }),
     );
     fc.assert(
-      fc.property(fc.jsonValue(), fc.jsonValue(), fc.constantFrom(undefined, "number", "date", "text", "radio", "checklist" as const), (a, b, t) => {
-        expect(sameValue(a, b, t)).toBe(sameValue(b, a, t));
-        expect(sameValue(a, a, t)).toBe(true);
-      }),
+      fc.property(
+        fc.jsonValue(),
+        fc.jsonValue(),
+        fc.constantFrom(undefined, "number", "date", "text", "radio", "checklist" as const),
+        (a, b, t) => {
+          expect(sameValue(a, b, t)).toBe(sameValue(b, a, t));
+          expect(sameValue(a, a, t)).toBe(true);
+        },
+      ),
     );
   });
 });

@@ -20,9 +20,14 @@ ${extra}
 
 describe("validation of mode, exclude and active", () => {
   it("accepts a complete, valid set of keys", () => {
-    const loaded = compileSources([{ file: "rules.yaml", text: rule(`    mode: audit
+    const loaded = compileSources([
+      {
+        file: "rules.yaml",
+        text: rule(`    mode: audit
     exclude: { instance_ids: [5, 7], tags: [legal-hold] }
-    active: { from: 2026-01-01, until: "2026-06-30T18:00:00+02:00", days: [mon, fri], hours: "22:00-06:00", timezone: America/New_York }`) }]);
+    active: { from: 2026-01-01, until: "2026-06-30T18:00:00+02:00", days: [mon, fri], hours: "22:00-06:00", timezone: America/New_York }`),
+      },
+    ]);
     expect(loaded.diagnostics).toEqual([]);
     const r = loaded.ruleSet?.rules[0];
     expect(r?.mode).toBe("audit");
@@ -32,14 +37,29 @@ describe("validation of mode, exclude and active", () => {
   });
 
   const cases: Array<[string, string, number, RegExp]> = [
-    ["until before from", "    active:\n      from: 2026-02-01\n      until: 2026-01-01", 7, /until .* must be after active.from/],
+    [
+      "until before from",
+      "    active:\n      from: 2026-02-01\n      until: 2026-01-01",
+      7,
+      /until .* must be after active.from/,
+    ],
     ["unknown day", "    active:\n      days: [mon, funday]", 6, /"funday", not one of: mon, tue/],
-    ["hours 25:00-8", "    active:\n      hours: \"25:00-8\"", 6, /hours "25:00-8" is not a time range: write "HH:MM-HH:MM"/],
-    ["hours 25:00-08:00", "    active:\n      hours: \"25:00-08:00\"", 6, /does not exist/],
-    ["unknown time zone", "    active:\n      timezone: Mars/Olympus", 6, /unknown time zone "Mars\/Olympus"; use an IANA name/],
+    [
+      "hours 25:00-8",
+      '    active:\n      hours: "25:00-8"',
+      6,
+      /hours "25:00-8" is not a time range: write "HH:MM-HH:MM"/,
+    ],
+    ["hours 25:00-08:00", '    active:\n      hours: "25:00-08:00"', 6, /does not exist/],
+    [
+      "unknown time zone",
+      "    active:\n      timezone: Mars/Olympus",
+      6,
+      /unknown time zone "Mars\/Olympus"; use an IANA name/,
+    ],
     ["ids not a list", "    exclude:\n      instance_ids: 5", 6, /"exclude.instance_ids" .* must be a list/],
     ["tags not a list", "    exclude:\n      tags: vip", 6, /"exclude.tags" .* must be a list/],
-    ["a tag with a comma", "    exclude:\n      tags: [ok, \"a,b\"]", 6, /cannot hold a comma/],
+    ["a tag with a comma", '    exclude:\n      tags: [ok, "a,b"]', 6, /cannot hold a comma/],
     ["unknown mode", "    mode: dry", 5, /mode/],
   ];
   for (const [what, yaml, line, message] of cases) {
@@ -53,7 +73,11 @@ describe("validation of mode, exclude and active", () => {
 });
 
 describe("active window", () => {
-  const berlinOffice: ActiveWindow = { timezone: "Europe/Berlin", days: [1, 2, 3, 4, 5], hours: { start: 8 * 60, end: 18 * 60, text: "08:00-18:00" } };
+  const berlinOffice: ActiveWindow = {
+    timezone: "Europe/Berlin",
+    days: [1, 2, 3, 4, 5],
+    hours: { start: 8 * 60, end: 18 * 60, text: "08:00-18:00" },
+  };
 
   it("is active inside days and hours in its time zone, across daylight saving", () => {
     expect(activity(berlinOffice, new Date("2026-07-01T06:30:00Z")).active).toBe(true); // 08:30 CEST
@@ -70,7 +94,11 @@ describe("active window", () => {
   });
 
   it("wraps hours past midnight and honours from/until", () => {
-    const night: ActiveWindow = { timezone: "UTC", hours: { start: 22 * 60, end: 6 * 60, text: "22:00-06:00" }, until: Date.parse("2026-01-10T00:00:00Z") };
+    const night: ActiveWindow = {
+      timezone: "UTC",
+      hours: { start: 22 * 60, end: 6 * 60, text: "22:00-06:00" },
+      until: Date.parse("2026-01-10T00:00:00Z"),
+    };
     expect(activity(night, new Date("2026-01-05T23:00:00Z")).active).toBe(true);
     expect(activity(night, new Date("2026-01-05T05:59:00Z")).active).toBe(true);
     expect(nextActive(night, Date.parse("2026-01-05T12:00:00Z"))?.toISOString()).toBe("2026-01-05T22:00:00.000Z");
@@ -84,7 +112,8 @@ describe("active window", () => {
   it("parses hour ranges strictly", () => {
     expect(parseHours("08:00-18:00")).toEqual({ start: 480, end: 1080 });
     expect(parseHours("00:00-24:00")).toEqual({ start: 0, end: 1440 });
-    for (const bad of ["8-18", "08:00-08:00", "24:30-01:00", "08:60-09:00"]) expect(parseHours(bad)).toHaveProperty("error");
+    for (const bad of ["8-18", "08:00-08:00", "24:30-01:00", "08:60-09:00"])
+      expect(parseHours(bad)).toHaveProperty("error");
   });
 });
 
@@ -100,7 +129,10 @@ describe("opt-out tag and notify URLs", () => {
   });
 
   it("accepts https and loopback http, refuses what is not a URL or plain http elsewhere", () => {
-    expect(notifyUrls([], "https://hooks.example/a, http://127.0.0.1:9/b", false).map((u) => u.host)).toEqual(["hooks.example", "127.0.0.1:9"]);
+    expect(notifyUrls([], "https://hooks.example/a, http://127.0.0.1:9/b", false).map((u) => u.host)).toEqual([
+      "hooks.example",
+      "127.0.0.1:9",
+    ]);
     expect(() => notifyUrls(["not a url"], "", false)).toThrow(/is not a URL/);
     expect(() => notifyUrls(["http://hooks.example/x"], "", false)).toThrow(/--insecure-http/);
     expect(notifyUrls(["http://hooks.example/x"], "", true)).toHaveLength(1);

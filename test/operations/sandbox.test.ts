@@ -25,7 +25,10 @@ afterAll(async () => {
 beforeEach(() => sb.clearRequests());
 
 const running = (wf: number): number[] =>
-  sb.store.list(wf).filter((i) => i.completedTime === null && i.abortedTime === null).map((i) => i.id);
+  sb.store
+    .list(wf)
+    .filter((i) => i.completedTime === null && i.abortedTime === null)
+    .map((i) => i.id);
 
 const posts = (): number => sb.requests().filter((r) => r.method === "POST").length;
 
@@ -92,14 +95,18 @@ describe("exclusions and the opt-out tag", () => {
     if (byId === undefined || byTag === undefined || optedOut === undefined) throw new Error("too few instances");
     sb.store.update(byTag, (i) => void (i.tags = [...i.tags.filter((t) => t !== "legal-hold"), "legal-hold"]));
     sb.store.update(optedOut, (i) => void (i.tags = [...i.tags, "no-automation"]));
-    for (const id of ids.slice(3)) sb.store.update(id, (i) => void (i.tags = i.tags.filter((t) => t !== "legal-hold" && t !== "no-automation")));
+    for (const id of ids.slice(3))
+      sb.store.update(id, (i) => void (i.tags = i.tags.filter((t) => t !== "legal-hold" && t !== "no-automation")));
     const dir = await tempDir();
     const file = await writeRules(dir, abortRule(`    exclude: { instance_ids: [${byId}], tags: [legal-hold] }`));
     const { loadRules } = await import("../../src/rules/index.js");
     const loaded = await loadRules([file]);
     const { planRuleSet } = await import("../../src/commands/plan.js");
     sb.clearRequests();
-    const plan = await planRuleSet(loaded.ruleSet!, connection(sb), captureIO(), { quiet: true, optOutTag: "no-automation" });
+    const plan = await planRuleSet(loaded.ruleSet!, connection(sb), captureIO(), {
+      quiet: true,
+      optOutTag: "no-automation",
+    });
     expect(plan.changes.map((c) => c.instance_id).sort((a, b) => a - b)).toEqual(ids.slice(3));
     const rule = plan.rules[0];
     expect(rule?.excluded).toBe(3);
@@ -126,7 +133,18 @@ describe("exclusions and the opt-out tag", () => {
     const file = await writeRules(dir, abortRule(""));
     const { explainCommand } = await import("../../src/commands/explain.js");
     const io = captureIO();
-    const code = await explainCommand({ paths: [file], instance: id, rules: [], format: "json", connection: connection(sb), now: NOW, optOutTag: "no-automation" }, io);
+    const code = await explainCommand(
+      {
+        paths: [file],
+        instance: id,
+        rules: [],
+        format: "json",
+        connection: connection(sb),
+        now: NOW,
+        optOutTag: "no-automation",
+      },
+      io,
+    );
     expect(code).toBe(0);
     const out = JSON.parse(io.out()) as { rules: Array<{ matched: boolean; excluded?: string; changes: unknown[] }> };
     expect(out.rules[0]?.matched).toBe(false);
@@ -139,16 +157,31 @@ describe("active windows", () => {
   it("a rule outside its window makes no request at all and is inactive with the reason and next activation", async () => {
     const dir = await tempDir();
     // NOW is a Wednesday 12:00 UTC = 13:00 in Berlin; the rule runs on weekends only
-    const file = await writeRules(dir, abortRule("    active: { days: [sat, sun], hours: \"08:00-18:00\", timezone: Europe/Berlin }"));
+    const file = await writeRules(
+      dir,
+      abortRule('    active: { days: [sat, sun], hours: "08:00-18:00", timezone: Europe/Berlin }'),
+    );
     const io = captureIO();
     sb.clearRequests();
     const code = await planCommand(
-      { paths: [file], format: "json", detailedExitcode: true, rules: [], quiet: true, connection: connection(sb), now: NOW, optOutTag: "no-automation" },
+      {
+        paths: [file],
+        format: "json",
+        detailedExitcode: true,
+        rules: [],
+        quiet: true,
+        connection: connection(sb),
+        now: NOW,
+        optOutTag: "no-automation",
+      },
       io,
     );
     expect(sb.requests()).toHaveLength(0);
     expect(code).toBe(0);
-    const plan = JSON.parse(io.out()) as { rules: Array<{ status: string; reason?: string; next_active_at?: string }>; changes: unknown[] };
+    const plan = JSON.parse(io.out()) as {
+      rules: Array<{ status: string; reason?: string; next_active_at?: string }>;
+      changes: unknown[];
+    };
     expect(plan.changes).toEqual([]);
     expect(plan.rules[0]?.status).toBe("inactive");
     expect(plan.rules[0]?.reason).toMatch(/sat, sun/);
@@ -158,9 +191,25 @@ describe("active windows", () => {
 
   it("inside its window the rule plans as usual", async () => {
     const dir = await tempDir();
-    const file = await writeRules(dir, abortRule("    active: { from: 2026-11-01, until: 2026-12-01, days: [wed], hours: \"12:30-14:00\", timezone: Europe/Berlin }"));
+    const file = await writeRules(
+      dir,
+      abortRule(
+        '    active: { from: 2026-11-01, until: 2026-12-01, days: [wed], hours: "12:30-14:00", timezone: Europe/Berlin }',
+      ),
+    );
     const io = captureIO();
-    await planCommand({ paths: [file], format: "json", detailedExitcode: false, rules: [], quiet: true, connection: connection(sb), now: NOW }, io);
+    await planCommand(
+      {
+        paths: [file],
+        format: "json",
+        detailedExitcode: false,
+        rules: [],
+        quiet: true,
+        connection: connection(sb),
+        now: NOW,
+      },
+      io,
+    );
     const plan = JSON.parse(io.out()) as { rules: Array<{ status: string }>; changes: unknown[] };
     expect(plan.rules[0]?.status).toBe("ok");
     expect(plan.changes.length).toBe(running(1043).length);
@@ -173,7 +222,9 @@ interface Received {
 }
 
 /** A webhook on 127.0.0.1: answers `status`, or never answers when `hang`. */
-async function receiver(behaviour: { status?: number; hang?: boolean } = {}): Promise<{ url: string; got: Received[]; server: Server; close: () => Promise<void> }> {
+async function receiver(
+  behaviour: { status?: number; hang?: boolean } = {},
+): Promise<{ url: string; got: Received[]; server: Server; close: () => Promise<void> }> {
   const got: Received[] = [];
   const server = createServer((req, res) => {
     let text = "";
@@ -190,7 +241,11 @@ async function receiver(behaviour: { status?: number; hang?: boolean } = {}): Pr
     url: `http://127.0.0.1:${port}/hooks/T000/B000/secret`,
     got,
     server,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -200,13 +255,25 @@ describe("notifications", () => {
     try {
       const dir = await tempDir();
       const want = running(1043).length;
-      const file = await writeRules(dir, abortRule("") + abortRule("    mode: audit", "watch-onboardings").replace("version: 1\nrules:\n", ""));
+      const file = await writeRules(
+        dir,
+        abortRule("") + abortRule("    mode: audit", "watch-onboardings").replace("version: 1\nrules:\n", ""),
+      );
       const notify = { urls: [new URL(hook.url)] };
       const planIo = captureIO();
       const out = join(dir, "plan.json");
       const code = await planCommand(
         // planned at the sandbox's clock (not the pinned NOW): instances retagged above changed after NOW
-        { paths: [file], format: "text", out, detailedExitcode: true, rules: [], quiet: true, connection: connection(sb), notify },
+        {
+          paths: [file],
+          format: "text",
+          out,
+          detailedExitcode: true,
+          rules: [],
+          quiet: true,
+          connection: connection(sb),
+          notify,
+        },
         planIo,
       );
       expect(code).toBe(2);
@@ -218,7 +285,10 @@ describe("notifications", () => {
       const summary = p.summary as Record<string, unknown>;
       expect(summary.audit).toBe(want);
       expect(summary.changes).toBe(2 * want);
-      expect((p.rules as Array<{ name: string }>).map((r) => r.name)).toEqual(["abort-onboardings", "watch-onboardings"]);
+      expect((p.rules as Array<{ name: string }>).map((r) => r.name)).toEqual([
+        "abort-onboardings",
+        "watch-onboardings",
+      ]);
       expect(String(p.text)).toContain("abort-onboardings");
       expect(String(p.text)).toContain(`Plan: ${out}`);
 
@@ -250,7 +320,13 @@ describe("notifications", () => {
       const io = captureIO();
       const code = await planCommand(
         {
-          paths: [file], format: "json", detailedExitcode: false, rules: [], quiet: true, connection: connection(sb), now: NOW,
+          paths: [file],
+          format: "json",
+          detailedExitcode: false,
+          rules: [],
+          quiet: true,
+          connection: connection(sb),
+          now: NOW,
           notify: { urls: [new URL(failing.url), new URL(hanging.url)], options: { timeoutMs: 300, backoffMs: 10 } },
         },
         io,
@@ -258,7 +334,10 @@ describe("notifications", () => {
       expect(code).toBe(0);
       expect(failing.got.length).toBe(3);
       expect(hanging.got.length).toBeGreaterThanOrEqual(1);
-      const warnings = io.err().split("\n").filter((l) => l.includes("warning: notification"));
+      const warnings = io
+        .err()
+        .split("\n")
+        .filter((l) => l.includes("warning: notification"));
       expect(warnings).toHaveLength(2);
       expect(warnings.join("\n")).toMatch(/answered 500/);
       expect(warnings.join("\n")).toMatch(/no answer within/);

@@ -11,22 +11,45 @@ import { tempDir, writeRules } from "../apply/helpers.js";
 
 function change(id: number, audit: boolean): PlannedChange {
   return {
-    id: `r:abort:${id}`, rule: audit ? "watch" : "enforce", instance_id: id, instance_name: `I${id}`, process_id: 1043, kind: "abort",
+    id: `r:abort:${id}`,
+    rule: audit ? "watch" : "enforce",
+    instance_id: id,
+    instance_name: `I${id}`,
+    process_id: 1043,
+    kind: "abort",
     request: { method: "POST", path: "/instances/bulk/abort", body: { ids: [id] } },
-    before: { status: "running" }, after: { status: "aborted" }, precondition: { status: "running" },
+    before: { status: "running" },
+    after: { status: "aborted" },
+    precondition: { status: "running" },
     ...(audit ? { audit: true } : {}),
   };
 }
 
 const plan: Plan = {
-  format_version: 1, flowrules_version: "0", created_at: "2026-11-04T12:00:00.000Z", base_url: "https://host/api", rules_digest: "x",
+  format_version: 1,
+  flowrules_version: "0",
+  created_at: "2026-11-04T12:00:00.000Z",
+  base_url: "https://host/api",
+  rules_digest: "x",
   rules: [
     { name: "enforce", workflow_id: 1043, selected: 5, matched: 1, changes: 1, skipped: 0, excluded: 4, status: "ok" },
     { name: "watch", workflow_id: 1043, selected: 1, matched: 1, changes: 1, skipped: 0, status: "ok" },
-    { name: "weekends", workflow_id: 1042, selected: 0, matched: 0, changes: 0, skipped: 0, status: "inactive", reason: "outside its active window: active on sat, sun only", next_active_at: "2026-11-07T00:00:00.000Z" },
+    {
+      name: "weekends",
+      workflow_id: 1042,
+      selected: 0,
+      matched: 0,
+      changes: 0,
+      skipped: 0,
+      status: "inactive",
+      reason: "outside its active window: active on sat, sun only",
+      next_active_at: "2026-11-07T00:00:00.000Z",
+    },
   ],
   changes: [change(1, false), change(2, true)],
-  reports: [], errors: [], summary: { abort: 2, complete_step: 0, save_step: 0, reports: 0, errors: 0 },
+  reports: [],
+  errors: [],
+  summary: { abort: 2, complete_step: 0, save_step: 0, reports: 0, errors: 0 },
 };
 
 describe("plan views", () => {
@@ -57,7 +80,10 @@ describe("apply notification text", () => {
       { change: change(4, false), status: "failed", reason: "answered 400" },
       { change: change(5, false), status: "not_started", reason: "interrupted" },
     ];
-    const p = applyPayload({ plan, outcomes, audit: 1, planFile: "plan.json", journalFile: "plan.json.journal.jsonl" }, { startedAt: new Date(0), finishedAt: new Date(1000) });
+    const p = applyPayload(
+      { plan, outcomes, audit: 1, planFile: "plan.json", journalFile: "plan.json.journal.jsonl" },
+      { startedAt: new Date(0), finishedAt: new Date(1000) },
+    );
     expect(p.summary).toMatchObject({ applied: 1, stale: 1, failed: 1, deferred: 1, audit: 1 });
     const lines = p.text.split("\n");
     expect(lines[0]).toMatch(/incomplete: 1 applied, 1 stale, 1 failed, 1 deferred .*1 audit change not sent/);
@@ -83,14 +109,22 @@ describe("the CLI refuses bad operating settings before any request", () => {
     [["--notify", "not a url"], {}, /--notify: "not a url" is not a URL/],
     [[], { FLOWRULES_NOTIFY_URL: "http://hooks.example.com/x" }, /plain http:\/\/ to hooks.example.com/],
     [["--opt-out-tag", "a,b"], {}, /--opt-out-tag "a,b": a tag cannot hold a comma/],
-    [[], { FLOWRULES_OPT_OUT_TAG: " padded" }, /FLOWRULES_OPT_OUT_TAG " padded": a tag cannot start or end with spaces/],
+    [
+      [],
+      { FLOWRULES_OPT_OUT_TAG: " padded" },
+      /FLOWRULES_OPT_OUT_TAG " padded": a tag cannot start or end with spaces/,
+    ],
   ];
   for (const [flags, env, message] of cases) {
     it(`plan ${flags.join(" ") || Object.keys(env).join(" ")}: exit 1, one line, no request`, async () => {
       const dir = await tempDir();
       const file = await writeRules(dir, "version: 1\nrules:\n  - name: r\n    workflow: 1043\n    actions: [abort]\n");
       sb.clearRequests();
-      const r = await runCli(["plan", file, ...flags], { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", ...env });
+      const r = await runCli(["plan", file, ...flags], {
+        FLOWRULES_BASE_URL: sb.baseUrl,
+        FLOWRULES_API_KEY: "sandbox-admin",
+        ...env,
+      });
       expect(r.code).toBe(1);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
       expect(r.stderr).toMatch(message);
@@ -104,7 +138,8 @@ describe("rule tests", () => {
     const { testCommand } = await import("../../src/commands/test.js");
     const { captureIO: capture, tempFiles } = await import("../rule-tests/helpers.js");
     const dir = await tempFiles({
-      "r.yaml": "version: 1\nrules:\n  - name: r\n    workflow: 1043\n    mode: audit\n    exclude: { tags: [legal-hold] }\n    actions: [abort]\n",
+      "r.yaml":
+        "version: 1\nrules:\n  - name: r\n    workflow: 1043\n    mode: audit\n    exclude: { tags: [legal-hold] }\n    actions: [abort]\n",
       "r.test.yaml":
         'version: 1\nnow: "2026-01-07T10:00:00Z"\ntests:\n  - name: held\n    rule: r\n    instances:\n      - { id: 1, name: A }\n      - { id: 2, name: B, tags: [legal-hold] }\n' +
         "    expect:\n      changes:\n        - { instance: 1, kind: abort, audit: true }\n        - { instance: 2, kind: abort, audit: true }\n",
@@ -112,7 +147,9 @@ describe("rule tests", () => {
     const c = capture();
     const code = await testCommand({ paths: [dir], requireTests: false }, c.io);
     expect(code).toBe(1);
-    expect(c.out()).toContain('instance is excluded: it carries the tag "legal-hold" listed in the rule\'s exclude.tags');
+    expect(c.out()).toContain(
+      'instance is excluded: it carries the tag "legal-hold" listed in the rule\'s exclude.tags',
+    );
     expect(c.out()).not.toMatch(/instance 1 "A"/);
   });
 });

@@ -19,14 +19,31 @@ import { tempDir } from "../helpers/temp.js";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string>; bin: Record<string, string> };
+const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  scripts: Record<string, string>;
+  bin: Record<string, string>;
+};
 
 /** `npm install -g` into `prefix`: the cache first (--prefer-offline), no audit, no funding notice. */
 async function installGlobally(prefix: string, what: string): Promise<void> {
-  await run("npm", ["install", "--global", "--prefix", prefix, what, "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], {
-    cwd: ROOT,
-    timeout: 150_000,
-  });
+  await run(
+    "npm",
+    [
+      "install",
+      "--global",
+      "--prefix",
+      prefix,
+      what,
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+    ],
+    {
+      cwd: ROOT,
+      timeout: 150_000,
+    },
+  );
 }
 
 /** Runs `flowrules` as a shell finds it: by name, on a PATH that starts with the prefix's bin/. */
@@ -56,7 +73,10 @@ function packed(): Promise<{ dir: string; tarball: string }> {
   pack ??= (async () => {
     const dir = await tempDir("flowrules-install-");
     // --ignore-scripts: prepack would rebuild dist/ under the feet of the other test files (npm test built it)
-    const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir, "--silent"], { cwd: ROOT, timeout: 60_000 });
+    const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir, "--silent"], {
+      cwd: ROOT,
+      timeout: 60_000,
+    });
     return { dir, tarball: join(dir, stdout.trim().split("\n").pop() ?? "") };
   })();
   return pack;
@@ -77,43 +97,66 @@ describe("installed with npm (README.md, Setup)", () => {
     expect(manifest.bin).toEqual({ flowrules: "dist/cli/index.js" });
   });
 
-  it("npm pack, then npm install -g of the tarball: flowrules on PATH, its version, validate, a Tab and bash completion", { timeout: 180_000 }, async () => {
-    const { dir, tarball } = await packed();
-    const prefix = join(dir, "prefix");
-    await installGlobally(prefix, tarball);
-    const flowrules = onPath(prefix);
-    const installed = join(prefix, "lib", "node_modules", "flowrules");
+  it(
+    "npm pack, then npm install -g of the tarball: flowrules on PATH, its version, validate, a Tab and bash completion",
+    { timeout: 180_000 },
+    async () => {
+      const { dir, tarball } = await packed();
+      const prefix = join(dir, "prefix");
+      await installGlobally(prefix, tarball);
+      const flowrules = onPath(prefix);
+      const installed = join(prefix, "lib", "node_modules", "flowrules");
 
-    expect((await flowrules(["--version"], dir)).trim()).toBe(VERSION);
-    // the starter rules ship with the package; validate finds them as rules/ from the package folder
-    expect(await flowrules(["validate"], installed)).toMatch(/valid in \d+ files?, \d+ rules?/);
-    const names = (await flowrules(["__complete", "rules", "--", "plan", "--rule"], installed)).split("\n").filter(Boolean).sort();
-    expect(names.length).toBeGreaterThan(2);
-    expect(await bashRuleNames(prefix, installed)).toEqual(names);
-  });
+      expect((await flowrules(["--version"], dir)).trim()).toBe(VERSION);
+      // the starter rules ship with the package; validate finds them as rules/ from the package folder
+      expect(await flowrules(["validate"], installed)).toMatch(/valid in \d+ files?, \d+ rules?/);
+      const names = (await flowrules(["__complete", "rules", "--", "plan", "--rule"], installed))
+        .split("\n")
+        .filter(Boolean)
+        .sort();
+      expect(names.length).toBeGreaterThan(2);
+      expect(await bashRuleNames(prefix, installed)).toEqual(names);
+    },
+  );
 
-  it("a rules repository as README.md says: the tarball under vendor/, the package.json lines as written there, npm install, npx flowrules; the $schema init writes exists", { timeout: 180_000 }, async () => {
-    const { tarball } = await packed();
-    const repo = await tempDir("flowrules-rules-repo-");
-    const lines = readmeDependency();
-    const spec = lines.dependencies.flowrules;
-    // the README names the version it documents: the tarball npm pack writes today
-    expect(spec).toBe(`file:vendor/flowrules-${VERSION}.tgz`);
-    await mkdir(join(repo, "vendor"));
-    await copyFile(tarball, join(repo, spec.slice("file:".length)));
-    await writeFile(join(repo, "package.json"), JSON.stringify(lines, null, 2));
-    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: repo, timeout: 150_000 });
-    // what every clone then runs
-    await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: repo, timeout: 150_000 });
-    const npx = async (args: string[]): Promise<string> => (await run("npx", ["--no-install", "flowrules", ...args], { cwd: repo, env: { ...process.env, NO_COLOR: "1" } })).stdout;
-    expect((await npx(["--version"])).trim()).toBe(VERSION);
-    await mkdir(join(repo, "rules"));
-    const schema = schemaRef(join(repo, "rules"), "rules.schema.json", repo);
-    expect(schema).toBe("../node_modules/flowrules/schemas/rules.schema.json");
-    expect(existsSync(join(repo, "rules", schema))).toBe(true);
-    await copyFile(join(ROOT, "rules", "expenses.yaml"), join(repo, "rules", "expenses.yaml"));
-    expect(await npx(["validate", "rules/"])).toMatch(/valid in 1 file, \d+ rules?/);
-  });
+  it(
+    "a rules repository as README.md says: the tarball under vendor/, the package.json lines as written there, npm install, npx flowrules; the $schema init writes exists",
+    { timeout: 180_000 },
+    async () => {
+      const { tarball } = await packed();
+      const repo = await tempDir("flowrules-rules-repo-");
+      const lines = readmeDependency();
+      const spec = lines.dependencies.flowrules;
+      // the README names the version it documents: the tarball npm pack writes today
+      expect(spec).toBe(`file:vendor/flowrules-${VERSION}.tgz`);
+      await mkdir(join(repo, "vendor"));
+      await copyFile(tarball, join(repo, spec.slice("file:".length)));
+      await writeFile(join(repo, "package.json"), JSON.stringify(lines, null, 2));
+      await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], {
+        cwd: repo,
+        timeout: 150_000,
+      });
+      // what every clone then runs
+      await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], {
+        cwd: repo,
+        timeout: 150_000,
+      });
+      const npx = async (args: string[]): Promise<string> =>
+        (
+          await run("npx", ["--no-install", "flowrules", ...args], {
+            cwd: repo,
+            env: { ...process.env, NO_COLOR: "1" },
+          })
+        ).stdout;
+      expect((await npx(["--version"])).trim()).toBe(VERSION);
+      await mkdir(join(repo, "rules"));
+      const schema = schemaRef(join(repo, "rules"), "rules.schema.json", repo);
+      expect(schema).toBe("../node_modules/flowrules/schemas/rules.schema.json");
+      expect(existsSync(join(repo, "rules", schema))).toBe(true);
+      await copyFile(join(ROOT, "rules", "expenses.yaml"), join(repo, "rules", "expenses.yaml"));
+      expect(await npx(["validate", "rules/"])).toMatch(/valid in 1 file, \d+ rules?/);
+    },
+  );
 
   it("npm install -g . links this clone's build as flowrules", { timeout: 60_000 }, async () => {
     const prefix = join(await tempDir("flowrules-link-"), "prefix");

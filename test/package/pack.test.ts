@@ -24,7 +24,10 @@ const PackResult = z.array(z.object({ files: z.array(z.object({ path: z.string()
 
 async function packedFiles(): Promise<string[]> {
   // --ignore-scripts: prepack would rebuild dist/ under the feet of the other test files
-  const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ROOT, maxBuffer: 16 << 20 });
+  const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+    cwd: ROOT,
+    maxBuffer: 16 << 20,
+  });
   const parsed = PackResult.parse(JSON.parse(stdout));
   return parsed[0]!.files.map((f) => f.path);
 }
@@ -35,7 +38,10 @@ describe("the npm package", () => {
   it("ships the library, the CLI, schemas, rules and docs, and no benchmark, demo or script code", async () => {
     const files = await packedFiles();
     const unwanted = files.filter(
-      (f) => /^dist\/(bench|demo|scripts)(\/|\.)/.test(f) || /^(bench|scripts|test|src)\//.test(f) || f.startsWith("dist-extra/"),
+      (f) =>
+        /^dist\/(bench|demo|scripts)(\/|\.)/.test(f) ||
+        /^(bench|scripts|test|src)\//.test(f) ||
+        f.startsWith("dist-extra/"),
     );
     expect(unwanted).toEqual([]);
     for (const f of [norm(manifest.main), norm(manifest.types), ...Object.values(manifest.bin).map(norm)]) {
@@ -55,8 +61,20 @@ describe("the npm package", () => {
   });
 
   it("the package entry exposes the documented API, and it plans the starter rules against the sandbox", async () => {
-    const lib = (await import(pathToFileURL(`${ROOT}${norm(manifest.main)}`).href)) as typeof import("../../src/index.js");
-    for (const name of ["loadRules", "compileSources", "createClient", "runPlan", "planFromInstances", "writePlanFile", "loadPlanFile", "applyCommand", "startSandbox"] as const) {
+    const lib = (await import(
+      pathToFileURL(`${ROOT}${norm(manifest.main)}`).href
+    )) as typeof import("../../src/index.js");
+    for (const name of [
+      "loadRules",
+      "compileSources",
+      "createClient",
+      "runPlan",
+      "planFromInstances",
+      "writePlanFile",
+      "loadPlanFile",
+      "applyCommand",
+      "startSandbox",
+    ] as const) {
       expect(typeof lib[name], name).toBe("function");
     }
     expect(lib.VERSION).toBe(JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")).version);

@@ -21,15 +21,21 @@ describe("parseShard", () => {
     expect(parseShard("0/1")).toEqual({ index: 0, count: 1 });
     expect(parseShard(" 2/3 ")).toEqual({ index: 2, count: 3 });
   });
-  it.each(["3/3", "1/0", "-1/2", "1", "a/b", "1/2/3", "", "1.5/3", "0/10001"])("rejects %j with a message naming the form", (raw) => {
-    expect(() => parseShard(raw)).toThrow(/--shard/);
-  });
+  it.each(["3/3", "1/0", "-1/2", "1", "a/b", "1/2/3", "", "1.5/3", "0/10001"])(
+    "rejects %j with a message naming the form",
+    (raw) => {
+      expect(() => parseShard(raw)).toThrow(/--shard/);
+    },
+  );
   it("splits ids deterministically, each id in exactly one shard", () => {
     for (let id = 0; id < 50; id++) {
       expect([0, 1, 2].filter((i) => inShard(id, { index: i, count: 3 }))).toEqual([id % 3]);
     }
     const plan = { changes: [{ instance_id: 1 }, { instance_id: 2 }, { instance_id: 4 }], other: "kept" };
-    expect(shardOfPlan(plan, { index: 0, count: 2 })).toEqual({ changes: [{ instance_id: 2 }, { instance_id: 4 }], other: "kept" });
+    expect(shardOfPlan(plan, { index: 0, count: 2 })).toEqual({
+      changes: [{ instance_id: 2 }, { instance_id: 4 }],
+      other: "kept",
+    });
     expect(shardOfPlan(plan, undefined)).toBe(plan);
   });
 });
@@ -43,7 +49,12 @@ describe("sharded plans against the sandbox", () => {
     await sb.close();
   });
   const connection = (): ConnectionSettings => ({
-    baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, concurrency: 4, timeoutMs: 30_000, insecureHttp: false,
+    baseUrl: sb.baseUrl,
+    apiKey: "sandbox-admin",
+    rateLimitPerMin: 0,
+    concurrency: 4,
+    timeoutMs: 30_000,
+    insecureHttp: false,
   });
   // one instant for every plan, so relative dates and $now() values agree exactly
   const now = new Date();
@@ -51,14 +62,24 @@ describe("sharded plans against the sandbox", () => {
   async function plan(shard?: { index: number; count: number }): Promise<Plan> {
     const io = memoryIO();
     const code = await planCommand(
-      { paths: [STARTER], format: "json", detailedExitcode: false, rules: [], quiet: true, connection: connection(), now, ...(shard ? { shard } : {}) },
+      {
+        paths: [STARTER],
+        format: "json",
+        detailedExitcode: false,
+        rules: [],
+        quiet: true,
+        connection: connection(),
+        now,
+        ...(shard ? { shard } : {}),
+      },
       io,
     );
     expect(code, io.err()).toBe(0);
     return JSON.parse(io.out()) as Plan;
   }
 
-  const byId = (changes: PlannedChange[]): PlannedChange[] => [...changes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const byId = (changes: PlannedChange[]): PlannedChange[] =>
+    [...changes].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
   it("the union of the shards' plans is the unsharded plan: same changes, same report groups, no overlap", async () => {
     const whole = await plan();
@@ -75,7 +96,11 @@ describe("sharded plans against the sandbox", () => {
       // reports: every group's instances, merged over the shards
       for (const report of whole.reports) {
         for (const group of report.groups) {
-          const merged = shards.flatMap((p) => p.reports.find((r) => r.rule === report.rule)?.groups.find((g) => g.key === group.key)?.instance_ids ?? []);
+          const merged = shards.flatMap(
+            (p) =>
+              p.reports.find((r) => r.rule === report.rule)?.groups.find((g) => g.key === group.key)?.instance_ids ??
+              [],
+          );
           expect([...merged].sort((a, b) => a - b)).toEqual([...group.instance_ids].sort((a, b) => a - b));
         }
       }
@@ -126,16 +151,21 @@ describe("apply --shard and --detailed-exitcode (CLI against the sandbox)", () =
 
   it("two shards apply one saved plan without overlap, exit 2 when they applied, 0 when nothing was left", async () => {
     const planFile = join(dir, "plan.json");
-    const planned = await runCli(["plan", STARTER, "--out", planFile, "-q", "--detailed-exitcode"], env(), { cwd: dir });
+    const planned = await runCli(["plan", STARTER, "--out", planFile, "-q", "--detailed-exitcode"], env(), {
+      cwd: dir,
+    });
     expect(planned.code, planned.stderr).toBe(2);
     const plan = JSON.parse(await readFile(planFile, "utf8")) as Plan;
-    const ids = (i: number): number[] => [...new Set(plan.changes.filter((c) => c.instance_id % 2 === i).map((c) => c.instance_id))].sort((a, b) => a - b);
+    const ids = (i: number): number[] =>
+      [...new Set(plan.changes.filter((c) => c.instance_id % 2 === i).map((c) => c.instance_id))].sort((a, b) => a - b);
     expect(ids(0).length).toBeGreaterThan(0);
     expect(ids(1).length).toBeGreaterThan(0);
 
     for (const i of [0, 1]) {
       sb.clearRequests();
-      const r = await runCli(["apply", planFile, "--shard", `${i}/2`, "--detailed-exitcode", "-q"], env(), { cwd: dir });
+      const r = await runCli(["apply", planFile, "--shard", `${i}/2`, "--detailed-exitcode", "-q"], env(), {
+        cwd: dir,
+      });
       expect(r.code, r.stdout + r.stderr).toBe(2);
       expect([...new Set(mutated())].sort((a, b) => a - b)).toEqual(ids(i));
     }
@@ -151,7 +181,9 @@ describe("apply --shard and --detailed-exitcode (CLI against the sandbox)", () =
     const wd = await tempDir("flowrules-shard-auto-");
     try {
       const e = { FLOWRULES_BASE_URL: fresh.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" };
-      const r = await runCli(["apply", STARTER, "--auto-approve", "--shard", "0/3", "--detailed-exitcode", "-q"], e, { cwd: wd });
+      const r = await runCli(["apply", STARTER, "--auto-approve", "--shard", "0/3", "--detailed-exitcode", "-q"], e, {
+        cwd: wd,
+      });
       expect(r.code, r.stdout + r.stderr).toBe(2);
       const posts = fresh.requests().filter((q) => q.method === "POST");
       expect(posts.length).toBeGreaterThan(0);

@@ -52,7 +52,11 @@ describe("the plan reader", () => {
       { numRuns: 300 },
     );
     // keys JavaScript orders its own way (index-like, "__proto__"), and undefined, which JSON leaves out
-    for (const v of [{ "10": 1, "9": 2, a: { "2": 0, b: [1, { "1": true }] } }, JSON.parse('{"__proto__": {"z": 1, "a": 2}, "b": null}') as unknown, { a: undefined, b: [undefined, 1] }]) {
+    for (const v of [
+      { "10": 1, "9": 2, a: { "2": 0, b: [1, { "1": true }] } },
+      JSON.parse('{"__proto__": {"z": 1, "a": 2}, "b": null}') as unknown,
+      { a: undefined, b: [undefined, 1] },
+    ]) {
       const h = new CanonicalHasher();
       h.value(v);
       expect(h.digest()).toBe(`sha256:${createHash("sha256").update(canonicalJson(v)).digest("hex")}`);
@@ -63,7 +67,9 @@ describe("the plan reader", () => {
     const raw = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
     const { digest, ...rest } = raw;
     expect(typeof digest).toBe("string");
-    expect(planDigest(raw as unknown as Plan)).toBe(`sha256:${createHash("sha256").update(canonicalJson(rest)).digest("hex")}`);
+    expect(planDigest(raw as unknown as Plan)).toBe(
+      `sha256:${createHash("sha256").update(canonicalJson(rest)).digest("hex")}`,
+    );
     expect(planDigest(raw as unknown as Plan)).toBe(digest);
   });
 
@@ -126,13 +132,25 @@ describe("the plan reader", () => {
       expect(message).not.toContain("\n");
       return message;
     };
-    expect(await refusal("tampered.json", text.replace(/"title": "[^"]*"/, `"title": "Edited"`))).toMatch(/does not match its digest/);
-    expect(await refusal("after.json", text.replace(/\}\s*$/, "} x"))).toMatch(/is not valid JSON \(text after the object/);
-    expect(await refusal("one.json", text.replace(/"changes": \[/, '"changes": [1, '))).toMatch(/not a valid plan at \$\.changes\[0\]/);
+    expect(await refusal("tampered.json", text.replace(/"title": "[^"]*"/, `"title": "Edited"`))).toMatch(
+      /does not match its digest/,
+    );
+    expect(await refusal("after.json", text.replace(/\}\s*$/, "} x"))).toMatch(
+      /is not valid JSON \(text after the object/,
+    );
+    expect(await refusal("one.json", text.replace(/"changes": \[/, '"changes": [1, '))).toMatch(
+      /not a valid plan at \$\.changes\[0\]/,
+    );
     expect(await refusal("half.json", text.slice(0, Math.floor(text.length / 2)))).toMatch(/is not valid JSON/);
-    expect(await refusal("twice.json", text.replace(/\}\s*$/, ', "format_version": 1 }'))).toMatch(/the key "format_version" appears twice/);
-    expect(await refusal("version.json", text.replace('"format_version": 1', '"format_version": 2'))).toMatch(/format_version 2/);
-    expect(await refusal("scalar.json", text.replace(/"changes": \[/, '"changes": 7, "x": ['))).toMatch(/not a valid plan at \$\.changes: expected an array/);
+    expect(await refusal("twice.json", text.replace(/\}\s*$/, ', "format_version": 1 }'))).toMatch(
+      /the key "format_version" appears twice/,
+    );
+    expect(await refusal("version.json", text.replace('"format_version": 1', '"format_version": 2'))).toMatch(
+      /format_version 2/,
+    );
+    expect(await refusal("scalar.json", text.replace(/"changes": \[/, '"changes": 7, "x": ['))).toMatch(
+      /not a valid plan at \$\.changes: expected an array/,
+    );
     expect(await refusal("array.json", "[]")).toMatch(/is not a plan: expected a JSON object/);
     await expect(loadPlanFile(join(dir, "none.json"), sb.baseUrl)).rejects.toThrow(/no plan file .*none\.json/);
   });

@@ -29,7 +29,10 @@ afterAll(async () => {
 
 describe("the plan writer", () => {
   it("writes the bytes of the JSON view, which are the signed plan pretty-printed, and reads back the same plan", async () => {
-    const many = Array.from({ length: 120 }, (_, i) => ({ ...plan.changes[i % plan.changes.length]!, id: `many:${i}` }));
+    const many = Array.from({ length: 120 }, (_, i) => ({
+      ...plan.changes[i % plan.changes.length]!,
+      id: `many:${i}`,
+    }));
     for (const p of [plan, { ...plan, changes: [] }, { ...plan, changes: many }]) {
       const file = join(dir, "out.json");
       const signed = await writePlanFile(file, p);
@@ -56,12 +59,15 @@ describe("the plan writer", () => {
     // the digest reads it once (fine), the writer's second read fails: the failure comes while the file is written
     let reads = 0;
     const good = { ...poisoned[70]! };
-    const poison = Object.assign({ ...good }, {
-      toJSON: (): unknown => {
-        if (++reads > 1) throw new Error("disk full");
-        return good;
+    const poison = Object.assign(
+      { ...good },
+      {
+        toJSON: (): unknown => {
+          if (++reads > 1) throw new Error("disk full");
+          return good;
+        },
       },
-    });
+    );
     poisoned[70] = poison;
     await expect(writePlanFile(file, { ...plan, changes: poisoned })).rejects.toThrow(/disk full/);
     expect(await readFile(file, "utf8")).toBe("the previous plan\n");

@@ -42,7 +42,8 @@ describe("the changed-since note in every plan view", () => {
     expect(formats.length).toBeGreaterThanOrEqual(4);
     for (const format of formats) {
       const out = PLAN_FORMATS[format](plan, { color: false });
-      for (const word of ["origin/main", "0123456789ab", "gone-rule", "rules/old.yaml"]) expect(out, `${format}: ${word}`).toContain(word);
+      for (const word of ["origin/main", "0123456789ab", "gone-rule", "rules/old.yaml"])
+        expect(out, `${format}: ${word}`).toContain(word);
       if (format !== "json") expect(out, format).toMatch(/1 unchanged rule not planned/);
     }
   });
@@ -53,7 +54,9 @@ describe("the changed-since note in every plan view", () => {
     expect(text.at(-2)).toBe("");
     expect(text.at(-3)).toBe("  - gone-rule (was in rules/old.yaml)");
     const md = PLAN_FORMATS.markdown(plan, { color: false });
-    expect(md.startsWith("## flowrules plan\n\n> Changed since `origin/main` (0123456789ab): 2 rules planned")).toBe(true);
+    expect(md.startsWith("## flowrules plan\n\n> Changed since `origin/main` (0123456789ab): 2 rules planned")).toBe(
+      true,
+    );
     expect(md.indexOf("gone-rule")).toBeLessThan(md.indexOf("<details>"));
   });
 

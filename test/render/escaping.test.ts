@@ -19,7 +19,8 @@ import { startHostileProxy, type HostileProxy, type Hostility } from "../hardeni
 import { tempDir } from "../helpers/temp.js";
 
 /** Erases the line above and climbs onto it; then closes a Markdown block and adds an image; mentions; bidi. */
-const EVIL = "Evil\u001b[2K\u001b[1A\u001b[8m Plan: no changes.\r\u0007\u009b2J </details><img src=x> @octo-org/team [x](http://e) \u202egnp.exe";
+const EVIL =
+  "Evil\u001b[2K\u001b[1A\u001b[8m Plan: no changes.\r\u0007\u009b2J </details><img src=x> @octo-org/team [x](http://e) \u202egnp.exe";
 
 const RULES = `version: 1
 rules:
@@ -46,10 +47,14 @@ let env: Record<string, string>;
 beforeAll(async () => {
   sb = await startSandbox({ port: 0, instances: 80, seed: 3 });
   for (const id of sb.store.ids(1042)) {
-    sb.store.update(id, (i) => {
-      i.name = `${EVIL} ${id}`;
-      i.tags.push(EVIL);
-    }, { touch: false });
+    sb.store.update(
+      id,
+      (i) => {
+        i.name = `${EVIL} ${id}`;
+        i.tags.push(EVIL);
+      },
+      { touch: false },
+    );
   }
   proxy = await startHostileProxy(sb.origin);
   proxy.setRule(renaming);
@@ -65,12 +70,23 @@ afterAll(async () => {
 
 /** The workflow, its folder, a step and a field renamed in every answer that names them (plans show all four). */
 function renaming(): Hostility {
-  const names: Array<[string, string]> = [["Expense claim", EVIL], ["Finance", `${EVIL} folder`], ["Manager approval", `${EVIL} step`], ["Manager comment", `${EVIL} field`]];
-  return { answer: (up) => ({ ...up, body: names.reduce((b, [from, to]) => b.replaceAll(JSON.stringify(from), JSON.stringify(to)), up.body) }) };
+  const names: Array<[string, string]> = [
+    ["Expense claim", EVIL],
+    ["Finance", `${EVIL} folder`],
+    ["Manager approval", `${EVIL} step`],
+    ["Manager comment", `${EVIL} field`],
+  ];
+  return {
+    answer: (up) => ({
+      ...up,
+      body: names.reduce((b, [from, to]) => b.replaceAll(JSON.stringify(from), JSON.stringify(to)), up.body),
+    }),
+  };
 }
 
 /** Any ESC that is not one of the views' colours, any other C0/C1 control but newline, any bidi override. */
-const OBEYED = /\u001b(?!\[(?:1|2|22|31|32|33|36|39)m)|[\u0000-\u0009\u000b-\u001a\u001c-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const OBEYED =
+  /\u001b(?!\[(?:1|2|22|31|32|33|36|39)m)|[\u0000-\u0009\u000b-\u001a\u001c-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 function expectTerminalSafe(out: string, what: string): void {
   expect(out, what).toContain("Evil");
@@ -88,8 +104,11 @@ function expectMarkupSafe(out: string, what: string): void {
 
 describe("escaping by medium", () => {
   it("a coloured terminal view keeps its own colours and shows every other escape", () => {
-    const view = "\u001b[1mRule\u001b[22m \u001b[31mx\u001b[39m hidden:\u001b[8m link:\u001b]8;;http://e\u0007 up:\u001b[1A\n";
-    expect(terminalSafe(view, true)).toBe("\u001b[1mRule\u001b[22m \u001b[31mx\u001b[39m hidden:\\x1b[8m link:\\x1b]8;;http://e\\x07 up:\\x1b[1A\n");
+    const view =
+      "\u001b[1mRule\u001b[22m \u001b[31mx\u001b[39m hidden:\u001b[8m link:\u001b]8;;http://e\u0007 up:\u001b[1A\n";
+    expect(terminalSafe(view, true)).toBe(
+      "\u001b[1mRule\u001b[22m \u001b[31mx\u001b[39m hidden:\\x1b[8m link:\\x1b]8;;http://e\\x07 up:\\x1b[1A\n",
+    );
     expect(terminalSafe(view, false)).not.toContain("\u001b");
   });
 
@@ -117,7 +136,8 @@ describe("escaping by medium", () => {
     const fences = [...md.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)];
     expect(fences.length).toBeGreaterThan(0);
     for (const [, lang, body] of fences) {
-      for (const line of (body ?? "").split("\n").filter(Boolean)) expect(line, lang).toMatch(lang === "diff" ? /^(@@ |\+ |- )/ : /^(pie | {4}")/);
+      for (const line of (body ?? "").split("\n").filter(Boolean))
+        expect(line, lang).toMatch(lang === "diff" ? /^(@@ |\+ |- )/ : /^(pie | {4}")/);
     }
     expectMarkupSafe(md.replace(/^```\w*\n[\s\S]*?^```$/gm, ""), "markdown");
     expect(md).toContain("&#60;/details&#62;&#60;img src=x&#62;");
@@ -145,7 +165,10 @@ describe("escaping by medium", () => {
     expect(described.code).toBe(0);
     expectTerminalSafe(described.stdout, "describe");
     // YAML: controls written as YAML's own escapes, so the document still reads back to the service's names
-    const [asYaml, asJson] = await Promise.all([runCli(["describe", "1042", "--format", "yaml"], env, { cwd: dir }), runCli(["describe", "1042", "--format", "json"], env, { cwd: dir })]);
+    const [asYaml, asJson] = await Promise.all([
+      runCli(["describe", "1042", "--format", "yaml"], env, { cwd: dir }),
+      runCli(["describe", "1042", "--format", "json"], env, { cwd: dir }),
+    ]);
     expect(asYaml.stdout).not.toMatch(OBEYED);
     expect(parseYaml(asYaml.stdout)).toEqual(JSON.parse(asJson.stdout));
     expect(asJson.stdout).toContain("Evil");
@@ -154,7 +177,10 @@ describe("escaping by medium", () => {
     expect(explained.code).toBe(0);
     expectTerminalSafe(explained.stdout, "explain");
     // a refusal's words from the service end up in the one error line
-    proxy.setRule(() => ({ forward: false, answer: { status: 403, headers: { "content-type": "application/json" }, body: JSON.stringify({ detail: EVIL }) } }));
+    proxy.setRule(() => ({
+      forward: false,
+      answer: { status: 403, headers: { "content-type": "application/json" }, body: JSON.stringify({ detail: EVIL }) },
+    }));
     try {
       const refused = await runCli(["describe", "1042"], env, { cwd: dir });
       expect(refused.code).toBe(1);
@@ -170,7 +196,14 @@ describe("escaping by medium", () => {
     const { file } = await makePlan({ ...sb, baseUrl: proxy.baseUrl }, sub, RULES);
     proxy.setRule((ex) =>
       ex.method === "POST"
-        ? { forward: false, answer: { status: 400, headers: { "content-type": "application/json" }, body: JSON.stringify({ detail: EVIL }) } }
+        ? {
+            forward: false,
+            answer: {
+              status: 400,
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ detail: EVIL }),
+            },
+          }
         : {},
     );
     try {
@@ -181,7 +214,10 @@ describe("escaping by medium", () => {
     } finally {
       proxy.setRule(() => ({}));
     }
-    await writeFile(join(sub, "bad.yaml"), `version: 1\nrules:\n  - name: x\n    workflow: 1042\n    ${JSON.stringify(EVIL)}: 1\n    actions: [abort]\n`);
+    await writeFile(
+      join(sub, "bad.yaml"),
+      `version: 1\nrules:\n  - name: x\n    workflow: 1042\n    ${JSON.stringify(EVIL)}: 1\n    actions: [abort]\n`,
+    );
     const validated = await runCli(["validate", join(sub, "bad.yaml")], {}, { cwd: sub });
     expect(validated.code).toBe(1);
     expectTerminalSafe(validated.stdout + validated.stderr, "validate");

@@ -41,8 +41,16 @@ rules:
 async function fixedPlan(): Promise<Plan> {
   const rs = await rulesFromYaml(RULES);
   const claims = [
-    instance({ id: 101, values: { "20111:50222": { inputValue: 40 }, "20111:50230": { inputValue: "" } }, record: { tags: ["travel", "q4"], active_step_ids: [20111] } }),
-    instance({ id: 102, values: { "20111:50222": { inputValue: 400 } }, record: { tags: [], active_step_ids: [20111] } }),
+    instance({
+      id: 101,
+      values: { "20111:50222": { inputValue: 40 }, "20111:50230": { inputValue: "" } },
+      record: { tags: ["travel", "q4"], active_step_ids: [20111] },
+    }),
+    instance({
+      id: 102,
+      values: { "20111:50222": { inputValue: 400 } },
+      record: { tags: [], active_step_ids: [20111] },
+    }),
   ];
   const onboardings = [instance({ id: 201, process_id: 1043 })];
   return planFromInstances(
@@ -82,7 +90,9 @@ describe("plan formats", () => {
     expect(details).toBeGreaterThan(0);
     expect(out.indexOf("**Plan: 1 step to complete, 1 instance to abort, 1 report.**")).toBeLessThan(details);
     expect(out.indexOf("| `approve-small` | 1042 | 2 | 1 | 1 | ok |")).toBeLessThan(details);
-    expect(out).toContain('```mermaid\npie showData title Claims by tag by tags\n    "(no tag)" : 1\n    "q4" : 1\n    "travel" : 1\n```');
+    expect(out).toContain(
+      '```mermaid\npie showData title Claims by tag by tags\n    "(no tag)" : 1\n    "q4" : 1\n    "travel" : 1\n```',
+    );
     expect(out).toContain('- fields.comment: ""\n+ fields.comment: "Approved 40"');
     await expect(out.replace(/flowrules \d+\.\d+\.\d+/g, "flowrules X")).toMatchFileSnapshot("__snapshots__/plan.md");
   });
@@ -99,7 +109,9 @@ describe("plan formats", () => {
     const big: Plan = { ...base, changes, summary: { ...base.summary, complete_step: changes.length } };
     const out = PLAN_FORMATS.markdown(big, { color: false, planFile: "plan.json" });
     expect(out.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
-    expect(out).toMatch(/\d+ of 5000 changes left out to stay under the 65,536-character comment limit; the full plan is in `plan.json`/);
+    expect(out).toMatch(
+      /\d+ of 5000 changes left out to stay under the 65,536-character comment limit; the full plan is in `plan.json`/,
+    );
     expect(out).toContain("**Plan: 5000 steps to complete, 1 instance to abort, 1 report.**");
     // the code fence is closed even when cut
     expect((out.match(/```/g) ?? []).length % 2).toBe(0);
@@ -110,14 +122,22 @@ describe("plan formats", () => {
     const b = PLAN_FORMATS.json(await fixedPlan(), { color: false });
     expect(a).toBe(b);
     const doc = JSON.parse(a) as Plan & { digest: string };
-    expect(doc).toMatchObject({ format_version: 1, created_at: NOW.toISOString(), base_url: "http://127.0.0.1:4010/api" });
+    expect(doc).toMatchObject({
+      format_version: 1,
+      created_at: NOW.toISOString(),
+      base_url: "http://127.0.0.1:4010/api",
+    });
     expect(Object.keys(doc)).toEqual(expect.arrayContaining(["rules", "changes", "reports", "summary"]));
     for (const ch of doc.changes) {
       expect(Object.keys(ch)).toEqual(
         expect.arrayContaining(["rule", "instance_id", "kind", "request", "before", "after", "precondition"]),
       );
     }
-    expect(doc.changes.find((c) => c.kind === "abort")?.request).toEqual({ method: "POST", path: "/instances/bulk/abort", body: { ids: [201] } });
+    expect(doc.changes.find((c) => c.kind === "abort")?.request).toEqual({
+      method: "POST",
+      path: "/instances/bulk/abort",
+      body: { ids: [201] },
+    });
     expect(doc.reports[0]).toMatchObject({ rule: "by-tag", group_by: "tags", groups: expect.any(Array) });
     expect(doc.digest).toBe(planDigest(doc));
     const edited = { ...doc, changes: doc.changes.slice(1) };
@@ -127,10 +147,22 @@ describe("plan formats", () => {
   it("--out writes, a batch of changes at a time, exactly the bytes of the pretty-printed signed plan", async () => {
     const dir = await tempDir("flowrules-planfile-");
     const base = await fixedPlan();
-    const tricky = { ...base.changes[0]!, instance_name: "line\nbreak \"quoted\" — ü", after: { "fields.note": "a\n  b" } };
+    const tricky = {
+      ...base.changes[0]!,
+      instance_name: 'line\nbreak "quoted" — ü',
+      after: { "fields.note": "a\n  b" },
+    };
     // more than one batch of changes (they are stringified 50 at a time), ending one past a batch
-    const many = Array.from({ length: 101 }, (_, i) => ({ ...base.changes[i % base.changes.length]!, id: `many:${i}` }));
-    for (const plan of [base, { ...base, changes: [] }, { ...base, changes: [tricky, ...base.changes] }, { ...base, changes: many }]) {
+    const many = Array.from({ length: 101 }, (_, i) => ({
+      ...base.changes[i % base.changes.length]!,
+      id: `many:${i}`,
+    }));
+    for (const plan of [
+      base,
+      { ...base, changes: [] },
+      { ...base, changes: [tricky, ...base.changes] },
+      { ...base, changes: many },
+    ]) {
       const file = join(dir, "plan.json");
       await writePlanFile(file, plan);
       expect(await readFile(file, "utf8")).toBe(`${JSON.stringify(withDigest(plan), null, 2)}\n`);

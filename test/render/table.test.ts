@@ -46,7 +46,12 @@ describe("table", () => {
       ["経費精算-承認", "12", "b.yaml"],
       ["🚀-launch", "7", "c.yaml"],
     ]);
-    const counts = [["count", 0], ["3", 1], ["12", 2], ["7", 3]] as const;
+    const counts = [
+      ["count", 0],
+      ["3", 1],
+      ["12", 2],
+      ["7", 3],
+    ] as const;
     const starts = counts.map(([n, i]) => columnOf(lines[i] ?? "", n));
     expect(new Set(starts).size).toBe(1);
     const files = ["where", "a.yaml", "b.yaml", "c.yaml"].map((f, i) => columnOf(lines[i] ?? "", f));
@@ -55,7 +60,14 @@ describe("table", () => {
   });
 
   it("right alignment, indent and the dashes rule use display widths too", () => {
-    const lines = table([["種類", "n"], ["abort", "10"], ["完了", "2"]], { align: ["left", "right"], indent: "  ", rule: true });
+    const lines = table(
+      [
+        ["種類", "n"],
+        ["abort", "10"],
+        ["完了", "2"],
+      ],
+      { align: ["left", "right"], indent: "  ", rule: true },
+    );
     expect(lines).toEqual(["  種類    n", "  -----  --", "  abort  10", "  完了    2"]);
   });
 
@@ -63,16 +75,19 @@ describe("table", () => {
     const piece = fc.constantFrom("a", "Z", "-", "経", "費", "🚀", "👍", "é", "ü", "한", "ｶ");
     const cellArb = fc.array(piece, { minLength: 1, maxLength: 6 }).map((p) => p.join(""));
     fc.assert(
-      fc.property(fc.array(fc.array(cellArb, { minLength: 3, maxLength: 3 }), { minLength: 1, maxLength: 8 }), (rows) => {
-        const tagged = rows.map((r, i) => [r[0] ?? "", `#${i}#${r[1] ?? ""}`, `@${i}@${r[2] ?? ""}`]);
-        const lines = table(tagged);
-        const second = tagged.map((r, i) => columnOf(lines[i] ?? "", r[1] ?? ""));
-        const third = tagged.map((r, i) => columnOf(lines[i] ?? "", r[2] ?? ""));
-        expect(new Set(second).size).toBe(1);
-        expect(new Set(third).size).toBe(1);
-        // the widest cell of the first column is followed by exactly the gap
-        expect(second[0]).toBe(Math.max(...tagged.map((r) => displayWidth(r[0] ?? ""))) + 2);
-      }),
+      fc.property(
+        fc.array(fc.array(cellArb, { minLength: 3, maxLength: 3 }), { minLength: 1, maxLength: 8 }),
+        (rows) => {
+          const tagged = rows.map((r, i) => [r[0] ?? "", `#${i}#${r[1] ?? ""}`, `@${i}@${r[2] ?? ""}`]);
+          const lines = table(tagged);
+          const second = tagged.map((r, i) => columnOf(lines[i] ?? "", r[1] ?? ""));
+          const third = tagged.map((r, i) => columnOf(lines[i] ?? "", r[2] ?? ""));
+          expect(new Set(second).size).toBe(1);
+          expect(new Set(third).size).toBe(1);
+          // the widest cell of the first column is followed by exactly the gap
+          expect(second[0]).toBe(Math.max(...tagged.map((r) => displayWidth(r[0] ?? ""))) + 2);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -93,7 +108,10 @@ rules:
       { ...instance({ id: 102, record: { tags: ["🚀launch"] } }), name: "Trip" },
       { ...instance({ id: 103, record: { tags: ["travel-long-tag"] } }), name: "Lunch" },
     ];
-    const plan = await planFromInstances([{ rule: rs.rules[0]!, workflowId: 1042, instances: claims }], new Date("2026-11-01T12:00:00Z"));
+    const plan = await planFromInstances(
+      [{ rule: rs.rules[0]!, workflowId: 1042, instances: claims }],
+      new Date("2026-11-01T12:00:00Z"),
+    );
     const out = PLAN_FORMATS.text(plan, { color: false }).split("\n");
     const row = (needle: string): string => out.find((l) => l.includes(needle)) ?? "";
     // group table: the counts line up under "count"
@@ -113,8 +131,22 @@ rules:
       diagnostics: [],
       results: [
         { pos: pos(7), rules: ["経費精算"], name: "小額は承認", status: "pass", failures: [], durationMs: 1 },
-        { pos: pos(15), rules: ["approve"], name: "🚀 fast path", status: "fail", failures: [{ subject: "matched" }], durationMs: 1 },
-        { pos: pos(23), rules: ["approve-small-claims"], name: "plain ascii case", status: "pass", failures: [], durationMs: 1 },
+        {
+          pos: pos(15),
+          rules: ["approve"],
+          name: "🚀 fast path",
+          status: "fail",
+          failures: [{ subject: "matched" }],
+          durationMs: 1,
+        },
+        {
+          pos: pos(23),
+          rules: ["approve-small-claims"],
+          name: "plain ascii case",
+          status: "pass",
+          failures: [],
+          durationMs: 1,
+        },
       ],
     };
     for (const color of [false, true]) {

@@ -60,8 +60,7 @@ function parseCsv(text: string): string[][] {
       row = [];
       cell = "";
       i++;
-    }
-    else cell += ch;
+    } else cell += ch;
   }
   return rows;
 }
@@ -80,7 +79,14 @@ describe("plan --report-dir", () => {
         rules: [],
         quiet: true,
         now: new Date("2026-02-01T00:00:00Z"),
-        connection: { baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, concurrency: 4, timeoutMs: 10_000, insecureHttp: false },
+        connection: {
+          baseUrl: sb.baseUrl,
+          apiKey: "sandbox-admin",
+          rateLimitPerMin: 0,
+          concurrency: 4,
+          timeoutMs: 10_000,
+          insecureHttp: false,
+        },
       },
       c.io,
     );
@@ -90,12 +96,21 @@ describe("plan --report-dir", () => {
     expect(plan.changes).toEqual([]);
     expect(plan.reports.map((r) => r.rule)).toEqual(["claims-by-tag", "purchases.by-status"]);
     expect((await readdir(out)).sort()).toEqual([
-      "claims-by-tag.csv", "claims-by-tag.json", "purchases.by-status.csv", "purchases.by-status.json",
+      "claims-by-tag.csv",
+      "claims-by-tag.json",
+      "purchases.by-status.csv",
+      "purchases.by-status.json",
     ]);
 
     for (const report of plan.reports) {
       const json = JSON.parse(await readFile(join(out, `${report.rule}.json`), "utf8")) as Record<string, unknown>;
-      expect(json).toMatchObject({ format_version: 1, rule: report.rule, title: report.title, group_by: report.group_by, columns: report.columns });
+      expect(json).toMatchObject({
+        format_version: 1,
+        rule: report.rule,
+        title: report.title,
+        group_by: report.group_by,
+        columns: report.columns,
+      });
       expect(json.groups).toEqual(report.groups);
       expect(json.rows).toEqual(report.rows);
       expect(json.total).toBe(report.rows.length);
@@ -121,14 +136,21 @@ describe("CSV and file names", () => {
   it("quotes what needs quoting and defuses spreadsheet formulas in text", () => {
     expect(csvCell('say "hi", twice')).toBe('"say ""hi"", twice"');
     expect(csvCell("two\nlines")).toBe('"two\nlines"');
-    expect(csvCell("=HYPERLINK(\"x\")")).toBe('"\'=HYPERLINK(""x"")"');
+    expect(csvCell('=HYPERLINK("x")')).toBe('"\'=HYPERLINK(""x"")"');
     expect(csvCell("@SUM(A1)")).toBe("'@SUM(A1)");
     expect(csvCell(-5)).toBe("-5");
     expect(csvCell(null)).toBe("");
     expect(csvCell(["a", "+b"])).toBe("a; +b");
     expect(csvCell(["-a"])).toBe("'-a");
     expect(csvCell({ k: 1 })).toBe('"{""k"":1}"');
-    const text = reportCsv({ rule: "r", title: "r", group_by: "status", columns: ["id", "name"], groups: [], rows: [{ id: 1, name: "x" }] });
+    const text = reportCsv({
+      rule: "r",
+      title: "r",
+      group_by: "status",
+      columns: ["id", "name"],
+      groups: [],
+      rows: [{ id: 1, name: "x" }],
+    });
     expect(text).toBe("id,name\r\n1,x\r\n");
   });
 
@@ -137,7 +159,14 @@ describe("CSV and file names", () => {
     expect(safeStem("../../etc/passwd")).toBe("etc_passwd");
     expect(safeStem("...")).toBe("report");
     expect(safeStem("Überfällig räume")).toBe("Uberfallig_raume");
-    const reports = ["A", "a", "a"].map((rule) => ({ rule, title: rule, group_by: "status", columns: [], groups: [], rows: [] }));
+    const reports = ["A", "a", "a"].map((rule) => ({
+      rule,
+      title: rule,
+      group_by: "status",
+      columns: [],
+      groups: [],
+      rows: [],
+    }));
     expect(reportStems({ reports })).toEqual(["A", "a-2", "a-3"]);
   });
 });

@@ -26,9 +26,17 @@ describe("discover", () => {
 
   it("a rule file brings its sibling test; a test file brings its companion rule file", async () => {
     const dir = await tempFiles({ "x.yaml": RULE, "x.test.yaml": "", "y.yaml": RULE, "z.test.yml": "", "z.yml": RULE });
-    expect(await discover([join(dir, "x.yaml")])).toMatchObject({ testFiles: [join(dir, "x.test.yaml")], rulePaths: [join(dir, "x.yaml")] });
-    expect(await discover([join(dir, "z.test.yml")])).toMatchObject({ testFiles: [join(dir, "z.test.yml")], rulePaths: [join(dir, "z.yml")] });
-    expect((await discover([join(dir, "nope")])).problems).toEqual([{ path: join(dir, "nope"), message: `no such file or folder: ${join(dir, "nope")}` }]);
+    expect(await discover([join(dir, "x.yaml")])).toMatchObject({
+      testFiles: [join(dir, "x.test.yaml")],
+      rulePaths: [join(dir, "x.yaml")],
+    });
+    expect(await discover([join(dir, "z.test.yml")])).toMatchObject({
+      testFiles: [join(dir, "z.test.yml")],
+      rulePaths: [join(dir, "z.yml")],
+    });
+    expect((await discover([join(dir, "nope")])).problems).toEqual([
+      { path: join(dir, "nope"), message: `no such file or folder: ${join(dir, "nope")}` },
+    ]);
   });
 
   it("recognises rule files by their top-level keys", () => {

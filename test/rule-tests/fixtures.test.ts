@@ -9,14 +9,18 @@ const now = new Date("2025-03-01T12:00:00Z");
 describe("toInputObject", () => {
   it("wraps plain values in the documented form of the declared type", () => {
     expect(toInputObject("EUR", "radio", now)).toEqual({ inputValue: { radioItemSelected: "EUR" } });
-    expect(toInputObject(["A"], "checklist", now)).toEqual({ inputValue: { itemsChecked: ["A"], itemsNotChecked: [] } });
+    expect(toInputObject(["A"], "checklist", now)).toEqual({
+      inputValue: { itemsChecked: ["A"], itemsNotChecked: [] },
+    });
     expect(toInputObject("-P1D", "date", now)).toEqual({ date: "2025-02-28T12:00:00.000Z" });
     expect(toInputObject(3, "number", now)).toEqual({ inputValue: 3 });
     expect(toInputObject("x", "text", now)).toEqual({ inputValue: "x" });
   });
 
   it("infers the form without a type, keeps input objects, and null means no value", () => {
-    expect(toInputObject(["A", "B"], undefined, now)).toEqual({ inputValue: { itemsChecked: ["A", "B"], itemsNotChecked: [] } });
+    expect(toInputObject(["A", "B"], undefined, now)).toEqual({
+      inputValue: { itemsChecked: ["A", "B"], itemsNotChecked: [] },
+    });
     expect(toInputObject("2025-01-01T00:00:00Z", undefined, now)).toEqual({ date: "2025-01-01T00:00:00Z" });
     expect(toInputObject("hello", undefined, now)).toEqual({ inputValue: "hello" });
     expect(toInputObject({ date: "2025-01-01" }, "radio", now)).toEqual({ date: "2025-01-01" });
@@ -25,7 +29,12 @@ describe("toInputObject", () => {
   });
 
   it("every form unwraps back to the plain value the rule reads", () => {
-    for (const [v, t] of [["EUR", "radio"], [["A"], "checklist"], [42, "number"], ["x", "text"]] as const) {
+    for (const [v, t] of [
+      ["EUR", "radio"],
+      [["A"], "checklist"],
+      [42, "number"],
+      ["x", "text"],
+    ] as const) {
       expect(plainValue(toInputObject(v, t, now))).toEqual(v);
     }
   });
@@ -41,7 +50,16 @@ describe("buildInstance", () => {
 
   it("builds a consistent record: relative times, status from times, values in the snapshot", () => {
     const { data, problems } = buildInstance(
-      { id: 7, aborted_time: "-PT2H", deadline: "+P1D", tags: ["a"], priority: "Regular", active_step: 20111, fields: { amount: 12 }, values: { "20112:50240": null } },
+      {
+        id: 7,
+        aborted_time: "-PT2H",
+        deadline: "+P1D",
+        tags: ["a"],
+        priority: "Regular",
+        active_step: 20111,
+        fields: { amount: 12 },
+        values: { "20112:50240": null },
+      },
       env,
     );
     expect(problems).toEqual([]);
@@ -63,6 +81,8 @@ describe("buildInstance", () => {
   it("a status without its time gets one at `now`; an unknown alias is a problem at that key", () => {
     const { data, problems } = buildInstance({ id: 8, status: "completed", fields: { amout: 1 } }, env);
     expect(data.record?.completed_time).toBe(now.toISOString());
-    expect(problems).toEqual([{ path: ["fields", "amout"], message: expect.stringContaining('unknown field alias "amout"') as unknown }]);
+    expect(problems).toEqual([
+      { path: ["fields", "amout"], message: expect.stringContaining('unknown field alias "amout"') as unknown },
+    ]);
   });
 });

@@ -104,7 +104,9 @@ describe("flowrules test: results", () => {
     expect(r.out).toContain('instance 3 "Elsewhere": complete_step step 20111');
     expect(r.out).toMatch(/expected: planned\n\s+actual:\s+not planned/);
     expect(r.out).toContain("select active_step_id = 20111 does not hold: active steps: 20112");
-    expect(r.out).toMatch(/instance 1 "Small": complete_step step 20111\n\s+expected: not planned\n\s+actual:\s+planned with 50230: \{"inputValue":"ok 40"\}/);
+    expect(r.out).toMatch(
+      /instance 1 "Small": complete_step step 20111\n\s+expected: not planned\n\s+actual:\s+planned with 50230: \{"inputValue":"ok 40"\}/,
+    );
   });
 
   it("report groups, limits and plan errors are compared", async () => {
@@ -154,7 +156,8 @@ describe("flowrules test: several rules in one case", () => {
           step: 20111
           inputs: [{ action: 50230, value: { inputValue: "note" } }]
 `;
-    const r = await run(`tests:
+    const r = await run(
+      `tests:
   - name: both rules act on instance 1
     rule: [approve-small, save-note]
     expect:
@@ -164,7 +167,9 @@ describe("flowrules test: several rules in one case", () => {
     rule: [approve-small, save-note]
     expect:
       matched: [1]
-`, { rules });
+`,
+      { rules },
+    );
     expect(r.out).toMatch(/^pass\s+approve-small, save-note\s+both rules act on instance 1/m);
     expect(r.out).toMatch(/^ERROR\s+approve-small, save-note\s+a plain list is ambiguous/m);
     expect(r.out).toContain("matched: { <rule>: [ids] }");
@@ -174,14 +179,17 @@ describe("flowrules test: several rules in one case", () => {
 
 describe("flowrules test: JUnit and --require-tests", () => {
   it("writes well-formed JUnit XML with the right counts", async () => {
-    const r = await run(`tests:
+    const r = await run(
+      `tests:
   - name: passes
     rule: approve-small
     expect: { matched: [1] }
   - name: fails <with> "markup" & more
     rule: approve-small
     expect: { matched: [2] }
-`, { junit: "out/junit.xml" });
+`,
+      { junit: "out/junit.xml" },
+    );
     expect(r.code).toBe(1);
     const root = parseXml(await readFile(join(r.dir, "out/junit.xml"), "utf8"));
     expect(root.name).toBe("testsuites");
@@ -219,7 +227,9 @@ describe("flowrules test: JUnit and --require-tests", () => {
     const c = captureIO();
     expect(await testCommand({ paths: [dir], requireTests: false }, c.io)).toBe(1);
     // one line, as the last of the results, naming the folder and the convention; exit 1 (docs/writing-rules.md)
-    expect(c.out().trim().split("\n").at(-1)).toBe(`no rule tests found in ${dir} (files named *.test.yaml or *.test.yml)`);
+    expect(c.out().trim().split("\n").at(-1)).toBe(
+      `no rule tests found in ${dir} (files named *.test.yaml or *.test.yml)`,
+    );
     expect(c.out()).not.toMatch(/did not load|0 passed/);
   });
 });
@@ -234,7 +244,9 @@ describe("flowrules test: errors in test files are located", () => {
 `);
     expect(r.code).toBe(1);
     // FIXTURES has 6 lines, so `matchd` is on line 11, column 7
-    expect(r.err).toMatch(/r\.test\.yaml:11:7 {2}error {2}unknown key "matchd" in "tests\[0\]\.expect"; did you mean "matched"\?/);
+    expect(r.err).toMatch(
+      /r\.test\.yaml:11:7 {2}error {2}unknown key "matchd" in "tests\[0\]\.expect"; did you mean "matched"\?/,
+    );
     expect(r.out.trimEnd().split("\n").at(-1)).toMatch(/^0 passed, 1 failed/);
   });
 
@@ -264,6 +276,8 @@ describe("flowrules test: errors in test files are located", () => {
     expect: { matched: [1] }
 `);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/r\.test\.yaml:11:28 {2}error {2}"tests\[0\]\.instances\[0\]\.deadline" is "P3D", not a date-time/);
+    expect(r.err).toMatch(
+      /r\.test\.yaml:11:28 {2}error {2}"tests\[0\]\.instances\[0\]\.deadline" is "P3D", not a date-time/,
+    );
   });
 });

@@ -11,12 +11,14 @@ function undescribed(schema: unknown, path: string, out: string[]): string[] {
   const props = s.properties;
   if (typeof props === "object" && props !== null) {
     for (const [k, v] of Object.entries(props)) {
-      if (typeof v !== "object" || v === null || typeof (v as Record<string, unknown>).description !== "string") out.push(`${path}.${k}`);
+      if (typeof v !== "object" || v === null || typeof (v as Record<string, unknown>).description !== "string")
+        out.push(`${path}.${k}`);
       undescribed(v, `${path}.${k}`, out);
     }
   }
   for (const key of ["items", "additionalProperties"]) undescribed(s[key], `${path}[${key}]`, out);
-  for (const key of ["anyOf", "oneOf"]) if (Array.isArray(s[key])) (s[key] as unknown[]).forEach((b, i) => undescribed(b, `${path}|${i}`, out));
+  for (const key of ["anyOf", "oneOf"])
+    if (Array.isArray(s[key])) (s[key] as unknown[]).forEach((b, i) => undescribed(b, `${path}|${i}`, out));
   return out;
 }
 

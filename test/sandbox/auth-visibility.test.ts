@@ -11,7 +11,12 @@ afterAll(() => sb.close());
 
 describe("authentication", () => {
   it("401 without a key, with another scheme, or with an unknown key; WWW-Authenticate names the scheme", async () => {
-    const variants: Record<string, string>[] = [{}, { Authorization: "Bearer sandbox-admin" }, { Authorization: "Api-Key nope" }, { Authorization: "Api-Key" }];
+    const variants: Record<string, string>[] = [
+      {},
+      { Authorization: "Bearer sandbox-admin" },
+      { Authorization: "Api-Key nope" },
+      { Authorization: "Api-Key" },
+    ];
     for (const headers of variants) {
       const res = await call<{ detail: string }>(sb, "/processes/", { key: null, headers });
       expect(res.status).toBe(401);
@@ -23,11 +28,21 @@ describe("authentication", () => {
   it("every endpoint requires the key", async () => {
     sb.clearRequests();
     const id = sb.store.ids(1042)[0];
-    const gets = ["/processes/", "/v2/processes/1042/instances/", `/instances/${id}/`, "/processes/1042/steps/20111/actions/50222/"];
+    const gets = [
+      "/processes/",
+      "/v2/processes/1042/instances/",
+      `/instances/${id}/`,
+      "/processes/1042/steps/20111/actions/50222/",
+    ];
     for (const p of gets) expect((await call(sb, p, { key: null })).status, p).toBe(401);
     const posts = [`/instances/${id}/complete_step/`, "/instances/bulk/abort"];
     for (const p of posts) {
-      const res = await call(sb, p, { key: null, method: "POST", body: JSON.stringify({ ids: [id], step_id: 20111 }), headers: { "Content-Type": "application/json" } });
+      const res = await call(sb, p, {
+        key: null,
+        method: "POST",
+        body: JSON.stringify({ ids: [id], step_id: 20111 }),
+        headers: { "Content-Type": "application/json" },
+      });
       expect(res.status, p).toBe(401);
     }
     expect(sb.requests().filter((e) => e.status === 401)).toHaveLength(gets.length + posts.length);
@@ -48,8 +63,11 @@ describe("visibility per key", () => {
     const res = await call<Record<string, unknown>[]>(sb, "/processes/");
     expect(res.headers.get("content-type")).toBe("application/json");
     expect(res.body[0]).toEqual({
-      id: 1042, name: "Expense claim", description: expect.any(String),
-      url: `${sb.baseUrl}/processes/1042/`, folder: { id: 1, name: "Finance" },
+      id: 1042,
+      name: "Expense claim",
+      description: expect.any(String),
+      url: `${sb.baseUrl}/processes/1042/`,
+      folder: { id: 1, name: "Finance" },
     });
   });
 
@@ -75,10 +93,21 @@ describe("visibility per key", () => {
   });
 
   it("the member follows public and restrictive modes (set through the store)", async () => {
-    const [a, b, c] = sb.store.list(1042).filter((i) => !i.reachedStepIds.includes(20111)).map((i) => i.id);
-    sb.store.update(a ?? 0, (i) => { i.visibilityMode = "public"; });
-    sb.store.update(b ?? 0, (i) => { i.visibilityMode = "restrictive"; i.visibilityTeams = [11, 12]; });
-    sb.store.update(c ?? 0, (i) => { i.visibilityMode = "restrictive"; i.visibilityTeams = [13]; });
+    const [a, b, c] = sb.store
+      .list(1042)
+      .filter((i) => !i.reachedStepIds.includes(20111))
+      .map((i) => i.id);
+    sb.store.update(a ?? 0, (i) => {
+      i.visibilityMode = "public";
+    });
+    sb.store.update(b ?? 0, (i) => {
+      i.visibilityMode = "restrictive";
+      i.visibilityTeams = [11, 12];
+    });
+    sb.store.update(c ?? 0, (i) => {
+      i.visibilityMode = "restrictive";
+      i.visibilityTeams = [13];
+    });
     expect((await call(sb, `/instances/${a}/`, { key: "member" })).status).toBe(200);
     expect((await call(sb, `/instances/${b}/`, { key: "member" })).status).toBe(200);
     expect((await call(sb, `/instances/${c}/`, { key: "member" })).status).toBe(404);
@@ -99,6 +128,8 @@ describe("visibility per key", () => {
     const unknown = await call(sb, "/v2/processes/1044999/instances/", { key: "member" });
     expect(invisible.status).toBe(404);
     expect(unknown.status).toBe(404);
-    expect(JSON.stringify(invisible.body).replace("1044", "X")).toBe(JSON.stringify(unknown.body).replace("1044999", "X"));
+    expect(JSON.stringify(invisible.body).replace("1044", "X")).toBe(
+      JSON.stringify(unknown.body).replace("1044999", "X"),
+    );
   });
 });

@@ -12,7 +12,11 @@ afterAll(() => sb.close());
 const PATH = "/instances/bulk/abort";
 const taken = new Set<number>();
 function running(processId: number, n: number): number[] {
-  const ids = sb.store.list(processId).filter((i) => statusOf(i) === "running" && !taken.has(i.id)).slice(0, n).map((i) => i.id);
+  const ids = sb.store
+    .list(processId)
+    .filter((i) => statusOf(i) === "running" && !taken.has(i.id))
+    .slice(0, n)
+    .map((i) => i.id);
   if (ids.length < n) throw new Error("fixture: not enough running instances");
   ids.forEach((id) => taken.add(id));
   return ids;
@@ -70,7 +74,9 @@ describe("4.5 bulk abort", () => {
   });
 
   it("a member may not abort (even instances it sees); the outsider neither", async () => {
-    const visible = sb.store.list(1042).find((i) => statusOf(i) === "running" && i.reachedStepIds.includes(20111) && !taken.has(i.id));
+    const visible = sb.store
+      .list(1042)
+      .find((i) => statusOf(i) === "running" && i.reachedStepIds.includes(20111) && !taken.has(i.id));
     const id = visible?.id ?? 0;
     expect((await call(sb, `/instances/${id}/`, { key: "member" })).status).toBe(200);
     for (const key of ["member", "outsider"] as const) {

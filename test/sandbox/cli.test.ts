@@ -24,7 +24,12 @@ describe("flowrules sandbox", () => {
   ];
   for (const [args, message] of bad) {
     it(`rejects ${args.join(" ")} with a clear UserError (exit 1)`, async () => {
-      const err = await program().parseAsync(argv(...args)).then(() => null, (e: unknown) => e);
+      const err = await program()
+        .parseAsync(argv(...args))
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       expect(err).toBeInstanceOf(UserError);
       expect((err as UserError).message).toMatch(message);
       expect((err as UserError).exitCode).toBe(1);
@@ -43,13 +48,16 @@ describe("flowrules sandbox", () => {
     for (let k = 0; k < 200 && !out.includes("Ctrl-C"); k++) await new Promise((r) => setTimeout(r, 10));
     const baseUrl = /base URL: (\S+)/.exec(out)?.[1] ?? "";
     expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api$/);
-    for (const key of ["sandbox-admin", "sandbox-lead", "sandbox-member", "sandbox-outsider"]) expect(out).toContain(key);
+    for (const key of ["sandbox-admin", "sandbox-lead", "sandbox-member", "sandbox-outsider"])
+      expect(out).toContain(key);
     expect(out).toContain(`curl -H 'Authorization: Api-Key sandbox-admin' ${baseUrl}/processes/`);
     // the README tour's profile, with no client-side limit (the sandbox has none), and saying so
     expect(out).toContain(`  sandbox: { base_url: "${baseUrl}", api_key_env: SANDBOX_KEY, rate_limit: 0 }\n`);
     expect(out).toContain("export SANDBOX_KEY=sandbox-admin\n");
     expect(out).toMatch(/# rate_limit 0: this sandbox limits nothing, so the client sends at full speed/);
-    const res = await fetch(`${baseUrl}/v2/processes/1042/instances/`, { headers: { Authorization: "Api-Key sandbox-admin" } });
+    const res = await fetch(`${baseUrl}/v2/processes/1042/instances/`, {
+      headers: { Authorization: "Api-Key sandbox-admin" },
+    });
     expect(res.status).toBe(200);
     // Call only the handler this command registered (not the test runner's).
     const mine = process.listeners("SIGTERM").filter((l) => !before.has(l));

@@ -11,8 +11,14 @@ afterAll(() => sb.close());
 
 /** Running instances of a workflow waiting on a step, not used by an earlier test. */
 const used = new Set<number>();
-function waitingOn(processId: number, stepId: number, extra: (i: InstanceState) => boolean = () => true): InstanceState {
-  const inst = sb.store.list(processId).find((i) => statusOf(i) === "running" && i.activeStepIds.includes(stepId) && !used.has(i.id) && extra(i));
+function waitingOn(
+  processId: number,
+  stepId: number,
+  extra: (i: InstanceState) => boolean = () => true,
+): InstanceState {
+  const inst = sb.store
+    .list(processId)
+    .find((i) => statusOf(i) === "running" && i.activeStepIds.includes(stepId) && !used.has(i.id) && extra(i));
   if (!inst) throw new Error(`fixture: nothing waiting on ${stepId}`);
   used.add(inst.id);
   return inst;
@@ -23,7 +29,8 @@ describe("4.4 complete_step", () => {
   it("mode save stores values, keeps the step active, updates last_updated_time, returns the record with values", async () => {
     const inst = waitingOn(1042, 20111);
     const res = await postJson<InstanceRecord>(sb, path(inst.id), {
-      step_id: 20111, mode: "save",
+      step_id: 20111,
+      mode: "save",
       actions: [{ action_id: 50230, input_object: { inputValue: "looks fine" } }],
     });
     expect(res.status).toBe(200);
@@ -39,7 +46,10 @@ describe("4.4 complete_step", () => {
 
   it("mode complete (the default) completes the step and activates the next by position", async () => {
     const inst = waitingOn(1042, 20111);
-    const res = await postJson<InstanceRecord>(sb, path(inst.id), { step_id: 20111, actions: [{ action_id: 50231, input_object: { date: NOW.toISOString() } }] });
+    const res = await postJson<InstanceRecord>(sb, path(inst.id), {
+      step_id: 20111,
+      actions: [{ action_id: 50231, input_object: { date: NOW.toISOString() } }],
+    });
     expect(res.status).toBe(200);
     expect(res.body.active_step_ids).toEqual([20112]);
     expect(res.body.stage).toBe("Payment");
@@ -58,7 +68,10 @@ describe("4.4 complete_step", () => {
     expect(res.body.active_step_ids).toEqual([]);
     expect(res.body.completed_time).toBe(NOW.toISOString());
     expect(sb.store.status(inst.id)).toBe("completed");
-    const list = await call<{ results: { id: number; status: string }[] }>(sb, `/v2/processes/1042/instances/?status=completed&page_size=500`);
+    const list = await call<{ results: { id: number; status: string }[] }>(
+      sb,
+      `/v2/processes/1042/instances/?status=completed&page_size=500`,
+    );
     expect(list.body.results.find((r) => r.id === inst.id)?.status).toBe("completed");
   });
 
@@ -74,7 +87,14 @@ describe("4.4 complete_step", () => {
   it("input_object of unknown shape is stored as given; null clears the field", async () => {
     const inst = waitingOn(1042, 20111, (i) => i.values.has(50222));
     const odd = { whatever: [1, { deep: true }] };
-    await postJson(sb, path(inst.id), { step_id: 20111, mode: "save", actions: [{ action_id: 50230, input_object: odd }, { action_id: 50222, input_object: null }] });
+    await postJson(sb, path(inst.id), {
+      step_id: 20111,
+      mode: "save",
+      actions: [
+        { action_id: 50230, input_object: odd },
+        { action_id: 50222, input_object: null },
+      ],
+    });
     const after = sb.store.get(inst.id);
     expect(after?.values.get(50230)).toEqual(odd);
     expect(after?.values.has(50222)).toBe(false);
@@ -100,7 +120,11 @@ describe("4.4 complete_step", () => {
   it("400 when an action id does not belong to the step, and nothing is saved", async () => {
     const inst = waitingOn(1042, 20111);
     const res = await postJson<{ detail: string }>(sb, path(inst.id), {
-      step_id: 20111, actions: [{ action_id: 50230, input_object: { inputValue: "x" } }, { action_id: 50240, input_object: {} }],
+      step_id: 20111,
+      actions: [
+        { action_id: 50230, input_object: { inputValue: "x" } },
+        { action_id: 50240, input_object: {} },
+      ],
     });
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/50240/);
@@ -135,11 +159,19 @@ describe("4.4 complete_step", () => {
 
   it("400 for malformed JSON and for a missing body; 415 for a non-JSON media type", async () => {
     const inst = waitingOn(1042, 20111);
-    const bad = await call<{ detail: string }>(sb, path(inst.id), { method: "POST", body: "{oops", headers: { "Content-Type": "application/json" } });
+    const bad = await call<{ detail: string }>(sb, path(inst.id), {
+      method: "POST",
+      body: "{oops",
+      headers: { "Content-Type": "application/json" },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/Malformed/);
     expect((await call(sb, path(inst.id), { method: "POST" })).status).toBe(400);
-    const text = await call(sb, path(inst.id), { method: "POST", body: "step_id=1", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+    const text = await call(sb, path(inst.id), {
+      method: "POST",
+      body: "step_id=1",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
     expect(text.status).toBe(415);
   });
 

@@ -108,11 +108,17 @@ describe("shape of the demo data", () => {
   });
 
   it("the demo rule 'approve small expenses' finds a good share of running claims on step 20111", () => {
-    const waiting = all.filter((i) => i.processId === 1042 && statusOf(i) === "running" && i.activeStepIds.includes(20111));
+    const waiting = all.filter(
+      (i) => i.processId === 1042 && statusOf(i) === "running" && i.activeStepIds.includes(20111),
+    );
     const small = waiting.filter((i) => {
       const amount = i.values.get(50222) as { inputValue?: number } | undefined;
       const currency = i.values.get(50223) as { inputValue?: { radioItemSelected?: string } } | undefined;
-      return (amount?.inputValue ?? Infinity) < 100 && currency?.inputValue?.radioItemSelected === "EUR" && i.tags.includes("expenses");
+      return (
+        (amount?.inputValue ?? Infinity) < 100 &&
+        currency?.inputValue?.radioItemSelected === "EUR" &&
+        i.tags.includes("expenses")
+      );
     });
     expect(waiting.length).toBeGreaterThan(300);
     expect(small.length / waiting.length).toBeGreaterThan(0.15);
@@ -128,7 +134,10 @@ describe("scale", () => {
 
   it("holds 100,000 instances and serves a 500-item page", async () => {
     expect(big.store.size).toBe(100_000);
-    const res = await call<ListPage>(big, "/v2/processes/1042/instances/?page_size=500&ordering=-last_updated_time&status=running");
+    const res = await call<ListPage>(
+      big,
+      "/v2/processes/1042/instances/?page_size=500&ordering=-last_updated_time&status=running",
+    );
     expect(res.status).toBe(200);
     expect(res.body.results).toHaveLength(500);
     expect(res.body.count).toBe(big.store.list(1042).filter((i) => statusOf(i) === "running").length);

@@ -74,7 +74,12 @@ describe("reset", () => {
     // reads are never reset
     expect((await call(sb, `/instances/${id}/`)).status).toBe(200);
     const log = sb.requests();
-    expect(log[0]).toMatchObject({ method: "POST", path: `/api/instances/${id}/complete_step/`, status: 200, reset: true });
+    expect(log[0]).toMatchObject({
+      method: "POST",
+      path: `/api/instances/${id}/complete_step/`,
+      status: 200,
+      reset: true,
+    });
     expect(log[1]?.reset).toBeUndefined();
     // failed mutations are answered normally
     expect((await postJson(sb, `/instances/${id}/complete_step/`, { step_id: 20111 })).status).toBe(400);

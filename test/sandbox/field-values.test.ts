@@ -29,7 +29,10 @@ async function all(query: string, key: "admin" | "lead" | "member" = "admin"): P
   return out;
 }
 const withAmount = (pred: (i: InstanceState) => boolean = () => true): number[] =>
-  sb.store.list(1042).filter((i) => i.values.has(50222) && pred(i)).map((i) => i.id);
+  sb.store
+    .list(1042)
+    .filter((i) => i.values.has(50222) && pred(i))
+    .map((i) => i.id);
 
 describe("4.6 form-field details", () => {
   it("lists instances where the field holds a value, with value and settings", async () => {
@@ -63,7 +66,8 @@ describe("4.6 form-field details", () => {
     const past = await call<{ detail: string }>(sb, `${AMOUNT}?page=${last + 1}`);
     expect(past.status).toBe(404);
     expect(past.body.detail).toBe("Invalid page.");
-    for (const bad of ["page=0", "page=x", "limit=0", "limit=-5"]) expect((await call(sb, `${AMOUNT}?${bad}`)).status).toBe(400);
+    for (const bad of ["page=0", "page=x", "limit=0", "limit=-5"])
+      expect((await call(sb, `${AMOUNT}?${bad}`)).status).toBe(400);
   });
 
   it("instance_ids (comma-separated or repeated) restricts to those instances", async () => {
@@ -88,20 +92,28 @@ describe("4.6 form-field details", () => {
       ["query=travel", (i) => i.name.toLowerCase().includes("travel") || i.tags.includes("travel")],
       ["progress=33", (i) => progressOf(i) === 33],
       [`id=${pick}`, (i) => i.id === pick],
-      [`started_time_after=${new Date(NOW.getTime() - 30 * 86_400_000).toISOString()}`, (i) => i.startedTime >= NOW.getTime() - 30 * 86_400_000],
+      [
+        `started_time_after=${new Date(NOW.getTime() - 30 * 86_400_000).toISOString()}`,
+        (i) => i.startedTime >= NOW.getTime() - 30 * 86_400_000,
+      ],
       [`deadline_before=${NOW.toISOString()}`, (i) => i.deadline !== null && i.deadline <= NOW.getTime()],
     ];
     for (const [q, pred] of cases) {
       const expected = withAmount(pred);
       expect(expected.length, q).toBeGreaterThan(0);
-      expect((await all(q)).map((r) => r.instance_id), q).toEqual(expected);
+      expect(
+        (await all(q)).map((r) => r.instance_id),
+        q,
+      ).toEqual(expected);
     }
   });
 
   it("ordering", async () => {
     const got = (await all("ordering=-priority,name")).map((r) => r.instance_id);
     const rank = (i: InstanceState): number => (i.priority === "V" ? 2 : i.priority === "H" ? 1 : 0);
-    const expected = sb.store.list(1042).filter((i) => i.values.has(50222))
+    const expected = sb.store
+      .list(1042)
+      .filter((i) => i.values.has(50222))
       .sort((a, b) => rank(b) - rank(a) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) || a.id - b.id)
       .map((i) => i.id);
     expect(got).toEqual(expected);
@@ -132,8 +144,12 @@ describe("4.6 form-field details", () => {
   });
 
   it("404 for unknown or mismatched workflow, step or action, and for invisible workflows", async () => {
-    for (const p of ["/processes/1042/steps/20121/actions/50222/", "/processes/1042/steps/20111/actions/50240/",
-      "/processes/9/steps/20111/actions/50222/", "/processes/1042/steps/20111/actions/x/"]) {
+    for (const p of [
+      "/processes/1042/steps/20121/actions/50222/",
+      "/processes/1042/steps/20111/actions/50240/",
+      "/processes/9/steps/20111/actions/50222/",
+      "/processes/1042/steps/20111/actions/x/",
+    ]) {
       expect((await call(sb, p)).status, p).toBe(404);
     }
     expect((await call(sb, "/processes/1044/steps/20131/actions/50263/", { key: "lead" })).status).toBe(404);

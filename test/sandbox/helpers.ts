@@ -38,8 +38,18 @@ export async function call<T = unknown>(sb: RunningSandbox, path: string, opts: 
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as T };
 }
 
-export function postJson<T = unknown>(sb: RunningSandbox, path: string, body: unknown, key: KeyName = "admin"): Promise<Answer<T>> {
-  return call<T>(sb, path, { method: "POST", key, body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+export function postJson<T = unknown>(
+  sb: RunningSandbox,
+  path: string,
+  body: unknown,
+  key: KeyName = "admin",
+): Promise<Answer<T>> {
+  return call<T>(sb, path, {
+    method: "POST",
+    key,
+    body: JSON.stringify(body),
+    headers: { "Content-Type": "application/json" },
+  });
 }
 
 export interface ListPage {
@@ -50,7 +60,12 @@ export interface ListPage {
 }
 
 /** Follows `next` from the first page to the end; returns every id in order and the pages seen. */
-export async function listAll(sb: RunningSandbox, processId: number, query: string, key: KeyName = "admin"): Promise<{ ids: number[]; pages: ListPage[] }> {
+export async function listAll(
+  sb: RunningSandbox,
+  processId: number,
+  query: string,
+  key: KeyName = "admin",
+): Promise<{ ids: number[]; pages: ListPage[] }> {
   const pages: ListPage[] = [];
   let url: string | null = `/v2/processes/${processId}/instances/?page_size=500${query ? `&${query}` : ""}`;
   while (url) {
@@ -80,7 +95,10 @@ export function runtimeOf(i: InstanceState, now = NOW.getTime()): number {
 }
 
 export function idsWhere(sb: RunningSandbox, processId: number, pred: (i: InstanceState) => boolean): number[] {
-  return sb.store.list(processId).filter(pred).map((i) => i.id);
+  return sb.store
+    .list(processId)
+    .filter(pred)
+    .map((i) => i.id);
 }
 
 export function sorted(ids: number[]): number[] {

@@ -15,16 +15,28 @@ function raw(bytes: string): Promise<string> {
   return new Promise((resolve) => {
     const socket = connect(sb.port, "127.0.0.1", () => socket.write(bytes));
     let out = "";
-    socket.on("data", (d: Buffer) => { out += d.toString(); });
+    socket.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
     socket.on("close", () => resolve(out));
     socket.on("error", () => resolve(out));
-    setTimeout(() => { socket.destroy(); resolve(out); }, 1000).unref();
+    setTimeout(() => {
+      socket.destroy();
+      resolve(out);
+    }, 1000).unref();
   });
 }
 
 describe("HTTP surface", () => {
   it("unknown paths are 404 JSON, inside and outside /api (paths are exact, trailing slash included)", async () => {
-    for (const p of [`${sb.baseUrl}/nothing/`, `${sb.baseUrl}/processes`, `${sb.baseUrl}/v2/processes/abc/instances/`, `${sb.origin}/`, `${sb.origin}/elsewhere`, `${sb.baseUrl}/instances/1/complete_step`]) {
+    for (const p of [
+      `${sb.baseUrl}/nothing/`,
+      `${sb.baseUrl}/processes`,
+      `${sb.baseUrl}/v2/processes/abc/instances/`,
+      `${sb.origin}/`,
+      `${sb.origin}/elsewhere`,
+      `${sb.baseUrl}/instances/1/complete_step`,
+    ]) {
       const res = await call<{ detail: string }>(sb, p);
       expect(res.status, p).toBe(404);
       expect(res.headers.get("content-type")).toBe("application/json");
@@ -51,7 +63,10 @@ describe("HTTP surface", () => {
   });
 
   it("HEAD answers like GET without a body; OPTIONS lists the methods", async () => {
-    const head = await fetch(`${sb.baseUrl}/processes/`, { method: "HEAD", headers: { Authorization: "Api-Key sandbox-admin" } });
+    const head = await fetch(`${sb.baseUrl}/processes/`, {
+      method: "HEAD",
+      headers: { Authorization: "Api-Key sandbox-admin" },
+    });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe("");
     const options = await fetch(`${sb.baseUrl}/instances/bulk/abort`, { method: "OPTIONS" });
@@ -61,8 +76,15 @@ describe("HTTP surface", () => {
 
   it("413 for a body over 1 MB, and the server keeps serving", async () => {
     const id = sb.store.ids()[0];
-    const big = JSON.stringify({ step_id: 20111, actions: [{ action_id: 50230, input_object: { inputValue: "x".repeat(1_100_000) } }] });
-    const res = await call<{ detail: string }>(sb, `/instances/${id}/complete_step/`, { method: "POST", body: big, headers: { "Content-Type": "application/json" } });
+    const big = JSON.stringify({
+      step_id: 20111,
+      actions: [{ action_id: 50230, input_object: { inputValue: "x".repeat(1_100_000) } }],
+    });
+    const res = await call<{ detail: string }>(sb, `/instances/${id}/complete_step/`, {
+      method: "POST",
+      body: big,
+      headers: { "Content-Type": "application/json" },
+    });
     expect(res.status).toBe(413);
     expect(res.body.detail).toMatch(/1 MB/);
     expect(sb.store.get(id ?? 0)?.values.get(50230)).not.toEqual({ inputValue: "x".repeat(1_100_000) });
@@ -71,9 +93,13 @@ describe("HTTP surface", () => {
 
   it("garbage never crashes the server", async () => {
     const id = sb.store.ids()[0];
-    const bodies = ["", "null", "0", '"text"', "[]", "{}", "{\"step_id\": null}", "\u0000\u0001", "{".repeat(10000)];
+    const bodies = ["", "null", "0", '"text"', "[]", "{}", '{"step_id": null}', "\u0000\u0001", "{".repeat(10000)];
     for (const body of bodies) {
-      const res = await call(sb, `/instances/${id}/complete_step/`, { method: "POST", body, headers: { "Content-Type": "application/json" } });
+      const res = await call(sb, `/instances/${id}/complete_step/`, {
+        method: "POST",
+        body,
+        headers: { "Content-Type": "application/json" },
+      });
       expect(res.status).toBe(400);
     }
     const answer = await raw("THIS IS NOT HTTP\r\n\r\n");
@@ -92,7 +118,12 @@ describe("public tracking URL", () => {
     const record = sb.store.record(id);
     const res = await fetch(record?.public_url ?? "");
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ name: record?.name, workflow: "Employee onboarding", status: sb.store.status(id), stage: record?.stage });
+    expect(await res.json()).toEqual({
+      name: record?.name,
+      workflow: "Employee onboarding",
+      status: sb.store.status(id),
+      stage: record?.stage,
+    });
     expect((await fetch(`${sb.origin}/track/nope`)).status).toBe(404);
   });
 });

@@ -19,9 +19,27 @@ describe("4.3 get instance", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
     const r = res.body;
-    expect(Object.keys(r)).toEqual(["process", "url", "id", "started_time", "completed_time", "aborted_time",
-      "last_updated_time", "process_snapshot", "active_step_ids", "step_deadlines", "public_url", "stage",
-      "visibility_mode", "name", "deadline", "priority", "tags", "step_assignments", "visibility_teams"]);
+    expect(Object.keys(r)).toEqual([
+      "process",
+      "url",
+      "id",
+      "started_time",
+      "completed_time",
+      "aborted_time",
+      "last_updated_time",
+      "process_snapshot",
+      "active_step_ids",
+      "step_deadlines",
+      "public_url",
+      "stage",
+      "visibility_mode",
+      "name",
+      "deadline",
+      "priority",
+      "tags",
+      "step_assignments",
+      "visibility_teams",
+    ]);
     expect(r).not.toHaveProperty("status");
     expect(r.process).toBe(`${sb.baseUrl}/processes/1042/`);
     expect(r.url).toBe(`${sb.baseUrl}/instances/${inst.id}/`);
@@ -51,11 +69,21 @@ describe("4.3 get instance", () => {
       id: 1042,
       name: "Expense claim",
       steps: wf?.steps.map((s) => ({
-        id: s.id, name: s.name, position: s.position, type: "form",
+        id: s.id,
+        name: s.name,
+        position: s.position,
+        type: "form",
         actions: s.actions.map((a) => ({
-          id: a.id, name: a.name, type: a.type,
+          id: a.id,
+          name: a.name,
+          type: a.type,
           // the field's definition, as DESIGN's snapshot shape shows it
-          settings: { label: a.name, type: a.type, required: a.required ?? false, ...(a.options ? { options: a.options } : {}) },
+          settings: {
+            label: a.name,
+            type: a.type,
+            required: a.required ?? false,
+            ...(a.options ? { options: a.options } : {}),
+          },
         })),
       })),
     });
@@ -77,13 +105,16 @@ describe("4.3 get instance", () => {
     const types = new Map<string, unknown>();
     for (const inst of sb.store.list()) {
       const r = sb.store.record(inst.id, { injectValues: true });
-      for (const a of r?.process_snapshot.steps.flatMap((s) => s.actions) ?? []) if (a.input_object !== undefined) types.set(a.type, a.input_object);
+      for (const a of r?.process_snapshot.steps.flatMap((s) => s.actions) ?? [])
+        if (a.input_object !== undefined) types.set(a.type, a.input_object);
     }
     expect(types.get("text")).toEqual({ inputValue: expect.any(String) });
     expect(types.get("number")).toEqual({ inputValue: expect.any(Number) });
     expect(types.get("date")).toEqual({ date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
     expect(types.get("radio")).toEqual({ inputValue: { radioItemSelected: expect.any(String) } });
-    expect(types.get("checklist")).toEqual({ inputValue: { itemsChecked: expect.any(Array), itemsNotChecked: expect.any(Array) } });
+    expect(types.get("checklist")).toEqual({
+      inputValue: { itemsChecked: expect.any(Array), itemsNotChecked: expect.any(Array) },
+    });
   });
 
   it("steps_time_frame=true adds completed_time to every step (null when not completed)", async () => {

@@ -13,7 +13,12 @@ const DAY = 86_400_000;
 const MIN = 60_000;
 const t = (ms: number): string => new Date(ms).toISOString();
 
-async function expectFilter(processId: number, query: string, pred: (i: InstanceState) => boolean, nonEmpty = true): Promise<void> {
+async function expectFilter(
+  processId: number,
+  query: string,
+  pred: (i: InstanceState) => boolean,
+  nonEmpty = true,
+): Promise<void> {
   const { ids, pages } = await listAll(sb, processId, query);
   const expected = idsWhere(sb, processId, pred);
   if (nonEmpty) expect(expected.length, `expected some instances for ${query}`).toBeGreaterThan(0);
@@ -41,12 +46,18 @@ describe("4.2 filters", () => {
 
   it("name is a case-insensitive substring", async () => {
     const someone = sb.store.list(1042)[3]?.name.split("— ")[1]?.split(" ")[0] ?? "x";
-    await expectFilter(1042, `name=${encodeURIComponent(someone.toUpperCase())}`, (i) => i.name.toLowerCase().includes(someone.toLowerCase()));
+    await expectFilter(1042, `name=${encodeURIComponent(someone.toUpperCase())}`, (i) =>
+      i.name.toLowerCase().includes(someone.toLowerCase()),
+    );
     await expectFilter(1042, "name=%23100", (i) => i.name.includes("#100"));
   });
 
   it("query matches name or tags", async () => {
-    await expectFilter(1042, "query=urgent", (i) => i.name.toLowerCase().includes("urgent") || i.tags.some((x) => x.includes("urgent")));
+    await expectFilter(
+      1042,
+      "query=urgent",
+      (i) => i.name.toLowerCase().includes("urgent") || i.tags.some((x) => x.includes("urgent")),
+    );
     await expectFilter(1043, "query=Onboarding", (i) => i.name.toLowerCase().includes("onboarding"));
   });
 
@@ -80,9 +91,17 @@ describe("4.2 filters", () => {
   it("total_runtime_min / max in every accepted duration format", async () => {
     await expectFilter(1042, "total_runtime_min=PT50M", (i) => runtimeOf(i) >= 50 * MIN);
     await expectFilter(1042, "total_runtime_max=00:50", (i) => runtimeOf(i) <= 50 * MIN, false);
-    await expectFilter(1042, `total_runtime_min=${encodeURIComponent("10 09:30")}`, (i) => runtimeOf(i) >= 10 * DAY + 9.5 * 60 * MIN);
+    await expectFilter(
+      1042,
+      `total_runtime_min=${encodeURIComponent("10 09:30")}`,
+      (i) => runtimeOf(i) >= 10 * DAY + 9.5 * 60 * MIN,
+    );
     await expectFilter(1042, "total_runtime_max=480:00:00", (i) => runtimeOf(i) <= 480 * 60 * MIN);
-    await expectFilter(1042, "total_runtime_min=P5D&total_runtime_max=P1W", (i) => runtimeOf(i) >= 5 * DAY && runtimeOf(i) <= 7 * DAY);
+    await expectFilter(
+      1042,
+      "total_runtime_min=P5D&total_runtime_max=P1W",
+      (i) => runtimeOf(i) >= 5 * DAY && runtimeOf(i) <= 7 * DAY,
+    );
   });
 
   const now = NOW.getTime();
@@ -96,10 +115,17 @@ describe("4.2 filters", () => {
   ];
   for (const [field, get] of dateCases) {
     it(`${field}_after / ${field}_before (inclusive; no value never matches)`, async () => {
-      const lo = now - 60 * DAY, hi = now - 20 * DAY;
+      const lo = now - 60 * DAY,
+        hi = now - 20 * DAY;
       await expectFilter(1042, `${field}_after=${t(lo)}`, (i) => (get(i) ?? -Infinity) >= lo);
-      await expectFilter(1042, `${field}_before=${t(hi)}`, (i) => { const v = get(i); return v !== null && v <= hi; });
-      await expectFilter(1042, `${field}_after=${t(lo)}&${field}_before=${t(hi)}`, (i) => { const v = get(i); return v !== null && v >= lo && v <= hi; });
+      await expectFilter(1042, `${field}_before=${t(hi)}`, (i) => {
+        const v = get(i);
+        return v !== null && v <= hi;
+      });
+      await expectFilter(1042, `${field}_after=${t(lo)}&${field}_before=${t(hi)}`, (i) => {
+        const v = get(i);
+        return v !== null && v >= lo && v <= hi;
+      });
     });
   }
 
@@ -113,7 +139,11 @@ describe("4.2 filters", () => {
 
   it("accepts date-only and offset forms of ISO 8601", async () => {
     await expectFilter(1042, "started_time_after=2026-05-01", (i) => i.startedTime >= Date.UTC(2026, 4, 1));
-    await expectFilter(1042, `started_time_after=${encodeURIComponent("2026-05-01T02:00:00+02:00")}`, (i) => i.startedTime >= Date.UTC(2026, 4, 1));
+    await expectFilter(
+      1042,
+      `started_time_after=${encodeURIComponent("2026-05-01T02:00:00+02:00")}`,
+      (i) => i.startedTime >= Date.UTC(2026, 4, 1),
+    );
   });
 
   it("combines filters with AND", async () => {
@@ -121,7 +151,12 @@ describe("4.2 filters", () => {
     await expectFilter(
       1042,
       `status=running&active_step_id=20111&tags=expenses&started_time_after=${t(lo)}&priority=H`,
-      (i) => statusOf(i) === "running" && i.activeStepIds.includes(20111) && i.tags.includes("expenses") && i.startedTime >= lo && i.priority === "H",
+      (i) =>
+        statusOf(i) === "running" &&
+        i.activeStepIds.includes(20111) &&
+        i.tags.includes("expenses") &&
+        i.startedTime >= lo &&
+        i.priority === "H",
       false,
     );
     await expectFilter(

@@ -92,11 +92,17 @@ describe("4.2 pagination", () => {
     const forged = `${Buffer.from(JSON.stringify(payload)).toString("base64url")}.${sig}`;
     for (const bad of [forged, "garbage", `${cursor}x`, "a.b.c", ""]) {
       if (!bad) continue;
-      const r = await call<{ detail: string }>(sb, `/v2/processes/1042/instances/?page_size=5&cursor=${encodeURIComponent(bad)}`);
+      const r = await call<{ detail: string }>(
+        sb,
+        `/v2/processes/1042/instances/?page_size=5&cursor=${encodeURIComponent(bad)}`,
+      );
       expect(r.status).toBe(400);
       expect(r.body.detail).toMatch(/cursor/i);
     }
-    const otherOrdering = await call<{ detail: string }>(sb, `/v2/processes/1042/instances/?ordering=name&cursor=${encodeURIComponent(cursor)}`);
+    const otherOrdering = await call<{ detail: string }>(
+      sb,
+      `/v2/processes/1042/instances/?ordering=name&cursor=${encodeURIComponent(cursor)}`,
+    );
     expect(otherOrdering.status).toBe(400);
     const otherWorkflow = await call(sb, `/v2/processes/1043/instances/?cursor=${encodeURIComponent(cursor)}`);
     expect(otherWorkflow.status).toBe(400);
@@ -107,8 +113,12 @@ describe("4.2 pagination", () => {
     const seen = new Set(p1.body.results.map((r) => r.id));
     // An outside change moves an instance that was on page 1 to the end, and one later instance is aborted.
     const moved = p1.body.results[0]?.id ?? 0;
-    sb.store.update(moved, (i) => { i.name = `zzz ${i.name}`; });
-    const later = sb.store.list(1042).filter((i) => i.abortedTime === null && i.completedTime === null && !seen.has(i.id))[5]?.id ?? 0;
+    sb.store.update(moved, (i) => {
+      i.name = `zzz ${i.name}`;
+    });
+    const later =
+      sb.store.list(1042).filter((i) => i.abortedTime === null && i.completedTime === null && !seen.has(i.id))[5]?.id ??
+      0;
     sb.store.abort(later);
     const rest: number[] = [];
     let url: string | null = p1.body.next;

@@ -49,7 +49,12 @@ describe("simulated people", () => {
 
   it("shows over HTTP: changed instances are listed by last_updated_time_after, new ones too", async () => {
     sb = await start({ instances: 400 });
-    const answer = await postJson<{ ids: number[]; started: number[]; now: string }>(sb, "/../__sandbox/people", { seed: 4, changes: 40, advance: "PT10M" }, "admin");
+    const answer = await postJson<{ ids: number[]; started: number[]; now: string }>(
+      sb,
+      "/../__sandbox/people",
+      { seed: 4, changes: 40, advance: "PT10M" },
+      "admin",
+    );
     expect(answer.status).toBe(200);
     expect(answer.body.now).toBe(new Date(NOW.getTime() + 600_000).toISOString());
     const listed = new Set<number>();

@@ -23,7 +23,11 @@ interface Page {
 interface RecordBody {
   last_updated_time: string | null;
   started_time: string;
-  process_snapshot: { steps: Array<{ actions: Array<{ id: number; type: string; input_object?: { inputValue?: unknown; date?: string } }> }> };
+  process_snapshot: {
+    steps: Array<{
+      actions: Array<{ id: number; type: string; input_object?: { inputValue?: unknown; date?: string } }>;
+    }>;
+  };
 }
 
 /** An instance of `workflow` whose field `action` holds a value (from the store). */
@@ -33,7 +37,10 @@ function withValue(sb: RunningSandbox, action: number): number {
   return inst.id;
 }
 
-function actionOf(body: RecordBody, id: number): { type: string; input_object?: { inputValue?: unknown; date?: string } } | undefined {
+function actionOf(
+  body: RecordBody,
+  id: number,
+): { type: string; input_object?: { inputValue?: unknown; date?: string } } | undefined {
   return body.process_snapshot.steps.flatMap((s) => s.actions).find((a) => a.id === id);
 }
 
@@ -74,7 +81,11 @@ describe("quirks", () => {
   });
 
   it("next-host, https-next, localhost-next rewrite links; small-pages clamps page sizes", async () => {
-    for (const [quirk, prefix] of [["next-host", `${INTERNAL_ORIGIN}/api/`], ["https-next", "https://127.0.0.1:"], ["localhost-next", "http://localhost:"]] as const) {
+    for (const [quirk, prefix] of [
+      ["next-host", `${INTERNAL_ORIGIN}/api/`],
+      ["https-next", "https://127.0.0.1:"],
+      ["localhost-next", "http://localhost:"],
+    ] as const) {
       const sb = await sandbox([quirk]);
       expect(sb.quirks).toEqual([quirk, "small-pages"]);
       const list = await call<Page>(sb, "/v2/processes/1042/instances/?page_size=500");
@@ -96,7 +107,9 @@ describe("quirks", () => {
 
   it("gateway-404-page2 answers page 2 of a form-field listing with an HTML 404, and logs it", async () => {
     const sb = await sandbox(["gateway-404-page2"]);
-    const res = await fetch(`${sb.baseUrl}/processes/1042/steps/20111/actions/50222/?page=2`, { headers: { authorization: "Api-Key sandbox-admin" } });
+    const res = await fetch(`${sb.baseUrl}/processes/1042/steps/20111/actions/50222/?page=2`, {
+      headers: { authorization: "Api-Key sandbox-admin" },
+    });
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     expect(await res.text()).toContain("<title>404 Not Found</title>");
@@ -117,7 +130,10 @@ describe("last_updated_time", () => {
     const one = untouched[0];
     if (!one) throw new Error("unreachable");
     const at = new Date(one.startedTime).toISOString();
-    const list = await call<Page>(sb, `/v2/processes/${one.processId}/instances/?last_updated_time_after=${encodeURIComponent(at)}&last_updated_time_before=${encodeURIComponent(at)}`);
+    const list = await call<Page>(
+      sb,
+      `/v2/processes/${one.processId}/instances/?last_updated_time_after=${encodeURIComponent(at)}&last_updated_time_before=${encodeURIComponent(at)}`,
+    );
     expect(list.body.results.map((i) => i.id)).toContain(one.id);
   });
 });

@@ -5,7 +5,9 @@ import { parseIsoDateTime } from "../../src/sandbox/dates.js";
 import { parseDuration } from "../../src/sandbox/durations.js";
 import { Prng } from "../../src/sandbox/prng.js";
 
-const MIN = 60_000, HOUR = 60 * MIN, DAY = 24 * HOUR;
+const MIN = 60_000,
+  HOUR = 60 * MIN,
+  DAY = 24 * HOUR;
 
 describe("durations", () => {
   const ok: [string, number][] = [
@@ -22,7 +24,8 @@ describe("durations", () => {
   ];
   for (const [text, ms] of ok) it(`${text} = ${ms} ms`, () => expect(parseDuration(text)).toBe(ms));
   it("rejects other forms", () => {
-    for (const bad of ["", "50", "P", "PT", "P1Y", "P1M", "1:2", "00:60", "abc", "-00:50"]) expect(parseDuration(bad), bad).toBeNull();
+    for (const bad of ["", "50", "P", "PT", "P1Y", "P1M", "1:2", "00:60", "abc", "-00:50"])
+      expect(parseDuration(bad), bad).toBeNull();
   });
 });
 
@@ -60,7 +63,9 @@ describe("cursors", () => {
 
 describe("prng", () => {
   it("is reproducible and stays in range", () => {
-    const a = new Prng(42), b = new Prng(42), c = new Prng(43);
+    const a = new Prng(42),
+      b = new Prng(42),
+      c = new Prng(43);
     const xs = Array.from({ length: 100 }, () => a.next());
     expect(Array.from({ length: 100 }, () => b.next())).toEqual(xs);
     expect(Array.from({ length: 100 }, () => c.next())).not.toEqual(xs);

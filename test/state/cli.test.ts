@@ -33,7 +33,11 @@ beforeEach(() => {
   sb.clearRequests();
 });
 
-const env = (): Record<string, string> => ({ FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "0" });
+const env = (): Record<string, string> => ({
+  FLOWRULES_BASE_URL: sb.baseUrl,
+  FLOWRULES_API_KEY: "sandbox-admin",
+  FLOWRULES_RATE_LIMIT: "0",
+});
 
 interface PlanJson {
   created_at: string;
@@ -47,7 +51,12 @@ interface PlanJson {
  */
 function comparable(stdout: string): unknown {
   const createdAt = (JSON.parse(stdout) as PlanJson).created_at;
-  const { created_at: _c, digest: _d, summary, ...rest } = JSON.parse(stdout.split(createdAt).join("<now>")) as PlanJson & { digest?: string };
+  const {
+    created_at: _c,
+    digest: _d,
+    summary,
+    ...rest
+  } = JSON.parse(stdout.split(createdAt).join("<now>")) as PlanJson & { digest?: string };
   const { requests: _r, ...counts } = summary;
   return { ...rest, summary: counts };
 }
@@ -81,10 +90,15 @@ describe("plan --state", () => {
   it("says in --explain-requests what the state answered", async () => {
     await plan(["--state", dir]);
     const r = await plan(["--state", dir, "--explain-requests"]);
-    expect(r.stderr).toMatch(/^requests: workflow 1042, changes since the last run: list, 1 request: \d+ instances? updated since /m);
+    expect(r.stderr).toMatch(
+      /^requests: workflow 1042, changes since the last run: list, 1 request: \d+ instances? updated since /m,
+    );
     expect(r.stderr).toMatch(/^requests: workflow 1042, selection .*: state, \d+ requests?: \d+ from the state/m);
     // what the state answered of the planner's record reads and field values, and what reached the service
-    const answers = /^requests: workflow 1042, records and field values: state, (\d+) requests?: (\d+) record reads? and (\d+) field values? answered from the state; (\d+) records? read and (\d+) field values? asked \((\d+) field pages?\)$/m.exec(r.stderr);
+    const answers =
+      /^requests: workflow 1042, records and field values: state, (\d+) requests?: (\d+) record reads? and (\d+) field values? answered from the state; (\d+) records? read and (\d+) field values? asked \((\d+) field pages?\)$/m.exec(
+        r.stderr,
+      );
     expect(answers).not.toBeNull();
     const [, requests, , kept, read, , pages] = (answers ?? []).map(Number);
     expect(requests).toBe((read ?? 0) + (pages ?? 0));
@@ -97,7 +111,9 @@ describe("plan --state", () => {
     for (const bad of [file, join(file, "state")]) {
       const r = await plan(["--state", bad]);
       expect(r.code).toBe(1);
-      expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^flowrules: cannot use the state dir .*plain-file-\d+.*: not a directory$/)]);
+      expect(r.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(/^flowrules: cannot use the state dir .*plain-file-\d+.*: not a directory$/),
+      ]);
       expect(r.requests).toBe(0);
     }
   });
@@ -110,7 +126,9 @@ describe("plan --state", () => {
     await writeFile(file, [JSON.stringify({ ...header, base_url: "https://other.example/api" }), ...rest].join("\n"));
     const r = await plan(["--state", dir]);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim().split("\n")).toEqual([`flowrules: the state dir ${dir} was made for another service (https://other.example/api), not ${sb.baseUrl}: use another --state dir`]);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      `flowrules: the state dir ${dir} was made for another service (https://other.example/api), not ${sb.baseUrl}: use another --state dir`,
+    ]);
     expect(r.requests).toBe(0);
   }, 60_000);
 
@@ -125,7 +143,9 @@ describe("plan --state", () => {
     const r = await plan([...only, "--state", dir], member);
     expect(r.code).toBe(0);
     expect(comparable(r.stdout)).toEqual(comparable(stateless.stdout));
-    expect(r.stderr.split("\n").filter((l) => l.startsWith("warning: "))).toEqual([expect.stringMatching(/state\.jsonl was made with another API key: this run reads everything and rewrites it$/)]);
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("warning: "))).toEqual([
+      expect.stringMatching(/state\.jsonl was made with another API key: this run reads everything and rewrites it$/),
+    ]);
     const text = await readFile(join(dir, "state.jsonl"), "utf8");
     expect(text).not.toContain("sandbox-member");
     // the same key again: the state is used
@@ -154,9 +174,23 @@ describe("plan --state", () => {
     const cases: Array<[string, string, RegExp]> = [
       ["truncated", whole.slice(0, Math.floor(whole.length / 2)), /is not whole/],
       ["cut at a line's end", lines.slice(0, 3).join("\n") + "\n", /is not whole \(truncated: no last line\)/],
-      ["a value of the wrong type", replaced(at, JSON.stringify(item)), new RegExp(`cannot be read in full \\(line ${at + 1}: not a list element\\)`)],
-      ["a listing missing an element", replaced(headAt, JSON.stringify(head)), new RegExp(`cannot be read in full \\(line ${headAt + 1}: listing \\d+ does not hold the elements its head counts\\)`)],
-      ["an older format", [JSON.stringify({ ...header, format_version: 2 }), ...lines.slice(1)].join("\n"), /is in another state format \(2, this flowrules writes 3\)/],
+      [
+        "a value of the wrong type",
+        replaced(at, JSON.stringify(item)),
+        new RegExp(`cannot be read in full \\(line ${at + 1}: not a list element\\)`),
+      ],
+      [
+        "a listing missing an element",
+        replaced(headAt, JSON.stringify(head)),
+        new RegExp(
+          `cannot be read in full \\(line ${headAt + 1}: listing \\d+ does not hold the elements its head counts\\)`,
+        ),
+      ],
+      [
+        "an older format",
+        [JSON.stringify({ ...header, format_version: 2 }), ...lines.slice(1)].join("\n"),
+        /is in another state format \(2, this flowrules writes 3\)/,
+      ],
     ];
     for (const [what, text, warning] of cases) {
       sb.simulate({ seed: what.length, changes: 15 });
@@ -170,23 +204,45 @@ describe("plan --state", () => {
       expect(comparable(r.stdout), what).toEqual(comparable(stateless.stdout));
       // rewritten whole: its last line counts the lines before it
       const written = readFileSync(file, "utf8").trim().split("\n");
-      expect(JSON.parse(written[written.length - 1] ?? "{}")).toEqual({ end: { lines: written.length - 1, mac: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+      expect(JSON.parse(written[written.length - 1] ?? "{}")).toEqual({
+        end: { lines: written.length - 1, mac: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      });
     }
   }, 90_000);
 
   it("refuses a dir another live run holds, takes over the lock of a dead one", async () => {
     await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, "state.lock"), JSON.stringify({ pid: process.pid, host: (await import("node:os")).hostname(), since: "2026-01-01T00:00:00.000Z" }));
+    await writeFile(
+      join(dir, "state.lock"),
+      JSON.stringify({
+        pid: process.pid,
+        host: (await import("node:os")).hostname(),
+        since: "2026-01-01T00:00:00.000Z",
+      }),
+    );
     const held = await plan(["--state", dir]);
     expect(held.code).toBe(1);
-    expect(held.stderr.trim().split("\n")).toEqual([expect.stringMatching(new RegExp(`^flowrules: the state dir .*state-${n} is in use by another flowrules run \\(pid ${process.pid}, since 2026-01-01T00:00:00.000Z\\); try again when it has finished$`))]);
+    expect(held.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^flowrules: the state dir .*state-${n} is in use by another flowrules run \\(pid ${process.pid}, since 2026-01-01T00:00:00.000Z\\); try again when it has finished$`,
+        ),
+      ),
+    ]);
     expect(held.requests).toBe(0);
     const dead = await deadPid();
-    await writeFile(join(dir, "state.lock"), JSON.stringify({ pid: dead, host: (await import("node:os")).hostname(), since: "2026-01-01T00:00:00.000Z" }));
+    await writeFile(
+      join(dir, "state.lock"),
+      JSON.stringify({ pid: dead, host: (await import("node:os")).hostname(), since: "2026-01-01T00:00:00.000Z" }),
+    );
     const after = await plan(["--state", dir]);
     expect(after.code).toBe(0);
     expect(after.stderr.split("\n").filter((l) => l.startsWith("warning: "))).toEqual([
-      expect.stringMatching(new RegExp(`^warning: state: took over the stale lock .*state-${n}/state\\.lock \\(pid ${dead} on .*, started .* ago\\): its process ${dead} is gone$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^warning: state: took over the stale lock .*state-${n}/state\\.lock \\(pid ${dead} on .*, started .* ago\\): its process ${dead} is gone$`,
+        ),
+      ),
     ]);
     expect(existsSync(join(dir, "state.lock"))).toBe(false);
   }, 60_000);
@@ -231,7 +287,10 @@ describe("plan --state", () => {
     await plan(["--state", dir]);
     const file = join(dir, "state.jsonl");
     const [head = "", ...rest] = (await readFile(file, "utf8")).split("\n");
-    const newer = [JSON.stringify({ ...(JSON.parse(head) as Record<string, unknown>), format_version: 4 }), ...rest].join("\n");
+    const newer = [
+      JSON.stringify({ ...(JSON.parse(head) as Record<string, unknown>), format_version: 4 }),
+      ...rest,
+    ].join("\n");
     await writeFile(file, newer);
     sb.simulate({ seed: 6, changes: 10 });
     const stateless = await plan([]);
@@ -252,7 +311,9 @@ describe("plan --state", () => {
     expect(a.stderr.trim()).toBe("flowrules: --resync-after and --full-refresh need --state DIR (or FLOWRULES_STATE)");
     const b = await plan(["--state", dir, "--resync-after", "soon"]);
     expect(b.code).toBe(1);
-    expect(b.stderr.trim()).toBe('flowrules: --resync-after must be a duration such as 90s, 5m or 24h (a number and ms, s, m, h or d); got "soon"');
+    expect(b.stderr.trim()).toBe(
+      'flowrules: --resync-after must be a duration such as 90s, 5m or 24h (a number and ms, s, m, h or d); got "soon"',
+    );
     expect(sb.requests()).toHaveLength(0);
   });
 });
@@ -271,7 +332,6 @@ describe("apply --auto-approve --state", () => {
     expect(comparable(next.stdout)).toEqual(comparable(stateless.stdout));
   }, 90_000);
 });
-
 
 /** The CLI under a file-size limit of `kb` KiB (`ulimit -f`), as a shell user would run it. */
 function limited(kb: number, args: string[]): Promise<CliResult> {

@@ -9,7 +9,18 @@ import { parse, stringify } from "yaml";
 import { compileSources } from "../../src/rules/index.js";
 import type { RuleSet } from "../../src/rules/types.js";
 
-export const EDIT_KINDS = ["when", "action", "limits", "name", "description", "mode", "select", "field", "drop", "restore"] as const;
+export const EDIT_KINDS = [
+  "when",
+  "action",
+  "limits",
+  "name",
+  "description",
+  "mode",
+  "select",
+  "field",
+  "drop",
+  "restore",
+] as const;
 export type EditKind = (typeof EDIT_KINDS)[number];
 export interface Edit {
   kind: EditKind;
@@ -17,9 +28,16 @@ export interface Edit {
   n: number;
 }
 
-export const edit: fc.Arbitrary<Edit> = fc.record({ kind: fc.constantFrom(...EDIT_KINDS), n: fc.integer({ min: 0, max: 10_000 }) });
+export const edit: fc.Arbitrary<Edit> = fc.record({
+  kind: fc.constantFrom(...EDIT_KINDS),
+  n: fc.integer({ min: 0, max: 10_000 }),
+});
 
-type Rule = Record<string, unknown> & { name: string; select?: Record<string, unknown>; fields?: Record<string, unknown> };
+type Rule = Record<string, unknown> & {
+  name: string;
+  select?: Record<string, unknown>;
+  fields?: Record<string, unknown>;
+};
 type File = { version: number; rules: Rule[] };
 
 /** A form field of each demo workflow that the fixture's rules do not read, to be referenced anew. */
@@ -41,18 +59,25 @@ function applyEdit(file: File, original: File, e: Edit): boolean {
   const actions = Array.isArray(rule.actions) ? (rule.actions as unknown[]) : [];
   switch (e.kind) {
     case "when":
-      rule.when = typeof rule.when === "string" && /\d+/.test(rule.when) ? rule.when.replace(/\d+/, String(e.n % 200)) : `$count(tags) >= ${e.n % 3}`;
+      rule.when =
+        typeof rule.when === "string" && /\d+/.test(rule.when)
+          ? rule.when.replace(/\d+/, String(e.n % 200))
+          : `$count(tags) >= ${e.n % 3}`;
       return true;
     case "action": {
       const text = JSON.stringify(actions);
       if (/"report"/.test(text)) {
-        const report = actions.find((a): a is { report: Record<string, unknown> } => typeof a === "object" && a !== null && "report" in a);
+        const report = actions.find(
+          (a): a is { report: Record<string, unknown> } => typeof a === "object" && a !== null && "report" in a,
+        );
         if (!report) return false;
         report.report.group_by = ["tags", "status", "priority", "stage"][e.n % 4];
         return true;
       }
       if (!/inputValue|date/.test(text)) return false;
-      rule.actions = JSON.parse(text.replace(/(\{\{[^}]*\}\}|Approved|large order|tiny)/, `$1 (edit ${e.n % 7})`)) as unknown[];
+      rule.actions = JSON.parse(
+        text.replace(/(\{\{[^}]*\}\}|Approved|large order|tiny)/, `$1 (edit ${e.n % 7})`),
+      ) as unknown[];
       return true;
     }
     case "limits":
@@ -69,7 +94,9 @@ function applyEdit(file: File, original: File, e: Edit): boolean {
       return true;
     case "select": {
       const select = { ...(rule.select ?? {}) };
-      const relative = Object.keys(select).filter((k) => typeof select[k] === "string" && /^[+-]P\d+D$/.test(select[k] as string));
+      const relative = Object.keys(select).filter(
+        (k) => typeof select[k] === "string" && /^[+-]P\d+D$/.test(select[k] as string),
+      );
       const choice = e.n % 3;
       if (choice === 0 && relative.length > 0) {
         const k = relative[e.n % relative.length] as string;
@@ -78,7 +105,11 @@ function applyEdit(file: File, original: File, e: Edit): boolean {
         if (select.priority === undefined) select.priority = e.n % 2 === 0 ? "H" : "V";
         else delete select.priority;
       } else {
-        const tags = Array.isArray(select.tags) ? (select.tags as string[]) : typeof select.tags === "string" ? [select.tags] : [];
+        const tags = Array.isArray(select.tags)
+          ? (select.tags as string[])
+          : typeof select.tags === "string"
+            ? [select.tags]
+            : [];
         select.tags = tags.length > 1 ? tags.slice(1) : [...tags, ["urgent", "travel", "q4"][e.n % 3] as string];
       }
       rule.select = select;
@@ -88,7 +119,9 @@ function applyEdit(file: File, original: File, e: Edit): boolean {
       const field = NEW_FIELDS[workflowKey(rule)];
       if (!field || (rule.fields && "extra" in rule.fields)) return false;
       rule.fields = { ...(rule.fields ?? {}), extra: field };
-      const report = actions.find((a): a is { report: { columns?: string[] } } => typeof a === "object" && a !== null && "report" in a);
+      const report = actions.find(
+        (a): a is { report: { columns?: string[] } } => typeof a === "object" && a !== null && "report" in a,
+      );
       if (report) report.report.columns = [...(report.report.columns ?? ["id"]), "fields.extra"];
       else rule.when = `${typeof rule.when === "string" ? `(${rule.when}) and ` : ""}$not(fields.extra = "never")`;
       return true;

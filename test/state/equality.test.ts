@@ -28,7 +28,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const KINDS: PeopleAction[] = ["edit-value", "edit-tags", "edit-priority", "complete-step", "abort", "start", "deadline-due"];
+const KINDS: PeopleAction[] = [
+  "edit-value",
+  "edit-tags",
+  "edit-priority",
+  "complete-step",
+  "abort",
+  "start",
+  "deadline-due",
+];
 
 /** One round between two runs: some people's work, then the clock moves (often a little, sometimes days). */
 const round = fc.record({
@@ -53,7 +61,15 @@ function startOneEach(sb: RunningSandbox): void {
     const model = sb.store.list(pid)[0];
     if (!model) continue;
     const id = sb.store.nextId();
-    sb.store.insert({ ...model, id, name: `${model.name} (again)`, startedTime: sb.store.nowMs(), lastUpdatedTime: null, completedTime: null, abortedTime: null });
+    sb.store.insert({
+      ...model,
+      id,
+      name: `${model.name} (again)`,
+      startedTime: sb.store.nowMs(),
+      lastUpdatedTime: null,
+      completedTime: null,
+      abortedTime: null,
+    });
   }
 }
 
@@ -73,64 +89,81 @@ describe("a run with state plans what a stateless run plans", () => {
     let usedThrough = 0;
     let restored = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 1_000_000 }), fc.array(round, { minLength: 2, maxLength: 5 }), async (seed, rounds) => {
-        const sb: RunningSandbox = await startSandbox({ port: 0, instances: 300, seed, now: START });
-        const dir = await tempDir();
-        const random = Prng.fn(seed);
-        try {
-          const settings = { dir: dir.dir, resyncAfterMs: 30 * 24 * 60 * MINUTE, fullRefresh: false };
-          let text = TEXT;
-          let ruleSet = rules;
-          const first = await statefulPlan(sb, ruleSet, sb.store.now(), settings);
-          expect(comparable(first.plan)).toEqual(comparable((await statelessPlan(sb, ruleSet, sb.store.now())).plan));
-          let backup = sb.store.backup();
-          let lastRestored = false;
-          for (const [n, r] of rounds.entries()) {
-            // a backup older than what the last run saw (one restore after another would put back what it saw)
-            const restoring: boolean = r.restore && n > 0 && !lastRestored;
-            lastRestored = restoring;
-            const taken = backup;
-            backup = sb.store.backup();
-            startOneEach(sb);
-            sb.simulate({ seed: seed + n, changes: r.changes, ...(r.kinds ? { kinds: r.kinds } : {}) });
-            sb.advanceClock(r.minutes * MINUTE);
-            if (r.late > 0) sb.simulate({ seed: seed + 1000 + n, changes: r.late });
-            if (restoring) {
-              sb.store.restore(taken);
-              restored++;
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.array(round, { minLength: 2, maxLength: 5 }),
+        async (seed, rounds) => {
+          const sb: RunningSandbox = await startSandbox({ port: 0, instances: 300, seed, now: START });
+          const dir = await tempDir();
+          const random = Prng.fn(seed);
+          try {
+            const settings = { dir: dir.dir, resyncAfterMs: 30 * 24 * 60 * MINUTE, fullRefresh: false };
+            let text = TEXT;
+            let ruleSet = rules;
+            const first = await statefulPlan(sb, ruleSet, sb.store.now(), settings);
+            expect(comparable(first.plan)).toEqual(comparable((await statelessPlan(sb, ruleSet, sb.store.now())).plan));
+            let backup = sb.store.backup();
+            let lastRestored = false;
+            for (const [n, r] of rounds.entries()) {
+              // a backup older than what the last run saw (one restore after another would put back what it saw)
+              const restoring: boolean = r.restore && n > 0 && !lastRestored;
+              lastRestored = restoring;
+              const taken = backup;
+              backup = sb.store.backup();
+              startOneEach(sb);
+              sb.simulate({ seed: seed + n, changes: r.changes, ...(r.kinds ? { kinds: r.kinds } : {}) });
+              sb.advanceClock(r.minutes * MINUTE);
+              if (r.late > 0) sb.simulate({ seed: seed + 1000 + n, changes: r.late });
+              if (restoring) {
+                sb.store.restore(taken);
+                restored++;
+              }
+              if (r.edits) ({ text, ruleSet } = editRules(text, TEXT, r.edits));
+              const now = sb.store.now();
+              const stateless = await statelessPlan(sb, ruleSet, now);
+              const stateful = await statefulPlan(sb, ruleSet, now, settings, {
+                explain: (c) => {
+                  const m = /(\d+) records? of our own writes used/.exec(c.why);
+                  if (m) usedThrough += Number(m[1]);
+                },
+                afterPlan: async (plan, run, c) => {
+                  if (!r.write) return;
+                  const write = r.write;
+                  const sending = run.applying(
+                    afterEachWrite(c, (id) => {
+                      if (random() < write.interfere) meddle(sb, id, random());
+                      if (write.spread) sb.advanceClock(1);
+                    }),
+                  );
+                  written += await sendChanges(sending, plan);
+                },
+              });
+              expect(comparable(stateful.plan), `seed ${seed}, after round ${n + 1} (${JSON.stringify(r)})`).toEqual(
+                comparable(stateless.plan),
+              );
+              // a restore is noticed, in one warning; nothing else is ever taken for one
+              expect(
+                stateful.warnings.filter((w) => w.startsWith("state:")),
+                `seed ${seed}, round ${n + 1}`,
+              ).toEqual(
+                restoring
+                  ? [
+                      expect.stringMatching(
+                        /^state: the service went back since the last run \(.+\), as after a restored backup or a reset: the state is not used, everything is read afresh$/,
+                      ),
+                    ]
+                  : [],
+              );
+              compared++;
+              withState += stateful.requests;
+              without += stateless.requests;
             }
-            if (r.edits) ({ text, ruleSet } = editRules(text, TEXT, r.edits));
-            const now = sb.store.now();
-            const stateless = await statelessPlan(sb, ruleSet, now);
-            const stateful = await statefulPlan(sb, ruleSet, now, settings, {
-              explain: (c) => {
-                const m = /(\d+) records? of our own writes used/.exec(c.why);
-                if (m) usedThrough += Number(m[1]);
-              },
-              afterPlan: async (plan, run, c) => {
-                if (!r.write) return;
-                const write = r.write;
-                const sending = run.applying(
-                  afterEachWrite(c, (id) => {
-                    if (random() < write.interfere) meddle(sb, id, random());
-                    if (write.spread) sb.advanceClock(1);
-                  }),
-                );
-                written += await sendChanges(sending, plan);
-              },
-            });
-            expect(comparable(stateful.plan), `seed ${seed}, after round ${n + 1} (${JSON.stringify(r)})`).toEqual(comparable(stateless.plan));
-            // a restore is noticed, in one warning; nothing else is ever taken for one
-            expect(stateful.warnings.filter((w) => w.startsWith("state:")), `seed ${seed}, round ${n + 1}`).toEqual(restoring ? [expect.stringMatching(/^state: the service went back since the last run \(.+\), as after a restored backup or a reset: the state is not used, everything is read afresh$/)] : []);
-            compared++;
-            withState += stateful.requests;
-            without += stateless.requests;
+          } finally {
+            await sb.close();
+            await dir.remove();
           }
-        } finally {
-          await sb.close();
-          await dir.remove();
-        }
-      }),
+        },
+      ),
       { numRuns: 12, seed: 24, endOnFailure: true },
     );
     expect(compared).toBeGreaterThanOrEqual(24);
@@ -145,7 +178,10 @@ describe("a run with state plans what a stateless run plans", () => {
   it("a rule edit invalidates nothing: an edited `when` costs an unchanged run, an edited `select` only its own listing", async () => {
     const sb = await startSandbox({ port: 0, instances: 300, seed: 5, now: START });
     const dir = await tempDir();
-    cleanups.push(() => sb.close(), () => dir.remove());
+    cleanups.push(
+      () => sb.close(),
+      () => dir.remove(),
+    );
     const settings = { dir: dir.dir, resyncAfterMs: 24 * 60 * MINUTE, fullRefresh: false };
     await statefulPlan(sb, rules, sb.store.now(), settings);
     sb.advanceClock(20 * MINUTE);
@@ -170,7 +206,11 @@ describe("a run with state plans what a stateless run plans", () => {
     sb.advanceClock(20 * MINUTE);
     const selected = editRules(TEXT, TEXT, [{ kind: "select", n: 4 }]); // due-soon: priority H added
     expect(selected.text).toMatch(/priority: H/);
-    const alone = await statelessPlan(sb, { ...selected.ruleSet, rules: selected.ruleSet.rules.filter((r) => r.name === "due-soon") }, sb.store.now());
+    const alone = await statelessPlan(
+      sb,
+      { ...selected.ruleSet, rules: selected.ruleSet.rules.filter((r) => r.name === "due-soon") },
+      sb.store.now(),
+    );
     run = await statefulPlan(sb, selected.ruleSet, sb.store.now(), settings);
     expect(comparable(run.plan)).toEqual(comparable((await statelessPlan(sb, selected.ruleSet, sb.store.now())).plan));
     expect(run.warnings).toEqual([]);
@@ -180,7 +220,10 @@ describe("a run with state plans what a stateless run plans", () => {
   it("a structure probe, an expired resync and --full-refresh: still equal (with one warning each)", async () => {
     const sb = await startSandbox({ port: 0, instances: 300, seed: 5, now: START });
     const dir = await tempDir();
-    cleanups.push(() => sb.close(), () => dir.remove());
+    cleanups.push(
+      () => sb.close(),
+      () => dir.remove(),
+    );
     const settings = { dir: dir.dir, resyncAfterMs: 24 * 60 * MINUTE, fullRefresh: false };
     await statefulPlan(sb, rules, sb.store.now(), settings);
 
@@ -207,7 +250,10 @@ describe("a run with state plans what a stateless run plans", () => {
   it("a run that fails to read part of the data leaves the previous state as it was; the next run is still right", async () => {
     const sb = await startSandbox({ port: 0, instances: 300, seed: 8, now: START });
     const dir = await tempDir();
-    cleanups.push(() => sb.close(), () => dir.remove());
+    cleanups.push(
+      () => sb.close(),
+      () => dir.remove(),
+    );
     const settings = { dir: dir.dir, resyncAfterMs: 24 * 60 * MINUTE, fullRefresh: false };
     await statefulPlan(sb, rules, sb.store.now(), settings);
     const file = join(dir.dir, "state.jsonl");
@@ -215,7 +261,9 @@ describe("a run with state plans what a stateless run plans", () => {
     sb.simulate({ seed: 3, changes: 20 });
     sb.advanceClock(10 * MINUTE);
     sb.setFaults({ failRate: 1 });
-    const failed = await statefulPlan(sb, rules, sb.store.now(), settings, { client: { maxAttempts: 1, retryBaseMs: 1 } });
+    const failed = await statefulPlan(sb, rules, sb.store.now(), settings, {
+      client: { maxAttempts: 1, retryBaseMs: 1 },
+    });
     sb.setFaults({ failRate: 0 });
     expect(failed.plan.errors.some((e) => e.code === "api" || e.code === "resolve")).toBe(true);
     expect(await readFile(file, "utf8")).toBe(before);

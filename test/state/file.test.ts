@@ -17,10 +17,24 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const HEADER: StateHeader = { format: STATE_FORMAT, format_version: STATE_FORMAT_VERSION, flowrules_version: "test", base_url: "http://127.0.0.1:1/api", key_digest: null, written_at: "2026-06-15T12:00:00.000Z", run_at: "2026-06-15T12:00:00.000Z", rules: { a: "x" } };
+const HEADER: StateHeader = {
+  format: STATE_FORMAT,
+  format_version: STATE_FORMAT_VERSION,
+  flowrules_version: "test",
+  base_url: "http://127.0.0.1:1/api",
+  key_digest: null,
+  written_at: "2026-06-15T12:00:00.000Z",
+  run_at: "2026-06-15T12:00:00.000Z",
+  rules: { a: "x" },
+};
 const KEY = stateKey("test-key");
 const writerOptions = { describe: String, key: KEY };
-const MARK = { run_at: "2026-06-15T12:00:00.000Z", newest_seen: null, synced_at: "2026-06-15T12:00:00.000Z", structure: null };
+const MARK = {
+  run_at: "2026-06-15T12:00:00.000Z",
+  newest_seen: null,
+  synced_at: "2026-06-15T12:00:00.000Z",
+  structure: null,
+};
 
 /** names of any length, with characters of one to four UTF-8 bytes: byte ranges must not be counted in characters */
 const name = fc.string({ unit: fc.constantFrom("a", "é", "—", "😀", " ", '"', "\\"), maxLength: 300 });
@@ -31,18 +45,37 @@ describe("state file", () => {
     cleanups.push(dir.remove);
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ id: fc.integer({ min: 1, max: 60 }), name, big: fc.boolean() }), { minLength: 1, maxLength: 120 }),
+        fc.array(fc.record({ id: fc.integer({ min: 1, max: 60 }), name, big: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 120,
+        }),
         fc.array(fc.integer({ min: 1, max: 60 }), { maxLength: 80 }),
         async (elements, valueIds) => {
           const writer = new StateWriter(dir.dir, HEADER, writerOptions);
           const n = writer.nextListing();
           // a long element now and then: lines far apart and longer than one read's gap
-          const items = elements.map((e) => ({ id: e.id, name: e.big ? e.name.repeat(400) : e.name, status: "running" as const }));
+          const items = elements.map((e) => ({
+            id: e.id,
+            name: e.big ? e.name.repeat(400) : e.name,
+            status: "running" as const,
+          }));
           for (const item of items) writer.line(JSON.stringify({ item: { l: n, p: 0, v: item } }));
-          writer.line(JSON.stringify({ listing: { n, process_id: 7, query: { status: "running" }, run_at: HEADER.run_at, complete: true, pages: [{ count: items.length, size: items.length }] } }));
+          writer.line(
+            JSON.stringify({
+              listing: {
+                n,
+                process_id: 7,
+                query: { status: "running" },
+                run_at: HEADER.run_at,
+                complete: true,
+                pages: [{ count: items.length, size: items.length }],
+              },
+            }),
+          );
           const expected = new Map<number, unknown>();
           valueIds.forEach((id, k) => {
-            const v = k % 3 === 0 ? null : { instance_id: id, instance_name: `${k}`, value: { inputValue: k }, settings: null };
+            const v =
+              k % 3 === 0 ? null : { instance_id: id, instance_name: `${k}`, value: { inputValue: k }, settings: null };
             expected.set(id, v); // the later line holds
             writer.line(JSON.stringify({ value: { f: [7, 1, 2], id, v } }));
           });
@@ -55,11 +88,17 @@ describe("state file", () => {
             const lines = listing?.pages[0]?.lines ?? [];
             expect((await index.lines(lines)).map((t) => JSON.parse(t).item.v)).toEqual(items);
             // in another order, with repeats
-            const shuffled = [...lines.keys()].reverse().concat([...lines.keys()]).map((i) => lines[i] as number);
-            expect((await index.lines(shuffled)).map((t) => JSON.parse(t).item.v)).toEqual([...items].reverse().concat(items));
+            const shuffled = [...lines.keys()]
+              .reverse()
+              .concat([...lines.keys()])
+              .map((i) => lines[i] as number);
+            expect((await index.lines(shuffled)).map((t) => JSON.parse(t).item.v)).toEqual(
+              [...items].reverse().concat(items),
+            );
             const field = index.fields.get("7:1:2") ?? new Map<number, number>();
             expect(new Set(field.keys())).toEqual(new Set(expected.keys()));
-            for (const [id, line] of field) expect(JSON.parse((await index.lines([line]))[0] ?? "").value.v).toEqual(expected.get(id));
+            for (const [id, line] of field)
+              expect(JSON.parse((await index.lines([line]))[0] ?? "").value.v).toEqual(expected.get(id));
             expect(index.marks).toEqual({ "7": MARK });
           } finally {
             await fh.close();

@@ -8,7 +8,14 @@ import { runPlan } from "../../src/engine/plan-live.js";
 import type { Plan } from "../../src/plan/types.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import type { RunningSandbox } from "../../src/sandbox/index.js";
-import { openRunState, readInFull, type RunState, type StateChoice, type StateCounts, type StateSettings } from "../../src/state/index.js";
+import {
+  openRunState,
+  readInFull,
+  type RunState,
+  type StateChoice,
+  type StateCounts,
+  type StateSettings,
+} from "../../src/state/index.js";
 
 export async function tempDir(prefix = "flowrules-state-"): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
@@ -27,7 +34,11 @@ export function comparable(plan: Plan): unknown {
   return { ...body, summary: counts };
 }
 
-export async function statelessPlan(sb: RunningSandbox, ruleSet: RuleSet, now: Date): Promise<{ plan: Plan; requests: number }> {
+export async function statelessPlan(
+  sb: RunningSandbox,
+  ruleSet: RuleSet,
+  now: Date,
+): Promise<{ plan: Plan; requests: number }> {
   const c = client(sb);
   try {
     const plan = await runPlan({ client: c, ruleSet, now, optOutTag: "no-automation" });
@@ -53,14 +64,34 @@ export interface StatefulOptions {
 }
 
 /** A run with state, as `plan --state DIR` does it: open (lock), wrap the client, plan, (apply,) write, release. */
-export async function statefulPlan(sb: RunningSandbox, ruleSet: RuleSet, now: Date, settings: StateSettings, options: StatefulOptions = {}): Promise<StatefulRun> {
+export async function statefulPlan(
+  sb: RunningSandbox,
+  ruleSet: RuleSet,
+  now: Date,
+  settings: StateSettings,
+  options: StatefulOptions = {},
+): Promise<StatefulRun> {
   const c = client(sb, options.client ?? {});
   const warnings: string[] = [];
   try {
     const explain = options.explain ? { explain: options.explain } : {};
-    const run = await openRunState(settings, { baseUrl: c.baseUrl, apiKey: "sandbox-admin", now, rules: ruleSet.rules, version: "test", warn: (m) => warnings.push(m), ...explain });
+    const run = await openRunState(settings, {
+      baseUrl: c.baseUrl,
+      apiKey: "sandbox-admin",
+      now,
+      rules: ruleSet.rules,
+      version: "test",
+      warn: (m) => warnings.push(m),
+      ...explain,
+    });
     try {
-      const plan = await runPlan({ client: run.wrap(c), ruleSet, now, optOutTag: "no-automation", onWarning: (m) => warnings.push(m) });
+      const plan = await runPlan({
+        client: run.wrap(c),
+        ruleSet,
+        now,
+        optOutTag: "no-automation",
+        onWarning: (m) => warnings.push(m),
+      });
       const requests = c.stats().total;
       const counts = run.counts();
       run.explainAnswers();
@@ -92,7 +123,8 @@ export async function sendChanges(client: ApiClient, plan: Plan): Promise<number
   }
   for (const [kind, ids] of batched) {
     const sender = mutatingKind(kind).send;
-    for (let i = 0; i < ids.length && sender.mode === "batch"; i += 500) sent += (await sender.send(client, ids.slice(i, i + 500))).length;
+    for (let i = 0; i < ids.length && sender.mode === "batch"; i += 500)
+      sent += (await sender.send(client, ids.slice(i, i + 500))).length;
   }
   return sent;
 }

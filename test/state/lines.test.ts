@@ -30,7 +30,9 @@ describe("itemLine and valueLine", () => {
     expect(itemLine(item({ id: 1, name: "a", status: "running" }, -1))).toBeUndefined();
     expect(itemLine(item({ id: 1, name: "a", status: "running" }, 1, "0"))).toBeUndefined();
     expect(itemLine({ ...item({ id: 1, name: "a", status: "running" }), end: { lines: 1 } })).toBeUndefined();
-    expect(valueLine(value({ instance_id: 1, value: [1] }))).toEqual(FormFieldValueSchema.safeParse({ instance_id: 1, value: [1] }).success ? expect.anything() : undefined);
+    expect(valueLine(value({ instance_id: 1, value: [1] }))).toEqual(
+      FormFieldValueSchema.safeParse({ instance_id: 1, value: [1] }).success ? expect.anything() : undefined,
+    );
     expect(valueLine(value(null, 1, [7, 1]))).toBeUndefined();
     expect(valueLine(value(null, "1"))).toBeUndefined();
     expect(valueLine({ end: { lines: 1 } })).toBeUndefined();

@@ -21,17 +21,27 @@ beforeAll(async () => {
 });
 afterAll(cleanUp);
 
-const env = (rate: string): Record<string, string> => ({ FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: rate });
+const env = (rate: string): Record<string, string> => ({
+  FLOWRULES_BASE_URL: sb.baseUrl,
+  FLOWRULES_API_KEY: "sandbox-admin",
+  FLOWRULES_RATE_LIMIT: rate,
+});
 
 function comparable(stdout: string): unknown {
   const plan = JSON.parse(stdout) as { created_at: string; summary: Record<string, unknown> };
-  const { created_at: _c, digest: _d, summary, ...rest } = JSON.parse(stdout.split(plan.created_at).join("<now>")) as typeof plan & { digest?: string };
+  const {
+    created_at: _c,
+    digest: _d,
+    summary,
+    ...rest
+  } = JSON.parse(stdout.split(plan.created_at).join("<now>")) as typeof plan & { digest?: string };
   const { requests: _r, ...counts } = summary;
   return { ...rest, summary: counts };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const checkpoints = (file: string): number => (existsSync(file) ? readFileSync(file, "utf8").split('{"checkpoint":').length - 1 : 0);
+const checkpoints = (file: string): number =>
+  existsSync(file) ? readFileSync(file, "utf8").split('{"checkpoint":').length - 1 : 0;
 
 describe("a first sync over several runs", () => {
   it("--max-duration, SIGTERM and kill -9 each leave a state the next run continues; the last run plans as a stateless one", async () => {
@@ -54,7 +64,9 @@ describe("a first sync over several runs", () => {
     // a key of 60 a minute: what is left cannot be read in a second (the client's window lets ~57 go at once)
     const bounded = await runCli([...args, "--max-duration", "1s"], env("60"));
     expect(bounded.stderr).toMatch(/holds a partial sync/);
-    expect(bounded.stderr).toMatch(/--max-duration 1s ran out before the plan was complete: no plan was made; the state keeps what was read \(synced [\d,]+ of ~[\d,]+ instances, ~[\d]+ (s|min|h \d+ min) left at [\d,]+ requests a minute\): the same command again continues/);
+    expect(bounded.stderr).toMatch(
+      /--max-duration 1s ran out before the plan was complete: no plan was made; the state keeps what was read \(synced [\d,]+ of ~[\d,]+ instances, ~[\d]+ (s|min|h \d+ min) left at [\d,]+ requests a minute\): the same command again continues/,
+    );
     expect(bounded.code).toBe(0);
     expect(bounded.stdout).toBe("");
     expect(readFileSync(file, "utf8")).toMatch(/\{"checkpoint":[^\n]*\n$/);
@@ -71,8 +83,12 @@ describe("a first sync over several runs", () => {
     for (let i = 0; i < 800 && sb.requests().length < sent + 8; i++) await sleep(25);
     termed.child.kill("SIGTERM");
     const t = await termed.done;
-    expect(t.stderr).toMatch(/state: \S+ holds a partial sync \(synced [\d,]+ of ~[\d,]+ instances of 3 workflows\): this run reads the rest before it plans/);
-    expect(t.stderr).toMatch(/stopped before the plan was complete: no plan was made; the state keeps what was read \(synced [\d,]+ of/);
+    expect(t.stderr).toMatch(
+      /state: \S+ holds a partial sync \(synced [\d,]+ of ~[\d,]+ instances of 3 workflows\): this run reads the rest before it plans/,
+    );
+    expect(t.stderr).toMatch(
+      /stopped before the plan was complete: no plan was made; the state keeps what was read \(synced [\d,]+ of/,
+    );
     expect(t.stdout).toBe("");
     const afterTerm = readFileSync(file, "utf8");
     expect(afterTerm).not.toBe(afterBounded);

@@ -33,7 +33,15 @@ type Cut = "kill" | "sigterm" | "max-duration";
  * signal and deadline do). "kill" leaves without a checkpoint and cuts the file at a random byte past its last one;
  * the other two write one, as `plan` does when stopped. Returns whether the run was cut before it finished.
  */
-async function cutRun(sb: RunningSandbox, ruleSet: RuleSet, now: Date, settings: StateSettings, cut: Cut, after: number, random: () => number): Promise<{ cut: boolean; requests: number }> {
+async function cutRun(
+  sb: RunningSandbox,
+  ruleSet: RuleSet,
+  now: Date,
+  settings: StateSettings,
+  cut: Cut,
+  after: number,
+  random: () => number,
+): Promise<{ cut: boolean; requests: number }> {
   const stop = new AbortController();
   let sent = 0;
   const c = createClient({
@@ -47,7 +55,14 @@ async function cutRun(sb: RunningSandbox, ruleSet: RuleSet, now: Date, settings:
     },
   });
   try {
-    const run = await openRunState(settings, { baseUrl: c.baseUrl, apiKey: "sandbox-admin", now, rules: ruleSet.rules, version: "test", warn: () => undefined });
+    const run = await openRunState(settings, {
+      baseUrl: c.baseUrl,
+      apiKey: "sandbox-admin",
+      now,
+      rules: ruleSet.rules,
+      version: "test",
+      warn: () => undefined,
+    });
     let finished = false;
     try {
       const plan = await runPlan({ client: run.wrap(c), ruleSet, now, optOutTag: "no-automation" });
@@ -66,7 +81,10 @@ async function cutRun(sb: RunningSandbox, ruleSet: RuleSet, now: Date, settings:
 
 /** A kill -9 while writing: the file ends anywhere after its last checkpoint (a line half-written, or whole lines). */
 async function cutAfterLastCheckpoint(file: string, random: () => number): Promise<void> {
-  const size = await stat(file).then((s) => s.size, () => -1);
+  const size = await stat(file).then(
+    (s) => s.size,
+    () => -1,
+  );
   if (size < 0) return;
   const fh = await open(file, "r+");
   try {
@@ -90,14 +108,27 @@ describe("a first sync cut and resumed plans what a stateless run plans", () => 
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 1_000_000 }),
-        fc.array(fc.record({ cut: fc.constantFrom<Cut>("kill", "sigterm", "max-duration"), after: fc.integer({ min: 1, max: 160 }), changes: fc.integer({ min: 0, max: 8 }), minutes: fc.integer({ min: 0, max: 20 }) }), { minLength: 1, maxLength: 4 }),
+        fc.array(
+          fc.record({
+            cut: fc.constantFrom<Cut>("kill", "sigterm", "max-duration"),
+            after: fc.integer({ min: 1, max: 160 }),
+            changes: fc.integer({ min: 0, max: 8 }),
+            minutes: fc.integer({ min: 0, max: 20 }),
+          }),
+          { minLength: 1, maxLength: 4 },
+        ),
         fc.integer({ min: 3, max: 60 }),
         async (seed, runs, everyRecords) => {
           const sb = await startSandbox({ port: 0, instances: 300, seed, now: START });
           const dir = await tempDir();
           const random = Prng.fn(seed);
           try {
-            const settings: StateSettings = { dir: dir.dir, resyncAfterMs: 30 * 24 * 3_600_000, fullRefresh: false, checkpoints: { everyRecords, everyMs: 3_600_000 } };
+            const settings: StateSettings = {
+              dir: dir.dir,
+              resyncAfterMs: 30 * 24 * 3_600_000,
+              fullRefresh: false,
+              checkpoints: { everyRecords, everyMs: 3_600_000 },
+            };
             let total = 0;
             for (const [n, r] of runs.entries()) {
               const got = await cutRun(sb, rules, sb.store.now(), settings, r.cut, r.after, random);
@@ -140,20 +171,37 @@ describe("a first sync cut and resumed plans what a stateless run plans", () => 
       await sb.close();
       await dir.remove();
     });
-    const settings: StateSettings = { dir: dir.dir, resyncAfterMs: 3_600_000, fullRefresh: false, checkpoints: { everyRecords: 10, everyMs: 3_600_000 } };
+    const settings: StateSettings = {
+      dir: dir.dir,
+      resyncAfterMs: 3_600_000,
+      fullRefresh: false,
+      checkpoints: { everyRecords: 10, everyMs: 3_600_000 },
+    };
     const got = await cutRun(sb, rules, sb.store.now(), settings, "sigterm", 60, () => 0.5);
     expect(got.cut).toBe(true);
     const c = createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0 });
     cleanups.push(() => c.close());
     // the resync-after of an hour does not throw away a partial sync two hours old
     sb.advanceClock(2 * 3_600_000);
-    const run = await openRunState(settings, { baseUrl: c.baseUrl, apiKey: "sandbox-admin", now: sb.store.now(), rules: rules.rules, version: "test", warn: () => undefined });
+    const run = await openRunState(settings, {
+      baseUrl: c.baseUrl,
+      apiKey: "sandbox-admin",
+      now: sb.store.now(),
+      rules: rules.rules,
+      version: "test",
+      warn: () => undefined,
+    });
     try {
       expect(run.partial).toBeDefined();
       expect(run.partial?.synced).toBeGreaterThan(0);
       expect(run.partial?.total).toBeGreaterThanOrEqual(run.partial?.synced ?? 0);
       sb.clearRequests();
-      const plan = await runPlan({ client: run.wrap(c), ruleSet: rules, now: sb.store.now(), optOutTag: "no-automation" });
+      const plan = await runPlan({
+        client: run.wrap(c),
+        ruleSet: rules,
+        now: sb.store.now(),
+        optOutTag: "no-automation",
+      });
       const counts = run.counts();
       expect(counts?.fromState).toBeGreaterThan(0);
       expect(comparable(plan)).toEqual(comparable((await statelessPlan(sb, rules, sb.store.now())).plan));

@@ -62,15 +62,31 @@ interface Run {
 }
 
 /** A run with state as `plan --state` makes it; `afterOpen` runs once the state is open (and verified), before planning. */
-async function stateful(settings: StateSettings, opts: { apiKey?: string; afterOpen?: () => Promise<void> } = {}): Promise<Run> {
+async function stateful(
+  settings: StateSettings,
+  opts: { apiKey?: string; afterOpen?: () => Promise<void> } = {},
+): Promise<Run> {
   const c = client(sb);
   const warnings: string[] = [];
   const now = sb.store.now();
   try {
-    const run = await openRunState(settings, { baseUrl: c.baseUrl, apiKey: opts.apiKey ?? KEY, now, rules: rules.rules, version: "test", warn: (m) => warnings.push(m) });
+    const run = await openRunState(settings, {
+      baseUrl: c.baseUrl,
+      apiKey: opts.apiKey ?? KEY,
+      now,
+      rules: rules.rules,
+      version: "test",
+      warn: (m) => warnings.push(m),
+    });
     try {
       await opts.afterOpen?.();
-      const plan = await runPlan({ client: run.wrap(c), ruleSet: rules, now, optOutTag: "no-automation", onWarning: (m) => warnings.push(m) });
+      const plan = await runPlan({
+        client: run.wrap(c),
+        ruleSet: rules,
+        now,
+        optOutTag: "no-automation",
+        onWarning: (m) => warnings.push(m),
+      });
       let written = false;
       if (readInFull(plan)) {
         try {
@@ -96,8 +112,15 @@ interface ValueLine {
 /** Instances the attack aims at: in the rule's selection (their currency was read for it), EUR, claiming 150 or more. */
 function targets(lines: string[]): number[] {
   const values = lines.filter((l) => l.startsWith('{"value":')).map((l) => JSON.parse(l) as ValueLine);
-  const eur = new Set(values.filter((v) => v.value.f[2] === CURRENCY && String(JSON.stringify(v.value.v?.value.inputValue)).includes('"EUR"')).map((v) => v.value.id));
-  return values.filter((v) => v.value.f[2] === AMOUNT && eur.has(v.value.id) && Number(v.value.v?.value.inputValue) >= 150).map((v) => v.value.id).slice(0, 12);
+  const eur = new Set(
+    values
+      .filter((v) => v.value.f[2] === CURRENCY && String(JSON.stringify(v.value.v?.value.inputValue)).includes('"EUR"'))
+      .map((v) => v.value.id),
+  );
+  return values
+    .filter((v) => v.value.f[2] === AMOUNT && eur.has(v.value.id) && Number(v.value.v?.value.inputValue) >= 150)
+    .map((v) => v.value.id)
+    .slice(0, 12);
 }
 
 /** Every cached Amount of `ids` set to 1, as issue 33's attacker did (437.02 → 1). */
@@ -133,19 +156,46 @@ describe("a tampered state", () => {
       // the attack: amounts lowered; the MAC no longer verifies
       ["amounts lowered to 1", (lines, ids) => lowered(lines, ids).join("\n"), /does not verify/],
       // the attacker recounts the lines but cannot make the MAC
-      ["a line removed, the count fixed", (lines) => {
-        const at = lines.findIndex((l) => l.startsWith('{"value":'));
-        const end = JSON.parse(lines[lines.length - 2] ?? "{}") as { end: { lines: number; mac: string } };
-        return [...lines.slice(0, at), ...lines.slice(at + 1, -2), JSON.stringify({ end: { ...end.end, lines: end.end.lines - 1 } }), ""].join("\n");
-      }, /does not verify/],
-      ["the MAC line removed", (lines) => lines.slice(0, -2).join("\n") + "\n", /is not whole \(truncated: no last line\)/],
-      ["amounts lowered and sealed with another key", (lines, ids) => resealed(lowered(lines, ids), "a-key-of-my-own"), /does not verify/],
-      ["the MAC altered", (lines) => lines.join("\n").replace(/"mac":"(.)/, (_, c: string) => `"mac":"${c === "0" ? "1" : "0"}`), /does not verify/],
+      [
+        "a line removed, the count fixed",
+        (lines) => {
+          const at = lines.findIndex((l) => l.startsWith('{"value":'));
+          const end = JSON.parse(lines[lines.length - 2] ?? "{}") as { end: { lines: number; mac: string } };
+          return [
+            ...lines.slice(0, at),
+            ...lines.slice(at + 1, -2),
+            JSON.stringify({ end: { ...end.end, lines: end.end.lines - 1 } }),
+            "",
+          ].join("\n");
+        },
+        /does not verify/,
+      ],
+      [
+        "the MAC line removed",
+        (lines) => lines.slice(0, -2).join("\n") + "\n",
+        /is not whole \(truncated: no last line\)/,
+      ],
+      [
+        "amounts lowered and sealed with another key",
+        (lines, ids) => resealed(lowered(lines, ids), "a-key-of-my-own"),
+        /does not verify/,
+      ],
+      [
+        "the MAC altered",
+        (lines) => lines.join("\n").replace(/"mac":"(.)/, (_, c: string) => `"mac":"${c === "0" ? "1" : "0"}`),
+        /does not verify/,
+      ],
       [
         "claiming another key, sealed with it",
         (lines, ids) => {
           const header = JSON.parse(lines[0] ?? "{}") as Record<string, unknown>;
-          return resealed([JSON.stringify({ ...header, key_digest: stateKey("a-key-of-my-own").id }), ...lowered(lines, ids).slice(1)], "a-key-of-my-own");
+          return resealed(
+            [
+              JSON.stringify({ ...header, key_digest: stateKey("a-key-of-my-own").id }),
+              ...lowered(lines, ids).slice(1),
+            ],
+            "a-key-of-my-own",
+          );
         },
         /was made with another API key/,
       ],
@@ -163,7 +213,13 @@ describe("a tampered state", () => {
       const run = await stateful(settings);
       expect(comparable(run.plan), what).toEqual(comparable(stateless.plan));
       expect(changesOf(run.plan, ids), what).toEqual([]);
-      expect(stateWarnings(run), what).toEqual([expect.stringMatching(new RegExp(`^state: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} ${warning.source}.*: this run reads everything and rewrites it$`))]);
+      expect(stateWarnings(run), what).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^state: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} ${warning.source}.*: this run reads everything and rewrites it$`,
+          ),
+        ),
+      ]);
       expect(run.fromState, what).toBe(0);
       expect(run.written, what).toBe(true);
     }
@@ -197,7 +253,9 @@ describe("a tampered state", () => {
     const run = await stateful(settings, { afterOpen: () => writeFile(file, edited) });
     expect(comparable(run.plan)).toEqual(comparable(stateless.plan));
     expect(changesOf(run.plan, ids)).toEqual([]);
-    expect(stateWarnings(run)).toEqual([`state: ${file} changed while this run used it: its lines that changed are not used, the service answers them`]);
+    expect(stateWarnings(run)).toEqual([
+      `state: ${file} changed while this run used it: its lines that changed are not used, the service answers them`,
+    ]);
     // what it used was verified or read afresh: the state it wrote is whole, verifies, and holds the true amounts
     expect(run.fromState).toBeGreaterThan(50);
     const next = await stateful(settings);
@@ -215,7 +273,16 @@ describe("the state's temporary file", () => {
     await writeFile(target, "precious\n");
     const dangling = join(outside, "not-there.txt");
     const key = stateKey(KEY);
-    const header = { format: "flowrules-state" as const, format_version: 3, flowrules_version: "test", base_url: sb.baseUrl, key_digest: key.id, written_at: new Date().toISOString(), run_at: new Date().toISOString(), rules: {} };
+    const header = {
+      format: "flowrules-state" as const,
+      format_version: 3,
+      flowrules_version: "test",
+      base_url: sb.baseUrl,
+      key_digest: key.id,
+      written_at: new Date().toISOString(),
+      run_at: new Date().toISOString(),
+      rules: {},
+    };
     for (const to of [target, dangling]) {
       const temp = join(dir, `${STATE_FILE}.${process.pid}.tmp`);
       await symlink(to, temp);

@@ -4,7 +4,15 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { canonicalQuery, changedQuery, movement, shapeKey, sliceable, slices, type CanonicalQuery } from "../../src/state/bounds.js";
+import {
+  canonicalQuery,
+  changedQuery,
+  movement,
+  shapeKey,
+  sliceable,
+  slices,
+  type CanonicalQuery,
+} from "../../src/state/bounds.js";
 import { compactRecord, expandRecord } from "../../src/state/compact.js";
 import { InstanceRecordSchema } from "../../src/api/schemas.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
@@ -29,15 +37,27 @@ function matches(i: Inst, q: CanonicalQuery): boolean {
   return true;
 }
 
-const select = (all: Inst[], q: CanonicalQuery): Set<number> => new Set(all.filter((i) => matches(i, q)).map((i) => i.id));
+const select = (all: Inst[], q: CanonicalQuery): Set<number> =>
+  new Set(all.filter((i) => matches(i, q)).map((i) => i.id));
 
-const bound = fc.record({ field: fc.constantFrom(...FIELDS), side: fc.constantFrom("after", "before"), offsetDays: fc.integer({ min: -60, max: 60 }) });
+const bound = fc.record({
+  field: fc.constantFrom(...FIELDS),
+  side: fc.constantFrom("after", "before"),
+  offsetDays: fc.integer({ min: -60, max: 60 }),
+});
 
 describe("bounds: a cached selection brought up to date by slices equals a direct selection", () => {
   it("for random instances, relative bounds and clock steps (instances unchanged between the runs)", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ started_time: fc.option(fc.integer({ min: -90, max: 90 })), deadline: fc.option(fc.integer({ min: -90, max: 90 })), last_updated_time: fc.option(fc.integer({ min: -90, max: 90 })) }), { maxLength: 60 }),
+        fc.array(
+          fc.record({
+            started_time: fc.option(fc.integer({ min: -90, max: 90 })),
+            deadline: fc.option(fc.integer({ min: -90, max: 90 })),
+            last_updated_time: fc.option(fc.integer({ min: -90, max: 90 })),
+          }),
+          { maxLength: 60 },
+        ),
         fc.uniqueArray(bound, { maxLength: 4, selector: (b) => `${b.field}_${b.side}` }),
         fc.integer({ min: 0, max: 40 * 24 }),
         (raw, bounds, hours) => {
@@ -47,7 +67,12 @@ describe("bounds: a cached selection brought up to date by slices equals a direc
             deadline: r.deadline === null ? null : T0 + r.deadline * DAY + 2 * k,
             last_updated_time: r.last_updated_time === null ? null : T0 + r.last_updated_time * DAY - k,
           }));
-          const at = (now: number): CanonicalQuery => canonicalQuery(Object.fromEntries(bounds.map((b) => [`${b.field}_${b.side}`, new Date(now + b.offsetDays * DAY).toISOString()])));
+          const at = (now: number): CanonicalQuery =>
+            canonicalQuery(
+              Object.fromEntries(
+                bounds.map((b) => [`${b.field}_${b.side}`, new Date(now + b.offsetDays * DAY).toISOString()]),
+              ),
+            );
           const t1 = T0 + hours * 3_600_000;
           const q0 = at(T0);
           const q1 = at(t1);
@@ -57,8 +82,10 @@ describe("bounds: a cached selection brought up to date by slices equals a direc
           const plan = slices(q0, q1, mv.moved);
           if (!plan) return; // a step_deadline after-bound only; not among these fields
           const members = select(all, q0);
-          for (const s of plan.filter((p) => p.effect === "leave")) for (const id of select(all, s.query)) members.delete(id);
-          for (const s of plan.filter((p) => p.effect === "enter")) for (const id of select(all, s.query)) members.add(id);
+          for (const s of plan.filter((p) => p.effect === "leave"))
+            for (const id of select(all, s.query)) members.delete(id);
+          for (const s of plan.filter((p) => p.effect === "enter"))
+            for (const id of select(all, s.query)) members.add(id);
           expect([...members].sort((a, b) => a - b)).toEqual([...select(all, q1)].sort((a, b) => a - b));
         },
       ),
@@ -67,9 +94,20 @@ describe("bounds: a cached selection brought up to date by slices equals a direc
   });
 
   it("tells a moved relative bound from a fixed date and from another question", () => {
-    const q0 = canonicalQuery({ status: ["running"], deadline_before: "2026-06-15T12:00:00.000Z", started_time_after: "2026-01-01T00:00:00.000Z" });
-    const q1 = canonicalQuery({ status: ["running"], deadline_before: "2026-06-15T12:10:00.000Z", started_time_after: "2026-01-01T00:00:00.000Z" });
-    expect(movement(q0, T0, q1, T0 + 600_000)).toEqual({ ok: true, moved: [{ key: "deadline_before", from: T0, to: T0 + 600_000 }] });
+    const q0 = canonicalQuery({
+      status: ["running"],
+      deadline_before: "2026-06-15T12:00:00.000Z",
+      started_time_after: "2026-01-01T00:00:00.000Z",
+    });
+    const q1 = canonicalQuery({
+      status: ["running"],
+      deadline_before: "2026-06-15T12:10:00.000Z",
+      started_time_after: "2026-01-01T00:00:00.000Z",
+    });
+    expect(movement(q0, T0, q1, T0 + 600_000)).toEqual({
+      ok: true,
+      moved: [{ key: "deadline_before", from: T0, to: T0 + 600_000 }],
+    });
     // a bound that moved by anything but the clock's step is another question
     expect(movement(q0, T0, q1, T0 + 300_000).ok).toBe(false);
     expect(shapeKey(1042, q0)).not.toBe(shapeKey(1042, canonicalQuery({ ...q0, status: ["completed"] })));
@@ -77,9 +115,18 @@ describe("bounds: a cached selection brought up to date by slices equals a direc
     expect(sliceable(canonicalQuery({ total_runtime_min: "P1D" }))).toBe(false);
     expect(sliceable(q0)).toBe(true);
     // a step deadline's after-bound cannot be sliced (any active step's deadline may keep an instance in)
-    expect(slices({ step_deadline_after: "2026-06-15T12:00:00.000Z" }, { step_deadline_after: "2026-06-15T13:00:00.000Z" }, [{ key: "step_deadline_after", from: T0, to: T0 + 3_600_000 }])).toBeUndefined();
-    expect(changedQuery({ last_updated_time_after: "2026-06-20T00:00:00.000Z" }, T0)).toEqual({ last_updated_time_after: "2026-06-20T00:00:00.000Z" });
-    expect(changedQuery({ status: ["running"] }, T0)).toEqual({ status: ["running"], last_updated_time_after: "2026-06-15T12:00:00.000Z" });
+    expect(
+      slices({ step_deadline_after: "2026-06-15T12:00:00.000Z" }, { step_deadline_after: "2026-06-15T13:00:00.000Z" }, [
+        { key: "step_deadline_after", from: T0, to: T0 + 3_600_000 },
+      ]),
+    ).toBeUndefined();
+    expect(changedQuery({ last_updated_time_after: "2026-06-20T00:00:00.000Z" }, T0)).toEqual({
+      last_updated_time_after: "2026-06-20T00:00:00.000Z",
+    });
+    expect(changedQuery({ status: ["running"] }, T0)).toEqual({
+      status: ["running"],
+      last_updated_time_after: "2026-06-15T12:00:00.000Z",
+    });
   });
 });
 
@@ -97,7 +144,9 @@ describe("compact records", () => {
     const ids = sb.store.ids();
     fc.assert(
       fc.property(fc.constantFrom(...ids), fc.boolean(), fc.boolean(), (id, injectValues, stepsTimeFrame) => {
-        const record = InstanceRecordSchema.parse(JSON.parse(JSON.stringify(sb.store.record(id, { injectValues, stepsTimeFrame }))));
+        const record = InstanceRecordSchema.parse(
+          JSON.parse(JSON.stringify(sb.store.record(id, { injectValues, stepsTimeFrame }))),
+        );
         const compact = compactRecord(record, skeletons);
         expect(expandRecord(compact, skeletons)).toEqual(record);
       }),
@@ -106,7 +155,9 @@ describe("compact records", () => {
     // four workflows, with and without step times: a handful of skeletons for hundreds of records
     expect(skeletons.size).toBeLessThanOrEqual(8);
     // a missing skeleton is no answer (the record is read again), never a wrong one
-    const record = InstanceRecordSchema.parse(JSON.parse(JSON.stringify(sb.store.record(ids[0] ?? 0, { injectValues: true }))));
+    const record = InstanceRecordSchema.parse(
+      JSON.parse(JSON.stringify(sb.store.record(ids[0] ?? 0, { injectValues: true }))),
+    );
     expect(expandRecord(compactRecord(record, new Map()), new Map())).toBeUndefined();
   });
 });

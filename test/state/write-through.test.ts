@@ -78,7 +78,15 @@ describe("write-through", () => {
         completed = plan.changes.filter((ch) => ch.rule === "approve").map((ch) => ch.instance_id);
         aborted = plan.changes.filter((ch) => ch.rule === "stale").map((ch) => ch.instance_id);
         // someone tags the second instance we complete, right after our write
-        const sending = run.applying(afterEachWrite(c, (id) => id === completed[1] && (meddled = id) !== undefined && void sb.store.update(id, (i) => void i.tags.push("late-edit"))));
+        const sending = run.applying(
+          afterEachWrite(
+            c,
+            (id) =>
+              id === completed[1] &&
+              (meddled = id) !== undefined &&
+              void sb.store.update(id, (i) => void i.tags.push("late-edit")),
+          ),
+        );
         await sendChanges(sending, plan);
       },
     });
@@ -91,24 +99,41 @@ describe("write-through", () => {
     sb.clearRequests();
     const explained: StateChoice[] = [];
     const next = await statefulPlan(sb, ruleSet, sb.store.now(), settings, { explain: (c) => explained.push(c) });
-    const reads = new Set(sb.requests().flatMap((r) => (r.method === "GET" ? [Number(GET_RECORD.exec(r.path)?.[1] ?? NaN)] : [])).filter((n) => !Number.isNaN(n)));
+    const reads = new Set(
+      sb
+        .requests()
+        .flatMap((r) => (r.method === "GET" ? [Number(GET_RECORD.exec(r.path)?.[1] ?? NaN)] : []))
+        .filter((n) => !Number.isNaN(n)),
+    );
     // the applied instances that still run are in the report, which reads records: ours came from our writes
     const ours = completed.filter((id) => id !== meddled);
     expect(ours.filter((id) => reads.has(id))).toEqual([]);
     expect(aborted.filter((id) => reads.has(id))).toEqual([]);
     expect(reads.has(meddled ?? 0)).toBe(true);
     // one listing of the write instant told which still hold
-    const window = sb.requests().filter((r) => r.query.last_updated_time_after !== undefined && r.query.last_updated_time_after === r.query.last_updated_time_before);
+    const window = sb
+      .requests()
+      .filter(
+        (r) =>
+          r.query.last_updated_time_after !== undefined &&
+          r.query.last_updated_time_after === r.query.last_updated_time_before,
+      );
     expect(window).toHaveLength(1);
-    expect(explained.map((c) => c.why).join("\n")).toMatch(new RegExp(`${ours.length} records of our own writes used \\(1 listing showed them unchanged since\\)`));
-    expect(explained.find((c) => c.subject === "changes since the last run" && c.workflow_id === 1042)?.why).toMatch(new RegExp(`${completed.length} of them by this flowrules' own writes`));
+    expect(explained.map((c) => c.why).join("\n")).toMatch(
+      new RegExp(`${ours.length} records of our own writes used \\(1 listing showed them unchanged since\\)`),
+    );
+    expect(explained.find((c) => c.subject === "changes since the last run" && c.workflow_id === 1042)?.why).toMatch(
+      new RegExp(`${completed.length} of them by this flowrules' own writes`),
+    );
     expect(comparable(next.plan)).toEqual(comparable((await statelessPlan(sb, ruleSet, sb.store.now())).plan));
   }, 60_000);
 
   it("each write at its own instant: read again, not listed (one request either way); still equal", async () => {
     const settings = await stateDir();
     // people lower six claims under the approval threshold (the test above approved the others)
-    const waiting = sb.store.list(1042).filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
+    const waiting = sb.store
+      .list(1042)
+      .filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
     for (const i of waiting.slice(0, 6)) sb.store.setValue(i.id, 50222, { inputValue: 10 });
     let completed: number[] = [];
     await statefulPlan(sb, ruleSet, sb.store.now(), settings, {
@@ -122,9 +147,20 @@ describe("write-through", () => {
     sb.clearRequests();
     const next = await statefulPlan(sb, ruleSet, sb.store.now(), settings);
     expect(completed.length).toBeGreaterThanOrEqual(6);
-    expect(sb.requests().filter((r) => r.query.last_updated_time_after !== undefined && r.query.last_updated_time_after === r.query.last_updated_time_before)).toEqual([]);
+    expect(
+      sb
+        .requests()
+        .filter(
+          (r) =>
+            r.query.last_updated_time_after !== undefined &&
+            r.query.last_updated_time_after === r.query.last_updated_time_before,
+        ),
+    ).toEqual([]);
     // the report reads their records: read again, one request each
-    const reads = sb.requests().filter((r) => r.method === "GET" && GET_RECORD.test(r.path)).map((r) => Number(GET_RECORD.exec(r.path)?.[1]));
+    const reads = sb
+      .requests()
+      .filter((r) => r.method === "GET" && GET_RECORD.test(r.path))
+      .map((r) => Number(GET_RECORD.exec(r.path)?.[1]));
     expect(completed.filter((id) => reads.includes(id))).toEqual(completed);
     expect(comparable(next.plan)).toEqual(comparable((await statelessPlan(sb, ruleSet, sb.store.now())).plan));
   }, 60_000);
@@ -145,12 +181,28 @@ describe("apply --state writes through", () => {
     sb.clearRequests();
     const plan = async (over: { state?: string }) => {
       const io = captureIO();
-      const code = await planCommand({ paths: [rules], format: "json", detailedExitcode: false, rules: [], quiet: false, now: sb.store.now(), connection: connection(sb), ...over }, io);
+      const code = await planCommand(
+        {
+          paths: [rules],
+          format: "json",
+          detailedExitcode: false,
+          rules: [],
+          quiet: false,
+          now: sb.store.now(),
+          connection: connection(sb),
+          ...over,
+        },
+        io,
+      );
       expect(code).toBe(0);
       return { io, plan: comparable(JSON.parse(io.out()) as Plan) };
     };
     const stateful = await plan({ state });
-    const reads = new Set(sb.requests().flatMap((r) => (r.method === "GET" && GET_RECORD.test(r.path) ? [Number(GET_RECORD.exec(r.path)?.[1])] : [])));
+    const reads = new Set(
+      sb
+        .requests()
+        .flatMap((r) => (r.method === "GET" && GET_RECORD.test(r.path) ? [Number(GET_RECORD.exec(r.path)?.[1])] : [])),
+    );
     expect(stateful.plan).toEqual((await plan({})).plan);
     return { reads, err: stateful.io.err() };
   }
@@ -162,7 +214,17 @@ describe("apply --state writes through", () => {
     });
   }
 
-  const applyOpts = (cwd: string, paths: string[], state: string) => ({ paths, autoApprove: true, detailedExitcode: false, quiet: true, rules: [], state, now: sb.store.now(), cwd, connection: connection(sb) });
+  const applyOpts = (cwd: string, paths: string[], state: string) => ({
+    paths,
+    autoApprove: true,
+    detailedExitcode: false,
+    quiet: true,
+    rules: [],
+    state,
+    now: sb.store.now(),
+    cwd,
+    connection: connection(sb),
+  });
 
   it("apply rules --auto-approve --state and apply plan.json --state: the next plan reads none of the instances they changed", async () => {
     const work = await tempDir();
@@ -181,11 +243,28 @@ describe("apply --state writes through", () => {
     // a saved plan applied with the state dir: the state is carried forward with what the apply wrote
     const stateB = join(work.dir, "state-b");
     // people lower five claims under the approval threshold
-    const waiting = sb.store.list(1042).filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
+    const waiting = sb.store
+      .list(1042)
+      .filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20111));
     for (const i of waiting.slice(0, 5)) sb.store.setValue(i.id, 50222, { inputValue: 10 });
     const planFile = join(work.dir, "plan.json");
     const io = captureIO();
-    expect(await planCommand({ paths: [rules], format: "json", out: planFile, detailedExitcode: false, rules: [], quiet: true, state: stateB, now: sb.store.now(), connection: connection(sb) }, io)).toBe(0);
+    expect(
+      await planCommand(
+        {
+          paths: [rules],
+          format: "json",
+          out: planFile,
+          detailedExitcode: false,
+          rules: [],
+          quiet: true,
+          state: stateB,
+          now: sb.store.now(),
+          connection: connection(sb),
+        },
+        io,
+      ),
+    ).toBe(0);
     sb.clearRequests();
     expect(await applyCommand({ ...applyOpts(work.dir, [planFile], stateB), autoApprove: false }, captureIO())).toBe(0);
     const second = applied();
@@ -215,11 +294,17 @@ describe("the lookback", () => {
         const changes = explained.filter((c) => c.subject === "changes since the last run");
         expect(changes.length).toBeGreaterThan(0);
         if (quirks.length === 0) {
-          for (const c of changes) expect(c.why).toMatch(/^0 instances updated since .* \(when the last run looked, by the service's clock, less 10 s for late commits\)$/);
+          for (const c of changes)
+            expect(c.why).toMatch(
+              /^0 instances updated since .* \(when the last run looked, by the service's clock, less 10 s for late commits\)$/,
+            );
           expect(quiet.counts?.readAgain).toBe(0);
         } else {
           // no Date: from the last run's start by our clock, less two minutes, which still covers the burst
-          for (const c of changes) expect(c.why).toMatch(/\(the last run, by this machine's clock \(the service sent no Date\), less 120 s for clock skew\)$/);
+          for (const c of changes)
+            expect(c.why).toMatch(
+              /\(the last run, by this machine's clock \(the service sent no Date\), less 120 s for clock skew\)$/,
+            );
           expect(changes.some((c) => !c.why.startsWith("0 instances"))).toBe(true);
         }
         expect(comparable(quiet.plan)).toEqual(comparable((await statelessPlan(sb, ruleSet, sb.store.now())).plan));

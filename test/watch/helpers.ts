@@ -44,7 +44,10 @@ export async function until(cond: () => boolean | Promise<boolean>, ms: number, 
 }
 
 /** A child's stderr as it comes, and a wait for a line matching a pattern (event-driven, no polling of files). */
-export function stderrOf(child: import("node:child_process").ChildProcess): { text: () => string; saw: (re: RegExp, ms: number) => Promise<string> } {
+export function stderrOf(child: import("node:child_process").ChildProcess): {
+  text: () => string;
+  saw: (re: RegExp, ms: number) => Promise<string>;
+} {
   let text = "";
   const waiters: Array<{ re: RegExp; done: (line: string) => void }> = [];
   child.stderr?.on("data", (d: Buffer) => {
@@ -63,7 +66,10 @@ export function stderrOf(child: import("node:child_process").ChildProcess): { te
       new Promise((resolve, reject) => {
         const m = re.exec(text);
         if (m) return resolve(m[0]);
-        const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${re} in:\n${text}`)), ms);
+        const timer = setTimeout(
+          () => reject(new Error(`timed out after ${ms} ms waiting for ${re} in:\n${text}`)),
+          ms,
+        );
         const onExit = (): void => {
           clearTimeout(timer);
           const again = re.exec(text);

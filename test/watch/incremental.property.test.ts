@@ -36,7 +36,11 @@ type Edit =
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({ kind: fc.constant("submit" as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant("approve" as const), pick: fc.nat() }),
-  fc.record({ kind: fc.constant("comment" as const), pick: fc.nat(), text: fc.constantFrom("Checked by flowrules", "needs a look", "") }),
+  fc.record({
+    kind: fc.constant("comment" as const),
+    pick: fc.nat(),
+    text: fc.constantFrom("Checked by flowrules", "needs a look", ""),
+  }),
   fc.record({ kind: fc.constant("tag" as const), pick: fc.nat(), workflow: fc.constantFrom(...WORKFLOWS) }),
 );
 
@@ -67,44 +71,54 @@ describe("a watch cycle plans what a stateless plan plans; no update found means
     let withChanges = 0;
     let polledUpdates = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 10_000 }), fc.array(edit, { minLength: 0, maxLength: 8 }), async (seed, edits) => {
-        sb = await startSandbox({ port: 0, instances: 200, seed });
-        const s = sb;
-        const dir = await tempDir();
-        dirs.push(dir);
-        try {
-          const file = await writeRules(dir, MIXED_RULES);
-          const loaded = await loadRules([file]);
-          if (!loaded.ruleSet) throw new Error("rules do not load");
-          const state = join(dir, "state");
-          // the first cycle: a plan with the state room (it writes the state), then everything applied
-          expect((await planRuleSet(loaded.ruleSet, connection(s), captureIO(), { quiet: true, state })).errors).toEqual([]);
-          expect(await runApply(s, dir, { paths: [file], autoApprove: true, quiet: true })).not.toBe(1);
-          // the bookmarks after it (the watcher's next cycle sees its own changes and moves them past)
-          const client = clientFrom(connection(s));
-          const bookmarks = new Map<number, string>();
-          for (const pid of WORKFLOWS) {
-            const newest = await newestUpdate(client, pid, undefined);
-            if (newest) bookmarks.set(pid, newest.last_updated_time);
-          }
-          for (const e of edits) await apply(s, e);
-          let updated = false;
-          for (const pid of WORKFLOWS) if (await newestUpdate(client, pid, bookmarks.get(pid))) updated = true;
-          await client.close();
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.array(edit, { minLength: 0, maxLength: 8 }),
+        async (seed, edits) => {
+          sb = await startSandbox({ port: 0, instances: 200, seed });
+          const s = sb;
+          const dir = await tempDir();
+          dirs.push(dir);
+          try {
+            const file = await writeRules(dir, MIXED_RULES);
+            const loaded = await loadRules([file]);
+            if (!loaded.ruleSet) throw new Error("rules do not load");
+            const state = join(dir, "state");
+            // the first cycle: a plan with the state room (it writes the state), then everything applied
+            expect(
+              (await planRuleSet(loaded.ruleSet, connection(s), captureIO(), { quiet: true, state })).errors,
+            ).toEqual([]);
+            expect(await runApply(s, dir, { paths: [file], autoApprove: true, quiet: true })).not.toBe(1);
+            // the bookmarks after it (the watcher's next cycle sees its own changes and moves them past)
+            const client = clientFrom(connection(s));
+            const bookmarks = new Map<number, string>();
+            for (const pid of WORKFLOWS) {
+              const newest = await newestUpdate(client, pid, undefined);
+              if (newest) bookmarks.set(pid, newest.last_updated_time);
+            }
+            for (const e of edits) await apply(s, e);
+            let updated = false;
+            for (const pid of WORKFLOWS) if (await newestUpdate(client, pid, bookmarks.get(pid))) updated = true;
+            await client.close();
 
-          const now = new Date();
-          const withState = await planRuleSet(loaded.ruleSet, connection(s), captureIO(), { quiet: true, now, state });
-          const stateless = await planRuleSet(loaded.ruleSet, connection(s), captureIO(), { quiet: true, now });
-          expect(withState.errors).toEqual([]);
-          expect(changes(withState)).toEqual(changes(stateless));
-          if (!updated) expect(stateless.changes).toEqual([]);
-          else polledUpdates += 1;
-          if (stateless.changes.length > 0) withChanges += 1;
-        } finally {
-          await s.close();
-          sb = undefined;
-        }
-      }),
+            const now = new Date();
+            const withState = await planRuleSet(loaded.ruleSet, connection(s), captureIO(), {
+              quiet: true,
+              now,
+              state,
+            });
+            const stateless = await planRuleSet(loaded.ruleSet, connection(s), captureIO(), { quiet: true, now });
+            expect(withState.errors).toEqual([]);
+            expect(changes(withState)).toEqual(changes(stateless));
+            if (!updated) expect(stateless.changes).toEqual([]);
+            else polledUpdates += 1;
+            if (stateless.changes.length > 0) withChanges += 1;
+          } finally {
+            await s.close();
+            sb = undefined;
+          }
+        },
+      ),
       // and always one run where nobody edits: its poll must find nothing
       { numRuns: 12, seed: 25, examples: [[7, []]] },
     );

@@ -24,11 +24,13 @@ const children: CliRun[] = [];
 const dirs: string[] = [];
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, "dist", "commands", "watch.js"))) execSync("npm run build", { cwd: ROOT, stdio: "ignore" });
+  if (!existsSync(join(ROOT, "dist", "commands", "watch.js")))
+    execSync("npm run build", { cwd: ROOT, stdio: "ignore" });
 }, 120_000);
 
 afterEach(async () => {
-  for (const c of children.splice(0)) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL");
+  for (const c of children.splice(0))
+    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL");
   await sb?.close();
   sb = undefined;
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
@@ -57,38 +59,45 @@ async function expectedKeys(dir: string): Promise<string[]> {
   return plan.changes.map(changeKey).sort();
 }
 
-
 describe("watch as a process", () => {
-  it.each([1, 2, 3, 4])("SIGKILL at a random point (seed %i), then a new watcher: nothing sent twice, everything caught up", async (seed) => {
-    const random = Prng.fn(seed);
-    sb = await startSandbox({ port: 0, instances: 150, seed: 20 + seed, rateLimitPerMin: 100, latencyMs: 20 });
-    const s = sb;
-    const dir = await tempDir();
-    dirs.push(dir);
-    await writeRules(dir, APPROVE_RULES);
-    const expected = await expectedKeys(dir);
-    expect(expected.length).toBeGreaterThan(5);
-    s.clearRequests();
+  it.each([1, 2, 3, 4])(
+    "SIGKILL at a random point (seed %i), then a new watcher: nothing sent twice, everything caught up",
+    async (seed) => {
+      const random = Prng.fn(seed);
+      sb = await startSandbox({ port: 0, instances: 150, seed: 20 + seed, rateLimitPerMin: 100, latencyMs: 20 });
+      const s = sb;
+      const dir = await tempDir();
+      dirs.push(dir);
+      await writeRules(dir, APPROVE_RULES);
+      const expected = await expectedKeys(dir);
+      expect(expected.length).toBeGreaterThan(5);
+      s.clearRequests();
 
-    const first = watchChild(dir);
-    // kill while planning (no POST yet) or after some of the changes were sent
-    const after = Math.floor(random() * expected.length);
-    if (after === 0) await new Promise((r) => setTimeout(r, 300 + random() * 700));
-    else await until(() => posts(s).length >= after || first.child.exitCode !== null, 20_000, `${after} POSTs`);
-    first.child.kill("SIGKILL");
-    await first.done;
+      const first = watchChild(dir);
+      // kill while planning (no POST yet) or after some of the changes were sent
+      const after = Math.floor(random() * expected.length);
+      if (after === 0) await new Promise((r) => setTimeout(r, 300 + random() * 700));
+      else await until(() => posts(s).length >= after || first.child.exitCode !== null, 20_000, `${after} POSTs`);
+      first.child.kill("SIGKILL");
+      await first.done;
 
-    const second = watchChild(dir);
-    let said = "";
-    second.child.stderr?.on("data", (d: Buffer) => (said += d.toString()));
-    await until(() => said.includes("watching 1 rule") && expected.every((k) => effectiveMutations(s).has(k)), 30_000, "the watcher to catch up");
-    second.child.kill("SIGTERM");
-    const r = await second.done;
-    expect(r.code, r.stderr).toBe(0);
+      const second = watchChild(dir);
+      let said = "";
+      second.child.stderr?.on("data", (d: Buffer) => (said += d.toString()));
+      await until(
+        () => said.includes("watching 1 rule") && expected.every((k) => effectiveMutations(s).has(k)),
+        30_000,
+        "the watcher to catch up",
+      );
+      second.child.kill("SIGTERM");
+      const r = await second.done;
+      expect(r.code, r.stderr).toBe(0);
 
-    const counts = effectiveMutations(s);
-    expect([...counts.keys()].sort()).toEqual(expected);
-    for (const [k, n] of counts) expect(n, k).toBe(1);
-    expect(s.requests().filter((x) => x.status === 429)).toEqual([]);
-  }, 60_000);
+      const counts = effectiveMutations(s);
+      expect([...counts.keys()].sort()).toEqual(expected);
+      for (const [k, n] of counts) expect(n, k).toBe(1);
+      expect(s.requests().filter((x) => x.status === 429)).toEqual([]);
+    },
+    60_000,
+  );
 });

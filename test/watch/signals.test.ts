@@ -77,7 +77,8 @@ async function kubeletSwap(mount: string, stamp: string, files: Record<string, s
   for (const [name, text] of Object.entries(files)) await writeFile(join(mount, stamp, name), text);
   await symlink(stamp, join(mount, "..data_tmp"));
   await rename(join(mount, "..data_tmp"), join(mount, "..data"));
-  for (const name of Object.keys(files)) if (!existsSync(join(mount, name))) await symlink(join("..data", name), join(mount, name));
+  for (const name of Object.keys(files))
+    if (!existsSync(join(mount, name))) await symlink(join("..data", name), join(mount, name));
   await rm(join(mount, old), { recursive: true });
 }
 
@@ -90,19 +91,24 @@ beforeAll(async () => {
 }, 120_000);
 
 afterEach(() => {
-  for (const c of children.splice(0)) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL");
+  for (const c of children.splice(0))
+    if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL");
   sb.setFaults({ latencyMs: 0 });
 });
 
 function watcher(dir: string, args: string[], env: Record<string, string> = {}): CliRun & ReturnType<typeof stderrOf> {
-  const run = spawnCli(["watch", ...args, "--state", "state", "--interval", "1s"], {
-    FLOWRULES_BASE_URL: sb.baseUrl,
-    FLOWRULES_API_KEY: "sandbox-admin",
-    FLOWRULES_RATE_LIMIT: "0",
-    // test-only: polls faster than the 5 s floor (docs/watch.md)
-    FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
-    ...env,
-  }, { cwd: dir });
+  const run = spawnCli(
+    ["watch", ...args, "--state", "state", "--interval", "1s"],
+    {
+      FLOWRULES_BASE_URL: sb.baseUrl,
+      FLOWRULES_API_KEY: "sandbox-admin",
+      FLOWRULES_RATE_LIMIT: "0",
+      // test-only: polls faster than the 5 s floor (docs/watch.md)
+      FLOWRULES_WATCH_MIN_INTERVAL_MS: "200",
+      ...env,
+    },
+    { cwd: dir },
+  );
   children.push(run);
   return { ...run, ...stderrOf(run.child) };
 }
@@ -120,8 +126,10 @@ async function rulesDir(yaml: string): Promise<string> {
 }
 
 /** The plan's listing of a workflow (not a poll, which asks for one element). */
-const listing = (workflow: number) => (r: { method: string; path: string; query: Record<string, string | string[]> }): boolean =>
-  r.method === "GET" && r.path === `/api/v2/processes/${workflow}/instances/` && r.query.page_size !== "1";
+const listing =
+  (workflow: number) =>
+  (r: { method: string; path: string; query: Record<string, string | string[]> }): boolean =>
+    r.method === "GET" && r.path === `/api/v2/processes/${workflow}/instances/` && r.query.page_size !== "1";
 
 describe("SIGTERM at any moment: exit 0, and the next watcher starts healthy", () => {
   it("while waiting for a rate-limit slot, and mid-listing: the cycle stops while planning, nothing applied", async () => {
@@ -153,7 +161,10 @@ describe("SIGTERM at any moment: exit 0, and the next watcher starts healthy", (
     await until(() => posts(sb).length >= 3, WAIT, "the first changes");
     const a = await stopped(first);
     expect(a.code, a.stderr).toBe(0);
-    const line = /cycle 1 \(first, 1 rule\): (\d+) planned, (\d+) applied, 0 stale, 0 failed, (\d+) not sent \(stopping\)/.exec(a.stderr);
+    const line =
+      /cycle 1 \(first, 1 rule\): (\d+) planned, (\d+) applied, 0 stale, 0 failed, (\d+) not sent \(stopping\)/.exec(
+        a.stderr,
+      );
     expect(line, a.stderr).not.toBeNull();
     const [planned, applied, unsent] = (line ?? []).slice(1).map(Number);
     expect(applied).toBeGreaterThan(0);
@@ -202,7 +213,9 @@ describe("SIGTERM at any moment: exit 0, and the next watcher starts healthy", (
     await last.saw(/cycle \d+ \(first, 1 rule\): \d+ planned, \d+ applied, 0 stale, 0 failed;/, WAIT);
     const b = await stopped(last);
     expect(b.code, b.stderr).toBe(0);
-    const running = sb.store.list(1043).filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20121));
+    const running = sb.store
+      .list(1043)
+      .filter((i) => i.abortedTime === null && i.completedTime === null && i.activeStepIds.includes(20121));
     expect(running).toEqual([]);
     const counts = effectiveMutations(sb);
     expect(counts.size).toBeGreaterThan(2);
@@ -216,7 +229,9 @@ describe("reload", () => {
     await mkdir(join(dir, "rules"));
     await writeFile(join(dir, "rules", "approve.yaml"), APPROVE_RULES);
     const w = watcher(dir, ["rules", "--apply", "--metrics-port", "0"]);
-    const port = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)/.exec(await w.saw(/metrics on http:\/\/127\.0\.0\.1:\d+/, WAIT))?.[1]);
+    const port = Number(
+      /metrics on http:\/\/127\.0\.0\.1:(\d+)/.exec(await w.saw(/metrics on http:\/\/127\.0\.0\.1:\d+/, WAIT))?.[1],
+    );
     await w.saw(/cycle 1 \(first, 1 rule\)/, WAIT);
 
     await writeFile(join(dir, "rules", "access.yaml"), ACCESS_RULE);
@@ -227,7 +242,10 @@ describe("reload", () => {
     expect(posts(sb).some((p) => (p.body as { step_id?: number } | null)?.step_id === 20141)).toBe(true);
 
     await writeFile(join(dir, "rules", "access.yaml"), `${ACCESS_RULE}    when: fields.nope ==\n`);
-    await w.saw(/access\.yaml:\d+:\d+ +error +[^\n]+\n[\s\S]*the reload did not validate \(the problems are above\); keeping the 2 rules loaded before/, WAIT);
+    await w.saw(
+      /access\.yaml:\d+:\d+ +error +[^\n]+\n[\s\S]*the reload did not validate \(the problems are above\); keeping the 2 rules loaded before/,
+      WAIT,
+    );
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -281,10 +299,13 @@ describe("reload", () => {
     const mount = join(dir, "rules");
     await configMapVolume(mount, "..2026_11_27_09_00_00.123456789", { "budget.yaml": BUDGET_RULE });
     const w = watcher(dir, ["rules", "--apply", "--metrics-port", "0"]);
-    const port = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)/.exec(await w.saw(/metrics on http:\/\/127\.0\.0\.1:\d+/, WAIT))?.[1]);
+    const port = Number(
+      /metrics on http:\/\/127\.0\.0\.1:(\d+)/.exec(await w.saw(/metrics on http:\/\/127\.0\.0\.1:\d+/, WAIT))?.[1],
+    );
     const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const gauge = (text: string, name: string): number => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1]);
-    const digest = (text: string): string | undefined => /^flowrules_rules_info\{digest="([0-9a-f]{64})"\} 1$/m.exec(text)?.[1];
+    const digest = (text: string): string | undefined =>
+      /^flowrules_rules_info\{digest="([0-9a-f]{64})"\} 1$/m.exec(text)?.[1];
     await w.saw(/cycle 1 \(first, 1 rule\): ([1-9]\d*) planned, \1 applied, 0 stale, 0 failed/, WAIT);
     expect(w.text()).toMatch(/^ {2}applied: rule approve-budget, instance \d+, complete_step step 20131$/m);
     const first = await metrics();
@@ -302,13 +323,18 @@ describe("reload", () => {
     expect(digest(second)).not.toBe(digest(first));
 
     // a swap to a broken rule: the two rules stay, the problem said in one line, counted once, healthy
-    await kubeletSwap(mount, "..2026_11_27_09_10_00.555555555", { "budget.yaml": `${BUDGET_RULE + FINANCE_REVIEW_RULE}    when: fields.nope ==\n` });
+    await kubeletSwap(mount, "..2026_11_27_09_10_00.555555555", {
+      "budget.yaml": `${BUDGET_RULE + FINANCE_REVIEW_RULE}    when: fields.nope ==\n`,
+    });
     await w.saw(/the reload did not validate \(the problems are above\); keeping the 2 rules loaded before/, WAIT);
     const third = await metrics();
     // once, unless a look fell between the kubelet's `..data_tmp` and its rename and read after it (then twice)
     const failures = gauge(third, "flowrules_rules_reload_failures_total");
     expect([1, 2]).toContain(failures);
-    const problems = w.text().split("\n").filter((l) => /budget\.yaml:\d+:\d+/.test(l));
+    const problems = w
+      .text()
+      .split("\n")
+      .filter((l) => /budget\.yaml:\d+:\d+/.test(l));
     expect(problems, w.text()).toHaveLength(failures);
     for (const line of problems) expect(line).toMatch(/budget\.yaml:\d+:\d+ +error +\S/);
     expect(gauge(third, "flowrules_rules_loaded")).toBe(2);
@@ -326,20 +352,30 @@ describe("a cycle whose plan a crash left truncated", () => {
     const folder = join(dir, "state", "watch", "cycles", "2026-11-27T09-00-00-000Z-4242-3");
     await mkdir(folder, { recursive: true });
     // cut off mid-change, as a crash or a full disk leaves it; no journal: the cycle never finished
-    await writeFile(join(folder, "plan.json"), `{"format_version":1,"created_at":"2026-11-27T09:00:00.000Z","base_url":"${sb.baseUrl}","changes":[{"id":"c1","rule":"approve-expe`);
+    await writeFile(
+      join(folder, "plan.json"),
+      `{"format_version":1,"created_at":"2026-11-27T09:00:00.000Z","base_url":"${sb.baseUrl}","changes":[{"id":"c1","rule":"approve-expe`,
+    );
 
     // history, with the cycle present: the others shown (none here), that one said in one line, exit 0
     const before = await runCli(["history", "--state", "state"], {}, { cwd: dir });
     expect(before.code, before.stderr).toBe(0);
     expect(before.stderr.trim().split("\n")).toHaveLength(1);
-    expect(before.stderr).toMatch(/^flowrules: warning: cycle 2026-11-27T09-00-00-000Z-4242-3 left out: \S+plan\.json is not valid JSON/);
+    expect(before.stderr).toMatch(
+      /^flowrules: warning: cycle 2026-11-27T09-00-00-000Z-4242-3 left out: \S+plan\.json is not valid JSON/,
+    );
     expect(before.stdout).toMatch(/^No cycle has applied anything in state/);
 
     const w = watcher(dir, ["rules.yaml", "--apply"]);
     await w.saw(/cycle 1 \(first, 1 rule\): \d+ planned, \d+ applied, 0 stale, 0 failed;/, WAIT);
-    const warnings = w.text().split("\n").filter((l) => l.includes("plan.json"));
+    const warnings = w
+      .text()
+      .split("\n")
+      .filter((l) => l.includes("plan.json"));
     expect(warnings, w.text()).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^flowrules: warning: cannot resume an unfinished cycle: \S+2026-11-27T09-00-00-000Z-4242-3\/plan\.json is not valid JSON \(.*\); set aside as \S+2026-11-27T09-00-00-000Z-4242-3\.corrupt, planning afresh$/);
+    expect(warnings[0]).toMatch(
+      /^flowrules: warning: cannot resume an unfinished cycle: \S+2026-11-27T09-00-00-000Z-4242-3\/plan\.json is not valid JSON \(.*\); set aside as \S+2026-11-27T09-00-00-000Z-4242-3\.corrupt, planning afresh$/,
+    );
     expect(w.text()).not.toMatch(/resuming|cycle failed/);
     expect(existsSync(folder)).toBe(false);
     expect(existsSync(join(`${folder}.corrupt`, "plan.json"))).toBe(true);
@@ -356,6 +392,8 @@ describe("a cycle whose plan a crash left truncated", () => {
     const after = await runCli(["history", "--state", "state", "--format", "json"], {}, { cwd: dir });
     expect(after.code, after.stderr).toBe(0);
     expect(after.stderr).toBe("");
-    expect((JSON.parse(after.stdout) as { cycles: Array<{ folder: string }> }).cycles.map((c) => c.folder)).not.toContain("2026-11-27T09-00-00-000Z-4242-3");
+    expect(
+      (JSON.parse(after.stdout) as { cycles: Array<{ folder: string }> }).cycles.map((c) => c.folder),
+    ).not.toContain("2026-11-27T09-00-00-000Z-4242-3");
   }, 90_000);
 });

@@ -15,7 +15,15 @@ import { loadRules } from "../../src/rules/index.js";
 import { UserError } from "../../src/model/errors.js";
 import { historyCommand } from "../../src/commands/history.js";
 import { HistoryDocument } from "../../src/render/history/json-schema.js";
-import { captureIO, changeKey, connection, effectiveMutations, MIXED_RULES, tempDir, writeRules } from "../apply/helpers.js";
+import {
+  captureIO,
+  changeKey,
+  connection,
+  effectiveMutations,
+  MIXED_RULES,
+  tempDir,
+  writeRules,
+} from "../apply/helpers.js";
 import { APPROVE_RULES, eventIO, personCompletes, runningAt, until } from "./helpers.js";
 import { sendJson, startLocalServer, type LocalServer } from "../api/helpers.js";
 
@@ -33,14 +41,29 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 
-async function setUp(yaml: string, over: Parameters<typeof startSandbox>[0] = {}): Promise<{ dir: string; rules: string }> {
-  sb = await startSandbox({ port: 0, instances: 300, seed: 7, rateLimitPerMin: 100, rateLimitWindowMs: WINDOW_MS, ...over });
+async function setUp(
+  yaml: string,
+  over: Parameters<typeof startSandbox>[0] = {},
+): Promise<{ dir: string; rules: string }> {
+  sb = await startSandbox({
+    port: 0,
+    instances: 300,
+    seed: 7,
+    rateLimitPerMin: 100,
+    rateLimitWindowMs: WINDOW_MS,
+    ...over,
+  });
   const dir = await tempDir();
   dirs.push(dir);
   return { dir, rules: await writeRules(dir, yaml) };
 }
 
-function watchOpts(s: RunningSandbox, dir: string, rules: string, over: Partial<WatchCommandOptions> = {}): WatchCommandOptions {
+function watchOpts(
+  s: RunningSandbox,
+  dir: string,
+  rules: string,
+  over: Partial<WatchCommandOptions> = {},
+): WatchCommandOptions {
   const stop = new AbortController();
   stops.push(stop);
   return {
@@ -66,7 +89,10 @@ describe("watch --apply", () => {
     const loaded = await loadRules([rules]);
     if (!loaded.ruleSet) throw new Error("rules do not load");
     const stateless = await planRuleSet(loaded.ruleSet, connection(sb as RunningSandbox), captureIO(), { quiet: true });
-    const expected = stateless.changes.filter((c) => c.audit !== true).map(changeKey).sort();
+    const expected = stateless.changes
+      .filter((c) => c.audit !== true)
+      .map(changeKey)
+      .sort();
     expect(expected.length).toBeGreaterThan(20);
     (sb as RunningSandbox).clearRequests();
     const io = eventIO();
@@ -80,7 +106,9 @@ describe("watch --apply", () => {
     expect(cycle?.fields).toMatchObject({ cycle: 1, kind: "first", applied: expected.length, stale: 0, failed: 0 });
     // one event per change, with its cycle
     const applied = io.events.filter((e) => e.name === "change.applied");
-    expect(applied.map((e) => changeKey(e.fields as { kind: string; instance_id: number; step_id?: number })).sort()).toEqual(expected);
+    expect(
+      applied.map((e) => changeKey(e.fields as { kind: string; instance_id: number; step_id?: number })).sort(),
+    ).toEqual(expected);
     expect(applied.every((e) => e.fields.cycle === 1)).toBe(true);
     // stopped: the bookmarks are written and the lock is released
     expect(existsSync(join(dir, "state", "watch", "bookmarks.json"))).toBe(true);
@@ -98,14 +126,22 @@ describe("watch --apply", () => {
     // --since: the cycle started before a later instant is left out, and kept from an earlier one
     const startedAt = Date.parse(doc.cycles[0]?.started_at ?? "");
     const later = captureIO();
-    await historyCommand({ stateDir: "state", last: 5, since: new Date(startedAt + 1), format: "json", cwd: dir }, later);
+    await historyCommand(
+      { stateDir: "state", last: 5, since: new Date(startedAt + 1), format: "json", cwd: dir },
+      later,
+    );
     expect(HistoryDocument.parse(JSON.parse(later.out())).cycles).toEqual([]);
     const earlier = captureIO();
     await historyCommand({ stateDir: "state", last: 5, since: new Date(startedAt), format: "json", cwd: dir }, earlier);
     expect(HistoryDocument.parse(JSON.parse(earlier.out())).cycles).toHaveLength(1);
     const text = captureIO();
     await historyCommand({ stateDir: "state", last: 5, format: "text", cwd: dir }, text);
-    expect(text.out().split("\n").filter((l) => /^ {2}\S+Z +applied +\S+ +\d+ /.test(l))).toHaveLength(expected.length);
+    expect(
+      text
+        .out()
+        .split("\n")
+        .filter((l) => /^ {2}\S+Z +applied +\S+ +\d+ /.test(l)),
+    ).toHaveLength(expected.length);
 
     // a cycle killed while applying: the change whose intent has no outcome is in flight, the rest not started
     const folder = doc.cycles[0]?.folder ?? "";
@@ -144,7 +180,10 @@ describe("watch --apply", () => {
     const fresh = runningAt(s, 1042, 20110).slice(0, 2);
     expect(fresh.length).toBe(2);
     for (const id of fresh) await personCompletes(s, id, 20110);
-    const appliedIn = (kind: string): number => io.events.filter((e) => e.name === "watch.cycle" && e.fields.kind === kind).reduce((n, e) => n + Number(e.fields.applied), 0);
+    const appliedIn = (kind: string): number =>
+      io.events
+        .filter((e) => e.name === "watch.cycle" && e.fields.kind === kind)
+        .reduce((n, e) => n + Number(e.fields.applied), 0);
     await until(() => appliedIn("update") >= 2, 10_000, "the approvals");
     // the log was cleared after the first cycle: what came since is the two approvals, once each, nothing repeated
     // (the people's own completions of step 20110 are in the log too)
@@ -188,7 +227,13 @@ rules:
     expect(io.events.filter((e) => e.name === "watch.cycle")).toHaveLength(1);
     const idle = s.requests();
     expect(idle.length).toBeGreaterThan(0);
-    expect(idle.every((r) => r.method === "GET" && (r.path === "/api/v2/processes/1044/instances/" || /^\/api\/instances\/\d+\/$/.test(r.path)))).toBe(true);
+    expect(
+      idle.every(
+        (r) =>
+          r.method === "GET" &&
+          (r.path === "/api/v2/processes/1044/instances/" || /^\/api\/instances\/\d+\/$/.test(r.path)),
+      ),
+    ).toBe(true);
     expect(idle.filter((r) => r.path.endsWith("/instances/") && r.query.page_size === undefined)).toEqual([]);
 
     // people move two requests to the budget step: the next cycle notes exactly those two
@@ -196,13 +241,19 @@ rules:
     expect(fresh).toHaveLength(2);
     s.clearRequests();
     for (const id of fresh) await personCompletes(s, id, 20130);
-    await until(() => io.events.some((e) => e.name === "watch.cycle" && e.fields.kind === "update"), 10_000, "the next cycle");
+    await until(
+      () => io.events.some((e) => e.name === "watch.cycle" && e.fields.kind === "update"),
+      10_000,
+      "the next cycle",
+    );
     const cycle = io.events.find((e) => e.name === "watch.cycle" && e.fields.kind === "update");
     expect(cycle?.fields).toMatchObject({ applied: 2, stale: 0, failed: 0 });
     const log = s.requests();
     // no listing of a selection in full: only what changed since the first cycle looked (beside the polls and the
     // structure probe, one element each)
-    const lists = log.filter((r) => r.method === "GET" && r.path === "/api/v2/processes/1044/instances/" && r.query.page_size !== "1");
+    const lists = log.filter(
+      (r) => r.method === "GET" && r.path === "/api/v2/processes/1044/instances/" && r.query.page_size !== "1",
+    );
     expect(lists.length).toBeGreaterThan(0);
     expect(lists.filter((r) => typeof r.query.last_updated_time_after !== "string").map((r) => r.query)).toEqual([]);
     // each applied instance read at most once per kind of read (record, with values, with step times); the check
@@ -233,7 +284,10 @@ rules:
   });
 
   it("a rule above its limit holds only itself: the cycle is partly applied, the other rules are applied", async () => {
-    const limited = MIXED_RULES.replace("    actions: [abort]", "    actions: [abort]\n    limits: { max_instances: 1 }");
+    const limited = MIXED_RULES.replace(
+      "    actions: [abort]",
+      "    actions: [abort]\n    limits: { max_instances: 1 }",
+    );
     const { dir, rules } = await setUp(limited);
     const io = eventIO();
     const code = await watchCommand(watchOpts(sb as RunningSandbox, dir, rules, { maxCycles: 1 }), io);
@@ -262,16 +316,41 @@ describe("reload of the config file", () => {
     const { dir, rules } = await setUp(APPROVE_RULES);
     const cfg = join(dir, "flowrules.config.yaml");
     await writeFile(cfg, "default_profile: t\nprofiles:\n  t:\n    opt_out_tag: keep-out\n");
-    const env = { FLOWRULES_BASE_URL: (sb as RunningSandbox).baseUrl, FLOWRULES_API_KEY: "sandbox-admin", FLOWRULES_RATE_LIMIT: "100" };
+    const env = {
+      FLOWRULES_BASE_URL: (sb as RunningSandbox).baseUrl,
+      FLOWRULES_API_KEY: "sandbox-admin",
+      FLOWRULES_RATE_LIMIT: "100",
+    };
     const raw = { state: join(dir, "state"), config: cfg };
     const io = eventIO();
     const opts = watchOpts(sb as RunningSandbox, dir, rules);
-    running.push(watchCommand({ ...opts, ...watchFlags([rules], raw, env), signal: opts.signal, intervalMs: 150, minIntervalMs: 100, reread: () => watchFlags([rules], raw, env), configFile: cfg }, io));
+    running.push(
+      watchCommand(
+        {
+          ...opts,
+          ...watchFlags([rules], raw, env),
+          signal: opts.signal,
+          intervalMs: 150,
+          minIntervalMs: 100,
+          reread: () => watchFlags([rules], raw, env),
+          configFile: cfg,
+        },
+        io,
+      ),
+    );
     await until(() => io.events.some((e) => e.name === "watch.cycle"), 10_000, "the first cycle");
 
     await writeFile(cfg, "default_profile: t\nprofiles:\n  t:\n    opt_out_tag: other-tag\n");
-    await until(() => io.events.some((e) => e.name === "watch.cycle" && e.fields.kind === "reload"), 10_000, "a reload cycle");
-    expect(io.events.find((e) => e.name === "watch.reloaded")?.fields).toMatchObject({ why: "the rule files or the config file changed", changed: true, rules: 1 });
+    await until(
+      () => io.events.some((e) => e.name === "watch.cycle" && e.fields.kind === "reload"),
+      10_000,
+      "a reload cycle",
+    );
+    expect(io.events.find((e) => e.name === "watch.reloaded")?.fields).toMatchObject({
+      why: "the rule files or the config file changed",
+      changed: true,
+      rules: 1,
+    });
 
     await writeFile(cfg, "default_profile: t\nprofiles: [\n");
     await until(() => io.events.some((e) => e.name === "watch.reload_failed"), 10_000, "the failed reload");
@@ -292,7 +371,13 @@ describe("notifications", () => {
   it("posts the apply summary of a cycle that changed something, never the key; a cycle that changes nothing posts nothing", async () => {
     receiver = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true }));
     const { dir, rules } = await setUp(APPROVE_RULES);
-    const code = await watchCommand(watchOpts(sb as RunningSandbox, dir, rules, { maxCycles: 1, notify: { urls: [new URL(`${receiver.origin}/hook`)] } }), eventIO());
+    const code = await watchCommand(
+      watchOpts(sb as RunningSandbox, dir, rules, {
+        maxCycles: 1,
+        notify: { urls: [new URL(`${receiver.origin}/hook`)] },
+      }),
+      eventIO(),
+    );
     expect(code).toBe(0);
     expect(receiver.requests).toHaveLength(1);
     const body = JSON.parse(receiver.requests[0]?.body ?? "{}") as { event?: string; summary?: { applied?: number } };
@@ -302,11 +387,21 @@ describe("notifications", () => {
     // a second watcher on the same state: it sees only the first one's own changes, plans nothing, posts nothing
     const io = eventIO();
     const stop = new AbortController();
-    const second = watchCommand({ ...watchOpts(sb as RunningSandbox, dir, rules, { notify: { urls: [new URL(`${receiver.origin}/hook`)] } }), signal: stop.signal }, io);
+    const second = watchCommand(
+      {
+        ...watchOpts(sb as RunningSandbox, dir, rules, { notify: { urls: [new URL(`${receiver.origin}/hook`)] } }),
+        signal: stop.signal,
+      },
+      io,
+    );
     await until(() => io.events.filter((e) => e.name === "watch.poll").length >= 3, 10_000, "idle polls");
     stop.abort();
     expect(await second).toBe(0);
-    expect(io.events.filter((e) => e.name === "watch.cycle").every((e) => e.fields.planned === 0 && e.fields.errors instanceof Array && e.fields.errors.length === 0)).toBe(true);
+    expect(
+      io.events
+        .filter((e) => e.name === "watch.cycle")
+        .every((e) => e.fields.planned === 0 && e.fields.errors instanceof Array && e.fields.errors.length === 0),
+    ).toBe(true);
     expect(receiver.requests).toHaveLength(1);
   });
 });
@@ -318,7 +413,20 @@ describe("/metrics, /healthz and /readyz", () => {
     let port = 0;
     const io = eventIO();
     // the back-off: 150 ms, then its cap of 300 ms from the second failure on
-    running.push(watchCommand(watchOpts(s, dir, rules, { metricsPort: 0, maxBackoffMs: 300, onListening: (p) => (port = p), tuning: { verifyDelayMs: 20, client: { rateLimitWindowMs: WINDOW_MS, retryBaseMs: 5, retryMaxDelayMs: 20, maxAttempts: 2 } } }), io));
+    running.push(
+      watchCommand(
+        watchOpts(s, dir, rules, {
+          metricsPort: 0,
+          maxBackoffMs: 300,
+          onListening: (p) => (port = p),
+          tuning: {
+            verifyDelayMs: 20,
+            client: { rateLimitWindowMs: WINDOW_MS, retryBaseMs: 5, retryMaxDelayMs: 20, maxAttempts: 2 },
+          },
+        }),
+        io,
+      ),
+    );
     await until(() => port > 0, 5_000, "the metrics port");
     const get = async (path: string): Promise<{ status: number; body: string; type: string | null }> => {
       const r = await fetch(`http://127.0.0.1:${port}${path}`);
@@ -341,9 +449,12 @@ describe("/metrics, /healthz and /readyz", () => {
     expect(m.body).toMatch(/^flowrules_cycles_total\{result="ok"\} [1-9]\d*$/m);
     expect(m.body).toMatch(/^flowrules_requests_total\{status="503"\} [1-9]\d*$/m);
     expect(m.body).toMatch(/^flowrules_requests_total\{status="200"\} [1-9]\d*$/m);
-    expect(m.body).toMatch(/^flowrules_changes_applied_total\{kind="complete_step",rule="approve-expenses"\} [1-9]\d*$/m);
+    expect(m.body).toMatch(
+      /^flowrules_changes_applied_total\{kind="complete_step",rule="approve-expenses"\} [1-9]\d*$/m,
+    );
     expect(m.body).toMatch(/^flowrules_seconds_since_last_good_cycle \d+(\.\d+)?$/m);
-    for (const line of m.body.trim().split("\n")) expect(line).toMatch(/^(# (HELP|TYPE) flowrules_\w+ .+|flowrules_\w+(\{[^}]*\})? [\d.e+-]+)$/);
+    for (const line of m.body.trim().split("\n"))
+      expect(line).toMatch(/^(# (HELP|TYPE) flowrules_\w+ .+|flowrules_\w+(\{[^}]*\})? [\d.e+-]+)$/);
     expect(m.body).not.toContain("sandbox-admin");
     expect((await get("/nope")).status).toBe(404);
   });
@@ -355,12 +466,17 @@ describe("the poll interval", () => {
     expect(derivedIntervalMs(1, 100, 20, 5000)).toBe(5_000);
     expect(derivedIntervalMs(4, 0, 20, 5000)).toBe(5_000);
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 100 }), (workflows, rate, budget) => {
-        const ms = derivedIntervalMs(workflows, rate, budget, 5000);
-        expect(ms).toBeGreaterThanOrEqual(5000);
-        // polls a minute × requests a poll ≤ the budget's requests a minute
-        expect((60_000 / ms) * workflows).toBeLessThanOrEqual((rate * budget) / 100);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 50 }),
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 1, max: 100 }),
+        (workflows, rate, budget) => {
+          const ms = derivedIntervalMs(workflows, rate, budget, 5000);
+          expect(ms).toBeGreaterThanOrEqual(5000);
+          // polls a minute × requests a poll ≤ the budget's requests a minute
+          expect((60_000 / ms) * workflows).toBeLessThanOrEqual((rate * budget) / 100);
+        },
+      ),
       { numRuns: 500, seed: 25 },
     );
   });
@@ -369,14 +485,27 @@ describe("the poll interval", () => {
 describe("watch flags", () => {
   const env = { FLOWRULES_BASE_URL: "http://127.0.0.1:4010/api", FLOWRULES_API_KEY: "k" };
   it("need a state dir, and refuse an interval under 5 s, a budget outside (0, 100] and a bad port, each in one line", () => {
-    expect(() => watchFlags([], {}, env)).toThrow(/^watch needs a state dir: pass --state DIR, set FLOWRULES_STATE or give the profile a state/);
-    expect(watchFlags([], {}, { ...env, FLOWRULES_STATE: "st" })).toMatchObject({ stateDir: "st", apply: false, budgetPercent: 20, metricsHost: "127.0.0.1" });
-    expect(watchFlags([], { state: "st", interval: "30s", budget: "10", metricsPort: "9464", apply: true }, env)).toMatchObject({ intervalMs: 30_000, budgetPercent: 10, metricsPort: 9464, apply: true });
-    expect(() => watchFlags([], { state: "st", interval: "2s" }, env)).toThrow(/^--interval must be at least 5s, got "2s"$/);
+    expect(() => watchFlags([], {}, env)).toThrow(
+      /^watch needs a state dir: pass --state DIR, set FLOWRULES_STATE or give the profile a state/,
+    );
+    expect(watchFlags([], {}, { ...env, FLOWRULES_STATE: "st" })).toMatchObject({
+      stateDir: "st",
+      apply: false,
+      budgetPercent: 20,
+      metricsHost: "127.0.0.1",
+    });
+    expect(
+      watchFlags([], { state: "st", interval: "30s", budget: "10", metricsPort: "9464", apply: true }, env),
+    ).toMatchObject({ intervalMs: 30_000, budgetPercent: 10, metricsPort: 9464, apply: true });
+    expect(() => watchFlags([], { state: "st", interval: "2s" }, env)).toThrow(
+      /^--interval must be at least 5s, got "2s"$/,
+    );
     expect(() => watchFlags([], { state: "st", budget: "0" }, env)).toThrow(/--budget/);
     expect(() => watchFlags([], { state: "st", budget: "150" }, env)).toThrow(/--budget/);
     expect(() => watchFlags([], { state: "st", metricsPort: "70000" }, env)).toThrow(/--metrics-port/);
     // the test-only floor lowers the minimum
-    expect(watchFlags([], { state: "st", interval: "1s" }, { ...env, FLOWRULES_WATCH_MIN_INTERVAL_MS: "200" }).intervalMs).toBe(1000);
+    expect(
+      watchFlags([], { state: "st", interval: "1s" }, { ...env, FLOWRULES_WATCH_MIN_INTERVAL_MS: "200" }).intervalMs,
+    ).toBe(1000);
   });
 });

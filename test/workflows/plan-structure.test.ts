@@ -26,7 +26,13 @@ async function plan(yaml: string, catalog?: WorkflowStructure[]): Promise<{ plan
   const client = createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0 });
   const warnings: string[] = [];
   try {
-    const p = await runPlan({ client, ruleSet: rs, now: NOW, onWarning: (m) => warnings.push(m), ...(catalog ? { catalog } : {}) });
+    const p = await runPlan({
+      client,
+      ruleSet: rs,
+      now: NOW,
+      onWarning: (m) => warnings.push(m),
+      ...(catalog ? { catalog } : {}),
+    });
     return { plan: p, warnings };
   } finally {
     await client.close();
@@ -127,13 +133,41 @@ ${actions}
 
 describe("a rule that does not fit its workflow is refused before any selection or mutation", () => {
   const cases: Array<[string, string, RegExp]> = [
-    ["an input with a form-field id the step does not have", "      - complete_step: { step: 20111, inputs: [{ action: 99999, value: { inputValue: x } }] }", /field 99999 is not a field of step 20111 "Manager approval"/],
-    ["save_step on a step of another workflow", "      - save_step: { step: 20131, inputs: [{ action: 50264, value: { inputValue: x } }] }", /step 20131 is not a step of workflow 1042 "Expense claim"; valid steps, closest first: 20111/],
-    ["a radio value that is not an option", "      - save_step: { step: 20111, inputs: [{ action: 50223, value: { inputValue: { radioItemSelected: YEN } } }] }", /"YEN" is not an option of radio field 50223 "Currency"; options, closest first: /],
-    ["text sent to a number field", "      - save_step: { step: 20111, inputs: [{ action: 50222, value: { inputValue: lots } }] }", /field 50222 "Amount" is a number field: inputValue must be a number, not "lots"/],
-    ["a checklist item that is not among the options", "      - save_step: { step: 20112, inputs: [{ action: 50240, value: { inputValue: { itemsChecked: [Receipt] } } }] }", /"Receipt" is not an item of checklist field 50240 "Checks"; items, closest first: "Receipt attached"/],
-    ["a date field given text", "      - save_step: { step: 20111, inputs: [{ action: 50231, value: { date: soon } }] }", /is a date field/],
-    ["a field named with the wrong step", "      - save_step: { step: 20110, inputs: [{ action: Amount, value: { inputValue: 3 } }] }", /field "Amount" belongs to step 20111 "Manager approval", not to step 20110 "Submit claim"/],
+    [
+      "an input with a form-field id the step does not have",
+      "      - complete_step: { step: 20111, inputs: [{ action: 99999, value: { inputValue: x } }] }",
+      /field 99999 is not a field of step 20111 "Manager approval"/,
+    ],
+    [
+      "save_step on a step of another workflow",
+      "      - save_step: { step: 20131, inputs: [{ action: 50264, value: { inputValue: x } }] }",
+      /step 20131 is not a step of workflow 1042 "Expense claim"; valid steps, closest first: 20111/,
+    ],
+    [
+      "a radio value that is not an option",
+      "      - save_step: { step: 20111, inputs: [{ action: 50223, value: { inputValue: { radioItemSelected: YEN } } }] }",
+      /"YEN" is not an option of radio field 50223 "Currency"; options, closest first: /,
+    ],
+    [
+      "text sent to a number field",
+      "      - save_step: { step: 20111, inputs: [{ action: 50222, value: { inputValue: lots } }] }",
+      /field 50222 "Amount" is a number field: inputValue must be a number, not "lots"/,
+    ],
+    [
+      "a checklist item that is not among the options",
+      "      - save_step: { step: 20112, inputs: [{ action: 50240, value: { inputValue: { itemsChecked: [Receipt] } } }] }",
+      /"Receipt" is not an item of checklist field 50240 "Checks"; items, closest first: "Receipt attached"/,
+    ],
+    [
+      "a date field given text",
+      "      - save_step: { step: 20111, inputs: [{ action: 50231, value: { date: soon } }] }",
+      /is a date field/,
+    ],
+    [
+      "a field named with the wrong step",
+      "      - save_step: { step: 20110, inputs: [{ action: Amount, value: { inputValue: 3 } }] }",
+      /field "Amount" belongs to step 20111 "Manager approval", not to step 20110 "Submit claim"/,
+    ],
   ];
   for (const [what, actions, message] of cases) {
     it(what, async () => {
@@ -153,7 +187,9 @@ describe("a rule that does not fit its workflow is refused before any selection 
   }
 
   it("a template whose type is unknown until evaluation is accepted", async () => {
-    const { plan: p } = await plan(ONE("      - save_step: { step: 20111, inputs: [{ action: 50222, value: { inputValue: '{{ 3 }}' } }] }"));
+    const { plan: p } = await plan(
+      ONE("      - save_step: { step: 20111, inputs: [{ action: 50222, value: { inputValue: '{{ 3 }}' } }] }"),
+    );
     expect(p.errors).toEqual([]);
   });
 
@@ -172,8 +208,23 @@ describe("drift from the committed catalog", () => {
       workflow: { id: 1042, name: "Expense claim", folder: null },
       source: null,
       steps: [
-        { id: 20110, name: "Submit", position: 1, type: "form", actions: [{ id: 50220, name: "Description", type: "text" }] },
-        { id: 20111, name: "Manager approval", position: 2, type: "form", actions: [{ id: 50222, name: "Amount", type: "number" }, { id: 59999, name: "Gone", type: "text" }] },
+        {
+          id: 20110,
+          name: "Submit",
+          position: 1,
+          type: "form",
+          actions: [{ id: 50220, name: "Description", type: "text" }],
+        },
+        {
+          id: 20111,
+          name: "Manager approval",
+          position: 2,
+          type: "form",
+          actions: [
+            { id: 50222, name: "Amount", type: "number" },
+            { id: 59999, name: "Gone", type: "text" },
+          ],
+        },
         { id: 20199, name: "Old step", position: 9, type: "form", actions: [] },
       ],
     };

@@ -10,5 +10,8 @@ import { colorOf } from "../flags.js";
 import { envKey } from "../../model/env-names.js";
 
 export function verbIO(command: Command, secrets: ReadonlyArray<string | undefined> = []): CommandIO {
-  return withLogger(processIO(process.env, colorOf(command)), commandLogger(command, [envKey(process.env), ...secrets]));
+  return withLogger(
+    processIO(process.env, colorOf(command)),
+    commandLogger(command, [envKey(process.env), ...secrets]),
+  );
 }

@@ -62,7 +62,9 @@ export interface VerbSpec<A extends z.ZodType, F extends z.ZodType> {
 }
 
 /** The `run` a verb's run.ts exports. */
-export function verbRun<A extends z.ZodType, F extends z.ZodType>(spec: VerbSpec<A, F>): (command: Command) => Promise<void> {
+export function verbRun<A extends z.ZodType, F extends z.ZodType>(
+  spec: VerbSpec<A, F>,
+): (command: Command) => Promise<void> {
   return async (command) => {
     const raw = command.opts();
     const args = parseOrRefuse(spec.args, command.processedArgs, "arguments");
@@ -70,7 +72,9 @@ export function verbRun<A extends z.ZodType, F extends z.ZodType>(spec: VerbSpec
     const started = await spec.start({ args, flags, raw, command, env: process.env });
     const stops = started.stops ? interruptions(started.io, started.stops) : undefined;
     try {
-      process.exitCode = await runLogged(started.io, spec.name, started.fields, (io) => started.exec(io, stops?.signal ?? new AbortController().signal));
+      process.exitCode = await runLogged(started.io, spec.name, started.fields, (io) =>
+        started.exec(io, stops?.signal ?? new AbortController().signal),
+      );
     } finally {
       stops?.dispose();
     }

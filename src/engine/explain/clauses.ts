@@ -13,7 +13,8 @@ import { splitClauses, type ClauseNode } from "./split.js";
 import type { ClauseExplanation } from "./types.js";
 
 function message(err: unknown): string {
-  if (typeof err === "object" && err !== null && "message" in err && typeof err.message === "string") return err.message;
+  if (typeof err === "object" && err !== null && "message" in err && typeof err.message === "string")
+    return err.message;
   return String(err);
 }
 
@@ -35,7 +36,12 @@ async function evalPart(node: ClauseNode, ctx: EvalContext, bindings: Bindings):
   return withParts(out, node, ctx, bindings);
 }
 
-async function withParts(out: ClauseExplanation, node: ClauseNode, ctx: EvalContext, bindings: Bindings): Promise<ClauseExplanation> {
+async function withParts(
+  out: ClauseExplanation,
+  node: ClauseNode,
+  ctx: EvalContext,
+  bindings: Bindings,
+): Promise<ClauseExplanation> {
   if (node.op && node.parts) {
     out.op = node.op;
     out.parts = [];
@@ -44,7 +50,11 @@ async function withParts(out: ClauseExplanation, node: ClauseNode, ctx: EvalCont
   return out;
 }
 
-export async function explainWhen(when: CompiledExpr, ctx: EvalContext, bindings: Bindings): Promise<ClauseExplanation> {
+export async function explainWhen(
+  when: CompiledExpr,
+  ctx: EvalContext,
+  bindings: Bindings,
+): Promise<ClauseExplanation> {
   const out: ClauseExplanation = { source: when.source, holds: false };
   try {
     const v = plain(await evalExpr(when, ctx, bindings));

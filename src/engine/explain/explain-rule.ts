@@ -32,7 +32,15 @@ function fieldsRead(rule: CompiledRule, data: InstanceData): FieldExplanation[] 
     const ref = rule.fields[alias];
     if (!ref) return [];
     const value = plainValue(data.values.get(fieldKey(ref.step, ref.action)));
-    return [{ alias, step: ref.step, action: ref.action, present: value !== undefined, ...(value !== undefined ? { value } : {}) }];
+    return [
+      {
+        alias,
+        step: ref.step,
+        action: ref.action,
+        present: value !== undefined,
+        ...(value !== undefined ? { value } : {}),
+      },
+    ];
   });
 }
 
@@ -58,7 +66,11 @@ function waitingShown(rule: CompiledRule, data: InstanceData, now: Date): Waitin
   });
 }
 
-export async function explainRule(rule: CompiledRule, data: InstanceData, opts: ExplainOptions): Promise<RuleExplanation> {
+export async function explainRule(
+  rule: CompiledRule,
+  data: InstanceData,
+  opts: ExplainOptions,
+): Promise<RuleExplanation> {
   const out: RuleExplanation = {
     rule: rule.name,
     workflow_id: opts.workflowId,
@@ -79,7 +91,12 @@ export async function explainRule(rule: CompiledRule, data: InstanceData, opts: 
   out.fields = fieldsRead(rule, data);
   const waiting = waitingShown(rule, data, opts.now);
   if (waiting.length > 0) out.waiting = waiting;
-  if (rule.when) out.when = await explainWhen(rule.when, buildContext(rule, data, nowIso), instanceBindings(rule, data, bindings, nowIso));
+  if (rule.when)
+    out.when = await explainWhen(
+      rule.when,
+      buildContext(rule, data, nowIso),
+      instanceBindings(rule, data, bindings, nowIso),
+    );
 
   const excluded = exclusionReason(exclusionsOf(rule, opts.optOutTag), data.id, data.record?.tags ?? []);
   if (excluded) out.excluded = `excluded: ${excluded}`;

@@ -41,7 +41,8 @@ function activeStepDeadlines(data: InstanceData): Array<{ step: number; at: stri
   for (const e of data.record?.step_deadlines ?? []) {
     if (typeof e !== "object" || e === null) continue;
     const { step_id, deadline } = e as Record<string, unknown>;
-    if (typeof step_id === "number" && typeof deadline === "string" && active.has(step_id)) out.push({ step: step_id, at: deadline });
+    if (typeof step_id === "number" && typeof deadline === "string" && active.has(step_id))
+      out.push({ step: step_id, at: deadline });
   }
   return out;
 }
@@ -94,7 +95,12 @@ function progressOf(data: InstanceData): number | undefined {
   return Math.floor((100 * steps.filter((s) => s.completed_time).length) / steps.length);
 }
 
-function checkOne(key: string, value: SelectSpec[string], data: InstanceData, now: Date): Omit<FilterCheck, "key" | "value"> {
+function checkOne(
+  key: string,
+  value: SelectSpec[string],
+  data: InstanceData,
+  now: Date,
+): Omit<FilterCheck, "key" | "value"> {
   const r = data.record;
   if (DATE_TIME.has(key)) return checkDate(key, String(value), data, now);
   switch (key) {
@@ -117,13 +123,19 @@ function checkOne(key: string, value: SelectSpec[string], data: InstanceData, no
       const tags = r?.tags ?? [];
       const ok = data.name.toLowerCase().includes(q) || tags.some((t) => t.toLowerCase().includes(q));
       if (!ok && !r) return { result: "unknown", actual: "the full record was not read" };
-      return { result: result(ok), actual: `name ${JSON.stringify(data.name)}, tags: ${showList(tags)} (free text, as the sandbox searches)` };
+      return {
+        result: result(ok),
+        actual: `name ${JSON.stringify(data.name)}, tags: ${showList(tags)} (free text, as the sandbox searches)`,
+      };
     }
     case "tags": {
       if (!r) return { result: "unknown", actual: "the full record was not read" };
       const want = list(value);
       const tags = r.tags ?? [];
-      return { result: result(tags.some((t) => want.includes(t))), actual: `tags: ${showList(tags)} (any of the listed tags)` };
+      return {
+        result: result(tags.some((t) => want.includes(t))),
+        actual: `tags: ${showList(tags)} (any of the listed tags)`,
+      };
     }
     case "process":
       return { result: result(Number(value) === data.process_id), actual: `workflow ${data.process_id}` };
@@ -135,7 +147,8 @@ function checkOne(key: string, value: SelectSpec[string], data: InstanceData, no
     case "progress_min":
     case "progress_max": {
       const p = progressOf(data);
-      if (p === undefined) return { result: "unknown", actual: "progress cannot be derived from the record (no step completion times)" };
+      if (p === undefined)
+        return { result: "unknown", actual: "progress cannot be derived from the record (no step completion times)" };
       const ok = key === "progress_min" ? p >= Number(value) : p <= Number(value);
       return { result: result(ok), actual: `progress ${p}%` };
     }
@@ -144,7 +157,10 @@ function checkOne(key: string, value: SelectSpec[string], data: InstanceData, no
       return checkRuntime(key, String(value), data, now);
     case "organization":
     case "lead_user":
-      return { result: "unknown", actual: `the record does not show ${key === "lead_user" ? "the workflow leads" : "the organization"}` };
+      return {
+        result: "unknown",
+        actual: `the record does not show ${key === "lead_user" ? "the workflow leads" : "the organization"}`,
+      };
     default:
       return { result: "unknown", actual: "not a filter flowrules can check client-side" };
   }

@@ -27,7 +27,9 @@ export function namesOf(plan: Pick<Plan, "rules" | "names">): PlanNames {
  */
 export function changeLine(change: PlannedChange, names: PlanNames = NO_NAMES): string {
   const what = describeNamed(change, names).label;
-  return textSafe(`${presentation(change.kind).symbol} #${change.instance_id} ${what} (rule ${change.rule})${change.audit === true ? " (audit)" : ""}`);
+  return textSafe(
+    `${presentation(change.kind).symbol} #${change.instance_id} ${what} (rule ${change.rule})${change.audit === true ? " (audit)" : ""}`,
+  );
 }
 
 /**
@@ -62,6 +64,9 @@ export function appliedLines(
   if (applied.length === 0) return [];
   const out = [`Applied (${applied.length}):`];
   for (const o of applied.slice(0, max)) out.push(`${indent}${changeLine(o.change, names)}`);
-  if (applied.length > max) out.push(`${indent}… ${plural(applied.length - max, "more change")}${opts.where ? `: ${textSafe(opts.where)} lists every one` : ""}`);
+  if (applied.length > max)
+    out.push(
+      `${indent}… ${plural(applied.length - max, "more change")}${opts.where ? `: ${textSafe(opts.where)} lists every one` : ""}`,
+    );
   return out;
 }

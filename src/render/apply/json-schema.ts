@@ -24,8 +24,14 @@ export const ApplyResultChange = z
     kind: z.string().describe("the action kind: complete_step, save_step or abort"),
     step_id: count.optional().describe("the step, for step kinds"),
     status: ApplyChangeStatus,
-    reason: z.string().optional().describe("why (stale, failed, not_acted, not_started, skipped), or what confirmed it (applied by reading)"),
-    how: z.enum(["response", "returned", "verified"]).optional().describe("how an applied change was known to take effect"),
+    reason: z
+      .string()
+      .optional()
+      .describe("why (stale, failed, not_acted, not_started, skipped), or what confirmed it (applied by reading)"),
+    how: z
+      .enum(["response", "returned", "verified"])
+      .optional()
+      .describe("how an applied change was known to take effect"),
   })
   .strict()
   .describe("one planned change and what happened to it");
@@ -36,10 +42,17 @@ export const ApplyResult = z
     command: z.literal("apply"),
     status: z
       .enum(["complete", "incomplete", "stopped_at_time_limit", "stopped", "nothing_to_apply", "not_applied"])
-      .describe("complete: every change applied or done earlier; incomplete: some stale, failed, not acted on or not started (exit 1); stopped_at_time_limit: --max-duration deferred some; stopped: a signal (SIGTERM, SIGINT) stopped the run, the changes not started are deferred; nothing_to_apply: the rules planned no change to send; not_applied: the run stopped before any change (exit 1), see error"),
+      .describe(
+        "complete: every change applied or done earlier; incomplete: some stale, failed, not acted on or not started (exit 1); stopped_at_time_limit: --max-duration deferred some; stopped: a signal (SIGTERM, SIGINT) stopped the run, the changes not started are deferred; nothing_to_apply: the rules planned no change to send; not_applied: the run stopped before any change (exit 1), see error",
+      ),
     base_url: z.string().describe("the service the changes were sent to"),
     error: z.string().optional().describe("with not_applied: why, as the line on stderr says it"),
-    plan_file: z.string().nullable().describe("the applied plan (with rule paths, the one saved under .flowrules/runs/); null when nothing was applied"),
+    plan_file: z
+      .string()
+      .nullable()
+      .describe(
+        "the applied plan (with rule paths, the one saved under .flowrules/runs/); null when nothing was applied",
+      ),
     journal_file: z.string().nullable().describe("the journal of this plan's runs; null when nothing was applied"),
     summary: z
       .object({
@@ -52,7 +65,9 @@ export const ApplyResult = z
         not_started: count,
         deferred: count,
         skipped: count.describe("changes of rules in audit mode, never sent"),
-        not_aborted: count.describe("deprecated: the same as not_acted, its name before batches were generic (README.md, \"Compatibility notes\")"),
+        not_aborted: count.describe(
+          'deprecated: the same as not_acted, its name before batches were generic (README.md, "Compatibility notes")',
+        ),
       })
       .strict()
       .describe("how many changes ended in each status"),

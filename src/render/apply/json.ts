@@ -6,8 +6,16 @@ import type { PlannedChange } from "../../plan/types.js";
 
 const AUDIT_REASON = "its rule is in audit mode: shown in plans, never sent";
 
-function changeFields(c: PlannedChange): Pick<ApplyResultChangeEntry, "id" | "rule" | "instance_id" | "kind" | "step_id"> {
-  return { id: c.id, rule: c.rule, instance_id: c.instance_id, kind: c.kind, ...(c.step_id !== undefined ? { step_id: c.step_id } : {}) };
+function changeFields(
+  c: PlannedChange,
+): Pick<ApplyResultChangeEntry, "id" | "rule" | "instance_id" | "kind" | "step_id"> {
+  return {
+    id: c.id,
+    rule: c.rule,
+    instance_id: c.instance_id,
+    kind: c.kind,
+    ...(c.step_id !== undefined ? { step_id: c.step_id } : {}),
+  };
 }
 
 export function applyJson(r: ApplyReport): string {
@@ -20,7 +28,18 @@ export function applyJson(r: ApplyReport): string {
   const doc: ApplyResultDocument = {
     format_version: 1,
     command: "apply",
-    status: r.kind === "not_applied" ? "not_applied" : r.kind === "nothing" ? "nothing_to_apply" : problems > 0 ? "incomplete" : c.deferred > 0 ? (r.stopped ? "stopped" : "stopped_at_time_limit") : "complete",
+    status:
+      r.kind === "not_applied"
+        ? "not_applied"
+        : r.kind === "nothing"
+          ? "nothing_to_apply"
+          : problems > 0
+            ? "incomplete"
+            : c.deferred > 0
+              ? r.stopped
+                ? "stopped"
+                : "stopped_at_time_limit"
+              : "complete",
     base_url: r.baseUrl,
     ...(r.kind === "not_applied" ? { error: r.error } : {}),
     plan_file: r.kind === "applied" ? r.planFile : null,

@@ -35,12 +35,18 @@ const SECTIONS: Array<{ status: OutcomeStatus; title: string }> = [
 ];
 
 /** Changes of `status`, under their headings: one heading, or one per kind for `not_acted`. */
-function sections(outcomes: ChangeOutcome[], section: { status: OutcomeStatus; title: string }): Array<[string, ChangeOutcome[]]> {
+function sections(
+  outcomes: ChangeOutcome[],
+  section: { status: OutcomeStatus; title: string },
+): Array<[string, ChangeOutcome[]]> {
   const list = outcomes.filter((o) => o.status === section.status);
   if (section.status !== "not_acted") return [[section.title, list]];
   return MUTATING_KINDS.map((k): [string, ChangeOutcome[]] => {
     const w = batchWords(k);
-    return [`${w.notDone.charAt(0).toUpperCase()}${w.notDone.slice(1)} (the ${w.request} did not return their ids):`, list.filter((o) => o.change.kind === k)];
+    return [
+      `${w.notDone.charAt(0).toUpperCase()}${w.notDone.slice(1)} (the ${w.request} did not return their ids):`,
+      list.filter((o) => o.change.kind === k),
+    ];
   });
 }
 
@@ -63,7 +69,8 @@ function countTable(rows: string[][]): string[] {
  */
 export function changeWords(c: PlannedChange, names: PlanNames = NO_NAMES): string {
   const name = stepName(names, c);
-  const step = c.step_id !== undefined ? ` step ${c.step_id}${name !== undefined ? ` ${JSON.stringify(name)}` : ""}` : "";
+  const step =
+    c.step_id !== undefined ? ` step ${c.step_id}${name !== undefined ? ` ${JSON.stringify(name)}` : ""}` : "";
   return `rule ${c.rule}, instance ${c.instance_id}, ${c.kind}${step}`;
 }
 
@@ -86,9 +93,13 @@ export function requestLine(stats: RequestStats): string {
 function checksLine(checks: StalenessCheck[]): string {
   const time = (c: StalenessCheck): string => `${c.at.slice(11, 19)}${c.stale ? ` (${c.stale} stale)` : ""}`;
   const SHOWN = 12;
-  const list = checks.length <= SHOWN
-    ? checks.map(time).join(", ")
-    : `${checks.slice(0, SHOWN - 1).map(time).join(", ")}, … ${time(checks[checks.length - 1] as StalenessCheck)}`;
+  const list =
+    checks.length <= SHOWN
+      ? checks.map(time).join(", ")
+      : `${checks
+          .slice(0, SHOWN - 1)
+          .map(time)
+          .join(", ")}, … ${time(checks[checks.length - 1] as StalenessCheck)}`;
   return `Staleness checks: ${checks.length} (UTC ${list})`;
 }
 
@@ -105,7 +116,8 @@ export function renderSummary(s: SummaryInput): string {
   head.push(...notActedHead(s.outcomes));
   if (c.not_started) head.push(`${c.not_started} not started`);
   if (c.deferred) head.push(`${c.deferred} deferred`);
-  const state = problems > 0 ? "incomplete" : c.deferred > 0 ? (s.stopped ? "stopped" : "stopped at its time limit") : "complete";
+  const state =
+    problems > 0 ? "incomplete" : c.deferred > 0 ? (s.stopped ? "stopped" : "stopped at its time limit") : "complete";
   lines.push(`Apply ${state}: ${head.join(", ")} (of ${plural(total, "planned change")}).`);
 
   const kinds = MUTATING_KINDS.filter((k) => s.outcomes.some((o) => o.change.kind === k));
@@ -127,12 +139,20 @@ export function renderSummary(s: SummaryInput): string {
   }
   if (c.deferred > 0) {
     // listed by count only: a bounded run of a large backlog defers thousands, all in the journal
-    const before = s.stopped ? "the run was stopped" : s.maxDuration ? `--max-duration ${s.maxDuration}` : "the time limit";
-    lines.push(`Deferred: ${plural(c.deferred, "change")} not started before ${before}; run the same apply again to resume them from the journal.`);
+    const before = s.stopped
+      ? "the run was stopped"
+      : s.maxDuration
+        ? `--max-duration ${s.maxDuration}`
+        : "the time limit";
+    lines.push(
+      `Deferred: ${plural(c.deferred, "change")} not started before ${before}; run the same apply again to resume them from the journal.`,
+    );
   }
   lines.push(requestLine(s.stats));
   if (s.listedAsChanged > 0 || s.readToCheck > 0) {
-    lines.push(`Staleness: ${plural(s.listedAsChanged, "instance")} changed since the plan in its workflows, ${s.readToCheck} read to check`);
+    lines.push(
+      `Staleness: ${plural(s.listedAsChanged, "instance")} changed since the plan in its workflows, ${s.readToCheck} read to check`,
+    );
   }
   if (s.checks && s.checks.length > 0) lines.push(checksLine(s.checks));
   lines.push(`Plan: ${s.planFile}`);
@@ -145,7 +165,8 @@ export function applyText(r: ApplyReport): string {
   const n = r.audit.length;
   // the reason is already on stderr, as one line: the text output adds nothing
   if (r.kind === "not_applied") return "";
-  if (r.kind === "nothing") return `Nothing to apply: the rules plan no changes${n > 0 ? ` (${n} in audit, never sent)` : ""}.\n`;
+  if (r.kind === "nothing")
+    return `Nothing to apply: the rules plan no changes${n > 0 ? ` (${n} in audit, never sent)` : ""}.\n`;
   const summary = renderSummary(r);
   return n > 0 ? `${summary}Audit: ${plural(n, "change")} of rules in audit mode not sent\n` : summary;
 }

@@ -17,7 +17,12 @@ const MAX_ROWS = 2000;
 function changeRows(sign: string, changes: readonly PlannedChange[], tag: "ins" | "del", names: PlanNames): string {
   return changes
     .slice(0, MAX_ROWS)
-    .map((ch) => `<tr><td>${sign}</td><td>${esc(changeTitle(ch, names))}</td><td>${writes(ch, names).map((w) => `<${tag}>${esc(w)}</${tag}>`).join("<br>")}</td></tr>`)
+    .map(
+      (ch) =>
+        `<tr><td>${sign}</td><td>${esc(changeTitle(ch, names))}</td><td>${writes(ch, names)
+          .map((w) => `<${tag}>${esc(w)}</${tag}>`)
+          .join("<br>")}</td></tr>`,
+    )
     .join("");
 }
 
@@ -26,16 +31,29 @@ function more(n: number): string {
 }
 
 function ruleSection(i: RuleImpact, index: number, working: ReturnType<typeof changeIndex>, names: PlanNames): string {
-  const out: string[] = [`<section class="impact-rule" id="impact-${index}" data-impact-rule="${esc(i.rule)}"><h3><code>${esc(i.rule)}</code> (${esc(i.status)})</h3>`];
+  const out: string[] = [
+    `<section class="impact-rule" id="impact-${index}" data-impact-rule="${esc(i.rule)}"><h3><code>${esc(i.rule)}</code> (${esc(i.status)})</h3>`,
+  ];
   const table = (title: string, rows: string, n: number): void => {
     if (n === 0) return;
-    out.push(`<h4>${esc(title)} (${n})</h4><div class="scroll"><table><thead><tr><th scope="col"></th><th scope="col">instance and change</th><th scope="col">inputs</th></tr></thead><tbody>${rows}</tbody></table></div>${more(n)}`);
+    out.push(
+      `<h4>${esc(title)} (${n})</h4><div class="scroll"><table><thead><tr><th scope="col"></th><th scope="col">instance and change</th><th scope="col">inputs</th></tr></thead><tbody>${rows}</tbody></table></div>${more(n)}`,
+    );
   };
   table("Newly planned", changeRows("+", i.added, "ins", names), i.added.length);
   table("No longer planned", changeRows("−", i.removed, "del", names), i.removed.length);
   const changed = i.changed
     .slice(0, MAX_ROWS)
-    .map((w) => `<tr><td>~</td><td>${esc(changedTitle(w, working(i.rule, w), i.rule, names))}</td><td>${differences(w, i.rule, names).map((d) => `${esc(d.key)} <del>${esc(d.before)}</del> → <ins>${esc(d.after)}</ins>`).join("<br>")}</td></tr>`)
+    .map(
+      (w) =>
+        `<tr><td>~</td><td>${esc(changedTitle(w, working(i.rule, w), i.rule, names))}</td><td>${differences(
+          w,
+          i.rule,
+          names,
+        )
+          .map((d) => `${esc(d.key)} <del>${esc(d.before)}</del> → <ins>${esc(d.after)}</ins>`)
+          .join("<br>")}</td></tr>`,
+    )
     .join("");
   table("Writes other values", changed, i.changed.length);
   out.push(`</section>`);

@@ -20,7 +20,9 @@ const md = markdownSafe;
 
 export const markdown: CompareFormatter = (plan, options) => {
   const limit = options.maxChars ?? MARKDOWN_LIMIT;
-  const where = options.planFile ? `\`${options.planFile}\`` : "the JSON plan (`flowrules plan --compare … --out plan.json`)";
+  const where = options.planFile
+    ? `\`${options.planFile}\``
+    : "the JSON plan (`flowrules plan --compare … --out plan.json`)";
   const head: string[] = [`## flowrules plan --compare \`${plan.compare.ref.replace(/`/g, "'")}\``, ""];
   // the contract's lead lines, verbatim (rule names are letters, digits, - _ .); a change touching thousands of rules
   // keeps half the comment for the details
@@ -56,10 +58,22 @@ export const markdown: CompareFormatter = (plan, options) => {
   let full = false;
   for (const i of plan.impact) {
     const blocks: string[] = [
-      ...i.added.map((ch) => [`+ ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `+     ${w}`)].map(line).join("\n")),
-      ...i.removed.map((ch) => [`- ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `-     ${w}`)].map(line).join("\n")),
+      ...i.added.map((ch) =>
+        [`+ ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `+     ${w}`)].map(line).join("\n"),
+      ),
+      ...i.removed.map((ch) =>
+        [`- ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `-     ${w}`)].map(line).join("\n"),
+      ),
       ...i.changed.map((w) =>
-        [`! ${changedTitle(w, working(i.rule, w), i.rule, names)}`, ...differences(w, i.rule, names).flatMap((d) => [`-     ${d.key}: ${d.before}`, `+     ${d.key}: ${d.after}`])].map(line).join("\n"),
+        [
+          `! ${changedTitle(w, working(i.rule, w), i.rule, names)}`,
+          ...differences(w, i.rule, names).flatMap((d) => [
+            `-     ${d.key}: ${d.before}`,
+            `+     ${d.key}: ${d.after}`,
+          ]),
+        ]
+          .map(line)
+          .join("\n"),
       ),
     ];
     if (blocks.length === 0) continue;
@@ -78,7 +92,10 @@ export const markdown: CompareFormatter = (plan, options) => {
     if (full) break;
   }
   const left = total - shown;
-  const note = left > 0 ? `${left} of ${total} impact entries left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; all of them are in ${where}.\n` : "";
+  const note =
+    left > 0
+      ? `${left} of ${total} impact entries left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; all of them are in ${where}.\n`
+      : "";
   out += `<details><summary>Impact (${total}) — + newly planned · - no longer planned · ! writes other values</summary>\n\n${body}${note}\n</details>\n`;
   return out + footer;
 };

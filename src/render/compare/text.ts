@@ -24,11 +24,13 @@ export const text: CompareFormatter = (plan, { color }) => {
     out.push("", c.bold(`Rule ${i.rule} (${i.status})`));
     if (i.added.length > 0) {
       out.push(`  newly planned (${i.added.length}):`);
-      for (const ch of i.added) out.push(`    ${c.green("+")} ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `        ${w}`));
+      for (const ch of i.added)
+        out.push(`    ${c.green("+")} ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `        ${w}`));
     }
     if (i.removed.length > 0) {
       out.push(`  no longer planned (${i.removed.length}):`);
-      for (const ch of i.removed) out.push(`    ${c.red("-")} ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `        ${c.dim(w)}`));
+      for (const ch of i.removed)
+        out.push(`    ${c.red("-")} ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `        ${c.dim(w)}`));
     }
     if (i.changed.length > 0) {
       out.push(`  write other values (${i.changed.length}):`);
@@ -42,7 +44,12 @@ export const text: CompareFormatter = (plan, { color }) => {
     out.push("", c.red(c.bold(`Errors (${plan.errors.length}):`)));
     for (const e of plan.errors) out.push(`  ${c.red("!")} ${e.message}`);
   }
-  out.push("", c.dim(`Compared with ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)}), planned against ${serviceName(plan.base_url, plan.profile)} at ${plan.created_at}.`));
+  out.push(
+    "",
+    c.dim(
+      `Compared with ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)}), planned against ${serviceName(plan.base_url, plan.profile)} at ${plan.created_at}.`,
+    ),
+  );
   out.push(c.bold(impactSummary(plan)));
   // names, values and messages are data: shown, never obeyed by the terminal
   return terminalSafe(`${out.map((l) => l.trimEnd()).join("\n")}\n`, color);

@@ -10,18 +10,26 @@ import { keyLabel, NO_NAMES, stepName, type PlanNames } from "../plan/names.js";
 
 /** `Impact since main (0123456789ab): 2 rules touched, +37 newly affected, -11 no longer, 5 write other values; 3 unchanged rules not planned.` */
 export function impactSummary(plan: ComparePlan): string {
-  const t = plan.impact.reduce((s, i) => {
-    const c = impactCounts(i);
-    return { added: s.added + c.added, removed: s.removed + c.removed, changed: s.changed + c.changed };
-  }, { added: 0, removed: 0, changed: 0 });
+  const t = plan.impact.reduce(
+    (s, i) => {
+      const c = impactCounts(i);
+      return { added: s.added + c.added, removed: s.removed + c.removed, changed: s.changed + c.changed };
+    },
+    { added: 0, removed: 0, changed: 0 },
+  );
   const head = `Impact since ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)})`;
-  const rest = plan.compare.unchanged > 0 ? `; ${plural(plan.compare.unchanged, "unchanged rule", "unchanged rules")} not planned` : "";
+  const rest =
+    plan.compare.unchanged > 0
+      ? `; ${plural(plan.compare.unchanged, "unchanged rule", "unchanged rules")} not planned`
+      : "";
   const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error", "errors")}.` : "";
   // a rollout limit: the working tree's version plans only part of what it matches this run
-  const deferred = plan.rules.flatMap((r) => {
-    const w = deferredWords(r);
-    return w ? [`; ${r.name}: ${w}`] : [];
-  }).join("");
+  const deferred = plan.rules
+    .flatMap((r) => {
+      const w = deferredWords(r);
+      return w ? [`; ${r.name}: ${w}`] : [];
+    })
+    .join("");
   if (plan.impact.length === 0) return `${head}: no rule was added, edited or removed${rest}${deferred}.${errors}`;
   return `${head}: ${plural(plan.impact.length, "rule", "rules")} touched, +${t.added} newly affected, -${t.removed} no longer, ${t.changed} write other values${rest}${deferred}.${errors}`;
 }
@@ -37,18 +45,35 @@ export function writes(c: PlannedChange, names: PlanNames = NO_NAMES): string[] 
 }
 
 /** The title of a change both versions plan (its kind's words need the change's own shape: the `after` version's). */
-export function changedTitle(w: ChangedWrite, after: PlannedChange | undefined, rule: string, names: PlanNames = NO_NAMES): string {
+export function changedTitle(
+  w: ChangedWrite,
+  after: PlannedChange | undefined,
+  rule: string,
+  names: PlanNames = NO_NAMES,
+): string {
   const step = stepName(names, { rule, ...(w.step_id !== undefined ? { step_id: w.step_id } : {}) });
-  const what = after ? describeChange(after, names).label : w.step_id !== undefined ? `${w.kind} step ${w.step_id}${step !== undefined ? ` ${JSON.stringify(step)}` : ""}` : w.kind;
+  const what = after
+    ? describeChange(after, names).label
+    : w.step_id !== undefined
+      ? `${w.kind} step ${w.step_id}${step !== undefined ? ` ${JSON.stringify(step)}` : ""}`
+      : w.kind;
   return `#${w.instance_id} ${JSON.stringify(w.instance_name)}: ${what}`;
 }
 
 /** One `key: before → after` per input the two versions write differently. */
-export function differences(w: ChangedWrite, rule: string, names: PlanNames = NO_NAMES): Array<{ key: string; before: string; after: string }> {
+export function differences(
+  w: ChangedWrite,
+  rule: string,
+  names: PlanNames = NO_NAMES,
+): Array<{ key: string; before: string; after: string }> {
   // an input only one version writes shows as not written on the other side
   const show = (v: unknown): string => (v === undefined ? "(not written)" : showValue(v));
   const ref = { rule, ...(w.step_id !== undefined ? { step_id: w.step_id } : {}) };
-  return diffKeys(w.before, w.after).map((key) => ({ key: keyLabel(names, ref, key), before: show(w.before[key]), after: show(w.after[key]) }));
+  return diffKeys(w.before, w.after).map((key) => ({
+    key: keyLabel(names, ref, key),
+    before: show(w.before[key]),
+    after: show(w.after[key]),
+  }));
 }
 
 /** The working tree's change behind a changed write (for its kind's words), from the plan's changes. */

@@ -12,29 +12,37 @@ const words = (list: readonly string[]): string => list.join(" ");
 function valueCase(verb: string, f: FlagSpec, fn: string): string | undefined {
   const v = f.value;
   if (!v || v.kind === "none") return undefined;
-  const pattern = flagNames(f).map((n) => `${verb}:${n}`).join("|");
+  const pattern = flagNames(f)
+    .map((n) => `${verb}:${n}`)
+    .join("|");
   const body =
-    v.kind === "choices" ? `COMPREPLY=($(compgen -W "${words(v.choices)}" -- "$cur"))`
-    : v.kind === "dynamic" ? `${fn}_names ${v.list}`
-    : `${fn}_lines < <(compgen -${v.kind === "dir" ? "d" : "f"} -- "$cur"); compopt -o filenames 2>/dev/null`;
+    v.kind === "choices"
+      ? `COMPREPLY=($(compgen -W "${words(v.choices)}" -- "$cur"))`
+      : v.kind === "dynamic"
+        ? `${fn}_names ${v.list}`
+        : `${fn}_lines < <(compgen -${v.kind === "dir" ? "d" : "f"} -- "$cur"); compopt -o filenames 2>/dev/null`;
   return `      ${pattern}) ${body}; return 0 ;;`;
 }
 
 export function bashCompletion(spec: CompletionSpec): string {
   const fn = `_${spec.program.replace(/[^A-Za-z0-9_]/g, "_")}_complete`;
   const valueFlags = new Set<string>();
-  for (const f of [...spec.globalFlags, ...spec.verbs.flatMap((v) => v.flags)]) if (f.value) for (const n of flagNames(f)) valueFlags.add(n);
+  for (const f of [...spec.globalFlags, ...spec.verbs.flatMap((v) => v.flags)])
+    if (f.value) for (const n of flagNames(f)) valueFlags.add(n);
   const globals = spec.globalFlags.flatMap(flagNames);
   const cases: string[] = [];
   for (const f of spec.globalFlags) {
     const c = valueCase("*", f, fn);
     if (c) cases.push(c);
   }
-  for (const v of spec.verbs) for (const f of v.flags) {
-    const c = valueCase(v.name, f, fn);
-    if (c) cases.push(c);
-  }
-  const flagCases = spec.verbs.map((v) => `      ${v.name}) flags="${words([...v.flags.flatMap(flagNames), ...globals])}" ;;`);
+  for (const v of spec.verbs)
+    for (const f of v.flags) {
+      const c = valueCase(v.name, f, fn);
+      if (c) cases.push(c);
+    }
+  const flagCases = spec.verbs.map(
+    (v) => `      ${v.name}) flags="${words([...v.flags.flatMap(flagNames), ...globals])}" ;;`,
+  );
   const argCases = spec.verbs
     .filter((v) => v.argChoices)
     .map((v) => `      ${v.name}) COMPREPLY=($(compgen -W "${words(v.argChoices ?? [])}" -- "$cur")); return 0 ;;`);

@@ -13,7 +13,8 @@ function flagLine(program: string, condition: string, f: FlagSpec, completeVerb:
   if (f.short) parts.push(`-s ${f.short.replace(/^-/, "")}`);
   const v = f.value;
   if (v?.kind === "choices") parts.push(`-x -a ${quote(v.choices.join(" "))}`);
-  else if (v?.kind === "dynamic") parts.push(`-x -a ${quote(`(${program} ${completeVerb} ${v.list} -- (commandline -opc)[2..-1] 2>/dev/null)`)}`);
+  else if (v?.kind === "dynamic")
+    parts.push(`-x -a ${quote(`(${program} ${completeVerb} ${v.list} -- (commandline -opc)[2..-1] 2>/dev/null)`)}`);
   else if (v?.kind === "file") parts.push("-r -F");
   else if (v?.kind === "dir") parts.push(`-x -a ${quote("(__fish_complete_directories)")}`);
   else if (v) parts.push("-x");
@@ -31,7 +32,10 @@ export function fishCompletion(spec: CompletionSpec): string {
     `complete -c ${p} -e`,
     `complete -c ${p} -f`,
   ];
-  for (const v of spec.verbs) lines.push(`complete -c ${p} -n ${quote(`not __fish_seen_subcommand_from ${names}`)} -a ${v.name} -d ${quote(shortText(v.description))}`);
+  for (const v of spec.verbs)
+    lines.push(
+      `complete -c ${p} -n ${quote(`not __fish_seen_subcommand_from ${names}`)} -a ${v.name} -d ${quote(shortText(v.description))}`,
+    );
   for (const f of spec.globalFlags) lines.push(flagLine(p, "true", f, spec.completeVerb));
   for (const v of spec.verbs) {
     const cond = `__fish_seen_subcommand_from ${v.name}`;

@@ -42,7 +42,10 @@ export type CompletionRenderer = (spec: CompletionSpec) => string;
 /** One short line for a description: the first clause, without characters the shells' quoting treats specially. */
 export function shortText(s: string, max = 70): string {
   const first = s.split(/[;(]/)[0] ?? s;
-  const plain = first.replace(/[`'"$\\[\]:]/g, "").replace(/\s+/g, " ").trim();
+  const plain = first
+    .replace(/[`'"$\\[\]:]/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
   return plain.length > max ? `${plain.slice(0, max - 1).trimEnd()}…` : plain;
 }
 

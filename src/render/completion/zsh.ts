@@ -30,7 +30,11 @@ export function zshCompletion(spec: CompletionSpec): string {
   const verbs = spec.verbs.map((v) => `    '${v.name}:${shortText(v.description)}'`);
   const perVerb = spec.verbs.map((v) => {
     const rest = v.argChoices ? `'1:${v.name}:(${v.argChoices.join(" ")})'` : v.paths ? "'*:path:_files'" : "";
-    const lines = [...v.flags.map((f) => argSpec(f, fn, repeatable(f))), ...spec.globalFlags.map((f) => argSpec(f, fn, false)), rest].filter(Boolean);
+    const lines = [
+      ...v.flags.map((f) => argSpec(f, fn, repeatable(f))),
+      ...spec.globalFlags.map((f) => argSpec(f, fn, false)),
+      rest,
+    ].filter(Boolean);
     return `        (${v.name})\n          _arguments -s \\\n            ${lines.join(" \\\n            ")}\n          ;;`;
   });
   return `#compdef ${spec.program}

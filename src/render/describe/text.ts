@@ -15,7 +15,9 @@ export function describeText(s: WorkflowStructure): string {
   const width = Math.max(0, ...[...aliases.values()].map(displayWidth));
   for (const step of s.steps) {
     out.push("");
-    out.push(`step ${step.id}  "${step.name}"  (position ${step.position}${step.type !== "form" ? `, ${step.type}` : ""})`);
+    out.push(
+      `step ${step.id}  "${step.name}"  (position ${step.position}${step.type !== "form" ? `, ${step.type}` : ""})`,
+    );
     if (step.actions.length === 0) {
       out.push("  (no form fields)");
       continue;

@@ -2,7 +2,11 @@
 import type { Plan } from "../../plan/types.js";
 import type { Logger } from "../../log/types.js";
 
-export function logPlan(log: Logger, plan: Plan, extra: { duration_ms: number; requests: number; shard?: string }): void {
+export function logPlan(
+  log: Logger,
+  plan: Plan,
+  extra: { duration_ms: number; requests: number; shard?: string },
+): void {
   for (const r of plan.rules) {
     log.event(
       "rule.planned",
@@ -20,7 +24,16 @@ export function logPlan(log: Logger, plan: Plan, extra: { duration_ms: number; r
     );
   }
   for (const e of plan.errors) {
-    log.event("plan.error", { code: e.code, ...(e.rule ? { rule: e.rule } : {}), ...(e.instance_id !== undefined ? { instance_id: e.instance_id } : {}), message: e.message }, "error");
+    log.event(
+      "plan.error",
+      {
+        code: e.code,
+        ...(e.rule ? { rule: e.rule } : {}),
+        ...(e.instance_id !== undefined ? { instance_id: e.instance_id } : {}),
+        message: e.message,
+      },
+      "error",
+    );
   }
   log.event("plan.finished", {
     base_url: plan.base_url,

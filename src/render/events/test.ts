@@ -6,7 +6,14 @@ export function logTestRun(log: Logger, run: TestRun): void {
   for (const r of run.results) {
     log.event(
       "test.case",
-      { name: r.name, rules: r.rules, status: r.status, file: r.pos.file, line: r.pos.line, ...(r.failures.length > 0 ? { failures: r.failures.length } : {}) },
+      {
+        name: r.name,
+        rules: r.rules,
+        status: r.status,
+        file: r.pos.file,
+        line: r.pos.line,
+        ...(r.failures.length > 0 ? { failures: r.failures.length } : {}),
+      },
       r.status === "pass" ? "info" : "error",
     );
   }

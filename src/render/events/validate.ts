@@ -4,6 +4,10 @@ import type { Diagnostic } from "../../rules/types.js";
 
 export function logDiagnostics(log: Logger, diagnostics: readonly Diagnostic[]): void {
   for (const { file, line, col, severity, code, message, rule } of diagnostics) {
-    log.event("rule.diagnostic", { file, line, col, severity, code, message, ...(rule ? { rule } : {}) }, severity === "error" ? "error" : "warn");
+    log.event(
+      "rule.diagnostic",
+      { file, line, col, severity, code, message, ...(rule ? { rule } : {}) },
+      severity === "error" ? "error" : "warn",
+    );
   }
 }

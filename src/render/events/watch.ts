@@ -38,7 +38,12 @@ export function logCycle(log: Logger, r: CycleReport): void {
 }
 
 /** One event per change of a cycle (`fields` say which: its number, or the plan file of a resumed one). */
-export function logCycleChanges(log: Logger, fields: Record<string, unknown>, applied: ChangeOutcome[] | undefined, planned: PlannedChange[]): void {
+export function logCycleChanges(
+  log: Logger,
+  fields: Record<string, unknown>,
+  applied: ChangeOutcome[] | undefined,
+  planned: PlannedChange[],
+): void {
   const mine = withFields(log, fields);
   if (applied) {
     logOutcomes(mine, applied);

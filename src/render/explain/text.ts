@@ -41,7 +41,8 @@ function changeLines(ch: PlannedChange, indent: string, names: PlanNames): strin
   // a whole-instance change reads best as its legend ("abort the instance"), a step change as its label
   const what = kind.changeTarget(ch) === "instance" ? kind.presentation.legend : describeNamed(ch, names).label;
   const out = [`${indent}${what}  (${ch.request.method} ${ch.request.path})`];
-  for (const k of diffKeys(ch.before, ch.after)) out.push(`${indent}    ${keyLabel(names, ch, k)}: ${showValue(ch.before[k])} → ${showValue(ch.after[k])}`);
+  for (const k of diffKeys(ch.before, ch.after))
+    out.push(`${indent}    ${keyLabel(names, ch, k)}: ${showValue(ch.before[k])} → ${showValue(ch.after[k])}`);
   return out;
 }
 
@@ -65,23 +66,42 @@ function verdict(c: Colors, r: RuleExplanation): string {
 export function ruleLines(c: Colors, r: RuleExplanation, names: PlanNames = NO_NAMES): string[] {
   const out = [c.bold(`Rule ${r.rule}`) + `: ${verdict(c, r)}`];
   out.push("  select" + (r.filters.length === 0 ? ": (none: every instance of the workflow)" : ""));
-  out.push(...pad(r.filters.map((f) => [`${mark(c, f.result)} ${f.key} = ${showWritten(f.value)}${f.resolved !== undefined ? ` (${showWritten(f.resolved)})` : ""}`, c.dim(f.actual)]), "    "));
+  out.push(
+    ...pad(
+      r.filters.map((f) => [
+        `${mark(c, f.result)} ${f.key} = ${showWritten(f.value)}${f.resolved !== undefined ? ` (${showWritten(f.resolved)})` : ""}`,
+        c.dim(f.actual),
+      ]),
+      "    ",
+    ),
+  );
   if (r.fields.length > 0) {
     out.push("  fields");
     const field = (f: RuleExplanation["fields"][number]): string => {
       const name = names.field(r.workflow_id ?? undefined, f.action);
       return `${f.alias} (${f.step}:${f.action}${name !== undefined ? ` ${JSON.stringify(name)}` : ""})`;
     };
-    out.push(...pad(r.fields.map((f) => [field(f), `= ${show(f.value)}`]), "    "));
+    out.push(
+      ...pad(
+        r.fields.map((f) => [field(f), `= ${show(f.value)}`]),
+        "    ",
+      ),
+    );
   }
   if (r.waiting && r.waiting.length > 0) {
     out.push("  waiting");
-    const step = (w: NonNullable<RuleExplanation["waiting"]>[number]): string => (w.step === null ? "(first active step)" : JSON.stringify(w.step));
+    const step = (w: NonNullable<RuleExplanation["waiting"]>[number]): string =>
+      w.step === null ? "(first active step)" : JSON.stringify(w.step);
     const value = (w: NonNullable<RuleExplanation["waiting"]>[number]): string =>
       w.since === undefined || w.days === undefined || w.hours === undefined
         ? "not active: no waiting time"
         : `since ${w.since} = ${w.days.toFixed(2)} days (${w.hours.toFixed(1)} hours)`;
-    out.push(...pad(r.waiting.map((w) => [step(w), value(w)]), "    "));
+    out.push(
+      ...pad(
+        r.waiting.map((w) => [step(w), value(w)]),
+        "    ",
+      ),
+    );
   }
   if (r.when) {
     out.push("  when");
@@ -96,7 +116,10 @@ export function ruleLines(c: Colors, r: RuleExplanation, names: PlanNames = NO_N
       for (const ch of r.changes) out.push(...changeLines(ch, "    ", names));
     }
     for (const s of r.skipped) out.push(`  skipped ${s}`);
-    for (const rep of r.reports) out.push(`  report ${JSON.stringify(rep.title)}: counts under ${rep.group_by} ${rep.keys.map((k) => JSON.stringify(k)).join(", ")}`);
+    for (const rep of r.reports)
+      out.push(
+        `  report ${JSON.stringify(rep.title)}: counts under ${rep.group_by} ${rep.keys.map((k) => JSON.stringify(k)).join(", ")}`,
+      );
   }
   return out;
 }
@@ -106,7 +129,11 @@ export function explainText(e: Explanation, color: boolean): string {
   const i = e.instance;
   // names beside ids, from the instance's snapshot (src/plan/names.ts reads them as it reads a plan's)
   const names = planNames({
-    rules: e.rules.map((r) => ({ name: r.rule, workflow_id: r.workflow_id, ...(r.aliases ? { fields: r.aliases } : {}) })),
+    rules: e.rules.map((r) => ({
+      name: r.rule,
+      workflow_id: r.workflow_id,
+      ...(r.aliases ? { fields: r.aliases } : {}),
+    })),
     ...(e.names ? { names: e.names } : {}),
   });
   const steps = i.active_step_ids.map((s) => stepWithName(names, i.process_id, s)).join(", ");

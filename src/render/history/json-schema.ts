@@ -29,15 +29,39 @@ export const HistoryChange = z
 
 export const HistoryCycle = z
   .object({
-    folder: z.string().nullable().describe("the cycle's folder under <state>/watch/cycles/; null for a cycle that applied nothing (it failed, held rules back, or planned no change)"),
-    started_at: z.string().nullable().describe("when it started: its plan (from the watcher's cycle log), else its apply (the journal's first start line); null when it never did"),
+    folder: z
+      .string()
+      .nullable()
+      .describe(
+        "the cycle's folder under <state>/watch/cycles/; null for a cycle that applied nothing (it failed, held rules back, or planned no change)",
+      ),
+    started_at: z
+      .string()
+      .nullable()
+      .describe(
+        "when it started: its plan (from the watcher's cycle log), else its apply (the journal's first start line); null when it never did",
+      ),
     cycle: z.number().int().optional().describe("its number in its watcher's run"),
     kind: z.string().optional().describe("why it ran: first, update, reload, retry, window, time"),
-    result: z.enum(["ok", "partial", "failed"]).optional().describe("ok: everything planned applied; partial: rules held back by their own data, the others applied; failed"),
-    held: z.array(z.string()).optional().describe("the rules it held back (over max_instances, a failing expression, …)"),
+    result: z
+      .enum(["ok", "partial", "failed"])
+      .optional()
+      .describe(
+        "ok: everything planned applied; partial: rules held back by their own data, the others applied; failed",
+      ),
+    held: z
+      .array(z.string())
+      .optional()
+      .describe("the rules it held back (over max_instances, a failing expression, …)"),
     errors: z.array(z.string()).optional().describe("its errors (at most 20, then a count)"),
-    finished: z.boolean().describe("its latest run wrote a finish line (false: the watcher was killed while applying; the next one resumes it)"),
-    changes: z.array(HistoryChange).describe("its changes in plan order (changes of rules in audit are never sent and not listed)"),
+    finished: z
+      .boolean()
+      .describe(
+        "its latest run wrote a finish line (false: the watcher was killed while applying; the next one resumes it)",
+      ),
+    changes: z
+      .array(HistoryChange)
+      .describe("its changes in plan order (changes of rules in audit are never sent and not listed)"),
   })
   .strict();
 
@@ -46,7 +70,11 @@ export const HistoryDocument = z
     format_version: z.literal(1).describe("bumped only on an incompatible change of this document"),
     command: z.literal("history"),
     state_dir: z.string(),
-    cycles: z.array(HistoryCycle).describe("the last cycles, in time order, oldest first: those that applied something, failed or held rules back (with --rule / --instance: those that concern it, their changes narrowed to it)"),
+    cycles: z
+      .array(HistoryCycle)
+      .describe(
+        "the last cycles, in time order, oldest first: those that applied something, failed or held rules back (with --rule / --instance: those that concern it, their changes narrowed to it)",
+      ),
   })
   .strict();
 

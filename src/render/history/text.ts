@@ -27,17 +27,28 @@ export const historyText: HistoryFormatter = (doc) => {
     for (const ch of c.changes) counts.set(ch.outcome, (counts.get(ch.outcome) ?? 0) + 1);
     const said = [...counts].map(([o, n]) => `${n} ${WORD[o]}`).join(", ") || "no change";
     const why = c.cycle !== undefined ? `cycle ${c.cycle}${c.kind ? ` (${c.kind})` : ""}` : "cycle";
-    const result = c.result === "failed" ? ", failed" : c.result === "partial" ? `, partly applied: held back ${(c.held ?? []).join(", ")}` : "";
-    out.push(textSafe(`${why} ${c.folder ?? "(nothing applied)"}: ${c.started_at ?? "never started"}${c.finished ? "" : ", unfinished (the next watcher resumes it)"}${result}; ${said}`));
+    const result =
+      c.result === "failed"
+        ? ", failed"
+        : c.result === "partial"
+          ? `, partly applied: held back ${(c.held ?? []).join(", ")}`
+          : "";
+    out.push(
+      textSafe(
+        `${why} ${c.folder ?? "(nothing applied)"}: ${c.started_at ?? "never started"}${c.finished ? "" : ", unfinished (the next watcher resumes it)"}${result}; ${said}`,
+      ),
+    );
     for (const e of c.errors ?? []) out.push(textSafe(`  error: ${e}`));
-    const rows = c.changes.map((ch) => [
-      ch.at ?? "-",
-      WORD[ch.outcome],
-      ch.rule,
-      ch.instance_name ? `${ch.instance_id} ${ch.instance_name}` : String(ch.instance_id),
-      `${ch.kind}${ch.step_id !== undefined ? ` step ${ch.step_id}` : ""}`,
-      ch.reason ?? "",
-    ].map(textSafe));
+    const rows = c.changes.map((ch) =>
+      [
+        ch.at ?? "-",
+        WORD[ch.outcome],
+        ch.rule,
+        ch.instance_name ? `${ch.instance_id} ${ch.instance_name}` : String(ch.instance_id),
+        `${ch.kind}${ch.step_id !== undefined ? ` step ${ch.step_id}` : ""}`,
+        ch.reason ?? "",
+      ].map(textSafe),
+    );
     if (rows.length > 0) out.push(...table(rows, { indent: "  " }));
   }
   return `${out.join("\n")}\n`;

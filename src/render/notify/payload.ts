@@ -30,8 +30,6 @@ export interface NotifyPayload {
 /** Problem lines listed in `text` per kind of problem; the rest are counted. */
 const MAX_LINES = 5;
 
-
-
 function auditCount(plan: Plan): number {
   return plan.changes.filter((c) => c.audit === true).length;
 }
@@ -78,7 +76,9 @@ export function planPayload(plan: Plan, times: Times, files: { planFile?: string
   }
   // the summary line already counts audit changes
   const extra = excluded > 0 ? ` ${plural(excluded, "instance")} excluded.` : "";
-  lines.unshift(`flowrules plan against ${serviceName(plan.base_url, plan.profile)}: ${summaryLine(plan).replace(/^Plan: /, "")}${extra}`);
+  lines.unshift(
+    `flowrules plan against ${serviceName(plan.base_url, plan.profile)}: ${summaryLine(plan).replace(/^Plan: /, "")}${extra}`,
+  );
   lines.push(...ruleLines(plan), ...where(files));
   return {
     event: "plan.finished",
@@ -86,7 +86,14 @@ export function planPayload(plan: Plan, times: Times, files: { planFile?: string
     ...(plan.profile ? { profile: plan.profile } : {}),
     started_at: times.startedAt.toISOString(),
     finished_at: times.finishedAt.toISOString(),
-    summary: { ...plan.summary, changes: plan.changes.length, audit, excluded, errors: plan.errors.length, by_kind: byKind },
+    summary: {
+      ...plan.summary,
+      changes: plan.changes.length,
+      audit,
+      excluded,
+      errors: plan.errors.length,
+      by_kind: byKind,
+    },
     rules: plan.rules,
     text: chatSafe(lines.join("\n")),
   };
@@ -110,7 +117,8 @@ export function applyPayload(n: ApplyNotice, times: Times): NotifyPayload {
   const counts = countOutcomes(n.outcomes);
   const deferred = counts.not_started;
   const byKind: Record<string, number> = {};
-  for (const k of MUTATING_KINDS) byKind[k] = n.outcomes.filter((o) => o.change.kind === k && o.status === "applied").length;
+  for (const k of MUTATING_KINDS)
+    byKind[k] = n.outcomes.filter((o) => o.change.kind === k && o.status === "applied").length;
   const problems = counts.stale + counts.failed + counts.not_acted + deferred;
   const head = [`${counts.applied} applied`];
   if (counts.already_done) head.push(`${counts.already_done} done earlier`);

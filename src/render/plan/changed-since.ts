@@ -8,7 +8,9 @@ import { plural } from "../../text/plural.js";
 
 /** The plan's comparison with the ref, when it was planned with --changed-since. */
 export function changedSinceOf(plan: Plan): PlanChangedSince | undefined {
-  return plan.changed_since ? { changed_since: plan.changed_since, removed_rules: plan.removed_rules ?? [] } : undefined;
+  return plan.changed_since
+    ? { changed_since: plan.changed_since, removed_rules: plan.removed_rules ?? [] }
+    : undefined;
 }
 
 const names = (list: string[]): string => list.join(", ");
@@ -19,7 +21,8 @@ export function changedSinceHeadline(c: ChangedSinceNote, code: (s: string) => s
   const parts: string[] = [];
   if (c.added.length > 0) parts.push(`added ${names(c.added.map(code))}`);
   if (c.changed.length > 0) parts.push(`edited ${names(c.changed.map(code))}`);
-  const what = planned === 0 ? "no rule was added or edited" : `${plural(planned, "rule")} planned (${parts.join("; ")})`;
+  const what =
+    planned === 0 ? "no rule was added or edited" : `${plural(planned, "rule")} planned (${parts.join("; ")})`;
   const rest = c.unchanged.length > 0 ? `; ${plural(c.unchanged.length, "unchanged rule")} not planned` : "";
   return `Changed since ${code(c.ref)} (${c.commit.slice(0, 12)}): ${what}${rest}.`;
 }

@@ -119,7 +119,9 @@ function changeRow(ch: PlannedChange, names: PlanNames): string {
 function searchText(ch: PlannedChange, names: PlanNames): string {
   const { label } = kindLabel(ch);
   // as the page shows the name: the filter matches what a reviewer sees
-  return textSafe(`#${ch.instance_id} ${ch.instance_name} ${ch.rule} ${ch.kind} ${label} ${stepCell(ch, names)}${isAudit(ch) ? " audit" : ""}`).toLowerCase();
+  return textSafe(
+    `#${ch.instance_id} ${ch.instance_name} ${ch.rule} ${ch.kind} ${label} ${stepCell(ch, names)}${isAudit(ch) ? " audit" : ""}`,
+  ).toLowerCase();
 }
 
 function barChart(r: PlannedReport, index: number): string {
@@ -144,7 +146,9 @@ function barChart(r: PlannedReport, index: number): string {
     );
   });
   if (rest > 0) {
-    bars.push(`<text class="more" x="${labelW}" y="${4 + groups.length * rowH + 16}">${esc(`… ${plural(rest, "more group", "more groups")} in the table`)}</text>`);
+    bars.push(
+      `<text class="more" x="${labelW}" y="${4 + groups.length * rowH + 16}">${esc(`… ${plural(rest, "more group", "more groups")} in the table`)}</text>`,
+    );
   }
   return (
     `<svg class="chart" role="img" aria-labelledby="${titleId}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">` +
@@ -155,10 +159,14 @@ function barChart(r: PlannedReport, index: number): string {
 function reportSection(r: PlannedReport, index: number): string {
   const out: string[] = [];
   out.push(`<section class="report" data-report-rule="${esc(r.rule)}"><h3>${esc(r.title)}</h3>`);
-  out.push(`<p>Rule <code>${esc(r.rule)}</code>: ${plural(r.rows.length, "instance", "instances")} grouped by <code>${esc(r.group_by)}</code>.</p>`);
+  out.push(
+    `<p>Rule <code>${esc(r.rule)}</code>: ${plural(r.rows.length, "instance", "instances")} grouped by <code>${esc(r.group_by)}</code>.</p>`,
+  );
   out.push(`<div class="side">`);
   if (r.groups.length > 0) out.push(barChart(r, index));
-  out.push(`<table class="groups"><thead><tr><th scope="col">${esc(r.group_by)}</th><th scope="col" class="num">count</th></tr></thead><tbody>`);
+  out.push(
+    `<table class="groups"><thead><tr><th scope="col">${esc(r.group_by)}</th><th scope="col" class="num">count</th></tr></thead><tbody>`,
+  );
   for (const g of r.groups) out.push(`<tr><td>${esc(g.key)}</td><td class="num">${g.count}</td></tr>`);
   out.push(`</tbody></table></div>`);
   if (r.rows.length > 0) {
@@ -169,7 +177,10 @@ function reportSection(r: PlannedReport, index: number): string {
       out.push(`<tr>${r.columns.map((c) => `<td>${esc(cut(cellText(row[c])))}</td>`).join("")}</tr>`);
     }
     out.push(`</tbody></table></div>`);
-    if (r.rows.length > MAX_REPORT_ROWS) out.push(`<p>… ${r.rows.length - MAX_REPORT_ROWS} more rows in the JSON plan and in <code>--report-dir</code> files.</p>`);
+    if (r.rows.length > MAX_REPORT_ROWS)
+      out.push(
+        `<p>… ${r.rows.length - MAX_REPORT_ROWS} more rows in the JSON plan and in <code>--report-dir</code> files.</p>`,
+      );
     out.push(`</details>`);
   }
   out.push(`</section>`);
@@ -178,13 +189,23 @@ function reportSection(r: PlannedReport, index: number): string {
 
 function rulesTable(plan: Plan, names: PlanNames): string {
   const withExcluded = plan.rules.some((r) => excludedOf(r) !== undefined);
-  const head = ["Rule", "Workflow", "Selected", "Matched", ...(withExcluded ? ["Excluded"] : []), "Changes", "Skipped", "Status"];
+  const head = [
+    "Rule",
+    "Workflow",
+    "Selected",
+    "Matched",
+    ...(withExcluded ? ["Excluded"] : []),
+    "Changes",
+    "Skipped",
+    "Status",
+  ];
   const num = new Set(["Selected", "Matched", "Excluded", "Changes", "Skipped"]);
   const out: string[] = [`<div class="scroll"><table class="rules"><thead><tr>`];
   for (const h of head) out.push(`<th scope="col"${num.has(h) ? ` class="num"` : ""}>${h}</th>`);
   out.push(`</tr></thead><tbody>`);
   plan.rules.forEach((r, i) => {
-    const wf = r.workflow_id === null ? (workflowsWords(r) ?? "—") : workflowCell(names, r.workflow_id, r.workflow_name);
+    const wf =
+      r.workflow_id === null ? (workflowsWords(r) ?? "—") : workflowCell(names, r.workflow_id, r.workflow_name);
     const name = r.changes > 0 ? `<a href="#rule-${i}"><code>${esc(r.name)}</code></a>` : `<code>${esc(r.name)}</code>`;
     const cells = [
       `<th scope="row">${name}</th>`,
@@ -205,7 +226,8 @@ function rulesTable(plan: Plan, names: PlanNames): string {
   out.push(`</tbody></table></div>`);
   // why matched instances have no change, per rule and reason
   const skips = plan.rules.flatMap((r) => skipLines(r).map((l) => `<li><code>${esc(r.name)}</code>: ${esc(l)}</li>`));
-  if (skips.length > 0) out.push(`<p>Skipped (matched, no change needed or possible):</p><ul class="skips">${skips.join("")}</ul>`);
+  if (skips.length > 0)
+    out.push(`<p>Skipped (matched, no change needed or possible):</p><ul class="skips">${skips.join("")}</ul>`);
   return out.join("");
 }
 
@@ -213,17 +235,23 @@ function countsList(plan: Plan): string {
   const items: string[] = [];
   for (const k of MUTATING_KINDS) {
     const { symbol, label } = kindLabel({ kind: k });
-    items.push(`<div class="count" data-count="${k}"><dt><b class="k-${k}" aria-hidden="true">${esc(symbol)}</b> ${esc(label)}</dt><dd>${plan.summary[k]}</dd></div>`);
+    items.push(
+      `<div class="count" data-count="${k}"><dt><b class="k-${k}" aria-hidden="true">${esc(symbol)}</b> ${esc(label)}</dt><dd>${plan.summary[k]}</dd></div>`,
+    );
   }
   items.push(`<div class="count" data-count="reports"><dt>reports</dt><dd>${plan.summary.reports}</dd></div>`);
-  items.push(`<div class="count${plan.errors.length > 0 ? " failed" : ""}" data-count="errors"><dt>errors</dt><dd>${plan.errors.length}</dd></div>`);
+  items.push(
+    `<div class="count${plan.errors.length > 0 ? " failed" : ""}" data-count="errors"><dt>errors</dt><dd>${plan.errors.length}</dd></div>`,
+  );
   return `<dl class="counts">${items.join("")}</dl>`;
 }
 
 function errorsSection(plan: Plan): string {
   if (plan.errors.length === 0) return "";
   const items = plan.errors.map((e) => {
-    const where = [e.rule ? `rule ${e.rule}` : "", e.instance_id !== undefined ? `instance #${e.instance_id}` : ""].filter(Boolean).join(", ");
+    const where = [e.rule ? `rule ${e.rule}` : "", e.instance_id !== undefined ? `instance #${e.instance_id}` : ""]
+      .filter(Boolean)
+      .join(", ");
     return `<li><span class="badge err">${esc(e.code)}</span> ${where ? `<span class="where">${esc(where)}</span>: ` : ""}${esc(e.message)}</li>`;
   });
   return `<section id="errors" aria-labelledby="errors-h"><h2 id="errors-h">Errors (${plan.errors.length})</h2><ul class="errors">${items.join("")}</ul></section>`;
@@ -231,7 +259,8 @@ function errorsSection(plan: Plan): string {
 
 function changesSection(plan: Plan, names: PlanNames): { html: string; search: string[] } {
   const search: string[] = [];
-  if (plan.changes.length === 0) return { html: `<section id="changes"><h2>Changes</h2><p>No changes.</p></section>`, search };
+  if (plan.changes.length === 0)
+    return { html: `<section id="changes"><h2>Changes</h2><p>No changes.</p></section>`, search };
   // the plan lists changes rule by rule; group them anyway so the page never depends on that order
   const byRule = new Map<string, PlannedChange[]>();
   for (const ch of plan.changes) {
@@ -241,7 +270,9 @@ function changesSection(plan: Plan, names: PlanNames): { html: string; search: s
   }
   const ruleIndex = new Map(plan.rules.map((r, i) => [r.name, i]));
   const out: string[] = [];
-  out.push(`<section id="changes" aria-labelledby="changes-h"><h2 id="changes-h">Changes (${plan.changes.length})</h2>`);
+  out.push(
+    `<section id="changes" aria-labelledby="changes-h"><h2 id="changes-h">Changes (${plan.changes.length})</h2>`,
+  );
   out.push(
     `<div class="filter" role="search"><label for="q">Filter changes</label> ` +
       `<input type="search" id="q" placeholder="instance id or name, rule, kind — press / to focus" autocomplete="off" spellcheck="false" disabled> ` +
@@ -252,8 +283,12 @@ function changesSection(plan: Plan, names: PlanNames): { html: string; search: s
   for (const [rule, changes] of byRule) {
     const id = ruleIndex.get(rule) ?? extra++;
     out.push(`<section class="rule-changes" id="rule-${id}" data-rule="${esc(rule)}" aria-labelledby="rule-${id}-h">`);
-    out.push(`<h3 id="rule-${id}-h"><code>${esc(rule)}</code> <span class="n" data-total="${changes.length}">${plural(changes.length, "change", "changes")}</span></h3>`);
-    out.push(`<div class="head" aria-hidden="true"><span>kind</span><span>instance</span><span>step</span><span>before → after</span></div>`);
+    out.push(
+      `<h3 id="rule-${id}-h"><code>${esc(rule)}</code> <span class="n" data-total="${changes.length}">${plural(changes.length, "change", "changes")}</span></h3>`,
+    );
+    out.push(
+      `<div class="head" aria-hidden="true"><span>kind</span><span>instance</span><span>step</span><span>before → after</span></div>`,
+    );
     for (let i = 0; i < changes.length; i += CHUNK) {
       // only full blocks are laid out lazily: their estimated height is right, a short last block's would not be
       out.push(changes.length - i >= CHUNK ? `<ul class="chunk full">` : `<ul class="chunk">`);
@@ -349,27 +384,47 @@ export const html: PlanFormatter = (plan) => {
   const body: string[] = [];
   body.push(`<a class="skip" href="#changes">Skip to the changes</a><main>`);
   body.push(`<header><h1>flowrules plan</h1><p class="summary" id="summary">${esc(summaryLine(plan))}</p>`);
-  if (plan.forecast_at !== undefined) body.push(`<p class="meta forecast" id="forecast">Forecast for ${esc(shortInstant(plan.forecast_at))}, from data read at ${esc(plan.created_at)}: what time alone would bring if nobody changed anything. It cannot be applied.</p>`);
-  body.push(`<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url ? serviceName(plan.base_url, plan.profile) : "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`);
+  if (plan.forecast_at !== undefined)
+    body.push(
+      `<p class="meta forecast" id="forecast">Forecast for ${esc(shortInstant(plan.forecast_at))}, from data read at ${esc(plan.created_at)}: what time alone would bring if nobody changed anything. It cannot be applied.</p>`,
+    );
+  body.push(
+    `<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url ? serviceName(plan.base_url, plan.profile) : "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`,
+  );
   const changed = changedSinceOf(plan);
   if (changed) {
-    body.push(`<p class="meta" id="changed-since">${changedSinceHeadline(changed.changed_since, (s) => `<code>${esc(s)}</code>`)}</p>`);
+    body.push(
+      `<p class="meta" id="changed-since">${changedSinceHeadline(changed.changed_since, (s) => `<code>${esc(s)}</code>`)}</p>`,
+    );
     if (changed.removed_rules.length > 0) {
-      const items = changed.removed_rules.map((r) => `<li><code>${esc(r.name)}</code> (was in <code>${esc(r.file)}</code>)</li>`);
+      const items = changed.removed_rules.map(
+        (r) => `<li><code>${esc(r.name)}</code> (was in <code>${esc(r.file)}</code>)</li>`,
+      );
       body.push(`<p class="meta">${REMOVED_HEADING} ${REMOVED_WHY}:</p><ul>${items.join("")}</ul>`);
     }
   }
-  if (plan.revert) body.push(`<section id="revert">${revertLines(plan, (x) => x).map((l) => `<p class="meta">${esc(l)}</p>`).join("")}</section>`);
+  if (plan.revert)
+    body.push(
+      `<section id="revert">${revertLines(plan, (x) => x)
+        .map((l) => `<p class="meta">${esc(l)}</p>`)
+        .join("")}</section>`,
+    );
   body.push(`<nav aria-label="Sections">${nav.join(" · ")}</nav>${countsList(plan)}</header>`);
   body.push(errorsHtml);
-  body.push(`<section id="rules" aria-labelledby="rules-h"><h2 id="rules-h">Rules (${plan.rules.length})</h2>${rulesTable(plan, names)}</section>`);
+  body.push(
+    `<section id="rules" aria-labelledby="rules-h"><h2 id="rules-h">Rules (${plan.rules.length})</h2>${rulesTable(plan, names)}</section>`,
+  );
   if (plan.reports.length > 0) {
-    body.push(`<section id="reports" aria-labelledby="reports-h"><h2 id="reports-h">Reports (${plan.reports.length})</h2>`);
+    body.push(
+      `<section id="reports" aria-labelledby="reports-h"><h2 id="reports-h">Reports (${plan.reports.length})</h2>`,
+    );
     plan.reports.forEach((r, i) => body.push(reportSection(r, i)));
     body.push(`</section>`);
   }
   body.push(changes.html);
-  body.push(`<footer>Open this file from disk; it loads nothing from the network. The full plan is the JSON file written with <code>--out</code>.</footer></main>`);
+  body.push(
+    `<footer>Open this file from disk; it loads nothing from the network. The full plan is the JSON file written with <code>--out</code>.</footer></main>`,
+  );
   const csp = `default-src 'none'; style-src ${sha256(STYLE)}; script-src ${sha256(SCRIPT)}; img-src 'none'; base-uri 'none'; form-action 'none'`;
   return [
     `<!doctype html>`,

@@ -7,7 +7,16 @@ import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../
 import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { revertLines } from "./revert.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { deferredWords, workflowsWords, describeChange, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import {
+  deferredWords,
+  workflowsWords,
+  describeChange,
+  diffKeys,
+  presentation,
+  showValue,
+  skipLines,
+  summaryLine,
+} from "./summary.js";
 import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -34,7 +43,9 @@ function code(s: string): string {
 
 /** A Mermaid label in quotes: Mermaid's own entity codes for what would end the label or make markup. */
 function mermaidLabel(s: string): string {
-  return markdownCodeSafe(s).replace(/"/g, "'").replace(/[<>&#]/g, (c) => `#${c.charCodeAt(0)};`);
+  return markdownCodeSafe(s)
+    .replace(/"/g, "'")
+    .replace(/[<>&#]/g, (c) => `#${c.charCodeAt(0)};`);
 }
 
 export function reportMarkdown(r: PlannedReport): string {
@@ -51,8 +62,10 @@ export function reportMarkdown(r: PlannedReport): string {
   if (r.rows.length > 0) {
     lines.push("", `<details><summary>Instances (${r.rows.length})</summary>`, "");
     lines.push(`| ${r.columns.map(md).join(" | ")} |`, `|${r.columns.map(() => "---").join("|")}|`);
-    for (const row of r.rows.slice(0, MAX_REPORT_ROWS)) lines.push(`| ${r.columns.map((c) => md(row[c])).join(" | ")} |`);
-    if (r.rows.length > MAX_REPORT_ROWS) lines.push("", `… ${r.rows.length - MAX_REPORT_ROWS} more rows in the JSON plan.`);
+    for (const row of r.rows.slice(0, MAX_REPORT_ROWS))
+      lines.push(`| ${r.columns.map((c) => md(row[c])).join(" | ")} |`);
+    if (r.rows.length > MAX_REPORT_ROWS)
+      lines.push("", `… ${r.rows.length - MAX_REPORT_ROWS} more rows in the JSON plan.`);
     lines.push("", "</details>");
   }
   lines.push("");
@@ -75,7 +88,9 @@ function changeBlock(ch: PlannedChange, names: PlanNames): string {
   const what = describeChange(ch, names).label;
   // inside a diff fence, shown literally: only controls and line breaks need care
   const f = markdownCodeSafe;
-  const lines = [`@@ ${p.symbol} #${ch.instance_id} ${f(ch.instance_name)}: ${f(what)}${ch.audit === true ? " (audit: not applied)" : ""} @@`];
+  const lines = [
+    `@@ ${p.symbol} #${ch.instance_id} ${f(ch.instance_name)}: ${f(what)}${ch.audit === true ? " (audit: not applied)" : ""} @@`,
+  ];
   for (const key of diffKeys(ch.before, ch.after)) {
     const label = f(keyLabel(names, ch, key));
     if (key in ch.before) lines.push(`- ${label}: ${f(showValue(ch.before[key]))}`);
@@ -107,7 +122,8 @@ export const markdown: PlanFormatter = (plan, options) => {
   if (plan.revert) head.push(...revertLines(plan, md).map((l) => (l.startsWith("  ") ? `- ${l.trim()}` : l)), "");
   head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
   for (const r of plan.rules) {
-    const wf = r.workflow_id === null ? md(workflowsWords(r) ?? "—") : md(workflowCell(names, r.workflow_id, r.workflow_name));
+    const wf =
+      r.workflow_id === null ? md(workflowsWords(r) ?? "—") : md(workflowCell(names, r.workflow_id, r.workflow_name));
     head.push(`| ${code(r.name)} | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${ruleState(plan, r)} |`);
   }
   head.push("");
@@ -143,7 +159,8 @@ export const markdown: PlanFormatter = (plan, options) => {
       section += block;
       shown++;
     }
-    if (shown < plan.reports.length) section += `\n… ${plural(plan.reports.length - shown, "report")} left out to fit the comment; see ${where}.\n`;
+    if (shown < plan.reports.length)
+      section += `\n… ${plural(plan.reports.length - shown, "report")} left out to fit the comment; see ${where}.\n`;
     out += `${section}\n`;
   }
 
@@ -164,7 +181,10 @@ export const markdown: PlanFormatter = (plan, options) => {
     }
     if (currentRule) body += "```\n";
     const left = plan.changes.length - shown;
-    const note = left > 0 ? `\n${left} of ${plural(plan.changes.length, "change")} left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; the full plan is in ${where}.\n` : "";
+    const note =
+      left > 0
+        ? `\n${left} of ${plural(plan.changes.length, "change")} left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; the full plan is in ${where}.\n`
+        : "";
     const legendKinds = [...new Set(plan.changes.map((c) => c.kind))];
     const legend = legendKinds.map((k) => `${presentation(k).symbol} ${presentation(k).legend}`).join(" · ");
     out += `<details><summary>Changes (${plan.changes.length}) — ${legend}</summary>\n\n${body}${note}\n</details>\n`;

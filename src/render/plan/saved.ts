@@ -16,7 +16,8 @@ export function shellWord(s: string): string {
 
 export function savedLine(file: string, plan: Pick<Plan, "changes" | "errors">): string {
   const where = `Saved the plan to ${textSafe(file)}.`;
-  if (plan.errors.length > 0) return `${where} It records ${plural(plan.errors.length, "error")}, so apply refuses it: fix the rules and plan again.\n`;
+  if (plan.errors.length > 0)
+    return `${where} It records ${plural(plan.errors.length, "error")}, so apply refuses it: fix the rules and plan again.\n`;
   const sent = plan.changes.filter((c) => c.audit !== true).length;
   if (sent === 0) return `${where} It holds no change to apply.\n`;
   return `${where} Apply exactly this: flowrules apply ${textSafe(shellWord(file))}\n`;

@@ -42,7 +42,9 @@ export function workflowsWords(rule: RulePlanSummary): string | undefined {
   const skipped = rule.workflows_skipped ?? [];
   const planned = rule.workflow_ids.filter((id) => !skipped.some((s) => s.workflow_id === id));
   const list = planned.length > 0 ? `workflows ${planned.join(", ")}` : "no workflow";
-  return skipped.length > 0 ? `${list}; skipped ${skipped.map((s) => `${s.workflow_id} (${s.reason})`).join(", ")}` : list;
+  return skipped.length > 0
+    ? `${list}; skipped ${skipped.map((s) => `${s.workflow_id} (${s.reason})`).join(", ")}`
+    : list;
 }
 
 /** Mutating kinds that occur in the plan, in registry order (for legends). */

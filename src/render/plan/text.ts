@@ -6,7 +6,17 @@ import pc from "picocolors";
 import type { PlannedReport } from "../../plan/types.js";
 import { textSafe as t } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { deferredWords, workflowsWords, describeChange, diffKeys, kindsUsed, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import {
+  deferredWords,
+  workflowsWords,
+  describeChange,
+  diffKeys,
+  kindsUsed,
+  presentation,
+  showValue,
+  skipLines,
+  summaryLine,
+} from "./summary.js";
 import { keyLabel, planNames, workflowLabel } from "./names.js";
 import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -29,12 +39,18 @@ function cell(v: unknown): string {
 export function reportLines(r: PlannedReport, maxRows = MAX_REPORT_ROWS): string[] {
   const total = r.rows.length;
   const out = [`Report ${t(r.title)} (rule ${t(r.rule)}): ${plural(total, "instance")} by ${t(r.group_by)}`];
-  out.push(...reportTable([t(r.group_by), "count"], r.groups.map((g) => [t(g.key), String(g.count)])).map((l) => `  ${l}`));
+  out.push(
+    ...reportTable(
+      [t(r.group_by), "count"],
+      r.groups.map((g) => [t(g.key), String(g.count)]),
+    ).map((l) => `  ${l}`),
+  );
   if (total > 0) {
     out.push("");
     const rows = r.rows.slice(0, maxRows).map((row) => r.columns.map((c) => cell(row[c])));
     out.push(...reportTable(r.columns.map(t), rows).map((l) => `  ${l}`));
-    if (total > maxRows) out.push(`  … ${total - maxRows} more rows in the JSON plan (--out) and in --report-dir files`);
+    if (total > maxRows)
+      out.push(`  … ${total - maxRows} more rows in the JSON plan (--out) and in --report-dir files`);
   }
   return out;
 }
@@ -43,8 +59,17 @@ export const text: PlanFormatter = (plan, { color }) => {
   const c = pc.createColors(color);
   const paint = (kind: string, s: string): string => c[presentation(kind).colour](s);
   const out: string[] = [];
-  out.push(c.bold(`flowrules plan against ${t(plan.base_url ? serviceName(plan.base_url, plan.profile) : "(fixtures)")} at ${t(plan.created_at)}`));
-  if (plan.forecast_at !== undefined) out.push(c.bold(`Forecast for ${t(shortInstant(plan.forecast_at))}: the plan as it would be then if nobody changed anything (data as read now; apply refuses it)`));
+  out.push(
+    c.bold(
+      `flowrules plan against ${t(plan.base_url ? serviceName(plan.base_url, plan.profile) : "(fixtures)")} at ${t(plan.created_at)}`,
+    ),
+  );
+  if (plan.forecast_at !== undefined)
+    out.push(
+      c.bold(
+        `Forecast for ${t(shortInstant(plan.forecast_at))}: the plan as it would be then if nobody changed anything (data as read now; apply refuses it)`,
+      ),
+    );
 
   const names = planNames(plan);
   const used = kindsUsed(plan);
@@ -53,13 +78,22 @@ export const text: PlanFormatter = (plan, { color }) => {
   }
 
   for (const rule of plan.rules) {
-    const wf = rule.workflow_id === null ? t(workflowsWords(rule) ?? "unresolved workflow") : t(workflowLabel(names, rule.workflow_id, rule.workflow_name));
+    const wf =
+      rule.workflow_id === null
+        ? t(workflowsWords(rule) ?? "unresolved workflow")
+        : t(workflowLabel(names, rule.workflow_id, rule.workflow_name));
     const status = rule.status === "failed" ? c.red(" FAILED") : "";
     if (rule.status === "inactive") {
-      out.push("", c.bold(`Rule ${t(rule.name)}`) + ` (${wf}): ${c.yellow("INACTIVE")}, ${t(rule.reason ?? "outside its active window")}`);
+      out.push(
+        "",
+        c.bold(`Rule ${t(rule.name)}`) +
+          ` (${wf}): ${c.yellow("INACTIVE")}, ${t(rule.reason ?? "outside its active window")}`,
+      );
       continue;
     }
-    const audit = plan.changes.some((x) => x.rule === rule.name && x.audit === true) ? c.yellow(" [audit: not applied]") : "";
+    const audit = plan.changes.some((x) => x.rule === rule.name && x.audit === true)
+      ? c.yellow(" [audit: not applied]")
+      : "";
     out.push("");
     out.push(
       c.bold(`Rule ${t(rule.name)}`) +
@@ -75,7 +109,9 @@ export const text: PlanFormatter = (plan, { color }) => {
     for (const ch of plan.changes.filter((x) => x.rule === rule.name)) {
       const p = presentation(ch.kind);
       const what = t(describeChange(ch, names).label);
-      out.push(`  ${paint(ch.kind, p.symbol)} #${ch.instance_id} ${t(JSON.stringify(ch.instance_name))}: ${what}${ch.audit === true ? c.yellow(" (audit)") : ""}`);
+      out.push(
+        `  ${paint(ch.kind, p.symbol)} #${ch.instance_id} ${t(JSON.stringify(ch.instance_name))}: ${what}${ch.audit === true ? c.yellow(" (audit)") : ""}`,
+      );
       for (const key of diffKeys(ch.before, ch.after)) {
         const label = t(keyLabel(names, ch, key));
         // a value the plan did not need to read is shown as set, not as a guessed before → after

@@ -125,10 +125,16 @@ export interface PlanFigures {
  * Figures of a plan. The rule's expected requests extrapolate its cost per instance so far; the ETA is the
  * requests left under the rate limit (`ratePerMin`), or at the pace seen so far without one.
  */
-export function planFigures(s: PlanProgressState, waits: Waits, ruleElapsedMs: number, ratePerMin: number): PlanFigures {
-  const expected = s.instancesDone > 0 && s.instancesTotal > s.instancesDone
-    ? Math.max(s.requests, Math.round((s.requests / s.instancesDone) * s.instancesTotal))
-    : s.requests;
+export function planFigures(
+  s: PlanProgressState,
+  waits: Waits,
+  ruleElapsedMs: number,
+  ratePerMin: number,
+): PlanFigures {
+  const expected =
+    s.instancesDone > 0 && s.instancesTotal > s.instancesDone
+      ? Math.max(s.requests, Math.round((s.requests / s.instancesDone) * s.instancesTotal))
+      : s.requests;
   const left = expected - s.requests;
   const observed = ruleElapsedMs > 0 && s.requests > 0 ? (s.requests / ruleElapsedMs) * 60_000 : 0;
   const perMin = ratePerMin > 0 ? Math.min(ratePerMin, observed || ratePerMin) : observed;

@@ -11,7 +11,15 @@ import type { ApplyProgress } from "../../apply/types.js";
 import type { PlanProgress } from "../../engine/plan-live.js";
 import type { CommandIO } from "../../log/command-io.js";
 import { ProgressEvents } from "../events/progress.js";
-import { applyFigures, applyLine, noWaits, planFigures, planLine, type PlanProgressState, type Waits } from "./format.js";
+import {
+  applyFigures,
+  applyLine,
+  noWaits,
+  planFigures,
+  planLine,
+  type PlanProgressState,
+  type Waits,
+} from "./format.js";
 import { TerminalLine } from "./terminal.js";
 
 export interface ProgressView {
@@ -47,9 +55,10 @@ export function progressView(io: CommandIO, opts: ProgressViewOptions): Progress
   const waits: Waits = noWaits();
   let requests = 0;
   const structured = io.log?.structured === true;
-  const terminal = !structured && io.stderrIsTTY && !opts.quiet
-    ? new TerminalLine(io.stderr, opts.columns ?? (() => process.stderr.columns || 100), 200, now)
-    : undefined;
+  const terminal =
+    !structured && io.stderrIsTTY && !opts.quiet
+      ? new TerminalLine(io.stderr, opts.columns ?? (() => process.stderr.columns || 100), 200, now)
+      : undefined;
   const events = structured && io.log ? new ProgressEvents(io.log, opts.eventEveryMs, now) : undefined;
 
   // the latest state, redrawn by the tick while nothing else happens (a long wait on the rate limit)

@@ -60,7 +60,11 @@ async function fileKeys(path: string): Promise<string[]> {
  * `others` names (`--out`'s plan, the workflow catalog) would replace it — a rule named `plan` wrote its JSON over
  * `plan.json`. Checked before anything of the run is written.
  */
-export async function reportFileClash(dir: string, plan: Pick<Plan, "reports">, others: Array<{ path: string; what: string }>): Promise<string | undefined> {
+export async function reportFileClash(
+  dir: string,
+  plan: Pick<Plan, "reports">,
+  others: Array<{ path: string; what: string }>,
+): Promise<string | undefined> {
   const taken = new Map<string, string>();
   for (const o of others) for (const key of await fileKeys(o.path)) taken.set(key, o.what);
   for (const f of reportFiles(dir, plan)) {

@@ -2,7 +2,10 @@
 import type { Plan, PlannedReport } from "../../plan/types.js";
 import { jsonSafe } from "../escape.js";
 
-export function reportJson(r: PlannedReport, plan: Pick<Plan, "created_at" | "base_url" | "flowrules_version">): string {
+export function reportJson(
+  r: PlannedReport,
+  plan: Pick<Plan, "created_at" | "base_url" | "flowrules_version">,
+): string {
   const doc = {
     format_version: 1,
     created_at: plan.created_at,

@@ -6,5 +6,8 @@ import type { StateFormat } from "../format-names.js";
 
 export { clearText } from "./text.js";
 
-export const STATE_FORMATS = { text: stateText, json: stateJson } satisfies Record<StateFormat, (report: StateReport) => string>;
+export const STATE_FORMATS = { text: stateText, json: stateJson } satisfies Record<
+  StateFormat,
+  (report: StateReport) => string
+>;
 export { STATE_FORMAT_NAMES, type StateFormat } from "../format-names.js";

@@ -30,8 +30,13 @@ function testcase(r: CaseResult): string {
   if (r.status === "pass") return `    <testcase ${attrs}/>`;
   const tag = r.status === "error" ? "error" : "failure";
   const first = r.failures[0];
-  const detail = first && first.expected !== undefined ? `: expected ${saidText(first.expected)}, actual ${first.actual !== undefined ? saidText(first.actual) : "?"}` : "";
-  const full = first ? `${first.instance !== undefined ? `instance ${first.instance}: ` : ""}${first.subject}${detail}` : r.status;
+  const detail =
+    first && first.expected !== undefined
+      ? `: expected ${saidText(first.expected)}, actual ${first.actual !== undefined ? saidText(first.actual) : "?"}`
+      : "";
+  const full = first
+    ? `${first.instance !== undefined ? `instance ${first.instance}: ` : ""}${first.subject}${detail}`
+    : r.status;
   const message = full.length > 300 ? `${full.slice(0, 299)}…` : full;
   const body = r.failures.flatMap((f) => failureLines(plain, f)).join("\n");
   return [
@@ -41,7 +46,11 @@ function testcase(r: CaseResult): string {
   ].join("\n");
 }
 
-function suite(name: string, cases: string[], stats: { tests: number; failures: number; errors: number; ms: number }): string {
+function suite(
+  name: string,
+  cases: string[],
+  stats: { tests: number; failures: number; errors: number; ms: number },
+): string {
   return [
     `  <testsuite name="${xmlEscape(name)}" tests="${stats.tests}" failures="${stats.failures}" errors="${stats.errors}" skipped="0" time="${seconds(stats.ms)}">`,
     ...cases,
@@ -71,15 +80,21 @@ export function testsJunit(run: TestRun): string {
     suites.push(suite(file, results.map(testcase), s));
   }
   for (const file of brokenFiles(run)) {
-    const messages = run.diagnostics.filter((d) => d.file === file && d.severity === "error").map((d) => `${d.file}:${d.line}:${d.col}  ${d.message}`);
+    const messages = run.diagnostics
+      .filter((d) => d.file === file && d.severity === "error")
+      .map((d) => `${d.file}:${d.line}:${d.col}  ${d.message}`);
     tests += 1;
     errors += 1;
     suites.push(
-      suite(file, [
-        `    <testcase classname="(load)" name="${xmlEscape(file)}" file="${xmlEscape(file)}" time="0.000">`,
-        `      <error message="${xmlEscape(messages[0] ?? "did not load")}" type="LoadError">${xmlEscape(messages.join("\n"))}</error>`,
-        "    </testcase>",
-      ], { tests: 1, failures: 0, errors: 1, ms: 0 }),
+      suite(
+        file,
+        [
+          `    <testcase classname="(load)" name="${xmlEscape(file)}" file="${xmlEscape(file)}" time="0.000">`,
+          `      <error message="${xmlEscape(messages[0] ?? "did not load")}" type="LoadError">${xmlEscape(messages.join("\n"))}</error>`,
+          "    </testcase>",
+        ],
+        { tests: 1, failures: 0, errors: 1, ms: 0 },
+      ),
     );
   }
   return [

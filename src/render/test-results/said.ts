@@ -4,5 +4,15 @@ import { show, showIds, showWritten } from "../show.js";
 
 export function saidText(s: Said): string {
   if (typeof s === "string") return s;
-  return s.map((p) => (typeof p === "string" ? p : "value" in p ? show(p.value) : "written" in p ? showWritten(p.written) : showIds(p.ids))).join("");
+  return s
+    .map((p) =>
+      typeof p === "string"
+        ? p
+        : "value" in p
+          ? show(p.value)
+          : "written" in p
+            ? showWritten(p.written)
+            : showIds(p.ids),
+    )
+    .join("");
 }

@@ -4,8 +4,24 @@ import type { Diagnostic } from "../../rules/types.js";
 import { jsonSafe } from "../escape.js";
 
 /** One diagnostic as the JSON documents show it (`validate --format json`, `test --format json`). */
-export function diagnosticJson(d: Diagnostic): { file: string; line: number; col: number; severity: Diagnostic["severity"]; code: string; message: string; rule?: string } {
-  return { file: d.file, line: d.line, col: d.col, severity: d.severity, code: d.code, message: d.message, ...(d.rule !== undefined ? { rule: d.rule } : {}) };
+export function diagnosticJson(d: Diagnostic): {
+  file: string;
+  line: number;
+  col: number;
+  severity: Diagnostic["severity"];
+  code: string;
+  message: string;
+  rule?: string;
+} {
+  return {
+    file: d.file,
+    line: d.line,
+    col: d.col,
+    severity: d.severity,
+    code: d.code,
+    message: d.message,
+    ...(d.rule !== undefined ? { rule: d.rule } : {}),
+  };
 }
 
 export const json: DiagnosticFormatter = (diagnostics, opts) => {

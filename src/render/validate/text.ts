@@ -16,7 +16,9 @@ export const text: DiagnosticFormatter = (diagnostics, opts) => {
   const lines = diagnostics.map((d) => diagnosticLine(d, opts.color));
   const { errors, warnings } = counts(diagnostics);
   const checked =
-    opts.files !== undefined ? ` in ${plural(opts.files, "file")}${opts.rules !== undefined ? `, ${plural(opts.rules, "rule")}` : ""}` : "";
+    opts.files !== undefined
+      ? ` in ${plural(opts.files, "file")}${opts.rules !== undefined ? `, ${plural(opts.rules, "rule")}` : ""}`
+      : "";
   const summary =
     errors > 0
       ? c.red(`✖ ${plural(errors, "error")}, ${plural(warnings, "warning")}${checked}`)

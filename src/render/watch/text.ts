@@ -44,13 +44,24 @@ export function cycleLine(r: CycleReport, at: Date = new Date()): string {
   else parts.push("not applied (no --apply)");
   if (r.deferred > 0) parts.push(`${r.deferred} not sent (stopping)`);
   if (r.audit > 0) parts.push(`${r.audit} audit`);
-  if (r.held.length > 0) parts.push(`partly applied: ${s(r.held.length, "rule")} held back (${r.held.slice(0, 5).join(", ")}${r.held.length > 5 ? `, … and ${r.held.length - 5} more` : ""})`);
+  if (r.held.length > 0)
+    parts.push(
+      `partly applied: ${s(r.held.length, "rule")} held back (${r.held.slice(0, 5).join(", ")}${r.held.length > 5 ? `, … and ${r.held.length - 5} more` : ""})`,
+    );
   if (r.errors.length > 0) parts.push(`${s(r.errors.length, "error")} (below)`);
-  return textSafe(`${at.toISOString()} cycle ${r.n} (${r.kind}, ${s(r.rules, "rule")}): ${parts.join(", ")}; ${r.requests} requests, ${(r.durationMs / 1000).toFixed(1)} s`);
+  return textSafe(
+    `${at.toISOString()} cycle ${r.n} (${r.kind}, ${s(r.rules, "rule")}): ${parts.join(", ")}; ${r.requests} requests, ${(r.durationMs / 1000).toFixed(1)} s`,
+  );
 }
 
 /** A cycle a stop cut short while it planned: nothing was applied. */
-export function stoppedCycleLine(n: number, kind: CycleReport["kind"], rules: number, requests: number, at: Date = new Date()): string {
+export function stoppedCycleLine(
+  n: number,
+  kind: CycleReport["kind"],
+  rules: number,
+  requests: number,
+  at: Date = new Date(),
+): string {
   return `${at.toISOString()} cycle ${n} (${kind}, ${s(rules, "rule")}): stopped while planning, nothing applied; ${requests} requests`;
 }
 
@@ -75,7 +86,11 @@ const OUTCOME_WORD: Record<ChangeOutcome["status"], string> = {
  * One line per change, indented under the cycle's line: what the cycle applied (and what it could not), or without
  * --apply what it would do. At most `max` lines; then one line with the rest's count and where to find them.
  */
-export function changeLines(changes: ReadonlyArray<ChangeOutcome | { change: PlannedChange; status: "planned" }>, max: number, more: string): string[] {
+export function changeLines(
+  changes: ReadonlyArray<ChangeOutcome | { change: PlannedChange; status: "planned" }>,
+  max: number,
+  more: string,
+): string[] {
   const lines = changes.slice(0, max).map((o) => {
     const word = o.status === "planned" ? "planned" : OUTCOME_WORD[o.status];
     const reason = "reason" in o && o.reason && o.status !== "applied" ? `: ${o.reason}` : "";
@@ -90,7 +105,9 @@ export function watchingLine(rules: number, workflows: number, intervalMs: numbe
 }
 
 export function cycleFailedLine(message: string, backoffMs: number, at: Date = new Date()): string {
-  return textSafe(`${at.toISOString()} watch: cycle failed (${message}); trying again in ${Math.round(backoffMs / 1000)} s`);
+  return textSafe(
+    `${at.toISOString()} watch: cycle failed (${message}); trying again in ${Math.round(backoffMs / 1000)} s`,
+  );
 }
 
 /** After a cycle that held rules back or failed: when they are tried again (sooner if a poll finds an update). */
@@ -105,19 +122,27 @@ export function resumingLine(planFile: string): string {
 
 /** One line for an unfinished cycle whose plan cannot be read (`problem` names the file): set aside, not retried. */
 export function setAsideLine(problem: string, movedTo: string): string {
-  return textSafe(`flowrules: warning: cannot resume an unfinished cycle: ${problem}; set aside as ${movedTo}, planning afresh`);
+  return textSafe(
+    `flowrules: warning: cannot resume an unfinished cycle: ${problem}; set aside as ${movedTo}, planning afresh`,
+  );
 }
 
 export function reloadedLine(why: string, rules: number, digest: string, changed: boolean): string {
-  return textSafe(`flowrules: ${why}: ${changed ? "reloaded" : "read again, unchanged:"} ${s(rules, "rule")} (digest ${digest.slice(0, 19)}…)`);
+  return textSafe(
+    `flowrules: ${why}: ${changed ? "reloaded" : "read again, unchanged:"} ${s(rules, "rule")} (digest ${digest.slice(0, 19)}…)`,
+  );
 }
 
 export function reloadFailedLine(why: string, kept: number): string {
-  return textSafe(`flowrules: ${why}: the reload did not validate (the problems are above); keeping the ${s(kept, "rule")} loaded before`);
+  return textSafe(
+    `flowrules: ${why}: the reload did not validate (the problems are above); keeping the ${s(kept, "rule")} loaded before`,
+  );
 }
 
 export function needsRestartLine(what: string[]): string {
-  return textSafe(`flowrules: the config changed ${what.join(", ")}: that takes effect only when the watcher starts again; the rest was reloaded`);
+  return textSafe(
+    `flowrules: the config changed ${what.join(", ")}: that takes effect only when the watcher starts again; the rest was reloaded`,
+  );
 }
 
 export function metricsLine(host: string, port: number): string {

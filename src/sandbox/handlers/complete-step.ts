@@ -15,7 +15,10 @@ import { visibleInstance } from "./lookup-visible.js";
 
 const actionSchema = z
   .object({ action_id: z.number().int(), input_object: z.unknown() })
-  .refine((a) => a.input_object !== undefined, { message: "input_object is required (null clears the field)", path: ["input_object"] });
+  .refine((a) => a.input_object !== undefined, {
+    message: "input_object is required (null clears the field)",
+    path: ["input_object"],
+  });
 
 const bodySchema = z.object({
   step_id: z.number().int(),
@@ -26,7 +29,10 @@ const bodySchema = z.object({
 export function completeStep(ctx: RequestContext): ApiResponse {
   const inst = visibleInstance(ctx, ctx.params[0]);
   const body = ctx.body;
-  if (body.kind === "none") throw badRequest('Request body required: {"step_id": int, "actions": [{"action_id": int, "input_object": …}], "mode": "save" | "complete"}.');
+  if (body.kind === "none")
+    throw badRequest(
+      'Request body required: {"step_id": int, "actions": [{"action_id": int, "input_object": …}], "mode": "save" | "complete"}.',
+    );
   if (body.kind === "invalid") throw malformed(body);
   if (body.kind !== "json") throw unsupportedMedia(body.media, "application/json");
   const parsed = bodySchema.safeParse(body.value);
@@ -37,10 +43,15 @@ export function completeStep(ctx: RequestContext): ApiResponse {
   const step = stepInWorkflow(workflow, stepId);
   if (!step) {
     const steps = workflow.steps.map((s) => s.id).join(", ");
-    throw badRequest(`Step ${stepId} is not a step of workflow ${workflow.id} ("${workflow.name}"); its steps: ${steps}.`);
+    throw badRequest(
+      `Step ${stepId} is not a step of workflow ${workflow.id} ("${workflow.name}"); its steps: ${steps}.`,
+    );
   }
   if (!canActOnStep(ctx.user, workflow, step)) {
-    throw new HttpError(403, `User "${ctx.user.name}" may not ${mode} step ${stepId} ("${step.name}"): only its assigned owners, the workflow's leads and administrators may.`);
+    throw new HttpError(
+      403,
+      `User "${ctx.user.name}" may not ${mode} step ${stepId} ("${step.name}"): only its assigned owners, the workflow's leads and administrators may.`,
+    );
   }
   try {
     const updated = ctx.store.applyStep(inst.id, stepId, actions, mode);

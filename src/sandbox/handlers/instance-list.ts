@@ -55,12 +55,18 @@ export function listInstances(ctx: RequestContext): ApiResponse {
     if (first !== undefined) previous = make(first, true);
     else if (cursor) previous = linkWith(ctx, { cursor: ctx.cursors.encode({ ...cursor, r: true }) });
   }
-  if (page.hasNext && last === undefined && cursor) next = linkWith(ctx, { cursor: ctx.cursors.encode({ ...cursor, r: false }) });
+  if (page.hasNext && last === undefined && cursor)
+    next = linkWith(ctx, { cursor: ctx.cursors.encode({ ...cursor, r: false }) });
 
   return {
     status: 200,
     contentType: V1_JSON,
-    body: { count, next, previous, results: page.indices.map((i) => listElement(view.items[i] as InstanceState, ctx.store.urls)) },
+    body: {
+      count,
+      next,
+      previous,
+      results: page.indices.map((i) => listElement(view.items[i] as InstanceState, ctx.store.urls)),
+    },
   };
 }
 
@@ -88,7 +94,8 @@ function pageAt(view: SortedView, order: OrderField[], matches: number[], cursor
 
 /** Index of the first element of the ascending `sorted` that is >= value. */
 function firstAtOrAfter(sorted: number[], value: number): number {
-  let lo = 0, hi = sorted.length;
+  let lo = 0,
+    hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if ((sorted[mid] as number) < value) lo = mid + 1;

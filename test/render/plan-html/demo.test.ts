@@ -49,14 +49,21 @@ afterAll(async () => {
 
 /** Lets the filter's animation frame run. */
 // (page code as strings: the test build has no DOM types)
-const nextFrame = (page: Page): Promise<unknown> => page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))");
+const nextFrame = (page: Page): Promise<unknown> =>
+  page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))");
 
 async function visibleIds(page: Page): Promise<string[]> {
   await nextFrame(page);
-  return page.$$eval("[data-change-id]", (els) => els.filter((e) => e.checkVisibility()).map((e) => e.getAttribute("data-change-id") ?? ""));
+  return page.$$eval("[data-change-id]", (els) =>
+    els.filter((e) => e.checkVisibility()).map((e) => e.getAttribute("data-change-id") ?? ""),
+  );
 }
 
-const idsWhere = (pred: (c: Plan["changes"][number]) => boolean): string[] => plan.changes.filter(pred).map((c) => c.id).sort();
+const idsWhere = (pred: (c: Plan["changes"][number]) => boolean): string[] =>
+  plan.changes
+    .filter(pred)
+    .map((c) => c.id)
+    .sort();
 
 describe("plan --format html (demo rules, in Chromium)", () => {
   it("plans something worth looking at: changes of every kind and reports", () => {
@@ -72,7 +79,9 @@ describe("plan --format html (demo rules, in Chromium)", () => {
   });
 
   chromium.it("has exactly one [data-change-id] element per change of the JSON plan of the same run", async () => {
-    const ids = await opened.page.$$eval("[data-change-id]", (els) => els.map((e) => e.getAttribute("data-change-id") ?? ""));
+    const ids = await opened.page.$$eval("[data-change-id]", (els) =>
+      els.map((e) => e.getAttribute("data-change-id") ?? ""),
+    );
     expect(ids.length).toBe(plan.changes.length);
     expect(new Set(ids)).toEqual(new Set(plan.changes.map((c) => c.id)));
   });
@@ -85,7 +94,9 @@ describe("plan --format html (demo rules, in Chromium)", () => {
     }
     expect(Number(await page.textContent(`[data-count="errors"] dd`))).toBe(plan.errors.length);
     for (const r of plan.rules) {
-      const nums = await page.$$eval(`#rules tr[data-rule="${r.name}"] td.num`, (tds) => tds.map((td) => Number(td.textContent)));
+      const nums = await page.$$eval(`#rules tr[data-rule="${r.name}"] td.num`, (tds) =>
+        tds.map((td) => Number(td.textContent)),
+      );
       expect(nums, r.name).toEqual([r.selected, r.matched, r.changes, r.skipped]);
     }
     // no rule has an `excluded` count in this plan, so there is no such column
@@ -103,34 +114,43 @@ describe("plan --format html (demo rules, in Chromium)", () => {
     expect(row).toMatch(/"active"\s*→\s*"completed"/);
   });
 
-  chromium.it("filters by instance id, rule and kind as one types, and shows everything again when cleared", async () => {
-    const { page } = opened;
-    const box = page.locator("input[type=search]");
-    const all = plan.changes.map((c) => c.id).sort();
-    expect((await visibleIds(page)).sort()).toEqual(all);
+  chromium.it(
+    "filters by instance id, rule and kind as one types, and shows everything again when cleared",
+    async () => {
+      const { page } = opened;
+      const box = page.locator("input[type=search]");
+      const all = plan.changes.map((c) => c.id).sort();
+      expect((await visibleIds(page)).sort()).toEqual(all);
 
-    const one = plan.changes[Math.floor(plan.changes.length / 2)]!;
-    await box.pressSequentially(String(one.instance_id));
-    expect((await visibleIds(page)).sort()).toEqual(idsWhere((c) => c.instance_id === one.instance_id));
+      const one = plan.changes[Math.floor(plan.changes.length / 2)]!;
+      await box.pressSequentially(String(one.instance_id));
+      expect((await visibleIds(page)).sort()).toEqual(idsWhere((c) => c.instance_id === one.instance_id));
 
-    const rule = plan.changes.find((c) => c.kind === "save_step")!.rule;
-    await box.fill("");
-    await box.pressSequentially(rule);
-    expect((await visibleIds(page)).sort()).toEqual(idsWhere((c) => c.rule === rule));
-    // sections of other rules are hidden with their rows
-    expect(await page.$$eval("#changes .rule-changes", (s) => s.filter((x) => x.checkVisibility()).map((x) => x.getAttribute("data-rule")))).toEqual([rule]);
+      const rule = plan.changes.find((c) => c.kind === "save_step")!.rule;
+      await box.fill("");
+      await box.pressSequentially(rule);
+      expect((await visibleIds(page)).sort()).toEqual(idsWhere((c) => c.rule === rule));
+      // sections of other rules are hidden with their rows
+      expect(
+        await page.$$eval("#changes .rule-changes", (s) =>
+          s.filter((x) => x.checkVisibility()).map((x) => x.getAttribute("data-rule")),
+        ),
+      ).toEqual([rule]);
 
-    await box.fill("abort");
-    expect((await visibleIds(page)).sort()).toEqual(idsWhere((c) => c.kind === "abort"));
-    await box.fill("complete_step");
-    expect((await visibleIds(page)).sort()).toEqual(idsWhere((c) => c.kind === "complete_step"));
-    expect(await page.textContent("#shown")).toBe(`${plan.summary.complete_step} of ${plan.changes.length} changes shown`);
+      await box.fill("abort");
+      expect((await visibleIds(page)).sort()).toEqual(idsWhere((c) => c.kind === "abort"));
+      await box.fill("complete_step");
+      expect((await visibleIds(page)).sort()).toEqual(idsWhere((c) => c.kind === "complete_step"));
+      expect(await page.textContent("#shown")).toBe(
+        `${plan.summary.complete_step} of ${plan.changes.length} changes shown`,
+      );
 
-    await box.fill("no instance is called this");
-    expect(await visibleIds(page)).toEqual([]);
-    await box.fill("");
-    expect((await visibleIds(page)).sort()).toEqual(all);
-  });
+      await box.fill("no instance is called this");
+      expect(await visibleIds(page)).toEqual([]);
+      await box.fill("");
+      expect((await visibleIds(page)).sort()).toEqual(all);
+    },
+  );
 
   chromium.it("is usable by keyboard: / focuses the search box", async () => {
     const { page } = opened;
@@ -144,7 +164,11 @@ describe("plan --format html (demo rules, in Chromium)", () => {
 
   chromium.it("draws each report as an SVG bar chart labelled by group key, with the counts", async () => {
     const charts = await opened.page.$$eval("#reports .report", (sections) =>
-      sections.map((s) => ({ rule: s.getAttribute("data-report-rule"), svgs: s.querySelectorAll("svg").length, text: s.querySelector("svg")?.textContent ?? "" })),
+      sections.map((s) => ({
+        rule: s.getAttribute("data-report-rule"),
+        svgs: s.querySelectorAll("svg").length,
+        text: s.querySelector("svg")?.textContent ?? "",
+      })),
     );
     expect(charts.map((c) => c.rule)).toEqual(plan.reports.map((r) => r.rule));
     for (const [i, r] of plan.reports.entries()) {

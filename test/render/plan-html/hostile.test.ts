@@ -20,7 +20,9 @@ const ATTR = `" onmouseover="window.__w=1" x="`;
 const SVG = "<svg onload=window.__z=1>";
 const SEPARATORS = "line\u2028para\u2029end & <!-- -->";
 
-function change(over: Partial<PlannedChange> & Pick<PlannedChange, "id" | "instance_id" | "instance_name">): PlannedChange {
+function change(
+  over: Partial<PlannedChange> & Pick<PlannedChange, "id" | "instance_id" | "instance_name">,
+): PlannedChange {
   return {
     rule: "hostile-names",
     process_id: 1042,
@@ -36,8 +38,24 @@ function change(over: Partial<PlannedChange> & Pick<PlannedChange, "id" | "insta
 
 const changes: Array<PlannedChange & { audit?: boolean }> = [
   change({ id: "hostile-names:save_step:1:20111", instance_id: 1, instance_name: IMG }),
-  change({ id: "hostile-names:save_step:2:20111", instance_id: 2, instance_name: SCRIPT, before: { [ATTR]: SEPARATORS }, after: { [ATTR]: IMG } }),
-  { ...change({ id: `hostile-names:abort:3${ATTR}`, instance_id: 3, instance_name: SEPARATORS, kind: "abort", before: { status: "running" }, after: { status: "aborted" } }), audit: true },
+  change({
+    id: "hostile-names:save_step:2:20111",
+    instance_id: 2,
+    instance_name: SCRIPT,
+    before: { [ATTR]: SEPARATORS },
+    after: { [ATTR]: IMG },
+  }),
+  {
+    ...change({
+      id: `hostile-names:abort:3${ATTR}`,
+      instance_id: 3,
+      instance_name: SEPARATORS,
+      kind: "abort",
+      before: { status: "running" },
+      after: { status: "aborted" },
+    }),
+    audit: true,
+  },
 ];
 delete changes[2]!.step_id;
 
@@ -48,7 +66,17 @@ const plan: Plan & { rules: Array<Plan["rules"][number] & { excluded?: number }>
   base_url: "http://127.0.0.1:4010/api",
   rules_digest: "sha256:fixture",
   rules: [
-    { name: "hostile-names", workflow_id: 1042, workflow_name: SVG, selected: 9, matched: 4, excluded: 1, changes: 3, skipped: 1, status: "ok" },
+    {
+      name: "hostile-names",
+      workflow_id: 1042,
+      workflow_name: SVG,
+      selected: 9,
+      matched: 4,
+      excluded: 1,
+      changes: 3,
+      skipped: 1,
+      status: "ok",
+    },
     { name: "by-hostile-key", workflow_id: 1042, selected: 3, matched: 3, changes: 0, skipped: 0, status: "failed" },
   ],
   changes,
@@ -62,7 +90,11 @@ const plan: Plan & { rules: Array<Plan["rules"][number] & { excluded?: number }>
         { key: SVG, count: 2, instance_ids: [1, 2] },
         { key: SCRIPT, count: 1, instance_ids: [3] },
       ],
-      rows: [{ id: 1, name: IMG }, { id: 2, name: SCRIPT }, { id: 3, name: SEPARATORS }],
+      rows: [
+        { id: 1, name: IMG },
+        { id: 2, name: SCRIPT },
+        { id: 3, name: SEPARATORS },
+      ],
     },
   ],
   errors: [{ rule: "by-hostile-key", instance_id: 3, code: "evaluation", message: `cannot evaluate ${IMG}` }],
@@ -105,11 +137,19 @@ describe("plan --format html with hostile values", () => {
   chromium.it("shows hostile names as text and runs nothing injected", async () => {
     expect(opened.refused).toEqual([]);
     expect(opened.errors).toEqual([]);
-    const injected = await page.evaluate("[window.__x, window.__y, window.__z, window.__w, document.querySelectorAll('img, iframe').length, document.scripts.length]");
+    const injected = await page.evaluate(
+      "[window.__x, window.__y, window.__z, window.__w, document.querySelectorAll('img, iframe').length, document.scripts.length]",
+    );
     expect(injected).toEqual([undefined, undefined, undefined, undefined, 0, 2]);
-    expect(await page.textContent('[data-change-id="hostile-names:save_step:1:20111"] > span:nth-child(2)')).toBe(`#1 ${IMG}`);
-    expect(await page.textContent('[data-change-id="hostile-names:save_step:2:20111"] > span:nth-child(2)')).toBe(`#2 ${SCRIPT}`);
-    expect(await page.textContent('[data-change-id="hostile-names:save_step:2:20111"] > span:nth-child(4)')).toContain(ATTR);
+    expect(await page.textContent('[data-change-id="hostile-names:save_step:1:20111"] > span:nth-child(2)')).toBe(
+      `#1 ${IMG}`,
+    );
+    expect(await page.textContent('[data-change-id="hostile-names:save_step:2:20111"] > span:nth-child(2)')).toBe(
+      `#2 ${SCRIPT}`,
+    );
+    expect(await page.textContent('[data-change-id="hostile-names:save_step:2:20111"] > span:nth-child(4)')).toContain(
+      ATTR,
+    );
     expect(await page.textContent("#errors")).toContain(`cannot evaluate ${IMG}`);
     expect(await page.textContent("#rules")).toContain(SVG);
     expect(await page.textContent("#reports h3")).toBe(`Report ${IMG}`);
@@ -121,31 +161,44 @@ describe("plan --format html with hostile values", () => {
   });
 
   chromium.it("charts a hostile group key as a label, and filters by hostile text", async () => {
-    const chart = await page.$eval("#reports svg", (svg) => ({ text: svg.textContent ?? "", children: svg.querySelectorAll("svg, script").length }));
+    const chart = await page.$eval("#reports svg", (svg) => ({
+      text: svg.textContent ?? "",
+      children: svg.querySelectorAll("svg, script").length,
+    }));
     expect(chart.text).toContain(`${SVG}: 2`);
     expect(chart.text).toContain(`${SCRIPT}: 1`);
     expect(chart.children).toBe(0);
     await page.locator("input[type=search]").pressSequentially("</script>");
     await page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))");
-    const shown = await page.$$eval("[data-change-id]", (els) => els.filter((e) => e.checkVisibility()).map((e) => e.getAttribute("data-change-id")));
+    const shown = await page.$$eval("[data-change-id]", (els) =>
+      els.filter((e) => e.checkVisibility()).map((e) => e.getAttribute("data-change-id")),
+    );
     expect(shown).toEqual([changes[1]!.id]);
     await page.locator("input[type=search]").fill("\u2028para");
     await page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))");
-    const bySeparator = await page.$$eval("[data-change-id]", (els) => els.filter((e) => e.checkVisibility()).map((e) => e.getAttribute("data-change-id")));
+    const bySeparator = await page.$$eval("[data-change-id]", (els) =>
+      els.filter((e) => e.checkVisibility()).map((e) => e.getAttribute("data-change-id")),
+    );
     expect(bySeparator).toEqual([changes[2]!.id]);
     await page.locator("input[type=search]").fill("");
   });
 
   chromium.it("marks audit changes and shows the excluded column when a rule has an excluded count", async () => {
-    expect(await page.$$eval("[data-change-id] .badge", (els) => els.map((e) => `${e.closest("[data-change-id]")?.getAttribute("data-change-id")} ${e.textContent}`))).toEqual([
-      `${changes[2]!.id} audit`,
-    ]);
+    expect(
+      await page.$$eval("[data-change-id] .badge", (els) =>
+        els.map((e) => `${e.closest("[data-change-id]")?.getAttribute("data-change-id")} ${e.textContent}`),
+      ),
+    ).toEqual([`${changes[2]!.id} audit`]);
     const head = await page.$$eval("#rules th[scope=col]", (ths) => ths.map((t) => t.textContent));
     expect(head).toEqual(["Rule", "Workflow", "Selected", "Matched", "Excluded", "Changes", "Skipped", "Status"]);
-    const nums = await page.$$eval('#rules tr[data-rule="hostile-names"] td.num', (tds) => tds.map((td) => td.textContent));
+    const nums = await page.$$eval('#rules tr[data-rule="hostile-names"] td.num', (tds) =>
+      tds.map((td) => td.textContent),
+    );
     expect(nums).toEqual(["9", "4", "1", "3", "1"]);
     // a rule without the key gets an empty cell, not a made-up zero
-    expect(await page.$$eval('#rules tr[data-rule="by-hostile-key"] td.num', (tds) => tds.map((td) => td.textContent))).toEqual(["3", "3", "", "0", "0"]);
+    expect(
+      await page.$$eval('#rules tr[data-rule="by-hostile-key"] td.num', (tds) => tds.map((td) => td.textContent)),
+    ).toEqual(["3", "3", "", "0", "0"]);
     expect(await page.textContent('#rules tr[data-rule="by-hostile-key"] td:last-child')).toBe("failed");
   });
 });

@@ -10,11 +10,21 @@ export function registerApply(program: Command): void {
   const cmd = program
     .command("apply")
     .description("execute a saved plan exactly once, or plan and apply rules with --auto-approve")
-    .argument("[paths...]", "a plan.json, or rule files/folders (with --auto-approve, or confirmed on a terminal)", ["rules/"]);
+    .argument("[paths...]", "a plan.json, or rule files/folders (with --auto-approve, or confirmed on a terminal)", [
+      "rules/",
+    ]);
   addOptions(cmd, APPLYING_FLAGS)
-    .option("--detailed-exitcode", "exit 0 when nothing was applied, 2 when changes were applied, 1 on any stale or failed change")
+    .option(
+      "--detailed-exitcode",
+      "exit 0 when nothing was applied, 2 when changes were applied, 1 on any stale or failed change",
+    )
     .option("-q, --quiet", "no progress on stderr")
-    .addOption(formatOption(APPLY_FORMAT_NAMES, "the result on stdout: text, or json (one document, schemas/apply-result.schema.json)"));
+    .addOption(
+      formatOption(
+        APPLY_FORMAT_NAMES,
+        "the result on stdout: text, or json (one document, schemas/apply-result.schema.json)",
+      ),
+    );
   addPlanningOptions(cmd, "apply");
   addNotifyOption(cmd);
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));

@@ -52,7 +52,10 @@ export const run = verbRun({
       stops: {},
       // the same planning settings as `plan`, whole
       exec: async (io, signal) =>
-        (await import("../../../commands/apply.js")).applyCommand({ paths, ...applying, ...runOptions(run), ...flags, confirm: terminalConfirm(), signal }, io),
+        (await import("../../../commands/apply.js")).applyCommand(
+          { paths, ...applying, ...runOptions(run), ...flags, confirm: terminalConfirm(), signal },
+          io,
+        ),
     };
   },
 });

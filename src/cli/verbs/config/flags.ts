@@ -12,10 +12,24 @@ import { defineVerb } from "../define.js";
 export function registerConfig(program: Command): void {
   const cmd = program
     .command("config")
-    .description("show the settings in effect and where each comes from (flag, variable, profile, default); --check tries the service")
-    .argument("[paths...]", "with --check: the rules whose workflows the key must see (files or folders of *.yaml / *.yml)", ["rules/"])
-    .option("--check", "make one request (the workflow list) and say whether the URL and the API key work and the key sees a workflow the rules name")
+    .description(
+      "show the settings in effect and where each comes from (flag, variable, profile, default); --check tries the service",
+    )
+    .argument(
+      "[paths...]",
+      "with --check: the rules whose workflows the key must see (files or folders of *.yaml / *.yml)",
+      ["rules/"],
+    )
+    .option(
+      "--check",
+      "make one request (the workflow list) and say whether the URL and the API key work and the key sees a workflow the rules name",
+    )
     .addOption(formatOption(CONFIG_FORMAT_NAMES));
-  addOptions(cmd, { optOutTag: PLANNING_FLAGS.optOutTag, workflows: PLANNING_FLAGS.workflows, state: PLANNING_FLAGS.state, notify: OUTPUT_FLAGS.notify });
+  addOptions(cmd, {
+    optOutTag: PLANNING_FLAGS.optOutTag,
+    workflows: PLANNING_FLAGS.workflows,
+    state: PLANNING_FLAGS.state,
+    notify: OUTPUT_FLAGS.notify,
+  });
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));
 }

@@ -30,7 +30,11 @@ export const run = verbRun({
     return {
       io: verbIO(command, secrets),
       fields: { check: flags.check },
-      exec: async (io) => (await import("../../../commands/config.js")).configCommand({ report, format: flags.format, ...(check ? { check, rulePaths: paths } : {}) }, io),
+      exec: async (io) =>
+        (await import("../../../commands/config.js")).configCommand(
+          { report, format: flags.format, ...(check ? { check, rulePaths: paths } : {}) },
+          io,
+        ),
     };
   },
 });

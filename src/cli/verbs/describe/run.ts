@@ -13,7 +13,8 @@ export const run = verbRun({
     return {
       io: verbIO(command, [connection.apiKey]),
       fields: { workflow, ...fields },
-      exec: async (io) => (await import("../../../commands/describe.js")).describeCommand({ workflow, ...flags, connection }, io),
+      exec: async (io) =>
+        (await import("../../../commands/describe.js")).describeCommand({ workflow, ...flags, connection }, io),
     };
   },
 });

@@ -12,7 +12,12 @@ export function registerExplain(program: Command): void {
     .description("why one live instance matches each rule or not (GET only, never a change)")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .requiredOption("--instance <id>", "the instance to explain")
-    .option("--rule <name>", "explain only this rule; a glob such as 'approve-*' selects several (repeatable)", collect, [])
+    .option(
+      "--rule <name>",
+      "explain only this rule; a glob such as 'approve-*' selects several (repeatable)",
+      collect,
+      [],
+    )
     .addOption(formatOption(EXPLAIN_FORMAT_NAMES));
   addOptOutOption(cmd);
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));

@@ -22,7 +22,11 @@ export const run = verbRun({
     return {
       io,
       fields: { paths, instance, base_url: connection.baseUrl, ...(profile ? { profile } : {}) },
-      exec: (io) => explainCommand({ paths, instance, rules: flags.rule, format: flags.format, connection, optOutTag, profile }, io),
+      exec: (io) =>
+        explainCommand(
+          { paths, instance, rules: flags.rule, format: flags.format, connection, optOutTag, profile },
+          io,
+        ),
     };
   },
 });

@@ -14,7 +14,9 @@ export function registerForecast(program: Command): void {
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .requiredOption("--until <time>", "the horizon: +DURATION (+7d, +36h) or an ISO instant (2026-12-05T09:00Z)")
     .option("--every <duration>", "the step between points (1d, 12h, 6h)", "1d")
-    .addOption(formatOption(FORECAST_FORMAT_NAMES, "output format: text, json (schemas/forecast.schema.json), markdown or html"))
+    .addOption(
+      formatOption(FORECAST_FORMAT_NAMES, "output format: text, json (schemas/forecast.schema.json), markdown or html"),
+    )
     .option("-q, --quiet", "no progress and no request count on stderr");
   addPlanningOptions(cmd, "plan");
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));

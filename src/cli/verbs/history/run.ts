@@ -18,7 +18,10 @@ const Flags = z.object({
       const ago = readDuration(text);
       const at = ago.ok ? Date.now() - ago.ms : /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
       if (Number.isFinite(at)) return new Date(at);
-      ctx.addIssue({ code: "custom", message: `--since must be a time (2026-11-25T13:00Z) or a duration ago (90m, 2h, 7d); got ${JSON.stringify(text)}` });
+      ctx.addIssue({
+        code: "custom",
+        message: `--since must be a time (2026-11-25T13:00Z) or a duration ago (90m, 2h, 7d); got ${JSON.stringify(text)}`,
+      });
       return z.NEVER;
     })
     .optional(),
@@ -37,13 +40,17 @@ export const run = verbRun({
   flags: Flags,
   start({ flags, raw, command, env }) {
     const stateDir = pathSetting(PLANNING_FLAGS.state, sourcesOf(raw, env));
-    if (!stateDir) throw new UserError(`history needs the watcher's state dir: pass --state DIR, set ${ENV.state} or give the profile a state`);
+    if (!stateDir)
+      throw new UserError(
+        `history needs the watcher's state dir: pass --state DIR, set ${ENV.state} or give the profile a state`,
+      );
     const { last = DEFAULT_HISTORY_CYCLES, rule, instance, ...rest } = flags;
     const filter = { ...(rule !== undefined ? { rule } : {}), ...(instance !== undefined ? { instance } : {}) };
     return {
       io: verbIO(command),
       fields: { state: stateDir, last, ...(rest.since ? { since: rest.since.toISOString() } : {}) },
-      exec: async (io) => (await import("../../../commands/history.js")).historyCommand({ stateDir, last, ...rest, filter }, io),
+      exec: async (io) =>
+        (await import("../../../commands/history.js")).historyCommand({ stateDir, last, ...rest, filter }, io),
     };
   },
 });

@@ -9,6 +9,11 @@ export function registerInit(program: Command): void {
     .command("init")
     .description("write a starter rule file and test file per workflow (never overwrites)")
     .argument("[dir]", "folder to write into", "rules")
-    .option("--workflow <id-or-name>", "a workflow to start from (repeatable; default: every workflow the key sees)", collect, []);
+    .option(
+      "--workflow <id-or-name>",
+      "a workflow to start from (repeatable; default: every workflow the key sees)",
+      collect,
+      [],
+    );
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));
 }

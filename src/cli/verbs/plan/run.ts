@@ -9,7 +9,9 @@ import { Paths, verbIO, verbRun } from "../run-verb.js";
 
 /** `plan --compare` is its own command module, loaded only when asked for. */
 async function planVerb(compare: string | undefined) {
-  return compare !== undefined ? (await import("../../../commands/plan-compare.js")).comparePlanCommand : (await import("../../../commands/plan.js")).planCommand;
+  return compare !== undefined
+    ? (await import("../../../commands/plan-compare.js")).comparePlanCommand
+    : (await import("../../../commands/plan.js")).planCommand;
 }
 
 /** `plan`'s own flags; the planning, connection and output settings are the table's (../../settings.ts). */
@@ -35,16 +37,29 @@ export const run = verbRun({
     if (at && !at.ok) throw new UserError(`--at ${at.problem}`);
     const horizon = forecast === undefined ? undefined : readDuration(forecast, { min: 60_000 });
     if (horizon && !horizon.ok) throw new UserError(`--forecast ${horizon.problem}`);
-    if (horizon && flags.compare === undefined) throw new UserError("--forecast goes with --compare REF (a forecast of the whole rule set is `flowrules forecast --until +7d`)");
-    if (at && flags.compare !== undefined) throw new UserError("--at cannot be combined with --compare: use --compare REF --forecast DURATION");
+    if (horizon && flags.compare === undefined)
+      throw new UserError(
+        "--forecast goes with --compare REF (a forecast of the whole rule set is `flowrules forecast --until +7d`)",
+      );
+    if (at && flags.compare !== undefined)
+      throw new UserError("--at cannot be combined with --compare: use --compare REF --forecast DURATION");
     const run = runSettings(raw, env);
     return {
       io: verbIO(command, [run.connection.apiKey]),
       fields: { paths, ...runFields(run), ...(flags.compare !== undefined ? { compare: flags.compare } : {}) },
       // a stop (../../signals.ts) ends the plan within seconds: no request starts, no plan and no state are written, exit 1
       stops: {},
-      exec: async (io, signal) => (await planVerb(flags.compare))(
-          { paths, ...flags, ...runOptions(run), ...(at?.ok ? { at: at.at } : {}), ...(horizon?.ok ? { forecastMs: horizon.ms } : {}), ...(bound?.ok ? { planMaxDurationMs: bound.ms } : {}), signal },
+      exec: async (io, signal) =>
+        (await planVerb(flags.compare))(
+          {
+            paths,
+            ...flags,
+            ...runOptions(run),
+            ...(at?.ok ? { at: at.at } : {}),
+            ...(horizon?.ok ? { forecastMs: horizon.ms } : {}),
+            ...(bound?.ok ? { planMaxDurationMs: bound.ms } : {}),
+            signal,
+          },
           io,
         ),
     };

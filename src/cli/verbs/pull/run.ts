@@ -13,7 +13,11 @@ export const run = verbRun({
     return {
       io: verbIO(command, [connection.apiKey]),
       fields: { paths, ...fields },
-      exec: async (io) => (await import("../../../commands/pull.js")).pullCommand({ paths, workflows, connection, profile: fields.profile }, io),
+      exec: async (io) =>
+        (await import("../../../commands/pull.js")).pullCommand(
+          { paths, workflows, connection, profile: fields.profile },
+          io,
+        ),
     };
   },
 });

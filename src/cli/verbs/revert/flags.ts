@@ -10,7 +10,9 @@ import { defineVerb } from "../define.js";
 export function registerRevert(program: Command): void {
   const cmd = program
     .command("revert")
-    .description("write a plan that sets back what an applied plan's saves wrote, where the fields still hold it; lists what cannot be undone")
+    .description(
+      "write a plan that sets back what an applied plan's saves wrote, where the fields still hold it; lists what cannot be undone",
+    )
     .argument("[journal-or-plan]", "an applied plan file, or its journal (<plan>.journal.jsonl)")
     .option("--cycle <id>", "with --state: a watcher's cycle, as `flowrules history` names it")
     .option("--out <file>", "where to write the revert plan (default: beside the plan, <plan>.revert.json)")

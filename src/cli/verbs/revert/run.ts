@@ -4,7 +4,12 @@ import { PLANNING_FLAGS } from "../../flags.js";
 import { connectionFrom, pathSetting, sourcesOf } from "../../settings.js";
 import { verbIO, verbRun } from "../run-verb.js";
 
-const Flags = z.object({ cycle: z.string().optional(), out: z.string().optional(), state: z.string().optional(), quiet: z.boolean().default(false) });
+const Flags = z.object({
+  cycle: z.string().optional(),
+  out: z.string().optional(),
+  state: z.string().optional(),
+  quiet: z.boolean().default(false),
+});
 
 export const run = verbRun({
   name: "revert",

@@ -15,7 +15,13 @@ export function registerSandbox(program: Command): void {
     .option("--fail-rate <r>", "share of requests (0–1) answered 503")
     .option("--rate-limit <per_min>", "requests a minute per key before 429 with Retry-After (0 = off)")
     .option("--reset-rate <r>", "share of mutations (0–1) applied and then answered by closing the connection")
-    .option("--people <per_min>", "simulated people change this many instances a minute (edits, steps, aborts, starts, deadlines)")
-    .option("--quirks <list>", `answer as a real service does, comma-separated: ${QUIRK_NAMES.join(", ")} (see README "Real services")`);
+    .option(
+      "--people <per_min>",
+      "simulated people change this many instances a minute (edits, steps, aborts, starts, deadlines)",
+    )
+    .option(
+      "--quirks <list>",
+      `answer as a real service does, comma-separated: ${QUIRK_NAMES.join(", ")} (see README "Real services")`,
+    );
   defineVerb(cmd, () => import("./run.js"));
 }

@@ -16,7 +16,17 @@ import { plural } from "../../../text/plural.js";
 /** Every flag is text (commander's), read below: three with defaults, the rest optional. */
 const Text = z.string();
 const Maybe = Text.optional();
-const Flags = z.object({ port: Text, instances: Text, seed: Text, latency: Maybe, failRate: Maybe, rateLimit: Maybe, resetRate: Maybe, quirks: Maybe, people: Maybe });
+const Flags = z.object({
+  port: Text,
+  instances: Text,
+  seed: Text,
+  latency: Maybe,
+  failRate: Maybe,
+  rateLimit: Maybe,
+  resetRate: Maybe,
+  quirks: Maybe,
+  people: Maybe,
+});
 type SandboxFlags = z.infer<typeof Flags>;
 
 export async function run(command: Command): Promise<void> {
@@ -30,10 +40,13 @@ export async function run(command: Command): Promise<void> {
   out(`flowrules sandbox: ${plural(service.store.size, "instance")} (seed ${opts.seed ?? 1})`);
   out(`base URL: ${service.baseUrl}`);
   if (service.quirks.length > 0) out(`quirks: ${service.quirks.join(", ")}`);
-  if (opts.peoplePerMin) out(`people at work: ${opts.peoplePerMin} changes a minute (POST ${service.origin}/__sandbox/people for more)`);
+  if (opts.peoplePerMin)
+    out(`people at work: ${opts.peoplePerMin} changes a minute (POST ${service.origin}/__sandbox/people for more)`);
   out("demo keys (local use only):");
   for (const u of USERS) out(`  ${u.key.padEnd(18)} ${describeUser(u)}`);
-  out("use it from flowrules: this profile in flowrules.config.yaml (default_profile: sandbox, or --profile sandbox), as in the README's tour:");
+  out(
+    "use it from flowrules: this profile in flowrules.config.yaml (default_profile: sandbox, or --profile sandbox), as in the README's tour:",
+  );
   for (const line of profileHint(service.baseUrl, opts.rateLimitPerMin ?? 0)) out(`  ${line}`);
   out("try:");
   out(`  curl -H 'Authorization: Api-Key sandbox-admin' ${service.baseUrl}/processes/`);
@@ -62,7 +75,8 @@ function parseFlags(flags: SandboxFlags): SandboxOptions {
   };
   const rate = (name: string, raw: string): number => {
     const n = Number(raw);
-    if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw new UserError(`--${name} must be a number from 0 to 1, got "${raw}"`);
+    if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1)
+      throw new UserError(`--${name} must be a number from 0 to 1, got "${raw}"`);
     return n;
   };
   const seedText = flags.seed.trim();

@@ -11,7 +11,19 @@ export function registerState(program: Command): void {
   const cmd = program
     .command("state")
     .description("what a --state dir holds (bookmarks, cached instances, whether its MAC verifies), or clear it")
-    .addArgument(new Argument("<action>", "show: what the state holds; clear: remove it (refused while a run or a watcher uses it)").choices(["show", "clear"]))
+    .addArgument(
+      new Argument(
+        "<action>",
+        "show: what the state holds; clear: remove it (refused while a run or a watcher uses it)",
+      ).choices(["show", "clear"]),
+    )
     .addOption(formatOption(STATE_FORMAT_NAMES));
-  defineVerb(addOptions(cmd, { state: PLANNING_FLAGS.state, profile: CONNECTION_FLAGS.profile, config: CONNECTION_FLAGS.config }), () => import("./run.js"));
+  defineVerb(
+    addOptions(cmd, {
+      state: PLANNING_FLAGS.state,
+      profile: CONNECTION_FLAGS.profile,
+      config: CONNECTION_FLAGS.config,
+    }),
+    () => import("./run.js"),
+  );
 }

@@ -16,7 +16,8 @@ export const run = verbRun({
     return {
       io: verbIO(command, [apiKey]),
       fields: { action, ...(dir ? { dir } : {}) },
-      exec: async (io) => (await import("../../../commands/state-verb.js")).stateVerbCommand({ action, dir, ...flags, apiKey }, io),
+      exec: async (io) =>
+        (await import("../../../commands/state-verb.js")).stateVerbCommand({ action, dir, ...flags, apiKey }, io),
     };
   },
 });

@@ -10,9 +10,19 @@ export function registerTest(program: Command): void {
     .description("run rule tests (*.test.yaml beside the rules) against fixture instances, no network")
     .argument("[paths...]", "folders, rule files or test files", ["rules/"])
     .option("--junit <file>", "also write the results as JUnit XML to this file (for CI)")
-    .addOption(formatOption(TEST_RESULT_FORMAT_NAMES, "the results on stdout: text, or json (one document, schemas/test-results.schema.json)"))
+    .addOption(
+      formatOption(
+        TEST_RESULT_FORMAT_NAMES,
+        "the results on stdout: text, or json (one document, schemas/test-results.schema.json)",
+      ),
+    )
     .option("--require-tests", "fail for every loaded rule that no test case names")
     .addOption(workflowsOption("workflow catalog resolving step and field names (default flowrules.workflows.json)"))
-    .option("--rule <name>", "run only the cases of this rule; a glob such as 'approve-*' selects several (repeatable)", collect, []);
+    .option(
+      "--rule <name>",
+      "run only the cases of this rule; a glob such as 'approve-*' selects several (repeatable)",
+      collect,
+      [],
+    );
   defineVerb(addProfileOptions(cmd), () => import("./run.js"));
 }

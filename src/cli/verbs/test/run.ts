@@ -20,7 +20,8 @@ export const run = verbRun({
     return {
       io: verbIO(command),
       fields: { paths },
-      exec: async (io) => (await import("../../../commands/test.js")).testCommand({ paths, ...flags, rules: rule, workflows }, io),
+      exec: async (io) =>
+        (await import("../../../commands/test.js")).testCommand({ paths, ...flags, rules: rule, workflows }, io),
     };
   },
 });

@@ -10,6 +10,8 @@ export function registerValidate(program: Command): void {
     .description("check rule files (schema, JSONata, aliases, names, conflicts) without any request")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .addOption(formatOption(DIAGNOSTIC_FORMAT_NAMES))
-    .addOption(workflowsOption("workflow catalog to check steps, fields and values against (default flowrules.workflows.json)"));
+    .addOption(
+      workflowsOption("workflow catalog to check steps, fields and values against (default flowrules.workflows.json)"),
+    );
   defineVerb(addProfileOptions(cmd), () => import("./run.js"));
 }

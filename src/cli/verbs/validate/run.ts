@@ -22,13 +22,20 @@ export async function run(command: Command): Promise<void> {
     const [paths] = command.processedArgs;
     const raw = command.opts();
     const format = raw.format;
-    if (!isPaths(paths) || !isFormat(format)) throw new UserError(`invalid options: --format must be one of ${DIAGNOSTIC_FORMAT_NAMES.join(", ")}`);
+    if (!isPaths(paths) || !isFormat(format))
+      throw new UserError(`invalid options: --format must be one of ${DIAGNOSTIC_FORMAT_NAMES.join(", ")}`);
     const io = verbIO(command);
     process.exitCode = await runLogged(io, "validate", { paths, format }, async (io) => {
       // the catalog and the service it must come from: flag, environment, profile (../../settings.ts)
       // (the settings resolver, its zod schemas and the profile's YAML load only when a config file or profile is in play)
-      const src = sourcesWithoutProfile({ ...raw }, io.env) ?? (await import("../../settings.js")).sourcesOf({ ...raw }, io.env);
-      const { output, exitCode, notes } = await runValidate(paths, { format, ...catalogSettingsFrom(src) }, useColor(io), io.log);
+      const src =
+        sourcesWithoutProfile({ ...raw }, io.env) ?? (await import("../../settings.js")).sourcesOf({ ...raw }, io.env);
+      const { output, exitCode, notes } = await runValidate(
+        paths,
+        { format, ...catalogSettingsFrom(src) },
+        useColor(io),
+        io.log,
+      );
       for (const n of notes) {
         io.log?.event("validate.note", { message: n }, "warn");
         if (!io.log?.structured) io.stderr(`note: ${n}\n`);

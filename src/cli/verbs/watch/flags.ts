@@ -8,7 +8,9 @@ import { defineVerb } from "../define.js";
 export function registerWatch(program: Command): void {
   const cmd = program
     .command("watch")
-    .description("run cycles of plan (and with --apply, apply) until stopped, polling for what changed within a share of the rate limit")
+    .description(
+      "run cycles of plan (and with --apply, apply) until stopped, polling for what changed within a share of the rate limit",
+    )
     .argument("[paths...]", "rule files or folders", ["rules/"]);
   addOptions(cmd, WATCH_FLAGS);
   // the planning flags of `plan` and `apply --auto-approve`; --state is required here (the watcher's folder)

@@ -30,8 +30,14 @@ export function watchFlags(
   const run = runSettingsOf(src);
   const watching = watchingFrom(src);
   const stateDir = run.planning.state;
-  if (!stateDir) throw new UserError(`watch needs a state dir: pass --state DIR, set ${ENV.state} or give the profile a state (it keeps the bookmarks, the lock and the journals)`);
-  if (run.planning.changedSince !== undefined) throw new UserError("--changed-since does not go with watch: a watcher plans every rule it loads, cycle after cycle");
+  if (!stateDir)
+    throw new UserError(
+      `watch needs a state dir: pass --state DIR, set ${ENV.state} or give the profile a state (it keeps the bookmarks, the lock and the journals)`,
+    );
+  if (run.planning.changedSince !== undefined)
+    throw new UserError(
+      "--changed-since does not go with watch: a watcher plans every rule it loads, cycle after cycle",
+    );
   // test-only: lets tests poll faster than production ever should (docs/watch.md)
   const minRaw = env[ENV.watchMinIntervalMs];
   const minIntervalMs = minRaw !== undefined && /^\d+$/.test(minRaw) ? Number(minRaw) : MIN_INTERVAL_MS;
@@ -68,7 +74,10 @@ export const run = verbRun({
       fields: { paths, state: settings.stateDir, apply: settings.apply, base_url: settings.connection.baseUrl },
       stops: { onReload: () => reloads.request("SIGHUP") },
       exec: async (io, signal) =>
-        (await import("../../../commands/watch.js")).watchCommand({ ...settings, signal, reloads, reread: () => watchFlags(paths, raw, env) }, io),
+        (await import("../../../commands/watch.js")).watchCommand(
+          { ...settings, signal, reloads, reread: () => watchFlags(paths, raw, env) },
+          io,
+        ),
     };
   },
 });

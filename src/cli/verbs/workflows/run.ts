@@ -13,7 +13,8 @@ export const run = verbRun({
     return {
       io: verbIO(command, [connection.apiKey]),
       fields,
-      exec: async (io) => (await import("../../../commands/workflows.js")).workflowsCommand({ ...flags, connection }, io),
+      exec: async (io) =>
+        (await import("../../../commands/workflows.js")).workflowsCommand({ ...flags, connection }, io),
     };
   },
 });
