@@ -17,6 +17,9 @@ export const DURATION_UNITS = "ms, s, m, h or d";
  */
 export const MAX_DURATION_MS = 24 * 86_400_000;
 
+/** The longest span a duration that no timer waits takes (a forecast's horizon, `--since` ago): ten years. */
+export const MAX_SPAN_MS = 3650 * 86_400_000;
+
 export type DurationResult = { ok: true; ms: number } | { ok: false; problem: string };
 
 /**
@@ -24,7 +27,15 @@ export type DurationResult = { ok: true; ms: number } | { ok: false; problem: st
  * documents one; without it a bare number is a problem that names the units. The problem is the words after the
  * setting's name ("needs a unit: …").
  */
-export function readDuration(raw: string, opts: { bare?: "s"; min?: number; max?: number } = {}): DurationResult {
+export function readDuration(
+  raw: string,
+  opts: {
+    bare?: "s";
+    min?: number;
+    max?: number;
+    /** false: a span no timer waits for (bounded by MAX_SPAN_MS) */ timer?: boolean;
+  } = {},
+): DurationResult {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$/i.exec(raw);
   if (!m)
     return {
@@ -39,7 +50,8 @@ export function readDuration(raw: string, opts: { bare?: "s"; min?: number; max?
     };
   const ms = Math.round(Number(m[1]) * UNIT_MS[unit]);
   const min = opts.min ?? 0;
-  const max = Math.min(opts.max ?? MAX_DURATION_MS, MAX_DURATION_MS);
+  const cap = opts.timer === false ? MAX_SPAN_MS : MAX_DURATION_MS;
+  const max = Math.min(opts.max ?? cap, cap);
   if (!(ms <= max))
     return {
       ok: false,

@@ -10,7 +10,7 @@ export type InstantResult = { ok: true; at: Date } | { ok: false; problem: strin
 export function readInstant(raw: string, now: Date, opts: { exact?: boolean } = {}): InstantResult {
   const text = raw.trim();
   if (text.startsWith("+")) {
-    const d = readDuration(text.slice(1));
+    const d = readDuration(text.slice(1), { timer: false });
     if (!d.ok) return { ok: false, problem: d.problem.replace(/got "/, 'got "+') };
     // up to the whole minute, so views name the instant as people write it (2026-12-05T09:01Z)
     const at = now.getTime() + d.ms;

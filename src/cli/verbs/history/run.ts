@@ -15,7 +15,7 @@ const Flags = z.object({
   since: z
     .string()
     .transform((text, ctx) => {
-      const ago = readDuration(text);
+      const ago = readDuration(text, { timer: false });
       const at = ago.ok ? Date.now() - ago.ms : /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
       if (Number.isFinite(at)) return new Date(at);
       ctx.addIssue({

@@ -35,7 +35,7 @@ export const run = verbRun({
     if (bound && !bound.ok) throw new UserError(`--max-duration ${bound.problem}`);
     const at = atText === undefined ? undefined : readInstant(atText, new Date());
     if (at && !at.ok) throw new UserError(`--at ${at.problem}`);
-    const horizon = forecast === undefined ? undefined : readDuration(forecast, { min: 60_000 });
+    const horizon = forecast === undefined ? undefined : readDuration(forecast, { min: 60_000, timer: false });
     if (horizon && !horizon.ok) throw new UserError(`--forecast ${horizon.problem}`);
     if (horizon && flags.compare === undefined)
       throw new UserError(
