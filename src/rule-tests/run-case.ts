@@ -196,6 +196,23 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
   }
   const fixtures = fixturesOf(data, index);
   for (const p of fixtures.problems) result.failures.push(problem(p.path, p.message));
+  // a misspelt workflow under fields_by_workflow would silently leave the fixture out of every case
+  const known = new Set(
+    [
+      ...Object.keys(data.workflows ?? {}),
+      ...ruleSet.rules.flatMap((r) => [r.workflow, ...(Array.isArray(r.workflows) ? r.workflows : [])]),
+    ].flatMap((w) => (typeof w === "string" ? [w] : "name" in w ? [w.name] : [])),
+  );
+  for (const f of fixtures.list) {
+    for (const key of Object.keys(f.value.fields_by_workflow ?? {})) {
+      if (/^\d+$/.test(key) || known.has(key)) continue;
+      const names = [...known].filter((n) => n !== "*");
+      result.failures.push({
+        subject: `unknown workflow "${key}" in fields_by_workflow: write its id, or map its name under workflows:${didYouMean(key, names)}`,
+        at: posOfKey(src, [...f.path, "fields_by_workflow"].map(String), key),
+      });
+    }
+  }
   if (result.failures.length > 0) {
     result.status = "error";
     return finish();

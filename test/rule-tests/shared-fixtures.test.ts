@@ -168,4 +168,27 @@ tests:
       [expect.stringContaining('unknown field alias "amout"'), 7, 49],
     ]);
   });
+
+  it("a workflow key that names no workflow is located, with the closest name", async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, "rules"));
+    await writeFile(join(dir, "rules", "rules.yaml"), BY_WORKFLOW_RULES);
+    const tests = `version: 1
+now: "2026-03-03T09:00:00Z"
+workflows: { Purchase request: 1050 }
+tests:
+  - name: misspelt workflow
+    rule: big-requests
+    instances:
+      - { id: 40, fields_by_workflow: { Purchase requst: { total: 900 } } }
+    expect: { matched: [40] }
+`;
+    await writeFile(join(dir, "rules", "rules.test.yaml"), tests);
+    const run = await runTests([join(dir, "rules")]);
+    const [only] = run.results;
+    expect(only?.status).toBe("error");
+    expect(only?.failures.map((f) => [f.subject, f.at?.line, f.at?.col])).toEqual([
+      [expect.stringMatching(/unknown workflow "Purchase requst" in fields_by_workflow.*Purchase request/), 8, 41],
+    ]);
+  });
 });
