@@ -16,6 +16,8 @@ import type { NameSource } from "./names.js";
 export interface PureRuleInput {
   rule: CompiledRule;
   workflowId: number;
+  /** a rule over several workflows: each of them (the instances may come from any; the entry's workflow_id is null) */
+  workflowIds?: number[];
   /** the instances the rule's selection returned */
   instances: InstanceData[];
 }
@@ -34,7 +36,8 @@ export async function planFromInstances(
   const nowIso = now.toISOString();
   const results = [];
   for (const input of inputs) {
-    const result = newRuleResult(input.rule, input.workflowId);
+    const result = newRuleResult(input.rule, input.workflowIds ? null : input.workflowId);
+    if (input.workflowIds) result.workflowIds = input.workflowIds;
     results.push(result);
     const off = inactiveRules([input.rule], now).get(input.rule.name);
     if (off) {

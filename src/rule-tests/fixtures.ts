@@ -18,6 +18,8 @@ export interface FixtureEnv {
   /** by alias or `step:action` */
   fieldTypes: Readonly<Record<string, FieldTypeName>>;
   processId: number;
+  /** the key of `fields_by_workflow` giving this workflow's values (they win over `fields`) */
+  workflowKey?: string;
 }
 
 export interface FixtureProblem {
@@ -34,25 +36,32 @@ function typeOf(env: FixtureEnv, key: string, alias?: string): FieldTypeName | u
 
 function fieldValues(f: Fixture, env: FixtureEnv, problems: FixtureProblem[]): Map<string, unknown> {
   const values = new Map<string, unknown>();
-  for (const [alias, v] of Object.entries(f.fields ?? {})) {
-    const ref = env.aliases.get(alias);
-    if (ref === undefined) {
-      const known = [...env.aliases.keys()];
-      problems.push({
-        path: ["fields", alias],
-        message: `unknown field alias "${alias}": the rules of this workflow declare ${known.length > 0 ? known.join(", ") : "no fields"} (or write values: { "step:action": ... })`,
-      });
-      continue;
+  const perWorkflow = env.workflowKey !== undefined ? (f.fields_by_workflow?.[env.workflowKey] ?? {}) : {};
+  const sources: Array<[Array<string | number>, Record<string, unknown>]> = [
+    [["fields"], Object.fromEntries(Object.entries(f.fields ?? {}).filter(([a]) => !(a in perWorkflow)))],
+    [["fields_by_workflow", env.workflowKey ?? ""], perWorkflow],
+  ];
+  for (const [base, given] of sources) {
+    for (const [alias, v] of Object.entries(given)) {
+      const ref = env.aliases.get(alias);
+      if (ref === undefined) {
+        const known = [...env.aliases.keys()];
+        problems.push({
+          path: [...base, alias],
+          message: `unknown field alias "${alias}": the rules of this workflow declare ${known.length > 0 ? known.join(", ") : "no fields"} (or write values: { "step:action": ... })`,
+        });
+        continue;
+      }
+      if (ref === null) {
+        problems.push({
+          path: [...base, alias],
+          message: `field alias "${alias}" means different fields in the rules of this workflow: use values: { "step:action": ... }`,
+        });
+        continue;
+      }
+      const key = fieldKey(ref.step, ref.action);
+      values.set(key, toInputObject(v, typeOf(env, key, alias), env.now));
     }
-    if (ref === null) {
-      problems.push({
-        path: ["fields", alias],
-        message: `field alias "${alias}" means different fields in the rules of this workflow: use values: { "step:action": ... }`,
-      });
-      continue;
-    }
-    const key = fieldKey(ref.step, ref.action);
-    values.set(key, toInputObject(v, typeOf(env, key, alias), env.now));
   }
   for (const [key, v] of Object.entries(f.values ?? {})) values.set(key, toInputObject(v, typeOf(env, key), env.now));
   return values;

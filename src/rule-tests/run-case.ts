@@ -10,7 +10,7 @@ import { planFromInstances, type PureRuleInput } from "../engine/plan-offline.js
 import { resolveDateTime } from "../rules/datetime.js";
 import { posOfKey, posOfValue, type SourceFile } from "../rules/positions.js";
 import { didYouMean } from "../text/suggest.js";
-import type { CompiledRule, FieldRef, RuleSet } from "../rules/types.js";
+import type { CompiledRule, FieldRef, RuleSet, WorkflowRef } from "../rules/types.js";
 import { compareChanges } from "./compare-changes.js";
 import { compareErrors } from "./compare-errors.js";
 import { compareIds } from "./compare-ids.js";
@@ -34,10 +34,6 @@ type Path = Array<string | number>;
 interface Located<T> {
   value: T;
   path: Path;
-}
-
-function ruleWorkflowId(rule: CompiledRule, data: TestFileData): number {
-  return "id" in rule.workflow ? rule.workflow.id : (data.workflows?.[rule.workflow.name] ?? 0);
 }
 
 /** Shared fixtures first, then the case's own; a case fixture replaces a shared one with the same id. */
@@ -73,24 +69,84 @@ function aliasMap(rules: readonly CompiledRule[]): Map<string, FieldRef | null> 
   return out;
 }
 
-/**
- * Aliases a fixture may use: those of the rules under test, then those of the other loaded rules of the same
- * workflows (shared fixtures are written once for all the rules of a file).
- */
-function aliasesOf(rules: CompiledRule[], ruleSet: RuleSet, data: TestFileData): Map<string, FieldRef | null> {
-  const own = aliasMap(rules);
-  const ids = new Set(rules.map((r) => ruleWorkflowId(r, data)));
-  const others = aliasMap(ruleSet.rules.filter((r) => !rules.includes(r) && ids.has(ruleWorkflowId(r, data))));
-  for (const [alias, ref] of others) if (!own.has(alias)) own.set(alias, ref);
-  return own;
+/** A workflow a rule is tested in: its id (0 for a name the file does not map) and the names that mean it. */
+interface Target {
+  id: number;
+  names: string[];
 }
 
-/** Whether a fixture belongs to a rule's workflow: no `workflow` means "the rule's", else by id or by name. */
-function inWorkflow(f: Fixture, rule: CompiledRule, data: TestFileData): boolean {
-  if (f.workflow === undefined) return true;
-  const id = typeof f.workflow === "number" ? f.workflow : data.workflows?.[f.workflow];
-  if (id !== undefined) return id === ruleWorkflowId(rule, data);
-  return "name" in rule.workflow && rule.workflow.name === f.workflow;
+function targetOf(ref: WorkflowRef, data: TestFileData): Target {
+  if ("id" in ref) return { id: ref.id, names: [] };
+  return { id: data.workflows?.[ref.name] ?? 0, names: [ref.name] };
+}
+
+/** A fixture's `workflow` or a key of its `fields_by_workflow`: an id (number or digits) or a name. */
+function means(key: string | number, t: Target, data: TestFileData): boolean {
+  if (typeof key === "number" || /^\d+$/.test(key)) return Number(key) === t.id;
+  if (t.names.includes(key)) return true;
+  const id = data.workflows?.[key];
+  return id !== undefined && id === t.id;
+}
+
+/**
+ * The workflows a rule is tested in: its own, each of a list, or for "*" every workflow the file names (in
+ * `workflows`, a fixture's `workflow` or `fields_by_workflow`).
+ */
+function targetsOf(rule: CompiledRule, data: TestFileData, fixtures: ReadonlyArray<Located<Fixture>>): Target[] {
+  if (rule.workflows === undefined) return [targetOf(rule.workflow, data)];
+  const out: Target[] = [];
+  const add = (t: Target): void => {
+    const same = out.find((o) => o.id === t.id && (t.id !== 0 || o.names.join() === t.names.join()));
+    if (same) same.names.push(...t.names.filter((n) => !same.names.includes(n)));
+    else out.push(t);
+  };
+  if (rule.workflows !== "*") {
+    for (const ref of rule.workflows) add(targetOf(ref, data));
+    return out;
+  }
+  for (const [name, id] of Object.entries(data.workflows ?? {})) add({ id, names: [name] });
+  const keyed = (k: string | number): void => {
+    if (typeof k === "number" || /^\d+$/.test(k)) add({ id: Number(k), names: [] });
+  };
+  for (const f of fixtures) {
+    if (f.value.workflow !== undefined) keyed(f.value.workflow);
+    Object.keys(f.value.fields_by_workflow ?? {}).forEach(keyed);
+  }
+  // no workflow named anywhere: the fixtures without `workflow` still make one
+  return out.length > 0 ? out.sort((a, b) => a.id - b.id) : [{ id: 0, names: [] }];
+}
+
+/**
+ * The workflow a fixture is in for a rule: its `workflow` (none of the rule's: not in the case), else the first of
+ * the rule's workflows its `fields_by_workflow` gives values for, else the rule's first.
+ */
+function fixtureTarget(f: Fixture, targets: Target[], data: TestFileData): Target | undefined {
+  const workflow = f.workflow;
+  if (workflow !== undefined) return targets.find((t) => means(workflow, t, data));
+  const keys = Object.keys(f.fields_by_workflow ?? {});
+  return targets.find((t) => keys.some((k) => means(k, t, data))) ?? targets[0];
+}
+
+/**
+ * Aliases a fixture in workflow `t` may use: those of the rules under test in it, then those of the other loaded
+ * rules of that workflow (shared fixtures are written once for all the rules of a file).
+ */
+function aliasesIn(
+  t: Target,
+  rules: CompiledRule[],
+  ruleSet: RuleSet,
+  data: TestFileData,
+): Map<string, FieldRef | null> {
+  const single = (r: CompiledRule): boolean => {
+    if (r.workflows !== undefined) return false;
+    const own = targetOf(r.workflow, data);
+    return own.id === t.id && (t.id !== 0 || own.names.some((n) => t.names.includes(n)));
+  };
+  // a rule under test over several workflows names its fields by name, resolved per workflow: its aliases hold in each
+  const own = aliasMap(rules.filter((r) => r.workflows !== undefined || single(r)));
+  const others = aliasMap(ruleSet.rules.filter((r) => !rules.includes(r) && single(r)));
+  for (const [alias, ref] of others) if (!own.has(alias)) own.set(alias, ref);
+  return own;
 }
 
 export async function runCase(input: CaseInput): Promise<CaseResult> {
@@ -140,35 +196,61 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
   }
   const fixtures = fixturesOf(data, index);
   for (const p of fixtures.problems) result.failures.push(problem(p.path, p.message));
+  // a misspelt workflow under fields_by_workflow would silently leave the fixture out of every case
+  const known = new Set(
+    [
+      ...Object.keys(data.workflows ?? {}),
+      ...ruleSet.rules.flatMap((r) => [r.workflow, ...(Array.isArray(r.workflows) ? r.workflows : [])]),
+    ].flatMap((w) => (typeof w === "string" ? [w] : "name" in w ? [w.name] : [])),
+  );
+  for (const f of fixtures.list) {
+    for (const key of Object.keys(f.value.fields_by_workflow ?? {})) {
+      if (/^\d+$/.test(key) || known.has(key)) continue;
+      const names = [...known].filter((n) => n !== "*");
+      result.failures.push({
+        subject: `unknown workflow "${key}" in fields_by_workflow: write its id, or map its name under workflows:${didYouMean(key, names)}`,
+        at: posOfKey(src, [...f.path, "fields_by_workflow"].map(String), key),
+      });
+    }
+  }
   if (result.failures.length > 0) {
     result.status = "error";
     return finish();
   }
 
   const bindings = planBindings(now);
-  const aliases = aliasesOf(rules, ruleSet, data);
   const obs: Observed = { rules, explanations: new Map(), names: new Map(), plan: await planFromInstances([], now) };
   const inputs: PureRuleInput[] = [];
   const reported = new Set<string>();
   for (const rule of rules) {
-    const workflowId = ruleWorkflowId(rule, data);
-    // the catalog's types of this workflow's fields, under the file's own field_types
-    const fieldTypes = { ...(input.catalogTypes?.get(workflowId) ?? {}), ...(data.field_types ?? {}) };
+    const targets = targetsOf(rule, data, fixtures.list);
     const explained = new Map<number, RuleExplanation>();
     const selected: InstanceData[] = [];
     for (const f of fixtures.list) {
       obs.names.set(f.value.id, f.value.name ?? `Instance ${f.value.id}`);
-      if (!inWorkflow(f.value, rule, data)) continue;
+      const t = fixtureTarget(f.value, targets, data);
+      if (!t) continue;
+      const workflowId = t.id;
+      const aliases = aliasesIn(t, rules, ruleSet, data);
+      // the catalog's types of this workflow's fields, under the file's own field_types
+      const fieldTypes = { ...(input.catalogTypes?.get(workflowId) ?? {}), ...(data.field_types ?? {}) };
+      const workflowKey = Object.keys(f.value.fields_by_workflow ?? {}).find((k) => means(k, t, data));
+      const shared = f.path[0] === "instances" && f.value.workflow === undefined;
+      // a shared fixture with values for other workflows only belongs to the rules of those workflows
+      if (shared && f.value.fields_by_workflow !== undefined && workflowKey === undefined && !f.value.fields) continue;
       // a shared fixture whose field aliases are all another workflow's belongs to the rules that declare them
-      const own = Object.keys(f.value.fields ?? {});
-      if (
-        f.path[0] === "instances" &&
-        f.value.workflow === undefined &&
-        own.length > 0 &&
-        own.every((a) => !aliases.has(a))
-      )
-        continue;
-      const built = buildInstance(f.value, { now, aliases, fieldTypes, processId: workflowId });
+      const own = [
+        ...Object.keys(f.value.fields ?? {}),
+        ...Object.keys(workflowKey !== undefined ? (f.value.fields_by_workflow?.[workflowKey] ?? {}) : {}),
+      ];
+      if (shared && own.length > 0 && own.every((a) => !aliases.has(a))) continue;
+      const built = buildInstance(f.value, {
+        now,
+        aliases,
+        fieldTypes,
+        processId: workflowId,
+        ...(workflowKey !== undefined ? { workflowKey } : {}),
+      });
       for (const p of built.problems) {
         const seen = `${f.path.join("/")}:${p.message}`;
         if (reported.has(seen)) continue;
@@ -183,7 +265,13 @@ export async function runCase(input: CaseInput): Promise<CaseResult> {
       if (e.selected !== "fail") selected.push(built.data);
     }
     obs.explanations.set(rule.name, explained);
-    inputs.push({ rule, workflowId, instances: selected });
+    const first = targets[0]?.id ?? 0;
+    inputs.push({
+      rule,
+      workflowId: first,
+      instances: selected,
+      ...(rule.workflows !== undefined ? { workflowIds: targets.map((t) => t.id) } : {}),
+    });
   }
   if (result.failures.length > 0) {
     result.status = "error";

@@ -68,6 +68,18 @@ export const FixtureSchema = z
         'Form-field values by the alias the rule declares in `fields`: plain (42.5, "EUR", [Laptop, Badge], ' +
           "an ISO date) or an input object ({ inputValue: ... }, { date: ... }). null = no value.",
       ),
+    fields_by_workflow: z
+      .record(
+        z.string().min(1),
+        z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.unknown()).describe("Alias → value, as in `fields`."),
+      )
+      .optional()
+      .describe(
+        "Form-field values per workflow: workflow id (or a name of `workflows`) → alias → value, each alias as the rules " +
+          "of that workflow declare it. A case takes the values of the workflow the fixture is in (over `fields`); a " +
+          "shared fixture with no values for a case's workflow is left out of it. A rule over several workflows sees the " +
+          "fixture in the first of its workflows given here (or in `workflow`).",
+      ),
     values: z
       .record(z.string().regex(/^\d+:\d+$/), z.unknown())
       .optional()

@@ -5,14 +5,14 @@ import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
 import { FORMATS as formats } from "./schema-formats.js";
 export const validate: ValidateFunction = validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://flowrules.dev/schemas/rules-test.schema.json","title":"flowrules rule tests","type":"object","properties":{"version":{"type":"number","const":1,"description":"Format version of rule-test files: 1."},"now":{"type":"string","format":"date-time","description":"The fixed plan time of every case (ISO 8601): relative dates, $now() and templates resolve against it."},"workflows":{"description":"Workflow name → id, for rules that name their workflow ({ name: ... }).","type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"integer","minimum":1,"maximum":9007199254740991}},"field_types":{"description":"Types of form fields, by alias or \"step:action\": plain values then become the matching input object.","type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string","enum":["text","number","date","radio","checklist"],"description":"Form-field type: decides the input object a plain value becomes (radio → radioItemSelected, ...)."}},"instances":{"description":"Fixtures shared by every case of the file.","type":"array","items":{"type":"object","properties":{"id":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"Instance id (referenced by the expectations)."},"name":{"description":"Instance name; default \"Instance <id>\".","type":"string"},"workflow":{"description":"Workflow id (or name) the instance belongs to; default: the workflow of the rule under test.","anyOf":[{"type":"integer","minimum":1,"maximum":9007199254740991},{"type":"string","minLength":1}]},"status":{"description":"Default: from completed_time / aborted_time, else running.","type":"string","enum":["running","completed","aborted"]},"tags":{"description":"Tags of the instance.","type":"array","items":{"type":"string"}},"priority":{"description":"H (High), V (Very high), or Regular / empty for none.","anyOf":[{"type":"string","enum":["H","V","Regular"]},{"type":"null"}]},"stage":{"description":"Stage of the instance.","type":"string"},"deadline":{"description":"Instance deadline (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"started_time":{"description":"When the instance started (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"last_updated_time":{"description":"Last update (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"completed_time":{"description":"Completion time; implies status completed.","type":"string","format":"flowrules-date-time"},"aborted_time":{"description":"Abort time; implies status aborted.","type":"string","format":"flowrules-date-time"},"active_step":{"description":"The one active step (shorthand for active_step_ids: [id]).","type":"integer","minimum":1,"maximum":9007199254740991},"active_step_ids":{"description":"Active steps. Default: none, so write the step a rule acts on.","type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}},"step_deadlines":{"description":"Deadlines of steps: step id → date-time (checked by step_deadline_* filters on active steps).","type":"object","propertyNames":{"type":"string","pattern":"^\\d+$"},"additionalProperties":{"type":"string","format":"flowrules-date-time","description":"An ISO 8601 date-time, `now`, or a signed ISO 8601 duration relative to the test's `now` (-P3D, -PT6H)."}},"progress":{"description":"Progress in percent, for progress_min / progress_max.","type":"integer","minimum":0,"maximum":100},"visibility_mode":{"description":"Visibility mode of the instance.","type":"string","enum":["public","involved","involved_plus","restrictive"]},"fields":{"description":"Form-field values by the alias the rule declares in `fields`: plain (42.5, \"EUR\", [Laptop, Badge], an ISO date) or an input object ({ inputValue: ... }, { date: ... }). null = no value.","type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{}},"values":{"description":"Form-field values by \"step:action\" ids (\"20111:50222\": 42.5), plain or as input objects. null = no value.","type":"object","propertyNames":{"type":"string","pattern":"^\\d+:\\d+$"},"additionalProperties":{}},"record":{"description":"Any other keys of the full instance record (docs/service.md, Resources), merged as given (e.g. step_assignments).","type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"required":["id"],"additionalProperties":false,"description":"A fixture instance, written compactly: only the fields the test cares about."}},"tests":{"minItems":1,"type":"array","items":{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"Name of the case, shown in the results table and JUnit."},"rule":{"anyOf":[{"type":"string","minLength":1},{"minItems":1,"type":"array","items":{"type":"string","minLength":1}}],"description":"The rule under test, or several (planned together, e.g. to test conflicts)."},"description":{"description":"Why this case exists.","type":"string"},"now":{"description":"The plan time of this case (default: the file's `now`).","type":"string","format":"flowrules-date-time"},"instances":{"description":"Fixtures of this case, added to the file's shared `instances` (same id: this one wins).","type":"array","items":{"type":"object","properties":{"id":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"Instance id (referenced by the expectations)."},"name":{"description":"Instance name; default \"Instance <id>\".","type":"string"},"workflow":{"description":"Workflow id (or name) the instance belongs to; default: the workflow of the rule under test.","anyOf":[{"type":"integer","minimum":1,"maximum":9007199254740991},{"type":"string","minLength":1}]},"status":{"description":"Default: from completed_time / aborted_time, else running.","type":"string","enum":["running","completed","aborted"]},"tags":{"description":"Tags of the instance.","type":"array","items":{"type":"string"}},"priority":{"description":"H (High), V (Very high), or Regular / empty for none.","anyOf":[{"type":"string","enum":["H","V","Regular"]},{"type":"null"}]},"stage":{"description":"Stage of the instance.","type":"string"},"deadline":{"description":"Instance deadline (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"started_time":{"description":"When the instance started (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"last_updated_time":{"description":"Last update (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"completed_time":{"description":"Completion time; implies status completed.","type":"string","format":"flowrules-date-time"},"aborted_time":{"description":"Abort time; implies status aborted.","type":"string","format":"flowrules-date-time"},"active_step":{"description":"The one active step (shorthand for active_step_ids: [id]).","type":"integer","minimum":1,"maximum":9007199254740991},"active_step_ids":{"description":"Active steps. Default: none, so write the step a rule acts on.","type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}},"step_deadlines":{"description":"Deadlines of steps: step id → date-time (checked by step_deadline_* filters on active steps).","type":"object","propertyNames":{"type":"string","pattern":"^\\d+$"},"additionalProperties":{"type":"string","format":"flowrules-date-time","description":"An ISO 8601 date-time, `now`, or a signed ISO 8601 duration relative to the test's `now` (-P3D, -PT6H)."}},"progress":{"description":"Progress in percent, for progress_min / progress_max.","type":"integer","minimum":0,"maximum":100},"visibility_mode":{"description":"Visibility mode of the instance.","type":"string","enum":["public","involved","involved_plus","restrictive"]},"fields":{"description":"Form-field values by the alias the rule declares in `fields`: plain (42.5, \"EUR\", [Laptop, Badge], an ISO date) or an input object ({ inputValue: ... }, { date: ... }). null = no value.","type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{}},"values":{"description":"Form-field values by \"step:action\" ids (\"20111:50222\": 42.5), plain or as input objects. null = no value.","type":"object","propertyNames":{"type":"string","pattern":"^\\d+:\\d+$"},"additionalProperties":{}},"record":{"description":"Any other keys of the full instance record (docs/service.md, Resources), merged as given (e.g. step_assignments).","type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"required":["id"],"additionalProperties":false,"description":"A fixture instance, written compactly: only the fields the test cares about."}},"expect":{"type":"object","properties":{"selected":{"description":"Instances the rule's `select` keeps (checked client-side on the fixtures).","anyOf":[{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}},{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}}}]},"matched":{"description":"Instances that are selected and for which `when` holds.","anyOf":[{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}},{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}}}]},"changes":{"description":"Exactly the changes planned ([] = none). Omit to leave unchecked.","type":"array","items":{"type":"object","properties":{"instance":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"Instance id the change is for."},"kind":{"type":"string","enum":["complete_step","save_step","abort"],"description":"Kind of change."},"step":{"description":"The step (complete_step / save_step).","type":"integer","minimum":1,"maximum":9007199254740991},"rule":{"description":"The rule planning it (only needed when the case tests several rules).","type":"string"},"audit":{"description":"true: the change is planned in audit (its rule has mode: audit; apply never sends it); false: it is enforced. Omit to leave unchecked.","type":"boolean"},"inputs":{"description":"The inputs the case cares about: action id or field alias → value, plain (compared with the input object's plain value) or as an input object (compared as is). Inputs sent but not stated are not compared (the output says which). Omit to leave inputs unchecked.","type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"required":["instance","kind"],"additionalProperties":false,"description":"One planned change."}},"reports":{"description":"Reports and their groups.","type":"array","items":{"type":"object","properties":{"title":{"description":"Pick the report by title (default: the reports in plan order).","type":"string"},"rule":{"description":"Pick the report by rule.","type":"string"},"groups":{"description":"Exactly these groups: key → count or ids (\"(no tag)\" for untagged).","type":"object","propertyNames":{"type":"string"},"additionalProperties":{"anyOf":[{"type":"integer","minimum":0,"maximum":9007199254740991},{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}}],"description":"The group's count, or exactly the ids of the instances in it."}},"rows":{"description":"Number of rows (matched instances) in the report.","type":"integer","minimum":0,"maximum":9007199254740991}},"additionalProperties":false,"description":"One report of the plan."}},"errors":{"description":"Exactly the plan's errors. Omitted: the plan must have none.","type":"array","items":{"type":"object","properties":{"code":{"description":"Error code in the plan.","type":"string","enum":["evaluation","limit","conflict"]},"rule":{"description":"The rule the error names.","type":"string"},"instance":{"description":"The instance the error names.","type":"integer","minimum":1,"maximum":9007199254740991},"message":{"description":"Text the message contains.","type":"string"}},"additionalProperties":false,"description":"One error the plan reports."}}},"additionalProperties":false,"description":"Expected outcome. Omitted keys are not checked, except errors (none allowed unless listed)."}},"required":["name","rule","expect"],"additionalProperties":false,"description":"One test case: fixtures, a rule, and what the plan must contain."},"description":"The test cases."}},"required":["version","now","tests"],"additionalProperties":false,"description":"flowrules rule tests: fixture instances and the expected plan per rule (`flowrules test`)."};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://flowrules.dev/schemas/rules-test.schema.json","title":"flowrules rule tests","type":"object","properties":{"version":{"type":"number","const":1,"description":"Format version of rule-test files: 1."},"now":{"type":"string","format":"date-time","description":"The fixed plan time of every case (ISO 8601): relative dates, $now() and templates resolve against it."},"workflows":{"description":"Workflow name → id, for rules that name their workflow ({ name: ... }).","type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"integer","minimum":1,"maximum":9007199254740991}},"field_types":{"description":"Types of form fields, by alias or \"step:action\": plain values then become the matching input object.","type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string","enum":["text","number","date","radio","checklist"],"description":"Form-field type: decides the input object a plain value becomes (radio → radioItemSelected, ...)."}},"instances":{"description":"Fixtures shared by every case of the file.","type":"array","items":{"type":"object","properties":{"id":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"Instance id (referenced by the expectations)."},"name":{"description":"Instance name; default \"Instance <id>\".","type":"string"},"workflow":{"description":"Workflow id (or name) the instance belongs to; default: the workflow of the rule under test.","anyOf":[{"type":"integer","minimum":1,"maximum":9007199254740991},{"type":"string","minLength":1}]},"status":{"description":"Default: from completed_time / aborted_time, else running.","type":"string","enum":["running","completed","aborted"]},"tags":{"description":"Tags of the instance.","type":"array","items":{"type":"string"}},"priority":{"description":"H (High), V (Very high), or Regular / empty for none.","anyOf":[{"type":"string","enum":["H","V","Regular"]},{"type":"null"}]},"stage":{"description":"Stage of the instance.","type":"string"},"deadline":{"description":"Instance deadline (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"started_time":{"description":"When the instance started (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"last_updated_time":{"description":"Last update (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"completed_time":{"description":"Completion time; implies status completed.","type":"string","format":"flowrules-date-time"},"aborted_time":{"description":"Abort time; implies status aborted.","type":"string","format":"flowrules-date-time"},"active_step":{"description":"The one active step (shorthand for active_step_ids: [id]).","type":"integer","minimum":1,"maximum":9007199254740991},"active_step_ids":{"description":"Active steps. Default: none, so write the step a rule acts on.","type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}},"step_deadlines":{"description":"Deadlines of steps: step id → date-time (checked by step_deadline_* filters on active steps).","type":"object","propertyNames":{"type":"string","pattern":"^\\d+$"},"additionalProperties":{"type":"string","format":"flowrules-date-time","description":"An ISO 8601 date-time, `now`, or a signed ISO 8601 duration relative to the test's `now` (-P3D, -PT6H)."}},"progress":{"description":"Progress in percent, for progress_min / progress_max.","type":"integer","minimum":0,"maximum":100},"visibility_mode":{"description":"Visibility mode of the instance.","type":"string","enum":["public","involved","involved_plus","restrictive"]},"fields":{"description":"Form-field values by the alias the rule declares in `fields`: plain (42.5, \"EUR\", [Laptop, Badge], an ISO date) or an input object ({ inputValue: ... }, { date: ... }). null = no value.","type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{}},"fields_by_workflow":{"description":"Form-field values per workflow: workflow id (or a name of `workflows`) → alias → value, each alias as the rules of that workflow declare it. A case takes the values of the workflow the fixture is in (over `fields`); a shared fixture with no values for a case's workflow is left out of it. A rule over several workflows sees the fixture in the first of its workflows given here (or in `workflow`).","type":"object","propertyNames":{"type":"string","minLength":1},"additionalProperties":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{},"description":"Alias → value, as in `fields`."}},"values":{"description":"Form-field values by \"step:action\" ids (\"20111:50222\": 42.5), plain or as input objects. null = no value.","type":"object","propertyNames":{"type":"string","pattern":"^\\d+:\\d+$"},"additionalProperties":{}},"record":{"description":"Any other keys of the full instance record (docs/service.md, Resources), merged as given (e.g. step_assignments).","type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"required":["id"],"additionalProperties":false,"description":"A fixture instance, written compactly: only the fields the test cares about."}},"tests":{"minItems":1,"type":"array","items":{"type":"object","properties":{"name":{"type":"string","minLength":1,"description":"Name of the case, shown in the results table and JUnit."},"rule":{"anyOf":[{"type":"string","minLength":1},{"minItems":1,"type":"array","items":{"type":"string","minLength":1}}],"description":"The rule under test, or several (planned together, e.g. to test conflicts)."},"description":{"description":"Why this case exists.","type":"string"},"now":{"description":"The plan time of this case (default: the file's `now`).","type":"string","format":"flowrules-date-time"},"instances":{"description":"Fixtures of this case, added to the file's shared `instances` (same id: this one wins).","type":"array","items":{"type":"object","properties":{"id":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"Instance id (referenced by the expectations)."},"name":{"description":"Instance name; default \"Instance <id>\".","type":"string"},"workflow":{"description":"Workflow id (or name) the instance belongs to; default: the workflow of the rule under test.","anyOf":[{"type":"integer","minimum":1,"maximum":9007199254740991},{"type":"string","minLength":1}]},"status":{"description":"Default: from completed_time / aborted_time, else running.","type":"string","enum":["running","completed","aborted"]},"tags":{"description":"Tags of the instance.","type":"array","items":{"type":"string"}},"priority":{"description":"H (High), V (Very high), or Regular / empty for none.","anyOf":[{"type":"string","enum":["H","V","Regular"]},{"type":"null"}]},"stage":{"description":"Stage of the instance.","type":"string"},"deadline":{"description":"Instance deadline (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"started_time":{"description":"When the instance started (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"last_updated_time":{"description":"Last update (ISO, `now` or relative to `now`).","type":"string","format":"flowrules-date-time"},"completed_time":{"description":"Completion time; implies status completed.","type":"string","format":"flowrules-date-time"},"aborted_time":{"description":"Abort time; implies status aborted.","type":"string","format":"flowrules-date-time"},"active_step":{"description":"The one active step (shorthand for active_step_ids: [id]).","type":"integer","minimum":1,"maximum":9007199254740991},"active_step_ids":{"description":"Active steps. Default: none, so write the step a rule acts on.","type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}},"step_deadlines":{"description":"Deadlines of steps: step id → date-time (checked by step_deadline_* filters on active steps).","type":"object","propertyNames":{"type":"string","pattern":"^\\d+$"},"additionalProperties":{"type":"string","format":"flowrules-date-time","description":"An ISO 8601 date-time, `now`, or a signed ISO 8601 duration relative to the test's `now` (-P3D, -PT6H)."}},"progress":{"description":"Progress in percent, for progress_min / progress_max.","type":"integer","minimum":0,"maximum":100},"visibility_mode":{"description":"Visibility mode of the instance.","type":"string","enum":["public","involved","involved_plus","restrictive"]},"fields":{"description":"Form-field values by the alias the rule declares in `fields`: plain (42.5, \"EUR\", [Laptop, Badge], an ISO date) or an input object ({ inputValue: ... }, { date: ... }). null = no value.","type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{}},"fields_by_workflow":{"description":"Form-field values per workflow: workflow id (or a name of `workflows`) → alias → value, each alias as the rules of that workflow declare it. A case takes the values of the workflow the fixture is in (over `fields`); a shared fixture with no values for a case's workflow is left out of it. A rule over several workflows sees the fixture in the first of its workflows given here (or in `workflow`).","type":"object","propertyNames":{"type":"string","minLength":1},"additionalProperties":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{},"description":"Alias → value, as in `fields`."}},"values":{"description":"Form-field values by \"step:action\" ids (\"20111:50222\": 42.5), plain or as input objects. null = no value.","type":"object","propertyNames":{"type":"string","pattern":"^\\d+:\\d+$"},"additionalProperties":{}},"record":{"description":"Any other keys of the full instance record (docs/service.md, Resources), merged as given (e.g. step_assignments).","type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"required":["id"],"additionalProperties":false,"description":"A fixture instance, written compactly: only the fields the test cares about."}},"expect":{"type":"object","properties":{"selected":{"description":"Instances the rule's `select` keeps (checked client-side on the fixtures).","anyOf":[{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}},{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}}}]},"matched":{"description":"Instances that are selected and for which `when` holds.","anyOf":[{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}},{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}}}]},"changes":{"description":"Exactly the changes planned ([] = none). Omit to leave unchecked.","type":"array","items":{"type":"object","properties":{"instance":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"Instance id the change is for."},"kind":{"type":"string","enum":["complete_step","save_step","abort"],"description":"Kind of change."},"step":{"description":"The step (complete_step / save_step).","type":"integer","minimum":1,"maximum":9007199254740991},"rule":{"description":"The rule planning it (only needed when the case tests several rules).","type":"string"},"audit":{"description":"true: the change is planned in audit (its rule has mode: audit; apply never sends it); false: it is enforced. Omit to leave unchecked.","type":"boolean"},"inputs":{"description":"The inputs the case cares about: action id or field alias → value, plain (compared with the input object's plain value) or as an input object (compared as is). Inputs sent but not stated are not compared (the output says which). Omit to leave inputs unchecked.","type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"required":["instance","kind"],"additionalProperties":false,"description":"One planned change."}},"reports":{"description":"Reports and their groups.","type":"array","items":{"type":"object","properties":{"title":{"description":"Pick the report by title (default: the reports in plan order).","type":"string"},"rule":{"description":"Pick the report by rule.","type":"string"},"groups":{"description":"Exactly these groups: key → count or ids (\"(no tag)\" for untagged).","type":"object","propertyNames":{"type":"string"},"additionalProperties":{"anyOf":[{"type":"integer","minimum":0,"maximum":9007199254740991},{"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991}}],"description":"The group's count, or exactly the ids of the instances in it."}},"rows":{"description":"Number of rows (matched instances) in the report.","type":"integer","minimum":0,"maximum":9007199254740991}},"additionalProperties":false,"description":"One report of the plan."}},"errors":{"description":"Exactly the plan's errors. Omitted: the plan must have none.","type":"array","items":{"type":"object","properties":{"code":{"description":"Error code in the plan.","type":"string","enum":["evaluation","limit","conflict"]},"rule":{"description":"The rule the error names.","type":"string"},"instance":{"description":"The instance the error names.","type":"integer","minimum":1,"maximum":9007199254740991},"message":{"description":"Text the message contains.","type":"string"}},"additionalProperties":false,"description":"One error the plan reports."}}},"additionalProperties":false,"description":"Expected outcome. Omitted keys are not checked, except errors (none allowed unless listed)."}},"required":["name","rule","expect"],"additionalProperties":false,"description":"One test case: fixtures, a rule, and what the plan must contain."},"description":"The test cases."}},"required":["version","now","tests"],"additionalProperties":false,"description":"flowrules rule tests: fixture instances and the expected plan per rule (`flowrules test`)."};
 const formats0 = formats["date-time"];
 const formats2 = formats["flowrules-date-time"];
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require("ajv/dist/runtime/ucs2length").default;
 const pattern4 = new RegExp("^\\d+$", "u");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
-const pattern6 = new RegExp("^\\d+:\\d+$", "u");
+const pattern7 = new RegExp("^\\d+:\\d+$", "u");
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://flowrules.dev/schemas/rules-test.schema.json" */;
@@ -938,14 +938,14 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data7.values !== undefined){
-let data29 = data7.values;
+if(data7.fields_by_workflow !== undefined){
+let data29 = data7.fields_by_workflow;
 if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
 for(const key9 in data29){
 const _errs83 = errors;
 if(typeof key9 === "string"){
-if(!pattern6.test(key9)){
-const err72 = {instancePath:instancePath+"/instances/" + i0+"/values",schemaPath:"#/properties/instances/items/properties/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^\\d+:\\d+$"},message:"must match pattern \""+"^\\d+:\\d+$"+"\"",schema:"^\\d+:\\d+$",parentSchema:schema31.properties.instances.items.properties.values.propertyNames,data:key9,propertyName:key9};
+if(func2(key9) < 1){
+const err72 = {instancePath:instancePath+"/instances/" + i0+"/fields_by_workflow",schemaPath:"#/properties/instances/items/properties/fields_by_workflow/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.instances.items.properties.fields_by_workflow.propertyNames,data:key9,propertyName:key9};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -956,7 +956,7 @@ errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/instances/" + i0+"/values",schemaPath:"#/properties/instances/items/properties/values/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.instances.items.properties.values.propertyNames.type,parentSchema:schema31.properties.instances.items.properties.values.propertyNames,data:key9,propertyName:key9};
+const err73 = {instancePath:instancePath+"/instances/" + i0+"/fields_by_workflow",schemaPath:"#/properties/instances/items/properties/fields_by_workflow/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.instances.items.properties.fields_by_workflow.propertyNames.type,parentSchema:schema31.properties.instances.items.properties.fields_by_workflow.propertyNames,data:key9,propertyName:key9};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -967,7 +967,7 @@ errors++;
 }
 var valid17 = _errs83 === errors;
 if(!valid17){
-const err74 = {instancePath:instancePath+"/instances/" + i0+"/values",schemaPath:"#/properties/instances/items/properties/values/propertyNames",keyword:"propertyNames",params:{propertyName: key9},message:"property name must be valid",schema:schema31.properties.instances.items.properties.values.propertyNames,parentSchema:schema31.properties.instances.items.properties.values,data:data29};
+const err74 = {instancePath:instancePath+"/instances/" + i0+"/fields_by_workflow",schemaPath:"#/properties/instances/items/properties/fields_by_workflow/propertyNames",keyword:"propertyNames",params:{propertyName: key9},message:"property name must be valid",schema:schema31.properties.instances.items.properties.fields_by_workflow.propertyNames,parentSchema:schema31.properties.instances.items.properties.fields_by_workflow,data:data29};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -977,9 +977,14 @@ vErrors.push(err74);
 errors++;
 }
 }
-}
-else {
-const err75 = {instancePath:instancePath+"/instances/" + i0+"/values",schemaPath:"#/properties/instances/items/properties/values/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.instances.items.properties.values.type,parentSchema:schema31.properties.instances.items.properties.values,data:data29};
+for(const key10 in data29){
+let data30 = data29[key10];
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+for(const key11 in data30){
+const _errs88 = errors;
+if(typeof key11 === "string"){
+if(!pattern5.test(key11)){
+const err75 = {instancePath:instancePath+"/instances/" + i0+"/fields_by_workflow/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/instances/items/properties/fields_by_workflow/additionalProperties/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema31.properties.instances.items.properties.fields_by_workflow.additionalProperties.propertyNames,data:key11,propertyName:key11};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -989,13 +994,8 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data7.record !== undefined){
-let data30 = data7.record;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-for(const key10 in data30){
-const _errs88 = errors;
-if(typeof key10 !== "string"){
-const err76 = {instancePath:instancePath+"/instances/" + i0+"/record",schemaPath:"#/properties/instances/items/properties/record/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.instances.items.properties.record.propertyNames.type,parentSchema:schema31.properties.instances.items.properties.record.propertyNames,data:key10,propertyName:key10};
+else {
+const err76 = {instancePath:instancePath+"/instances/" + i0+"/fields_by_workflow/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/instances/items/properties/fields_by_workflow/additionalProperties/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.instances.items.properties.fields_by_workflow.additionalProperties.propertyNames.type,parentSchema:schema31.properties.instances.items.properties.fields_by_workflow.additionalProperties.propertyNames,data:key11,propertyName:key11};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1004,9 +1004,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-var valid18 = _errs88 === errors;
-if(!valid18){
-const err77 = {instancePath:instancePath+"/instances/" + i0+"/record",schemaPath:"#/properties/instances/items/properties/record/propertyNames",keyword:"propertyNames",params:{propertyName: key10},message:"property name must be valid",schema:schema31.properties.instances.items.properties.record.propertyNames,parentSchema:schema31.properties.instances.items.properties.record,data:data30};
+var valid19 = _errs88 === errors;
+if(!valid19){
+const err77 = {instancePath:instancePath+"/instances/" + i0+"/fields_by_workflow/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/instances/items/properties/fields_by_workflow/additionalProperties/propertyNames",keyword:"propertyNames",params:{propertyName: key11},message:"property name must be valid",schema:schema31.properties.instances.items.properties.fields_by_workflow.additionalProperties.propertyNames,parentSchema:schema31.properties.instances.items.properties.fields_by_workflow.additionalProperties,data:data30};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1018,7 +1018,7 @@ errors++;
 }
 }
 else {
-const err78 = {instancePath:instancePath+"/instances/" + i0+"/record",schemaPath:"#/properties/instances/items/properties/record/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.instances.items.properties.record.type,parentSchema:schema31.properties.instances.items.properties.record,data:data30};
+const err78 = {instancePath:instancePath+"/instances/" + i0+"/fields_by_workflow/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/instances/items/properties/fields_by_workflow/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.instances.items.properties.fields_by_workflow.additionalProperties.type,parentSchema:schema31.properties.instances.items.properties.fields_by_workflow.additionalProperties,data:data30};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1030,7 +1030,7 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/instances/" + i0,schemaPath:"#/properties/instances/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.instances.items.type,parentSchema:schema31.properties.instances.items,data:data7};
+const err79 = {instancePath:instancePath+"/instances/" + i0+"/fields_by_workflow",schemaPath:"#/properties/instances/items/properties/fields_by_workflow/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.instances.items.properties.fields_by_workflow.type,parentSchema:schema31.properties.instances.items.properties.fields_by_workflow,data:data29};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1040,9 +1040,14 @@ vErrors.push(err79);
 errors++;
 }
 }
-}
-else {
-const err80 = {instancePath:instancePath+"/instances",schemaPath:"#/properties/instances/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.instances.type,parentSchema:schema31.properties.instances,data:data6};
+if(data7.values !== undefined){
+let data31 = data7.values;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+for(const key12 in data31){
+const _errs93 = errors;
+if(typeof key12 === "string"){
+if(!pattern7.test(key12)){
+const err80 = {instancePath:instancePath+"/instances/" + i0+"/values",schemaPath:"#/properties/instances/items/properties/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^\\d+:\\d+$"},message:"must match pattern \""+"^\\d+:\\d+$"+"\"",schema:"^\\d+:\\d+$",parentSchema:schema31.properties.instances.items.properties.values.propertyNames,data:key12,propertyName:key12};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1052,11 +1057,8 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data.tests !== undefined){
-let data31 = data.tests;
-if(Array.isArray(data31)){
-if(data31.length < 1){
-const err81 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.tests,data:data31};
+else {
+const err81 = {instancePath:instancePath+"/instances/" + i0+"/values",schemaPath:"#/properties/instances/items/properties/values/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.instances.items.properties.values.propertyNames.type,parentSchema:schema31.properties.instances.items.properties.values.propertyNames,data:key12,propertyName:key12};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1065,12 +1067,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-const len3 = data31.length;
-for(let i3=0; i3<len3; i3++){
-let data32 = data31[i3];
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.name === undefined){
-const err82 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema31.properties.tests.items.required,parentSchema:schema31.properties.tests.items,data:data32};
+var valid20 = _errs93 === errors;
+if(!valid20){
+const err82 = {instancePath:instancePath+"/instances/" + i0+"/values",schemaPath:"#/properties/instances/items/properties/values/propertyNames",keyword:"propertyNames",params:{propertyName: key12},message:"property name must be valid",schema:schema31.properties.instances.items.properties.values.propertyNames,parentSchema:schema31.properties.instances.items.properties.values,data:data31};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1079,8 +1078,10 @@ vErrors.push(err82);
 }
 errors++;
 }
-if(data32.rule === undefined){
-const err83 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema31.properties.tests.items.required,parentSchema:schema31.properties.tests.items,data:data32};
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/instances/" + i0+"/values",schemaPath:"#/properties/instances/items/properties/values/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.instances.items.properties.values.type,parentSchema:schema31.properties.instances.items.properties.values,data:data31};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1089,8 +1090,14 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data32.expect === undefined){
-const err84 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/required",keyword:"required",params:{missingProperty: "expect"},message:"must have required property '"+"expect"+"'",schema:schema31.properties.tests.items.required,parentSchema:schema31.properties.tests.items,data:data32};
+}
+if(data7.record !== undefined){
+let data32 = data7.record;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+for(const key13 in data32){
+const _errs98 = errors;
+if(typeof key13 !== "string"){
+const err84 = {instancePath:instancePath+"/instances/" + i0+"/record",schemaPath:"#/properties/instances/items/properties/record/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.instances.items.properties.record.propertyNames.type,parentSchema:schema31.properties.instances.items.properties.record.propertyNames,data:key13,propertyName:key13};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1099,9 +1106,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-for(const key11 in data32){
-if(!((((((key11 === "name") || (key11 === "rule")) || (key11 === "description")) || (key11 === "now")) || (key11 === "instances")) || (key11 === "expect"))){
-const err85 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items,data:data32};
+var valid21 = _errs98 === errors;
+if(!valid21){
+const err85 = {instancePath:instancePath+"/instances/" + i0+"/record",schemaPath:"#/properties/instances/items/properties/record/propertyNames",keyword:"propertyNames",params:{propertyName: key13},message:"property name must be valid",schema:schema31.properties.instances.items.properties.record.propertyNames,parentSchema:schema31.properties.instances.items.properties.record,data:data32};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1111,11 +1118,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data32.name !== undefined){
-let data33 = data32.name;
-if(typeof data33 === "string"){
-if(func2(data33) < 1){
-const err86 = {instancePath:instancePath+"/tests/" + i3+"/name",schemaPath:"#/properties/tests/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.tests.items.properties.name,data:data33};
+}
+else {
+const err86 = {instancePath:instancePath+"/instances/" + i0+"/record",schemaPath:"#/properties/instances/items/properties/record/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.instances.items.properties.record.type,parentSchema:schema31.properties.instances.items.properties.record,data:data32};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1125,8 +1130,9 @@ vErrors.push(err86);
 errors++;
 }
 }
+}
 else {
-const err87 = {instancePath:instancePath+"/tests/" + i3+"/name",schemaPath:"#/properties/tests/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.name.type,parentSchema:schema31.properties.tests.items.properties.name,data:data33};
+const err87 = {instancePath:instancePath+"/instances/" + i0,schemaPath:"#/properties/instances/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.instances.items.type,parentSchema:schema31.properties.instances.items,data:data7};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1136,14 +1142,9 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data32.rule !== undefined){
-let data34 = data32.rule;
-const _errs99 = errors;
-let valid22 = false;
-const _errs100 = errors;
-if(typeof data34 === "string"){
-if(func2(data34) < 1){
-const err88 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[0],data:data34};
+}
+else {
+const err88 = {instancePath:instancePath+"/instances",schemaPath:"#/properties/instances/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.instances.type,parentSchema:schema31.properties.instances,data:data6};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1153,8 +1154,11 @@ vErrors.push(err88);
 errors++;
 }
 }
-else {
-const err89 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.rule.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[0],data:data34};
+if(data.tests !== undefined){
+let data33 = data.tests;
+if(Array.isArray(data33)){
+if(data33.length < 1){
+const err89 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.tests,data:data33};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1163,12 +1167,12 @@ vErrors.push(err89);
 }
 errors++;
 }
-var _valid2 = _errs100 === errors;
-valid22 = valid22 || _valid2;
-const _errs102 = errors;
-if(Array.isArray(data34)){
-if(data34.length < 1){
-const err90 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[1],data:data34};
+const len3 = data33.length;
+for(let i3=0; i3<len3; i3++){
+let data34 = data33[i3];
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.name === undefined){
+const err90 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema31.properties.tests.items.required,parentSchema:schema31.properties.tests.items,data:data34};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1177,12 +1181,8 @@ vErrors.push(err90);
 }
 errors++;
 }
-const len4 = data34.length;
-for(let i4=0; i4<len4; i4++){
-let data35 = data34[i4];
-if(typeof data35 === "string"){
-if(func2(data35) < 1){
-const err91 = {instancePath:instancePath+"/tests/" + i3+"/rule/" + i4,schemaPath:"#/properties/tests/items/properties/rule/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[1].items,data:data35};
+if(data34.rule === undefined){
+const err91 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema31.properties.tests.items.required,parentSchema:schema31.properties.tests.items,data:data34};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1191,9 +1191,8 @@ vErrors.push(err91);
 }
 errors++;
 }
-}
-else {
-const err92 = {instancePath:instancePath+"/tests/" + i3+"/rule/" + i4,schemaPath:"#/properties/tests/items/properties/rule/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.rule.anyOf[1].items.type,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[1].items,data:data35};
+if(data34.expect === undefined){
+const err92 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/required",keyword:"required",params:{missingProperty: "expect"},message:"must have required property '"+"expect"+"'",schema:schema31.properties.tests.items.required,parentSchema:schema31.properties.tests.items,data:data34};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1202,10 +1201,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-}
-else {
-const err93 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.rule.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[1],data:data34};
+for(const key14 in data34){
+if(!((((((key14 === "name") || (key14 === "rule")) || (key14 === "description")) || (key14 === "now")) || (key14 === "instances")) || (key14 === "expect"))){
+const err93 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items,data:data34};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1214,10 +1212,12 @@ vErrors.push(err93);
 }
 errors++;
 }
-var _valid2 = _errs102 === errors;
-valid22 = valid22 || _valid2;
-if(!valid22){
-const err94 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.rule.anyOf,parentSchema:schema31.properties.tests.items.properties.rule,data:data34};
+}
+if(data34.name !== undefined){
+let data35 = data34.name;
+if(typeof data35 === "string"){
+if(func2(data35) < 1){
+const err94 = {instancePath:instancePath+"/tests/" + i3+"/name",schemaPath:"#/properties/tests/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.tests.items.properties.name,data:data35};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1226,22 +1226,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-else {
-errors = _errs99;
-if(vErrors !== null){
-if(_errs99){
-vErrors.length = _errs99;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data32.description !== undefined){
-let data36 = data32.description;
-if(typeof data36 !== "string"){
-const err95 = {instancePath:instancePath+"/tests/" + i3+"/description",schemaPath:"#/properties/tests/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.description.type,parentSchema:schema31.properties.tests.items.properties.description,data:data36};
+const err95 = {instancePath:instancePath+"/tests/" + i3+"/name",schemaPath:"#/properties/tests/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.name.type,parentSchema:schema31.properties.tests.items.properties.name,data:data35};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1251,11 +1238,14 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data32.now !== undefined){
-let data37 = data32.now;
-if(typeof data37 === "string"){
-if(!(formats2.validate(data37))){
-const err96 = {instancePath:instancePath+"/tests/" + i3+"/now",schemaPath:"#/properties/tests/items/properties/now/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.now,data:data37};
+if(data34.rule !== undefined){
+let data36 = data34.rule;
+const _errs109 = errors;
+let valid25 = false;
+const _errs110 = errors;
+if(typeof data36 === "string"){
+if(func2(data36) < 1){
+const err96 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[0],data:data36};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1266,7 +1256,7 @@ errors++;
 }
 }
 else {
-const err97 = {instancePath:instancePath+"/tests/" + i3+"/now",schemaPath:"#/properties/tests/items/properties/now/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.now.type,parentSchema:schema31.properties.tests.items.properties.now,data:data37};
+const err97 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.rule.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[0],data:data36};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1275,16 +1265,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-if(data32.instances !== undefined){
-let data38 = data32.instances;
-if(Array.isArray(data38)){
-const len5 = data38.length;
-for(let i5=0; i5<len5; i5++){
-let data39 = data38[i5];
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.id === undefined){
-const err98 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5,schemaPath:"#/properties/tests/items/properties/instances/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema31.properties.tests.items.properties.instances.items.required,parentSchema:schema31.properties.tests.items.properties.instances.items,data:data39};
+var _valid2 = _errs110 === errors;
+valid25 = valid25 || _valid2;
+const _errs112 = errors;
+if(Array.isArray(data36)){
+if(data36.length < 1){
+const err98 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[1],data:data36};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1293,9 +1279,12 @@ vErrors.push(err98);
 }
 errors++;
 }
-for(const key12 in data39){
-if(!(func1.call(schema31.properties.tests.items.properties.instances.items.properties, key12))){
-const err99 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5,schemaPath:"#/properties/tests/items/properties/instances/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.instances.items,data:data39};
+const len4 = data36.length;
+for(let i4=0; i4<len4; i4++){
+let data37 = data36[i4];
+if(typeof data37 === "string"){
+if(func2(data37) < 1){
+const err99 = {instancePath:instancePath+"/tests/" + i3+"/rule/" + i4,schemaPath:"#/properties/tests/items/properties/rule/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[1].items,data:data37};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1305,10 +1294,8 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data39.id !== undefined){
-let data40 = data39.id;
-if(!((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40)))){
-const err100 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/id",schemaPath:"#/properties/tests/items/properties/instances/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.id.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.id,data:data40};
+else {
+const err100 = {instancePath:instancePath+"/tests/" + i3+"/rule/" + i4,schemaPath:"#/properties/tests/items/properties/rule/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.rule.anyOf[1].items.type,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[1].items,data:data37};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1317,9 +1304,10 @@ vErrors.push(err100);
 }
 errors++;
 }
-if(typeof data40 == "number"){
-if(data40 > 9007199254740991 || isNaN(data40)){
-const err101 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/id",schemaPath:"#/properties/tests/items/properties/instances/items/properties/id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.id,data:data40};
+}
+}
+else {
+const err101 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.rule.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.rule.anyOf[1],data:data36};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1328,8 +1316,10 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(data40 < 1 || isNaN(data40)){
-const err102 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/id",schemaPath:"#/properties/tests/items/properties/instances/items/properties/id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.id,data:data40};
+var _valid2 = _errs112 === errors;
+valid25 = valid25 || _valid2;
+if(!valid25){
+const err102 = {instancePath:instancePath+"/tests/" + i3+"/rule",schemaPath:"#/properties/tests/items/properties/rule/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.rule.anyOf,parentSchema:schema31.properties.tests.items.properties.rule,data:data36};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1338,12 +1328,22 @@ vErrors.push(err102);
 }
 errors++;
 }
+else {
+errors = _errs109;
+if(vErrors !== null){
+if(_errs109){
+vErrors.length = _errs109;
+}
+else {
+vErrors = null;
 }
 }
-if(data39.name !== undefined){
-let data41 = data39.name;
-if(typeof data41 !== "string"){
-const err103 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/name",schemaPath:"#/properties/tests/items/properties/instances/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.name.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.name,data:data41};
+}
+}
+if(data34.description !== undefined){
+let data38 = data34.description;
+if(typeof data38 !== "string"){
+const err103 = {instancePath:instancePath+"/tests/" + i3+"/description",schemaPath:"#/properties/tests/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.description.type,parentSchema:schema31.properties.tests.items.properties.description,data:data38};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1353,13 +1353,11 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data39.workflow !== undefined){
-let data42 = data39.workflow;
-const _errs120 = errors;
-let valid28 = false;
-const _errs121 = errors;
-if(!((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42)))){
-const err104 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[0],data:data42};
+if(data34.now !== undefined){
+let data39 = data34.now;
+if(typeof data39 === "string"){
+if(!(formats2.validate(data39))){
+const err104 = {instancePath:instancePath+"/tests/" + i3+"/now",schemaPath:"#/properties/tests/items/properties/now/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.now,data:data39};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1368,9 +1366,9 @@ vErrors.push(err104);
 }
 errors++;
 }
-if(typeof data42 == "number"){
-if(data42 > 9007199254740991 || isNaN(data42)){
-const err105 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[0],data:data42};
+}
+else {
+const err105 = {instancePath:instancePath+"/tests/" + i3+"/now",schemaPath:"#/properties/tests/items/properties/now/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.now.type,parentSchema:schema31.properties.tests.items.properties.now,data:data39};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1379,8 +1377,16 @@ vErrors.push(err105);
 }
 errors++;
 }
-if(data42 < 1 || isNaN(data42)){
-const err106 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[0],data:data42};
+}
+if(data34.instances !== undefined){
+let data40 = data34.instances;
+if(Array.isArray(data40)){
+const len5 = data40.length;
+for(let i5=0; i5<len5; i5++){
+let data41 = data40[i5];
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+if(data41.id === undefined){
+const err106 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5,schemaPath:"#/properties/tests/items/properties/instances/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema31.properties.tests.items.properties.instances.items.required,parentSchema:schema31.properties.tests.items.properties.instances.items,data:data41};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1389,13 +1395,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-}
-var _valid3 = _errs121 === errors;
-valid28 = valid28 || _valid3;
-const _errs123 = errors;
-if(typeof data42 === "string"){
-if(func2(data42) < 1){
-const err107 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[1],data:data42};
+for(const key15 in data41){
+if(!(func1.call(schema31.properties.tests.items.properties.instances.items.properties, key15))){
+const err107 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5,schemaPath:"#/properties/tests/items/properties/instances/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.instances.items,data:data41};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1405,8 +1407,10 @@ vErrors.push(err107);
 errors++;
 }
 }
-else {
-const err108 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[1],data:data42};
+if(data41.id !== undefined){
+let data42 = data41.id;
+if(!((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42)))){
+const err108 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/id",schemaPath:"#/properties/tests/items/properties/instances/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.id.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1415,10 +1419,9 @@ vErrors.push(err108);
 }
 errors++;
 }
-var _valid3 = _errs123 === errors;
-valid28 = valid28 || _valid3;
-if(!valid28){
-const err109 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow,data:data42};
+if(typeof data42 == "number"){
+if(data42 > 9007199254740991 || isNaN(data42)){
+const err109 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/id",schemaPath:"#/properties/tests/items/properties/instances/items/properties/id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1427,22 +1430,8 @@ vErrors.push(err109);
 }
 errors++;
 }
-else {
-errors = _errs120;
-if(vErrors !== null){
-if(_errs120){
-vErrors.length = _errs120;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data39.status !== undefined){
-let data43 = data39.status;
-if(typeof data43 !== "string"){
-const err110 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/status",schemaPath:"#/properties/tests/items/properties/instances/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.status.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.status,data:data43};
+if(data42 < 1 || isNaN(data42)){
+const err110 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/id",schemaPath:"#/properties/tests/items/properties/instances/items/properties/id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1451,8 +1440,12 @@ vErrors.push(err110);
 }
 errors++;
 }
-if(!(((data43 === "running") || (data43 === "completed")) || (data43 === "aborted"))){
-const err111 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/status",schemaPath:"#/properties/tests/items/properties/instances/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.instances.items.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.instances.items.properties.status.enum,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.status,data:data43};
+}
+}
+if(data41.name !== undefined){
+let data43 = data41.name;
+if(typeof data43 !== "string"){
+const err111 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/name",schemaPath:"#/properties/tests/items/properties/instances/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.name.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.name,data:data43};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1462,14 +1455,13 @@ vErrors.push(err111);
 errors++;
 }
 }
-if(data39.tags !== undefined){
-let data44 = data39.tags;
-if(Array.isArray(data44)){
-const len6 = data44.length;
-for(let i6=0; i6<len6; i6++){
-let data45 = data44[i6];
-if(typeof data45 !== "string"){
-const err112 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/tags/" + i6,schemaPath:"#/properties/tests/items/properties/instances/items/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.tags.items.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.tags.items,data:data45};
+if(data41.workflow !== undefined){
+let data44 = data41.workflow;
+const _errs130 = errors;
+let valid31 = false;
+const _errs131 = errors;
+if(!((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44)))){
+const err112 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[0],data:data44};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1478,10 +1470,9 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-}
-else {
-const err113 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/tags",schemaPath:"#/properties/tests/items/properties/instances/items/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.instances.items.properties.tags.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.tags,data:data44};
+if(typeof data44 == "number"){
+if(data44 > 9007199254740991 || isNaN(data44)){
+const err113 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[0],data:data44};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1490,14 +1481,8 @@ vErrors.push(err113);
 }
 errors++;
 }
-}
-if(data39.priority !== undefined){
-let data46 = data39.priority;
-const _errs132 = errors;
-let valid31 = false;
-const _errs133 = errors;
-if(typeof data46 !== "string"){
-const err114 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/priority",schemaPath:"#/properties/tests/items/properties/instances/items/properties/priority/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0],data:data46};
+if(data44 < 1 || isNaN(data44)){
+const err114 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[0],data:data44};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1506,8 +1491,13 @@ vErrors.push(err114);
 }
 errors++;
 }
-if(!(((data46 === "H") || (data46 === "V")) || (data46 === "Regular"))){
-const err115 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/priority",schemaPath:"#/properties/tests/items/properties/instances/items/properties/priority/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0].enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0].enum,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0],data:data46};
+}
+var _valid3 = _errs131 === errors;
+valid31 = valid31 || _valid3;
+const _errs133 = errors;
+if(typeof data44 === "string"){
+if(func2(data44) < 1){
+const err115 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[1],data:data44};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1516,11 +1506,9 @@ vErrors.push(err115);
 }
 errors++;
 }
-var _valid4 = _errs133 === errors;
-valid31 = valid31 || _valid4;
-const _errs135 = errors;
-if(data46 !== null){
-const err116 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/priority",schemaPath:"#/properties/tests/items/properties/instances/items/properties/priority/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[1],data:data46};
+}
+else {
+const err116 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf[1],data:data44};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1529,10 +1517,10 @@ vErrors.push(err116);
 }
 errors++;
 }
-var _valid4 = _errs135 === errors;
-valid31 = valid31 || _valid4;
+var _valid3 = _errs133 === errors;
+valid31 = valid31 || _valid3;
 if(!valid31){
-const err117 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/priority",schemaPath:"#/properties/tests/items/properties/instances/items/properties/priority/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.priority,data:data46};
+const err117 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/workflow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.instances.items.properties.workflow.anyOf,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.workflow,data:data44};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -1542,10 +1530,10 @@ vErrors.push(err117);
 errors++;
 }
 else {
-errors = _errs132;
+errors = _errs130;
 if(vErrors !== null){
-if(_errs132){
-vErrors.length = _errs132;
+if(_errs130){
+vErrors.length = _errs130;
 }
 else {
 vErrors = null;
@@ -1553,10 +1541,10 @@ vErrors = null;
 }
 }
 }
-if(data39.stage !== undefined){
-let data47 = data39.stage;
-if(typeof data47 !== "string"){
-const err118 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/stage",schemaPath:"#/properties/tests/items/properties/instances/items/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.stage.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.stage,data:data47};
+if(data41.status !== undefined){
+let data45 = data41.status;
+if(typeof data45 !== "string"){
+const err118 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/status",schemaPath:"#/properties/tests/items/properties/instances/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.status.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.status,data:data45};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -1565,12 +1553,8 @@ vErrors.push(err118);
 }
 errors++;
 }
-}
-if(data39.deadline !== undefined){
-let data48 = data39.deadline;
-if(typeof data48 === "string"){
-if(!(formats2.validate(data48))){
-const err119 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/deadline",schemaPath:"#/properties/tests/items/properties/instances/items/properties/deadline/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.deadline,data:data48};
+if(!(((data45 === "running") || (data45 === "completed")) || (data45 === "aborted"))){
+const err119 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/status",schemaPath:"#/properties/tests/items/properties/instances/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.instances.items.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.instances.items.properties.status.enum,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.status,data:data45};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -1580,8 +1564,14 @@ vErrors.push(err119);
 errors++;
 }
 }
-else {
-const err120 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/deadline",schemaPath:"#/properties/tests/items/properties/instances/items/properties/deadline/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.deadline.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.deadline,data:data48};
+if(data41.tags !== undefined){
+let data46 = data41.tags;
+if(Array.isArray(data46)){
+const len6 = data46.length;
+for(let i6=0; i6<len6; i6++){
+let data47 = data46[i6];
+if(typeof data47 !== "string"){
+const err120 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/tags/" + i6,schemaPath:"#/properties/tests/items/properties/instances/items/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.tags.items.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.tags.items,data:data47};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -1591,11 +1581,9 @@ vErrors.push(err120);
 errors++;
 }
 }
-if(data39.started_time !== undefined){
-let data49 = data39.started_time;
-if(typeof data49 === "string"){
-if(!(formats2.validate(data49))){
-const err121 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/started_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/started_time/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.started_time,data:data49};
+}
+else {
+const err121 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/tags",schemaPath:"#/properties/tests/items/properties/instances/items/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.instances.items.properties.tags.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.tags,data:data46};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -1605,8 +1593,13 @@ vErrors.push(err121);
 errors++;
 }
 }
-else {
-const err122 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/started_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/started_time/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.started_time.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.started_time,data:data49};
+if(data41.priority !== undefined){
+let data48 = data41.priority;
+const _errs142 = errors;
+let valid34 = false;
+const _errs143 = errors;
+if(typeof data48 !== "string"){
+const err122 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/priority",schemaPath:"#/properties/tests/items/properties/instances/items/properties/priority/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0],data:data48};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -1615,12 +1608,8 @@ vErrors.push(err122);
 }
 errors++;
 }
-}
-if(data39.last_updated_time !== undefined){
-let data50 = data39.last_updated_time;
-if(typeof data50 === "string"){
-if(!(formats2.validate(data50))){
-const err123 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/last_updated_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/last_updated_time/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.last_updated_time,data:data50};
+if(!(((data48 === "H") || (data48 === "V")) || (data48 === "Regular"))){
+const err123 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/priority",schemaPath:"#/properties/tests/items/properties/instances/items/properties/priority/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0].enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0].enum,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[0],data:data48};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -1629,9 +1618,11 @@ vErrors.push(err123);
 }
 errors++;
 }
-}
-else {
-const err124 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/last_updated_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/last_updated_time/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.last_updated_time.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.last_updated_time,data:data50};
+var _valid4 = _errs143 === errors;
+valid34 = valid34 || _valid4;
+const _errs145 = errors;
+if(data48 !== null){
+const err124 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/priority",schemaPath:"#/properties/tests/items/properties/instances/items/properties/priority/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf[1],data:data48};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -1640,12 +1631,10 @@ vErrors.push(err124);
 }
 errors++;
 }
-}
-if(data39.completed_time !== undefined){
-let data51 = data39.completed_time;
-if(typeof data51 === "string"){
-if(!(formats2.validate(data51))){
-const err125 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/completed_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/completed_time/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.completed_time,data:data51};
+var _valid4 = _errs145 === errors;
+valid34 = valid34 || _valid4;
+if(!valid34){
+const err125 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/priority",schemaPath:"#/properties/tests/items/properties/instances/items/properties/priority/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.instances.items.properties.priority.anyOf,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.priority,data:data48};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -1654,9 +1643,22 @@ vErrors.push(err125);
 }
 errors++;
 }
+else {
+errors = _errs142;
+if(vErrors !== null){
+if(_errs142){
+vErrors.length = _errs142;
 }
 else {
-const err126 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/completed_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/completed_time/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.completed_time.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.completed_time,data:data51};
+vErrors = null;
+}
+}
+}
+}
+if(data41.stage !== undefined){
+let data49 = data41.stage;
+if(typeof data49 !== "string"){
+const err126 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/stage",schemaPath:"#/properties/tests/items/properties/instances/items/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.stage.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.stage,data:data49};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -1666,11 +1668,11 @@ vErrors.push(err126);
 errors++;
 }
 }
-if(data39.aborted_time !== undefined){
-let data52 = data39.aborted_time;
-if(typeof data52 === "string"){
-if(!(formats2.validate(data52))){
-const err127 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/aborted_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/aborted_time/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.aborted_time,data:data52};
+if(data41.deadline !== undefined){
+let data50 = data41.deadline;
+if(typeof data50 === "string"){
+if(!(formats2.validate(data50))){
+const err127 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/deadline",schemaPath:"#/properties/tests/items/properties/instances/items/properties/deadline/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.deadline,data:data50};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -1681,7 +1683,7 @@ errors++;
 }
 }
 else {
-const err128 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/aborted_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/aborted_time/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.aborted_time.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.aborted_time,data:data52};
+const err128 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/deadline",schemaPath:"#/properties/tests/items/properties/instances/items/properties/deadline/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.deadline.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.deadline,data:data50};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -1691,10 +1693,11 @@ vErrors.push(err128);
 errors++;
 }
 }
-if(data39.active_step !== undefined){
-let data53 = data39.active_step;
-if(!((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53)))){
-const err129 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step",schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.active_step.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step,data:data53};
+if(data41.started_time !== undefined){
+let data51 = data41.started_time;
+if(typeof data51 === "string"){
+if(!(formats2.validate(data51))){
+const err129 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/started_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/started_time/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.started_time,data:data51};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -1703,9 +1706,9 @@ vErrors.push(err129);
 }
 errors++;
 }
-if(typeof data53 == "number"){
-if(data53 > 9007199254740991 || isNaN(data53)){
-const err130 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step",schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step,data:data53};
+}
+else {
+const err130 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/started_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/started_time/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.started_time.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.started_time,data:data51};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -1714,8 +1717,12 @@ vErrors.push(err130);
 }
 errors++;
 }
-if(data53 < 1 || isNaN(data53)){
-const err131 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step",schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step,data:data53};
+}
+if(data41.last_updated_time !== undefined){
+let data52 = data41.last_updated_time;
+if(typeof data52 === "string"){
+if(!(formats2.validate(data52))){
+const err131 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/last_updated_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/last_updated_time/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.last_updated_time,data:data52};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -1725,15 +1732,8 @@ vErrors.push(err131);
 errors++;
 }
 }
-}
-if(data39.active_step_ids !== undefined){
-let data54 = data39.active_step_ids;
-if(Array.isArray(data54)){
-const len7 = data54.length;
-for(let i7=0; i7<len7; i7++){
-let data55 = data54[i7];
-if(!((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55)))){
-const err132 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step_ids/" + i7,schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step_ids/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.items.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.items,data:data55};
+else {
+const err132 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/last_updated_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/last_updated_time/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.last_updated_time.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.last_updated_time,data:data52};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -1742,9 +1742,12 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(typeof data55 == "number"){
-if(data55 > 9007199254740991 || isNaN(data55)){
-const err133 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step_ids/" + i7,schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step_ids/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.items,data:data55};
+}
+if(data41.completed_time !== undefined){
+let data53 = data41.completed_time;
+if(typeof data53 === "string"){
+if(!(formats2.validate(data53))){
+const err133 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/completed_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/completed_time/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.completed_time,data:data53};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -1753,8 +1756,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(data55 < 1 || isNaN(data55)){
-const err134 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step_ids/" + i7,schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step_ids/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.items,data:data55};
+}
+else {
+const err134 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/completed_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/completed_time/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.completed_time.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.completed_time,data:data53};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -1764,10 +1768,11 @@ vErrors.push(err134);
 errors++;
 }
 }
-}
-}
-else {
-const err135 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step_ids",schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step_ids/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids,data:data54};
+if(data41.aborted_time !== undefined){
+let data54 = data41.aborted_time;
+if(typeof data54 === "string"){
+if(!(formats2.validate(data54))){
+const err135 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/aborted_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/aborted_time/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.aborted_time,data:data54};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -1777,14 +1782,8 @@ vErrors.push(err135);
 errors++;
 }
 }
-if(data39.step_deadlines !== undefined){
-let data56 = data39.step_deadlines;
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-for(const key13 in data56){
-const _errs157 = errors;
-if(typeof key13 === "string"){
-if(!pattern4.test(key13)){
-const err136 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines",schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/propertyNames/pattern",keyword:"pattern",params:{pattern: "^\\d+$"},message:"must match pattern \""+"^\\d+$"+"\"",schema:"^\\d+$",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.propertyNames,data:key13,propertyName:key13};
+else {
+const err136 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/aborted_time",schemaPath:"#/properties/tests/items/properties/instances/items/properties/aborted_time/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.aborted_time.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.aborted_time,data:data54};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -1794,8 +1793,10 @@ vErrors.push(err136);
 errors++;
 }
 }
-else {
-const err137 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines",schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.propertyNames,data:key13,propertyName:key13};
+if(data41.active_step !== undefined){
+let data55 = data41.active_step;
+if(!((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55)))){
+const err137 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step",schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.active_step.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step,data:data55};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -1804,9 +1805,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-var valid34 = _errs157 === errors;
-if(!valid34){
-const err138 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines",schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/propertyNames",keyword:"propertyNames",params:{propertyName: key13},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines,data:data56};
+if(typeof data55 == "number"){
+if(data55 > 9007199254740991 || isNaN(data55)){
+const err138 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step",schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step,data:data55};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -1815,12 +1816,8 @@ vErrors.push(err138);
 }
 errors++;
 }
-}
-for(const key14 in data56){
-let data57 = data56[key14];
-if(typeof data57 === "string"){
-if(!(formats2.validate(data57))){
-const err139 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/additionalProperties/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.additionalProperties,data:data57};
+if(data55 < 1 || isNaN(data55)){
+const err139 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step",schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step,data:data55};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -1830,8 +1827,15 @@ vErrors.push(err139);
 errors++;
 }
 }
-else {
-const err140 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.additionalProperties.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.additionalProperties,data:data57};
+}
+if(data41.active_step_ids !== undefined){
+let data56 = data41.active_step_ids;
+if(Array.isArray(data56)){
+const len7 = data56.length;
+for(let i7=0; i7<len7; i7++){
+let data57 = data56[i7];
+if(!((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57)))){
+const err140 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step_ids/" + i7,schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step_ids/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.items.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.items,data:data57};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -1840,10 +1844,9 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-}
-else {
-const err141 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines",schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines,data:data56};
+if(typeof data57 == "number"){
+if(data57 > 9007199254740991 || isNaN(data57)){
+const err141 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step_ids/" + i7,schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step_ids/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.items,data:data57};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -1852,11 +1855,8 @@ vErrors.push(err141);
 }
 errors++;
 }
-}
-if(data39.progress !== undefined){
-let data58 = data39.progress;
-if(!((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58)))){
-const err142 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/progress",schemaPath:"#/properties/tests/items/properties/instances/items/properties/progress/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.progress.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.progress,data:data58};
+if(data57 < 1 || isNaN(data57)){
+const err142 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step_ids/" + i7,schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step_ids/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.items,data:data57};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -1865,9 +1865,11 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(typeof data58 == "number"){
-if(data58 > 100 || isNaN(data58)){
-const err143 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/progress",schemaPath:"#/properties/tests/items/properties/instances/items/properties/progress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.progress,data:data58};
+}
+}
+}
+else {
+const err143 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/active_step_ids",schemaPath:"#/properties/tests/items/properties/instances/items/properties/active_step_ids/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.active_step_ids,data:data56};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -1876,8 +1878,15 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data58 < 0 || isNaN(data58)){
-const err144 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/progress",schemaPath:"#/properties/tests/items/properties/instances/items/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.progress,data:data58};
+}
+if(data41.step_deadlines !== undefined){
+let data58 = data41.step_deadlines;
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+for(const key16 in data58){
+const _errs167 = errors;
+if(typeof key16 === "string"){
+if(!pattern4.test(key16)){
+const err144 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines",schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/propertyNames/pattern",keyword:"pattern",params:{pattern: "^\\d+$"},message:"must match pattern \""+"^\\d+$"+"\"",schema:"^\\d+$",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.propertyNames,data:key16,propertyName:key16};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -1887,11 +1896,8 @@ vErrors.push(err144);
 errors++;
 }
 }
-}
-if(data39.visibility_mode !== undefined){
-let data59 = data39.visibility_mode;
-if(typeof data59 !== "string"){
-const err145 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/visibility_mode",schemaPath:"#/properties/tests/items/properties/instances/items/properties/visibility_mode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.visibility_mode.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.visibility_mode,data:data59};
+else {
+const err145 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines",schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.propertyNames,data:key16,propertyName:key16};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -1900,8 +1906,9 @@ vErrors.push(err145);
 }
 errors++;
 }
-if(!((((data59 === "public") || (data59 === "involved")) || (data59 === "involved_plus")) || (data59 === "restrictive"))){
-const err146 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/visibility_mode",schemaPath:"#/properties/tests/items/properties/instances/items/properties/visibility_mode/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.instances.items.properties.visibility_mode.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.instances.items.properties.visibility_mode.enum,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.visibility_mode,data:data59};
+var valid37 = _errs167 === errors;
+if(!valid37){
+const err146 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines",schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines,data:data58};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -1911,14 +1918,11 @@ vErrors.push(err146);
 errors++;
 }
 }
-if(data39.fields !== undefined){
-let data60 = data39.fields;
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-for(const key15 in data60){
-const _errs168 = errors;
-if(typeof key15 === "string"){
-if(!pattern5.test(key15)){
-const err147 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields.propertyNames,data:key15,propertyName:key15};
+for(const key17 in data58){
+let data59 = data58[key17];
+if(typeof data59 === "string"){
+if(!(formats2.validate(data59))){
+const err147 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/additionalProperties/format",keyword:"format",params:{format: "flowrules-date-time"},message:"must match format \""+"flowrules-date-time"+"\"",schema:"flowrules-date-time",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.additionalProperties,data:data59};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -1929,7 +1933,7 @@ errors++;
 }
 }
 else {
-const err148 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.fields.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields.propertyNames,data:key15,propertyName:key15};
+const err148 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.additionalProperties.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.additionalProperties,data:data59};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -1938,9 +1942,10 @@ vErrors.push(err148);
 }
 errors++;
 }
-var valid36 = _errs168 === errors;
-if(!valid36){
-const err149 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields/propertyNames",keyword:"propertyNames",params:{propertyName: key15},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.fields.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields,data:data60};
+}
+}
+else {
+const err149 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/step_deadlines",schemaPath:"#/properties/tests/items/properties/instances/items/properties/step_deadlines/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.step_deadlines,data:data58};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -1950,9 +1955,10 @@ vErrors.push(err149);
 errors++;
 }
 }
-}
-else {
-const err150 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.fields.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields,data:data60};
+if(data41.progress !== undefined){
+let data60 = data41.progress;
+if(!((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60)))){
+const err150 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/progress",schemaPath:"#/properties/tests/items/properties/instances/items/properties/progress/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.instances.items.properties.progress.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.progress,data:data60};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -1961,15 +1967,9 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-if(data39.values !== undefined){
-let data61 = data39.values;
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-for(const key16 in data61){
-const _errs173 = errors;
-if(typeof key16 === "string"){
-if(!pattern6.test(key16)){
-const err151 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/values",schemaPath:"#/properties/tests/items/properties/instances/items/properties/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^\\d+:\\d+$"},message:"must match pattern \""+"^\\d+:\\d+$"+"\"",schema:"^\\d+:\\d+$",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.values.propertyNames,data:key16,propertyName:key16};
+if(typeof data60 == "number"){
+if(data60 > 100 || isNaN(data60)){
+const err151 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/progress",schemaPath:"#/properties/tests/items/properties/instances/items/properties/progress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.progress,data:data60};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -1978,9 +1978,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-else {
-const err152 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/values",schemaPath:"#/properties/tests/items/properties/instances/items/properties/values/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.values.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.values.propertyNames,data:key16,propertyName:key16};
+if(data60 < 0 || isNaN(data60)){
+const err152 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/progress",schemaPath:"#/properties/tests/items/properties/instances/items/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.progress,data:data60};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -1989,9 +1988,12 @@ vErrors.push(err152);
 }
 errors++;
 }
-var valid37 = _errs173 === errors;
-if(!valid37){
-const err153 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/values",schemaPath:"#/properties/tests/items/properties/instances/items/properties/values/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.values.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.values,data:data61};
+}
+}
+if(data41.visibility_mode !== undefined){
+let data61 = data41.visibility_mode;
+if(typeof data61 !== "string"){
+const err153 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/visibility_mode",schemaPath:"#/properties/tests/items/properties/instances/items/properties/visibility_mode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.visibility_mode.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.visibility_mode,data:data61};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2000,10 +2002,8 @@ vErrors.push(err153);
 }
 errors++;
 }
-}
-}
-else {
-const err154 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/values",schemaPath:"#/properties/tests/items/properties/instances/items/properties/values/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.values.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.values,data:data61};
+if(!((((data61 === "public") || (data61 === "involved")) || (data61 === "involved_plus")) || (data61 === "restrictive"))){
+const err154 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/visibility_mode",schemaPath:"#/properties/tests/items/properties/instances/items/properties/visibility_mode/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.instances.items.properties.visibility_mode.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.instances.items.properties.visibility_mode.enum,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.visibility_mode,data:data61};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2013,13 +2013,14 @@ vErrors.push(err154);
 errors++;
 }
 }
-if(data39.record !== undefined){
-let data62 = data39.record;
+if(data41.fields !== undefined){
+let data62 = data41.fields;
 if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
-for(const key17 in data62){
+for(const key18 in data62){
 const _errs178 = errors;
-if(typeof key17 !== "string"){
-const err155 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/record",schemaPath:"#/properties/tests/items/properties/instances/items/properties/record/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.record.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.record.propertyNames,data:key17,propertyName:key17};
+if(typeof key18 === "string"){
+if(!pattern5.test(key18)){
+const err155 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields.propertyNames,data:key18,propertyName:key18};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2028,9 +2029,9 @@ vErrors.push(err155);
 }
 errors++;
 }
-var valid38 = _errs178 === errors;
-if(!valid38){
-const err156 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/record",schemaPath:"#/properties/tests/items/properties/instances/items/properties/record/propertyNames",keyword:"propertyNames",params:{propertyName: key17},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.record.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.record,data:data62};
+}
+else {
+const err156 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.fields.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields.propertyNames,data:key18,propertyName:key18};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2039,10 +2040,9 @@ vErrors.push(err156);
 }
 errors++;
 }
-}
-}
-else {
-const err157 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/record",schemaPath:"#/properties/tests/items/properties/instances/items/properties/record/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.record.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.record,data:data62};
+var valid39 = _errs178 === errors;
+if(!valid39){
+const err157 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields/propertyNames",keyword:"propertyNames",params:{propertyName: key18},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.fields.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields,data:data62};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2054,7 +2054,7 @@ errors++;
 }
 }
 else {
-const err158 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5,schemaPath:"#/properties/tests/items/properties/instances/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.type,parentSchema:schema31.properties.tests.items.properties.instances.items,data:data39};
+const err158 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.fields.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields,data:data62};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2064,9 +2064,14 @@ vErrors.push(err158);
 errors++;
 }
 }
-}
-else {
-const err159 = {instancePath:instancePath+"/tests/" + i3+"/instances",schemaPath:"#/properties/tests/items/properties/instances/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.instances.type,parentSchema:schema31.properties.tests.items.properties.instances,data:data38};
+if(data41.fields_by_workflow !== undefined){
+let data63 = data41.fields_by_workflow;
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+for(const key19 in data63){
+const _errs183 = errors;
+if(typeof key19 === "string"){
+if(func2(key19) < 1){
+const err159 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields_by_workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields_by_workflow/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.propertyNames,data:key19,propertyName:key19};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2076,12 +2081,8 @@ vErrors.push(err159);
 errors++;
 }
 }
-if(data32.expect !== undefined){
-let data63 = data32.expect;
-if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
-for(const key18 in data63){
-if(!(((((key18 === "selected") || (key18 === "matched")) || (key18 === "changes")) || (key18 === "reports")) || (key18 === "errors"))){
-const err160 = {instancePath:instancePath+"/tests/" + i3+"/expect",schemaPath:"#/properties/tests/items/properties/expect/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.expect,data:data63};
+else {
+const err160 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields_by_workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields_by_workflow/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.propertyNames,data:key19,propertyName:key19};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2090,18 +2091,9 @@ vErrors.push(err160);
 }
 errors++;
 }
-}
-if(data63.selected !== undefined){
-let data64 = data63.selected;
-const _errs185 = errors;
-let valid40 = false;
-const _errs186 = errors;
-if(Array.isArray(data64)){
-const len8 = data64.length;
-for(let i8=0; i8<len8; i8++){
-let data65 = data64[i8];
-if(!((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65)))){
-const err161 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + i8,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/0/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].items,data:data65};
+var valid40 = _errs183 === errors;
+if(!valid40){
+const err161 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields_by_workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields_by_workflow/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow,data:data63};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2110,9 +2102,15 @@ vErrors.push(err161);
 }
 errors++;
 }
-if(typeof data65 == "number"){
-if(data65 > 9007199254740991 || isNaN(data65)){
-const err162 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + i8,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/0/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].items,data:data65};
+}
+for(const key20 in data63){
+let data64 = data63[key20];
+if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+for(const key21 in data64){
+const _errs188 = errors;
+if(typeof key21 === "string"){
+if(!pattern5.test(key21)){
+const err162 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields_by_workflow/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields_by_workflow/additionalProperties/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.additionalProperties.propertyNames,data:key21,propertyName:key21};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2121,8 +2119,9 @@ vErrors.push(err162);
 }
 errors++;
 }
-if(data65 < 1 || isNaN(data65)){
-const err163 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + i8,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/0/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].items,data:data65};
+}
+else {
+const err163 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields_by_workflow/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields_by_workflow/additionalProperties/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.additionalProperties.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.additionalProperties.propertyNames,data:key21,propertyName:key21};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2131,11 +2130,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err164 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0],data:data64};
+var valid42 = _errs188 === errors;
+if(!valid42){
+const err164 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields_by_workflow/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields_by_workflow/additionalProperties/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.additionalProperties.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.additionalProperties,data:data64};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2144,14 +2141,10 @@ vErrors.push(err164);
 }
 errors++;
 }
-var _valid5 = _errs186 === errors;
-valid40 = valid40 || _valid5;
-const _errs190 = errors;
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-for(const key19 in data64){
-const _errs192 = errors;
-if(typeof key19 !== "string"){
-const err165 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].propertyNames.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].propertyNames,data:key19,propertyName:key19};
+}
+}
+else {
+const err165 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields_by_workflow/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields_by_workflow/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.additionalProperties.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.additionalProperties,data:data64};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2160,9 +2153,10 @@ vErrors.push(err165);
 }
 errors++;
 }
-var valid43 = _errs192 === errors;
-if(!valid43){
-const err166 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].propertyNames,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1],data:data64};
+}
+}
+else {
+const err166 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/fields_by_workflow",schemaPath:"#/properties/tests/items/properties/instances/items/properties/fields_by_workflow/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.fields_by_workflow,data:data63};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2172,14 +2166,14 @@ vErrors.push(err166);
 errors++;
 }
 }
-for(const key20 in data64){
-let data66 = data64[key20];
-if(Array.isArray(data66)){
-const len9 = data66.length;
-for(let i9=0; i9<len9; i9++){
-let data67 = data66[i9];
-if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
-const err167 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + key20.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i9,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/additionalProperties/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.items,data:data67};
+if(data41.values !== undefined){
+let data65 = data41.values;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+for(const key22 in data65){
+const _errs193 = errors;
+if(typeof key22 === "string"){
+if(!pattern7.test(key22)){
+const err167 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/values",schemaPath:"#/properties/tests/items/properties/instances/items/properties/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^\\d+:\\d+$"},message:"must match pattern \""+"^\\d+:\\d+$"+"\"",schema:"^\\d+:\\d+$",parentSchema:schema31.properties.tests.items.properties.instances.items.properties.values.propertyNames,data:key22,propertyName:key22};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2188,9 +2182,9 @@ vErrors.push(err167);
 }
 errors++;
 }
-if(typeof data67 == "number"){
-if(data67 > 9007199254740991 || isNaN(data67)){
-const err168 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + key20.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i9,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/additionalProperties/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.items,data:data67};
+}
+else {
+const err168 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/values",schemaPath:"#/properties/tests/items/properties/instances/items/properties/values/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.values.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.values.propertyNames,data:key22,propertyName:key22};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2199,8 +2193,9 @@ vErrors.push(err168);
 }
 errors++;
 }
-if(data67 < 1 || isNaN(data67)){
-const err169 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + key20.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i9,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/additionalProperties/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.items,data:data67};
+var valid43 = _errs193 === errors;
+if(!valid43){
+const err169 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/values",schemaPath:"#/properties/tests/items/properties/instances/items/properties/values/propertyNames",keyword:"propertyNames",params:{propertyName: key22},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.values.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.values,data:data65};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2211,9 +2206,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err170 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties,data:data66};
+const err170 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/values",schemaPath:"#/properties/tests/items/properties/instances/items/properties/values/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.values.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.values,data:data65};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2223,9 +2217,13 @@ vErrors.push(err170);
 errors++;
 }
 }
-}
-else {
-const err171 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1],data:data64};
+if(data41.record !== undefined){
+let data66 = data41.record;
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+for(const key23 in data66){
+const _errs198 = errors;
+if(typeof key23 !== "string"){
+const err171 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/record",schemaPath:"#/properties/tests/items/properties/instances/items/properties/record/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.instances.items.properties.record.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.record.propertyNames,data:key23,propertyName:key23};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2234,10 +2232,9 @@ vErrors.push(err171);
 }
 errors++;
 }
-var _valid5 = _errs190 === errors;
-valid40 = valid40 || _valid5;
-if(!valid40){
-const err172 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected,data:data64};
+var valid44 = _errs198 === errors;
+if(!valid44){
+const err172 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/record",schemaPath:"#/properties/tests/items/properties/instances/items/properties/record/propertyNames",keyword:"propertyNames",params:{propertyName: key23},message:"property name must be valid",schema:schema31.properties.tests.items.properties.instances.items.properties.record.propertyNames,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.record,data:data66};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2246,29 +2243,10 @@ vErrors.push(err172);
 }
 errors++;
 }
-else {
-errors = _errs185;
-if(vErrors !== null){
-if(_errs185){
-vErrors.length = _errs185;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data63.matched !== undefined){
-let data68 = data63.matched;
-const _errs200 = errors;
-let valid47 = false;
-const _errs201 = errors;
-if(Array.isArray(data68)){
-const len10 = data68.length;
-for(let i10=0; i10<len10; i10++){
-let data69 = data68[i10];
-if(!((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69)))){
-const err173 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + i10,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/0/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].items,data:data69};
+const err173 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5+"/record",schemaPath:"#/properties/tests/items/properties/instances/items/properties/record/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.properties.record.type,parentSchema:schema31.properties.tests.items.properties.instances.items.properties.record,data:data66};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2277,9 +2255,10 @@ vErrors.push(err173);
 }
 errors++;
 }
-if(typeof data69 == "number"){
-if(data69 > 9007199254740991 || isNaN(data69)){
-const err174 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + i10,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/0/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].items,data:data69};
+}
+}
+else {
+const err174 = {instancePath:instancePath+"/tests/" + i3+"/instances/" + i5,schemaPath:"#/properties/tests/items/properties/instances/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.instances.items.type,parentSchema:schema31.properties.tests.items.properties.instances.items,data:data41};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2288,8 +2267,10 @@ vErrors.push(err174);
 }
 errors++;
 }
-if(data69 < 1 || isNaN(data69)){
-const err175 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + i10,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/0/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].items,data:data69};
+}
+}
+else {
+const err175 = {instancePath:instancePath+"/tests/" + i3+"/instances",schemaPath:"#/properties/tests/items/properties/instances/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.instances.type,parentSchema:schema31.properties.tests.items.properties.instances,data:data40};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2299,10 +2280,12 @@ vErrors.push(err175);
 errors++;
 }
 }
-}
-}
-else {
-const err176 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0],data:data68};
+if(data34.expect !== undefined){
+let data67 = data34.expect;
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+for(const key24 in data67){
+if(!(((((key24 === "selected") || (key24 === "matched")) || (key24 === "changes")) || (key24 === "reports")) || (key24 === "errors"))){
+const err176 = {instancePath:instancePath+"/tests/" + i3+"/expect",schemaPath:"#/properties/tests/items/properties/expect/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.expect,data:data67};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2311,14 +2294,18 @@ vErrors.push(err176);
 }
 errors++;
 }
-var _valid6 = _errs201 === errors;
-valid47 = valid47 || _valid6;
+}
+if(data67.selected !== undefined){
+let data68 = data67.selected;
 const _errs205 = errors;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-for(const key21 in data68){
-const _errs207 = errors;
-if(typeof key21 !== "string"){
-const err177 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].propertyNames.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].propertyNames,data:key21,propertyName:key21};
+let valid46 = false;
+const _errs206 = errors;
+if(Array.isArray(data68)){
+const len8 = data68.length;
+for(let i8=0; i8<len8; i8++){
+let data69 = data68[i8];
+if(!((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69)))){
+const err177 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + i8,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/0/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].items,data:data69};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2327,9 +2314,9 @@ vErrors.push(err177);
 }
 errors++;
 }
-var valid50 = _errs207 === errors;
-if(!valid50){
-const err178 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].propertyNames,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1],data:data68};
+if(typeof data69 == "number"){
+if(data69 > 9007199254740991 || isNaN(data69)){
+const err178 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + i8,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/0/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].items,data:data69};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2338,15 +2325,8 @@ vErrors.push(err178);
 }
 errors++;
 }
-}
-for(const key22 in data68){
-let data70 = data68[key22];
-if(Array.isArray(data70)){
-const len11 = data70.length;
-for(let i11=0; i11<len11; i11++){
-let data71 = data70[i11];
-if(!((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71)))){
-const err179 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i11,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/additionalProperties/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.items,data:data71};
+if(data69 < 1 || isNaN(data69)){
+const err179 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + i8,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/0/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].items,data:data69};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -2355,9 +2335,11 @@ vErrors.push(err179);
 }
 errors++;
 }
-if(typeof data71 == "number"){
-if(data71 > 9007199254740991 || isNaN(data71)){
-const err180 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i11,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/additionalProperties/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.items,data:data71};
+}
+}
+}
+else {
+const err180 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[0],data:data68};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2366,8 +2348,14 @@ vErrors.push(err180);
 }
 errors++;
 }
-if(data71 < 1 || isNaN(data71)){
-const err181 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i11,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/additionalProperties/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.items,data:data71};
+var _valid5 = _errs206 === errors;
+valid46 = valid46 || _valid5;
+const _errs210 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key25 in data68){
+const _errs212 = errors;
+if(typeof key25 !== "string"){
+const err181 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].propertyNames.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].propertyNames,data:key25,propertyName:key25};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2376,11 +2364,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err182 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties,data:data70};
+var valid49 = _errs212 === errors;
+if(!valid49){
+const err182 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key25},message:"property name must be valid",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].propertyNames,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1],data:data68};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2390,9 +2376,14 @@ vErrors.push(err182);
 errors++;
 }
 }
-}
-else {
-const err183 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1],data:data68};
+for(const key26 in data68){
+let data70 = data68[key26];
+if(Array.isArray(data70)){
+const len9 = data70.length;
+for(let i9=0; i9<len9; i9++){
+let data71 = data70[i9];
+if(!((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71)))){
+const err183 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + key26.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i9,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/additionalProperties/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.items,data:data71};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -2401,10 +2392,9 @@ vErrors.push(err183);
 }
 errors++;
 }
-var _valid6 = _errs205 === errors;
-valid47 = valid47 || _valid6;
-if(!valid47){
-const err184 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched,data:data68};
+if(typeof data71 == "number"){
+if(data71 > 9007199254740991 || isNaN(data71)){
+const err184 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + key26.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i9,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/additionalProperties/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.items,data:data71};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -2413,27 +2403,8 @@ vErrors.push(err184);
 }
 errors++;
 }
-else {
-errors = _errs200;
-if(vErrors !== null){
-if(_errs200){
-vErrors.length = _errs200;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data63.changes !== undefined){
-let data72 = data63.changes;
-if(Array.isArray(data72)){
-const len12 = data72.length;
-for(let i12=0; i12<len12; i12++){
-let data73 = data72[i12];
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.instance === undefined){
-const err185 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12,schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/required",keyword:"required",params:{missingProperty: "instance"},message:"must have required property '"+"instance"+"'",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.required,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items,data:data73};
+if(data71 < 1 || isNaN(data71)){
+const err185 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + key26.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i9,schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/additionalProperties/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.items,data:data71};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -2442,8 +2413,11 @@ vErrors.push(err185);
 }
 errors++;
 }
-if(data73.kind === undefined){
-const err186 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12,schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.required,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items,data:data73};
+}
+}
+}
+else {
+const err186 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected/" + key26.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].additionalProperties,data:data70};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -2452,9 +2426,10 @@ vErrors.push(err186);
 }
 errors++;
 }
-for(const key23 in data73){
-if(!((((((key23 === "instance") || (key23 === "kind")) || (key23 === "step")) || (key23 === "rule")) || (key23 === "audit")) || (key23 === "inputs"))){
-const err187 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12,schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items,data:data73};
+}
+}
+else {
+const err187 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf[1],data:data68};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -2463,11 +2438,10 @@ vErrors.push(err187);
 }
 errors++;
 }
-}
-if(data73.instance !== undefined){
-let data74 = data73.instance;
-if(!((typeof data74 == "number") && (!(data74 % 1) && !isNaN(data74)))){
-const err188 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/instance/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.instance.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.instance,data:data74};
+var _valid5 = _errs210 === errors;
+valid46 = valid46 || _valid5;
+if(!valid46){
+const err188 = {instancePath:instancePath+"/tests/" + i3+"/expect/selected",schemaPath:"#/properties/tests/items/properties/expect/properties/selected/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.expect.properties.selected.anyOf,parentSchema:schema31.properties.tests.items.properties.expect.properties.selected,data:data68};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -2476,9 +2450,29 @@ vErrors.push(err188);
 }
 errors++;
 }
-if(typeof data74 == "number"){
-if(data74 > 9007199254740991 || isNaN(data74)){
-const err189 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/instance/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.instance,data:data74};
+else {
+errors = _errs205;
+if(vErrors !== null){
+if(_errs205){
+vErrors.length = _errs205;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data67.matched !== undefined){
+let data72 = data67.matched;
+const _errs220 = errors;
+let valid53 = false;
+const _errs221 = errors;
+if(Array.isArray(data72)){
+const len10 = data72.length;
+for(let i10=0; i10<len10; i10++){
+let data73 = data72[i10];
+if(!((typeof data73 == "number") && (!(data73 % 1) && !isNaN(data73)))){
+const err189 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + i10,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/0/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].items,data:data73};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -2487,8 +2481,9 @@ vErrors.push(err189);
 }
 errors++;
 }
-if(data74 < 1 || isNaN(data74)){
-const err190 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/instance/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.instance,data:data74};
+if(typeof data73 == "number"){
+if(data73 > 9007199254740991 || isNaN(data73)){
+const err190 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + i10,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/0/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].items,data:data73};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -2497,12 +2492,8 @@ vErrors.push(err190);
 }
 errors++;
 }
-}
-}
-if(data73.kind !== undefined){
-let data75 = data73.kind;
-if(typeof data75 !== "string"){
-const err191 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/kind",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind,data:data75};
+if(data73 < 1 || isNaN(data73)){
+const err191 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + i10,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/0/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].items,data:data73};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -2511,8 +2502,11 @@ vErrors.push(err191);
 }
 errors++;
 }
-if(!(((data75 === "complete_step") || (data75 === "save_step")) || (data75 === "abort"))){
-const err192 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/kind",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind.enum,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind,data:data75};
+}
+}
+}
+else {
+const err192 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[0],data:data72};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -2521,11 +2515,14 @@ vErrors.push(err192);
 }
 errors++;
 }
-}
-if(data73.step !== undefined){
-let data76 = data73.step;
-if(!((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76)))){
-const err193 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/step",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.step.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.step,data:data76};
+var _valid6 = _errs221 === errors;
+valid53 = valid53 || _valid6;
+const _errs225 = errors;
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+for(const key27 in data72){
+const _errs227 = errors;
+if(typeof key27 !== "string"){
+const err193 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].propertyNames.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].propertyNames,data:key27,propertyName:key27};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -2534,9 +2531,9 @@ vErrors.push(err193);
 }
 errors++;
 }
-if(typeof data76 == "number"){
-if(data76 > 9007199254740991 || isNaN(data76)){
-const err194 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/step",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/step/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.step,data:data76};
+var valid56 = _errs227 === errors;
+if(!valid56){
+const err194 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key27},message:"property name must be valid",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].propertyNames,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1],data:data72};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -2545,8 +2542,15 @@ vErrors.push(err194);
 }
 errors++;
 }
-if(data76 < 1 || isNaN(data76)){
-const err195 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/step",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.step,data:data76};
+}
+for(const key28 in data72){
+let data74 = data72[key28];
+if(Array.isArray(data74)){
+const len11 = data74.length;
+for(let i11=0; i11<len11; i11++){
+let data75 = data74[i11];
+if(!((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75)))){
+const err195 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + key28.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i11,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/additionalProperties/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.items,data:data75};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -2555,12 +2559,9 @@ vErrors.push(err195);
 }
 errors++;
 }
-}
-}
-if(data73.rule !== undefined){
-let data77 = data73.rule;
-if(typeof data77 !== "string"){
-const err196 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/rule",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/rule/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.rule.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.rule,data:data77};
+if(typeof data75 == "number"){
+if(data75 > 9007199254740991 || isNaN(data75)){
+const err196 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + key28.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i11,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/additionalProperties/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.items,data:data75};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -2569,11 +2570,8 @@ vErrors.push(err196);
 }
 errors++;
 }
-}
-if(data73.audit !== undefined){
-let data78 = data73.audit;
-if(typeof data78 !== "boolean"){
-const err197 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/audit",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/audit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.audit.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.audit,data:data78};
+if(data75 < 1 || isNaN(data75)){
+const err197 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + key28.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i11,schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/additionalProperties/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.items,data:data75};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -2583,13 +2581,10 @@ vErrors.push(err197);
 errors++;
 }
 }
-if(data73.inputs !== undefined){
-let data79 = data73.inputs;
-if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
-for(const key24 in data79){
-const _errs231 = errors;
-if(typeof key24 !== "string"){
-const err198 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/inputs",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/inputs/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs.propertyNames,data:key24,propertyName:key24};
+}
+}
+else {
+const err198 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched/" + key28.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].additionalProperties,data:data74};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -2598,9 +2593,10 @@ vErrors.push(err198);
 }
 errors++;
 }
-var valid57 = _errs231 === errors;
-if(!valid57){
-const err199 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/inputs",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key24},message:"property name must be valid",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs.propertyNames,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs,data:data79};
+}
+}
+else {
+const err199 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf[1],data:data72};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -2609,10 +2605,10 @@ vErrors.push(err199);
 }
 errors++;
 }
-}
-}
-else {
-const err200 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/inputs",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/inputs/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs,data:data79};
+var _valid6 = _errs225 === errors;
+valid53 = valid53 || _valid6;
+if(!valid53){
+const err200 = {instancePath:instancePath+"/tests/" + i3+"/expect/matched",schemaPath:"#/properties/tests/items/properties/expect/properties/matched/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.expect.properties.matched.anyOf,parentSchema:schema31.properties.tests.items.properties.expect.properties.matched,data:data72};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -2621,10 +2617,27 @@ vErrors.push(err200);
 }
 errors++;
 }
-}
+else {
+errors = _errs220;
+if(vErrors !== null){
+if(_errs220){
+vErrors.length = _errs220;
 }
 else {
-const err201 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12,schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items,data:data73};
+vErrors = null;
+}
+}
+}
+}
+if(data67.changes !== undefined){
+let data76 = data67.changes;
+if(Array.isArray(data76)){
+const len12 = data76.length;
+for(let i12=0; i12<len12; i12++){
+let data77 = data76[i12];
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+if(data77.instance === undefined){
+const err201 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12,schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/required",keyword:"required",params:{missingProperty: "instance"},message:"must have required property '"+"instance"+"'",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.required,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items,data:data77};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -2633,10 +2646,8 @@ vErrors.push(err201);
 }
 errors++;
 }
-}
-}
-else {
-const err202 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.changes.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes,data:data72};
+if(data77.kind === undefined){
+const err202 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12,schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.required,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items,data:data77};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -2645,17 +2656,9 @@ vErrors.push(err202);
 }
 errors++;
 }
-}
-if(data63.reports !== undefined){
-let data80 = data63.reports;
-if(Array.isArray(data80)){
-const len13 = data80.length;
-for(let i13=0; i13<len13; i13++){
-let data81 = data80[i13];
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-for(const key25 in data81){
-if(!((((key25 === "title") || (key25 === "rule")) || (key25 === "groups")) || (key25 === "rows"))){
-const err203 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items,data:data81};
+for(const key29 in data77){
+if(!((((((key29 === "instance") || (key29 === "kind")) || (key29 === "step")) || (key29 === "rule")) || (key29 === "audit")) || (key29 === "inputs"))){
+const err203 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12,schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items,data:data77};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -2665,10 +2668,10 @@ vErrors.push(err203);
 errors++;
 }
 }
-if(data81.title !== undefined){
-let data82 = data81.title;
-if(typeof data82 !== "string"){
-const err204 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/title",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.title.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.title,data:data82};
+if(data77.instance !== undefined){
+let data78 = data77.instance;
+if(!((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78)))){
+const err204 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/instance/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.instance.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.instance,data:data78};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -2677,11 +2680,9 @@ vErrors.push(err204);
 }
 errors++;
 }
-}
-if(data81.rule !== undefined){
-let data83 = data81.rule;
-if(typeof data83 !== "string"){
-const err205 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/rule",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/rule/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rule.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rule,data:data83};
+if(typeof data78 == "number"){
+if(data78 > 9007199254740991 || isNaN(data78)){
+const err205 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/instance/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.instance,data:data78};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -2690,14 +2691,8 @@ vErrors.push(err205);
 }
 errors++;
 }
-}
-if(data81.groups !== undefined){
-let data84 = data81.groups;
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
-for(const key26 in data84){
-const _errs245 = errors;
-if(typeof key26 !== "string"){
-const err206 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.propertyNames,data:key26,propertyName:key26};
+if(data78 < 1 || isNaN(data78)){
+const err206 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/instance/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.instance,data:data78};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -2706,9 +2701,12 @@ vErrors.push(err206);
 }
 errors++;
 }
-var valid61 = _errs245 === errors;
-if(!valid61){
-const err207 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/propertyNames",keyword:"propertyNames",params:{propertyName: key26},message:"property name must be valid",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.propertyNames,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups,data:data84};
+}
+}
+if(data77.kind !== undefined){
+let data79 = data77.kind;
+if(typeof data79 !== "string"){
+const err207 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/kind",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind,data:data79};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -2717,14 +2715,8 @@ vErrors.push(err207);
 }
 errors++;
 }
-}
-for(const key27 in data84){
-let data85 = data84[key27];
-const _errs249 = errors;
-let valid63 = false;
-const _errs250 = errors;
-if(!((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85)))){
-const err208 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[0],data:data85};
+if(!(((data79 === "complete_step") || (data79 === "save_step")) || (data79 === "abort"))){
+const err208 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/kind",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind.enum,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.kind,data:data79};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -2733,9 +2725,11 @@ vErrors.push(err208);
 }
 errors++;
 }
-if(typeof data85 == "number"){
-if(data85 > 9007199254740991 || isNaN(data85)){
-const err209 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[0],data:data85};
+}
+if(data77.step !== undefined){
+let data80 = data77.step;
+if(!((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80)))){
+const err209 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/step",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.step.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.step,data:data80};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -2744,8 +2738,9 @@ vErrors.push(err209);
 }
 errors++;
 }
-if(data85 < 0 || isNaN(data85)){
-const err210 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[0],data:data85};
+if(typeof data80 == "number"){
+if(data80 > 9007199254740991 || isNaN(data80)){
+const err210 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/step",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/step/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.step,data:data80};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -2754,16 +2749,8 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-var _valid7 = _errs250 === errors;
-valid63 = valid63 || _valid7;
-const _errs252 = errors;
-if(Array.isArray(data85)){
-const len14 = data85.length;
-for(let i14=0; i14<len14; i14++){
-let data86 = data85[i14];
-if(!((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86)))){
-const err211 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i14,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/1/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].items,data:data86};
+if(data80 < 1 || isNaN(data80)){
+const err211 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/step",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.step,data:data80};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -2772,9 +2759,12 @@ vErrors.push(err211);
 }
 errors++;
 }
-if(typeof data86 == "number"){
-if(data86 > 9007199254740991 || isNaN(data86)){
-const err212 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i14,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/1/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].items,data:data86};
+}
+}
+if(data77.rule !== undefined){
+let data81 = data77.rule;
+if(typeof data81 !== "string"){
+const err212 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/rule",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/rule/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.rule.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.rule,data:data81};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -2783,8 +2773,11 @@ vErrors.push(err212);
 }
 errors++;
 }
-if(data86 < 1 || isNaN(data86)){
-const err213 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i14,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/1/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].items,data:data86};
+}
+if(data77.audit !== undefined){
+let data82 = data77.audit;
+if(typeof data82 !== "boolean"){
+const err213 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/audit",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/audit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.audit.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.audit,data:data82};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -2794,10 +2787,13 @@ vErrors.push(err213);
 errors++;
 }
 }
-}
-}
-else {
-const err214 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1],data:data85};
+if(data77.inputs !== undefined){
+let data83 = data77.inputs;
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+for(const key30 in data83){
+const _errs251 = errors;
+if(typeof key30 !== "string"){
+const err214 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/inputs",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/inputs/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs.propertyNames,data:key30,propertyName:key30};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -2806,10 +2802,9 @@ vErrors.push(err214);
 }
 errors++;
 }
-var _valid7 = _errs252 === errors;
-valid63 = valid63 || _valid7;
+var valid63 = _errs251 === errors;
 if(!valid63){
-const err215 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties,data:data85};
+const err215 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/inputs",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key30},message:"property name must be valid",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs.propertyNames,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs,data:data83};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -2818,21 +2813,10 @@ vErrors.push(err215);
 }
 errors++;
 }
-else {
-errors = _errs249;
-if(vErrors !== null){
-if(_errs249){
-vErrors.length = _errs249;
-}
-else {
-vErrors = null;
-}
-}
-}
 }
 }
 else {
-const err216 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups,data:data84};
+const err216 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12+"/inputs",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/properties/inputs/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items.properties.inputs,data:data83};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -2842,10 +2826,9 @@ vErrors.push(err216);
 errors++;
 }
 }
-if(data81.rows !== undefined){
-let data87 = data81.rows;
-if(!((typeof data87 == "number") && (!(data87 % 1) && !isNaN(data87)))){
-const err217 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/rows",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/rows/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rows.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rows,data:data87};
+}
+else {
+const err217 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes/" + i12,schemaPath:"#/properties/tests/items/properties/expect/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.changes.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes.items,data:data77};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -2854,9 +2837,10 @@ vErrors.push(err217);
 }
 errors++;
 }
-if(typeof data87 == "number"){
-if(data87 > 9007199254740991 || isNaN(data87)){
-const err218 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/rows",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/rows/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rows,data:data87};
+}
+}
+else {
+const err218 = {instancePath:instancePath+"/tests/" + i3+"/expect/changes",schemaPath:"#/properties/tests/items/properties/expect/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.changes.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.changes,data:data76};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -2865,8 +2849,17 @@ vErrors.push(err218);
 }
 errors++;
 }
-if(data87 < 0 || isNaN(data87)){
-const err219 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/rows",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/rows/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rows,data:data87};
+}
+if(data67.reports !== undefined){
+let data84 = data67.reports;
+if(Array.isArray(data84)){
+const len13 = data84.length;
+for(let i13=0; i13<len13; i13++){
+let data85 = data84[i13];
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+for(const key31 in data85){
+if(!((((key31 === "title") || (key31 === "rule")) || (key31 === "groups")) || (key31 === "rows"))){
+const err219 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items,data:data85};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -2876,10 +2869,10 @@ vErrors.push(err219);
 errors++;
 }
 }
-}
-}
-else {
-const err220 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items,data:data81};
+if(data85.title !== undefined){
+let data86 = data85.title;
+if(typeof data86 !== "string"){
+const err220 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/title",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.title.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.title,data:data86};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -2889,9 +2882,10 @@ vErrors.push(err220);
 errors++;
 }
 }
-}
-else {
-const err221 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.reports.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports,data:data80};
+if(data85.rule !== undefined){
+let data87 = data85.rule;
+if(typeof data87 !== "string"){
+const err221 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/rule",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/rule/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rule.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rule,data:data87};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -2901,16 +2895,13 @@ vErrors.push(err221);
 errors++;
 }
 }
-if(data63.errors !== undefined){
-let data88 = data63.errors;
-if(Array.isArray(data88)){
-const len15 = data88.length;
-for(let i15=0; i15<len15; i15++){
-let data89 = data88[i15];
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-for(const key28 in data89){
-if(!((((key28 === "code") || (key28 === "rule")) || (key28 === "instance")) || (key28 === "message"))){
-const err222 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15,schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items,data:data89};
+if(data85.groups !== undefined){
+let data88 = data85.groups;
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+for(const key32 in data88){
+const _errs265 = errors;
+if(typeof key32 !== "string"){
+const err222 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.propertyNames.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.propertyNames,data:key32,propertyName:key32};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -2919,11 +2910,9 @@ vErrors.push(err222);
 }
 errors++;
 }
-}
-if(data89.code !== undefined){
-let data90 = data89.code;
-if(typeof data90 !== "string"){
-const err223 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/code",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code,data:data90};
+var valid67 = _errs265 === errors;
+if(!valid67){
+const err223 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/propertyNames",keyword:"propertyNames",params:{propertyName: key32},message:"property name must be valid",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.propertyNames,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups,data:data88};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -2932,8 +2921,14 @@ vErrors.push(err223);
 }
 errors++;
 }
-if(!(((data90 === "evaluation") || (data90 === "limit")) || (data90 === "conflict"))){
-const err224 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/code",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/code/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code.enum,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code,data:data90};
+}
+for(const key33 in data88){
+let data89 = data88[key33];
+const _errs269 = errors;
+let valid69 = false;
+const _errs270 = errors;
+if(!((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89)))){
+const err224 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key33.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[0].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[0],data:data89};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -2942,11 +2937,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-}
-if(data89.rule !== undefined){
-let data91 = data89.rule;
-if(typeof data91 !== "string"){
-const err225 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/rule",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/rule/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.rule.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.rule,data:data91};
+if(typeof data89 == "number"){
+if(data89 > 9007199254740991 || isNaN(data89)){
+const err225 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key33.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[0],data:data89};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -2955,11 +2948,8 @@ vErrors.push(err225);
 }
 errors++;
 }
-}
-if(data89.instance !== undefined){
-let data92 = data89.instance;
-if(!((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92)))){
-const err226 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/instance/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.instance.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.instance,data:data92};
+if(data89 < 0 || isNaN(data89)){
+const err226 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key33.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[0],data:data89};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -2968,9 +2958,16 @@ vErrors.push(err226);
 }
 errors++;
 }
-if(typeof data92 == "number"){
-if(data92 > 9007199254740991 || isNaN(data92)){
-const err227 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/instance/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.instance,data:data92};
+}
+var _valid7 = _errs270 === errors;
+valid69 = valid69 || _valid7;
+const _errs272 = errors;
+if(Array.isArray(data89)){
+const len14 = data89.length;
+for(let i14=0; i14<len14; i14++){
+let data90 = data89[i14];
+if(!((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90)))){
+const err227 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key33.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i14,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/1/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].items,data:data90};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -2979,8 +2976,9 @@ vErrors.push(err227);
 }
 errors++;
 }
-if(data92 < 1 || isNaN(data92)){
-const err228 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/instance/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.instance,data:data92};
+if(typeof data90 == "number"){
+if(data90 > 9007199254740991 || isNaN(data90)){
+const err228 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key33.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i14,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/1/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].items,data:data90};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -2989,12 +2987,8 @@ vErrors.push(err228);
 }
 errors++;
 }
-}
-}
-if(data89.message !== undefined){
-let data93 = data89.message;
-if(typeof data93 !== "string"){
-const err229 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/message",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.message.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.message,data:data93};
+if(data90 < 1 || isNaN(data90)){
+const err229 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key33.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i14,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/1/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].items,data:data90};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -3005,8 +2999,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err230 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15,schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items,data:data89};
+const err230 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key33.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1].type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf[1],data:data89};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -3015,10 +3010,10 @@ vErrors.push(err230);
 }
 errors++;
 }
-}
-}
-else {
-const err231 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.errors.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors,data:data88};
+var _valid7 = _errs272 === errors;
+valid69 = valid69 || _valid7;
+if(!valid69){
+const err231 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups/" + key33.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties.anyOf,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.additionalProperties,data:data89};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3027,10 +3022,21 @@ vErrors.push(err231);
 }
 errors++;
 }
+else {
+errors = _errs269;
+if(vErrors !== null){
+if(_errs269){
+vErrors.length = _errs269;
+}
+else {
+vErrors = null;
+}
+}
+}
 }
 }
 else {
-const err232 = {instancePath:instancePath+"/tests/" + i3+"/expect",schemaPath:"#/properties/tests/items/properties/expect/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.type,parentSchema:schema31.properties.tests.items.properties.expect,data:data63};
+const err232 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/groups",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/groups/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.groups,data:data88};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3040,9 +3046,10 @@ vErrors.push(err232);
 errors++;
 }
 }
-}
-else {
-const err233 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.type,parentSchema:schema31.properties.tests.items,data:data32};
+if(data85.rows !== undefined){
+let data91 = data85.rows;
+if(!((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91)))){
+const err233 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/rows",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/rows/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rows.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rows,data:data91};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3051,10 +3058,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-}
-else {
-const err234 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.type,parentSchema:schema31.properties.tests,data:data31};
+if(typeof data91 == "number"){
+if(data91 > 9007199254740991 || isNaN(data91)){
+const err234 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/rows",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/rows/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rows,data:data91};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3063,15 +3069,213 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-}
-else {
-const err235 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+if(data91 < 0 || isNaN(data91)){
+const err235 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13+"/rows",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/properties/rows/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items.properties.rows,data:data91};
 if(vErrors === null){
 vErrors = [err235];
 }
 else {
 vErrors.push(err235);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err236 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports/" + i13,schemaPath:"#/properties/tests/items/properties/expect/properties/reports/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.reports.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports.items,data:data85};
+if(vErrors === null){
+vErrors = [err236];
+}
+else {
+vErrors.push(err236);
+}
+errors++;
+}
+}
+}
+else {
+const err237 = {instancePath:instancePath+"/tests/" + i3+"/expect/reports",schemaPath:"#/properties/tests/items/properties/expect/properties/reports/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.reports.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.reports,data:data84};
+if(vErrors === null){
+vErrors = [err237];
+}
+else {
+vErrors.push(err237);
+}
+errors++;
+}
+}
+if(data67.errors !== undefined){
+let data92 = data67.errors;
+if(Array.isArray(data92)){
+const len15 = data92.length;
+for(let i15=0; i15<len15; i15++){
+let data93 = data92[i15];
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+for(const key34 in data93){
+if(!((((key34 === "code") || (key34 === "rule")) || (key34 === "instance")) || (key34 === "message"))){
+const err238 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15,schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items,data:data93};
+if(vErrors === null){
+vErrors = [err238];
+}
+else {
+vErrors.push(err238);
+}
+errors++;
+}
+}
+if(data93.code !== undefined){
+let data94 = data93.code;
+if(typeof data94 !== "string"){
+const err239 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/code",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code,data:data94};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
+}
+errors++;
+}
+if(!(((data94 === "evaluation") || (data94 === "limit")) || (data94 === "conflict"))){
+const err240 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/code",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/code/enum",keyword:"enum",params:{allowedValues: schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code.enum,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.code,data:data94};
+if(vErrors === null){
+vErrors = [err240];
+}
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+}
+if(data93.rule !== undefined){
+let data95 = data93.rule;
+if(typeof data95 !== "string"){
+const err241 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/rule",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/rule/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.rule.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.rule,data:data95};
+if(vErrors === null){
+vErrors = [err241];
+}
+else {
+vErrors.push(err241);
+}
+errors++;
+}
+}
+if(data93.instance !== undefined){
+let data96 = data93.instance;
+if(!((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96)))){
+const err242 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/instance/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.instance.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.instance,data:data96};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+if(typeof data96 == "number"){
+if(data96 > 9007199254740991 || isNaN(data96)){
+const err243 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/instance/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.instance,data:data96};
+if(vErrors === null){
+vErrors = [err243];
+}
+else {
+vErrors.push(err243);
+}
+errors++;
+}
+if(data96 < 1 || isNaN(data96)){
+const err244 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/instance",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/instance/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.instance,data:data96};
+if(vErrors === null){
+vErrors = [err244];
+}
+else {
+vErrors.push(err244);
+}
+errors++;
+}
+}
+}
+if(data93.message !== undefined){
+let data97 = data93.message;
+if(typeof data97 !== "string"){
+const err245 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15+"/message",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.message.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items.properties.message,data:data97};
+if(vErrors === null){
+vErrors = [err245];
+}
+else {
+vErrors.push(err245);
+}
+errors++;
+}
+}
+}
+else {
+const err246 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors/" + i15,schemaPath:"#/properties/tests/items/properties/expect/properties/errors/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.properties.errors.items.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors.items,data:data93};
+if(vErrors === null){
+vErrors = [err246];
+}
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+}
+}
+else {
+const err247 = {instancePath:instancePath+"/tests/" + i3+"/expect/errors",schemaPath:"#/properties/tests/items/properties/expect/properties/errors/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.items.properties.expect.properties.errors.type,parentSchema:schema31.properties.tests.items.properties.expect.properties.errors,data:data92};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+}
+}
+else {
+const err248 = {instancePath:instancePath+"/tests/" + i3+"/expect",schemaPath:"#/properties/tests/items/properties/expect/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.properties.expect.type,parentSchema:schema31.properties.tests.items.properties.expect,data:data67};
+if(vErrors === null){
+vErrors = [err248];
+}
+else {
+vErrors.push(err248);
+}
+errors++;
+}
+}
+}
+else {
+const err249 = {instancePath:instancePath+"/tests/" + i3,schemaPath:"#/properties/tests/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.tests.items.type,parentSchema:schema31.properties.tests.items,data:data34};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
+}
+}
+else {
+const err250 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.tests.type,parentSchema:schema31.properties.tests,data:data33};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+}
+}
+else {
+const err251 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err251];
+}
+else {
+vErrors.push(err251);
 }
 errors++;
 }
