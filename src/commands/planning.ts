@@ -27,6 +27,7 @@ import { durationText } from "../text/duration.js";
 import { syncLine, syncLeftMs, type SyncProgress } from "../state/index.js";
 import { duration } from "../render/progress/format.js";
 import { maskKeyInPlan } from "../engine/mask-plan.js";
+import { partialLine } from "../render/plan/summary.js";
 import { finishState, holdState, openStateForRun, reportState, stateSettingsOf, type HeldState } from "./state.js";
 
 /** One planning run: the planning settings (all optional here, as library callers and tests give only some). */
@@ -91,6 +92,30 @@ export function asForecast<P extends Plan>(plan: P, at: Date, readAt: Date): P {
     created_at: readAt.toISOString(),
     forecast_at: at.toISOString(),
     ...rest,
+  } as P;
+}
+
+/**
+ * The plan of a run cut by --max-duration with --partial: the rules the deadline cut (their api errors) leave the
+ * errors and are named in `partial`, with how far the sync got; everything else is the plan as made.
+ */
+export function asPartial<P extends Plan>(plan: P, sync: SyncProgress | undefined, cut: string[]): P {
+  const cutSet = new Set(cut);
+  const kept = plan.errors.filter((e) => !(e.code === "api" && e.rule !== undefined && cutSet.has(e.rule)));
+  const { format_version, flowrules_version, created_at, ...rest } = plan;
+  return {
+    format_version,
+    flowrules_version,
+    created_at,
+    partial: {
+      synced: sync?.synced ?? null,
+      total: sync?.total ?? null,
+      workflows: sync?.perWorkflow ?? [],
+      rules_cut: [...cutSet],
+    },
+    ...rest,
+    errors: kept,
+    summary: { ...plan.summary, errors: kept.length },
   } as P;
 }
 
@@ -234,6 +259,23 @@ export async function planRuleSet(
         : earlier
           ? `the state keeps the sync so far (${syncLine(earlier, 0, duration)}): the same command again continues`
           : "the state is as before";
+      if (deadline?.signal.aborted && !stopped?.aborted && opts.partial) {
+        // --partial: the rules that finished are the plan, marked partial; the sync stays at its checkpoint
+        const cut = plan.errors.filter((e) => e.code === "api" && e.rule !== undefined).map((e) => e.rule ?? "");
+        const partialPlan = asPartial(plan, synced ?? earlier, cut);
+        maskKeyInPlan(partialPlan, connection.apiKey);
+        const line = partialLine(partialPlan) ?? "";
+        log.event(
+          "plan.partial",
+          { synced: partialPlan.partial?.synced ?? null, total: partialPlan.partial?.total ?? null, rules_cut: cut },
+          "warn",
+        );
+        if (!opts.quiet && !log.structured)
+          io.stderr(
+            `--max-duration ${durationText(opts.planMaxDurationMs ?? 0)} ran out before the sync was complete: a partial plan (apply refuses it); ${kept}\n${line}\n`,
+          );
+        return withProfile(partialPlan, opts.profile);
+      }
       if (deadline?.signal.aborted && !stopped?.aborted) {
         throw new PlanNotFinished(
           `--max-duration ${durationText(opts.planMaxDurationMs ?? 0)} ran out before the plan was complete: no plan was made; ${kept}`,

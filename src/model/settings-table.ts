@@ -190,6 +190,11 @@ export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource
     help: "with --state: read everything again and rewrite the state",
     read: { kind: "switch" },
   },
+  partial: {
+    flags: "--partial",
+    help: "with --max-duration: when the time runs out before the sync is complete, plan from what was read, marked partial (for reports; apply refuses it)",
+    read: { kind: "switch" },
+  },
 };
 
 /** How `apply` applies: one entry per field of ApplyingSettings. Durations take a unit (src/text/duration.ts). */

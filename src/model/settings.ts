@@ -70,6 +70,11 @@ export const PlanningSettingsSchema = z.object({
   resyncAfterMs: z.number().int().positive().optional(),
   /** with a state: read everything again and rewrite the state */
   fullRefresh: z.boolean(),
+  /**
+   * with `plan --max-duration`: a run cut before its sync is complete plans from what was read, marked `partial`
+   * (docs/operating.md, "A partial plan"); apply refuses such a plan
+   */
+  partial: z.boolean().optional(),
 });
 export type PlanningSettings = z.infer<typeof PlanningSettingsSchema>;
 

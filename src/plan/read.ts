@@ -293,6 +293,12 @@ export async function loadPlanFile(
       `${file}: a forecast cannot be applied; plan again at or after ${shortInstant(plan.forecast_at)}`,
     );
   }
+  // a partial plan covers only what was read before --max-duration ran out (docs/operating.md, "A partial plan")
+  if (!toShow && plan.partial !== undefined) {
+    throw new UserError(
+      `${file}: a partial plan (made with --partial before the sync was complete) cannot be applied; it is for review and reports — plan again once the sync is complete`,
+    );
+  }
   if (!toShow && plan.errors.length > 0) {
     const first = plan.errors[0];
     throw new UserError(

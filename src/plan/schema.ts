@@ -199,6 +199,27 @@ export const PlanSchema = z.object({
    * apply refuses such a plan
    */
   forecast_at: isoDateTime.optional(),
+  /**
+   * a partial plan (`plan --max-duration … --partial`, docs/operating.md "A partial plan"): the time ran out before
+   * the sync was complete, so its changes and reports cover only what was read; apply refuses such a plan
+   */
+  partial: z
+    .object({
+      /** instances of the workflows being synced whose records the state holds, and the service's count of them */
+      synced: z.number().int().min(0).nullable(),
+      total: z.number().int().min(0).nullable(),
+      /** per workflow being synced: instances read and counted */
+      workflows: z.array(
+        z.object({
+          workflow_id: z.number().int(),
+          synced: z.number().int().min(0),
+          total: z.number().int().min(0).nullable(),
+        }),
+      ),
+      /** the rules the deadline cut: none of their changes or reports are in the plan */
+      rules_cut: z.array(z.string()),
+    })
+    .optional(),
   base_url: z.string().min(1),
   /** the profile of flowrules.config.yaml that chose base_url (docs/operating.md, Profiles); absent without one */
   profile: z.string().min(1).optional(),

@@ -305,15 +305,21 @@ export class StateClient extends DelegatingClient implements StateRun {
     let synced = 0;
     let total: number | null = null;
     let workflows = 0;
-    for (const w of this.workflows.values()) {
+    const perWorkflow: NonNullable<SyncProgress["perWorkflow"]> = [];
+    for (const [id, w] of this.workflows) {
       if (!w.cold && !w.partial) continue;
       workflows++;
       synced += w.synced;
+      perWorkflow.push({
+        workflow_id: id,
+        synced: w.synced,
+        total: w.total === null ? null : Math.max(w.total, w.synced),
+      });
       if (w.total !== null) total = (total ?? 0) + Math.max(w.total, w.synced);
     }
     let readThisRun = 0;
     for (const w of this.workflows.values()) readThisRun += w.tally.recordsRead;
-    return { workflows, synced, total, requests: this.inner.stats?.().total ?? 0, readThisRun };
+    return { workflows, synced, total, requests: this.inner.stats?.().total ?? 0, readThisRun, perWorkflow };
   }
 
   /** the figures of the last checkpoint written */

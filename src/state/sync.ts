@@ -16,6 +16,8 @@ export interface SyncProgress {
   /** requests of this run so far, and instances it read from the service: the pace of what is left */
   requests: number;
   readThisRun: number;
+  /** the same per workflow being read in full, when the run knows them (a partial plan names them) */
+  perWorkflow?: { workflow_id: number; synced: number; total: number | null }[];
 }
 
 export interface CheckpointPolicy {

@@ -142,6 +142,15 @@ const SAMPLES: Record<string, { args: string[]; effect: (plan: PlanJson, stderr:
     args: ["--state", "state", "--full-refresh"],
     effect: (_p, stderr) => expect(stderr).toMatch(/^state: 0 instances from the state, [\d,]+ read again$/m),
   },
+  // a run that completes makes an ordinary plan: --partial marks only a sync cut by plan --max-duration
+  // (test/state/partial-cli.test.ts)
+  "--partial": {
+    args: ["--state", "state", "--partial"],
+    effect: (p) => {
+      expect((p as { partial?: unknown }).partial).toBeUndefined();
+      expect(p.rules.length).toBeGreaterThan(0);
+    },
+  },
 };
 
 describe("planning flags: plan and apply --auto-approve", () => {

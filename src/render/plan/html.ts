@@ -13,7 +13,16 @@ import { MUTATING_KINDS } from "../../actions/index.js";
 import type { Plan, PlannedChange, PlannedReport, RulePlanSummary } from "../../plan/types.js";
 import { textSafe, textSafeLines } from "../escape.js";
 import { changedSinceHeadline, changedSinceOf, REMOVED_HEADING, REMOVED_WHY } from "./changed-since.js";
-import { deferredWords, workflowsWords, diffKeys, presentation, showValue, skipLines, summaryLine } from "./summary.js";
+import {
+  deferredWords,
+  workflowsWords,
+  diffKeys,
+  partialLine,
+  presentation,
+  showValue,
+  skipLines,
+  summaryLine,
+} from "./summary.js";
 import { keyLabel, planNames, stepName, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../text/plural.js";
 import type { PlanFormatter } from "./types.js";
@@ -388,6 +397,8 @@ export const html: PlanFormatter = (plan) => {
     body.push(
       `<p class="meta forecast" id="forecast">Forecast for ${esc(shortInstant(plan.forecast_at))}, from data read at ${esc(plan.created_at)}: what time alone would bring if nobody changed anything. It cannot be applied.</p>`,
     );
+  const partial = partialLine(plan);
+  if (partial !== undefined) body.push(`<p class="meta partial" id="partial">${esc(partial)}</p>`);
   body.push(
     `<p class="meta">Planned at ${esc(plan.created_at)} against ${esc(plan.base_url ? serviceName(plan.base_url, plan.profile) : "fixtures")} by flowrules ${esc(plan.flowrules_version)}.</p>`,
   );

@@ -16,6 +16,7 @@ import {
   showValue,
   skipLines,
   summaryLine,
+  partialLine,
 } from "./summary.js";
 import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../text/plural.js";
@@ -119,6 +120,8 @@ export const markdown: PlanFormatter = (plan, options) => {
   const where = options.planFile ? code(options.planFile) : "the JSON plan (`flowrules plan --out plan.json`)";
   const head: string[] = [];
   head.push("## flowrules plan", "", `${changed}**${summaryLine(plan)}**`, "");
+  const partial = partialLine(plan);
+  if (partial !== undefined) head.push(`> **${partial}**`, "");
   if (plan.revert) head.push(...revertLines(plan, md).map((l) => (l.startsWith("  ") ? `- ${l.trim()}` : l)), "");
   head.push("| Rule | Workflow | Selected | Matched | Changes | Status |", "|---|---|---:|---:|---:|---|");
   for (const r of plan.rules) {

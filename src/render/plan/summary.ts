@@ -52,6 +52,22 @@ export function kindsUsed(plan: Plan): string[] {
   return MUTATING_KINDS.filter((k) => plan.changes.some((ch) => ch.kind === k));
 }
 
+/**
+ * "Partial: synced 41,200 of ~100,000 instances; changes and reports cover only those" for a plan made with
+ * --partial (docs/operating.md, "A partial plan"); undefined for any other plan.
+ */
+export function partialLine(plan: Plan): string | undefined {
+  const p = plan.partial;
+  if (!p) return undefined;
+  const n = (v: number): string => v.toLocaleString("en-US");
+  const synced =
+    p.synced === null
+      ? "the sync was cut"
+      : `synced ${n(p.synced)}${p.total !== null && p.total >= p.synced ? ` of ~${n(p.total)}` : ""} instances`;
+  const cut = p.rules_cut.length > 0 ? ` (rules cut, with no changes: ${p.rules_cut.join(", ")})` : "";
+  return `Partial: ${synced}; changes and reports cover only those${cut}. Apply refuses a partial plan.`;
+}
+
 export function summaryLine(plan: Plan): string {
   const parts: string[] = [];
   for (const k of MUTATING_KINDS) {
@@ -66,7 +82,12 @@ export function summaryLine(plan: Plan): string {
   if (deferred > 0) parts.push(`${deferred} deferred by the rollout limit`);
   const errors = plan.errors.length > 0 ? ` ${plural(plan.errors.length, "error")}.` : "";
   // a forecast says so wherever its summary shows (docs/forecast.md)
-  const lead = plan.forecast_at !== undefined ? `Forecast for ${shortInstant(plan.forecast_at)}` : "Plan";
+  const lead =
+    plan.forecast_at !== undefined
+      ? `Forecast for ${shortInstant(plan.forecast_at)}`
+      : plan.partial
+        ? "Partial plan"
+        : "Plan";
   // every rule that ran failed: a report of nothing is no result (a key that sees none of the workflows, say)
   const ran = plan.rules.filter((r) => r.status !== "inactive");
   if (ran.length > 0 && plan.errors.length > 0 && ran.every((r) => r.status === "failed")) {

@@ -16,6 +16,7 @@ import {
   showValue,
   skipLines,
   summaryLine,
+  partialLine,
 } from "./summary.js";
 import { keyLabel, planNames, workflowLabel } from "./names.js";
 import { plural } from "../../text/plural.js";
@@ -70,6 +71,9 @@ export const text: PlanFormatter = (plan, { color }) => {
         `Forecast for ${t(shortInstant(plan.forecast_at))}: the plan as it would be then if nobody changed anything (data as read now; apply refuses it)`,
       ),
     );
+
+  const partial = partialLine(plan);
+  if (partial !== undefined) out.push(c.bold(t(partial)));
 
   const names = planNames(plan);
   const used = kindsUsed(plan);
