@@ -9,91 +9,38 @@
  */
 import { deferredWords } from "../render/plan/summary.js";
 import { mkdir } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve } from "node:path";
-import { clientFrom, sharedLimiter, type ApiClient, type ClientOptions, type RequestLimiter } from "../api/index.js";
+import { join, resolve } from "node:path";
+import { clientFrom, sharedLimiter } from "../api/index.js";
 import {
   DEFAULT_BATCH_SIZE,
-  DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_LOCK_FILE,
   DEFAULT_LOCK_TIMEOUT_MS,
-  DEFAULT_RECHECK_EVERY_MS,
-  sendRatePerMin,
   serviceName,
-  type ApplyingSettings,
   type ConnectionSettings,
 } from "../model/settings.js";
-import { durationText } from "../text/duration.js";
-import type { LoadedRules, PlanRunOptions } from "./planning.js";
+import type { LoadedRules } from "./planning.js";
 import { EXIT_ERROR, EXIT_OK, UserError } from "../model/errors.js";
 import { describeTakeOver, type HeldLock } from "../fs/lock.js";
-import { acquireWaiting, applyLoadedPlan, type LockWait } from "../apply/run.js";
+import { acquireWaiting } from "../apply/run.js";
 import { looksLikePlanFile, type LoadedPlan } from "../plan/read.js";
 import { loadPlanForApply } from "../apply/load.js";
 import { journalPathProblem } from "../apply/journal.js";
-import { applyExitCode, countOutcomes } from "../apply/outcome.js";
-import { APPLY_FORMATS, type ApplyFormat } from "../render/apply/index.js";
-import { shardOfPlan, type Shard } from "../plan/shard.js";
-import { clientEventLogger, nullLogger } from "../log/index.js";
-import { logOutcomes } from "../render/events/apply.js";
-import { progressView } from "../render/progress/index.js";
+import { APPLY_FORMATS } from "../render/apply/index.js";
+import { shardOfPlan } from "../plan/shard.js";
 import { useColor, type CommandIO } from "../log/command-io.js";
-import { sendNotification, type NotifySettings } from "./notify.js";
+import { sendNotification } from "./notify.js";
 import { applyPayload } from "../render/notify/payload.js";
 import { textSafe } from "../render/escape.js";
 import { redactor } from "../log/redact.js";
 import { errorMessage } from "../model/guards.js";
 import { openStateForApply, stateSettingsOf, type HeldState } from "./state.js";
 import { plural } from "../text/plural.js";
+import { applyLoaded, lockWait, shown } from "./apply-loaded.js";
+import type { ApplyCommandOptions } from "./apply-options.js";
+
+export type { ApplyCommandOptions, Confirm } from "./apply-options.js";
 
 export const RUNS_DIR = ".flowrules/runs";
-
-/** Asks the person at the terminal (stdin). */
-export interface Confirm {
-  /** stdin is a terminal */
-  isTTY: boolean;
-  ask(question: string): Promise<string>;
-}
-
-/**
- * `apply`'s options. With rule paths it plans with the same PlanRunOptions as `plan` (built from the same resolved
- * settings in src/cli), handed over whole, so every planning flag works alike on both verbs. How it applies is the
- * applying settings (src/model/settings.ts, documented there), each optional here: the library's callers get the
- * defaults.
- */
-export interface ApplyCommandOptions
-  extends PlanRunOptions, Partial<Omit<ApplyingSettings, "autoApprove">>, Pick<ApplyingSettings, "autoApprove"> {
-  paths: string[];
-  detailedExitcode: boolean;
-  quiet: boolean;
-  /** the result on stdout: text (default) or json (schemas/apply-result.schema.json) */
-  format?: ApplyFormat;
-  /** only these rules (rule paths only) */
-  rules: string[];
-  /** only the changes (saved plan) or selected instances (rule paths) with id % count === index (src/plan/shard.ts) */
-  shard?: Shard;
-  connection: ConnectionSettings;
-  /** where .flowrules/ lives and relative paths resolve; default process.cwd() */
-  cwd?: string;
-  confirm?: Confirm;
-  /** aborted on SIGINT/SIGTERM: no new request starts, the ones in flight finish and are journalled */
-  signal?: AbortSignal;
-  /** webhooks told at the end (--notify, its variable or the profile) */
-  notify?: NotifySettings;
-  /** with --state: the state the changes are sent through, written through (src/commands/state.ts) */
-  writeThrough?: HeldState;
-  /**
-   * Timing no flag sets: the defaults suit the service (a read 1 s after an unknown outcome, 3 sends at most, a
-   * heartbeat every 10 s); the library's callers may shorten them.
-   */
-  tuning?: {
-    verifyDelayMs?: number;
-    maxSendAttempts?: number;
-    heartbeatMs?: number;
-    /** how often a waiting run looks at the lock again (default 2 s) */
-    lockPollMs?: number;
-    client?: Partial<Omit<ClientOptions, "baseUrl" | "apiKey">>;
-  };
-}
 
 type Mode = { kind: "plan"; file: string } | { kind: "rules"; paths: string[] };
 
@@ -117,12 +64,6 @@ async function baseUrlOf(connection: ConnectionSettings): Promise<string> {
   const { baseUrl } = client;
   await client.close();
   return baseUrl;
-}
-
-/** A path for messages: relative to cwd when below it. */
-function shown(file: string, cwd: string): string {
-  const rel = relative(cwd, file);
-  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
 }
 
 /**
@@ -317,131 +258,5 @@ async function withLock(
     return await body(lock);
   } finally {
     lock.release();
-  }
-}
-
-/** --lock-wait: while a live apply holds the lock, wait for it (named once, when the wait begins). */
-function lockWait(opts: ApplyCommandOptions, io: CommandIO): LockWait {
-  return {
-    waitMs: opts.lockWaitMs ?? 0,
-    waitText: durationText(opts.lockWaitMs ?? 0),
-    how: "--lock-wait",
-    ...(opts.tuning?.lockPollMs !== undefined ? { pollMs: opts.tuning.lockPollMs } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    onWaiting: (holder, wait) => {
-      if (!opts.quiet) io.stderr(`flowrules: ${holder}; waiting up to ${wait} for it to finish\n`);
-    },
-  };
-}
-
-type RunOptions = ApplyCommandOptions & {
-  batchSize: number;
-  startedAt: Date;
-  deadline?: number;
-  limiter: RequestLimiter;
-};
-
-/**
- * Applies a loaded plan under the run's lock (src/apply/run.ts: journal lock, journal, execution) and shows what
- * happened: progress on stderr, change events, the summary on stdout, the notification, the exit code.
- */
-async function applyLoaded(
-  loaded: LoadedPlan,
-  journalFile: string,
-  opts: RunOptions,
-  cwd: string,
-  io: CommandIO,
-  lock: HeldLock,
-): Promise<number> {
-  const c = opts.connection;
-  const view = progressView(io, { quiet: opts.quiet, ratePerMin: sendRatePerMin(c.rateLimitPerMin) });
-  const say = (line: string): void => {
-    if (opts.quiet) return;
-    view.clear();
-    io.stderr(`${line}\n`);
-  };
-  const log = io.log ?? nullLogger;
-  const logClientEvent = clientEventLogger(log);
-  // change events stream as outcomes are known; the ones never attempted are logged at the end
-  const logged = new Set<string>();
-  try {
-    const through = opts.writeThrough;
-    const run = await applyLoadedPlan(loaded, {
-      journalFile,
-      lock,
-      // with --state, through the state: our writes' answers are written through (reads still reach the service)
-      ...(through ? { sendThrough: (client: ApiClient) => through.applying(client) } : {}),
-      connection: { ...c, ...(opts.signal ? { stop: opts.signal } : {}) },
-      limiter: opts.limiter,
-      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
-      batchSize: opts.batchSize,
-      clockSkewMs: opts.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
-      recheckEveryMs: opts.recheckEveryMs ?? DEFAULT_RECHECK_EVERY_MS,
-      lockTimeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
-      lockWait: lockWait(opts, io),
-      ...(opts.profile ? { profileName: opts.profile.name } : {}),
-      ...(opts.tuning ? { tuning: opts.tuning } : {}),
-      shown: (f) => shown(f, cwd),
-      say,
-      warn: (line) => io.stderr(`${line}\n`),
-      onClientEvent: (e) => {
-        logClientEvent(e);
-        view.clientEvent(e);
-      },
-      onOutcome: (o) => {
-        logged.add(o.change.id);
-        logOutcomes(log, [o]);
-      },
-      onProgress: (p) => view.apply(p),
-      onCheck: (check) => log.event("apply.checked", { ...check }, "debug"),
-    });
-    view.finish();
-    const counts = countOutcomes(run.outcomes);
-    logOutcomes(
-      log,
-      run.outcomes.filter((o) => !logged.has(o.change.id)),
-    );
-    log.event("apply.finished", {
-      plan_file: shown(loaded.file, cwd),
-      journal: shown(journalFile, cwd),
-      changes: run.outcomes.length,
-      ...counts,
-      not_aborted: counts.not_acted,
-      audit: run.audit.length,
-      requests: run.stats.total,
-    });
-    const summary = APPLY_FORMATS[opts.format ?? "text"]({
-      kind: "applied",
-      baseUrl: run.baseUrl,
-      audit: run.audit,
-      outcomes: run.outcomes,
-      stats: run.stats,
-      journalFile: shown(journalFile, cwd),
-      planFile: shown(loaded.file, cwd),
-      listedAsChanged: run.listedAsChanged,
-      readToCheck: run.readToCheck,
-      checks: run.checks,
-      ...(opts.maxDurationMs !== undefined ? { maxDuration: durationText(opts.maxDurationMs) } : {}),
-      plan: loaded.plan,
-      ...(opts.signal?.aborted ? { stopped: true } : {}),
-    });
-    io.stdout(summary);
-    const files = { planFile: shown(loaded.file, cwd), journalFile: shown(journalFile, cwd) };
-    await sendNotification(
-      opts.notify,
-      applyPayload(
-        {
-          plan: opts.profile ? { ...loaded.plan, profile: opts.profile.name } : loaded.plan,
-          outcomes: run.outcomes,
-          audit: run.audit.length,
-          ...files,
-        },
-        { startedAt: opts.startedAt, finishedAt: new Date() },
-      ),
-      io,
-    );
-    return applyExitCode(run.outcomes, opts.detailedExitcode);
-  } finally {
-    view.finish();
   }
 }

@@ -3,7 +3,8 @@ import { z } from "zod";
 import type { ConfigCommandOptions } from "../../../commands/config.js";
 import { UserError } from "../../../model/errors.js";
 import { CONFIG_FORMAT_NAMES } from "../../../render/format-names.js";
-import { configReport, connectionSettings } from "../../settings.js";
+import { configReport } from "../../config-report.js";
+import { connectionSettings } from "../../settings.js";
 import { Paths, verbIO, verbRun } from "../run-verb.js";
 
 export const run = verbRun({

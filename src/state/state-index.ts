@@ -1,0 +1,128 @@
+/**
+ * What an open state file is known by (./reader.ts builds it, reading and checking every line once): where each line
+ * is, its digest and what finds it, never what it says; and the lines read again when a run uses them, given only
+ * when their digest still matches.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { LineDigests } from "./mac.js";
+import type { ListingHead, Marks, StateHeader } from "./schema.js";
+
+/** A listing of the previous run: its question, and per page the lines of its elements. */
+export interface ListingRef {
+  process_id: number;
+  query: ListingHead["query"];
+  run_at: string;
+  complete: boolean;
+  pages: Array<{ count: number | null; lines: number[] }>;
+}
+
+/** A record of the previous run: what finds it, and its line. */
+export interface RecordRef {
+  process_id: number;
+  flags: string;
+  id: number;
+  skeleton: string | null;
+  line: number;
+  // ---- state-cache (write-through) -------------------------------------------------------------------------------
+  /** written through (our own write's answer): its last_updated_time as the service wrote it; null for a read */
+  written: string | null;
+}
+
+/** Reads that many bytes of the file at most in one go; a longer line is read on its own. */
+const SPAN = 4 * 1024 * 1024;
+/** Lines closer than this are read together (one read of the bytes between is cheaper than two reads). */
+const GAP = 64 * 1024;
+
+export class StateIndex {
+  /** listings by `process_id:query`: the last one written with that question */
+  readonly listings = new Map<string, ListingRef>();
+  /** records by `id:flags` */
+  readonly records = new Map<string, RecordRef>();
+  /** `process:step:action` → instance id → its value's line */
+  readonly fields = new Map<string, Map<number, number>>();
+  readonly skeletons = new Map<string, unknown>();
+  /** instances a bulk abort of ours returned (state-cache: write-through) */
+  readonly aborted = new Set<number>();
+  header!: StateHeader;
+  marks: Marks = {};
+  /** whether the MAC verified with the key given (undefined: no key given, not checked) */
+  authentic: boolean | undefined;
+  /** the file ends at a checkpoint: the run that wrote it was stopped or killed while it read */
+  checkpointed = false;
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  private readonly digests = new LineDigests();
+  /** lines read again that were not the verified ones (edited after the file was opened): not used */
+  private changed = 0;
+  /** told once, when a line read again is not the one verified */
+  onChanged: (() => void) | undefined;
+
+  constructor(private readonly fh: FileHandle) {}
+
+  /** Remembers a line's byte range and digest; its number finds it again. */
+  place(start: number, end: number, bytes: Uint8Array): number {
+    this.starts.push(start);
+    this.ends.push(end);
+    this.digests.add(bytes);
+    return this.starts.length - 1;
+  }
+
+  /** Bytes the index holds per line kept (byte range and digest), for the memory figures. */
+  get digestBytes(): number {
+    return this.digests.heldBytes;
+  }
+
+  /** Once every line is placed. */
+  sealed(): void {
+    this.digests.trim();
+  }
+
+  private unverified(): string {
+    if (this.changed++ === 0) this.onChanged?.();
+    return "";
+  }
+
+  /** The text of these lines, in the order asked: lines near each other are read in one go. */
+  async lines(refs: readonly number[]): Promise<string[]> {
+    const order = refs
+      .map((_, i) => i)
+      .sort((a, b) => (this.starts[refs[a] as number] as number) - (this.starts[refs[b] as number] as number));
+    const out = new Array<string>(refs.length);
+    let i = 0;
+    while (i < order.length) {
+      const first = refs[order[i] as number] as number;
+      const from = this.starts[first] as number;
+      let to = this.ends[first] as number;
+      let j = i + 1;
+      while (j < order.length) {
+        const r = refs[order[j] as number] as number;
+        const s = this.starts[r] as number;
+        const e = this.ends[r] as number;
+        if (s - to > GAP || Math.max(to, e) - from > SPAN) break;
+        to = Math.max(to, e);
+        j++;
+      }
+      const buf = Buffer.allocUnsafe(to - from);
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await this.fh.read(buf, got, buf.length - got, from + got);
+        if (bytesRead === 0) break; // cut since it was verified: what is missing does not match below
+        got += bytesRead;
+      }
+      for (let k = i; k < j; k++) {
+        const r = refs[order[k] as number] as number;
+        const a = (this.starts[r] as number) - from;
+        const b = (this.ends[r] as number) - from;
+        // a line not as verified is given as nothing: every caller then asks the service (a line that does not fit)
+        const line = b <= got ? buf.subarray(a, b) : undefined;
+        out[order[k] as number] = line && this.digests.matches(r, line) ? line.toString("utf8") : this.unverified();
+      }
+      i = j;
+    }
+    return out;
+  }
+
+  close(): Promise<void> {
+    return this.fh.close();
+  }
+}
