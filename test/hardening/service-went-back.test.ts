@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp.js";
+import { comparable } from "../helpers/comparable-plan.js";
 
 const RULES = fileURLToPath(new URL("../../rules/", import.meta.url));
 const WENT_BACK =
@@ -19,25 +20,6 @@ const sandboxes: RunningSandbox[] = [];
 afterEach(async () => {
   for (const s of sandboxes.splice(0)) await s.close();
 });
-
-interface PlanJson {
-  created_at: string;
-  summary: Record<string, unknown>;
-  [k: string]: unknown;
-}
-
-/** The plan without its moment and request count (two runs cannot share one moment). */
-function comparable(stdout: string): unknown {
-  const createdAt = (JSON.parse(stdout) as PlanJson).created_at;
-  const {
-    created_at: _c,
-    digest: _d,
-    summary,
-    ...rest
-  } = JSON.parse(stdout.split(createdAt).join("<now>")) as PlanJson & { digest?: string };
-  const { requests: _r, ...counts } = summary;
-  return { ...rest, summary: counts };
-}
 
 async function plan(
   sb: RunningSandbox,

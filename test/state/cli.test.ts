@@ -12,6 +12,7 @@ import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli, runCliInShell, spawnCli, type CliResult } from "../helpers/cli.js";
 import { fileURLToPath } from "node:url";
 import { tempDir } from "./helpers.js";
+import { comparable } from "../helpers/comparable-plan.js";
 
 // the starter rule set: no validation warning on stderr, relative times in filters and a template using $now()
 const RULES = fileURLToPath(new URL("../../rules/", import.meta.url));
@@ -38,28 +39,6 @@ const env = (): Record<string, string> => ({
   FLOWRULES_API_KEY: "sandbox-admin",
   FLOWRULES_RATE_LIMIT: "0",
 });
-
-interface PlanJson {
-  created_at: string;
-  summary: Record<string, unknown>;
-  [k: string]: unknown;
-}
-
-/**
- * Two CLI runs cannot share one moment (the CLI plans at its own clock's now), so the plan's own now, wherever it
- * appears (templated `$now()` inputs), is put aside; instances are not near a moving bound in a second.
- */
-function comparable(stdout: string): unknown {
-  const createdAt = (JSON.parse(stdout) as PlanJson).created_at;
-  const {
-    created_at: _c,
-    digest: _d,
-    summary,
-    ...rest
-  } = JSON.parse(stdout.split(createdAt).join("<now>")) as PlanJson & { digest?: string };
-  const { requests: _r, ...counts } = summary;
-  return { ...rest, summary: counts };
-}
 
 async function plan(args: string[], extra: Record<string, string> = {}) {
   sb.clearRequests();

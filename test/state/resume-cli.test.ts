@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { closeAfterAll, cleanUp, tempDir } from "../helpers/temp.js";
+import { comparable } from "../helpers/comparable-plan.js";
 
 const RULES = fileURLToPath(new URL("../../rules/", import.meta.url));
 let sb: RunningSandbox;
@@ -26,18 +27,6 @@ const env = (rate: string): Record<string, string> => ({
   FLOWRULES_API_KEY: "sandbox-admin",
   FLOWRULES_RATE_LIMIT: rate,
 });
-
-function comparable(stdout: string): unknown {
-  const plan = JSON.parse(stdout) as { created_at: string; summary: Record<string, unknown> };
-  const {
-    created_at: _c,
-    digest: _d,
-    summary,
-    ...rest
-  } = JSON.parse(stdout.split(plan.created_at).join("<now>")) as typeof plan & { digest?: string };
-  const { requests: _r, ...counts } = summary;
-  return { ...rest, summary: counts };
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const checkpoints = (file: string): number =>
