@@ -63,6 +63,9 @@ import { formFieldPages, getInstance, keptRecord, stillOurs } from "./records.js
 import { carryAtCheckpoint, carryForward, checkpoint, commit, due, writeCheckpoint } from "./checkpoint.js";
 import { census, checkBack, goneBack, ready } from "./back.js";
 import type { Census } from "./went-back.js";
+import { explainAnswers, progress, syncing } from "./progress.js";
+import { marks } from "./marks.js";
+export { WriteThroughClient } from "./write-through.js";
 
 export class StateClient extends DelegatingClient implements StateRun {
   readonly nowMs: number;
@@ -230,96 +233,24 @@ export class StateClient extends DelegatingClient implements StateRun {
     return this.own;
   }
 
-  /**
-   * Per workflow, what the state answered of the record reads and field values the planner asked for, in the
-   * `--explain-requests` shape: the planner's own lines count what it asked for, these what reached the service.
-   */
+  /** `--explain-requests`: what the state answered of the reads the planner asked for (./progress.ts). */
   explainAnswers(): void {
-    const explain = this.opts.explain;
-    if (!explain) return;
-    for (const w of this.workflows.values()) {
-      const t = w.tally;
-      if (t.recordsKept + t.recordsRead + t.valuesKept + t.valuesAsked + t.written === 0) continue;
-      const through =
-        t.written > 0
-          ? `; ${count(t.written, "record")} of our own writes used (${count(t.windows, "listing")} showed them unchanged since)`
-          : "";
-      explain({
-        subject: "records and field values",
-        workflow_id: w.pid,
-        choice: "state",
-        requests: t.recordsRead + t.fieldPages + t.windows,
-        why: `${count(t.recordsKept, "record read")} and ${count(t.valuesKept, "field value")} answered from the state; ${count(t.recordsRead, "record")} read and ${count(t.valuesAsked, "field value")} asked (${count(t.fieldPages, "field page")})${through}`,
-      });
-    }
+    explainAnswers.call(this);
   }
 
-  /**
-   * When this run began to look, by the service's clock; null when some answer carried no Date (the next run then
-   * falls back to our clock). Every answer this run used or wrote was read at or after it.
-   */
-  lookedAt(w: RunWorkflow): string | null {
-    const c = this.inner.serviceClock?.();
-    const before = this.clockAtStart;
-    if (!c || c.earliestMs === null || c.undated > (before?.undated ?? 0)) return null;
-    // nothing asked this run (everything answered by the last one's look): that look still bounds it
-    if (c.answered === (before?.answered ?? 0)) return w.mark?.looked_at ?? null;
-    return iso(c.earliestMs);
-  }
-
-  /**
-   * The bookmarks of the workflows this run used, for the next run. At a checkpoint (`final` false) a workflow read
-   * in full this run, or whose last sync was partial, is marked partial with how far it got.
-   */
+  /** The bookmarks of the workflows this run used, for the next run (./marks.ts). */
   marks(final = true): Marks {
-    const marks: Marks = { ...this.carriedMarks };
-    for (const w of this.workflows.values()) {
-      const partial = !final && (w.cold || w.partial);
-      // answers carried from the last run's look, for a workflow this run used only after they were carried: the
-      // next run lists changes from that older look (it covers this run's too)
-      const older = this.carriedMarks[String(w.pid)];
-      marks[String(w.pid)] = {
-        run_at: older ? older.run_at : this.nowIso,
-        looked_at: older ? (older.looked_at ?? null) : this.lookedAt(w),
-        newest_seen: w.newestSeen === null ? null : iso(w.newestSeen),
-        synced_at: w.cold || !w.mark || w.partial ? this.nowIso : w.mark.synced_at,
-        structure: w.structure,
-        ...(partial ? { partial: true as const, synced: w.synced, total: w.total } : {}),
-      };
-      // the count of this run, else the last one (a count only grows: an older one still bounds it), never one of a
-      // service that went back
-      const counted = this.censuses.get(w.pid) ?? (this.wentBack === undefined ? w.mark?.census : undefined);
-      if (counted) marks[String(w.pid)] = { ...(marks[String(w.pid)] as WorkflowMark), census: counted };
-    }
-    return marks;
+    return marks.call(this, final);
   }
 
-  /** Whether a workflow is being read in full (a first sync, or the rest of one): checkpoints are written then. */
+  /** Whether a workflow is being read in full (./progress.ts). */
   syncing(): boolean {
-    for (const w of this.workflows.values()) if (w.cold || w.partial) return true;
-    return false;
+    return syncing.call(this);
   }
 
-  /** How far the sync of the workflows being read in full got. */
+  /** How far the sync of the workflows being read in full got (./progress.ts). */
   progress(): SyncProgress {
-    let synced = 0;
-    let total: number | null = null;
-    let workflows = 0;
-    const perWorkflow: NonNullable<SyncProgress["perWorkflow"]> = [];
-    for (const [id, w] of this.workflows) {
-      if (!w.cold && !w.partial) continue;
-      workflows++;
-      synced += w.synced;
-      perWorkflow.push({
-        workflow_id: id,
-        synced: w.synced,
-        total: w.total === null ? null : Math.max(w.total, w.synced),
-      });
-      if (w.total !== null) total = (total ?? 0) + Math.max(w.total, w.synced);
-    }
-    let readThisRun = 0;
-    for (const w of this.workflows.values()) readThisRun += w.tally.recordsRead;
-    return { workflows, synced, total, requests: this.inner.stats?.().total ?? 0, readThisRun, perWorkflow };
+    return progress.call(this);
   }
 
   /** the figures of the last checkpoint written */
@@ -444,31 +375,6 @@ export class StateClient extends DelegatingClient implements StateRun {
   override async bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
     const answer = await this.inner.bulkAbort(ids);
     this.abortedIds(answer.ids);
-    return answer;
-  }
-}
-
-/**
- * The client an apply sends through (`apply --state`, `watch --apply`): every call goes to the service as it is; the
- * answers of our own writes are written through into the state (StateClient.wrote, abortedIds). Reads are not
- * answered from the state: apply judges staleness from what the service says now.
- */
-export class WriteThroughClient extends DelegatingClient {
-  constructor(
-    inner: ApiClient,
-    private readonly state: StateClient,
-  ) {
-    super(inner);
-  }
-
-  override async completeStep(id: number, body: CompleteStepBody): Promise<InstanceRecord> {
-    const record = await this.inner.completeStep(id, body);
-    this.state.wrote(record, body);
-    return record;
-  }
-  override async bulkAbort(ids: number[]): Promise<{ ids: number[] }> {
-    const answer = await this.inner.bulkAbort(ids);
-    this.state.abortedIds(answer.ids);
     return answer;
   }
 }
