@@ -6,6 +6,12 @@
  * it exits), wall time, the time `flowrules state show` takes to read and verify the state, and whether the resumed
  * sync's plan equals the uninterrupted one's.
  *
+ * Plans are compared at one moment: each CLI plan (uninterrupted, resumed) with a stateless plan made in-process at
+ * that plan's own `now` against the same sandbox. The sandbox's clock runs with real time and the scenario's rules
+ * select relative to now (`last_updated_time_before: -P90D`, `deadline_before: now`), so two plans made minutes
+ * apart may rightly differ by an instance that crossed a bound in between (at 100,000 instances one did): that says
+ * nothing of the state.
+ *
  *   npm run bench:resume -- [--sizes 20000,100000] [--latency 20] [--out FILE]
  */
 import { spawn } from "node:child_process";
@@ -15,6 +21,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
+import { createClient } from "#flowrules/api/index.js";
+import { runPlan } from "#flowrules/engine/plan-live.js";
+import { compileSources } from "#flowrules/rules/index.js";
+import { DEFAULT_OPT_OUT_TAG } from "#flowrules/model/defaults.js";
 import { API_KEY } from "./scenario.js";
 import { STATE_RULES_YAML } from "./state.js";
 
@@ -94,6 +104,20 @@ function digest(stdout: string): string {
     .slice(0, 16);
 }
 
+/** A stateless plan at the CLI plan's own now (its created_at), as JSON: what the CLI plan must equal. */
+async function statelessAt(sb: RunningSandbox, cliPlan: string): Promise<string> {
+  if (cliPlan.trim() === "") return "";
+  const loaded = compileSources([{ file: "rules.yaml", text: STATE_RULES_YAML }]);
+  if (!loaded.ruleSet) throw new Error("the scenario's rules do not load");
+  const now = new Date((JSON.parse(cliPlan) as { created_at: string }).created_at);
+  const client = createClient({ baseUrl: sb.baseUrl, apiKey: API_KEY, rateLimitPerMin: 0 });
+  try {
+    return JSON.stringify(await runPlan({ client, ruleSet: loaded.ruleSet, now, optOutTag: DEFAULT_OPT_OUT_TAG }));
+  } finally {
+    await client.close();
+  }
+}
+
 async function scenario(n: number, latencyMs: number): Promise<Record<string, unknown>> {
   // the sandbox's own clock runs (a pinned one makes every run list the instances stamped at that very instant as
   // changed): so the two plans, made minutes apart, may differ where a selection is relative to now
@@ -107,6 +131,7 @@ async function scenario(n: number, latencyMs: number): Promise<Record<string, un
     sb.clearRequests();
     const whole = await cli(sb, plan("whole"));
     const total = whole.requests;
+    const wholeStateless = await statelessAt(sb, whole.stdout);
     // interrupted at 30 % (kill -9), 60 % (SIGTERM), 90 % (kill -9), then resumed to the end
     sb.clearRequests();
     const cuts: Run[] = [];
@@ -119,6 +144,7 @@ async function scenario(n: number, latencyMs: number): Promise<Record<string, un
     }
     const last = await cli(sb, plan("cut"));
     const resumedTotal = cuts.reduce((a, r) => a + r.requests, 0) + last.requests;
+    const lastStateless = await statelessAt(sb, last.stdout);
     // steady: nothing changed
     sb.clearRequests();
     const steady = await cli(sb, plan("whole"));
@@ -140,8 +166,13 @@ async function scenario(n: number, latencyMs: number): Promise<Record<string, un
           code: r.code,
         })),
       },
-      // indicative only (minutes apart); equality is proven by test/state/resume.test.ts at one moment
-      plans_equal: digest(whole.stdout) === digest(last.stdout),
+      // each equal to a stateless plan at its own moment (the property test/state/resume.test.ts checks)
+      plans_equal: {
+        uninterrupted: digest(whole.stdout) === digest(wholeStateless),
+        resumed: digest(last.stdout) === digest(lastStateless),
+      },
+      // the two CLI plans, minutes apart: may differ by instances that crossed a bound relative to now meanwhile
+      uninterrupted_equals_resumed: digest(whole.stdout) === digest(last.stdout),
       steady: { requests: steady.requests, peak_rss_mb: steady.peakRssMb, wall_s: steady.wallS },
       state_show_s: loadS,
       state_mb: Math.round(size / 1024 / 1024),
