@@ -24,7 +24,8 @@ import type { CommandIO } from "../log/command-io.js";
 import { textSafe } from "../render/escape.js";
 import { EXIT_OK, UserError } from "../model/errors.js";
 import { durationText } from "../text/duration.js";
-import { syncLine, syncLeftMs, type SyncProgress } from "../state/index.js";
+import { HeldMemo, syncLine, syncLeftMs, type SyncProgress } from "../state/index.js";
+import { partialPlan } from "./partial-plan.js";
 import { duration } from "../render/progress/format.js";
 import { maskKeyInPlan } from "../engine/mask-plan.js";
 import { partialLine } from "../render/plan/summary.js";
@@ -92,30 +93,6 @@ export function asForecast<P extends Plan>(plan: P, at: Date, readAt: Date): P {
     created_at: readAt.toISOString(),
     forecast_at: at.toISOString(),
     ...rest,
-  } as P;
-}
-
-/**
- * The plan of a run cut by --max-duration with --partial: the rules the deadline cut (their api errors) leave the
- * errors and are named in `partial`, with how far the sync got; everything else is the plan as made.
- */
-export function asPartial<P extends Plan>(plan: P, sync: SyncProgress | undefined, cut: string[]): P {
-  const cutSet = new Set(cut);
-  const kept = plan.errors.filter((e) => !(e.code === "api" && e.rule !== undefined && cutSet.has(e.rule)));
-  const { format_version, flowrules_version, created_at, ...rest } = plan;
-  return {
-    format_version,
-    flowrules_version,
-    created_at,
-    partial: {
-      synced: sync?.synced ?? null,
-      total: sync?.total ?? null,
-      workflows: sync?.perWorkflow ?? [],
-      rules_cut: [...cutSet],
-    },
-    ...rest,
-    errors: kept,
-    summary: { ...plan.summary, errors: kept.length },
   } as P;
 }
 
@@ -227,7 +204,9 @@ export async function planRuleSet(
     if (!opts.quiet && !log.structured)
       io.stderr(`state: ${textSafe(state.dir)} ${has}: this run reads the rest before it plans\n`);
   }
-  const api = state ? state.wrap(client) : client;
+  // --partial: what the live run answered that the state does not keep, for the rules a deadline cuts
+  const memo = state && opts.partial && deadline ? new HeldMemo(state.wrap(client)) : undefined;
+  const api = memo ?? (state ? state.wrap(client) : client);
   let kept = false;
   const started = Date.now();
   try {
@@ -262,19 +241,39 @@ export async function planRuleSet(
       if (deadline?.signal.aborted && !stopped?.aborted && opts.partial) {
         // --partial: the rules that finished are the plan, marked partial; the sync stays at its checkpoint
         const cut = plan.errors.filter((e) => e.code === "api" && e.rule !== undefined).map((e) => e.rule ?? "");
-        const partialPlan = asPartial(plan, synced ?? earlier, cut);
-        maskKeyInPlan(partialPlan, connection.apiKey);
-        const line = partialLine(partialPlan) ?? "";
+        // the cut rules planned from what the state's checkpoint holds, where that is sound (./partial-plan.ts)
+        const partial = await partialPlan({
+          plan,
+          sync: synced ?? earlier,
+          cut,
+          ruleSet,
+          state,
+          memo,
+          live: client,
+          now,
+          run: {
+            ...(opts.optOutTag ? { optOutTag: opts.optOutTag } : {}),
+            ...(opts.shard ? { shard: opts.shard } : {}),
+            ...(catalog.catalog ? { catalog: catalog.catalog.workflows } : {}),
+          },
+        });
+        maskKeyInPlan(partial, connection.apiKey);
+        const line = partialLine(partial) ?? "";
         log.event(
           "plan.partial",
-          { synced: partialPlan.partial?.synced ?? null, total: partialPlan.partial?.total ?? null, rules_cut: cut },
+          {
+            synced: partial.partial?.synced ?? null,
+            total: partial.partial?.total ?? null,
+            rules_cut: partial.partial?.rules_cut ?? cut,
+            rules_partial: (partial.partial?.rules_partial ?? []).map((r) => r.rule),
+          },
           "warn",
         );
         if (!opts.quiet && !log.structured)
           io.stderr(
             `--max-duration ${durationText(opts.planMaxDurationMs ?? 0)} ran out before the sync was complete: a partial plan (apply refuses it); ${kept}\n${line}\n`,
           );
-        return withProfile(partialPlan, opts.profile);
+        return withProfile(partial, opts.profile);
       }
       if (deadline?.signal.aborted && !stopped?.aborted) {
         throw new PlanNotFinished(

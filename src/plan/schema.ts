@@ -216,8 +216,22 @@ export const PlanSchema = z.object({
           total: z.number().int().min(0).nullable(),
         }),
       ),
-      /** the rules the deadline cut: none of their changes or reports are in the plan */
+      /** the rules the deadline cut that the state could not plan: none of their changes or reports are in the plan */
       rules_cut: z.array(z.string()),
+      /**
+       * the rules the deadline cut that were planned from what the state holds over part of their selection: their
+       * changes and reports are those of `selected` instances, of the `total` the service counted (null: not known);
+       * a cut rule named in neither list was planned from the state over all of its selection
+       */
+      rules_partial: z
+        .array(
+          z.object({
+            rule: z.string(),
+            selected: z.number().int().min(0),
+            total: z.number().int().min(0).nullable(),
+          }),
+        )
+        .optional(),
     })
     .optional(),
   base_url: z.string().min(1),

@@ -14,9 +14,12 @@ import type { CompiledRule } from "../rules/types.js";
 import { canonicalJson } from "../plan/digest.js";
 import type { Plan } from "../plan/types.js";
 import { openStateDir } from "./dir.js";
-import { stateKey } from "./mac.js";
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { stateKey, type StateKey } from "./mac.js";
+import { indexState, type StateIndex } from "./reader.js";
 import { StateClient, WriteThroughClient, type OwnWrite, type StateChoice, type StateCounts } from "./client.js";
-import { STATE_FORMAT, STATE_FORMAT_VERSION, type Marks } from "./schema.js";
+import { STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type Marks } from "./schema.js";
 import type { CheckpointPolicy, SyncProgress } from "./sync.js";
 
 export {
@@ -31,6 +34,8 @@ export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION } from "./schema.js";
 export { openStateDir } from "./dir.js";
 export { StateNotWritten } from "./writer.js";
 export { syncLine, syncLeftMs, type SyncProgress, type CheckpointPolicy } from "./sync.js";
+export { HeldClient, HeldMemo, NotHeld, heldCount, lacking } from "./held.js";
+export type { StateIndex } from "./reader.js";
 
 /** Plan errors that come from the data, not from reading it: a run with only these still read everything it needed. */
 const DATA_ERRORS = new Set(["conflict", "evaluation", "limit"]);
@@ -88,6 +93,11 @@ export interface RunState {
   checkpoint(): Promise<SyncProgress | undefined>;
   /** the previous state's partial sync, when it holds one: how far it got */
   partial: SyncProgress | undefined;
+  /**
+   * The state file as it now stands (after a checkpoint), opened and verified again for a partial plan's answers
+   * (held.ts); undefined when there is none that verifies. The caller closes it.
+   */
+  reopen(): Promise<StateIndex | undefined>;
   release(): Promise<void>;
 }
 
@@ -169,8 +179,32 @@ export async function openRunState(
     },
     checkpoint: async () => (client ? client.checkpoint() : undefined),
     partial: previous && !settings.fullRefresh ? partialOf(previous.marks) : undefined,
+    reopen: () => reopenState(opened.dir, settings.dir, ctx.baseUrl, key),
     release: () => opened.release(),
   };
+}
+
+/** The state file as a run left it, used only when whole up to a checkpoint or its end and verified with the key. */
+async function reopenState(
+  dir: string,
+  dirArg: string,
+  baseUrl: string,
+  key: StateKey,
+): Promise<StateIndex | undefined> {
+  let fh;
+  try {
+    fh = await open(join(dir, STATE_FILE), "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const index = await indexState(fh, { dirArg, baseUrl, key });
+    if (index.header.key_digest === key.id && index.authentic === true) return index;
+  } catch {
+    // not usable: no partial plan is made from it
+  }
+  await fh.close();
+  return undefined;
 }
 
 /** What a state's partial sync holds: the workflows marked partial, their instances read and counted. */

@@ -3,13 +3,14 @@
  * sandbox, a first sync cut by the deadline. With --partial the plan is made from what was read and says so in every
  * view, its changes are among a stateless plan's, and apply refuses it in one line; without --partial no plan is made.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { runCli } from "../helpers/cli.js";
 import { closeAfterAll, cleanUp, tempDir } from "../helpers/temp.js";
+import { comparable } from "../helpers/comparable-plan.js";
 
 const RULES = fileURLToPath(new URL("../../rules/", import.meta.url));
 let sb: RunningSandbox;
@@ -33,10 +34,38 @@ interface PlanJson {
     total: number | null;
     workflows: { workflow_id: number; synced: number; total: number | null }[];
     rules_cut: string[];
+    rules_partial?: { rule: string; selected: number; total: number | null }[];
   };
-  changes: { rule: string; instance_id: number; kind: string }[];
+  rules: { name: string; selected: number; matched: number; changes: number }[];
+  changes: { rule: string; instance_id: number; kind: string; request?: unknown }[];
+  reports: { rule: string; groups: { key: string; instance_ids: number[] }[] }[];
   errors: unknown[];
 }
+
+/**
+ * Rules that read the whole record (`instance.tags`), so what they read comes with the sync's records: a report, a
+ * change and an abort from list elements alone, with no limits (a limit is judged over the whole selection only).
+ */
+const RECORD_RULES = `version: 1
+rules:
+  - name: tagged-claims
+    workflow: 1042
+    fields: { amount: { step: 20111, action: 50222 } }
+    select: { status: [running] }
+    when: '"expenses" in instance.tags'
+    actions: [ { report: { group_by: priority, columns: [id, name, fields.amount] } } ]
+  - name: approve-travel
+    workflow: 1042
+    fields: { amount: { step: 20111, action: 50222 } }
+    select: { status: [running], active_step_id: 20111 }
+    when: 'fields.amount < 300 and "travel" in instance.tags'
+    actions:
+      - complete_step: { step: 20111, inputs: [ { action: 50231, value: { date: "2026-06-15" } } ] }
+  - name: abort-stale
+    workflow: 1043
+    select: { status: [running], last_updated_time_before: -P90D }
+    actions: [ abort ]
+`;
 
 const changeKey = (c: { rule: string; instance_id: number; kind: string }): string =>
   `${c.rule}/${c.instance_id}/${c.kind}`;
@@ -94,6 +123,60 @@ describe("plan --partial", () => {
     const all = new Set(full.changes.map(changeKey));
     for (const c of plan.changes) expect(all.has(changeKey(c)), changeKey(c)).toBe(true);
     expect(plan.changes.length).toBeLessThan(full.changes.length);
+  }, 60_000);
+
+  it("the rules the deadline cut are planned from what the state holds: complete where all of it is held, else over the synced part and named", async () => {
+    const rules = join(dir, "record-rules.yaml");
+    writeFileSync(rules, RECORD_RULES);
+    const state = join(dir, "state-held");
+    const out = join(dir, "held.json");
+    // a key of 600 a minute: the client's window lets ~570 requests go at once, fewer than the sync needs (~670)
+    const cut = await runCli(
+      ["plan", rules, "--state", state, "--max-duration", "4s", "--partial", "--out", out],
+      env("600"),
+    );
+    expect(cut.code, cut.stderr).toBe(0);
+    const plan = JSON.parse(readFileSync(out, "utf8")) as PlanJson;
+    const stateless = JSON.parse((await runCli(["plan", rules, "--format", "json"], env("0"))).stdout) as PlanJson;
+    const p = plan.partial!;
+    expect(p.rules_cut).toEqual([]);
+    // the report over the records synced so far: named, with how many of the service's count it covers
+    const tagged = p.rules_partial?.find((r) => r.rule === "tagged-claims");
+    const full = (name: string): PlanJson["rules"][number] => stateless.rules.find((r) => r.name === name)!;
+    expect(tagged).toBeDefined();
+    expect(tagged!.selected).toBeGreaterThan(0);
+    expect(tagged!.selected).toBeLessThan(tagged!.total!);
+    expect(tagged!.total).toBe(full("tagged-claims").selected);
+    expect(cut.stdout).toMatch(
+      new RegExp(
+        `planned over part of their selection: tagged-claims over ${tagged!.selected.toLocaleString("en-US")} of ~`,
+      ),
+    );
+    // the abort reads list elements only, all held: complete, named nowhere, as the stateless plan has it
+    expect(p.rules_partial?.some((r) => r.rule === "abort-stale")).toBe(false);
+    const keys = (pl: PlanJson, rule?: string): string[] =>
+      pl.changes
+        .filter((c) => rule === undefined || c.rule === rule)
+        .map((c) => JSON.stringify([c.rule, c.instance_id, c.kind, c.request]))
+        .sort();
+    expect(keys(plan, "abort-stale")).toEqual(keys(stateless, "abort-stale"));
+    // every change and report row of the partial rules is one the stateless plan has: never made up
+    const all = new Set(keys(stateless));
+    expect(keys(plan, "approve-travel").length).toBeGreaterThan(0);
+    for (const k of keys(plan)) expect(all.has(k), k).toBe(true);
+    const rows = (pl: PlanJson): string[] =>
+      pl.reports.flatMap((r) => r.groups.flatMap((g) => g.instance_ids.map((id) => `${r.rule}/${g.key}/${id}`)));
+    const fullRows = new Set(rows(stateless));
+    expect(rows(plan).length).toBeGreaterThan(0);
+    for (const row of rows(plan)) expect(fullRows.has(row), row).toBe(true);
+    expect(rows(plan).length).toBeLessThan(fullRows.size);
+
+    // the state it leaves is the sync so far, nothing of the partial plan: the next run finishes it as a stateless run
+    const done = await runCli(["plan", rules, "--format", "json", "--state", state], env("0"));
+    expect(done.code, done.stderr).toBe(0);
+    expect(comparable(done.stdout)).toEqual(
+      comparable((await runCli(["plan", rules, "--format", "json"], env("0"))).stdout),
+    );
   }, 60_000);
 
   it("without --partial a cut sync makes no plan", async () => {

@@ -64,7 +64,14 @@ export function partialLine(plan: Plan): string | undefined {
     p.synced === null
       ? "the sync was cut"
       : `synced ${n(p.synced)}${p.total !== null && p.total >= p.synced ? ` of ~${n(p.total)}` : ""} instances`;
-  const cut = p.rules_cut.length > 0 ? ` (rules cut, with no changes: ${p.rules_cut.join(", ")})` : "";
+  const over = (p.rules_partial ?? []).map(
+    (r) => `${r.rule} over ${n(r.selected)}${r.total !== null ? ` of ~${n(r.total)}` : ""} instances`,
+  );
+  const notes = [
+    ...(over.length > 0 ? [`planned over part of their selection: ${over.join(", ")}`] : []),
+    ...(p.rules_cut.length > 0 ? [`rules cut, with no changes: ${p.rules_cut.join(", ")}`] : []),
+  ];
+  const cut = notes.length > 0 ? ` (${notes.join("; ")})` : "";
   return `Partial: ${synced}; changes and reports cover only those${cut}. Apply refuses a partial plan.`;
 }
 
