@@ -111,7 +111,8 @@ describe("a first sync cut and resumed plans what a stateless run plans", () => 
         fc.array(
           fc.record({
             cut: fc.constantFrom<Cut>("kill", "sigterm", "max-duration"),
-            after: fc.integer({ min: 1, max: 160 }),
+            // where the cut falls: a share of a whole sync's requests, anywhere from its first to its last
+            share: fc.double({ min: 0, max: 1, noNaN: true }),
             changes: fc.integer({ min: 0, max: 8 }),
             minutes: fc.integer({ min: 0, max: 20 }),
           }),
@@ -130,8 +131,10 @@ describe("a first sync cut and resumed plans what a stateless run plans", () => 
               checkpoints: { everyRecords, everyMs: 3_600_000 },
             };
             let total = 0;
+            const whole = (await statelessPlan(sb, rules, sb.store.now())).requests;
             for (const [n, r] of runs.entries()) {
-              const got = await cutRun(sb, rules, sb.store.now(), settings, r.cut, r.after, random);
+              const after = Math.max(1, Math.round(r.share * whole));
+              const got = await cutRun(sb, rules, sb.store.now(), settings, r.cut, after, random);
               total += got.requests;
               if (got.cut) cuts++;
               sb.simulate({ seed: seed + n, changes: r.changes });
