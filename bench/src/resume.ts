@@ -118,6 +118,62 @@ async function statelessAt(sb: RunningSandbox, cliPlan: string): Promise<string>
   }
 }
 
+/** Where two plans differ, in a few words (rules whose counts differ, changes and report rows one has alone). */
+function difference(a: string, b: string): string[] | undefined {
+  if (digest(a) === digest(b)) return undefined;
+  if (a.trim() === "" || b.trim() === "") return ["one made no plan"];
+  interface P {
+    rules: { name: string; selected: number; matched: number; changes: number }[];
+    changes: { rule: string; instance_id: number }[];
+    reports: { rule: string; groups: { key: string; instance_ids: number[] }[] }[];
+  }
+  const pa = JSON.parse(a) as P;
+  const pb = JSON.parse(b) as P;
+  const out: string[] = [];
+  for (const r of pa.rules) {
+    const o = pb.rules.find((x) => x.name === r.name);
+    if (!o || o.selected !== r.selected || o.matched !== r.matched || o.changes !== r.changes)
+      out.push(
+        `${r.name}: ${r.selected}/${r.matched}/${r.changes} vs ${o ? `${o.selected}/${o.matched}/${o.changes}` : "none"}`,
+      );
+  }
+  const keys = (p: P): Set<string> =>
+    new Set([
+      ...p.changes.map((c) => `${c.rule} change ${c.instance_id}`),
+      ...p.reports.flatMap((r) => r.groups.flatMap((g) => g.instance_ids.map((id) => `${r.rule} row ${g.key} ${id}`))),
+    ]);
+  const ka = keys(pa);
+  const kb = keys(pb);
+  out.push(
+    ...[...ka]
+      .filter((k) => !kb.has(k))
+      .slice(0, 5)
+      .map((k) => `only first: ${k}`),
+  );
+  out.push(
+    ...[...kb]
+      .filter((k) => !ka.has(k))
+      .slice(0, 5)
+      .map((k) => `only second: ${k}`),
+  );
+  // anything else: the top-level keys that differ, and the first change or error that does
+  const norm = (text: string): Record<string, unknown> => {
+    const createdAt = (JSON.parse(text) as { created_at: string }).created_at;
+    return JSON.parse(text.split(createdAt).join("<now>")) as Record<string, unknown>;
+  };
+  const na = norm(a);
+  const nb = norm(b);
+  for (const k of new Set([...Object.keys(na), ...Object.keys(nb)])) {
+    if (["created_at", "digest", "summary"].includes(k)) continue;
+    if (JSON.stringify(na[k]) === JSON.stringify(nb[k])) continue;
+    const la = Array.isArray(na[k]) ? (na[k] as unknown[]) : [na[k]];
+    const lb = Array.isArray(nb[k]) ? (nb[k] as unknown[]) : [nb[k]];
+    const i = la.findIndex((v, n) => JSON.stringify(v) !== JSON.stringify(lb[n]));
+    out.push(`${k} differs at ${i}: ${JSON.stringify(la[i]).slice(0, 300)} vs ${JSON.stringify(lb[i]).slice(0, 300)}`);
+  }
+  return out.length > 0 ? out : ["the summary"];
+}
+
 async function scenario(n: number, latencyMs: number): Promise<Record<string, unknown>> {
   // the sandbox's own clock runs (a pinned one makes every run list the instances stamped at that very instant as
   // changed): so the two plans, made minutes apart, may differ where a selection is relative to now
@@ -171,6 +227,12 @@ async function scenario(n: number, latencyMs: number): Promise<Record<string, un
         uninterrupted: digest(whole.stdout) === digest(wholeStateless),
         resumed: digest(last.stdout) === digest(lastStateless),
       },
+      ...(digest(whole.stdout) !== digest(wholeStateless)
+        ? { uninterrupted_differs: difference(whole.stdout, wholeStateless) }
+        : {}),
+      ...(digest(last.stdout) !== digest(lastStateless)
+        ? { resumed_differs: difference(last.stdout, lastStateless) }
+        : {}),
       // the two CLI plans, minutes apart: may differ by instances that crossed a bound relative to now meanwhile
       uninterrupted_equals_resumed: digest(whole.stdout) === digest(last.stdout),
       steady: { requests: steady.requests, peak_rss_mb: steady.peakRssMb, wall_s: steady.wallS },
