@@ -118,6 +118,18 @@ async function statelessAt(sb: RunningSandbox, cliPlan: string): Promise<string>
   }
 }
 
+/** The path of the first leaf where two JSON values differ, and both leaves. */
+function firstDifference(a: unknown, b: unknown, path = ""): string {
+  if (typeof a === "object" && a !== null && typeof b === "object" && b !== null) {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const va = (a as Record<string, unknown>)[k];
+      const vb = (b as Record<string, unknown>)[k];
+      if (JSON.stringify(va) !== JSON.stringify(vb)) return firstDifference(va, vb, `${path}.${k}`);
+    }
+  }
+  return `${path}: ${JSON.stringify(a)?.slice(0, 200)} vs ${JSON.stringify(b)?.slice(0, 200)}`;
+}
+
 /** Where two plans differ, in a few words (rules whose counts differ, changes and report rows one has alone). */
 function difference(a: string, b: string): string[] | undefined {
   if (digest(a) === digest(b)) return undefined;
@@ -169,7 +181,7 @@ function difference(a: string, b: string): string[] | undefined {
     const la = Array.isArray(na[k]) ? (na[k] as unknown[]) : [na[k]];
     const lb = Array.isArray(nb[k]) ? (nb[k] as unknown[]) : [nb[k]];
     const i = la.findIndex((v, n) => JSON.stringify(v) !== JSON.stringify(lb[n]));
-    out.push(`${k} differs at ${i}: ${JSON.stringify(la[i]).slice(0, 300)} vs ${JSON.stringify(lb[i]).slice(0, 300)}`);
+    out.push(`${k}[${i}]${firstDifference(la[i], lb[i])}`);
   }
   return out.length > 0 ? out : ["the summary"];
 }
