@@ -189,7 +189,11 @@ describe("plan --compare in one run equals two separate stateless plans", () => 
             if ((i.deferred?.length ?? 0) + (i.no_longer_deferred?.length ?? 0) > 0) moved++;
           }
           expect(compare.value.changes).toEqual(after.value.changes.filter((c) => names.has(c.rule)));
-          expect(compare.requests).toBeLessThanOrEqual(Math.max(before.requests, after.requests));
+          // a rollout limit needs started times, which a separate plan may get free from records it chose to read
+          // where the shared run reads field pages (docs/ci.md): then the bound is the two plans together
+          if (a.rollout === 0 && b.rollout === 0)
+            expect(compare.requests).toBeLessThanOrEqual(Math.max(before.requests, after.requests));
+          else expect(compare.requests).toBeLessThanOrEqual(before.requests + after.requests);
           // untouched rules are not planned: nothing is listed for a run that touches nothing
           if (touched.length === 0) expect(compare.requests).toBe(0);
           if (hasImpact(compare.value.impact)) impactful++;
