@@ -1,6 +1,6 @@
 /**
  * The reasoning that lets a forecast (./forecast.ts) answer a time-relative selection at every point from two
- * listings (docs/forecast.md, "Cost"). The selection's relative bounds only widen or narrow it as time goes on, so
+ * listings (docs/forecast.md). The selection's relative bounds only widen or narrow it as time goes on, so
  * between the first point asked and the horizon it always holds the narrowest question's instances (N: each `_before`
  * bound at the start, each `_after` bound at the horizon) and never more than the widest's (W: the other way round).
  * An instance of W that is not in N is in the selection at an instant exactly when its time of that field lies
