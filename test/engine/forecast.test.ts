@@ -181,3 +181,38 @@ describe("forecast", () => {
     expect(timeReads).toBeLessThan(checked * DATE_SELECTIONS);
   }, 240_000);
 });
+
+describe("forecast from a service that answers as real ones do", () => {
+  it("still plans each point as `plan --at` does: times with offsets and microseconds, repeated items, small pages", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 1_000_000 }), async (seed) => {
+        const sb = await startSandbox({
+          port: 0,
+          instances: 250,
+          seed,
+          now: START,
+          quirks: ["offset-micros", "repeat-items"],
+        });
+        try {
+          const instants = forecastInstants(START, new Date(START.getTime() + 6 * DAY), DAY);
+          const c = createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0 });
+          let run;
+          try {
+            run = await forecastPlans({ client: c, ruleSet: rules, instants, optOutTag: "no-automation" });
+          } finally {
+            await c.close();
+          }
+          for (const point of run.points) {
+            const direct = await forecastAt(sb, rules, point.at);
+            expect(comparable(point.plan), `seed ${seed}, point ${point.at.toISOString()}`).toEqual(
+              comparable(direct.plan),
+            );
+          }
+        } finally {
+          await sb.close();
+        }
+      }),
+      { numRuns: 2, seed: 4546, endOnFailure: true },
+    );
+  }, 120_000);
+});
