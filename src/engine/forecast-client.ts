@@ -72,6 +72,8 @@ export class TimelineClient extends DelegatingClient {
   private readonly anyRecord = new Map<number, Promise<InstanceRecord>>();
   /** the workflow each listed instance belongs to */
   private readonly workflowOf = new Map<number, number>();
+  /** instances whose records the plans read */
+  private readonly readByPlans = new Set<number>();
   /** per workflow, how the plans read its records (the times are read the same way, so they serve the plans too) */
   private readonly readOptions = new Map<number, RecordOptions>();
   private readonly fields: FieldValues;
@@ -105,6 +107,7 @@ export class TimelineClient extends DelegatingClient {
   override getInstance(id: number, opts: RecordOptions = {}): Promise<InstanceRecord> {
     const workflow = this.workflowOf.get(id);
     if (workflow !== undefined) this.readOptions.set(workflow, opts);
+    this.readByPlans.add(id);
     return this.read(id, opts);
   }
 
@@ -298,7 +301,10 @@ export class TimelineClient extends DelegatingClient {
     if (e.times) return e.times;
     const unread = e.between.filter((id) => !this.anyRecord.has(id)).length;
     const pointsLeft = this.instantsMs.filter((t) => t >= this.nowMs).length;
-    if (!this.readOptions.has(processId) && unread > pointsLeft) {
+    // a selection whose rules read records (the plans read those of its instances so far) reads the rest anyway
+    const held = [...e.narrowest];
+    const readAnyway = held.length > 0 && held.filter((id) => this.readByPlans.has(id)).length >= 0.9 * held.length;
+    if (!readAnyway && unread > pointsLeft) {
       e.fallback = true;
       return undefined;
     }
