@@ -28,9 +28,13 @@ import {
   boundIndex,
   extremes,
   horizonOf,
+  fromExtremes,
+  fromSweeps,
   recordTimes,
+  sweeps,
   within,
   type BoundIndex,
+  type HorizonEntry,
   type MovedBound,
   type Time,
 } from "./forecast-horizon.js";
@@ -39,19 +43,6 @@ interface Listed {
   query: CanonicalQuery;
   at: number;
   items: InstanceListItem[];
-}
-
-/** A time-relative selection over the horizon: its widest listing, which of it is in the narrowest, the rest's times. */
-interface HorizonEntry {
-  moved: MovedBound[];
-  widest: InstanceListItem[];
-  narrowest: Set<number>;
-  keys: { widest: string; narrowest: string };
-  /** in the widest, not in the narrowest: in or out by their times */
-  between: number[];
-  times?: Map<number, Map<string, Time[]>>;
-  /** answered by listings at each point instead (reading the times would cost more) */
-  fallback: boolean;
 }
 
 type RecordOptions = { injectValues?: boolean; stepsTimeFrame?: boolean };
@@ -277,19 +268,18 @@ export class TimelineClient extends DelegatingClient {
       for (const id of byId.keys()) this.workflowOf.set(id, processId);
       return [...byId.values()];
     };
-    const [wide, narrow] = await Promise.all([list(widest), list(narrowest)]);
-    const inNarrow = new Set(narrow.map((i) => i.id));
-    // an instance listed in the narrowest but not the widest (people changed it in between) is asked as usual
-    const wideIds = new Set(wide.map((i) => i.id));
-    const consistent = narrow.every((i) => wideIds.has(i.id));
-    return {
-      moved,
-      widest: wide,
-      narrowest: inNarrow,
-      keys: { widest: JSON.stringify(widest), narrowest: JSON.stringify(narrowest) },
-      between: wide.filter((i) => !inNarrow.has(i.id)).map((i) => i.id),
-      fallback: !consistent,
-    };
+    const keys = { widest: JSON.stringify(widest), narrowest: JSON.stringify(narrowest) };
+    const swept = sweeps(moved, widest, this.nowMs, Math.max(last, this.nowMs));
+    if (!swept) {
+      const [wide, narrow] = await Promise.all([list(widest), list(narrowest)]);
+      return fromExtremes(moved, keys, wide, narrow);
+    }
+    // the selection as the plan at the start asks it, and the slices its bounds sweep over the horizon
+    const [base, ...slices] = await Promise.all([
+      list(swept.base === "narrowest" ? narrowest : widest),
+      ...swept.slices.map(list),
+    ]);
+    return fromSweeps(moved, keys, swept.base, base ?? [], slices.flat());
   }
 
   /**

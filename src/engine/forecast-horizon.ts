@@ -4,12 +4,14 @@
  * between the first point asked and the horizon it always holds the narrowest question's instances (N: each `_before`
  * bound at the start, each `_after` bound at the horizon) and never more than the widest's (W: the other way round).
  * An instance of W that is not in N is in the selection at an instant exactly when its time of that field lies
- * within the bounds at that instant; its record (read once, or already read by a rule) tells that time.
+ * within the bounds at that instant; its record (read once, or already read by a rule) tells that time. When the
+ * bounds all move one way, the selection as the first point asks it and the slice each bound sweeps over the horizon
+ * are enough (`sweeps`): the second listing is of the instances that may enter or leave, not the whole selection.
  *
  * Which bounds are relative is read from the rules themselves: a value the client sees is relative when one relative
  * `select` value of the rule set resolves to it at the client's instant, and no fixed one does.
  */
-import type { InstanceRecord } from "../api/schemas.js";
+import type { InstanceListItem, InstanceRecord } from "../api/schemas.js";
 import { DATE_TIME_PARAMS, resolveDateTime } from "../rules/datetime.js";
 import type { CompiledRule } from "../rules/types.js";
 import { isDateParam, type CanonicalQuery, type QueryValue } from "../state/bounds.js";
@@ -206,4 +208,110 @@ export function within(times: ReadonlyMap<string, Time[]>, moved: readonly Moved
     if (!(times.get(f) ?? []).some((x) => on.every((m) => meets(x, m, t)))) return false;
   }
   return true;
+}
+
+const timeOfParam = (v: QueryValue | undefined): number | undefined => {
+  if (typeof v !== "string") return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : t;
+};
+
+/**
+ * When every moving bound moves one way, the selection is asked as it is at the start (`base`: the narrowest when
+ * `_before` bounds move, the widest when `_after` ones do) plus, per moving bound, the slice of the widest between
+ * where that bound starts and where it ends: the instances that may enter (or leave) the selection, usually one page,
+ * instead of a second listing of the whole selection. Undefined when bounds move both ways.
+ */
+export function sweeps(
+  moved: readonly MovedBound[],
+  widest: CanonicalQuery,
+  from: number,
+  to: number,
+): { base: "narrowest" | "widest"; slices: CanonicalQuery[] } | undefined {
+  const moving = moved.filter((m) => m.moves);
+  if (moving.every((m) => m.side === "before"))
+    return {
+      base: "narrowest",
+      slices: moving.map((m) => {
+        const after = `${m.field}_after`;
+        return { ...widest, [after]: iso(Math.max(timeOfParam(widest[after]) ?? -Infinity, m.at(from))) };
+      }),
+    };
+  if (moving.every((m) => m.side === "after"))
+    return {
+      base: "widest",
+      slices: moving.map((m) => {
+        const before = `${m.field}_before`;
+        return { ...widest, [before]: iso(Math.min(timeOfParam(widest[before]) ?? Infinity, m.at(to))) };
+      }),
+    };
+  return undefined;
+}
+
+/** A time-relative selection over the horizon: its widest listing, which of it is in the narrowest, the rest's times. */
+export interface HorizonEntry {
+  moved: MovedBound[];
+  widest: InstanceListItem[];
+  narrowest: Set<number>;
+  keys: { widest: string; narrowest: string };
+  /** in the widest, not in the narrowest: in or out by their times */
+  between: number[];
+  times?: Map<number, Map<string, Time[]>>;
+  /** answered by listings at each point instead (reading the times would cost more) */
+  fallback: boolean;
+}
+
+/** The entry of a selection listed at its widest and narrowest. */
+export function fromExtremes(
+  moved: MovedBound[],
+  keys: HorizonEntry["keys"],
+  wide: InstanceListItem[],
+  narrow: InstanceListItem[],
+): HorizonEntry {
+  const inNarrow = new Set(narrow.map((i) => i.id));
+  const wideIds = new Set(wide.map((i) => i.id));
+  return {
+    moved,
+    widest: wide,
+    narrowest: inNarrow,
+    keys,
+    between: wide.filter((i) => !inNarrow.has(i.id)).map((i) => i.id),
+    // an instance listed in the narrowest but not the widest (people changed it in between) is asked as usual
+    fallback: !narrow.every((i) => wideIds.has(i.id)),
+  };
+}
+
+/** The entry of a selection listed as at the start (`base`) with the slices its bounds sweep (`sweeps`). */
+export function fromSweeps(
+  moved: MovedBound[],
+  keys: HorizonEntry["keys"],
+  side: "narrowest" | "widest",
+  base: InstanceListItem[],
+  slices: InstanceListItem[],
+): HorizonEntry {
+  const baseIds = new Set(base.map((i) => i.id));
+  const swept = new Map(slices.map((i) => [i.id, i]));
+  if (side === "narrowest") {
+    const entering = [...swept.values()].filter((i) => !baseIds.has(i.id));
+    return {
+      moved,
+      widest: [...base, ...entering],
+      narrowest: baseIds,
+      keys,
+      between: entering.map((i) => i.id),
+      fallback: false,
+    };
+  }
+  const leaving = base.filter((i) => swept.has(i.id)).map((i) => i.id);
+  const out = new Set(leaving);
+  return {
+    moved,
+    widest: base,
+    narrowest: new Set([...baseIds].filter((id) => !out.has(id))),
+    // the narrowest question is not the stable part here (an instance on its bound is both): judged by times
+    keys: { widest: keys.widest, narrowest: "" },
+    between: leaving,
+    // an instance of a slice that the selection does not hold (people changed it in between) is asked as usual
+    fallback: [...swept.keys()].some((id) => !baseIds.has(id)),
+  };
 }
