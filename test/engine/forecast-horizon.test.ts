@@ -4,7 +4,15 @@
  * an instant, judged as the list's filters judge (inclusive bounds, microseconds, any active step's deadline).
  */
 import { describe, expect, it } from "vitest";
-import { boundIndex, boundKind, extremes, horizonOf, recordTimes, within } from "../../src/engine/forecast-horizon.js";
+import {
+  boundIndex,
+  boundKind,
+  extremes,
+  horizonOf,
+  recordTimes,
+  sweeps,
+  within,
+} from "../../src/engine/forecast-horizon.js";
 import type { InstanceRecord } from "../../src/api/schemas.js";
 import { rulesFromYaml } from "../helpers/rules.js";
 
@@ -66,6 +74,21 @@ describe("forecast horizon", () => {
     // the same selection at a later instant has the same key
     const later = { deadline_after: iso(T0 + DAY), deadline_before: iso(T0 + 6 * DAY), status: "running" };
     expect(horizonOf(index, 1044, later, T0 + DAY, HORIZON)?.key).toBe(h?.key);
+    // a window moves both ways: no sweep; a one-way bound: the selection at the start plus the slice it sweeps
+    expect(sweeps(h?.moved ?? [], widest, T0, T0 + 2 * DAY)).toBeUndefined();
+    const staleQ = { status: "running", last_updated_time_before: iso(T0 - 20 * DAY) };
+    const stale = horizonOf(index, 1043, staleQ, T0, HORIZON);
+    const w = extremes(staleQ, stale?.moved ?? [], T0, T0 + 2 * DAY).widest;
+    expect(sweeps(stale?.moved ?? [], w, T0, T0 + 2 * DAY)).toEqual({
+      base: "narrowest",
+      slices: [
+        {
+          status: "running",
+          last_updated_time_after: iso(T0 - 20 * DAY),
+          last_updated_time_before: iso(T0 - 18 * DAY),
+        },
+      ],
+    });
     // no relative bound, or an ordering: not answered from a horizon
     expect(horizonOf(index, 1044, { status: "running" }, T0, HORIZON)).toBeUndefined();
     expect(horizonOf(index, 1044, { ...q, ordering: "deadline" }, T0, HORIZON)).toBeUndefined();
