@@ -122,7 +122,8 @@ describe("plan --partial", () => {
     expect(full.partial).toBeUndefined();
     const all = new Set(full.changes.map(changeKey));
     for (const c of plan.changes) expect(all.has(changeKey(c)), changeKey(c)).toBe(true);
-    expect(plan.changes.length).toBeLessThan(full.changes.length);
+    // the cut rules planned from the state may be complete (all of the abort's instances are listed early), never more
+    expect(plan.changes.length).toBeLessThanOrEqual(full.changes.length);
   }, 60_000);
 
   it("the rules the deadline cut are planned from what the state holds: complete where all of it is held, else over the synced part and named", async () => {
