@@ -63,7 +63,9 @@ function cli(sb: RunningSandbox, args: string[], stopAt?: { requests: number; si
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  // decoded as a stream: a character whose bytes two chunks share ("—" in an instance's name) stays whole
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (d: string) => (stdout += d));
   child.stderr.on("data", () => undefined);
   let peak = 0;
   let sent = false;

@@ -29,8 +29,11 @@ export function spawnCli(
   });
   let stdout = "";
   let stderr = "";
-  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  // decoded as streams: a character whose bytes two chunks share stays whole
+  child.stdout?.setEncoding("utf8");
+  child.stderr?.setEncoding("utf8");
+  child.stdout?.on("data", (d: string) => (stdout += d));
+  child.stderr?.on("data", (d: string) => (stderr += d));
   child.stdin?.end(opts.input);
   const done = new Promise<CliResult & { signal: NodeJS.Signals | null }>((resolve, reject) => {
     child.on("error", reject);
@@ -67,8 +70,10 @@ export function runCliInShell(
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
+    child.stdout.on("data", (d: string) => (stdout += d));
+    child.stderr.on("data", (d: string) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
