@@ -113,6 +113,8 @@ export async function streamRule(ctx: EvaluateContext, p: PlannedRule, drop: rea
     while (ready.length >= CHUNK || (all && ready.length > 0)) {
       const chunk = ready.splice(0, CHUNK);
       await evaluateChunk(ctx, p, chunk, run);
+      // an excluded instance has no outcome: its place is forgotten here
+      for (const i of chunk) seq.delete(i.id);
       done += chunk.length;
       ctx.onProgress?.({ rule: rule.name, done, total: Math.max(done, total) });
     }
