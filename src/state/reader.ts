@@ -19,6 +19,7 @@ import {
   itemLine,
   valueLine,
 } from "./schema.js";
+import { IdLines } from "./index-tables.js";
 import { StateIndex } from "./state-index.js";
 
 export { StateIndex, type ListingRef, type RecordRef } from "./state-index.js";
@@ -216,7 +217,7 @@ async function indexPass(
       if (!value) throw new Unusable(`cannot be read in full (${where}: not a form-field value)`);
       const key = value.f.join(":");
       let values = index.fields.get(key);
-      if (!values) index.fields.set(key, (values = new Map()));
+      if (!values) index.fields.set(key, (values = new IdLines()));
       values.set(value.id, index.place(start, end, bytes));
       continue;
     }
@@ -279,7 +280,7 @@ async function indexPass(
         query: head.query,
         run_at: head.run_at,
         complete: head.complete,
-        pages: head.pages.map((p, i) => ({ count: p.count, lines: pages[i] ?? [] })),
+        pages: head.pages.map((p, i) => ({ count: p.count, lines: Uint32Array.from(pages[i] ?? []) })),
       });
     }
   }
