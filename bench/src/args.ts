@@ -30,7 +30,7 @@ export interface BenchOptions {
   watchIdleSeconds?: number;
   watchEventsSeconds?: number;
   /** the scenario at a million instances (bench/src/million.ts) instead of the others; its size (default 1,000,000) */
-  million?: { n: number; resume: boolean; stateless: boolean };
+  million?: { n: number; resume: boolean; stateless: boolean; gc: boolean };
 }
 
 export const USAGE = `usage: npm run bench -- [options]
@@ -54,7 +54,8 @@ export const USAGE = `usage: npm run bench -- [options]
                               at 30/60/90 % and resumed, a steady run, 1 % churn, an apply of 1,000 changes (~1 h)
   --million-instances N       its size (default 1000000)
   --no-resume                 without the cut and resumed first sync (about half the time)
-  --stateless                 and a stateless plan at the end, for comparison`;
+  --stateless                 and a stateless plan at the end, for comparison
+  --gc                        its runs with node --trace-gc: the most live on V8's heap after a full collection`;
 
 function int(name: string, v: string | undefined, dflt: number, min = 0): number {
   if (v === undefined) return dflt;
@@ -88,6 +89,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
       "million-instances": { type: "string" },
       "no-resume": { type: "boolean", default: false },
       stateless: { type: "boolean", default: false },
+      gc: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -138,6 +140,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
             n: int("million-instances", values["million-instances"], 1_000_000, 1),
             resume: values["no-resume"] !== true,
             stateless: values.stateless === true,
+            gc: values.gc === true,
           },
         }
       : {}),

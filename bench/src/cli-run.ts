@@ -18,6 +18,37 @@ export interface CliRun {
   signal: string | null;
   stdout: string;
   stderr: string;
+  /** with `gc`: V8's heap by its own trace (`--trace-gc`) */
+  gc?: GcSummary;
+}
+
+/** What `--trace-gc` says of a run: the most live after a full collection, the most the heap took, and when. */
+export interface GcSummary {
+  /** MB live after the largest mark-compact's collection */
+  maxLiveMb: number;
+  /** seconds into the run of that collection */
+  atS: number;
+  /** MB the heap had committed at most */
+  maxCommittedMb: number;
+  fullGcs: number;
+}
+
+/** `--trace-gc` lines: "[pid:0x…]  1234 ms: Mark-Compact 45.6 (50.2) -> 30.1 (52.0) MB, …". */
+export function gcSummary(text: string): GcSummary | undefined {
+  const re = /(\d+) ms: (Mark-Compact|Scavenge)[^\d]*([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/g;
+  let out: GcSummary | undefined;
+  for (const m of text.matchAll(re)) {
+    const [, ms, kind, , before, after, afterCommitted] = m;
+    out ??= { maxLiveMb: 0, atS: 0, maxCommittedMb: 0, fullGcs: 0 };
+    out.maxCommittedMb = Math.max(out.maxCommittedMb, Number(before), Number(afterCommitted));
+    if (kind !== "Mark-Compact") continue;
+    out.fullGcs++;
+    if (Number(after) > out.maxLiveMb) {
+      out.maxLiveMb = Number(after);
+      out.atS = Number(ms) / 1000;
+    }
+  }
+  return out;
 }
 
 /** What the runner needs of a sandbox: its URL and a count of the requests it answered. */
@@ -30,11 +61,11 @@ export interface Counted {
 export async function runCli(
   sb: Counted,
   args: string[],
-  o: { cwd?: string; stopAt?: { requests: number; signal: NodeJS.Signals }; nodeArgs?: string[] } = {},
+  o: { cwd?: string; stopAt?: { requests: number; signal: NodeJS.Signals }; gc?: boolean } = {},
 ): Promise<CliRun> {
   const before = await sb.count();
   const t0 = Date.now();
-  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), CLI, ...args], {
+  const child = spawn(process.execPath, [...(o.gc ? ["--trace-gc"] : []), CLI, ...args], {
     cwd: o.cwd,
     env: {
       PATH: process.env.PATH,
@@ -70,13 +101,16 @@ export async function runCli(
     child.on("close", (code, signal) => done({ code, signal })),
   );
   clearInterval(timer);
+  const stdout = Buffer.concat(out).toString();
+  const gc = o.gc ? gcSummary(stdout) : undefined;
   return {
     requests: (await sb.count()) - before,
     peakRssMb: Math.round(peak),
     wallS: (Date.now() - t0) / 1000,
     code,
     signal,
-    stdout: Buffer.concat(out).toString(),
+    stdout,
     stderr,
+    ...(gc ? { gc } : {}),
   };
 }

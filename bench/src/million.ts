@@ -15,7 +15,7 @@ import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runCli, type CliRun } from "./cli-run.js";
+import { runCli, type CliRun, type GcSummary } from "./cli-run.js";
 import { SandboxProcess, vmHwmMb } from "./sandbox-proc.js";
 import { STATE_RULES_YAML, STATE_WORKFLOWS } from "./state.js";
 import type { IndexProbe } from "./index-probe.js";
@@ -47,6 +47,8 @@ export interface MillionStep {
   wallS: number;
   /** the changes an apply made (writes answered 200; a bulk abort counted by its ids) */
   applied?: number;
+  /** with `--gc`: the most live on V8's heap after a full collection, and the most it took */
+  gc?: GcSummary;
 }
 
 export interface MillionRun {
@@ -66,7 +68,7 @@ export interface MillionRun {
 function step(what: string, r: CliRun, cut = false): MillionStep {
   if (!cut && r.code !== 0)
     throw new Error(`${what}: the CLI exited ${r.code}: ${r.stderr.trim().split("\n").slice(-3).join(" / ")}`);
-  return { what, requests: r.requests, peakRssMb: r.peakRssMb, wallS: r.wallS };
+  return { what, requests: r.requests, peakRssMb: r.peakRssMb, wallS: r.wallS, ...(r.gc ? { gc: r.gc } : {}) };
 }
 
 function probeIndex(file: string): Promise<IndexProbe> {
@@ -81,17 +83,18 @@ function probeIndex(file: string): Promise<IndexProbe> {
 }
 
 export async function runMillion(
-  o: { n: number; seed: number; resume: boolean; stateless: boolean },
+  o: { n: number; seed: number; resume: boolean; stateless: boolean; gc?: boolean },
   log: (line: string) => void,
 ): Promise<MillionRun> {
   log(`million scenario at N = ${o.n}: starting the sandbox in a child process`);
+  const gc = o.gc === true;
   const sb = await SandboxProcess.start({ instances: o.n, seed: o.seed, latencyMs: 0, now: START });
   const sandbox = { startS: sb.startMs / 1000, peakRssMb: Math.round(await vmHwmMb(sb.pid)) };
   log(`  sandbox: ${sb.size} instances in ${sandbox.startS.toFixed(1)} s, ${sandbox.peakRssMb} MB`);
   const work = await mkdtemp(join(tmpdir(), "flowrules-bench-million-"));
   const show = (s: MillionStep): void =>
     log(
-      `  ${s.what.padEnd(44)} ${String(s.requests).padStart(7)} requests, peak RSS ${s.peakRssMb} MB, ${s.wallS.toFixed(1)} s${s.applied === undefined ? "" : `, ${s.applied} applied`}`,
+      `  ${s.what.padEnd(44)} ${String(s.requests).padStart(7)} requests, peak RSS ${s.peakRssMb} MB, ${s.wallS.toFixed(1)} s${s.applied === undefined ? "" : `, ${s.applied} applied`}${s.gc ? `, V8 heap: ${s.gc.maxLiveMb} MB live at most (after a full collection at ${s.gc.atS.toFixed(0)} s), ${s.gc.maxCommittedMb} MB at most` : ""}`,
     );
   try {
     const rules = join(work, "rules.yaml");
@@ -100,7 +103,7 @@ export async function runMillion(
     await writeFile(capped, cappedRules());
     const plan = (dir: string): string[] => ["plan", rules, "--format", "json", "-q", "--state", join(work, dir)];
     await sb.clear();
-    const firstSync = step("first sync (plan --state, writes it)", await runCli(sb, plan("whole")));
+    const firstSync = step("first sync (plan --state, writes it)", await runCli(sb, plan("whole"), { gc }));
     show(firstSync);
     const file = join(work, "whole", "state.jsonl");
     const shown = await runCli(sb, ["state", "show", "--state", join(work, "whole")]);
@@ -132,16 +135,17 @@ export async function runMillion(
       log(`  resumed: ${total} requests in ${runs.length} runs, ${resume.ratio.toFixed(3)}× the uninterrupted sync`);
     }
     await sb.advance(127_000);
-    const steady = step("steady, nothing changed (127 s later)", await runCli(sb, plan("whole")));
+    const steady = step("steady, nothing changed (127 s later)", await runCli(sb, plan("whole"), { gc }));
     show(steady);
     const churned = await sb.simulate({ seed: o.seed + 24, churn: 0.01 });
     await sb.advance(15_000);
-    const afterChurn = step(`after 1 % churn (${churned} changed)`, await runCli(sb, plan("whole")));
+    const afterChurn = step(`after 1 % churn (${churned} changed)`, await runCli(sb, plan("whole"), { gc }));
     show(afterChurn);
     await sb.advance(60_000);
     await sb.clear();
     const applyRun = await runCli(sb, ["apply", capped, "--auto-approve", "-q", "--state", join(work, "whole")], {
       cwd: work,
+      gc,
     });
     const apply = { ...step("apply --auto-approve --state (capped)", applyRun), applied: await sb.writes() };
     show(apply);
@@ -214,7 +218,7 @@ export function millionTargets(r: MillionRun): MillionTarget[] {
 
 export function renderMillion(r: MillionRun): string {
   const row = (s: MillionStep, extra = ""): string =>
-    `| ${r.n} | ${s.what}${extra} | ${s.requests} | ${s.peakRssMb} MB | ${s.wallS.toFixed(1)} s |`;
+    `| ${r.n} | ${s.what}${extra} | ${s.requests} | ${s.peakRssMb} MB${s.gc ? ` (heap: ${s.gc.maxLiveMb} MB live at most, ${s.gc.maxCommittedMb} MB taken)` : ""} | ${s.wallS.toFixed(1)} s |`;
   const out = [
     "## A million instances",
     "",

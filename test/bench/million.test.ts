@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseBenchArgs } from "../../bench/src/args.js";
+import { gcSummary } from "../../bench/src/cli-run.js";
 import { APPLY_CAP, cappedRules, millionTargets, renderMillion, type MillionRun } from "../../bench/src/million.js";
 import { STATE_RULES_YAML } from "../../bench/src/state.js";
 import { compileSources } from "../../src/rules/index.js";
@@ -77,5 +78,17 @@ describe("bench: the million-instance scenario", () => {
     expect(table).toContain(
       "| N = 1000000: steady run, nothing changed ≤ 2 requests per workflow + 5 = 13 | 14 | **no** |",
     );
+  });
+
+  it("reads V8's --trace-gc lines: the most live after a full collection, when, and the most taken", () => {
+    const trace = [
+      "[1:0x1]      120 ms: Scavenge 10.1 (12.0) -> 8.0 (13.0) MB, pooled: 0 MB, 1.2 / 0.0 ms",
+      "[1:0x1]     2500 ms: Mark-Compact 150.5 (170.2) -> 120.3 (171.0) MB, pooled: 0 MB, 80.1 / 0.0 ms",
+      '{"plan": "not a trace line: 1 ms: Mark-Compact"}',
+      "[1:0x1]     9000 ms: Mark-Compact (reduce) 190.0 (230.5) -> 95.0 (120.0) MB, 20.0 / 0.0 ms",
+    ].join("\n");
+    expect(gcSummary(trace)).toEqual({ maxLiveMb: 120.3, atS: 2.5, maxCommittedMb: 230.5, fullGcs: 2 });
+    expect(gcSummary("no trace")).toBeUndefined();
+    expect(parseBenchArgs(["--million", "--gc"])).toMatchObject({ million: { gc: true } });
   });
 });
