@@ -193,6 +193,11 @@ export class RecordTable implements Iterable<[string, RecordRef]> {
 
   set(key: string, ref: RecordRef): this {
     if (key !== `${ref.id}:${ref.flags}`) throw new Error(`a record is kept by its id:flags, not ${key}`);
+    return this.put(ref);
+  }
+
+  /** `set` under the record's own key, without making it. */
+  put(ref: RecordRef): this {
     if (ref.flags.length > 0xffff || this.flagsDict.items.length > 0xfffe)
       throw new Error("too many kinds of record flags");
     const { at } = this.keys_.add(ref.id, this.flagsDict.code(ref.flags));

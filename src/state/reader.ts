@@ -17,6 +17,7 @@ import {
   STATE_FORMAT,
   STATE_FORMAT_VERSION,
   itemLine,
+  recordHead,
   valueLine,
 } from "./schema.js";
 import { IdLines } from "./index-tables.js";
@@ -222,19 +223,28 @@ async function indexPass(
       continue;
     }
     if (isRecord(raw) && "record" in raw) {
-      const head = RecordHeadSchema.safeParse(raw);
-      if (!head.success) throw new Unusable(`cannot be read in full (${where}: ${issueText(head.error.issues)})`);
-      const r = head.data.record;
-      const id = r.compact.record.id;
-      const lut = r.compact.record.last_updated_time;
-      const written = r.written === true && typeof lut === "string" ? lut : null;
-      index.records.set(`${id}:${r.flags}`, {
+      let r = recordHead(raw);
+      if (!r) {
+        const head = RecordHeadSchema.safeParse(raw);
+        if (!head.success) throw new Unusable(`cannot be read in full (${where}: ${issueText(head.error.issues)})`);
+        const h = head.data.record;
+        r = {
+          process_id: h.process_id,
+          flags: h.flags,
+          written: h.written === true,
+          id: h.compact.record.id,
+          last_updated_time: h.compact.record.last_updated_time,
+          skeleton: h.compact.skeleton,
+        };
+      }
+      const lut = r.last_updated_time;
+      index.records.put({
         process_id: r.process_id,
         flags: r.flags,
-        id,
-        skeleton: r.compact.skeleton,
+        id: r.id,
+        skeleton: r.skeleton,
         line: index.place(start, end, bytes),
-        written,
+        written: r.written && typeof lut === "string" ? lut : null,
       });
       continue;
     }

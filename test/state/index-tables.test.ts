@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { IdLines, NumberColumn, RecordTable, type RecordRef } from "../../src/state/index-tables.js";
+import { RecordHeadSchema, recordHead } from "../../src/state/schema.js";
 
 /** Ids as a tenant has them (a dense run), plus far ones: both 32-bit halves matter to the hash. */
 const id = fc.oneof(
@@ -123,5 +124,69 @@ describe("NumberColumn", () => {
       }),
       { numRuns: 50, seed: 46 },
     );
+  });
+});
+
+describe("the reader's plain check of a record line (recordHead)", () => {
+  const anything = fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.string(),
+    fc.constant(null),
+    fc.boolean(),
+    fc.constant(2 ** 60),
+    fc.dictionary(fc.string(), fc.integer()),
+  );
+  // mostly the right shape, sometimes anything at each level: both sides of the check are tried
+  const maybe = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T | unknown> =>
+    fc.oneof({ arbitrary: a, weight: 10 }, { arbitrary: anything, weight: 1 });
+  const line = fc.record(
+    {
+      record: maybe(
+        fc.record(
+          {
+            process_id: maybe(fc.integer()),
+            flags: maybe(fc.constantFrom("", "v", "vt")),
+            written: maybe(fc.constant(true)),
+            compact: maybe(
+              fc.record(
+                {
+                  record: maybe(fc.record({ id: maybe(fc.maxSafeNat()), last_updated_time: anything })),
+                  skeleton: maybe(fc.option(fc.string(), { nil: null })),
+                },
+                { requiredKeys: [] },
+              ),
+            ),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
+    },
+    { requiredKeys: [] },
+  );
+
+  it("passes only what RecordHeadSchema passes, with the same values (many seeds)", () => {
+    let passed = 0;
+    fc.assert(
+      fc.property(line, (raw) => {
+        const plain = recordHead(raw);
+        const parsed = RecordHeadSchema.safeParse(raw);
+        if (!plain) return;
+        passed++;
+        expect(parsed.success).toBe(true);
+        const r = parsed.data?.record;
+        expect(plain).toEqual({
+          process_id: r?.process_id,
+          flags: r?.flags,
+          written: r?.written === true,
+          id: r?.compact.record.id,
+          last_updated_time: r?.compact.record.last_updated_time,
+          skeleton: r?.compact.skeleton,
+        });
+      }),
+      { numRuns: 3000, seed: 46 },
+    );
+    // the property was not vacuous
+    expect(passed).toBeGreaterThan(300);
   });
 });
