@@ -71,6 +71,11 @@ export interface SettingSource {
   row?: ConfigRow;
 }
 
+/** A flag that is on when given (`--full-refresh`): no value, no variable, no profile key. */
+const switchFlag = (flags: string, help: string): SettingSource => ({ flags, help, read: { kind: "switch" } });
+/** A flag whose value is its text as typed (`--journal <file>`). */
+const textFlag = (flags: string, help: string): SettingSource => ({ flags, help, read: { kind: "text" } });
+
 /** The settings of the connection to the service (and of the profile choice), shared by every verb that calls it. */
 export const CONNECTION_SETTINGS = {
   baseUrl: {
@@ -156,16 +161,14 @@ export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource
     help: "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4",
     read: { kind: "shard" },
   },
-  changedSince: {
-    flags: "--changed-since <git-ref>",
-    help: "plan only the rules added or edited since this git ref; list removed ones",
-    read: { kind: "text" },
-  },
-  explainRequests: {
-    flags: "--explain-requests",
-    help: "say on stderr why each list, field page or record read is made (or saved)",
-    read: { kind: "switch" },
-  },
+  changedSince: textFlag(
+    "--changed-since <git-ref>",
+    "plan only the rules added or edited since this git ref; list removed ones",
+  ),
+  explainRequests: switchFlag(
+    "--explain-requests",
+    "say on stderr why each list, field page or record read is made (or saved)",
+  ),
   optOutTag: {
     flags: "--opt-out-tag <tag>",
     env: ENV.optOutTag,
@@ -203,30 +206,17 @@ export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource
     help: "with --state: read a workflow in full again when its last full read is older than this (30m, 12h, 7d; default 24h)",
     read: { kind: "duration", min: 1000 },
   },
-  fullRefresh: {
-    flags: "--full-refresh",
-    help: "with --state: read everything again and rewrite the state",
-    read: { kind: "switch" },
-  },
-  partial: {
-    flags: "--partial",
-    help: "with --max-duration: when the time runs out before the sync is complete, plan from what was read, marked partial (for reports; apply refuses it)",
-    read: { kind: "switch" },
-  },
+  fullRefresh: switchFlag("--full-refresh", "with --state: read everything again and rewrite the state"),
+  partial: switchFlag(
+    "--partial",
+    "with --max-duration: when the time runs out before the sync is complete, plan from what was read, marked partial (for reports; apply refuses it)",
+  ),
 };
 
 /** How `apply` applies: one entry per field of ApplyingSettings. Durations take a unit (src/text/duration.ts). */
 export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource } = {
-  autoApprove: {
-    flags: "--auto-approve",
-    help: "plan the rules and apply without asking (for schedules)",
-    read: { kind: "switch" },
-  },
-  journal: {
-    flags: "--journal <file>",
-    help: "journal file (default: <plan>.journal.jsonl beside the plan)",
-    read: { kind: "text" },
-  },
+  autoApprove: switchFlag("--auto-approve", "plan the rules and apply without asking (for schedules)"),
+  journal: textFlag("--journal <file>", "journal file (default: <plan>.journal.jsonl beside the plan)"),
   batchSize: {
     flags: "--batch-size <n>",
     help: `ids per bulk abort request (default ${D.DEFAULT_BATCH_SIZE}, at most ${D.MAX_BATCH_SIZE})`,
@@ -273,11 +263,10 @@ export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource
 
 /** How `watch` runs its cycles: one entry per field of WatchSettings. */
 export const WATCH_SETTINGS: { [K in keyof WatchSettings]-?: SettingSource } = {
-  apply: {
-    flags: "--apply",
-    help: "apply each cycle's enforce changes exactly once (without it, only log what it would do)",
-    read: { kind: "switch" },
-  },
+  apply: switchFlag(
+    "--apply",
+    "apply each cycle's enforce changes exactly once (without it, only log what it would do)",
+  ),
   // its floor depends on the environment (a test-only variable lowers it): checked in src/cli/verbs/watch/run.ts
   intervalMs: {
     flags: "--interval <duration>",
