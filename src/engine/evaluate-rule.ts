@@ -91,6 +91,19 @@ export async function evaluateChunk(
 }
 
 /** The explanation of a rule's record reads: `unread` of its `selected` instances read for it. */
+/** The instances a rule never touches: its own `exclude` and the opt-out tag (./exclusions.ts). */
+export function ruleExclusion(ctx: EvaluateContext, p: PlannedRule): ExclusionFilter {
+  const { rule, needs } = p;
+  return exclusionFilter(
+    ctx.client,
+    rule,
+    needs.processId,
+    selectQuery(rule.select, ctx.now),
+    ctx.optOutTag,
+    needs.record,
+  );
+}
+
 export function explainRecordReads(ctx: EvaluateContext, p: PlannedRule, unread: number, selected: number): void {
   ctx.explain({
     subject: `records of ${p.rule.name}`,
@@ -103,7 +116,7 @@ export function explainRecordReads(ctx: EvaluateContext, p: PlannedRule, unread:
 }
 
 export async function evaluateRule(ctx: EvaluateContext, p: PlannedRule, drop: readonly string[] = []): Promise<void> {
-  const { client, almanac, plan, runner, now } = ctx;
+  const { almanac, plan, runner } = ctx;
   const { rule, result, needs } = p;
   if (ctx.failed(rule.name)) return;
   try {
@@ -119,14 +132,7 @@ export async function evaluateRule(ctx: EvaluateContext, p: PlannedRule, drop: r
       for (const probe of q.probes)
         probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);
     }
-    const exclusion = exclusionFilter(
-      client,
-      rule,
-      needs.processId,
-      selectQuery(rule.select, now),
-      ctx.optOutTag,
-      needs.record,
-    );
+    const exclusion = ruleExclusion(ctx, p);
     const run: ChunkRun = { exclusion, probes, add: (o) => addOutcome(result, o), drop };
     let done = 0;
     for (let at = 0; at < listing.items.length; at += CHUNK) {

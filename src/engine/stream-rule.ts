@@ -12,12 +12,17 @@ import type { FieldRef } from "../rules/types.js";
 import { plural } from "../text/plural.js";
 import { addOutcome, type RuleResult } from "./assemble.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
-import { CHUNK, evaluateChunk, explainRecordReads, type ChunkRun, type EvaluateContext } from "./evaluate-rule.js";
-import { exclusionFilter } from "./exclusions.js";
+import {
+  CHUNK,
+  evaluateChunk,
+  explainRecordReads,
+  ruleExclusion,
+  type ChunkRun,
+  type EvaluateContext,
+} from "./evaluate-rule.js";
 import { fetchFieldChunk, readRecordsForValues } from "./hydrate.js";
 import type { PlannedRule } from "./plan-targets.js";
 import { PAGE, type QueryPlan } from "./query-plan.js";
-import { selectQuery } from "./select.js";
 
 /** The most fields a streamed rule reads: with more, the choice of record reads over field pages could differ. */
 export const STREAM_MAX_FIELDS = 250;
@@ -71,7 +76,7 @@ interface FieldBuffer {
 }
 
 export async function streamRule(ctx: EvaluateContext, p: PlannedRule, drop: readonly string[]): Promise<void> {
-  const { client, almanac, plan, runner, now } = ctx;
+  const { client, almanac, plan, runner } = ctx;
   const { rule, result, needs } = p;
   if (ctx.failed(rule.name)) return;
   const q = plan.rules.get(p.key);
@@ -86,14 +91,7 @@ export async function streamRule(ctx: EvaluateContext, p: PlannedRule, drop: rea
     : needs.fields.map((ref) => ({ ref, key: fieldKey(ref.step, ref.action), ids: [], unknown: 0 }));
   const inOrder = buffers.length === 0;
   const run: ChunkRun = {
-    exclusion: exclusionFilter(
-      client,
-      rule,
-      needs.processId,
-      selectQuery(rule.select, now),
-      ctx.optOutTag,
-      needs.record,
-    ),
+    exclusion: ruleExclusion(ctx, p),
     probes: [],
     add: (o) => {
       const at = seq.get(o.instance_id) ?? 0;

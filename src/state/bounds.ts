@@ -12,16 +12,8 @@
  * deadline bound that moved after, bounds that moved back) is answered by listing in full.
  */
 import type { InstanceListQuery } from "../api/index.js";
+import { DATE_FIELDS } from "../model/date-fields.js";
 
-export const DATE_FIELDS = [
-  "started_time",
-  "last_updated_time",
-  "deadline",
-  "step_deadline",
-  "aborted_time",
-  "completed_time",
-  "ended_time",
-] as const;
 const DATE_PARAMS = new Set(DATE_FIELDS.flatMap((f) => [`${f}_after`, `${f}_before`]));
 /** parameters whose meaning may change with no change to the instance, or that shape pages rather than the set */
 const UNSAFE = new Set(["ordering", "cursor", "total_runtime_min", "total_runtime_max", "lead_user"]);
