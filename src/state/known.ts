@@ -24,7 +24,10 @@ export function listOnce(
   slice: CanonicalQuery,
   counted: () => void,
 ): Promise<InstanceListItem[]> {
-  const { page_size: _size, ...question } = slice;
+  // by its parameters in name order (a slice adds its bound last), less the page size
+  const question = Object.entries(slice)
+    .filter(([k]) => k !== "page_size")
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const key = `${processId}:${JSON.stringify(question)}`;
   let p = this.sliceLists.get(key);
   if (!p) {

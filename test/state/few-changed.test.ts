@@ -151,7 +151,8 @@ describe("a run that handles a few changed instances", () => {
         for (const k of [0, 1, 3]) {
           const claims = waitingClaims(sb);
           for (let j = 0; j < k; j++) makeMatch(sb, claims[(j * 7) % claims.length] as number, 20 + j);
-          sb.advanceClock(MINUTE);
+          // half a minute later, as a busy watcher's cycles come
+          sb.advanceClock(MINUTE / 2);
           const now = sb.store.now();
           const asked = await requestsOf(sb, () => statefulPlan(sb, rules, now, settings));
           costs.set(`${instances}:${k}`, asked);
