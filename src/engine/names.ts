@@ -161,3 +161,17 @@ export function mergeNames(
   }
   return [...byId.values()].sort((x, y) => x.workflow_id - y.workflow_id);
 }
+
+/** Where the plan's names come from, per workflow, best first: the live structure, a record's snapshot, the catalog. */
+export function nameSources(
+  read: ReadonlyMap<number, WorkflowStructure>,
+  snapshots: ReadonlyMap<number, { snapshot: unknown }>,
+  catalog: readonly WorkflowStructure[] = [],
+): Map<number, NameSource[]> {
+  const out = new Map<number, NameSource[]>();
+  const add = (id: number, source: NameSource): void => void out.set(id, [...(out.get(id) ?? []), source]);
+  for (const [id, s] of read) add(id, namesOfStructure(s));
+  for (const [id, s] of snapshots) add(id, namesOfSnapshot(id, s.snapshot));
+  for (const s of catalog) add(s.workflow.id, namesOfStructure(s));
+  return out;
+}

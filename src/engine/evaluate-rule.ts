@@ -1,0 +1,107 @@
+/**
+ * One rule over its selection: listed, hydrated and evaluated a chunk at a time, each outcome added to its result.
+ */
+import type { ApiClient } from "../api/index.js";
+import type { Almanac } from "./almanac.js";
+import { addOutcome } from "./assemble.js";
+import type { Bindings } from "./context.js";
+import { evaluateInstance } from "./evaluate-instance.js";
+import { exclusionFilter } from "./exclusions.js";
+import { hydratePage } from "./hydrate.js";
+import type { QueryPlan } from "./query-plan.js";
+import type { QueryRunner, RequestChoice } from "./run-queries.js";
+import { selectQuery } from "./select.js";
+import type { CompiledRule } from "../rules/types.js";
+import type { RuleResult } from "./assemble.js";
+import type { PlannedRule } from "./plan-targets.js";
+
+export interface PlanProgress {
+  rule: string;
+  /** instances of this rule's selection processed so far */
+  done: number;
+  /** instances of the selection this run plans (the shard's share when sharded) */
+  total: number;
+}
+
+export interface EvaluateContext {
+  client: ApiClient;
+  almanac: Almanac;
+  plan: QueryPlan;
+  runner: QueryRunner;
+  explain: (c: RequestChoice) => void;
+  now: Date;
+  nowIso: string;
+  bindings: Bindings;
+  optOutTag: string | undefined;
+  /** per workflow, the process_snapshot of the lowest-id record read: names for workflows whose structure was not read */
+  snapshots: Map<number, { id: number; snapshot: unknown }>;
+  onProgress: ((p: PlanProgress) => void) | undefined;
+  /** whether the rule already failed (its plan is none of its changes) */
+  failed: (rule: string) => boolean;
+  fail: (rule: CompiledRule, result: RuleResult, err: unknown) => void;
+}
+
+const CHUNK = 500;
+
+export async function evaluateRule(ctx: EvaluateContext, p: PlannedRule): Promise<void> {
+  const { client, almanac, plan, runner, explain, now, nowIso, bindings, snapshots } = ctx;
+  const { rule, result, needs } = p;
+  if (ctx.failed(rule.name)) return;
+  try {
+    const q = plan.rules.get(p.key);
+    if (!q) return;
+    const listing = await runner.listing(q.selection);
+    if (needs.record) {
+      const unread = listing.items.filter((i) => !almanac.records.has(i.id)).length;
+      explain({
+        subject: `records of ${rule.name}`,
+        workflow_id: needs.processId,
+        choice: "record reads",
+        requests: unread,
+        why: `its conditions or report read the full record${unread < listing.items.length ? `; ${listing.items.length - unread} already read for another rule` : ""}`,
+        rules: [rule.name],
+      });
+    }
+    const probes: Array<[number, Set<number>]> = [];
+    if (!needs.record) {
+      for (const probe of q.probes)
+        probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);
+    }
+    const exclusion = exclusionFilter(
+      client,
+      rule,
+      needs.processId,
+      selectQuery(rule.select, now),
+      ctx.optOutTag,
+      needs.record,
+    );
+    let done = 0;
+    for (let at = 0; at < listing.items.length; at += CHUNK) {
+      const chunk = listing.items.slice(at, at + CHUNK);
+      // excluded instances are counted as selected and never evaluated (nor hydrated, when known before)
+      const out = await exclusion.excluded(chunk.map((i) => i.id));
+      const items = chunk.filter((i) => !out.has(i.id));
+      const hydrated = await hydratePage(client, almanac, items, needs);
+      const data = hydrated.filter((d) => !(d.record && exclusion.excludedByRecord(d.id, d.record.tags)));
+      const excluded = chunk.length - data.length;
+      if (excluded > 0) {
+        result.selected += excluded;
+        result.excluded = (result.excluded ?? 0) + excluded;
+      }
+      for (const d of data) {
+        if (probes.length > 0) d.stepActive = new Map(probes.map(([step, ids]) => [step, ids.has(d.id)]));
+      }
+      for (const d of data) {
+        const snap = d.record?.process_snapshot;
+        const had = snapshots.get(d.process_id);
+        if (snap !== undefined && snap !== null && (!had || d.id < had.id))
+          snapshots.set(d.process_id, { id: d.id, snapshot: snap });
+        addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
+      }
+      done += chunk.length;
+      ctx.onProgress?.({ rule: rule.name, done, total: Math.max(done, listing.items.length) });
+    }
+  } catch (err) {
+    ctx.fail(rule, result, err);
+  }
+}
