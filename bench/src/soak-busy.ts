@@ -107,7 +107,7 @@ export function requestKind(r: RequestLogEntry): string {
   if (r.method === "POST") return r.path.endsWith("/complete_step/") ? "complete_step" : "bulk abort";
   if (/\/actions\/\d+\/$/.test(r.path)) return "form-field page";
   if (/^\/api\/instances\/\d+\/$/.test(r.path))
-    return r.query.inject_values === "true" ? "record read (values)" : "record read (poll)";
+    return r.query.inject_values === "true" ? "record read (with values)" : "record read (without values)";
   if (/\/instances\/$/.test(r.path)) {
     const keys = Object.keys(r.query).filter((k) => k !== "page_size" && k !== "cursor" && k !== "page");
     if (r.query.ordering === "-last_updated_time") return "list: poll (newest update)";
