@@ -38,8 +38,13 @@ export interface StepKindSpec<K extends string> {
   effect(change: PlannedChange, record: InstanceRecord): Effect;
 }
 
-/** The name a reviewer knows a field by: its alias in this rule when it has one, else its action id. */
+/**
+ * The name a reviewer knows a field by: its alias in this rule when it has one, else its action id. A rule over
+ * several workflows gives the id: its alias stands for another field in each workflow, and the plan's entry of the
+ * rule holds one alias mapping, so only the id is named right in every workflow (docs/writing-rules.md).
+ */
 export function fieldLabel(rule: RuleInfo, step: number, action: number): string {
+  if (rule.workflows !== undefined) return `action ${action}`;
   for (const [alias, ref] of Object.entries(rule.fields)) {
     if (ref.step === step && ref.action === action) return `fields.${alias}`;
   }

@@ -50,6 +50,8 @@ export interface ActionCompileContext {
 export interface RuleInfo {
   name: string;
   fields: Record<string, FieldRef>;
+  /** present when the rule spans several workflows (a list, or "*") */
+  workflows?: readonly unknown[] | "*";
 }
 
 export interface ActionPlanInput<A> {

@@ -6,7 +6,7 @@ import type { ConnectionSettings } from "../model/settings.js";
 import { plural } from "../text/plural.js";
 import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { writePlanFile } from "../plan/write.js";
-import { checkOutputFile, checkOutputFolder } from "../fs/write-file.js";
+import { checkOutputFile, checkOutputFolder, namesStdout } from "../fs/write-file.js";
 import type { Plan } from "../plan/types.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import { reportFileClash, writeReportFiles } from "../render/report/files.js";
@@ -100,10 +100,10 @@ export async function emitPlan(
     const clash = await reportFileClash(opts.reportDir, plan, others);
     if (clash !== undefined) throw new UserError(clash);
   }
-  // `--out -` is the one document on stdout (a pipeline's `| jq` reads one): the view goes to stderr, and with
-  // --format json it is that document already. A descriptor named as a path (/dev/stdout, /dev/fd/N) is written
-  // into after the view, as docs/operating.md says
-  if (opts.out !== "-") io.stdout(view);
+  // a plan file on stdout (`--out -`, `/dev/stdout`, `/dev/fd/1`) is the one document there (a pipeline's `| jq`
+  // reads one): the view goes to stderr, and with --format json it is that document already. Another descriptor
+  // named as a path (/dev/fd/3, `>(jq …)`) is written into after the view, as docs/operating.md says
+  if (opts.out === undefined || !namesStdout(opts.out)) io.stdout(view);
   else if (opts.format !== "json") io.stderr(view);
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {

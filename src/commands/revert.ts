@@ -105,6 +105,21 @@ function fieldOf(
   return { value: undefined, type: undefined };
 }
 
+/**
+ * The input object that empties a field, per documented type. The spec leaves the type of `input_object` open and
+ * shows no empty value for any field type; the sandbox, faithful to the service as docs/service.md reads it, takes
+ * `null` as "no value" for each of the five documented types (the field then has no value in the record and the
+ * form-field listing leaves the instance out). A field whose type the service does not tell has no known empty value:
+ * a revert lists it as not reversible instead of guessing (docs/forecast.md, "Revert").
+ */
+export const EMPTY_INPUT: Readonly<Record<FieldType, null>> = {
+  text: null,
+  number: null,
+  date: null,
+  radio: null,
+  checklist: null,
+};
+
 const shown = (v: unknown): string => (v === undefined || v === null ? "(empty)" : JSON.stringify(v));
 
 /** The key a change's before/after uses for one sent field: `action <id>`, or the alias whose value it sent. */
@@ -188,9 +203,18 @@ async function revertChanges(client: ApiClient, applied: PlannedChange[], now: D
         continue;
       }
       const was = c.before[key];
-      // an empty field is cleared with null: the sandbox, faithful to the service, takes null for every field type
-      // (docs/forecast.md, "Revert")
-      const input = was === null || was === undefined ? null : toInputObject(was, now_.type, now);
+      const empty = was === null || was === undefined;
+      if (empty && (now_.type === undefined || !(now_.type in EMPTY_INPUT))) {
+        out.notReversible.push(
+          note(
+            c,
+            "the field was empty before and the service does not say its type, so the value that empties it is not known",
+            field,
+          ),
+        );
+        continue;
+      }
+      const input = empty ? null : toInputObject(was, now_.type, now);
       actions.push({ action_id: sent.action_id, input_object: input });
       before[field] = plainValue(now_.value, now_.type) ?? null;
       after[field] = input === null ? null : (plainValue(input, now_.type) ?? null);

@@ -11,6 +11,7 @@
 import type { ApiClient } from "../api/index.js";
 import type { CompiledRule } from "../rules/types.js";
 import type { ListQuery } from "./select.js";
+import { DATE_TIME_PARAMS, parseSignedDuration } from "../rules/datetime.js";
 
 export interface Exclusions {
   ids: ReadonlySet<number>;
@@ -46,19 +47,32 @@ export function exclusionReason(ex: Exclusions, id: number, tags: readonly strin
 
 /**
  * The ids, among the rule's selection, of instances carrying any excluded tag: the same query with `tags` replaced
- * (a selection by tags is widened, which only adds ids that are never looked up).
+ * and without the bounds in `moving` (a widened selection only adds ids that are never looked up). Leaving out the
+ * bounds that move with the clock makes it the same question at every instant: a forecast asks it once for all its
+ * points (docs/forecast.md).
  */
 export async function taggedIds(
   client: ApiClient,
   processId: number,
   query: ListQuery,
   tags: readonly string[],
+  moving: readonly string[] = [],
 ): Promise<Set<number>> {
   const ids = new Set<number>();
   if (tags.length === 0) return ids;
   const { tags: _selected, ...rest } = query;
+  for (const key of moving) delete rest[key];
   for await (const item of client.instances(processId, { ...rest, tags: [...tags] })) ids.add(item.id);
   return ids;
+}
+
+const DATE_TIME = new Set(DATE_TIME_PARAMS);
+
+/** The date bounds of a `select` that move with the clock (`now`, `-P30D`), by parameter name. */
+export function movingBounds(select: Readonly<Record<string, unknown>>): string[] {
+  return Object.entries(select).flatMap(([k, v]) =>
+    DATE_TIME.has(k) && typeof v === "string" && (v === "now" || parseSignedDuration(v) !== undefined) ? [k] : [],
+  );
 }
 
 /**
@@ -102,6 +116,7 @@ export function exclusionFilter(
 ): ExclusionFilter {
   const ex = exclusionsOf(rule, optOutTag);
   const tags = excludedTags(ex);
-  const lookup = !readsRecords && tags.length > 0 ? () => taggedIds(client, processId, query, tags) : undefined;
+  const moving = movingBounds(rule.select);
+  const lookup = !readsRecords && tags.length > 0 ? () => taggedIds(client, processId, query, tags, moving) : undefined;
   return new ExclusionFilter(ex, lookup);
 }

@@ -37,8 +37,8 @@ export async function forecastPlans(
   const { instants, client: inner, ...rest } = opts;
   const first = instants[0];
   if (first === undefined) return { points: [], sliced: 0 };
-  const client = new TimelineClient(inner, first);
   const almanac = newAlmanac();
+  const client = new TimelineClient(inner, instants, { rules: rest.ruleSet.rules, almanac });
   const points: ForecastPoint[] = [];
   for (const at of instants) {
     client.moveTo(at);

@@ -59,25 +59,46 @@ function writeDifference(before: PlannedChange, after: PlannedChange): ChangedWr
   };
 }
 
-/** The impact of one rule: `before` the changes its version at the ref plans, `after` those of the working tree's. */
+/**
+ * The instances each version's rollout limit deferred (`rules[].deferred_ids`): a rollout keeps an instance's changes
+ * together, so a change one version plans and the other defers is known by its instance.
+ */
+export interface Deferrals {
+  /** deferred by the ref's version */
+  before?: ReadonlySet<number>;
+  /** deferred by the working tree's version */
+  after?: ReadonlySet<number>;
+}
+
+/**
+ * The impact of one rule: `before` the changes its version at the ref plans, `after` those of the working tree's.
+ * A change only one version plans this run, where the other's rollout limit deferred its instance, is wanted by both:
+ * it is `deferred` or `no_longer_deferred`, never newly affected or no longer planned.
+ */
 export function ruleImpact(
   rule: string,
   status: ImpactStatus,
   before: readonly PlannedChange[],
   after: readonly PlannedChange[],
+  deferrals: Deferrals = {},
 ): RuleImpact {
   const old = identities(before);
   const now = identities(after);
   const out: RuleImpact = { rule, status, added: [], removed: [], changed: [] };
+  const deferred: PlannedChange[] = [];
+  const undeferred: PlannedChange[] = [];
   for (const [key, c] of now) {
     const prev = old.get(key);
-    if (!prev) out.added.push(c);
+    if (!prev) (deferrals.before?.has(c.instance_id) ? undeferred : out.added).push(c);
     else {
       const d = writeDifference(prev, c);
       if (d) out.changed.push(d);
     }
   }
-  for (const [key, c] of old) if (!now.has(key)) out.removed.push(c);
+  for (const [key, c] of old) if (!now.has(key)) (deferrals.after?.has(c.instance_id) ? deferred : out.removed).push(c);
+  // added keys only when they hold something, so an impact without a rollout reads as before
+  if (deferred.length > 0) out.deferred = deferred;
+  if (undeferred.length > 0) out.no_longer_deferred = undeferred;
   return out;
 }
 
@@ -101,25 +122,66 @@ export function planImpact(
   };
   const old = byRule(before);
   const now = byRule(after);
-  return touched.map((t) => ruleImpact(t.rule, t.status, old.get(t.rule) ?? [], now.get(t.rule) ?? []));
+  const deferredIds = (plan: Plan, rule: string): ReadonlySet<number> | undefined => {
+    const ids = plan.rules.find((r) => r.name === rule)?.deferred_ids;
+    return ids && ids.length > 0 ? new Set(ids) : undefined;
+  };
+  return touched.map((t) => {
+    const b = deferredIds(before, t.rule);
+    const a = deferredIds(after, t.rule);
+    return ruleImpact(t.rule, t.status, old.get(t.rule) ?? [], now.get(t.rule) ?? [], {
+      ...(b ? { before: b } : {}),
+      ...(a ? { after: a } : {}),
+    });
+  });
 }
 
 export interface ImpactCounts {
   added: number;
   removed: number;
   changed: number;
+  /** present when any: changes the working tree's rollout limit defers, and those the ref's deferred that it plans this run */
+  deferred?: number;
+  no_longer_deferred?: number;
 }
 
 export function impactCounts(i: RuleImpact): ImpactCounts {
-  return { added: i.added.length, removed: i.removed.length, changed: i.changed.length };
+  return {
+    added: i.added.length,
+    removed: i.removed.length,
+    changed: i.changed.length,
+    ...(i.deferred ? { deferred: i.deferred.length } : {}),
+    ...(i.no_longer_deferred ? { no_longer_deferred: i.no_longer_deferred.length } : {}),
+  };
 }
 
-/** True when any touched rule plans anything differently (the `--detailed-exitcode` 2 of `plan --compare`). */
+/** Every entry of one rule's impact: the changes each detail view lists. */
+export function impactSize(i: RuleImpact): number {
+  return (
+    i.added.length +
+    i.removed.length +
+    i.changed.length +
+    (i.deferred?.length ?? 0) +
+    (i.no_longer_deferred?.length ?? 0)
+  );
+}
+
+/**
+ * True when any touched rule plans anything differently (the `--detailed-exitcode` 2 of `plan --compare`): a change
+ * moved between this run and a later one by a rollout limit is a difference too.
+ */
 export function hasImpact(impact: readonly RuleImpact[]): boolean {
-  return impact.some((i) => i.added.length + i.removed.length + i.changed.length > 0);
+  return impact.some((i) => impactSize(i) > 0);
 }
 
-/** The contract's lead line: `approve-small-expenses (edited): +37 newly affected, -2 no longer, 5 write other values`. */
+/** `, 62 deferred by the rollout limit, 5 no longer deferred`: the rollout's part of a lead line, empty without one. */
+export function rolloutWords(c: { deferred?: number; no_longer_deferred?: number }): string {
+  return [
+    c.deferred ? `, ${c.deferred} deferred by the rollout limit` : "",
+    c.no_longer_deferred ? `, ${c.no_longer_deferred} no longer deferred` : "",
+  ].join("");
+}
+
 /** `in the next 7 days time alone adds +412 (first on Tue 1 Dec)`, for a rule whose forecast moves; else undefined. */
 export function forecastLine(i: RuleImpact): string | undefined {
   const f = i.forecast;
@@ -130,6 +192,10 @@ export function forecastLine(i: RuleImpact): string | undefined {
   return `in the next ${f.horizon} time alone ${what}${f.first_at ? ` (first on ${dayLabel(f.first_at)})` : ""}`;
 }
 
+/**
+ * The contract's lead line: `approve-small-expenses (edited): +37 newly affected, -2 no longer, 5 write other values`,
+ * then (only for a rule whose rollout limit moved changes) the changes moved between runs.
+ */
 export function impactLine(i: RuleImpact): string {
-  return `${i.rule} (${i.status}): +${i.added.length} newly affected, -${i.removed.length} no longer, ${i.changed.length} write other values`;
+  return `${i.rule} (${i.status}): +${i.added.length} newly affected, -${i.removed.length} no longer, ${i.changed.length} write other values${rolloutWords(impactCounts(i))}`;
 }

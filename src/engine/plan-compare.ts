@@ -76,6 +76,8 @@ export async function runCompare(opts: RunPlanOptions, sides: CompareSides): Pro
   // the ref's changes under their own names again, so both versions of a rule meet in the diff
   const oldByName: Plan = {
     ...oldPlan,
+    // the rules too: what each version's rollout limit deferred is read from its rule's summary
+    rules: oldPlan.rules.map((r) => ({ ...r, name: internal.get(r.name) ?? r.name })),
     changes: oldPlan.changes.filter(oldTouched).map((c) => renamed(c, c.rule, internal.get(c.rule) ?? c.rule)),
   };
   const impact = planImpact(sides.touched, oldByName, nowPlan);

@@ -14,6 +14,25 @@ export interface StartedTimesContext {
   now: Date;
 }
 
+/**
+ * What this run already read for started times, kept per run (its almanac): two rules over the same selection (the two
+ * versions of a rule in `plan --compare`) share one ordered listing, and a record is read once for both.
+ */
+interface Seen {
+  listings: Map<string, Promise<number[]>>;
+  started: Map<number, Promise<string | null | undefined>>;
+}
+const seenByRun = new WeakMap<Almanac, Seen>();
+
+function seenOf(almanac: Almanac): Seen {
+  let seen = seenByRun.get(almanac);
+  if (!seen) {
+    seen = { listings: new Map(), started: new Map() };
+    seenByRun.set(almanac, seen);
+  }
+  return seen;
+}
+
 // a rollout limit plans the oldest instances first: their started_time, read only when the list element does not
 // tell it, the rule has more changes than its limit, and no read of the record brought it
 export async function learnStartedTimes(
@@ -32,41 +51,59 @@ export async function learnStartedTimes(
   const pages = Math.max(1, Math.ceil(selected / PAGE));
   // over several workflows one listing cannot order them all: the records tell
   if (missing.length <= pages || result.workflowId === null) {
+    const started = seenOf(almanac).started;
     explain({
       subject: `started times of ${rule.name}`,
       workflow_id: processId,
       choice: "record reads",
-      requests: missing.length,
+      // a record this run read already (for another rule) costs nothing
+      requests: missing.filter((id) => !started.has(id) && !almanac.records.has(id)).length,
       why,
       rules: [rule.name],
     });
-    const read = await Promise.all(missing.map((id) => almanac.records.get(id) ?? client.getInstance(id)));
-    for (const record of read)
-      if (typeof record.started_time === "string") result.startedTimes.set(record.id, record.started_time);
+    const read = await Promise.all(
+      missing.map((id) => {
+        let time = started.get(id);
+        if (!time) {
+          const record = almanac.records.get(id);
+          time = record ? Promise.resolve(record.started_time) : client.getInstance(id).then((r) => r.started_time);
+          started.set(id, time);
+        }
+        return time.then((t) => [id, t] as const);
+      }),
+    );
+    for (const [id, t] of read) if (typeof t === "string") result.startedTimes.set(id, t);
     return;
   }
   // fewer requests: the selection listed oldest first (4.2 ordering=started_time); its order stands for the times
+  const query = { ...selectQuery(rule.select, now), ordering: "started_time" };
+  const key = `${processId}:${JSON.stringify(query)}`;
+  const listings = seenOf(almanac).listings;
   explain({
     subject: `started times of ${rule.name}`,
     workflow_id: processId,
     choice: "list ordered by started_time",
-    requests: pages,
+    // the same selection listed for another rule of this run serves this one
+    requests: listings.has(key) ? 0 : pages,
     why,
     rules: [rule.name],
   });
   // every instance with changes gets its rank, so known times and ranks are never compared with each other
   const want = new Set(result.changes.map((c) => c.instance_id));
+  let listed = listings.get(key);
+  if (!listed) {
+    listed = (async () => {
+      const ids: number[] = [];
+      for await (const page of client.instancePages(processId, query))
+        for (const item of page.results) ids.push(item.id);
+      return ids;
+    })();
+    listings.set(key, listed);
+  }
   const ranks = new Map<number, string>();
-  let rank = 0;
-  for await (const page of client.instancePages(processId, {
-    ...selectQuery(rule.select, now),
-    ordering: "started_time",
-  })) {
-    for (const item of page.results) {
-      rank += 1;
-      // a rank as an instant: only the order matters, and the order is the service's by started_time
-      if (want.has(item.id) && !ranks.has(item.id)) ranks.set(item.id, new Date(rank).toISOString());
-    }
+  for (const [i, id] of (await listed).entries()) {
+    // a rank as an instant: only the order matters, and the order is the service's by started_time
+    if (want.has(id) && !ranks.has(id)) ranks.set(id, new Date(i + 1).toISOString());
   }
   result.startedTimes = ranks;
 }

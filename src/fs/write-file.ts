@@ -76,6 +76,11 @@ function descriptorOf(file: string): number | undefined {
   return m?.[1] === undefined ? undefined : Number(m[1]);
 }
 
+/** `-`, `/dev/stdout`, `/dev/fd/1`: an output path that is this process's stdout, where the view goes too. */
+export function namesStdout(file: string): boolean {
+  return descriptorOf(file) === 1;
+}
+
 /** Where the bytes of an output file go. */
 type Target =
   | { kind: "descriptor"; fd: number }

@@ -25,6 +25,16 @@ export const RuleImpactSchema = z.object({
   removed: z.array(ChangeSchema),
   changed: z.array(ChangedWriteSchema),
   /**
+   * changes the ref's version plans this run that the working tree's version defers to later runs by its rollout limit
+   * (`limits.max_changes_per_run`): still wanted, only later, so not counted in `removed`; present when any
+   */
+  deferred: z.array(ChangeSchema).optional(),
+  /**
+   * changes the ref's version deferred by its rollout limit that the working tree's version plans this run: wanted by
+   * both, now this run, so not counted in `added`; present when any
+   */
+  no_longer_deferred: z.array(ChangeSchema).optional(),
+  /**
    * `plan --compare REF --forecast DURATION` (docs/forecast.md): what time alone does to the working tree's version
    * within the horizon, if nobody changes anything; present for added and edited rules whose plan it changes
    */

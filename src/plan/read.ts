@@ -231,7 +231,10 @@ export async function loadPlanFile(
   } catch (err) {
     if (err instanceof JsonScanError) {
       if (err.message === "not an object") throw new UserError(`${file} is not a plan: expected a JSON object`);
+      // both quote no more of the file than a bounded, escaped key (./stream-read.ts)
       if (err.message.endsWith("appears twice")) throw new UserError(`${file} is not a valid plan: ${err.message}`);
+      if (err.message.startsWith("a key longer than"))
+        throw new UserError(`${file} is not a valid plan: ${err.message} at byte ${err.offset}`);
       if (err.message === "expected an array")
         throw new UserError(`${file} is not a valid plan at $.${current}: expected an array`);
       notJson(file, `${err.message} at byte ${err.offset}`);

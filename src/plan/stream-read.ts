@@ -5,6 +5,7 @@
  * those of a whole-file parse; the scanner itself checks only the structure between them.
  */
 import { createReadStream } from "node:fs";
+import { visibleJson } from "../text/visible-json.js";
 
 export type Mode = "skip" | "whole" | "elements";
 
@@ -19,6 +20,26 @@ export class JsonScanError extends Error {
 }
 
 const WS = new Set([0x20, 0x0a, 0x0d, 0x09]);
+
+/**
+ * A top-level key longer than this is no key flowrules writes (the longest is a few words): refused there, so a
+ * hostile file's key is never gathered whole (an array of its bytes grew to gigabytes) nor printed.
+ */
+export const MAX_KEY_BYTES = 1024;
+
+/** Characters of a key a message quotes: the rest is counted, not shown. */
+const KEY_SHOWN = 40;
+
+/**
+ * A key from the file as a message quotes it: on one line, bounded, every control or reordering character shown as an
+ * escape (`"ab\u001b[2K…" (300 characters)`), so a hostile key can neither flood nor steer the terminal.
+ */
+export function quotedKey(key: string): string {
+  const chars = Array.from(key);
+  const shown = chars.length > KEY_SHOWN ? `${chars.slice(0, KEY_SHOWN).join("")}…` : key;
+  const more = chars.length > KEY_SHOWN ? ` (${chars.length} characters)` : "";
+  return `${visibleJson(JSON.stringify(shown))}${more}`;
+}
 
 /**
  * Scans a JSON object file. For each top-level key, `mode(key)` says whether to skip its value, hand it over whole
@@ -118,12 +139,14 @@ export async function scan(
         else if (b === 0x5c) keyEsc = true;
         else if (b === 0x22) {
           key = parseKey(Buffer.from(keyBytes).toString("utf8"), base + i);
-          if (keys.has(key)) throw new JsonScanError(`the key ${JSON.stringify(key)} appears twice`, base + i);
+          if (keys.has(key)) throw new JsonScanError(`the key ${quotedKey(key)} appears twice`, base + i);
           keys.add(key);
           st = "colon";
           i += 1;
           continue;
         }
+        if (keyBytes.length >= MAX_KEY_BYTES)
+          throw new JsonScanError(`a key longer than ${MAX_KEY_BYTES} bytes`, base + i);
         keyBytes.push(b);
         i += 1;
         continue;

@@ -1,6 +1,6 @@
 /** Checks across rules: unique names, and actions a rule's own select rules out or that other rules may contest. */
 import { actionKind, type ChangeTarget } from "../actions/index.js";
-import type { CompiledAction, CompiledRule, Diagnostic, SourcePos } from "./types.js";
+import type { CompiledAction, CompiledRule, Diagnostic, SourcePos, WorkflowRef } from "./types.js";
 
 export interface NamedAt {
   name: string;
@@ -108,12 +108,32 @@ export function processMismatch(rule: CompiledRule): Diagnostic[] {
   ];
 }
 
-function workflowKey(r: CompiledRule): string {
-  return "id" in r.workflow ? `id:${r.workflow.id}` : `name:${r.workflow.name}`;
+const refKey = (w: WorkflowRef): string => ("id" in w ? `id:${w.id}` : `name:${w.name}`);
+const refLabel = (w: WorkflowRef): string => ("id" in w ? `workflow ${w.id}` : `workflow "${w.name}"`);
+
+/**
+ * Where a rule's actions may meet others' (docs/writing-rules.md, "One rule over several workflows"): each workflow it names, or,
+ * for `workflow: "*"`, every workflow there is.
+ */
+type Scope = { star: true } | { star: false; workflows: WorkflowRef[] };
+
+function scopeOf(r: CompiledRule): Scope {
+  if (r.workflows === "*") return { star: true };
+  const all = r.workflows ?? [r.workflow];
+  const seen = new Set<string>();
+  return { star: false, workflows: all.filter((w) => !seen.has(refKey(w)) && seen.add(refKey(w))) };
 }
 
-function workflowLabel(r: CompiledRule): string {
-  return "id" in r.workflow ? `workflow ${r.workflow.id}` : `workflow "${r.workflow.name}"`;
+/** `workflow 1042`, `workflow 1042 or 1043`, `any workflow` */
+function scopeLabel(s: Scope): string {
+  if (s.star) return "any workflow";
+  const ids = s.workflows.map((w) => ("id" in w ? String(w.id) : JSON.stringify(w.name)));
+  return ids.length === 1 ? refLabel(s.workflows[0] ?? { name: "" }) : `workflow ${ids.slice(0, -1).join(", ")} or ${ids.at(-1) ?? ""}`;
+}
+
+/** A step as an action names it: `20111`, or `"Manager approval"` (a name's key is no id). */
+function stepWords(a: CompiledAction, step: number): string {
+  return "stepName" in a && typeof a.stepName === "string" ? JSON.stringify(a.stepName) : String(step);
 }
 
 /** Two mutations that may meet on one instance. Only a warning: conflicts are judged per instance at plan time. */
@@ -121,7 +141,7 @@ function clash(a: CompiledAction, b: CompiledAction): string | undefined {
   const ta = targetOf(a);
   const tb = targetOf(b);
   if (ta === undefined || tb === undefined) return undefined;
-  if (ta !== "instance" && tb !== "instance") return ta.step === tb.step ? `both act on step ${ta.step}` : undefined;
+  if (ta !== "instance" && tb !== "instance") return ta.step === tb.step ? `both act on step ${stepWords(b, ta.step)}` : undefined;
   if (ta === "instance" && tb !== "instance") return `one ${phrase(a)} in which the other ${phrase(b)}`;
   if (tb === "instance" && ta !== "instance") return `one ${phrase(b)} in which the other ${phrase(a)}`;
   // two whole-instance actions of one kind agree (an instance aborted by two rules is aborted once)
@@ -146,18 +166,26 @@ interface Entry {
   action: CompiledAction;
   /** position in the order actions were added: the earliest entry is the one a warning names */
   order: number;
+  /** where the rule's actions may meet others' */
+  scope: Scope;
 }
 
-/** Actions of one bucket with one status key: how many, and the earliest (named in the warning). */
+/**
+ * Actions of one bucket with one status key: how many, the earliest (named in the warning), and those of rules over
+ * several workflows, which a look-up over several workflows meets more than once and counts once.
+ */
 interface Group {
   first: Entry;
   count: number;
+  several: Entry[];
 }
 
 type ByStatus = Map<string, Group>;
 
 /** The actions seen so far of one workflow, by what they act on. */
 interface WorkflowIndex {
+  /** `workflow 1042`: where two actions met, for the warning */
+  label: string | undefined;
   /** by step */
   steps: Map<number, ByStatus>;
   /** every step action, whatever its step: what a whole-instance action meets */
@@ -166,33 +194,41 @@ interface WorkflowIndex {
   instance: Map<string, ByStatus>;
 }
 
+const newIndex = (label: string | undefined): WorkflowIndex => ({
+  label,
+  steps: new Map(),
+  anyStep: new Map(),
+  instance: new Map(),
+});
+
 /**
  * The actions added so far, bucketed by (workflow, target, select.status): a new action is compared with a few
  * buckets, never with every earlier action, so checking n rules costs about n bucket look-ups (3 × 700
  * rules on one step took 43.6 s and 2.39 GB pairwise). Each action gets at most one warning, naming the earliest
- * action it may meet and how many more it may meet.
+ * action it may meet and how many more it may meet. A rule over several workflows is in the index of each; one over
+ * `"*"` in an index of its own that every look-up reads, and its own look-ups read the index of every action.
  */
 class ConflictIndex {
   private readonly workflows = new Map<string, WorkflowIndex>();
+  /** actions of rules over `"*"`: they may meet any rule */
+  private readonly star = newIndex(undefined);
+  /** every action, whatever its workflow: what an action of a rule over `"*"` may meet */
+  private readonly all = newIndex(undefined);
   private added = 0;
   /** buckets looked at, for tests: linear in the number of actions, whatever the rules share */
   comparisons = 0;
 
-  private workflow(key: string): WorkflowIndex {
-    let w = this.workflows.get(key);
-    if (!w) {
-      w = { steps: new Map(), anyStep: new Map(), instance: new Map() };
-      this.workflows.set(key, w);
+  private workflow(w: WorkflowRef): WorkflowIndex {
+    const key = refKey(w);
+    let i = this.workflows.get(key);
+    if (!i) {
+      i = newIndex(refLabel(w));
+      this.workflows.set(key, i);
     }
-    return w;
+    return i;
   }
 
-  /** The earliest action added before that `action` may meet, and how many it may meet. */
-  meets(workflow: string, status: string, action: CompiledAction): { first: Entry; count: number } | undefined {
-    const target = targetOf(action);
-    if (target === undefined) return undefined;
-    const w = this.workflows.get(workflow);
-    if (!w) return undefined;
+  private static buckets(w: WorkflowIndex, action: CompiledAction, target: ChangeTarget): ByStatus[] {
     const buckets: ByStatus[] = [];
     if (target === "instance") {
       buckets.push(w.anyStep);
@@ -202,38 +238,74 @@ class ConflictIndex {
       if (same) buckets.push(same);
       for (const b of w.instance.values()) buckets.push(b);
     }
-    let first: Entry | undefined;
-    let count = 0;
-    for (const bucket of buckets) {
-      for (const [key, group] of bucket) {
-        this.comparisons++;
-        if (!mayMeet(key, status)) continue;
-        count += group.count;
-        if (!first || group.first.order < first.order) first = group.first;
-      }
-    }
-    return first ? { first, count } : undefined;
+    return buckets;
   }
 
-  add(workflow: string, status: string, rule: CompiledRule, action: CompiledAction): void {
+  /**
+   * The earliest action added before that `action` (of a rule with `scope`) may meet, how many it may meet, and
+   * where they meet (for the warning).
+   */
+  meets(
+    scope: Scope,
+    status: string,
+    action: CompiledAction,
+  ): { first: Entry; count: number; where: string } | undefined {
+    const target = targetOf(action);
+    if (target === undefined) return undefined;
+    const indexes: WorkflowIndex[] = scope.star
+      ? [this.all]
+      : [
+          ...scope.workflows.flatMap((w) => {
+            const i = this.workflows.get(refKey(w));
+            return i ? [i] : [];
+          }),
+          this.star,
+        ];
+    let first: { entry: Entry; index: WorkflowIndex } | undefined;
+    let count = 0;
+    // an entry of a rule over several workflows is in several of these indexes: counted once
+    const several = new Set<Entry>();
+    for (const index of indexes) {
+      for (const bucket of ConflictIndex.buckets(index, action, target)) {
+        for (const [key, group] of bucket) {
+          this.comparisons++;
+          if (!mayMeet(key, status)) continue;
+          count += group.count - group.several.length;
+          for (const e of group.several) several.add(e);
+          if (!first || group.first.order < first.entry.order) first = { entry: group.first, index };
+        }
+      }
+    }
+    if (!first) return undefined;
+    // where: the workflow of the index it was found in; else (an index of "*" rules, or of all) the narrower rule's
+    const where = first.index.label ?? scopeLabel(scope.star ? first.entry.scope : scope);
+    return { first: first.entry, count: count + several.size, where };
+  }
+
+  add(scope: Scope, status: string, rule: CompiledRule, action: CompiledAction): void {
     const target = targetOf(action);
     if (target === undefined) return;
-    const w = this.workflow(workflow);
-    const entry: Entry = { rule, action, order: this.added++ };
+    const entry: Entry = { rule, action, order: this.added++, scope };
+    const isSeveral = !scope.star && scope.workflows.length > 1;
     const into = (bucket: ByStatus): void => {
       const g = bucket.get(status);
-      if (g) g.count++;
-      else bucket.set(status, { first: entry, count: 1 });
+      if (g) {
+        g.count++;
+        if (isSeveral) g.several.push(entry);
+      } else bucket.set(status, { first: entry, count: 1, several: isSeveral ? [entry] : [] });
     };
-    if (target === "instance") {
-      let b = w.instance.get(action.kind);
-      if (!b) w.instance.set(action.kind, (b = new Map()));
-      into(b);
-    } else {
-      let b = w.steps.get(target.step);
-      if (!b) w.steps.set(target.step, (b = new Map()));
-      into(b);
-      into(w.anyStep);
+    const indexes = scope.star ? [this.star, this.all] : [...scope.workflows.map((w) => this.workflow(w)), this.all];
+    for (const w of indexes) {
+      if (target === "instance") {
+        let b = w.instance.get(action.kind);
+        if (!b) w.instance.set(action.kind, (b = new Map()));
+        into(b);
+      } else {
+        let b = w.steps.get(target.step);
+        if (!b) w.steps.set(target.step, (b = new Map()));
+        into(b);
+        into(w.anyStep);
+      }
     }
   }
 }
@@ -249,20 +321,21 @@ export function conflictChecks(rules: readonly CompiledRule[]): { diagnostics: D
   const out: Diagnostic[] = [];
   const across = new ConflictIndex();
   let comparisons = 0;
+  const one: Scope = { star: false, workflows: [{ name: "" }] };
   for (const r of rules) {
-    const wf = workflowKey(r);
+    const scope = scopeOf(r);
     const status = statusKey(r);
     // within one rule: two actions on the same step, or an abort next to a step action
     const within = new ConflictIndex();
     for (const b of r.actions) {
-      const met = within.meets("", "*", b);
+      const met = within.meets(one, "*", b);
       const why = met ? clash(met.first.action, b) : undefined;
       if (met && why) out.push(warn(b.pos, r.name, "conflict", `two actions of rule "${r.name}" may conflict: ${why}${andMore(met.count)}`));
-      within.add("", "*", r, b);
+      within.add(one, "*", r, b);
     }
     comparisons += within.comparisons;
     for (const b of r.actions) {
-      const met = across.meets(wf, status, b);
+      const met = across.meets(scope, status, b);
       const why = met ? clash(met.first.action, b) : undefined;
       if (!met || !why) continue;
       const q = met.first.rule;
@@ -271,13 +344,13 @@ export function conflictChecks(rules: readonly CompiledRule[]): { diagnostics: D
           b.pos,
           r.name,
           "conflict",
-          `rules "${q.name}" (${at(met.first.action.pos)}) and "${r.name}" may conflict on ${workflowLabel(r)}: ${why}${andMore(met.count)}; an ` +
+          `rules "${q.name}" (${at(met.first.action.pos)}) and "${r.name}" may conflict on ${met.where}: ${why}${andMore(met.count)}; an ` +
             "instance matched by both is reported as a conflict at plan time",
         ),
       );
     }
     // added after its own actions were checked: a rule's actions meet each other in the check above
-    for (const b of r.actions) across.add(wf, status, r, b);
+    for (const b of r.actions) across.add(scope, status, r, b);
   }
   return { diagnostics: out, comparisons: comparisons + across.comparisons };
 }

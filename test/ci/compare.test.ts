@@ -164,9 +164,18 @@ function implied(basePlan: Plan, headPlan: Plan, rule: string) {
         after: Object.fromEntries(inputs.map((i) => [i, c.after[i]])),
       });
   }
+  // a change one version plans and the other's rollout limit defers (by instance: `rules[].deferred_ids`) is wanted
+  // by both, only at another run
+  const deferredBy = (plan: Plan): Set<number> => new Set(plan.rules.find((r) => r.name === rule)?.deferred_ids ?? []);
+  const laterAtRef = deferredBy(basePlan);
+  const laterNow = deferredBy(headPlan);
+  const added = [...now.values()].filter((c) => !old.has(key(c)));
+  const removed = [...old.values()].filter((c) => !now.has(key(c)));
   return {
-    added: [...now.values()].filter((c) => !old.has(key(c))),
-    removed: [...old.values()].filter((c) => !now.has(key(c))),
+    added: added.filter((c) => !laterAtRef.has(c.instance_id)),
+    removed: removed.filter((c) => !laterNow.has(c.instance_id)),
+    deferred: removed.filter((c) => laterNow.has(c.instance_id)),
+    no_longer_deferred: added.filter((c) => laterAtRef.has(c.instance_id)),
     changed,
   };
 }
@@ -191,6 +200,8 @@ async function scenario(edit: () => Promise<void>, expected: Array<{ rule: strin
       const want = implied(before.plan, after.plan, i.rule);
       expect(i.added).toEqual(json(want.added));
       expect(i.removed).toEqual(json(want.removed));
+      expect(i.deferred ?? []).toEqual(json(want.deferred));
+      expect(i.no_longer_deferred ?? []).toEqual(json(want.no_longer_deferred));
       expect(i.changed.map((c) => ({ key: key(c), before: c.before, after: c.after }))).toEqual(json(want.changed));
     }
     // the plan beside the impact is the working tree's plan of the touched rules
@@ -228,6 +239,41 @@ describe("plan --compare: each edit gives the impact two separate plans imply", 
     for (const c of entry?.changed ?? []) {
       expect(Object.values(c.before)).toEqual(["Approved"]);
       expect(Object.values(c.after)).toEqual(["Approved by the rule"]);
+    }
+  });
+
+  it("a rollout limit added, then raised: what it defers is deferred, not gone; what it no longer defers is not new", async () => {
+    const limited = (n: number): string =>
+      approve(400, "Approved").replace("    fields:", `    limits: { max_changes_per_run: ${n} }\n    fields:`);
+    const r = await scenario(
+      () => repo.write("rules/expenses.yaml", file(limited(2), REPORT)),
+      [{ rule: "approve-small-expenses", status: "edited" }],
+    );
+    const [entry] = r.plan.impact;
+    const deferredNow = r.after.plan.rules.find((x) => x.name === "approve-small-expenses")?.deferred ?? 0;
+    expect(deferredNow).toBeGreaterThan(0);
+    // every change the ref planned is either still planned or deferred: none is "no longer"
+    expect(entry?.removed).toEqual([]);
+    expect(entry?.deferred?.length).toBeGreaterThan(0);
+    expect(r.code).toBe(2);
+
+    // the other way: the ref defers (limit 2), the working tree's limit 100 plans them all this run
+    await reset();
+    try {
+      await repo.write("rules/expenses.yaml", file(limited(2), REPORT));
+      await repo.commit("limit 2");
+      await repo.git("tag", "limited");
+      await repo.write("rules/expenses.yaml", file(limited(100), REPORT));
+      const t = await runCli(["plan", "rules", "--compare", "limited", "-q"], env(), { cwd: repo.dir });
+      expect(t.stderr).toBe("");
+      expect(t.stdout.split("\n")[0]).toBe(
+        `approve-small-expenses (edited): +0 newly affected, -0 no longer, 0 write other values, ${deferredNow} no longer deferred`,
+      );
+      expect(t.stdout).toContain(`no longer deferred: planned this run, where the ref's rollout limit left them`);
+    } finally {
+      await repo.git("reset", "-q", "--hard", base);
+      await repo.git("tag", "-d", "limited");
+      await reset();
     }
   });
 

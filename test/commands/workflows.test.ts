@@ -252,6 +252,44 @@ describe("pull, validate with the catalog, plan live", () => {
     });
   }
 
+  it('a rule over "*" is checked against every workflow of the catalog: a warning only where none has its names', async () => {
+    const cwd = await tmp();
+    const rule = (name: string, rest: string): string =>
+      `  - name: ${name}\n    workflow: "*"\n    select: { status: [running] }\n${rest}`;
+    const STAR = `version: 1
+rules:
+${rule("fits-one", "    fields: { amount: { step: Manager approval, action: Amount } }\n    when: fields.amount < 10\n    actions:\n      - complete_step: { step: Manager approval }\n")}${rule("misspelt-step", "    actions:\n      - complete_step: { step: Manger approval }\n")}${rule("misspelt-field", "    fields: { amount: { step: Manager approval, action: Amout } }\n    when: fields.amount < 10\n    actions: [abort]\n")}${rule("nowhere-together", "    fields: { q: { step: Request, action: Quantity } }\n    when: fields.q > 1\n    actions:\n      - complete_step: { step: Manager approval }\n")}`;
+    await writeFile(join(cwd, "star.yaml"), STAR);
+    // pull brings every workflow the key sees for a "*" rule
+    expect((await runCli(["pull", "star.yaml"], env(), { cwd })).code).toBe(0);
+    const v = await runCli(["validate", "star.yaml"], offline, { cwd });
+    expect(v.code).toBe(0);
+    // the structure warnings (these rules also may conflict, which is another warning)
+    const warnings = v.stdout.split("\n").filter((l) => / warning /.test(l) && !l.includes("may conflict"));
+    const n = WORKFLOWS.length;
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^star\\.yaml:14:32 +warning +rule "misspelt-step": actions\\[0\\]\\.complete_step\\.step: no workflow in flowrules\\.workflows\\.json \\(${n} workflows\\) has a step "Manger approval", so the rule would be skipped in every one; did you mean "Manager approval"\\?`,
+        ),
+      ),
+      expect.stringMatching(
+        /^star\.yaml:18:57 +warning +rule "misspelt-field": fields\.amount\.action: no workflow .* has a field "Amout" in a step "Manager approval", so the rule would be skipped in every one; did you mean "Amount"\?/,
+      ),
+      expect.stringMatching(
+        /^star\.yaml:21:5 +warning +rule "nowhere-together": no workflow .* fits all of its steps, fields and values, so it would be skipped in every workflow; in workflow 1042 "Expense claim": fields\.q\.step: no step named "Request"/,
+      ),
+    ]);
+    // the live plan agrees: the rules warned about are skipped in every workflow, the other one is not
+    const p = await runCli(["plan", "star.yaml", "--format", "json"], env(), { cwd });
+    const plan = JSON.parse(p.stdout) as {
+      rules: Array<{ name: string; workflow_ids?: number[]; workflows_skipped?: Array<{ workflow_id: number }> }>;
+    };
+    const skipped = (name: string): number => plan.rules.find((r) => r.name === name)?.workflows_skipped?.length ?? 0;
+    expect(skipped("fits-one")).toBe(n - 1);
+    for (const name of ["misspelt-step", "misspelt-field", "nowhere-together"]) expect(skipped(name)).toBe(n);
+  });
+
   it("--workflows FILE names the catalog elsewhere; a missing one is a warning", async () => {
     const cwd = await tmp();
     await writeFile(join(cwd, "bad.yaml"), BAD);

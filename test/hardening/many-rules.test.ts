@@ -104,7 +104,26 @@ function mayMeet(q: CompiledRule, r: CompiledRule): boolean {
   return a === undefined || b === undefined || a.some((x) => b.includes(x));
 }
 
-const wf = (r: CompiledRule): string => ("id" in r.workflow ? `id:${r.workflow.id}` : `name:${r.workflow.name}`);
+/** The workflows a rule acts in, by id ("*": any). */
+const wfs = (r: CompiledRule): number[] | "*" =>
+  r.workflows === "*" ? "*" : [...new Set((r.workflows ?? [r.workflow]).map((w) => ("id" in w ? w.id : Number.NaN)))];
+const shareWorkflow = (q: CompiledRule, r: CompiledRule): boolean => {
+  const a = wfs(q);
+  const b = wfs(r);
+  return a === "*" || b === "*" || a.some((x) => b.includes(x));
+};
+const label = (ids: number[] | "*"): string =>
+  ids === "*"
+    ? "any workflow"
+    : `workflow ${ids.length > 1 ? `${ids.slice(0, -1).join(", ")} or ${ids.at(-1)}` : ids[0]}`;
+/** Where two rules meet, as the warning names it: the first shared workflow in the later rule's order, else the narrower. */
+const where = (q: CompiledRule, r: CompiledRule): string => {
+  const a = wfs(q);
+  const b = wfs(r);
+  if (b === "*") return label(a);
+  if (a === "*") return label(b);
+  return label([b.find((x) => a.includes(x)) ?? Number.NaN]);
+};
 const more = (n: number): string => (n > 1 ? ` (and ${n - 1} more earlier ${n === 2 ? "action" : "actions"})` : "");
 
 /** Every pair compared, as the check did before buckets; each action's warning names the first pair it is in. */
@@ -121,12 +140,12 @@ function pairwise(rules: CompiledRule[]): string[] {
     r.actions.forEach((b) => {
       const across = rules
         .slice(0, i)
-        .filter((q) => wf(q) === wf(r) && mayMeet(q, r))
+        .filter((q) => shareWorkflow(q, r) && mayMeet(q, r))
         .flatMap((q) => q.actions.filter((a) => why(a, b)).map((a) => ({ q, a })));
       const first = across[0];
       if (first) {
         out.push(
-          `${b.pos.line}:${b.pos.col} rules "${first.q.name}" (mem.yaml:${first.a.pos.line}:${first.a.pos.col}) and "${r.name}" may conflict on workflow ${"id" in r.workflow ? r.workflow.id : ""}: ` +
+          `${b.pos.line}:${b.pos.col} rules "${first.q.name}" (mem.yaml:${first.a.pos.line}:${first.a.pos.col}) and "${r.name}" may conflict on ${where(first.q, r)}: ` +
             `${why(first.a, b)}${more(across.length)}; an instance matched by both is reported as a conflict at plan time`,
         );
       }
@@ -156,14 +175,14 @@ function randomRules(seed: number): string {
     );
     const status = pick(statuses);
     rules.push(
-      `  - name: r${i}\n    workflow: ${pick([1042, 1043])}\n${status ? `    select: { status: ${status} }\n` : ""}    actions:\n${actions.join("\n")}`,
+      `  - name: r${i}\n    workflow: ${pick(["1042", "1043", "1044", "[1042, 1043]", "[1044, 1043]", '"*"'])}\n${status ? `    select: { status: ${status} }\n` : ""}    actions:\n${actions.join("\n")}`,
     );
   }
   return ruleFile(rules);
 }
 
 describe("bucketed checks equal the pairwise comparison", () => {
-  it("over 150 random rule sets: the same actions warned, naming the same earliest action, with the same count", () => {
+  it('over 150 random rule sets (rules over one workflow, several and "*"): the same actions warned, naming the same earliest action, with the same count', () => {
     let warned = 0;
     for (let seed = 1; seed <= 150; seed++) {
       const loaded = compileSources([{ file: "mem.yaml", text: randomRules(seed) }]);

@@ -233,6 +233,39 @@ describe("hostile plan files", () => {
     for (const text of texts) await expectRefused(text);
   });
 
+  it("a key written twice, or one too long, is named in one bounded line with its controls escaped (apply, show)", async () => {
+    // a key that would erase lines, reorder text and ring the bell, 600 characters long, written twice
+    const hostile = `\u001b[2K\u001b[1A${"x".repeat(600)}\u202e\n\u0007\u009b`;
+    const twice = join(dir, "twice.json");
+    await writeFile(
+      twice,
+      original.replace(/\}\s*$/, `, ${JSON.stringify(hostile)}: 1, ${JSON.stringify(hostile)}: 2 }`),
+    );
+    // and a key of 3 MB, once: never gathered whole
+    const long = join(dir, "long-key.json");
+    await writeFile(long, original.replace(/\}\s*$/, `, "${"k".repeat(3_000_000)}": 1 }`));
+    const env = { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin" };
+    sb.clearRequests();
+    for (const verb of ["apply", "show"]) {
+      const r = await runCli([verb, "twice.json"], env, { cwd: dir });
+      expect(r.code).toBe(1);
+      const lines = r.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /twice\.json is not a valid plan: the key "\\u001b\[2K\\u001b\[1Ax+…" \(612 characters\) appears twice$/,
+      );
+      expect(r.stderr.length).toBeLessThan(300);
+      // no control, C1 or reordering character reaches the terminal
+      expect(r.stderr.trimEnd()).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+      const l = await runCli([verb, "long-key.json"], env, { cwd: dir });
+      expect(l.code).toBe(1);
+      expect(l.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(/long-key\.json is not a valid plan: a key longer than 1024 bytes at byte \d+$/),
+      ]);
+    }
+    expect(sb.requests()).toEqual([]);
+  });
+
   it("the CLI prints the refusal as one line, without a stack trace, and exits 1", async () => {
     const file = join(dir, "cut.json");
     await writeFile(file, original.slice(0, original.length / 2));

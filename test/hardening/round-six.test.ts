@@ -470,7 +470,7 @@ describe("a cycle whose journal cannot be read", () => {
 });
 
 describe("--out - is the only document on stdout", () => {
-  it("plan --format json --out - and plan --out - print one JSON document (the plan file); the text view goes to stderr", async () => {
+  it("plan --out - (or /dev/stdout, /dev/fd/1) prints one JSON document, the plan file, in every format; the view goes to stderr", async () => {
     const sb = closeAfterAll(await startSandbox({ port: 0, instances: 20, seed: 42 }));
     const dir = await tempDir("flowrules-out-stdout-");
     await writeFile(
@@ -478,8 +478,16 @@ describe("--out - is the only document on stdout", () => {
       "version: 1\nrules:\n  - name: r\n    workflow: 1042\n    select: { status: running }\n    actions:\n      - report: { group_by: status }\n",
     );
     const env = { FLOWRULES_API_KEY: "sandbox-admin" };
-    for (const format of ["json", "text"]) {
-      const r = await runCli(["plan", "r.yaml", "--base-url", sb.baseUrl, "--format", format, "--out", "-"], env, {
+    // stdout by any of its names: `-`, /dev/stdout, /dev/fd/1 (which printed the view, then the plan file)
+    const runs: Array<[string, string]> = [
+      ["-", "json"],
+      ["-", "text"],
+      ["/dev/stdout", "json"],
+      ["/dev/stdout", "text"],
+      ["/dev/fd/1", "markdown"],
+    ];
+    for (const [out, format] of runs) {
+      const r = await runCli(["plan", "r.yaml", "--base-url", sb.baseUrl, "--format", format, "--out", out], env, {
         cwd: dir,
       });
       expect(r.code, r.stderr).toBe(0);
@@ -491,6 +499,7 @@ describe("--out - is the only document on stdout", () => {
         expect(r.stderr).toMatch(/^Rule r \(workflow 1042\): \d+ selected/m);
         expect(r.stderr).toMatch(/^ {2}Report r \(rule r\): \d+ instances by status$/m);
       }
+      if (format === "markdown") expect(r.stderr).toMatch(/^## flowrules plan/m);
     }
   });
 });

@@ -62,6 +62,49 @@ describe("set checks", () => {
     expect(warningsOf(r).map((d) => d.message)).toEqual([expect.stringMatching(/"stop" .* and "go" may conflict on workflow "Expense claim": one aborts instances in which the other completes step 20111/)]);
   });
 
+  it("a rule over several workflows meets the rules of each of them, not only of its first", () => {
+    const r = loadText(
+      file([
+        rule("both", "[1042, 1043]", "actions:\n      - complete_step: { step: Manager approval }"),
+        rule("second-only", "1043", "actions:\n      - save_step: { step: Manager approval }"),
+        rule("elsewhere", "1044", "actions:\n      - save_step: { step: Manager approval }"),
+        rule("also-both", "[1043, 1042]", "actions:\n      - save_step: { step: Manager approval }"),
+      ]),
+    );
+    expect(warningsOf(r).map((d) => [d.rule, d.message])).toEqual([
+      [
+        "second-only",
+        expect.stringMatching(/^rules "both" \(mem\.yaml:\d+:\d+\) and "second-only" may conflict on workflow 1043: both act on step "Manager approval"; /),
+      ],
+      // met in two workflows, counted once: the two earlier actions, not three
+      [
+        "also-both",
+        expect.stringMatching(/^rules "both" .* and "also-both" may conflict on workflow 1043: both act on step "Manager approval" \(and 1 more earlier action\); /),
+      ],
+    ]);
+  });
+
+  it('a rule over "*" meets every rule acting on a step of that name, whatever its workflow', () => {
+    const r = loadText(
+      file([
+        rule("one", "1042", "actions:\n      - complete_step: { step: Manager approval }"),
+        rule("other", "{ name: Purchase }", "actions:\n      - save_step: { step: Manager approval }"),
+        rule("all", '"*"', "actions:\n      - save_step: { step: Manager approval }"),
+        rule("later", "1044", "actions:\n      - complete_step: { step: Manager approval }"),
+        rule("not-that-step", "1044", "actions:\n      - complete_step: { step: Review }"),
+      ]),
+    );
+    expect(warningsOf(r).map((d) => [d.rule, d.message])).toEqual([
+      ["all", expect.stringMatching(/^rules "one" .* and "all" may conflict on workflow 1042: both act on step "Manager approval" \(and 1 more earlier action\); /)],
+      ["later", expect.stringMatching(/^rules "all" .* and "later" may conflict on workflow 1044: both act on step "Manager approval"; /)],
+    ]);
+    // an abort over "*" meets every step action of every workflow
+    const abort = loadText(file([rule("step", "1042", complete(20111)), rule("stop", '"*"', "actions: [abort]")]));
+    expect(warningsOf(abort).map((d) => d.message)).toEqual([
+      expect.stringMatching(/"step" .* and "stop" may conflict on workflow 1042: one aborts instances in which the other completes step 20111/),
+    ]);
+  });
+
   it("rules whose select.status share no value cannot meet", () => {
     const r = loadText(file([rule("a", "1042", `select: { status: completed }\n    ${complete(5)}`), rule("b", "1042", `select: { status: [running] }\n    ${complete(5)}`)]));
     expect(warningsOf(r).map((d) => d.code)).toEqual(["select-excludes"]);

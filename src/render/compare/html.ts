@@ -4,7 +4,7 @@
  * planned and writing other values. It uses only the page's own styles (its Content-Security-Policy allows no
  * other), and no `data-change-id`, which the page's filter keeps for the plan's changes.
  */
-import { forecastLine, impactLine, type RuleImpact } from "../../engine/impact.js";
+import { forecastLine, impactLine, impactSize, type RuleImpact } from "../../engine/impact.js";
 import type { PlannedChange } from "../../plan/types.js";
 import { esc, html as planHtml } from "../plan/html.js";
 import { planNames, type PlanNames } from "../plan/names.js";
@@ -42,6 +42,10 @@ function ruleSection(i: RuleImpact, index: number, working: ReturnType<typeof ch
   };
   table("Newly planned", changeRows("+", i.added, "ins", names), i.added.length);
   table("No longer planned", changeRows("−", i.removed, "del", names), i.removed.length);
+  const deferred = i.deferred ?? [];
+  const undeferred = i.no_longer_deferred ?? [];
+  table("Deferred by the rollout limit, still planned later", changeRows("›", deferred, "ins", names), deferred.length);
+  table("No longer deferred, planned this run", changeRows("‹", undeferred, "ins", names), undeferred.length);
   const changed = i.changed
     .slice(0, MAX_ROWS)
     .map(
@@ -67,9 +71,7 @@ function impactSection(plan: Parameters<CompareFormatter>[0]): string {
     const f = forecastLine(i);
     return `<li data-impact="${esc(i.rule)}"><a href="#impact-${n}">${esc(impactLine(i))}</a>${f ? `<br><span class="forecast">${esc(f)}</span>` : ""}</li>`;
   });
-  const details = plan.impact
-    .map((i, n) => (i.added.length + i.removed.length + i.changed.length > 0 ? ruleSection(i, n, working, names) : ""))
-    .join("");
+  const details = plan.impact.map((i, n) => (impactSize(i) > 0 ? ruleSection(i, n, working, names) : "")).join("");
   return (
     `<section id="impact" aria-labelledby="impact-h"><h1 id="impact-h">What this change does</h1>` +
     (lines.length > 0 ? `<ul class="impact-lines">${lines.join("")}</ul>` : "") +

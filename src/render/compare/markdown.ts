@@ -3,7 +3,7 @@
  * touched rule with its counts outside the collapsed block, the changes inside it as a diff, and the whole comment
  * under the 65,536-character limit, saying how much was left out and where the rest is.
  */
-import { forecastLine, impactLine } from "../../engine/impact.js";
+import { forecastLine, impactLine, impactSize } from "../../engine/impact.js";
 import { serviceName } from "../../model/settings.js";
 import { markdownCodeSafe, markdownSafe } from "../escape.js";
 import { MARKDOWN_LIMIT } from "../plan/markdown.js";
@@ -47,7 +47,7 @@ export const markdown: CompareFormatter = (plan, options) => {
   }
   const footer = `\n_Compared with ${plan.compare.commit.slice(0, 12)} and planned at ${md(plan.created_at)} against ${md(serviceName(plan.base_url, plan.profile))} by flowrules ${md(plan.flowrules_version)}._\n`;
   let out = `${head.join("\n")}\n`;
-  const total = plan.impact.reduce((n, i) => n + i.added.length + i.removed.length + i.changed.length, 0);
+  const total = plan.impact.reduce((n, i) => n + impactSize(i), 0);
   if (total === 0) return out + footer;
 
   const budget = limit - out.length - footer.length - 1000;
@@ -63,6 +63,12 @@ export const markdown: CompareFormatter = (plan, options) => {
       ),
       ...i.removed.map((ch) =>
         [`- ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `-     ${w}`)].map(line).join("\n"),
+      ),
+      // a rollout limit's moves between runs: wanted by both versions, a diff's context line (`  `), not + or -
+      ...[...(i.deferred ?? []), ...(i.no_longer_deferred ?? [])].map((ch) =>
+        line(
+          `  ${changeTitle(ch, names)} (${i.deferred?.includes(ch) === true ? "deferred by the rollout limit" : "no longer deferred"})`,
+        ),
       ),
       ...i.changed.map((w) =>
         [
@@ -96,6 +102,6 @@ export const markdown: CompareFormatter = (plan, options) => {
     left > 0
       ? `${left} of ${total} impact entries left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; all of them are in ${where}.\n`
       : "";
-  out += `<details><summary>Impact (${total}) — + newly planned · - no longer planned · ! writes other values</summary>\n\n${body}${note}\n</details>\n`;
+  out += `<details><summary>Impact (${total}) — + newly planned · - no longer planned · ! writes other values · unmarked: moved between runs by a rollout limit</summary>\n\n${body}${note}\n</details>\n`;
   return out + footer;
 };

@@ -3,10 +3,11 @@
  * per rule the changes newly planned, no longer planned and writing other values, then errors and the summary.
  */
 import pc from "picocolors";
-import { forecastLine, impactLine } from "../../engine/impact.js";
+import { forecastLine, impactLine, impactSize } from "../../engine/impact.js";
 import { serviceName } from "../../model/settings.js";
 import { terminalSafe } from "../escape.js";
 import { planNames } from "../plan/names.js";
+import type { PlannedChange } from "../../plan/types.js";
 import type { CompareFormatter } from "./types.js";
 import { changedTitle, changeIndex, changeTitle, differences, impactSummary, writes } from "./words.js";
 
@@ -20,7 +21,7 @@ export const text: CompareFormatter = (plan, { color }) => {
   const working = changeIndex(plan);
   const names = planNames(plan);
   for (const i of plan.impact) {
-    if (i.added.length + i.removed.length + i.changed.length === 0) continue;
+    if (impactSize(i) === 0) continue;
     out.push("", c.bold(`Rule ${i.rule} (${i.status})`));
     if (i.added.length > 0) {
       out.push(`  newly planned (${i.added.length}):`);
@@ -31,6 +32,23 @@ export const text: CompareFormatter = (plan, { color }) => {
       out.push(`  no longer planned (${i.removed.length}):`);
       for (const ch of i.removed)
         out.push(`    ${c.red("-")} ${changeTitle(ch, names)}`, ...writes(ch, names).map((w) => `        ${c.dim(w)}`));
+    }
+    // a rollout limit moves changes between this run and a later one: wanted by both versions, not gone or new
+    const moved: Array<[string, PlannedChange[] | undefined]> = [
+      ["deferred by the rollout limit, still planned for a later run", i.deferred],
+      [
+        "no longer deferred: planned this run, where the ref's rollout limit left them to a later one",
+        i.no_longer_deferred,
+      ],
+    ];
+    for (const [title, list] of moved) {
+      if (!list || list.length === 0) continue;
+      out.push(`  ${title} (${list.length}):`);
+      for (const ch of list)
+        out.push(
+          `    ${c.yellow(">")} ${changeTitle(ch, names)}`,
+          ...writes(ch, names).map((w) => `        ${c.dim(w)}`),
+        );
     }
     if (i.changed.length > 0) {
       out.push(`  write other values (${i.changed.length}):`);

@@ -2,7 +2,7 @@
  * Wording every view of `plan --compare` shares: the closing summary and one change as a line with its inputs, steps
  * and fields named as the plan's views name them (render/plan/names.ts). Raw words: each view escapes for its medium.
  */
-import { impactCounts, type ChangedWrite, type ComparePlan } from "../../engine/impact.js";
+import { impactCounts, rolloutWords, type ChangedWrite, type ComparePlan } from "../../engine/impact.js";
 import type { PlannedChange } from "../../plan/types.js";
 import { plural } from "../../text/plural.js";
 import { deferredWords, describeChange, diffKeys, showValue } from "../plan/summary.js";
@@ -13,9 +13,15 @@ export function impactSummary(plan: ComparePlan): string {
   const t = plan.impact.reduce(
     (s, i) => {
       const c = impactCounts(i);
-      return { added: s.added + c.added, removed: s.removed + c.removed, changed: s.changed + c.changed };
+      return {
+        added: s.added + c.added,
+        removed: s.removed + c.removed,
+        changed: s.changed + c.changed,
+        deferred: s.deferred + (c.deferred ?? 0),
+        no_longer_deferred: s.no_longer_deferred + (c.no_longer_deferred ?? 0),
+      };
     },
-    { added: 0, removed: 0, changed: 0 },
+    { added: 0, removed: 0, changed: 0, deferred: 0, no_longer_deferred: 0 },
   );
   const head = `Impact since ${plan.compare.ref} (${plan.compare.commit.slice(0, 12)})`;
   const rest =
@@ -31,7 +37,7 @@ export function impactSummary(plan: ComparePlan): string {
     })
     .join("");
   if (plan.impact.length === 0) return `${head}: no rule was added, edited or removed${rest}${deferred}.${errors}`;
-  return `${head}: ${plural(plan.impact.length, "rule", "rules")} touched, +${t.added} newly affected, -${t.removed} no longer, ${t.changed} write other values${rest}${deferred}.${errors}`;
+  return `${head}: ${plural(plan.impact.length, "rule", "rules")} touched, +${t.added} newly affected, -${t.removed} no longer, ${t.changed} write other values${rolloutWords(t)}${rest}${deferred}.${errors}`;
 }
 
 /** `#123 "Taxi to the airport": complete step 20111 "Manager approval"` */

@@ -12,7 +12,10 @@ export function registerPlan(program: Command): void {
     .description("show the API calls the rules imply against live data (dry run)")
     .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
     .addOption(formatOption(PLAN_FORMAT_NAMES))
-    .option("--out <file>", "also write the JSON plan to this file (for `flowrules apply <file>`)")
+    .option(
+      "--out <file>",
+      "also write the JSON plan to this file (for `flowrules apply <file>`); `-` or /dev/stdout: the plan file is then the only document on stdout, and the view goes to stderr",
+    )
     .option("--report-dir <dir>", "also write each report as <rule>.csv and <rule>.json into this folder")
     .option("--detailed-exitcode", "exit 0 when there is nothing to change, 2 when there are changes, 1 on error")
     .option("-q, --quiet", "no progress and no request count on stderr")
