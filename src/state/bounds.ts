@@ -94,6 +94,8 @@ export interface Slice {
   effect: "enter" | "leave";
   query: CanonicalQuery;
   why: string;
+  /** a leaving slice: the date field whose `_after` bound moved, and the range that leaves (inclusive, epoch ms) */
+  range?: { field: string; from: number; to: number };
 }
 
 /** The lists that bring a cached answer to `previous` up to date for `current`, or undefined when that cannot be done. */
@@ -124,6 +126,7 @@ export function slices(
         effect: "leave",
         query: { ...previous, [m.key]: iso(m.from), [beforeKey]: iso(before) },
         why: `${m.key} moved from ${iso(m.from)} to ${iso(m.to)}`,
+        range: { field, from: m.from, to: before },
       });
     }
   }
