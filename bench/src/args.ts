@@ -29,6 +29,8 @@ export interface BenchOptions {
   /** seconds of its idle and events phases */
   watchIdleSeconds?: number;
   watchEventsSeconds?: number;
+  /** the scenario at a million instances (bench/src/million.ts) instead of the others; its size (default 1,000,000) */
+  million?: { n: number; resume: boolean; stateless: boolean; gc: boolean };
 }
 
 export const USAGE = `usage: npm run bench -- [options]
@@ -47,7 +49,13 @@ export const USAGE = `usage: npm run bench -- [options]
   --state-sizes 20000,100000  sizes of the --state scenario, 1 % churn (default both; 0 skips it; --quick: 20000)
   --watch-sizes 20000,100000  sizes of the watch --apply scenario, real minutes at 100 a minute (default both; 0 skips it; --quick: 20000)
   --watch-idle SECONDS        its idle phase (default 120; --quick: 60)
-  --watch-events SECONDS      its phase of people's marks to react to (default 180; --quick: 90)`;
+  --watch-events SECONDS      its phase of people's marks to react to (default 180; --quick: 90)
+  --million                   only the scenario at 1,000,000 instances: first sync, loading the state, a first sync cut
+                              at 30/60/90 % and resumed, a steady run, 1 % churn, an apply of 1,000 changes (~1 h)
+  --million-instances N       its size (default 1000000)
+  --no-resume                 without the cut and resumed first sync (about half the time)
+  --stateless                 and a stateless plan at the end, for comparison
+  --gc                        its runs with node --trace-gc: the most live on V8's heap after a full collection`;
 
 function int(name: string, v: string | undefined, dflt: number, min = 0): number {
   if (v === undefined) return dflt;
@@ -77,6 +85,11 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
       "watch-sizes": { type: "string" },
       "watch-idle": { type: "string" },
       "watch-events": { type: "string" },
+      million: { type: "boolean", default: false },
+      "million-instances": { type: "string" },
+      "no-resume": { type: "boolean", default: false },
+      stateless: { type: "boolean", default: false },
+      gc: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -121,5 +134,15 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
             .filter((n) => n > 0),
     watchIdleSeconds: int("watch-idle", values["watch-idle"], quick ? 60 : 120, 10),
     watchEventsSeconds: int("watch-events", values["watch-events"], quick ? 90 : 180, 10),
+    ...(values.million === true || values["million-instances"] !== undefined
+      ? {
+          million: {
+            n: int("million-instances", values["million-instances"], 1_000_000, 1),
+            resume: values["no-resume"] !== true,
+            stateless: values.stateless === true,
+            gc: values.gc === true,
+          },
+        }
+      : {}),
   };
 }

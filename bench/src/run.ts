@@ -5,7 +5,8 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseBenchArgs, USAGE } from "./args.js";
+import { parseBenchArgs, USAGE, type BenchOptions } from "./args.js";
+import { millionTargets, renderMillion, runMillion } from "./million.js";
 import { runBench } from "./bench.js";
 import { renderPaced, runPaced } from "./paced.js";
 import { renderMarkdown } from "./table.js";
@@ -25,6 +26,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  if (opts.million) return million(opts.million, opts.seed, opts.outDir, log);
   const bench = await runBench(opts, log);
   process.stdout.write(renderMarkdown(bench));
   const windowMs = opts.pacedWindowMs ?? 0;
@@ -61,6 +63,23 @@ async function main(): Promise<number> {
     await writeFile(join(opts.outDir, "latest.json"), json);
     await writeFile(join(opts.outDir, `${stamp}.json`), json);
     process.stderr.write(`results written to ${join(opts.outDir, "latest.json")}\n`);
+  }
+  return 0;
+}
+
+async function million(
+  o: NonNullable<BenchOptions["million"]>,
+  seed: number,
+  outDir: string | undefined,
+  log: (line: string) => void,
+): Promise<number> {
+  const run = await runMillion({ ...o, seed }, log);
+  process.stdout.write(renderMillion(run));
+  if (outDir) {
+    await mkdir(outDir, { recursive: true });
+    const json = `${JSON.stringify({ generated_at: new Date().toISOString(), million: run, targets: millionTargets(run) }, null, 2)}\n`;
+    await writeFile(join(outDir, "million.json"), json);
+    process.stderr.write(`results written to ${join(outDir, "million.json")}\n`);
   }
   return 0;
 }

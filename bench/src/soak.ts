@@ -16,6 +16,8 @@
  * a rule still selects once the watcher has settled (from the sandbox's store: must be 0), plus marks never acted on.
  *
  *   npm run bench:soak -- [--minutes 60] [--instances 20000] [--people-per-min 12] [--cli dist/cli/index.js] [--out FILE]
+ *
+ * With `--busy`, a busy tenant's watcher instead (./soak-busy.ts): 2,000 instances, 10 minutes by default.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -27,6 +29,7 @@ import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
 import { Prng, mixSeed } from "#flowrules/sandbox/prng.js";
 import { API_KEY } from "./scenario.js";
 import { quantile, rssMb, WATCH_RULES_YAML } from "./watch.js";
+import { busyTargets, renderBusy, runBusy } from "./soak-busy.js";
 
 const TAG = "fast-track";
 const RATE_LIMIT = 100;
@@ -405,8 +408,28 @@ async function main(): Promise<number> {
       seed: { type: "string" },
       cli: { type: "string" },
       out: { type: "string" },
+      busy: { type: "boolean" },
+      explain: { type: "string" },
     },
   });
+  const cli = resolve(values.cli ?? fileURLToPath(new URL("../../../dist/cli/index.js", import.meta.url)));
+  if (values.busy) {
+    const minutes = Number(values.minutes ?? 10);
+    if (!(minutes >= 2)) throw new Error("--minutes must be at least 2 with --busy");
+    const busy = await runBusy(
+      {
+        minutes,
+        instances: Number(values.instances ?? 2000),
+        seed: Number(values.seed ?? 1),
+        cli,
+        ...(values.explain ? { explain: resolve(values.explain) } : {}),
+      },
+      (line) => void process.stderr.write(`${line}\n`),
+    );
+    process.stdout.write(renderBusy(busy));
+    if (values.out) await writeFile(values.out, `${JSON.stringify(busy, null, 2)}\n`);
+    return busyTargets(busy).every((t) => t.met) ? 0 : 1;
+  }
   const minutes = Number(values.minutes ?? 60);
   if (!(minutes >= 8)) throw new Error("--minutes must be at least 8");
   const scale = (m: number): number => Math.round(((m * minutes) / 60) * 10) / 10;
@@ -417,7 +440,7 @@ async function main(): Promise<number> {
     failRate: 0.03,
     resetRate: 0.01,
     seed: Number(values.seed ?? 1),
-    cli: resolve(values.cli ?? fileURLToPath(new URL("../../../dist/cli/index.js", import.meta.url))),
+    cli,
     // both kills before minute 30: minutes 30 and 60 are one process, so its RSS can be compared
     kills: [scale(12), scale(24)],
     hup: scale(36),

@@ -1,30 +1,47 @@
 /**
  * Markdown reference of the command line, read from the commander program itself (the same objects `--help`
  * prints), so docs/cli.md cannot drift from src/cli: every verb, argument and option with its choices and default,
- * and the environment variables the descriptions name.
+ * and the environment variables, from the settings table (src/model/settings-table.ts) like the options.
  */
 import type { Argument, Command, Option } from "commander";
 import { cell } from "./markdown.js";
 import { EXAMPLES } from "#flowrules/cli/examples.js";
+import { ENV } from "#flowrules/model/env-names.js";
+import { ALL_SETTINGS, OTHER_VARIABLES } from "#flowrules/model/settings-table.js";
 
-/** Environment variables flowrules reads that no option description names, with what they do. */
-export const ENVIRONMENT: Readonly<Record<string, string>> = {
-  FLOWRULES_API_KEY:
-    "The API key, sent as `Authorization: Api-Key <key>` (a profile's `api_key_env` names another variable to read it from). Read only from the environment, never from a flag or a file, so it stays out of shell history and CI logs; it is scrubbed from every output, log line and error.",
-  FLOWRULES_BASE_URL: "The service base URL, e.g. `https://host/api` (the `--base-url` flag wins).",
-  FLOWRULES_RATE_LIMIT: "Client-side limit in requests a minute, 0 = off; default 100 (the `--rate-limit` flag wins).",
-  FLOWRULES_OPT_OUT_TAG:
-    "An instance carrying this tag is changed by no rule and counted as excluded; default `no-automation`, empty turns the opt-out off (the `--opt-out-tag` flag wins).",
-  FLOWRULES_NOTIFY_URL:
-    "Webhooks told at the end of `plan` and `apply`, comma-separated (the `--notify` flags win): one JSON POST each, https:// or http:// to loopback unless `--insecure-http`.",
-  FLOWRULES_CONFIG: "The profiles file (the `--config` flag wins); default `flowrules.config.yaml` in the current directory, when present.",
-  FLOWRULES_PROFILE:
-    "The profile of the profiles file to use (the `--profile` flag wins; otherwise the file's `default_profile`). A profile's values come after flags and environment variables, before defaults.",
-  FLOWRULES_STATE:
-    "The state dir of `plan` and `apply` with rule paths (the `--state` flag wins; a profile's `state` after it): what each run learned, so the next asks the service only for what changed; the plan is the same as without it (docs/operating.md, \"State between runs\"); `watch` keeps its bookmarks, lock and journals under `watch/` in it.",
-  FLOWRULES_DEBUG: "`1` adds the stack trace to an unexpected error (otherwise one line).",
-  NO_COLOR: "Any non-empty value turns colours off (colours are only used on a terminal anyway); `--color` turns them on regardless.",
-};
+/** A row of the environment table: what the variable does, and the flag, profile key and default of its setting. */
+export interface EnvironmentRow {
+  name: string;
+  what: string;
+  flag?: string;
+  profile?: string;
+  default?: number | string | boolean;
+}
+
+/**
+ * Every variable flowrules reads, from the settings table (src/model/settings-table.ts): each setting with a variable,
+ * then the variables of no setting. A variable in src/model/env-names.ts with neither is an error, so a new one cannot
+ * go undocumented.
+ */
+export function environmentRows(): EnvironmentRow[] {
+  const rows: EnvironmentRow[] = [];
+  for (const s of ALL_SETTINGS) {
+    if (s.env === undefined) continue;
+    const row: EnvironmentRow = { name: s.env, what: s.envDocs ?? s.help };
+    if (s.flags !== undefined) row.flag = s.flags.split(" ")[0]!;
+    // a profile's api_key_env names another variable: it is no value of this one
+    if (s.profile !== undefined && s.read?.kind !== "variable") row.profile = s.profile;
+    if (s.default !== undefined) row.default = s.default;
+    rows.push(row);
+  }
+  for (const v of OTHER_VARIABLES) if (v.docs !== null) rows.push({ name: v.name, what: v.docs });
+  const known = new Set([...rows.map((r) => r.name), ...OTHER_VARIABLES.map((v) => v.name)]);
+  const missing = Object.values(ENV).filter((n) => !known.has(n));
+  if (missing.length > 0) {
+    throw new Error(`${missing.join(", ")}: no setting or OTHER_VARIABLES entry in src/model/settings-table.ts says what it does`);
+  }
+  return rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
 
 const ENV_NAME = /\b(FLOWRULES_[A-Z_]+|NO_COLOR)\b/g;
 const show = (v: unknown): string => `\`${JSON.stringify(v)}\``;
@@ -91,13 +108,18 @@ export function cliReference(program: Command): string {
     for (const o of opts) for (const e of envNames(o.description)) note(e, `\`${o.long ?? o.flags}\``);
   }
   out.push("## Environment", "");
-  out.push("| Variable | What it does | Named by |", "| --- | --- | --- |");
-  const names = [...new Set([...Object.keys(ENVIRONMENT), ...mentioned.keys()])].sort();
-  for (const name of names) {
-    const what = ENVIRONMENT[name];
-    if (what === undefined) throw new Error(`${name} is named by an option but has no entry in ENVIRONMENT (scripts/docs/cli-reference.ts)`);
-    const by = [...(mentioned.get(name) ?? [])];
-    out.push(`| \`${name}\` | ${cell(what)} | ${by.length > 0 ? by.join(", ") : "—"} |`);
+  out.push(
+    "A flag wins over its variable, the variable over the profile's key, the key over the default ([Profiles](operating.md#profiles-several-services-or-tenants)).",
+    "",
+  );
+  out.push("| Variable | What it does | Flag | Profile key | Default |", "| --- | --- | --- | --- | --- |");
+  const rows = environmentRows();
+  for (const name of mentioned.keys()) {
+    if (!rows.some((r) => r.name === name)) throw new Error(`${name} is named by an option but the settings table does not say what it does`);
+  }
+  const code = (v: unknown): string => (v === undefined ? "—" : `\`${String(v)}\``);
+  for (const r of rows) {
+    out.push(`| \`${r.name}\` | ${cell(r.what)} | ${code(r.flag)} | ${code(r.profile)} | ${r.default === undefined ? "—" : show(r.default)} |`);
   }
   out.push("");
   return out.join("\n");

@@ -6,6 +6,7 @@
  * data and short progress lines (`say`), as execute.ts does.
  */
 import { mkdir } from "node:fs/promises";
+import { defined } from "../model/defined.js";
 import { join } from "node:path";
 import {
   clientFrom,
@@ -190,9 +191,8 @@ async function applyJournalled(
 
   const c = opts.connection;
   const client = clientFrom(c, {
-    ...(opts.onClientEvent ? { onEvent: opts.onClientEvent } : {}),
     // no change waits for the rate window past --max-duration
-    ...(opts.deadline !== undefined ? { notAfter: opts.deadline } : {}),
+    ...defined({ onEvent: opts.onClientEvent, notAfter: opts.deadline }),
     ...opts.tuning?.client,
     limiter: opts.limiter,
   });
@@ -208,21 +208,18 @@ async function applyJournalled(
         : "starting",
     );
     const result = await executePlan(opts.sendThrough ? opts.sendThrough(client) : client, plan, journal, {
-      ...(opts.onOutcome ? { onOutcome: opts.onOutcome } : {}),
+      ...defined({ onOutcome: opts.onOutcome, signal: c.stop, deadline: opts.deadline, onCheck: opts.onCheck }),
       batchSize: opts.batchSize ?? DEFAULT_BATCH_SIZE,
       clockSkewMs: opts.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
       maxSendAttempts: opts.tuning?.maxSendAttempts ?? 3,
       verifyDelayMs: opts.tuning?.verifyDelayMs ?? 1000,
       concurrency: c.concurrency,
-      ...(c.stop ? { signal: c.stop } : {}),
       progress: say,
       recheckEveryMs: opts.recheckEveryMs ?? DEFAULT_RECHECK_EVERY_MS,
-      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
       onProgress: (p) => {
         opts.onProgress?.(p);
         latest = p;
       },
-      ...(opts.onCheck ? { onCheck: opts.onCheck } : {}),
     });
     const counts = countOutcomes(result.outcomes);
     journal.append({

@@ -8,6 +8,7 @@
  * resolve, with the sources (./config-report.ts). This module loads when a verb runs, never for `--help` or a Tab.
  */
 import { dirname, resolve } from "node:path";
+import { defined } from "../model/defined.js";
 import { z } from "zod";
 import { UserError } from "../model/errors.js";
 import {
@@ -114,7 +115,7 @@ export function sourcesOf(
         process.argv.includes("--log-format=json") ||
         process.argv.join(" ").includes("--log-format json"),
     );
-  return { opts, env, config, ...(profile ? { profile } : {}) };
+  return { opts, env, config, ...defined({ profile }) };
 }
 
 let namedAbove = false;
@@ -285,15 +286,14 @@ export function runSettingsOf(src: Sources): RunSettings {
   const connection = connectionFrom(src, shard ? parseShard(shard.value) : undefined);
   const planning = planningFrom(src);
   const profile = profileRef(src);
-  return { ...(profile ? { profile } : {}), connection, planning, output: outputFrom(src, connection.insecureHttp) };
+  return { ...defined({ profile }), connection, planning, output: outputFrom(src, connection.insecureHttp) };
 }
 
 /** The fields of `run.started` that say where the run goes and what it plans. */
 export function runFields(run: RunSettings): Record<string, string> {
   return {
     base_url: run.connection.baseUrl,
-    ...(run.profile ? { profile: run.profile.name } : {}),
-    ...(run.planning.shard ? { shard: shardLabel(run.planning.shard) } : {}),
+    ...defined({ profile: run.profile?.name, shard: run.planning.shard && shardLabel(run.planning.shard) }),
     ...(run.planning.changedSince ? { changed_since: run.planning.changedSince } : {}),
   };
 }
@@ -307,7 +307,7 @@ export function connectionRun(
   const connection = connectionFrom(src);
   return {
     connection,
-    fields: { base_url: connection.baseUrl, ...(src.profile ? { profile: src.profile.name } : {}) },
+    fields: { base_url: connection.baseUrl, ...defined({ profile: src.profile?.name }) },
   };
 }
 

@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { configFileChoice, noConfigFile, profileAsked, type ConfigFileChoice } from "./config-choice.js";
 import { CONNECTION_FLAGS, PLANNING_FLAGS, type SettingSource } from "./flags.js";
 import type { LoadedProfile } from "./profiles.js";
+import { defined } from "../model/defined.js";
 
 /** flags and environment of one run, the config file in effect and the profile they chose */
 export interface Sources {
@@ -77,7 +78,7 @@ export function catalogSettingsFrom(src: Sources): { workflows?: string; baseUrl
   const workflows = pathOf(pick(PLANNING_FLAGS.workflows, src), src);
   const base = pick(CONNECTION_FLAGS.baseUrl, src);
   return {
-    ...(workflows !== undefined ? { workflows } : {}),
+    ...defined({ workflows }),
     ...(typeof base?.value === "string" ? { baseUrl: base.value } : {}),
   };
 }

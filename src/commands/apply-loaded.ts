@@ -4,6 +4,7 @@
  * events, the summary on stdout, the notification, the exit code.
  */
 import { isAbsolute, relative } from "node:path";
+import { defined } from "../model/defined.js";
 import type { ApiClient, RequestLimiter } from "../api/index.js";
 import {
   DEFAULT_CLOCK_SKEW_MS,
@@ -37,8 +38,7 @@ export function lockWait(opts: ApplyCommandOptions, io: CommandIO): LockWait {
     waitMs: opts.lockWaitMs ?? 0,
     waitText: durationText(opts.lockWaitMs ?? 0),
     how: "--lock-wait",
-    ...(opts.tuning?.lockPollMs !== undefined ? { pollMs: opts.tuning.lockPollMs } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...defined({ pollMs: opts.tuning?.lockPollMs, signal: opts.signal }),
     onWaiting: (holder, wait) => {
       if (!opts.quiet) io.stderr(`flowrules: ${holder}; waiting up to ${wait} for it to finish\n`);
     },
@@ -82,16 +82,15 @@ export async function applyLoaded(
       lock,
       // with --state, through the state: our writes' answers are written through (reads still reach the service)
       ...(through ? { sendThrough: (client: ApiClient) => through.applying(client) } : {}),
-      connection: { ...c, ...(opts.signal ? { stop: opts.signal } : {}) },
+      connection: { ...c, ...defined({ stop: opts.signal }) },
       limiter: opts.limiter,
-      ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
+      ...defined({ deadline: opts.deadline }),
       batchSize: opts.batchSize,
       clockSkewMs: opts.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
       recheckEveryMs: opts.recheckEveryMs ?? DEFAULT_RECHECK_EVERY_MS,
       lockTimeoutMs: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
       lockWait: lockWait(opts, io),
-      ...(opts.profile ? { profileName: opts.profile.name } : {}),
-      ...(opts.tuning ? { tuning: opts.tuning } : {}),
+      ...defined({ profileName: opts.profile?.name, tuning: opts.tuning }),
       shown: (f) => shown(f, cwd),
       say,
       warn: (line) => io.stderr(`${line}\n`),

@@ -8,6 +8,7 @@
  * A plan file is told from rule paths by content (a JSON object with `format_version`), or by a .json name.
  */
 import { deferredWords } from "../render/plan/summary.js";
+import { defined } from "../model/defined.js";
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { clientFrom, sharedLimiter } from "../api/index.js";
@@ -122,7 +123,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
         const code = await applyLoaded(
           loaded,
           journalFile,
-          { ...runOpts, ...(held ? { writeThrough: held } : {}) },
+          { ...runOpts, ...defined({ writeThrough: held }) },
           cwd,
           io,
           lock,
@@ -234,7 +235,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
         if (words) io.stderr(`rule "${r.name}": ${words}\n`);
       }
     }
-    return applyLoaded(loaded, journalFile, { ...runOpts, ...(held ? { writeThrough: held } : {}) }, cwd, io, lock);
+    return applyLoaded(loaded, journalFile, { ...runOpts, ...defined({ writeThrough: held }) }, cwd, io, lock);
   }
 }
 

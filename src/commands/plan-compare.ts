@@ -12,7 +12,7 @@ import { textSafe } from "../render/escape.js";
 import { hasImpact, impactCounts, type ComparePlan } from "../engine/impact.js";
 import { runCompare } from "../engine/plan-compare.js";
 import { COMPARE_FORMATS } from "../render/compare/index.js";
-import { useColor, type CommandIO } from "../log/command-io.js";
+import type { CommandIO } from "../log/command-io.js";
 import { loadRuleSetOrReport } from "./load.js";
 import { checkPlanOutputs, emitPlan, planRuleSet, type PlanCommandOptions } from "./plan.js";
 
@@ -102,12 +102,6 @@ export async function comparePlanCommand(opts: PlanCommandOptions, io: CommandIO
   )) as ComparePlan;
   if (opts.forecastMs !== undefined) await addForecast(plan, input.ruleSet, opts, io, opts.forecastMs);
   for (const i of plan.impact) io.log?.event("rule.impact", { rule: i.rule, status: i.status, ...impactCounts(i) });
-  await emitPlan(
-    plan,
-    COMPARE_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }),
-    opts,
-    io,
-    startedAt,
-  );
+  await emitPlan(plan, (view) => COMPARE_FORMATS[opts.format](plan, view), opts, io, startedAt);
   return compareExitCode(plan, opts.detailedExitcode);
 }

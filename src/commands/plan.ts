@@ -9,6 +9,7 @@ import { writePlanFile } from "../plan/write.js";
 import { checkOutputFile, checkOutputFolder, namesStdout } from "../fs/write-file.js";
 import type { Plan } from "../plan/types.js";
 import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
+import type { PlanRenderOptions } from "../render/plan/types.js";
 import { reportFileClash, writeReportFiles } from "../render/report/files.js";
 import { UserError } from "../model/errors.js";
 import { CATALOG_FILE } from "../model/defaults.js";
@@ -71,24 +72,22 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
     if (io.log?.structured !== true) io.stderr(`${err.message}\n`);
     return opts.detailedExitcode ? EXIT_ERROR : EXIT_OK;
   }
-  await emitPlan(
-    plan,
-    PLAN_FORMATS[opts.format](plan, { color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) }),
-    opts,
-    io,
-    startedAt,
-  );
+  await emitPlan(plan, (view) => PLAN_FORMATS[opts.format](plan, view), opts, io, startedAt);
   return planExitCode(plan, opts.detailedExitcode);
 }
 
-/** The end of a plan run (`plan`, `plan --compare`): the view on stdout, the JSON plan file, report files, webhooks. */
+/**
+ * The end of a plan run (`plan`, `plan --compare`): the view on stdout (drawn by `render` in colour on a terminal,
+ * naming the plan file), the JSON plan file, report files, webhooks.
+ */
 export async function emitPlan(
   plan: Plan,
-  view: string,
+  render: (options: PlanRenderOptions) => string,
   opts: PlanCommandOptions,
   io: CommandIO,
   startedAt: Date,
 ): Promise<void> {
+  const view = render({ color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) });
   if (opts.reportDir) {
     // before anything is written: a report named like the plan file or the catalog would replace it
     const others = [

@@ -4,6 +4,7 @@
  * (test/cli/settings.test.ts checks every one).
  */
 import { clientFrom, type ClientSettings, type RequestLimiter } from "../api/index.js";
+import { defined } from "../model/defined.js";
 import type { ConnectionSettings, PlanningSettings, ProfileRef } from "../model/settings.js";
 import { sendRatePerMin, serviceName } from "../model/settings.js";
 import { plural } from "../text/plural.js";
@@ -129,8 +130,7 @@ export async function planRuleSet(
       logClientEvent(e);
       view.clientEvent(e);
     },
-    ...(opts.limiter ? { limiter: opts.limiter } : {}),
-    ...(stop ? { signal: stop } : {}),
+    ...defined({ limiter: opts.limiter, signal: stop }),
   });
   const log = io.log ?? nullLogger;
   const onWarning = (message: string): void => {
@@ -292,8 +292,7 @@ export async function planRuleSet(
     logPlan(log, plan, {
       duration_ms: ms,
       requests: client.stats().total,
-      ...(opts.shard ? { shard: shardLabel(opts.shard) } : {}),
-      ...(opts.profile ? { profile: opts.profile.name } : {}),
+      ...defined({ shard: opts.shard && shardLabel(opts.shard), profile: opts.profile?.name }),
     });
     if (!opts.quiet && !log.structured) {
       const s = (ms / 1000).toFixed(1);

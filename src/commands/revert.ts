@@ -6,6 +6,7 @@
  * instance), with their instances. The plan is reviewed with `show` and applied with `apply`, as every plan.
  */
 import { existsSync } from "node:fs";
+import { defined } from "../model/defined.js";
 import { join, resolve } from "node:path";
 import { clientFrom } from "../api/connection.js";
 import type { ApiClient } from "../api/index.js";
@@ -144,10 +145,9 @@ async function revertChanges(client: ApiClient, applied: PlannedChange[], now: D
   const note = (c: PlannedChange, reason: string, field?: string): RevertNote => ({
     rule: c.rule,
     instance_id: c.instance_id,
-    ...(c.instance_name !== undefined ? { instance_name: c.instance_name } : {}),
+    ...defined({ instance_name: c.instance_name }),
     kind: c.kind,
-    ...(c.step_id !== undefined ? { step_id: c.step_id } : {}),
-    ...(field !== undefined ? { field } : {}),
+    ...defined({ step_id: c.step_id, field }),
     reason,
   });
   const records = new Map<number, InstanceRecord>();
@@ -225,8 +225,7 @@ async function revertChanges(client: ApiClient, applied: PlannedChange[], now: D
       id: `${rule}:${c.kind}:${c.instance_id}:${step}`,
       rule,
       instance_id: c.instance_id,
-      ...(c.instance_name !== undefined ? { instance_name: c.instance_name } : {}),
-      ...(c.process_id !== undefined ? { process_id: c.process_id } : {}),
+      ...defined({ instance_name: c.instance_name, process_id: c.process_id }),
       kind: c.kind,
       step_id: step,
       request: {
@@ -293,7 +292,7 @@ export async function revertCommand(opts: RevertCommandOptions, io: CommandIO): 
     reports: [],
     errors: [],
     summary,
-    ...(source.names ? { names: source.names } : {}),
+    ...defined({ names: source.names }),
     revert: { source: planFile, source_digest: loaded.digest, not_reversible: result.notReversible, left: result.left },
   };
   await writePlanFile(out, plan);

@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import type { ClientOptions } from "../api/index.js";
 import type { ConnectionSettings, PlanningSettings, ProfileRef, WatchSettings } from "../model/settings.js";
+import { defined } from "../model/defined.js";
 import { nullLogger } from "../log/index.js";
 import type { CommandIO } from "../log/command-io.js";
 import { ReloadRequests, runWatcher, type Loaded } from "../watch/index.js";
@@ -62,19 +63,19 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
       ruleSet,
       connection: s.connection,
       planningKey: JSON.stringify({ planning: s.planning, profile: s.profile?.name ?? null }),
-      ...(s.profile ? { profileName: s.profile.name } : {}),
+      ...defined({ profileName: s.profile?.name }),
       plan: (run) =>
         planRuleSet(ruleSet, run.connection, run.io, {
           // the run's planning settings as `plan` has them; --full-refresh holds for the first cycle only
           ...s.planning,
           state: stateDir,
           fullRefresh: run.first && s.planning.fullRefresh === true,
-          ...(s.profile ? { profile: s.profile } : {}),
+          ...defined({ profile: s.profile }),
           quiet: !structured,
           limiter: run.limiter,
           recordSeen: run.recordSeen,
-          ...(run.keep ? { keepState: run.keep } : {}), // state-cache: the apply sends through the state
-          ...(run.onSync ? { onSync: run.onSync } : {}),
+          // state-cache: the apply sends through the state
+          ...defined({ keepState: run.keep, onSync: run.onSync }),
         }),
       notify: (payload) => sendNotification(s.notify, payload, io),
     };
@@ -86,23 +87,15 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
       stateDirShown: opts.stateDir,
       doing: `watch ${opts.paths.join(" ")}`,
       apply: opts.apply,
-      ...(opts.intervalMs !== undefined ? { intervalMs: opts.intervalMs } : {}),
       budgetPercent: opts.budgetPercent,
       minIntervalMs: opts.minIntervalMs ?? MIN_INTERVAL_MS,
       timeCycleMs: opts.timeCycleMs ?? DEFAULT_TIME_CYCLE_MS,
-      ...(opts.maxBackoffMs !== undefined ? { maxBackoffMs: opts.maxBackoffMs } : {}),
-      ...(opts.maxCycles !== undefined ? { maxCycles: opts.maxCycles } : {}),
+      ...defined({ intervalMs: opts.intervalMs, maxBackoffMs: opts.maxBackoffMs, maxCycles: opts.maxCycles }),
       ...(opts.metricsPort !== undefined
-        ? {
-            metrics: {
-              port: opts.metricsPort,
-              host: opts.metricsHost,
-              ...(opts.onListening ? { onListening: opts.onListening } : {}),
-            },
-          }
+        ? { metrics: { port: opts.metricsPort, host: opts.metricsHost, ...defined({ onListening: opts.onListening }) } }
         : {}),
       cwd,
-      ...(opts.tuning ? { tuning: opts.tuning } : {}),
+      ...defined({ tuning: opts.tuning }),
     },
     { io, signal: opts.signal, reloads: opts.reloads ?? new ReloadRequests(), load },
   );

@@ -3,6 +3,7 @@
  * conflicts, stable ordering and the summary. Pure: the same outcomes always give the same plan.
  */
 import type { CompiledRule } from "../rules/types.js";
+import { defined } from "../model/defined.js";
 import { actionKind, isMutating, kindOrder, MUTATING_KINDS, type ReportEntry } from "../actions/index.js";
 import { resolveConflicts } from "./conflicts.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
@@ -214,8 +215,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
         : {}),
       // added keys last, so a plan reads as before with its additions after
       ...(r.skipReasons.size > 0 ? { skipped_by_reason: Object.fromEntries(r.skipReasons) } : {}),
-      ...(fields ? { fields } : {}),
-      ...(r.workflowIds ? { workflow_ids: r.workflowIds } : {}),
+      ...defined({ fields, workflow_ids: r.workflowIds }),
       ...(r.workflowsSkipped && r.workflowsSkipped.length > 0 ? { workflows_skipped: r.workflowsSkipped } : {}),
       ...(waiting.length > 0
         ? {

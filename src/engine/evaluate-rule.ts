@@ -1,12 +1,12 @@
 /**
  * One rule over its selection: listed, hydrated and evaluated a chunk at a time, each outcome added to its result.
  */
-import type { ApiClient } from "../api/index.js";
+import type { ApiClient, InstanceListItem } from "../api/index.js";
 import type { Almanac } from "./almanac.js";
 import { addOutcome } from "./assemble.js";
 import type { Bindings } from "./context.js";
-import { evaluateInstance } from "./evaluate-instance.js";
-import { exclusionFilter } from "./exclusions.js";
+import { evaluateInstance, type InstanceOutcome } from "./evaluate-instance.js";
+import { exclusionFilter, type ExclusionFilter } from "./exclusions.js";
 import { hydratePage } from "./hydrate.js";
 import type { QueryPlan } from "./query-plan.js";
 import type { QueryRunner, RequestChoice } from "./run-queries.js";
@@ -41,10 +41,82 @@ export interface EvaluateContext {
   fail: (rule: CompiledRule, result: RuleResult, err: unknown) => void;
 }
 
-const CHUNK = 500;
+/** Instances evaluated together: their exclusions asked and their data read at once. */
+export const CHUNK = 500;
 
-export async function evaluateRule(ctx: EvaluateContext, p: PlannedRule): Promise<void> {
-  const { client, almanac, plan, runner, explain, now, nowIso, bindings, snapshots } = ctx;
+/** What one rule's chunks share: its exclusions, the steps its probes found active, where outcomes go. */
+export interface ChunkRun {
+  exclusion: ExclusionFilter;
+  probes: Array<[number, Set<number>]>;
+  /** each outcome, in the order the rule's outcomes are kept (./stream-rule.ts may put them back in listing order) */
+  add: (outcome: InstanceOutcome) => void;
+  /** field keys no later rule reads: their values are dropped once the chunk is evaluated (./plan-live.ts) */
+  drop: readonly string[];
+}
+
+/** One chunk of a rule's selection: exclusions, hydration, evaluation; excluded instances only counted. */
+export async function evaluateChunk(
+  ctx: EvaluateContext,
+  p: PlannedRule,
+  chunk: InstanceListItem[],
+  run: ChunkRun,
+): Promise<void> {
+  const { client, almanac, nowIso, bindings, snapshots } = ctx;
+  const { rule, result, needs } = p;
+  const { exclusion, probes } = run;
+  // excluded instances are counted as selected and never evaluated (nor hydrated, when known before)
+  const out = await exclusion.excluded(chunk.map((i) => i.id));
+  const items = chunk.filter((i) => !out.has(i.id));
+  const hydrated = await hydratePage(client, almanac, items, needs);
+  const data = hydrated.filter((d) => !(d.record && exclusion.excludedByRecord(d.id, d.record.tags)));
+  const excluded = chunk.length - data.length;
+  if (excluded > 0) {
+    result.selected += excluded;
+    result.excluded = (result.excluded ?? 0) + excluded;
+  }
+  for (const d of data) {
+    if (probes.length > 0) d.stepActive = new Map(probes.map(([step, ids]) => [step, ids.has(d.id)]));
+  }
+  for (const d of data) {
+    const snap = d.record?.process_snapshot;
+    const had = snapshots.get(d.process_id);
+    if (snap !== undefined && snap !== null && (!had || d.id < had.id))
+      snapshots.set(d.process_id, { id: d.id, snapshot: snap });
+    run.add(await evaluateInstance(rule, d, nowIso, bindings));
+  }
+  for (const key of run.drop) {
+    const values = almanac.values.get(key);
+    if (values) for (const i of chunk) values.delete(i.id);
+  }
+}
+
+/** The explanation of a rule's record reads: `unread` of its `selected` instances read for it. */
+/** The instances a rule never touches: its own `exclude` and the opt-out tag (./exclusions.ts). */
+export function ruleExclusion(ctx: EvaluateContext, p: PlannedRule): ExclusionFilter {
+  const { rule, needs } = p;
+  return exclusionFilter(
+    ctx.client,
+    rule,
+    needs.processId,
+    selectQuery(rule.select, ctx.now),
+    ctx.optOutTag,
+    needs.record,
+  );
+}
+
+export function explainRecordReads(ctx: EvaluateContext, p: PlannedRule, unread: number, selected: number): void {
+  ctx.explain({
+    subject: `records of ${p.rule.name}`,
+    workflow_id: p.needs.processId,
+    choice: "record reads",
+    requests: unread,
+    why: `its conditions or report read the full record${unread < selected ? `; ${selected - unread} already read for another rule` : ""}`,
+    rules: [p.rule.name],
+  });
+}
+
+export async function evaluateRule(ctx: EvaluateContext, p: PlannedRule, drop: readonly string[] = []): Promise<void> {
+  const { almanac, plan, runner } = ctx;
   const { rule, result, needs } = p;
   if (ctx.failed(rule.name)) return;
   try {
@@ -53,51 +125,19 @@ export async function evaluateRule(ctx: EvaluateContext, p: PlannedRule): Promis
     const listing = await runner.listing(q.selection);
     if (needs.record) {
       const unread = listing.items.filter((i) => !almanac.records.has(i.id)).length;
-      explain({
-        subject: `records of ${rule.name}`,
-        workflow_id: needs.processId,
-        choice: "record reads",
-        requests: unread,
-        why: `its conditions or report read the full record${unread < listing.items.length ? `; ${listing.items.length - unread} already read for another rule` : ""}`,
-        rules: [rule.name],
-      });
+      explainRecordReads(ctx, p, unread, listing.items.length);
     }
     const probes: Array<[number, Set<number>]> = [];
     if (!needs.record) {
       for (const probe of q.probes)
         probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);
     }
-    const exclusion = exclusionFilter(
-      client,
-      rule,
-      needs.processId,
-      selectQuery(rule.select, now),
-      ctx.optOutTag,
-      needs.record,
-    );
+    const exclusion = ruleExclusion(ctx, p);
+    const run: ChunkRun = { exclusion, probes, add: (o) => addOutcome(result, o), drop };
     let done = 0;
     for (let at = 0; at < listing.items.length; at += CHUNK) {
       const chunk = listing.items.slice(at, at + CHUNK);
-      // excluded instances are counted as selected and never evaluated (nor hydrated, when known before)
-      const out = await exclusion.excluded(chunk.map((i) => i.id));
-      const items = chunk.filter((i) => !out.has(i.id));
-      const hydrated = await hydratePage(client, almanac, items, needs);
-      const data = hydrated.filter((d) => !(d.record && exclusion.excludedByRecord(d.id, d.record.tags)));
-      const excluded = chunk.length - data.length;
-      if (excluded > 0) {
-        result.selected += excluded;
-        result.excluded = (result.excluded ?? 0) + excluded;
-      }
-      for (const d of data) {
-        if (probes.length > 0) d.stepActive = new Map(probes.map(([step, ids]) => [step, ids.has(d.id)]));
-      }
-      for (const d of data) {
-        const snap = d.record?.process_snapshot;
-        const had = snapshots.get(d.process_id);
-        if (snap !== undefined && snap !== null && (!had || d.id < had.id))
-          snapshots.set(d.process_id, { id: d.id, snapshot: snap });
-        addOutcome(result, await evaluateInstance(rule, d, nowIso, bindings));
-      }
+      await evaluateChunk(ctx, p, chunk, run);
       done += chunk.length;
       ctx.onProgress?.({ rule: rule.name, done, total: Math.max(done, listing.items.length) });
     }

@@ -5,6 +5,7 @@
  * of its own. Pure: sources in, the table out; the same sources always give the same table.
  */
 import type { WorkflowStructure } from "../model/structure.js";
+import { defined } from "../model/defined.js";
 import { structureFromSnapshot } from "../model/structure.js";
 import { valueKey } from "../plan/names.js";
 import type { PlannedChange, WorkflowNames } from "../plan/types.js";
@@ -29,7 +30,7 @@ export function namesOfStructure(s: WorkflowStructure): NameSource {
     for (const a of step.actions) if (a.name !== "" && a.name !== `field ${a.id}`) fields.set(a.id, a.name);
   }
   const name = s.workflow.name !== "" && s.workflow.name !== `workflow ${s.workflow.id}` ? s.workflow.name : undefined;
-  return { ...(name !== undefined ? { name } : {}), steps, fields };
+  return { ...defined({ name }), steps, fields };
 }
 
 /** A record's process_snapshot as a name source (its `name`, its steps and their form fields). */
@@ -131,9 +132,7 @@ export function namesTable(
     if (name === undefined && !steps && !fields) continue;
     out.push({
       workflow_id: wf,
-      ...(name !== undefined ? { name } : {}),
-      ...(steps ? { steps } : {}),
-      ...(fields ? { fields } : {}),
+      ...defined({ name, steps, fields }),
     });
   }
   return out;

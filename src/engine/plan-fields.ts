@@ -2,6 +2,7 @@
  * What the rules read of the instances' data, and reading it for all rules together: the fields each rule reads,
  * whether its record is needed only for `priority`, and the field values of the rules that read no record.
  */
+import pLimit from "p-limit";
 import { actionKind } from "../actions/index.js";
 import type { ApiClient } from "../api/index.js";
 import type { CompiledRule, FieldRef } from "../rules/types.js";
@@ -12,6 +13,9 @@ import type { Almanac } from "./almanac.js";
 import { fetchFieldChunk, readRecordsForValues, type PageNeeds } from "./hydrate.js";
 import { PAGE, planFieldBatches, type FieldBatchPlan, type QueryPlan } from "./query-plan.js";
 import type { QueryRunner, RequestChoice } from "./run-queries.js";
+
+/** Form-field requests handed to the client at once (it sends `--concurrency` of them at a time, 4 unless set). */
+export const FIELD_REQUESTS_QUEUED = 64;
 
 /**
  * Field values the remaining rules need, for all of them together: per field of a workflow, the ids still unknown,
@@ -42,6 +46,9 @@ export async function prefetchFields(
   for (const b of batches) byWorkflow.set(b.processId, [...(byWorkflow.get(b.processId) ?? []), b]);
   // a failure fails the rules that read the field (their plan would be short of its values), not the others
   const failures = new Map<string, unknown>();
+  // the requests wait their turn as closures, not as requests built up front: a queued request holds its path
+  // (500 ids) until sent, which for every field page of a large tenant at once was tens of MB
+  const limit = pLimit(FIELD_REQUESTS_QUEUED);
   await Promise.all(
     [...byWorkflow.entries()].map(async ([processId, list]) => {
       const pages = list.reduce((n, b) => n + b.pages, 0);
@@ -79,7 +86,9 @@ export async function prefetchFields(
           const chunks: number[][] = [];
           for (let i = 0; i < b.ids.length; i += PAGE) chunks.push(b.ids.slice(i, i + PAGE));
           try {
-            await Promise.all(chunks.map((chunk) => fetchFieldChunk(client, almanac, processId, b.field, chunk)));
+            await Promise.all(
+              chunks.map((chunk) => limit(() => fetchFieldChunk(client, almanac, processId, b.field, chunk))),
+            );
           } catch (err) {
             failures.set(`${processId}:${fieldKey(b.field.step, b.field.action)}`, err);
           }

@@ -26,6 +26,8 @@ import { prefetchFields } from "./plan-fields.js";
 import { planTargets } from "./plan-targets.js";
 import { learnStartedTimes } from "./started-times.js";
 import { evaluateRule, type EvaluateContext, type PlanProgress } from "./evaluate-rule.js";
+import { streamable, streamRule } from "./stream-rule.js";
+import type { PlannedRule } from "./plan-targets.js";
 
 export type { RequestChoice } from "./run-queries.js";
 export type { PlanProgress } from "./evaluate-rule.js";
@@ -56,6 +58,12 @@ export interface RunPlanOptions {
    * instant moves
    */
   almanac?: Almanac;
+  /**
+   * evaluate a selection that one rule alone uses while it is listed, page by page (./stream-rule.ts), and drop
+   * field values once no later rule reads them; false: every selection listed whole first and every value kept.
+   * The same plan and requests either way (test/engine/stream.test.ts); off when an almanac is shared.
+   */
+  stream?: boolean;
 }
 
 export async function runPlan(opts: RunPlanOptions): Promise<Plan> {
@@ -111,6 +119,9 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   const timed = new Set(planned.filter((p) => p.rule.needs.times === true).map((p) => p.needs.processId));
   const times = (processId: number): boolean => timed.has(processId);
   const plan = planQueries(inputs);
+  const lean = opts.almanac === undefined && opts.stream !== false;
+  const streamed = new Set(lean ? planned.filter((p) => streamable(p, planned, plan)) : []);
+  const streamedSelections = new Set([...streamed].map((p) => plan.rules.get(p.key)?.selection));
   const runner = new QueryRunner(client, plan, almanac, {
     ...(opts.shard ? { shard: opts.shard } : {}),
     knownKeys,
@@ -120,7 +131,7 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   });
   for (const s of plan.selections.values()) {
     // every listing starts now (the client caps requests in flight), so one selection's pages overlap another's work
-    if (s.source.kind === "list") void runner.listing(s.id).catch(() => undefined);
+    if (s.source.kind === "list" && !streamedSelections.has(s.id)) void runner.listing(s.id).catch(() => undefined);
     if (s.source.kind === "filter")
       explain({
         subject: queryWords(s),
@@ -202,13 +213,17 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   };
 
   // rules that read records first: their snapshots bring field values other rules then need not ask for
-  for (const p of planned) if (p.needs.record) await evaluateRule(ctx, p);
+  const order = [...planned.filter((p) => p.needs.record), ...planned.filter((p) => !p.needs.record)];
+  const drops = lean ? lastReads(order) : new Map<PlannedRule, string[]>();
+  const evaluate = (p: PlannedRule): Promise<void> =>
+    streamed.has(p) ? streamRule(ctx, p, drops.get(p) ?? []) : evaluateRule(ctx, p, drops.get(p) ?? []);
+  for (const p of planned) if (p.needs.record) await evaluate(p);
   const fieldFailures = await prefetchFields(
     client,
     almanac,
     runner,
     plan,
-    planned.filter((p) => !p.needs.record && !ruleErrors.has(p.rule.name)),
+    planned.filter((p) => !p.needs.record && !ruleErrors.has(p.rule.name) && !streamed.has(p)),
     knownKeys,
     explain,
   );
@@ -220,7 +235,7 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
           .find((e) => e !== undefined);
     if (failed !== undefined) fail(p.rule, p.result, failed);
   }
-  for (const p of planned) if (!p.needs.record) await evaluateRule(ctx, p);
+  for (const p of planned) if (!p.needs.record) await evaluate(p);
 
   for (const r of results) {
     if (ruleErrors.has(r.rule.name) || r.inactive) continue;
@@ -248,4 +263,16 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
       names: nameSources(read, snapshots, opts.catalog),
     },
   };
+}
+
+/**
+ * Per rule, the field keys it is the last to read in evaluation order: their values are dropped as its instances
+ * are evaluated, so they are not held to the end of the run (nothing after evaluation reads them).
+ */
+function lastReads(order: readonly PlannedRule[]): Map<PlannedRule, string[]> {
+  const last = new Map<string, PlannedRule>();
+  for (const p of order) for (const f of p.needs.fields) last.set(fieldKey(f.step, f.action), p);
+  const out = new Map<PlannedRule, string[]>();
+  for (const [key, p] of last) out.set(p, [...(out.get(p) ?? []), key]);
+  return out;
 }

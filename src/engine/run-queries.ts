@@ -61,6 +61,22 @@ export function listingWarning(
   return problems.length > 0 ? `${what}: ${problems.join("; ")}` : undefined;
 }
 
+const STATUSES = { running: "running", completed: "completed", aborted: "aborted" } as const;
+
+/**
+ * What the engine reads of a list element, and nothing else: a service's element may carry many more keys (the
+ * schema keeps them), and a listing is held for the whole run (docs/performance.md, "Memory"); the status is one
+ * shared string, not a copy per element.
+ */
+function compact(item: InstanceListItem): InstanceListItem {
+  return {
+    id: item.id,
+    name: item.name,
+    status: STATUSES[item.status],
+    ...(item.public_url !== undefined ? { public_url: item.public_url } : {}),
+  };
+}
+
 function passes(item: InstanceListItem, filters: ClientFilter[], al: Almanac): boolean {
   const record = al.records.get(item.id);
   return filters.every((f) => {
@@ -151,7 +167,23 @@ export class QueryRunner {
     }
     const all: InstanceListItem[] = [];
     let count = 0;
+    for await (const page of this.pages(id)) {
+      count = page.count;
+      for (const item of page.items) all.push(item);
+    }
+    return { items: all, count: Math.max(count, all.length) };
+  }
+
+  /**
+   * A listed selection page by page, for the one rule that uses it (./stream-rule.ts): its elements are never all
+   * held at once. The same requests, warning and explanation as a listing kept whole ({@link listing}), which is
+   * this stream collected.
+   */
+  async *pages(id: string): AsyncGenerator<{ items: InstanceListItem[]; count: number }> {
+    const sel = this.selection(id);
+    let count = 0;
     let pages = 0;
+    let kept = 0;
     // a listing that repeats an instance (a service quirk, or pages shifting under concurrent inserts) counts it
     // once: each instance is planned, reported and counted once, and the listing says so in one warning
     const ids = new Set<number>();
@@ -168,7 +200,9 @@ export class QueryRunner {
         fresh.push(item);
       }
       count = page.count ?? count + fresh.length;
-      for (const item of this.inShard(fresh)) all.push(item);
+      const items = this.inShard(fresh).map(compact);
+      kept += items.length;
+      yield { items, count: Math.max(count, kept) };
     }
     const warning = listingWarning(sel, read, ids.size, counted);
     if (warning) this.opts.warn?.(warning);
@@ -180,6 +214,5 @@ export class QueryRunner {
       why: sel.why,
       rules: sel.users,
     });
-    return { items: all, count: Math.max(count, all.length) };
   }
 }

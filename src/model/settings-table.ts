@@ -2,9 +2,10 @@
  * The one table of flowrules' settings (after Renovate's lib/config/options): each entry says how a setting is given
  * (flag, environment variable, profile key), its default, how its text is read (`read`, interpreted by
  * src/cli/settings.ts), its `--help` line, its line in the config file's schema (`docs`) and its row in
- * `flowrules config`. The variables' names are ./env-names.ts (also read by the start-up's last line of defence,
+ * `flowrules config`, and what its environment variable does (`envDocs`). The variables' names are ./env-names.ts (also read by the start-up's last line of defence,
  * before this table loads). The flags of every verb (src/cli/flags.ts), the profile keys (./config.ts, written out as
- * schemas/flowrules.config.schema.json), `flowrules config` and docs/cli.md derive from it.
+ * schemas/flowrules.config.schema.json), `flowrules config` and docs/cli.md (its options and its environment table)
+ * derive from it.
  *
  * Plain data: `--help` and a completion Tab load it (docs/performance.md, "Start-up"), so it imports no schema
  * library, only types and constants.
@@ -56,6 +57,11 @@ export interface SettingSource {
   help: string;
   /** the line of the profile key in schemas/flowrules.config.schema.json */
   docs?: string;
+  /**
+   * what the variable does, in docs/cli.md's environment table (which adds the flag, profile key and default from
+   * this entry); without it the table shows `help`
+   */
+  envDocs?: string;
   read?: Reader;
   default?: number | string | boolean;
   /** a value given as the flag and the variable alike is repeatable (--notify) */
@@ -65,6 +71,11 @@ export interface SettingSource {
   row?: ConfigRow;
 }
 
+/** A flag that is on when given (`--full-refresh`): no value, no variable, no profile key. */
+const switchFlag = (flags: string, help: string): SettingSource => ({ flags, help, read: { kind: "switch" } });
+/** A flag whose value is its text as typed (`--journal <file>`). */
+const textFlag = (flags: string, help: string): SettingSource => ({ flags, help, read: { kind: "text" } });
+
 /** The settings of the connection to the service (and of the profile choice), shared by every verb that calls it. */
 export const CONNECTION_SETTINGS = {
   baseUrl: {
@@ -73,6 +84,7 @@ export const CONNECTION_SETTINGS = {
     profile: "base_url",
     help: "service base URL, e.g. https://host/api",
     docs: `service base URL, e.g. https://tenant.example.com/api (flag --base-url, env ${ENV.baseUrl} win over it)`,
+    envDocs: "The service base URL, e.g. `https://host/api`.",
     read: { kind: "url" },
     row: { label: "base url", none: `not set (--base-url, ${ENV.baseUrl} or a profile's base_url)` },
   },
@@ -81,6 +93,8 @@ export const CONNECTION_SETTINGS = {
     profile: "api_key_env",
     help: "the API key: never a flag, never the file",
     docs: `the NAME of the environment variable holding this tenant's API key (default ${ENV.apiKey}); the key itself never goes in this file`,
+    envDocs:
+      "The API key, sent as `Authorization: Api-Key <key>` (a profile's `api_key_env` names another variable to read it from). Read only from the environment, never from a flag or a file, so it stays out of shell history and CI logs; it is scrubbed from every output, log line and error.",
     read: { kind: "variable" },
     row: { label: "api key" },
   },
@@ -90,6 +104,7 @@ export const CONNECTION_SETTINGS = {
     profile: "rate_limit",
     help: `the service's limit in requests a minute; the client sends at most ${D.WINDOW_SHARE * 100} % of it in any 60 s, 0 = off (default ${D.DEFAULT_RATE_LIMIT}, shared by --shard workers)`,
     docs: `the service's limit in requests a minute for this tenant's key (default ${D.DEFAULT_RATE_LIMIT}; 0 = no client-side limit)`,
+    envDocs: `The service's limit in requests a minute; the client sends at most ${D.WINDOW_SHARE * 100} % of it in any 60 s, 0 = off.`,
     read: { kind: "whole", min: 0 },
     default: D.DEFAULT_RATE_LIMIT,
     row: { label: "rate limit" },
@@ -118,11 +133,15 @@ export const CONNECTION_SETTINGS = {
     flags: "--profile <name>",
     env: ENV.profile,
     help: "use this profile of flowrules.config.yaml (service, key variable, limits)",
+    envDocs:
+      "The profile of the profiles file to use (otherwise the file's `default_profile`). A profile's values come after flags and environment variables, before defaults.",
   },
   config: {
     flags: "--config <file>",
     env: ENV.config,
     help: "the profiles file (default: flowrules.config.yaml in the current directory or the nearest parent up to the repository root)",
+    envDocs:
+      "The profiles file; without it, `flowrules.config.yaml` in the current directory or the nearest parent up to the repository root, when present.",
   },
 } satisfies Record<string, SettingSource>;
 
@@ -142,22 +161,22 @@ export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource
     help: "plan only the instances with id % n == i (n workers share one rule set), e.g. 0/4",
     read: { kind: "shard" },
   },
-  changedSince: {
-    flags: "--changed-since <git-ref>",
-    help: "plan only the rules added or edited since this git ref; list removed ones",
-    read: { kind: "text" },
-  },
-  explainRequests: {
-    flags: "--explain-requests",
-    help: "say on stderr why each list, field page or record read is made (or saved)",
-    read: { kind: "switch" },
-  },
+  changedSince: textFlag(
+    "--changed-since <git-ref>",
+    "plan only the rules added or edited since this git ref; list removed ones",
+  ),
+  explainRequests: switchFlag(
+    "--explain-requests",
+    "say on stderr why each list, field page or record read is made (or saved)",
+  ),
   optOutTag: {
     flags: "--opt-out-tag <tag>",
     env: ENV.optOutTag,
     profile: "opt_out_tag",
     help: `instances carrying this tag are changed by no rule (default ${D.DEFAULT_OPT_OUT_TAG}; "" turns it off)`,
     docs: `instances carrying this tag are changed by no rule (default ${D.DEFAULT_OPT_OUT_TAG}; "" turns it off)`,
+    envDocs:
+      "An instance carrying this tag is changed by no rule and counted as excluded; empty turns the opt-out off.",
     emptyEnvIsValue: true,
     read: { kind: "tag" },
     default: D.DEFAULT_OPT_OUT_TAG,
@@ -177,6 +196,8 @@ export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource
     profile: "state",
     help: "keep what each run learned in this dir and ask the service only for what changed since; the plan is the same as without it",
     docs: "state folder for this tenant (relative to this file)",
+    envDocs:
+      'The state dir of `plan` and `apply` with rule paths: what each run learned, so the next asks the service only for what changed; the plan is the same as without it (docs/operating.md, "State between runs"); `watch` keeps its bookmarks, lock and journals under `watch/` in it.',
     read: { kind: "path" },
     row: { label: "state", none: "none: every run reads afresh" },
   },
@@ -185,30 +206,17 @@ export const PLANNING_SETTINGS: { [K in keyof PlanningSettings]-?: SettingSource
     help: "with --state: read a workflow in full again when its last full read is older than this (30m, 12h, 7d; default 24h)",
     read: { kind: "duration", min: 1000 },
   },
-  fullRefresh: {
-    flags: "--full-refresh",
-    help: "with --state: read everything again and rewrite the state",
-    read: { kind: "switch" },
-  },
-  partial: {
-    flags: "--partial",
-    help: "with --max-duration: when the time runs out before the sync is complete, plan from what was read, marked partial (for reports; apply refuses it)",
-    read: { kind: "switch" },
-  },
+  fullRefresh: switchFlag("--full-refresh", "with --state: read everything again and rewrite the state"),
+  partial: switchFlag(
+    "--partial",
+    "with --max-duration: when the time runs out before the sync is complete, plan from what was read, marked partial (for reports; apply refuses it)",
+  ),
 };
 
 /** How `apply` applies: one entry per field of ApplyingSettings. Durations take a unit (src/text/duration.ts). */
 export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource } = {
-  autoApprove: {
-    flags: "--auto-approve",
-    help: "plan the rules and apply without asking (for schedules)",
-    read: { kind: "switch" },
-  },
-  journal: {
-    flags: "--journal <file>",
-    help: "journal file (default: <plan>.journal.jsonl beside the plan)",
-    read: { kind: "text" },
-  },
+  autoApprove: switchFlag("--auto-approve", "plan the rules and apply without asking (for schedules)"),
+  journal: textFlag("--journal <file>", "journal file (default: <plan>.journal.jsonl beside the plan)"),
   batchSize: {
     flags: "--batch-size <n>",
     help: `ids per bulk abort request (default ${D.DEFAULT_BATCH_SIZE}, at most ${D.MAX_BATCH_SIZE})`,
@@ -255,11 +263,10 @@ export const APPLYING_SETTINGS: { [K in keyof ApplyingSettings]-?: SettingSource
 
 /** How `watch` runs its cycles: one entry per field of WatchSettings. */
 export const WATCH_SETTINGS: { [K in keyof WatchSettings]-?: SettingSource } = {
-  apply: {
-    flags: "--apply",
-    help: "apply each cycle's enforce changes exactly once (without it, only log what it would do)",
-    read: { kind: "switch" },
-  },
+  apply: switchFlag(
+    "--apply",
+    "apply each cycle's enforce changes exactly once (without it, only log what it would do)",
+  ),
   // its floor depends on the environment (a test-only variable lowers it): checked in src/cli/verbs/watch/run.ts
   intervalMs: {
     flags: "--interval <duration>",
@@ -293,6 +300,8 @@ export const OUTPUT_SETTINGS = {
     profile: "notify",
     help: "POST a JSON summary to this webhook at the end (repeatable; the variable takes a comma-separated list)",
     docs: `webhook URL(s) told at the end of plan and apply: a list, or one string (comma-separated like ${ENV.notify})`,
+    envDocs:
+      "Webhooks told at the end of `plan` and `apply`, comma-separated: one JSON POST each, https:// or http:// to loopback unless `--insecure-http`.",
     repeatable: true,
     read: { kind: "urls" },
     row: { label: "notify", none: "none" },
@@ -306,6 +315,20 @@ export const ALL_SETTINGS: ReadonlyArray<SettingSource> = [
   ...Object.values(APPLYING_SETTINGS),
   ...Object.values(WATCH_SETTINGS),
   ...Object.values(OUTPUT_SETTINGS),
+];
+
+/**
+ * The variables flowrules reads that set no setting of a run, with their line in docs/cli.md's environment table;
+ * `docs: null` for a test-only one (documented beside what it tunes, docs/watch.md).
+ */
+export const OTHER_VARIABLES: ReadonlyArray<{ name: string; docs: string | null }> = [
+  { name: ENV.debug, docs: "`1` adds the stack trace to an unexpected error (otherwise one line)." },
+  { name: ENV.watchMinIntervalMs, docs: null },
+  { name: ENV.watchMaxBackoffMs, docs: null },
+  {
+    name: "NO_COLOR",
+    docs: "Any non-empty value turns colours off (colours are only used on a terminal anyway); `--color` turns them on regardless.",
+  },
 ];
 
 /** The line of a profile key in the config file's schema (from the setting that has the key). */

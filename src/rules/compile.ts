@@ -5,6 +5,7 @@
  * names and its action entries are read as written, so that their checks run even beside a schema error.
  */
 import type { CompiledAction, CompiledRule, Diagnostic, FieldRef, SelectSpec, WorkflowRef } from "./types.js";
+import { defined } from "../model/defined.js";
 import type { SourceFile } from "./positions.js";
 import { posOfKey, scalarIndexToPos } from "./positions.js";
 import { compileJsonata } from "./jsonata-compile.js";
@@ -136,8 +137,7 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
   const first = r.workflow === "*" ? undefined : Array.isArray(r.workflow) ? r.workflow[0] : r.workflow;
   const workflow: WorkflowRef = first === undefined ? { name: "*" } : refOf(first);
   const limits: CompiledRule["limits"] = {
-    ...(r.limits?.max_instances !== undefined ? { max_instances: r.limits.max_instances } : {}),
-    ...(r.limits?.max_changes_per_run !== undefined ? { max_changes_per_run: r.limits.max_changes_per_run } : {}),
+    ...defined({ max_instances: r.limits?.max_instances, max_changes_per_run: r.limits?.max_changes_per_run }),
   };
 
   const rule: CompiledRule = {
@@ -153,8 +153,7 @@ export function compileRule(src: SourceFile, index: number, raw: unknown, badKey
     limits,
     needs,
     ...(ops.mode === "audit" ? { mode: ops.mode } : {}),
-    ...(ops.exclude ? { exclude: ops.exclude } : {}),
-    ...(ops.active ? { active: ops.active } : {}),
+    ...defined({ exclude: ops.exclude, active: ops.active }),
     structure: ctx.structure,
   };
   return { rule, diagnostics: ctx.diagnostics };

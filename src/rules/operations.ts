@@ -5,6 +5,7 @@
  * ranges, time zones, tag text) and reports each problem at its own line.
  */
 import type { RuleExclusions, RuleMode } from "./types.js";
+import { defined } from "../model/defined.js";
 import type { RuleInput } from "./schema.js";
 import { DAY_NAMES, isTimeZone, parseHours, type ActiveWindow } from "./active-window.js";
 import { posIn, report, type RuleContext } from "./compile-context.js";
@@ -76,10 +77,7 @@ function compileActive(ctx: RuleContext, raw: NonNullable<RuleInput["active"]>):
   if (ctx.diagnostics.length > before) return undefined;
   return {
     timezone,
-    ...(from !== undefined ? { from } : {}),
-    ...(until !== undefined ? { until } : {}),
-    ...(days ? { days } : {}),
-    ...(hours ? { hours } : {}),
+    ...defined({ from, until, days, hours }),
   };
 }
 

@@ -28,16 +28,8 @@ import {
   type InstanceState,
   type InstanceStatus,
 } from "./state.js";
+import { DATE_FIELDS } from "../model/date-fields.js";
 
-export const DATE_FIELDS = [
-  "started_time",
-  "last_updated_time",
-  "deadline",
-  "step_deadline",
-  "aborted_time",
-  "completed_time",
-  "ended_time",
-] as const;
 type DateField = (typeof DATE_FIELDS)[number];
 
 /** Every demo workflow belongs to this organization. */

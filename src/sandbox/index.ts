@@ -61,6 +61,8 @@ export interface RunningSandbox {
   port: number;
   /** same data as GET /__sandbox/requests */
   requests(): RequestLogEntry[];
+  /** how many requests came since the last clear (not capped like the log, nothing copied) */
+  requestCount(): number;
   clearRequests(): void;
   /** the quirks in effect (small-pages included when another one implies it) */
   quirks: string[];
@@ -136,6 +138,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     origin,
     port: actualPort,
     requests: () => log.list(),
+    requestCount: () => log.count,
     clearRequests: () => log.clear(),
     quirks: quirks.names,
     store,

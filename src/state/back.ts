@@ -7,6 +7,9 @@
 import { censusWentBack, censusWorkflow, clockWentBack, newestWentBack, type Census } from "./went-back.js";
 import type { StateRun } from "./run.js";
 
+/** The census's question: one element, the newest started (the structure probe asks the same: ./listings.ts). */
+export const CENSUS_QUERY = { ordering: "-started_time", page_size: 1 } as const;
+
 export function checkBack(this: StateRun): Promise<void> {
   this.back ??= (async () => {
     const marks = this.prev?.marks;
@@ -60,8 +63,10 @@ export function goneBack(this: StateRun, why: string): void {
 /** One listing of one element: the workflow's count and newest started instance, kept for the next run. */
 export async function census(this: StateRun, pid: number): Promise<Census> {
   let found: Census = { count: null, newest: null };
-  for await (const page of this.service.instancePages(pid, { ordering: "-started_time", page_size: 1 })) {
+  for await (const page of this.service.instancePages(pid, CENSUS_QUERY)) {
     found = { count: page.count, newest: page.results[0]?.id ?? null };
+    // the same question as the structure probe's (its newest instance): the probe is answered with this page
+    this.censusPages.set(pid, page);
     break; // one page of one element
   }
   this.censuses.set(pid, found);

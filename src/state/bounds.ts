@@ -12,16 +12,8 @@
  * deadline bound that moved after, bounds that moved back) is answered by listing in full.
  */
 import type { InstanceListQuery } from "../api/index.js";
+import { DATE_FIELDS } from "../model/date-fields.js";
 
-export const DATE_FIELDS = [
-  "started_time",
-  "last_updated_time",
-  "deadline",
-  "step_deadline",
-  "aborted_time",
-  "completed_time",
-  "ended_time",
-] as const;
 const DATE_PARAMS = new Set(DATE_FIELDS.flatMap((f) => [`${f}_after`, `${f}_before`]));
 /** parameters whose meaning may change with no change to the instance, or that shape pages rather than the set */
 const UNSAFE = new Set(["ordering", "cursor", "total_runtime_min", "total_runtime_max", "lead_user"]);
@@ -102,6 +94,8 @@ export interface Slice {
   effect: "enter" | "leave";
   query: CanonicalQuery;
   why: string;
+  /** a leaving slice: the date field whose `_after` bound moved, and the range that leaves (inclusive, epoch ms) */
+  range?: { field: string; from: number; to: number };
 }
 
 /** The lists that bring a cached answer to `previous` up to date for `current`, or undefined when that cannot be done. */
@@ -132,6 +126,7 @@ export function slices(
         effect: "leave",
         query: { ...previous, [m.key]: iso(m.from), [beforeKey]: iso(before) },
         why: `${m.key} moved from ${iso(m.from)} to ${iso(m.to)}`,
+        range: { field, from: m.from, to: before },
       });
     }
   }

@@ -65,6 +65,8 @@ import { census, checkBack, goneBack, ready } from "./back.js";
 import type { Census } from "./went-back.js";
 import { explainAnswers, progress, syncing } from "./progress.js";
 import { marks } from "./marks.js";
+import { leavingByRecords, listOnce, servicePages } from "./known.js";
+import { cheaperByRecords, valuesByRecords } from "./values.js";
 export { WriteThroughClient } from "./write-through.js";
 
 export class StateClient extends DelegatingClient implements StateRun {
@@ -95,6 +97,10 @@ export class StateClient extends DelegatingClient implements StateRun {
   back: Promise<void> | undefined;
   wentBack: string | undefined;
   readonly censuses = new Map<number, Census>();
+  readonly censusPages = new Map<number, Page<InstanceListItem>>();
+  readonly sliceLists = new Map<string, Promise<InstanceListItem[]>>();
+  readonly valueRecords = new Map<number, Promise<InstanceRecord>>();
+  readonly fieldsOf = new Map<number, number>();
   baseline = false;
   readonly shareSettings = settingsSharer();
   readonly out: StateWriter;
@@ -155,7 +161,16 @@ export class StateClient extends DelegatingClient implements StateRun {
       synced: 0,
       total: null,
       mark,
-      tally: { recordsKept: 0, recordsRead: 0, valuesKept: 0, valuesAsked: 0, fieldPages: 0, written: 0, windows: 0 },
+      tally: {
+        recordsKept: 0,
+        recordsRead: 0,
+        valuesKept: 0,
+        valuesAsked: 0,
+        fieldPages: 0,
+        valuesByRecords: 0,
+        written: 0,
+        windows: 0,
+      },
       structure: mark?.structure ?? null,
       newestSeen: mark?.newest_seen && this.wentBack === undefined ? Date.parse(mark.newest_seen) : null,
     };
@@ -322,6 +337,11 @@ export class StateClient extends DelegatingClient implements StateRun {
   readonly ready = ready;
   readonly goneBack = goneBack;
   readonly census = census;
+  readonly listOnce = listOnce;
+  readonly leavingByRecords = leavingByRecords;
+  readonly servicePages = servicePages;
+  readonly cheaperByRecords = cheaperByRecords;
+  readonly valuesByRecords = valuesByRecords;
 
   /** A checkpoint now (the run was stopped or reached its --max-duration), when a sync is going on; its figures. */
   checkpoint(): Promise<SyncProgress | undefined> {

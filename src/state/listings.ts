@@ -73,17 +73,21 @@ export async function* instancePages(
   listing.pages = []; // the elements are in `members` now
   const fromCache = members.size;
   let requests = 0;
+  let decided = 0;
   const list = async (slice: CanonicalQuery): Promise<InstanceListItem[]> => {
-    const out: InstanceListItem[] = [];
-    if (emptyRange(slice)) return out; // a slice of no instant: nothing to ask
-    for await (const page of this.service.instancePages(processId, slice)) {
-      requests++;
-      out.push(...page.results);
-    }
-    return out;
+    if (emptyRange(slice)) return []; // a slice of no instant: nothing to ask
+    return this.listOnce(processId, slice, () => requests++);
   };
-  for (const s of plan.filter((p) => p.effect === "leave"))
+  for (const s of plan.filter((p) => p.effect === "leave")) {
+    // none cached can leave, or the kept records tell which do (./known.ts)
+    const gone = members.size === 0 ? new Set<number>() : await this.leavingByRecords(s, members);
+    if (gone) {
+      decided++;
+      for (const id of gone) members.delete(id);
+      continue;
+    }
     for (const item of await list(s.query)) members.delete(item.id);
+  }
   const fresh: InstanceListItem[] = [];
   for (const s of plan.filter((p) => p.effect === "enter")) fresh.push(...(await list(s.query)));
   if (changed.size > 0) fresh.push(...(await list(changedQuery(q, this.since(w).at))));
@@ -102,7 +106,7 @@ export async function* instancePages(
     workflow_id: processId,
     choice: "state",
     requests,
-    why: `${fromCache} from the state${plan.length ? `; ${plan.map((p) => p.why).join("; ")}` : ""}; ${changed.size > 0 ? "changed instances listed again" : "none changed"}`,
+    why: `${fromCache} from the state${plan.length ? `; ${plan.map((p) => p.why).join("; ")}` : ""}${decided > 0 ? ` (who left told by the records kept)` : ""}; ${changed.size > 0 ? "changed instances listed again" : "none changed"}`,
   });
   this.writeListing({
     process_id: processId,
@@ -126,7 +130,7 @@ export async function* passThrough(
   const pages: Array<{ count: number | null; size: number }> = [];
   let complete = false;
   try {
-    for await (const page of this.service.instancePages(processId, query)) {
+    for await (const page of this.servicePages(processId, q, query)) {
       this.writeItems(n, pages.length, page.results);
       pages.push({ count: page.count, size: page.results.length });
       complete = page.next === null;

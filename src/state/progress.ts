@@ -25,7 +25,7 @@ export function explainAnswers(this: StateRun): void {
       workflow_id: w.pid,
       choice: "state",
       requests: t.recordsRead + t.fieldPages + t.windows,
-      why: `${plural(t.recordsKept, "record read")} and ${plural(t.valuesKept, "field value")} answered from the state; ${plural(t.recordsRead, "record")} read and ${plural(t.valuesAsked, "field value")} asked (${plural(t.fieldPages, "field page")})${through}`,
+      why: `${plural(t.recordsKept, "record read")} and ${plural(t.valuesKept, "field value")} answered from the state; ${plural(t.recordsRead, "record")} read and ${plural(t.valuesAsked, "field value")} asked (${plural(t.fieldPages, "field page")})${t.valuesByRecords > 0 ? `; ${plural(t.valuesByRecords, "field value")} of changed instances taken from their records read with values` : ""}${through}`,
     });
   }
 }

@@ -88,6 +88,8 @@ export interface RunWorkflow {
     valuesKept: number;
     valuesAsked: number;
     fieldPages: number;
+    /** field values of changed instances taken from their records read with values (./values.ts) */
+    valuesByRecords: number;
     written: number;
     windows: number;
   };
@@ -188,8 +190,29 @@ export interface StateRun {
   wentBack: string | undefined;
   /** this run's counts of workflows (./went-back.ts), for the next run */
   readonly censuses: Map<number, Census>;
+  /** the census's page by workflow: the answer to the same question asked again this run */
+  readonly censusPages: Map<number, Page<InstanceListItem>>;
+  /** lists this run built (slices), by their question less the page size: asked once a run */
+  readonly sliceLists: Map<string, Promise<InstanceListItem[]>>;
   /** a count to compare with was asked for (or not needed) this run */
   baseline: boolean;
+  /** records with values read this run for field values, by instance (./values.ts) */
+  readonly valueRecords: Map<number, Promise<InstanceRecord>>;
+  /** per workflow, the fields the previous state holds values of */
+  readonly fieldsOf: Map<number, number>;
+  getInstance(id: number, opts?: { injectValues?: boolean; stepsTimeFrame?: boolean }): Promise<InstanceRecord>;
+  cheaperByRecords(w: RunWorkflow, ids: readonly number[]): boolean;
+  valuesByRecords(
+    stepId: number,
+    actionId: number,
+    ids: readonly number[],
+  ): Promise<Map<number, import("../api/index.js").FormFieldValue | null> | undefined>;
+  listOnce(processId: number, slice: CanonicalQuery, counted: () => void): Promise<InstanceListItem[]>;
+  leavingByRecords(
+    slice: import("./bounds.js").Slice,
+    members: ReadonlyMap<number, InstanceListItem>,
+  ): Promise<Set<number> | undefined>;
+  servicePages(processId: number, q: CanonicalQuery, query: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>>;
   checkBack(): Promise<void>;
   ready(pid: number): Promise<void>;
   goneBack(why: string): void;

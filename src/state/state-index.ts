@@ -4,6 +4,7 @@
  * when their digest still matches.
  */
 import type { FileHandle } from "node:fs/promises";
+import { IdLines, NumberColumn, RecordTable } from "./index-tables.js";
 import { LineDigests } from "./mac.js";
 import type { ListingHead, Marks, StateHeader } from "./schema.js";
 
@@ -13,20 +14,10 @@ export interface ListingRef {
   query: ListingHead["query"];
   run_at: string;
   complete: boolean;
-  pages: Array<{ count: number | null; lines: number[] }>;
+  pages: Array<{ count: number | null; lines: Uint32Array }>;
 }
 
-/** A record of the previous run: what finds it, and its line. */
-export interface RecordRef {
-  process_id: number;
-  flags: string;
-  id: number;
-  skeleton: string | null;
-  line: number;
-  // ---- state-cache (write-through) -------------------------------------------------------------------------------
-  /** written through (our own write's answer): its last_updated_time as the service wrote it; null for a read */
-  written: string | null;
-}
+export type { RecordRef } from "./index-tables.js";
 
 /** Reads that many bytes of the file at most in one go; a longer line is read on its own. */
 const SPAN = 4 * 1024 * 1024;
@@ -36,10 +27,10 @@ const GAP = 64 * 1024;
 export class StateIndex {
   /** listings by `process_id:query`: the last one written with that question */
   readonly listings = new Map<string, ListingRef>();
-  /** records by `id:flags` */
-  readonly records = new Map<string, RecordRef>();
+  /** records by `id:flags` (./index-tables.ts: typed arrays, no object per record) */
+  readonly records = new RecordTable();
   /** `process:step:action` → instance id → its value's line */
-  readonly fields = new Map<string, Map<number, number>>();
+  readonly fields = new Map<string, IdLines>();
   readonly skeletons = new Map<string, unknown>();
   /** instances a bulk abort of ours returned (state-cache: write-through) */
   readonly aborted = new Set<number>();
@@ -49,8 +40,9 @@ export class StateIndex {
   authentic: boolean | undefined;
   /** the file ends at a checkpoint: the run that wrote it was stopped or killed while it read */
   checkpointed = false;
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
+  /** per line its first byte, and its length (a line is at most 72 MiB) */
+  private readonly starts = new NumberColumn(new Float64Array(0));
+  private readonly lengths = new NumberColumn(new Uint32Array(0));
   private readonly digests = new LineDigests();
   /** lines read again that were not the verified ones (edited after the file was opened): not used */
   private changed = 0;
@@ -62,7 +54,7 @@ export class StateIndex {
   /** Remembers a line's byte range and digest; its number finds it again. */
   place(start: number, end: number, bytes: Uint8Array): number {
     this.starts.push(start);
-    this.ends.push(end);
+    this.lengths.push(end - start);
     this.digests.add(bytes);
     return this.starts.length - 1;
   }
@@ -72,9 +64,34 @@ export class StateIndex {
     return this.digests.heldBytes;
   }
 
+  /** Bytes of the typed arrays of the index: lines, records, form-field values (for the memory figures). */
+  get heldBytes(): number {
+    let n = this.digests.heldBytes + this.starts.heldBytes + this.lengths.heldBytes + this.records.heldBytes;
+    for (const f of this.fields.values()) n += f.heldBytes;
+    for (const l of this.listings.values()) for (const p of l.pages) n += p.lines.byteLength;
+    return n;
+  }
+
+  /** Lines placed (kept for reading again). */
+  get lineCount(): number {
+    return this.starts.length;
+  }
+
   /** Once every line is placed. */
   sealed(): void {
     this.digests.trim();
+    this.starts.trim();
+    this.lengths.trim();
+    this.records.trim();
+    for (const f of this.fields.values()) f.trim();
+  }
+
+  private startOf(line: number): number {
+    return this.starts.at(line);
+  }
+
+  private endOf(line: number): number {
+    return this.starts.at(line) + this.lengths.at(line);
   }
 
   private unverified(): string {
@@ -83,21 +100,21 @@ export class StateIndex {
   }
 
   /** The text of these lines, in the order asked: lines near each other are read in one go. */
-  async lines(refs: readonly number[]): Promise<string[]> {
-    const order = refs
-      .map((_, i) => i)
-      .sort((a, b) => (this.starts[refs[a] as number] as number) - (this.starts[refs[b] as number] as number));
+  async lines(refs: ArrayLike<number>): Promise<string[]> {
+    const order = Array.from({ length: refs.length }, (_, i) => i).sort(
+      (a, b) => this.startOf(refs[a] as number) - this.startOf(refs[b] as number),
+    );
     const out = new Array<string>(refs.length);
     let i = 0;
     while (i < order.length) {
       const first = refs[order[i] as number] as number;
-      const from = this.starts[first] as number;
-      let to = this.ends[first] as number;
+      const from = this.startOf(first);
+      let to = this.endOf(first);
       let j = i + 1;
       while (j < order.length) {
         const r = refs[order[j] as number] as number;
-        const s = this.starts[r] as number;
-        const e = this.ends[r] as number;
+        const s = this.startOf(r);
+        const e = this.endOf(r);
         if (s - to > GAP || Math.max(to, e) - from > SPAN) break;
         to = Math.max(to, e);
         j++;
@@ -111,8 +128,8 @@ export class StateIndex {
       }
       for (let k = i; k < j; k++) {
         const r = refs[order[k] as number] as number;
-        const a = (this.starts[r] as number) - from;
-        const b = (this.ends[r] as number) - from;
+        const a = this.startOf(r) - from;
+        const b = this.endOf(r) - from;
         // a line not as verified is given as nothing: every caller then asks the service (a line that does not fit)
         const line = b <= got ? buf.subarray(a, b) : undefined;
         out[order[k] as number] = line && this.digests.matches(r, line) ? line.toString("utf8") : this.unverified();

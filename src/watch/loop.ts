@@ -14,8 +14,6 @@
  * Every request goes through the one rate limiter of the process (one key, one budget), which gives up waiting at
  * once on a stop (src/api/rate-limiter.ts).
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import type { ApiClient, ClientSettings, RequestLimiter } from "../api/index.js";
 import type { HeldLock } from "../fs/lock.js";
 import { inactiveRules } from "../engine/active-rules.js";
@@ -35,9 +33,10 @@ import { forRules, writeBookmarks, type Bookmarks } from "./bookmarks.js";
 import { resumeCycle, runCycle, StoppingError, type CycleContext } from "./cycle.js";
 import { unfinishedCycles, type WatchPaths } from "./cycles.js";
 import { fingerprint } from "./fingerprint.js";
+import { fullCollection } from "./gc.js";
 import type { WatchMetrics } from "./metrics.js";
 import { newestUpdate, timeDependent } from "./poll.js";
-import { backoffMs, derivedIntervalMs, MAX_BACKOFF_MS } from "./settings.js";
+import { backoffMs, derivedIntervalMs, MAX_BACKOFF_MS, pollGapMs } from "./settings.js";
 import type { Loaded, WatcherParts, WatcherSettings } from "./types.js";
 
 /** What the start (./index.ts) hands the loop. */
@@ -81,6 +80,8 @@ export class Watcher {
   /** when the last reload read the files (0: none yet) */
   private lastReloadAt = 0;
   private intervalMs: number;
+  /** the wait after the last poll: the interval, longer when that poll's reads took it past the budget */
+  private gapMs: number;
 
   constructor(
     private readonly settings: WatcherSettings,
@@ -92,6 +93,7 @@ export class Watcher {
     this.lastFingerprint = run.fingerprint;
     // until the workflows are resolved: the rules' count of distinct written workflows
     this.intervalMs = this.interval(new Set(this.loaded.ruleSet.rules.map((r) => JSON.stringify(r.workflow))).size);
+    this.gapMs = this.intervalMs;
     run.metrics.intervalMs = this.intervalMs;
     run.metrics.rulesLoaded(this.loaded.ruleSet.rules.length, this.loaded.ruleSet.digest);
   }
@@ -150,7 +152,7 @@ export class Watcher {
         await this.reloadIfAsked();
         // a SIGHUP wakes the loop, but its poll (and a new rules' resolve) waits for the interval since the last
         // one: 50 SIGHUPs in 2.5 s sent 153 listings, outside --budget
-        const early = this.lastPollAt + this.intervalMs - Date.now();
+        const early = this.lastPollAt + this.gapMs - Date.now();
         if (this.lastPollAt > 0 && early > 0) {
           await this.parts.reloads.pause(early, this.stop);
           continue;
@@ -175,7 +177,7 @@ export class Watcher {
         await this.parts.reloads.pause(backoff, this.stop);
         continue;
       }
-      await this.parts.reloads.pause(this.intervalMs, this.stop);
+      await this.parts.reloads.pause(this.gapMs, this.stop);
     }
     if (this.bookmarks) await writeBookmarks(this.run.paths.bookmarks, this.bookmarks);
   }
@@ -194,6 +196,7 @@ export class Watcher {
     this.resolved = true;
     const workflows = new Set(this.workflowOf.values()).size;
     this.intervalMs = this.interval(workflows);
+    this.gapMs = this.intervalMs;
     this.run.metrics.intervalMs = this.intervalMs;
     this.log.event("watch.interval", {
       interval_ms: this.intervalMs,
@@ -281,6 +284,7 @@ export class Watcher {
         return pid === undefined ? [] : [pid];
       }),
     );
+    const polledFrom = this.run.metrics.requestCount();
     await Promise.all(
       [...workflows].map(async (pid) => {
         const after = b?.workflows[String(pid)];
@@ -295,6 +299,16 @@ export class Watcher {
         if (after === undefined) first = true;
       }),
     );
+    // a derived interval keeps polling within --budget: a poll that read what it found waits longer (busy tenants)
+    this.gapMs =
+      this.settings.intervalMs === undefined
+        ? pollGapMs(
+            this.intervalMs,
+            this.run.metrics.requestCount() - polledFrom,
+            this.loaded.connection.rateLimitPerMin,
+            this.settings.budgetPercent,
+          )
+        : this.intervalMs;
     // first: once, the watcher's first cycle (when there is anything without a bookmark to plan)
     const kind: CycleReport["kind"] | undefined = this.reloadPending
       ? "reload"
@@ -374,20 +388,3 @@ function connectionChanges(before: Loaded, after: Loaded): string[] {
     out.push("the connection options");
   return out;
 }
-
-/**
- * A full collection, between cycles. Each cycle reads the state, plans and drops it all; V8 lets the old generation
- * grow to several times what is live before it collects in full (docs/performance.md, "Memory"), so a watcher's
- * resident set would creep up over hours. Measured at 100,000 instances: 172 → 229 MB over five minutes without it,
- * flat under 150 MB with it (docs/watch.md). The collector is reached without a command-line flag.
- */
-const fullCollection: () => void = (() => {
-  try {
-    setFlagsFromString("--expose-gc");
-    const gc: unknown = runInNewContext("gc");
-    if (typeof gc === "function") return () => void (gc as () => void)();
-  } catch {
-    // not available: V8 collects on its own schedule
-  }
-  return () => undefined;
-})();

@@ -35,3 +35,14 @@ export function derivedIntervalMs(workflows: number, ratePerMin: number, budgetP
   const perMin = (ratePerMin * budgetPercent * 0.95) / 100;
   return Math.max(minMs, Math.ceil((60_000 * workflows) / perMin / 1000) * 1000);
 }
+
+/**
+ * The wait after a poll that asked `requests` (its lists, and a read per workflow it found updated), so that polling
+ * stays within `budget` percent of the limit when the tenant is busy too: a poll that finds updates costs more than
+ * the one list per workflow the interval was derived from. Never below `intervalMs`; no limit (0): the interval.
+ */
+export function pollGapMs(intervalMs: number, requests: number, ratePerMin: number, budgetPercent: number): number {
+  if (!(ratePerMin > 0) || !(budgetPercent > 0)) return intervalMs;
+  const perMin = (ratePerMin * budgetPercent * 0.95) / 100;
+  return Math.max(intervalMs, Math.ceil((60_000 * requests) / perMin / 1000) * 1000);
+}

@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ENV } from "../../src/model/env-names.js";
 import { generatedDocs } from "../../scripts/docs/generate.js";
-import { ENVIRONMENT } from "../../scripts/docs/cli-reference.js";
+import { environmentRows } from "../../scripts/docs/cli-reference.js";
+import { ALL_SETTINGS } from "../../src/model/settings-table.js";
 import { buildProgram } from "../../src/cli/program.js";
 
 const ROOT_URL = new URL("../../", import.meta.url).href;
@@ -34,13 +35,24 @@ describe("generated reference pages", () => {
     }
   });
 
-  it("every environment variable the source reads is in the CLI reference", () => {
+  it("every environment variable the source reads is in the CLI reference, with its setting's flag and default", () => {
+    const cli = docs.find((d) => d.file === "docs/cli.md")!.text;
+    const env = cli.slice(cli.indexOf("## Environment"));
     // every FLOWRULES_ name lives in src/model/env-names.ts (test/architecture/env-names.test.ts); the watcher's
     // test-only floor is documented in docs/watch.md, not in the reference
     const names = [...Object.values(ENV).filter((n) => n !== ENV.watchMinIntervalMs && n !== ENV.watchMaxBackoffMs), "NO_COLOR"];
     expect(names.length).toBeGreaterThan(2);
-    const missing = names.filter((n) => !(n in ENVIRONMENT));
-    expect(missing, "add them to ENVIRONMENT in scripts/docs/cli-reference.ts and run npm run docs").toEqual([]);
+    expect(environmentRows().map((r) => r.name)).toEqual([...names].sort());
+    for (const n of names) expect(env).toContain(`| \`${n}\` |`);
+    // each setting with a variable brings its row by itself, with its flag and default
+    const withEnv = ALL_SETTINGS.filter((s) => s.env !== undefined);
+    expect(withEnv.length).toBeGreaterThan(5);
+    for (const s of withEnv) {
+      const row = env.split("\n").find((l) => l.startsWith(`| \`${s.env}\` |`));
+      expect(row, s.env).toBeDefined();
+      if (s.flags) expect(row).toContain(`\`${s.flags.split(" ")[0]}\``);
+      if (s.default !== undefined) expect(row).toContain(JSON.stringify(s.default));
+    }
   });
 
   it("the rule file reference has a row for every key of the schema", () => {

@@ -6,7 +6,14 @@
 import { open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { indexState, LineTooLong, linesOf, MAX_LINE_BYTES, type SplitStats } from "../../src/state/reader.js";
+import {
+  indexState,
+  lineBatchesOf,
+  LineTooLong,
+  linesOf,
+  MAX_LINE_BYTES,
+  type SplitStats,
+} from "../../src/state/reader.js";
 import { openStateDir } from "../../src/state/dir.js";
 import { stateKey } from "../../src/state/mac.js";
 import { STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type StateHeader } from "../../src/state/schema.js";
@@ -71,6 +78,25 @@ describe("state reader: long lines", () => {
       expect(seen).toEqual([7]);
       // stopped at the cap, not at the line's end
       expect(stats.copied).toBeLessThanOrEqual(2 * 1024 * 1024);
+    } finally {
+      await fh.close();
+    }
+  });
+
+  it("gives a chunk's lines in one batch, and the lines before an over-long one in its chunk before refusing it", async () => {
+    const dir = await tempDir();
+    const file = join(dir, "lines");
+    const short = Array.from({ length: 1000 }, (_, i) => `{"n":${i}}`);
+    await writeFile(file, `${short.join("\n")}\n${"z".repeat(100 * 1024)}\n{"after":1}\n`);
+    const fh = await open(file, "r");
+    try {
+      const batches: string[][] = [];
+      const read = (async () => {
+        for await (const b of lineBatchesOf(fh, 64 * 1024)) batches.push(b.map((l) => l.bytes.toString()));
+      })();
+      await expect(read).rejects.toThrow(/has a line longer than 65536 bytes \(line 1001;/);
+      // one read chunk: one batch, every line before the long one, in order
+      expect(batches).toEqual([short]);
     } finally {
       await fh.close();
     }

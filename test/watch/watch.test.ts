@@ -10,6 +10,7 @@ import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import fc from "fast-check";
 import { watchFlags } from "../../src/cli/verbs/watch/run.js";
 import { derivedIntervalMs, watchCommand, type WatchCommandOptions } from "../../src/commands/watch.js";
+import { pollGapMs } from "../../src/watch/settings.js";
 import { planRuleSet } from "../../src/commands/plan.js";
 import { loadRules } from "../../src/rules/index.js";
 import { UserError } from "../../src/model/errors.js";
@@ -478,6 +479,29 @@ describe("the poll interval", () => {
         },
       ),
       { numRuns: 500, seed: 25 },
+    );
+  });
+
+  it("waits longer after a poll whose reads took it past the budget (a busy tenant), never less than the interval", () => {
+    // four lists and three reads of what they found, at 20 % of 100 a minute: 23 s, not 13
+    expect(pollGapMs(13_000, 7, 100, 20)).toBe(23_000);
+    expect(pollGapMs(13_000, 4, 100, 20)).toBe(13_000);
+    expect(pollGapMs(5_000, 9, 0, 20)).toBe(5_000);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 50 }),
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 1, max: 100 }),
+        (workflows, reads, rate, budget) => {
+          const interval = derivedIntervalMs(workflows, rate, budget, 5000);
+          const gap = pollGapMs(interval, workflows + reads, rate, budget);
+          expect(gap).toBeGreaterThanOrEqual(interval);
+          // such polls a minute × their requests ≤ the budget's requests a minute
+          expect((60_000 / gap) * (workflows + reads)).toBeLessThanOrEqual((rate * budget) / 100);
+        },
+      ),
+      { numRuns: 500, seed: 46 },
     );
   });
 });

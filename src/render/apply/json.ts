@@ -1,5 +1,6 @@
 /** `apply --format json`: the run's summary and every change's outcome as one JSON document (schemas/apply-result.schema.json). */
 import { countOutcomes } from "../../apply/outcome.js";
+import { defined } from "../../model/defined.js";
 import type { ApplyResultChangeEntry, ApplyResultDocument } from "./json-schema.js";
 import type { ApplyReport } from "./types.js";
 import type { PlannedChange } from "../../plan/types.js";
@@ -63,8 +64,7 @@ export function applyJson(r: ApplyReport): string {
       ...outcomes.map((o) => ({
         ...changeFields(o.change),
         status: o.status,
-        ...(o.reason !== undefined ? { reason: o.reason } : {}),
-        ...(o.how !== undefined ? { how: o.how } : {}),
+        ...defined({ reason: o.reason, how: o.how }),
       })),
       ...r.audit.map((a) => ({ ...changeFields(a), status: "skipped" as const, reason: AUDIT_REASON })),
     ],

@@ -1,5 +1,6 @@
 /** `test --format json`: every case's result and every load problem as one JSON document (schemas/test-results.schema.json). */
 import { counts, type TestRun } from "../../rule-tests/types.js";
+import { defined } from "../../model/defined.js";
 import type { TestResultsDocument } from "./json-schema.js";
 import { saidText } from "./said.js";
 import { diagnosticJson } from "../validate/json.js";
@@ -23,8 +24,7 @@ export function testsJson(run: TestRun): string {
       col: r.pos.col,
       duration_ms: Math.max(0, Math.round(r.durationMs * 1000) / 1000),
       failures: r.failures.map((f) => ({
-        ...(f.instance !== undefined ? { instance: f.instance } : {}),
-        ...(f.instance_name !== undefined ? { instance_name: f.instance_name } : {}),
+        ...defined({ instance: f.instance, instance_name: f.instance_name }),
         subject: f.subject,
         ...(f.expected !== undefined ? { expected: saidText(f.expected) } : {}),
         ...(f.actual !== undefined ? { actual: saidText(f.actual) } : {}),

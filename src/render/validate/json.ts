@@ -1,5 +1,6 @@
 /** One JSON document: `{ valid, errors, warnings, files, rules, diagnostics: [...] }`. */
 import { counts, type DiagnosticFormatter } from "./types.js";
+import { defined } from "../../model/defined.js";
 import type { Diagnostic } from "../../rules/types.js";
 import { jsonSafe } from "../escape.js";
 
@@ -30,8 +31,7 @@ export const json: DiagnosticFormatter = (diagnostics, opts) => {
     valid: errors === 0,
     errors,
     warnings,
-    ...(opts.files !== undefined ? { files: opts.files } : {}),
-    ...(opts.rules !== undefined ? { rules: opts.rules } : {}),
+    ...defined({ files: opts.files, rules: opts.rules }),
     diagnostics: diagnostics.map(diagnosticJson),
   };
   return jsonSafe(`${JSON.stringify(doc, null, 2)}\n`);

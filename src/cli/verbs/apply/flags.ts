@@ -4,15 +4,17 @@ import { APPLY_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addConnectionOptions } from "../../connection.js";
 import { addOptions, addPlanningOptions, APPLYING_FLAGS, formatOption } from "../../flags.js";
 import { addNotifyOption } from "../../operations.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, verbCommand } from "../define.js";
 
 export function registerApply(program: Command): void {
-  const cmd = program
-    .command("apply")
-    .description("execute a saved plan exactly once, or plan and apply rules with --auto-approve")
-    .argument("[paths...]", "a plan.json, or rule files/folders (with --auto-approve, or confirmed on a terminal)", [
-      "rules/",
-    ]);
+  const cmd = verbCommand(program, "apply", {
+    description: "execute a saved plan exactly once, or plan and apply rules with --auto-approve",
+    argument: [
+      "[paths...]",
+      "a plan.json, or rule files/folders (with --auto-approve, or confirmed on a terminal)",
+      ["rules/"],
+    ],
+  });
   addOptions(cmd, APPLYING_FLAGS)
     .option(
       "--detailed-exitcode",

@@ -7,19 +7,18 @@ import type { Command } from "commander";
 import { CONFIG_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addConnectionOptions } from "../../connection.js";
 import { addOptions, formatOption, OUTPUT_FLAGS, PLANNING_FLAGS } from "../../flags.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, verbCommand } from "../define.js";
 
 export function registerConfig(program: Command): void {
-  const cmd = program
-    .command("config")
-    .description(
+  const cmd = verbCommand(program, "config", {
+    description:
       "show the settings in effect and where each comes from (flag, variable, profile, default); --check tries the service",
-    )
-    .argument(
+    argument: [
       "[paths...]",
       "with --check: the rules whose workflows the key must see (files or folders of *.yaml / *.yml)",
       ["rules/"],
-    )
+    ],
+  })
     .option(
       "--check",
       "make one request (the workflow list) and say whether the URL and the API key work and the key sees a workflow the rules name",

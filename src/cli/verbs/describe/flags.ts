@@ -2,14 +2,13 @@
 import type { Command } from "commander";
 import { DESCRIBE_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addConnectionOptions } from "../../connection.js";
-import { formatOption } from "../../flags.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, verbCommand } from "../define.js";
 
 export function registerDescribe(program: Command): void {
-  const cmd = program
-    .command("describe")
-    .description("show a workflow's steps in order with their form fields (ids, names, types, options)")
-    .argument("<workflow>", "workflow id or name")
-    .addOption(formatOption(DESCRIBE_FORMAT_NAMES));
+  const cmd = verbCommand(program, "describe", {
+    description: "show a workflow's steps in order with their form fields (ids, names, types, options)",
+    argument: ["<workflow>", "workflow id or name"],
+    format: DESCRIBE_FORMAT_NAMES,
+  });
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));
 }

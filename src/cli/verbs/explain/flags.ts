@@ -4,13 +4,13 @@ import { EXPLAIN_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addConnectionOptions } from "../../connection.js";
 import { collect, formatOption } from "../../flags.js";
 import { addOptOutOption } from "../../operations.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, RULE_PATHS, verbCommand } from "../define.js";
 
 export function registerExplain(program: Command): void {
-  const cmd = program
-    .command("explain")
-    .description("why one live instance matches each rule or not (GET only, never a change)")
-    .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
+  const cmd = verbCommand(program, "explain", {
+    description: "why one live instance matches each rule or not (GET only, never a change)",
+    argument: RULE_PATHS,
+  })
     .requiredOption("--instance <id>", "the instance to explain")
     .option(
       "--rule <name>",

@@ -1,5 +1,6 @@
 /** What `flowrules forecast` does when it runs (its flags: ./flags.ts; the command: src/commands/forecast.ts). */
 import { z } from "zod";
+import { defined } from "../../../model/defined.js";
 import { UserError } from "../../../model/errors.js";
 import { FORECAST_FORMAT_NAMES } from "../../../render/format-names.js";
 import { readDuration } from "../../../text/duration.js";
@@ -34,7 +35,7 @@ export const run = verbRun({
             everyMs: every.ms,
             now,
             ...run.planning,
-            ...(run.profile ? { profile: run.profile } : {}),
+            ...defined({ profile: run.profile }),
             quiet: run.output.quiet,
             connection: run.connection,
             signal,

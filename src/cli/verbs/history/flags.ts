@@ -6,14 +6,13 @@ import type { Command } from "commander";
 import { HISTORY_FORMAT_NAMES } from "../../../render/format-names.js";
 import { DEFAULT_HISTORY_CYCLES } from "../../../model/defaults.js";
 import { addOptions, CONNECTION_FLAGS, formatOption, PLANNING_FLAGS } from "../../flags.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, verbCommand } from "../define.js";
 
 export function registerHistory(program: Command): void {
-  const cmd = program
-    .command("history")
-    .description(
+  const cmd = verbCommand(program, "history", {
+    description:
       "list the changes of a watcher's last cycles (time, rule, instance, kind, outcome) from their journals, without any request",
-    )
+  })
     .option(
       "--last <n>",
       `the last N cycles that applied something, failed or held rules back (default ${DEFAULT_HISTORY_CYCLES})`,

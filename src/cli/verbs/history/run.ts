@@ -8,6 +8,7 @@ import { HISTORY_FORMAT_NAMES } from "../../../render/format-names.js";
 import { PLANNING_FLAGS } from "../../flags.js";
 import { pathSetting, sourcesOf } from "../../settings.js";
 import { NoArgs, verbIO, verbRun, wholeFlag } from "../run-verb.js";
+import { defined } from "../../../model/defined.js";
 
 const Flags = z.object({
   last: wholeFlag(1, "--last must be a whole number of cycles, at least 1").optional(),
@@ -45,7 +46,7 @@ export const run = verbRun({
         `history needs the watcher's state dir: pass --state DIR, set ${ENV.state} or give the profile a state`,
       );
     const { last = DEFAULT_HISTORY_CYCLES, rule, instance, ...rest } = flags;
-    const filter = { ...(rule !== undefined ? { rule } : {}), ...(instance !== undefined ? { instance } : {}) };
+    const filter = defined({ rule, instance });
     return {
       io: verbIO(command),
       fields: { state: stateDir, last, ...(rest.since ? { since: rest.since.toISOString() } : {}) },

@@ -2,18 +2,17 @@
 import type { Command } from "commander";
 import { addConnectionOptions } from "../../connection.js";
 import { collect } from "../../flags.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, verbCommand } from "../define.js";
 
 export function registerInit(program: Command): void {
-  const cmd = program
-    .command("init")
-    .description("write a starter rule file and test file per workflow (never overwrites)")
-    .argument("[dir]", "folder to write into", "rules")
-    .option(
-      "--workflow <id-or-name>",
-      "a workflow to start from (repeatable; default: every workflow the key sees)",
-      collect,
-      [],
-    );
+  const cmd = verbCommand(program, "init", {
+    description: "write a starter rule file and test file per workflow (never overwrites)",
+    argument: ["[dir]", "folder to write into", "rules"],
+  }).option(
+    "--workflow <id-or-name>",
+    "a workflow to start from (repeatable; default: every workflow the key sees)",
+    collect,
+    [],
+  );
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));
 }

@@ -2,16 +2,16 @@
 import type { Command } from "commander";
 import { PLAN_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addConnectionOptions } from "../../connection.js";
-import { addPlanningOptions, formatOption } from "../../flags.js";
+import { addPlanningOptions } from "../../flags.js";
 import { addNotifyOption } from "../../operations.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, RULE_PATHS, verbCommand } from "../define.js";
 
 export function registerPlan(program: Command): void {
-  const cmd = program
-    .command("plan")
-    .description("show the API calls the rules imply against live data (dry run)")
-    .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
-    .addOption(formatOption(PLAN_FORMAT_NAMES))
+  const cmd = verbCommand(program, "plan", {
+    description: "show the API calls the rules imply against live data (dry run)",
+    argument: RULE_PATHS,
+    format: PLAN_FORMAT_NAMES,
+  })
     .option(
       "--out <file>",
       "also write the JSON plan to this file (for `flowrules apply <file>`); `-` or /dev/stdout: the plan file is then the only document on stdout, and the view goes to stderr",

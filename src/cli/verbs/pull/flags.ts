@@ -2,13 +2,12 @@
 import type { Command } from "commander";
 import { addConnectionOptions } from "../../connection.js";
 import { workflowsOption } from "../../flags.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, RULE_PATHS, verbCommand } from "../define.js";
 
 export function registerPull(program: Command): void {
-  const cmd = program
-    .command("pull")
-    .description("write the workflow catalog flowrules.workflows.json for the workflows the rules name")
-    .argument("[paths...]", "files or folders of *.yaml / *.yml", ["rules/"])
-    .addOption(workflowsOption("write the catalog to this file instead of flowrules.workflows.json"));
+  const cmd = verbCommand(program, "pull", {
+    description: "write the workflow catalog flowrules.workflows.json for the workflows the rules name",
+    argument: RULE_PATHS,
+  }).addOption(workflowsOption("write the catalog to this file instead of flowrules.workflows.json"));
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));
 }

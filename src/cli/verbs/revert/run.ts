@@ -3,6 +3,7 @@ import { z } from "zod";
 import { PLANNING_FLAGS } from "../../flags.js";
 import { connectionFrom, pathSetting, sourcesOf } from "../../settings.js";
 import { verbIO, verbRun } from "../run-verb.js";
+import { defined } from "../../../model/defined.js";
 
 const Flags = z.object({
   cycle: z.string().optional(),
@@ -26,10 +27,7 @@ export const run = verbRun({
       exec: async (io) =>
         (await import("../../../commands/revert.js")).revertCommand(
           {
-            ...(source !== undefined ? { source } : {}),
-            ...(stateDir !== undefined ? { stateDir } : {}),
-            ...(flags.cycle !== undefined ? { cycle: flags.cycle } : {}),
-            ...(flags.out !== undefined ? { out: flags.out } : {}),
+            ...defined({ source, stateDir, cycle: flags.cycle, out: flags.out }),
             connection,
             quiet: flags.quiet,
           },

@@ -2,12 +2,12 @@
 import type { Command } from "commander";
 // the quirk names are needed for --help; the sandbox itself loads when it starts
 import { QUIRK_NAMES } from "../../../sandbox/quirks.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, verbCommand } from "../define.js";
 
 export function registerSandbox(program: Command): void {
-  const cmd = program
-    .command("sandbox")
-    .description("run a local, simulated Workflow Instance Service with demo data (until Ctrl-C)")
+  const cmd = verbCommand(program, "sandbox", {
+    description: "run a local, simulated Workflow Instance Service with demo data (until Ctrl-C)",
+  })
     .option("--port <n>", "port on 127.0.0.1 (0 = a free port)", "4010")
     .option("--instances <n>", "number of demo instances", "200")
     .option("--seed <n>", "seed of the demo data and of the fault draws", "1")

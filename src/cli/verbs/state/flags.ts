@@ -4,20 +4,18 @@
  */
 import { Argument, type Command } from "commander";
 import { STATE_FORMAT_NAMES } from "../../../render/format-names.js";
-import { addOptions, CONNECTION_FLAGS, formatOption, PLANNING_FLAGS } from "../../flags.js";
-import { defineVerb } from "../define.js";
+import { addOptions, CONNECTION_FLAGS, PLANNING_FLAGS } from "../../flags.js";
+import { defineVerb, verbCommand } from "../define.js";
 
 export function registerState(program: Command): void {
-  const cmd = program
-    .command("state")
-    .description("what a --state dir holds (bookmarks, cached instances, whether its MAC verifies), or clear it")
-    .addArgument(
-      new Argument(
-        "<action>",
-        "show: what the state holds; clear: remove it (refused while a run or a watcher uses it)",
-      ).choices(["show", "clear"]),
-    )
-    .addOption(formatOption(STATE_FORMAT_NAMES));
+  const cmd = verbCommand(program, "state", {
+    description: "what a --state dir holds (bookmarks, cached instances, whether its MAC verifies), or clear it",
+    argument: new Argument(
+      "<action>",
+      "show: what the state holds; clear: remove it (refused while a run or a watcher uses it)",
+    ).choices(["show", "clear"]),
+    format: STATE_FORMAT_NAMES,
+  });
   defineVerb(
     addOptions(cmd, {
       state: PLANNING_FLAGS.state,

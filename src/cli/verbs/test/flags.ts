@@ -2,13 +2,13 @@
 import type { Command } from "commander";
 import { TEST_RESULT_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addProfileOptions, collect, formatOption, workflowsOption } from "../../flags.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, verbCommand } from "../define.js";
 
 export function registerTest(program: Command): void {
-  const cmd = program
-    .command("test")
-    .description("run rule tests (*.test.yaml beside the rules) against fixture instances, no network")
-    .argument("[paths...]", "folders, rule files or test files", ["rules/"])
+  const cmd = verbCommand(program, "test", {
+    description: "run rule tests (*.test.yaml beside the rules) against fixture instances, no network",
+    argument: ["[paths...]", "folders, rule files or test files", ["rules/"]],
+  })
     .option("--junit <file>", "also write the results as JUnit XML to this file (for CI)")
     .addOption(
       formatOption(

@@ -7,6 +7,7 @@
  * released; exit 0 within 10 s), a second one exits at once; SIGHUP reloads the rules and the config between cycles.
  */
 import { UserError } from "../../../model/errors.js";
+import { defined } from "../../../model/defined.js";
 import { durationText } from "../../../text/duration.js";
 import { ENV } from "../../../model/settings-table.js";
 import type { WatchCommandOptions } from "../../../commands/watch.js";
@@ -49,7 +50,7 @@ export function watchFlags(
   return {
     paths,
     planning: run.planning,
-    ...(run.profile ? { profile: run.profile } : {}),
+    ...defined({ profile: run.profile }),
     stateDir,
     ...watching,
     ...(urls.length > 0 ? { notify: { urls } } : {}),

@@ -2,13 +2,12 @@
 import type { Command } from "commander";
 import { WORKFLOWS_FORMAT_NAMES } from "../../../render/format-names.js";
 import { addConnectionOptions } from "../../connection.js";
-import { formatOption } from "../../flags.js";
-import { defineVerb } from "../define.js";
+import { defineVerb, verbCommand } from "../define.js";
 
 export function registerWorkflows(program: Command): void {
-  const cmd = program
-    .command("workflows")
-    .description("list the workflows this API key sees: id, name, folder")
-    .addOption(formatOption(WORKFLOWS_FORMAT_NAMES));
+  const cmd = verbCommand(program, "workflows", {
+    description: "list the workflows this API key sees: id, name, folder",
+    format: WORKFLOWS_FORMAT_NAMES,
+  });
   defineVerb(addConnectionOptions(cmd), () => import("./run.js"));
 }

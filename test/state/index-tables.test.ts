@@ -1,0 +1,192 @@
+/**
+ * The state index's compact tables (src/state/index-tables.ts) answer as the plain `Map`s they replace: over random
+ * sequences of sets (many repeated keys, ids near each other and far apart, up to the largest safe integer), the same
+ * size, the same answer for every key asked (present or not), the same entries in the same order.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { IdLines, NumberColumn, RecordTable, type RecordRef } from "../../src/state/index-tables.js";
+import { RecordHeadSchema, recordHead } from "../../src/state/schema.js";
+
+/** Ids as a tenant has them (a dense run), plus far ones: both 32-bit halves matter to the hash. */
+const id = fc.oneof(
+  fc.integer({ min: 100_001, max: 100_400 }),
+  fc.integer({ min: 0, max: 2 ** 31 }),
+  fc.constantFrom(0, 1, 2 ** 32, 2 ** 32 + 1, 2 ** 53 - 1, Number.MAX_SAFE_INTEGER - 4096),
+  fc.maxSafeNat(),
+);
+const line = fc.integer({ min: 0, max: 2 ** 32 - 1 });
+const flags = fc.constantFrom("", "v", "t", "vt", "x:y");
+
+describe("IdLines answers as a Map<number, number>", () => {
+  it("over random sets, many seeds", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(id, line), { maxLength: 600 }), fc.array(id, { maxLength: 50 }), (sets, asks) => {
+        const table = new IdLines();
+        const map = new Map<number, number>();
+        for (const [k, v] of sets) {
+          table.set(k, v);
+          map.set(k, v);
+        }
+        table.trim();
+        expect(table.size).toBe(map.size);
+        expect([...table]).toEqual([...map]);
+        expect([...table.keys()]).toEqual([...map.keys()]);
+        expect([...table.values()]).toEqual([...map.values()]);
+        for (const k of [...asks, ...sets.map(([k]) => k)]) {
+          expect(table.get(k)).toBe(map.get(k));
+          expect(table.has(k)).toBe(map.has(k));
+        }
+      }),
+      { numRuns: 300, seed: 46 },
+    );
+  });
+
+  it("grows past its first sizes and finds every key after (a tenant's worth of values)", () => {
+    const table = new IdLines();
+    const map = new Map<number, number>();
+    for (let i = 0; i < 200_000; i++) {
+      const k = 100_001 + ((i * 7919) % 150_000);
+      table.set(k, i);
+      map.set(k, i);
+    }
+    table.trim();
+    expect(table.size).toBe(map.size);
+    const wrong = [...map].filter(([k, v]) => table.get(k) !== v);
+    expect(wrong).toEqual([]);
+    expect(table.get(99)).toBeUndefined();
+    // no object per entry: a few typed arrays
+    expect(table.heldBytes).toBeLessThan(map.size * 40);
+  });
+});
+
+const ref = fc.record({
+  process_id: fc.constantFrom(1042, 1043, 1044, 1045, 2 ** 40),
+  flags,
+  id,
+  skeleton: fc.option(fc.constantFrom("a1", "b2", "c3"), { nil: null }),
+  line,
+  written: fc.option(fc.constantFrom("2026-06-15T12:00:00.000Z", "2026-06-15T12:00:00.001Z"), { nil: null }),
+});
+
+describe("RecordTable answers as a Map<string, RecordRef>", () => {
+  it("over random sets, many seeds; get by the Map's key and find by its parts", () => {
+    fc.assert(
+      fc.property(
+        fc.array(ref, { maxLength: 400 }),
+        fc.array(fc.tuple(id, flags), { maxLength: 50 }),
+        fc.array(fc.string(), { maxLength: 10 }),
+        (refs, asks, oddKeys) => {
+          const table = new RecordTable();
+          const map = new Map<string, RecordRef>();
+          for (const r of refs) {
+            const key = `${r.id}:${r.flags}`;
+            table.set(key, r);
+            map.set(key, r);
+          }
+          table.trim();
+          expect(table.size).toBe(map.size);
+          expect([...table]).toEqual([...map]);
+          expect([...table.values()]).toEqual([...map.values()]);
+          expect([...table.keys()]).toEqual([...map.keys()]);
+          for (const [i, f] of [...asks, ...refs.map((r): [number, string] => [r.id, r.flags])]) {
+            expect(table.get(`${i}:${f}`)).toEqual(map.get(`${i}:${f}`));
+            expect(table.find(i, f)).toEqual(map.get(`${i}:${f}`));
+            expect(table.has(`${i}:${f}`)).toBe(map.has(`${i}:${f}`));
+          }
+          // keys the Map would never have been given: not found either
+          for (const k of [...oddKeys, ...refs.map((r) => `0${r.id}:${r.flags}`), ...refs.map((r) => `${r.id}.0`)])
+            expect(table.get(k)).toEqual(map.get(k));
+        },
+      ),
+      { numRuns: 300, seed: 46 },
+    );
+  });
+
+  it("refuses a key that is not the record's own", () => {
+    const table = new RecordTable();
+    expect(() =>
+      table.set("1:v", { process_id: 1, flags: "vt", id: 1, skeleton: null, line: 0, written: null }),
+    ).toThrow(/id:flags/);
+  });
+});
+
+describe("NumberColumn", () => {
+  it("keeps what is pushed, in order, doubles and whole numbers to 2^32", () => {
+    fc.assert(
+      fc.property(fc.array(fc.maxSafeNat(), { maxLength: 3000 }), (xs) => {
+        const starts = new NumberColumn(new Float64Array(0));
+        xs.forEach((x, i) => expect(starts.push(x)).toBe(i));
+        starts.trim();
+        expect(starts.length).toBe(xs.length);
+        expect(Array.from({ length: xs.length }, (_, i) => starts.at(i))).toEqual(xs);
+        expect(starts.heldBytes).toBe(8 * xs.length);
+      }),
+      { numRuns: 50, seed: 46 },
+    );
+  });
+});
+
+describe("the reader's plain check of a record line (recordHead)", () => {
+  const anything = fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.string(),
+    fc.constant(null),
+    fc.boolean(),
+    fc.constant(2 ** 60),
+    fc.dictionary(fc.string(), fc.integer()),
+  );
+  // mostly the right shape, sometimes anything at each level: both sides of the check are tried
+  const maybe = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T | unknown> =>
+    fc.oneof({ arbitrary: a, weight: 10 }, { arbitrary: anything, weight: 1 });
+  const line = fc.record(
+    {
+      record: maybe(
+        fc.record(
+          {
+            process_id: maybe(fc.integer()),
+            flags: maybe(fc.constantFrom("", "v", "vt")),
+            written: maybe(fc.constant(true)),
+            compact: maybe(
+              fc.record(
+                {
+                  record: maybe(fc.record({ id: maybe(fc.maxSafeNat()), last_updated_time: anything })),
+                  skeleton: maybe(fc.option(fc.string(), { nil: null })),
+                },
+                { requiredKeys: [] },
+              ),
+            ),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
+    },
+    { requiredKeys: [] },
+  );
+
+  it("passes only what RecordHeadSchema passes, with the same values (many seeds)", () => {
+    let passed = 0;
+    fc.assert(
+      fc.property(line, (raw) => {
+        const plain = recordHead(raw);
+        const parsed = RecordHeadSchema.safeParse(raw);
+        if (!plain) return;
+        passed++;
+        expect(parsed.success).toBe(true);
+        const r = parsed.data?.record;
+        expect(plain).toEqual({
+          process_id: r?.process_id,
+          flags: r?.flags,
+          written: r?.written === true,
+          id: r?.compact.record.id,
+          last_updated_time: r?.compact.record.last_updated_time,
+          skeleton: r?.compact.skeleton,
+        });
+      }),
+      { numRuns: 3000, seed: 46 },
+    );
+    // the property was not vacuous
+    expect(passed).toBeGreaterThan(300);
+  });
+});
