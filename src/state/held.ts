@@ -235,7 +235,7 @@ export async function lacking(index: StateIndex, asked: Asked, drop: Set<number>
     const fields = [...(asked.fields.get(ref.process_id) ?? [])].map(
       (f) => index.fields.get(`${ref.process_id}:${f}`) ?? new Map<number, number>(),
     );
-    const lines = ref.pages.flatMap((p) => p.lines);
+    const lines = ref.pages.flatMap((p) => [...p.lines]);
     for (let i = 0; i < lines.length; i += BATCH) {
       for (const text of await index.lines(lines.slice(i, i + BATCH))) {
         const item = itemLine(parsedOrNothing(text));
