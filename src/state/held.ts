@@ -26,7 +26,7 @@ import { canonicalQuery } from "./bounds.js";
 import { expandRecord } from "./compact.js";
 import type { StateIndex } from "./reader.js";
 import { RecordEntrySchema, itemLine, valueLine } from "./schema.js";
-import { flagsOf, idsOf, parsedOrNothing } from "./run.js";
+import { flagsOf, idsOnly, parsedOrNothing } from "./run.js";
 
 /** An answer the state does not hold: the rule that asked for it is not planned from the state. */
 export class NotHeld extends Error {}
@@ -179,9 +179,8 @@ export class HeldClient extends DelegatingClient {
     actionId: number,
     query: FormFieldQuery = {},
   ): AsyncGenerator<Page<FormFieldValue>> {
-    const ids = idsOf(query.instance_ids);
-    const other = Object.keys(query).filter((k) => k !== "instance_ids" && k !== "limit" && query[k] !== undefined);
-    if (!ids || other.length > 0 || !this.usable(processId))
+    const ids = idsOnly(query);
+    if (!ids || !this.usable(processId))
       throw new NotHeld(`values of a field of workflow ${processId} were not read before the cut`);
     this.note(this.asked.fields, processId, `${stepId}:${actionId}`);
     const held = this.index.fields.get(`${processId}:${stepId}:${actionId}`);

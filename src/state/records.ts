@@ -8,7 +8,15 @@ import { isRecord } from "../model/guards.js";
 import { compactRecord, expandRecord } from "./compact.js";
 import type { RecordRef, StateIndex } from "./reader.js";
 import { RecordEntrySchema, valueLine, type RecordEntry } from "./schema.js";
-import { flagsOf, idsOf, parsedOrNothing, processOf, structureDigest, type RunWorkflow, type StateRun } from "./run.js";
+import {
+  flagsOf,
+  idsOnly,
+  parsedOrNothing,
+  processOf,
+  structureDigest,
+  type RunWorkflow,
+  type StateRun,
+} from "./run.js";
 
 /** A record of the previous run, read and checked in full now; undefined (read it again) when its line does not fit. */
 export async function keptRecord(
@@ -96,9 +104,8 @@ export async function* formFieldPages(
   actionId: number,
   query: FormFieldQuery = {},
 ): AsyncGenerator<Page<FormFieldValue>> {
-  const ids = idsOf(query.instance_ids);
-  const other = Object.keys(query).filter((k) => k !== "instance_ids" && k !== "limit" && query[k] !== undefined);
-  if (!ids || other.length > 0 || ids.some((n) => !Number.isSafeInteger(n)))
+  const ids = idsOnly(query);
+  if (!ids || ids.some((n) => !Number.isSafeInteger(n)))
     return yield* this.service.formFieldPages(processId, stepId, actionId, query);
   const w = this.workflow(processId);
   const old = w.cold ? undefined : this.prev?.fields.get(`${processId}:${stepId}:${actionId}`);

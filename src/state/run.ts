@@ -148,6 +148,13 @@ export function structureDigest(snapshot: unknown): string | null {
     .slice(0, 32);
 }
 
+/** The ids of a form-field question asked by ids alone (a `limit` aside), or undefined for any other question. */
+export function idsOnly(query: FormFieldQuery): number[] | undefined {
+  const ids = idsOf(query.instance_ids);
+  const other = Object.keys(query).some((k) => k !== "instance_ids" && k !== "limit" && query[k] !== undefined);
+  return other ? undefined : ids;
+}
+
 export function idsOf(v: FormFieldQuery[string]): number[] | undefined {
   if (Array.isArray(v)) return v.map(Number);
   if (typeof v === "string")
