@@ -19,6 +19,7 @@ import { runCli, type CliRun, type GcSummary } from "./cli-run.js";
 import { SandboxProcess, vmHwmMb } from "./sandbox-proc.js";
 import { STATE_RULES_YAML, STATE_WORKFLOWS } from "./state.js";
 import type { IndexProbe } from "./index-probe.js";
+import type { ScenarioTarget } from "./results.js";
 
 export const MILLION = 1_000_000;
 /** a fixed moment, as the state scenario's: every run sees the same data and the same clock */
@@ -172,11 +173,7 @@ export async function runMillion(
   }
 }
 
-export interface MillionTarget {
-  text: string;
-  measured: string;
-  met: boolean;
-}
+export type MillionTarget = ScenarioTarget;
 
 export function millionTargets(r: MillionRun): MillionTarget[] {
   const cap = 2 * STATE_WORKFLOWS + 5;

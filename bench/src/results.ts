@@ -42,6 +42,13 @@ export interface AbortRun {
   verified: boolean;
 }
 
+/** A scenario's target as its own table prints it: always measured in that scenario's run. */
+export interface ScenarioTarget {
+  text: string;
+  measured: string;
+  met: boolean;
+}
+
 export interface Target {
   id: string;
   text: string;

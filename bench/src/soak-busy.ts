@@ -22,6 +22,7 @@ import type { RequestLogEntry } from "#flowrules/sandbox/request-log.js";
 import { Prng, mixSeed } from "#flowrules/sandbox/prng.js";
 import { API_KEY } from "./scenario.js";
 import { quantile, WATCH_RULES_YAML } from "./watch.js";
+import type { ScenarioTarget } from "./results.js";
 
 const RATE_LIMIT = 100;
 const ROUND_MS = 30_000;
@@ -268,11 +269,7 @@ export async function runBusy(o: BusyOptions, log: (line: string) => void): Prom
   }
 }
 
-export interface BusyTarget {
-  text: string;
-  measured: string;
-  met: boolean;
-}
+export type BusyTarget = ScenarioTarget;
 
 export function busyTargets(r: BusyResult): BusyTarget[] {
   return [

@@ -30,6 +30,7 @@ import { Prng, mixSeed } from "#flowrules/sandbox/prng.js";
 import { API_KEY } from "./scenario.js";
 import { quantile, rssMb, WATCH_RULES_YAML } from "./watch.js";
 import { busyTargets, renderBusy, runBusy } from "./soak-busy.js";
+import type { ScenarioTarget } from "./results.js";
 
 const TAG = "fast-track";
 const RATE_LIMIT = 100;
@@ -342,11 +343,7 @@ export async function runSoak(o: SoakOptions, log: (line: string) => void): Prom
   }
 }
 
-export interface SoakTarget {
-  text: string;
-  measured: string;
-  met: boolean;
-}
+export type SoakTarget = ScenarioTarget;
 
 /** The targets: nothing twice, nothing missed, RSS not growing from minute 30 to 60, a clean stop. */
 export function soakTargets(r: SoakResult): SoakTarget[] {

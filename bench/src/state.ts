@@ -29,6 +29,7 @@ import { writeFile } from "node:fs/promises";
 import { API_KEY } from "./scenario.js";
 import { RssSampler } from "./side.js";
 import type { FromChild, ToChild } from "./child.js";
+import type { ScenarioTarget } from "./results.js";
 
 export const STATE_SIZES = [20_000, 100_000];
 export const STATE_CHURN = 0.01;
@@ -417,11 +418,7 @@ export const STATE_WORKFLOWS = 4;
 /** Peak resident set of every run, plan and apply, at 100,000 instances (issue 33). */
 export const STATE_RSS_MB = 160;
 
-export interface StateTarget {
-  text: string;
-  measured: string;
-  met: boolean;
-}
+export type StateTarget = ScenarioTarget;
 
 export function stateTargets(runs: StateRun[]): StateTarget[] {
   const out: StateTarget[] = [];

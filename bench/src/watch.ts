@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url";
 import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
 import { API_KEY } from "./scenario.js";
 import { Prng } from "#flowrules/sandbox/prng.js";
+import type { ScenarioTarget } from "./results.js";
 
 export const WATCH_SIZES = [20_000, 100_000];
 export const WATCH_RATE_LIMIT = 100;
@@ -351,11 +352,7 @@ export async function runWatchScenario(
   return runs;
 }
 
-export interface WatchTarget {
-  text: string;
-  measured: string;
-  met: boolean;
-}
+export type WatchTarget = ScenarioTarget;
 
 export function watchTargets(runs: WatchRun[]): WatchTarget[] {
   const out: WatchTarget[] = [];
