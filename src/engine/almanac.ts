@@ -18,10 +18,25 @@ export interface Almanac {
   unreadable: Map<number, string>;
   /** instances whose kept record was read with step completion times (steps_time_frame=true) */
   timed: Set<number>;
+  /**
+   * what the run read for rollout started times (./started-times.ts): two rules over one selection (the two versions
+   * of a rule in `plan --compare`) share one ordered listing, and a record is read once for both
+   */
+  started: {
+    listings: Map<string, Promise<number[]>>;
+    times: Map<number, Promise<string | null | undefined>>;
+  };
 }
 
 export function newAlmanac(): Almanac {
-  return { values: new Map(), records: new Map(), types: new Map(), unreadable: new Map(), timed: new Set() };
+  return {
+    values: new Map(),
+    records: new Map(),
+    types: new Map(),
+    unreadable: new Map(),
+    timed: new Set(),
+    started: { listings: new Map(), times: new Map() },
+  };
 }
 
 /**

@@ -14,25 +14,6 @@ export interface StartedTimesContext {
   now: Date;
 }
 
-/**
- * What this run already read for started times, kept per run (its almanac): two rules over the same selection (the two
- * versions of a rule in `plan --compare`) share one ordered listing, and a record is read once for both.
- */
-interface Seen {
-  listings: Map<string, Promise<number[]>>;
-  started: Map<number, Promise<string | null | undefined>>;
-}
-const seenByRun = new WeakMap<Almanac, Seen>();
-
-function seenOf(almanac: Almanac): Seen {
-  let seen = seenByRun.get(almanac);
-  if (!seen) {
-    seen = { listings: new Map(), started: new Map() };
-    seenByRun.set(almanac, seen);
-  }
-  return seen;
-}
-
 // a rollout limit plans the oldest instances first: their started_time, read only when the list element does not
 // tell it, the rule has more changes than its limit, and no read of the record brought it
 export async function learnStartedTimes(
@@ -51,7 +32,7 @@ export async function learnStartedTimes(
   const pages = Math.max(1, Math.ceil(selected / PAGE));
   // over several workflows one listing cannot order them all: the records tell
   if (missing.length <= pages || result.workflowId === null) {
-    const started = seenOf(almanac).started;
+    const started = almanac.started.times;
     explain({
       subject: `started times of ${rule.name}`,
       workflow_id: processId,
@@ -78,7 +59,7 @@ export async function learnStartedTimes(
   // fewer requests: the selection listed oldest first (4.2 ordering=started_time); its order stands for the times
   const query = { ...selectQuery(rule.select, now), ordering: "started_time" };
   const key = `${processId}:${JSON.stringify(query)}`;
-  const listings = seenOf(almanac).listings;
+  const listings = almanac.started.listings;
   explain({
     subject: `started times of ${rule.name}`,
     workflow_id: processId,
