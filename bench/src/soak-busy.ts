@@ -132,6 +132,7 @@ export async function runBusy(o: BusyOptions, log: (line: string) => void): Prom
   const random = Prng.fn(o.seed + 46);
   let child: ChildProcess | undefined;
   const explained: string[] = [];
+  let explainedUpTo = 0;
   try {
     await writeFile(join(dir, "rules.yaml"), BUSY_RULES_YAML);
     log(
@@ -167,7 +168,16 @@ export async function runBusy(o: BusyOptions, log: (line: string) => void): Prom
         }
         if (event === "watch.cycle") {
           cycles.push(Date.now());
-          if (o.explain) explained.push(`--- cycle ${cycles.length} at ${new Date().toISOString()}`);
+          if (o.explain) {
+            // what was asked since the last cycle ended (its polls, this cycle's plan and apply), by kind
+            const all = sb.requests();
+            const kinds: Record<string, number> = {};
+            for (const r of all.slice(explainedUpTo)) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
+            explainedUpTo = all.length;
+            explained.push(
+              `--- cycle ${cycles.length} at ${new Date().toISOString()}: requests since the last ${JSON.stringify(kinds)}`,
+            );
+          }
         } else if (o.explain) explained.push(line);
       }
     });

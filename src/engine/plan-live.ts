@@ -109,7 +109,8 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
         processId: p.needs.processId,
         query: selectQuery(p.rule.select, now),
       }));
-      seen = await seeInstances(client, selections, new Date(now.getTime() - DEFAULT_CLOCK_SKEW_MS));
+      const values = changing.some((p) => p.needs.record || p.needs.fields.length > 0);
+      seen = await seeInstances(client, selections, new Date(now.getTime() - DEFAULT_CLOCK_SKEW_MS), values);
     } catch {
       seen = undefined; // the changes then carry no bound: apply refuses those it finds changed (the safe side)
     }

@@ -36,12 +36,15 @@ export interface Selection {
 
 /**
  * One list per distinct selection (its instances updated since `since`, 500 a page) and one read per listed
- * instance.
+ * instance. With `values` (a rule that may change them reads fields) the read carries the field values
+ * (`inject_values`): the same one request, and with state it answers the fields of these changed instances too, so
+ * they are not read twice (src/state/values.ts).
  */
 export async function seeInstances(
   client: ApiClient,
   selections: readonly Selection[],
   since: Date,
+  values = false,
 ): Promise<SeenInstances> {
   const listed = new Set<number>();
   const distinct = new Map<string, Selection>();
@@ -61,7 +64,7 @@ export async function seeInstances(
   await Promise.all(
     [...listed].map(async (id) => {
       try {
-        const record = await client.getInstance(id);
+        const record = await client.getInstance(id, values ? { injectValues: true } : {});
         if (record.last_updated_time) recent.set(id, record.last_updated_time);
       } catch {
         // unread: the change planned on it (if any) carries no baseline and apply refuses it when it changed

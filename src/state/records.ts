@@ -31,10 +31,28 @@ export async function keptRecord(
   return record ? { record, entry: parsed.data, text } : undefined;
 }
 
-export async function getInstance(
+export function getInstance(
   this: StateRun,
   id: number,
   opts: { injectValues?: boolean; stepsTimeFrame?: boolean } = {},
+): Promise<InstanceRecord> {
+  // a record with values this run read already (the plan's early read of a changed instance, or one its field
+  // values were taken from: ./values.ts) answers the same question again, not read twice; a structure probe's read
+  // is always made (its structure is checked below)
+  const read = flagsOf(opts) === "v" && !this.probes.has(id) ? this.valueRecords.get(id) : undefined;
+  if (read) return read;
+  const p = recordOf.call(this, id, opts);
+  if (flagsOf(opts) === "v" && !this.valueRecords.has(id)) {
+    p.catch(() => this.valueRecords.delete(id));
+    this.valueRecords.set(id, p);
+  }
+  return p;
+}
+
+async function recordOf(
+  this: StateRun,
+  id: number,
+  opts: { injectValues?: boolean; stepsTimeFrame?: boolean },
 ): Promise<InstanceRecord> {
   await this.checkBack();
   const key = `${id}:${flagsOf(opts)}`;

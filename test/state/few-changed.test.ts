@@ -88,6 +88,8 @@ describe("a run that handles a few changed instances", () => {
       matches: fc.integer({ min: 0, max: 2 }),
       minutes: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20 })),
       write: fc.boolean(),
+      // planned as apply plans (what it saw of each instance it changes: records read early, with values)
+      seen: fc.boolean(),
     });
     await fc.assert(
       fc.asyncProperty(
@@ -109,8 +111,9 @@ describe("a run that handles a few changed instances", () => {
               }
               sb.advanceClock(r.minutes * MINUTE);
               const now = sb.store.now();
-              const stateless = await statelessPlan(sb, rules, now);
+              const stateless = await statelessPlan(sb, rules, now, { recordSeen: r.seen });
               const stateful = await statefulPlan(sb, rules, now, settings, {
+                recordSeen: r.seen,
                 explain: (c) => {
                   if (/taken from their records read with values/.test(c.why)) byRecords++;
                   if (/who left told by the records kept/.test(c.why)) decided++;
@@ -172,4 +175,44 @@ describe("a run that handles a few changed instances", () => {
     const selections = 4;
     for (const k of [1, 3]) expect(costs.get(`400:${k}`), `k = ${k}`).toBeLessThanOrEqual(none + 2 * k + selections);
   }, 120_000);
+
+  it("reads a changed instance once when the plan also records what it saw of it (as apply and the watcher plan)", async () => {
+    const rules: RuleSet = await rulesFromYaml(MANY_FIELDS);
+    const sb = await startSandbox({ port: 0, instances: 400, seed: 11, now: START });
+    const dir = await tempDir();
+    try {
+      const settings = { dir: dir.dir, resyncAfterMs: 30 * 24 * 60 * MINUTE, fullRefresh: false };
+      await statefulPlan(sb, rules, sb.store.now(), settings, { recordSeen: true });
+      for (const k of [1, 3]) {
+        const claims = waitingClaims(sb);
+        const made = claims.filter((_, j) => j % 5 === 0).slice(0, k);
+        made.forEach((id, j) => makeMatch(sb, id, 20 + j));
+        sb.advanceClock(MINUTE / 2);
+        const now = sb.store.now();
+        sb.clearRequests();
+        const stateful = await statefulPlan(sb, rules, now, settings, { recordSeen: true });
+        const asked = sb.requests();
+        const stateless = await statelessPlan(sb, rules, now, { recordSeen: true });
+        expect(comparable(stateful.plan), `k = ${k}`).toEqual(comparable(stateless.plan));
+        // each matched claim is planned, and what the plan saw of it is its record's time (the early read)
+        for (const id of made) {
+          const change = stateful.plan.changes.find((c) => c.instance_id === id);
+          const saw = change?.precondition.last_updated_time;
+          expect(saw === undefined ? undefined : Date.parse(saw), `claim ${id}`).toBe(
+            sb.store.get(id)?.lastUpdatedTime,
+          );
+        }
+        // the early read brought the values: no form-field page, and no record read twice
+        expect(asked.filter((r) => /\/actions\/\d+\/$/.test(r.path))).toEqual([]);
+        const reads = asked
+          .filter((r) => r.method === "GET" && /^\/api\/instances\/\d+\/$/.test(r.path))
+          .map((r) => r.path);
+        expect(reads.length, `k = ${k}`).toBeGreaterThanOrEqual(k);
+        expect(new Set(reads).size, `k = ${k}: ${reads.join(" ")}`).toBe(reads.length);
+      }
+    } finally {
+      await sb.close();
+      await dir.remove();
+    }
+  }, 60_000);
 });

@@ -38,10 +38,11 @@ export async function statelessPlan(
   sb: RunningSandbox,
   ruleSet: RuleSet,
   now: Date,
+  opts: { recordSeen?: boolean } = {},
 ): Promise<{ plan: Plan; requests: number }> {
   const c = client(sb);
   try {
-    const plan = await runPlan({ client: c, ruleSet, now, optOutTag: "no-automation" });
+    const plan = await runPlan({ client: c, ruleSet, now, optOutTag: "no-automation", ...opts });
     return { plan, requests: c.stats().total };
   } finally {
     await c.close();
@@ -61,6 +62,8 @@ export interface StatefulOptions {
   explain?: (c: StateChoice) => void;
   /** after the plan, before the state is written: apply through `run.applying(...)` as `apply --state` does */
   afterPlan?: (plan: Plan, run: RunState, client: ApiClient) => Promise<void>;
+  /** the plan records what it saw of the instances it changes, as `apply` and `watch --apply` plan (src/engine/seen.ts) */
+  recordSeen?: boolean;
 }
 
 /** A run with state, as `plan --state DIR` does it: open (lock), wrap the client, plan, (apply,) write, release. */
@@ -91,6 +94,7 @@ export async function statefulPlan(
         now,
         optOutTag: "no-automation",
         onWarning: (m) => warnings.push(m),
+        ...(options.recordSeen === undefined ? {} : { recordSeen: options.recordSeen }),
       });
       const requests = c.stats().total;
       const counts = run.counts();
