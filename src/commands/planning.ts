@@ -25,7 +25,7 @@ import type { CommandIO } from "../log/command-io.js";
 import { textSafe } from "../render/escape.js";
 import { EXIT_OK, UserError } from "../model/errors.js";
 import { durationText } from "../text/duration.js";
-import { HeldMemo, syncLine, syncLeftMs, type SyncProgress } from "../state/index.js";
+import { HeldMemo, syncLine, syncLeftMs, type ListedChanges, type SyncProgress } from "../state/index.js";
 import { partialPlan } from "./partial-plan.js";
 import { duration } from "../render/progress/format.js";
 import { maskKeyInPlan } from "../engine/mask-plan.js";
@@ -66,6 +66,8 @@ export type PlanRunOptions = Partial<PlanningSettings> & {
   planMaxDurationMs?: number;
   /** after each checkpoint of a sync: how far it got (a watcher's metrics) */
   onSync?: (p: { synced: number; total: number | null; leftS: number | null }) => void;
+  /** with a state dir: changes listings a watcher's poll asked just before this run (src/state/known.ts) */
+  listedChanges?: ListedChanges;
 };
 
 /** A plan not made because --max-duration ran out first; with a state, the sync so far is kept. Not an error. */
@@ -191,6 +193,7 @@ export async function planRuleSet(
         onWarning,
         onRequestChoice,
         (p) => saySync(p, !stopping),
+        opts.listedChanges,
       ).catch(async (err: unknown) => {
         clearTimeout(deadlineTimer);
         await client.close();

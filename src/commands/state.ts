@@ -12,6 +12,7 @@ import {
   StateNotWritten,
   type OwnWrite,
   type RunState,
+  type ListedChanges,
   type StateSettings,
   type SyncProgress,
 } from "../state/index.js";
@@ -43,6 +44,7 @@ export function openStateForRun(
   warn: (message: string) => void,
   explain: (c: RequestChoice) => void,
   onCheckpoint?: (p: SyncProgress) => void,
+  listed?: ListedChanges,
 ): Promise<RunState> {
   return openRunState(settings, {
     baseUrl: client.baseUrl,
@@ -53,6 +55,7 @@ export function openStateForRun(
     warn,
     explain,
     ...(onCheckpoint ? { onCheckpoint } : {}),
+    ...(listed ? { listed } : {}),
   });
 }
 
@@ -70,12 +73,15 @@ export interface HeldState {
   finish(): Promise<void>;
   /** releases it without writing (idempotent) */
   release(): Promise<void>;
+  /** after finish(): per workflow, from when the next run lists changes (a watcher's poll asks that listing) */
+  changesFrom(): ReadonlyMap<number, string>;
 }
 
 export function holdState(state: RunState, complete: boolean, io: CommandIO): HeldState {
   return {
     applying: (client) => state.applying(client),
     written: () => state.written(),
+    changesFrom: () => state.changesFrom(),
     async finish() {
       try {
         if (complete) await commitState(state, io);

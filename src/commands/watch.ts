@@ -75,7 +75,7 @@ export async function watchCommand(opts: WatchCommandOptions, io: CommandIO): Pr
           limiter: run.limiter,
           recordSeen: run.recordSeen,
           // state-cache: the apply sends through the state
-          ...defined({ keepState: run.keep, onSync: run.onSync }),
+          ...defined({ keepState: run.keep, onSync: run.onSync, listedChanges: run.listed }),
         }),
       notify: (payload) => sendNotification(s.notify, payload, io),
     };

@@ -33,14 +33,12 @@ import {
 } from "../api/index.js";
 import { compactRecord } from "./compact.js";
 import type { ListingRef, StateIndex } from "./reader.js";
-import { settingsSharer, type Marks, type RecordEntry, type WorkflowMark } from "./schema.js";
+import { settingsSharer, type Marks, type RecordEntry } from "./schema.js";
 import { shapeKey } from "./bounds.js";
 import { writtenFlags } from "./written.js";
 import type { StateWriter } from "./writer.js";
 import { Checkpoints, DEFAULT_CHECKPOINTS, type SyncProgress } from "./sync.js";
 import {
-  count,
-  iso,
   processOf,
   type OwnWrite,
   type RunWorkflow,
@@ -65,7 +63,7 @@ import { census, checkBack, goneBack, ready } from "./back.js";
 import type { Census } from "./went-back.js";
 import { explainAnswers, progress, syncing } from "./progress.js";
 import { marks } from "./marks.js";
-import { leavingByRecords, listOnce, servicePages } from "./known.js";
+import { changedIds, leavingByRecords, listOnce, servicePages, since } from "./known.js";
 import { cheaperByRecords, valuesByRecords } from "./values.js";
 export { WriteThroughClient } from "./write-through.js";
 
@@ -178,53 +176,14 @@ export class StateClient extends DelegatingClient implements StateRun {
     return w;
   }
 
-  /**
-   * From when changes are listed: when the last run looked, by the service's clock, less the margin for late commits;
-   * without it (an answer of that run carried no Date), the last run's now by our clock less the lookback for skew.
-   */
+  /** From when changes are listed (./known.ts). */
   since(w: RunWorkflow): { at: number; why: string } {
-    const mark = w.mark as WorkflowMark;
-    const looked = mark.looked_at ? Date.parse(mark.looked_at) : Number.NaN;
-    if (!Number.isNaN(looked))
-      return {
-        at: looked - this.opts.marginMs,
-        why: `when the last run looked, by the service's clock, less ${Math.round(this.opts.marginMs / 1000)} s for late commits`,
-      };
-    return {
-      at: Date.parse(mark.run_at) - this.opts.lookbackMs,
-      why: `the last run, by this machine's clock (the service sent no Date), less ${Math.round(this.opts.lookbackMs / 1000)} s for clock skew`,
-    };
+    return since.call(this, w);
   }
 
-  /** Ids of the workflow's instances updated since the last run looked: one listing per run. */
+  /** Ids of the workflow's instances updated since the last run looked: one listing per run (./known.ts). */
   changedIds(w: RunWorkflow): Promise<ReadonlySet<number>> {
-    w.changed ??= (async () => {
-      const since = this.since(w);
-      const ids = new Set<number>();
-      let pages = 0;
-      for await (const page of this.inner.instancePages(w.pid, { last_updated_time_after: iso(since.at) })) {
-        pages++;
-        for (const i of page.results) ids.add(i.id);
-      }
-      w.changedSet = ids;
-      let ours = 0;
-      for (const id of ids)
-        if (
-          this.prev?.aborted.has(id) ||
-          this.prev?.records.get(`${id}:v`)?.written ||
-          this.prev?.records.get(`${id}:vt`)?.written
-        )
-          ours++;
-      this.opts.explain?.({
-        subject: "changes since the last run",
-        workflow_id: w.pid,
-        choice: "list",
-        requests: pages,
-        why: `${count(ids.size, "instance")} updated since ${iso(since.at)} (${since.why})${ours > 0 ? `, ${ours} of them by this flowrules' own writes` : ""}`,
-      });
-      return ids;
-    })();
-    return w.changed;
+    return changedIds.call(this, w);
   }
 
   /** The service's count of a selection of the workflow: the largest is what its sync has to read. */

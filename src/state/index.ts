@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { stateKey, type StateKey } from "./mac.js";
 import { indexState, type StateIndex } from "./reader.js";
 import { StateClient, WriteThroughClient, type OwnWrite, type StateChoice, type StateCounts } from "./client.js";
+import type { ListedChanges } from "./run.js";
 import { STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type Marks } from "./schema.js";
 import type { CheckpointPolicy, SyncProgress } from "./sync.js";
 
@@ -30,6 +31,7 @@ export {
   type StateChoice,
   type StateCounts,
 } from "./client.js";
+export type { ListedChanges } from "./run.js";
 export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION } from "./schema.js";
 export { openStateDir } from "./dir.js";
 export { StateNotWritten } from "./writer.js";
@@ -87,6 +89,11 @@ export interface RunState {
   /** writes the new state atomically; call only after a successful run */
   commit(): Promise<void>;
   /**
+   * After a commit: per workflow, from when the next run lists changes (by the service's clock), for a watcher's poll
+   * to ask that very listing (./known.ts); empty before a commit or when it failed.
+   */
+  changesFrom(): ReadonlyMap<number, string>;
+  /**
    * A run stopped before it read all it needed (a signal, --max-duration): a checkpoint of what it read, when a
    * workflow was being read in full; how far that sync got (undefined: none going on, nothing written).
    */
@@ -126,6 +133,8 @@ export async function openRunState(
     explain?(c: StateChoice): void;
     /** after each checkpoint of a sync: how far it got */
     onCheckpoint?(p: SyncProgress): void;
+    /** changes listings a watcher's poll asked just before this run (./known.ts) */
+    listed?: ListedChanges;
   },
 ): Promise<RunState> {
   // the state file's MAC key and key id, derived from the API key (mac.ts); the key itself is never written
@@ -159,8 +168,10 @@ export async function openRunState(
       ...(ctx.explain ? { explain: ctx.explain } : {}),
       ...(settings.checkpoints ? { checkpoints: settings.checkpoints } : {}),
       ...(ctx.onCheckpoint ? { onCheckpoint: ctx.onCheckpoint } : {}),
+      ...(ctx.listed ? { listed: ctx.listed } : {}),
     });
   };
+  let committed: Marks | undefined;
   return {
     dir: opened.dir,
     wrap(inner) {
@@ -175,7 +186,17 @@ export async function openRunState(
     counts: () => client?.counts(),
     explainAnswers: () => client?.explainAnswers(),
     async commit() {
-      if (client) await client.commit();
+      if (!client) return;
+      await client.commit();
+      committed = client.marks();
+    },
+    changesFrom() {
+      // as the next run's since() takes it from the bookmarks just written (./known.ts)
+      const margin = settings.marginMs ?? DEFAULT_MARGIN_MS;
+      const out = new Map<number, string>();
+      for (const [pid, m] of Object.entries(committed ?? {}))
+        if (m.looked_at && !m.partial) out.set(Number(pid), new Date(Date.parse(m.looked_at) - margin).toISOString());
+      return out;
     },
     checkpoint: async () => (client ? client.checkpoint() : undefined),
     partial: previous && !settings.fullRefresh ? partialOf(previous.marks) : undefined,

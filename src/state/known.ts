@@ -9,13 +9,16 @@
  *   same changed instances (a rule's own and the plan's look at what was updated recently) share it;
  * - a leaving slice (an `_after` bound moved later) is not asked when no cached member can be in it: none is left,
  *   or every one's `last_updated_time` is known from a record the last run kept and that did not change since;
- * - the structure probe's question (the newest started instance) is the census's: its page answers it.
+ * - the structure probe's question (the newest started instance) is the census's: its page answers it;
+ * - the changes listing of a workflow is the one a watcher's poll asked just before the run (listed from the same
+ *   instant or earlier), when it is handed one: the run is then a run that began with that listing.
  */
 import type { InstanceListItem, Page } from "../api/index.js";
 import type { CanonicalQuery, Slice } from "./bounds.js";
 import { canonicalQuery } from "./bounds.js";
 import { CENSUS_QUERY } from "./back.js";
-import type { StateRun } from "./run.js";
+import type { WorkflowMark } from "./schema.js";
+import { count, iso, type RunWorkflow, type StateRun } from "./run.js";
 
 /** A list this run built, asked once a run whatever its page size (a list is read to its last page). */
 export function listOnce(
@@ -108,4 +111,63 @@ export async function* servicePages(
     if (skip-- > 0) continue;
     yield page;
   }
+}
+
+/**
+ * From when changes are listed: when the last run looked, by the service's clock, less the margin for late commits;
+ * without it (an answer of that run carried no Date), the last run's now by our clock less the lookback for skew.
+ * A changes listing handed to the run (a watcher's poll) from that instant or earlier is the run's: listing from
+ * earlier only names more instances as changed, as a wider margin would, and every use of the bound (the changed
+ * ids, the changed slices of selections, the questions of what was updated later) takes this one bound.
+ */
+export function since(this: StateRun, w: RunWorkflow): { at: number; why: string } {
+  const mark = w.mark as WorkflowMark;
+  const looked = mark.looked_at ? Date.parse(mark.looked_at) : Number.NaN;
+  const own = !Number.isNaN(looked)
+    ? {
+        at: looked - this.opts.marginMs,
+        why: `when the last run looked, by the service's clock, less ${Math.round(this.opts.marginMs / 1000)} s for late commits`,
+      }
+    : {
+        at: Date.parse(mark.run_at) - this.opts.lookbackMs,
+        why: `the last run, by this machine's clock (the service sent no Date), less ${Math.round(this.opts.lookbackMs / 1000)} s for clock skew`,
+      };
+  const listed = this.opts.listed?.get(w.pid);
+  const from = listed ? Date.parse(listed.after) : Number.NaN;
+  if (Number.isNaN(from) || from > own.at) return own;
+  return { at: from, why: `the watcher's poll, just before this run, listed from then (${own.why}: ${iso(own.at)})` };
+}
+
+/** Ids of the workflow's instances updated since the last run looked: one listing per run, or the poll's. */
+export function changedIds(this: StateRun, w: RunWorkflow): Promise<ReadonlySet<number>> {
+  w.changed ??= (async () => {
+    const from = this.since(w);
+    const listed = this.opts.listed?.get(w.pid);
+    const shared = listed !== undefined && Date.parse(listed.after) === from.at;
+    const ids = new Set<number>(shared ? listed.ids : []);
+    let pages = 0;
+    if (!shared)
+      for await (const page of this.service.instancePages(w.pid, { last_updated_time_after: iso(from.at) })) {
+        pages++;
+        for (const i of page.results) ids.add(i.id);
+      }
+    w.changedSet = ids;
+    let ours = 0;
+    for (const id of ids)
+      if (
+        this.prev?.aborted.has(id) ||
+        this.prev?.records.get(`${id}:v`)?.written ||
+        this.prev?.records.get(`${id}:vt`)?.written
+      )
+        ours++;
+    this.opts.explain?.({
+      subject: "changes since the last run",
+      workflow_id: w.pid,
+      choice: shared ? "state" : "list",
+      requests: pages,
+      why: `${count(ids.size, "instance")} updated since ${iso(from.at)} (${from.why})${ours > 0 ? `, ${ours} of them by this flowrules' own writes` : ""}${shared ? ": the watcher's poll listed them" : ""}`,
+    });
+    return ids;
+  })();
+  return w.changed;
 }

@@ -12,7 +12,10 @@ function lookedAt(this: StateRun, w: RunWorkflow): string | null {
   if (!c || c.earliestMs === null || c.undated > (before?.undated ?? 0)) return null;
   // nothing asked this run (everything answered by the last one's look): that look still bounds it
   if (c.answered === (before?.answered ?? 0)) return w.mark?.looked_at ?? null;
-  return iso(c.earliestMs);
+  // a changes listing a watcher's poll asked before this run began is one of its answers (./known.ts): it bounds it too
+  let earliest = c.earliestMs;
+  for (const l of this.opts.listed?.values() ?? []) earliest = Math.min(earliest, l.lookedMs);
+  return iso(earliest);
 }
 
 /**

@@ -62,7 +62,16 @@ export interface StateClientOptions {
   checkpoints?: CheckpointPolicy;
   /** told after each checkpoint: how far the sync got */
   onCheckpoint?(p: SyncProgress): void;
+  /** changes listings a watcher's poll asked just before this run, by workflow (./known.ts, listedChanges) */
+  listed?: ListedChanges;
 }
+
+/**
+ * A changes listing asked just before a run by someone else of the same process (a watcher's poll, src/watch/poll.ts):
+ * by workflow, its `last_updated_time_after` bound (ISO), every id it listed (all its pages), and an instant of the
+ * service's clock no later than the listing (the greatest Date of the answers that arrived before it was sent).
+ */
+export type ListedChanges = ReadonlyMap<number, { after: string; ids: readonly number[]; lookedMs: number }>;
 
 export interface StateCounts {
   /** distinct instances answered from the state and not read again */

@@ -34,6 +34,7 @@ import { cycleDir, planProblem, pruneCycles, setAside, type WatchPaths } from ".
 import type { WatchMetrics } from "./metrics.js";
 import { CHANGE_LINES_PER_CYCLE, ERROR_LINES_PER_CYCLE } from "./settings.js";
 import type { HeldCycleState, Loaded, WatcherSettings } from "./types.js";
+import type { ListedChanges } from "../state/index.js";
 
 /** Thrown when a cycle ends because the watcher is stopping: not a failure. */
 export class StoppingError extends Error {
@@ -70,6 +71,8 @@ export interface CycleOutcome {
   held: ReadonlyMap<string, string>;
   /** workflows whose bookmarks did not move on (a failure): their polls' finds wait for the retry */
   behind: ReadonlySet<number>;
+  /** state-cache: per workflow, from when the next cycle's state lists changes (empty: the state was not written) */
+  changesFrom?: ReadonlyMap<number, string>;
 }
 
 /**
@@ -92,6 +95,8 @@ export interface CycleRequest {
   /** per workflow, the newest update the poll before it found */
   polled: ReadonlyMap<number, string>;
   now: Date;
+  /** state-cache: the changes listings that poll asked (./poll.ts), for the cycle's state to take as its own */
+  listed?: ListedChanges;
 }
 
 /** The cycle's io: events, but no line of the plan or the apply (the cycle says what it did in its own lines). */
@@ -181,9 +186,9 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Cy
   // state-cache: the plan's state stays open through the apply (write-through), then it is written
   let held: HeldCycleState | undefined;
   try {
-    const bookmarks = await planAndApply(ctx, req, started, startedAt, requestsBefore, (h) => (held = h));
+    const outcome = await planAndApply(ctx, req, started, startedAt, requestsBefore, (h) => (held = h));
     await held?.finish();
-    return bookmarks;
+    return { ...outcome, changesFrom: held?.changesFrom() ?? new Map() };
   } finally {
     await held?.release();
   }
@@ -209,6 +214,7 @@ async function planAndApply(
       recordSeen: settings.apply,
       keep: (h) => keep((held = h)),
       onSync: (p) => metrics.syncProgress(p),
+      ...(req.listed && req.listed.size > 0 ? { listed: req.listed } : {}),
     })
     .catch((err: unknown) => {
       if (ctx.stop.aborted) return undefined;

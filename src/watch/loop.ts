@@ -35,7 +35,7 @@ import { unfinishedCycles, type WatchPaths } from "./cycles.js";
 import { fingerprint } from "./fingerprint.js";
 import { fullCollection } from "./gc.js";
 import type { WatchMetrics } from "./metrics.js";
-import { newestUpdate, timeDependent } from "./poll.js";
+import { pollWorkflow, timeDependent, type Listed } from "./poll.js";
 import { backoffMs, derivedIntervalMs, MAX_BACKOFF_MS, pollGapMs } from "./settings.js";
 import type { Loaded, WatcherParts, WatcherSettings } from "./types.js";
 
@@ -62,6 +62,8 @@ export class Watcher {
   private bookmarks: Bookmarks | undefined;
   /** state-cache: the watcher's own writes since its bookmarks, per workflow (a poll that finds only them is idle) */
   private readonly own = new Map<number, Map<number, string | null>>();
+  /** state-cache: per workflow, from when the next cycle's state lists changes (./poll.ts, pollWorkflow) */
+  private changesFrom = new Map<number, string>();
   private lastFingerprint: string;
   private workflowOf = new Map<string, number>();
   private unresolved = new Set<string>();
@@ -285,11 +287,15 @@ export class Watcher {
       }),
     );
     const polledFrom = this.run.metrics.requestCount();
+    const listed = new Map<number, Listed>();
     await Promise.all(
       [...workflows].map(async (pid) => {
         const after = b?.workflows[String(pid)];
         this.run.metrics.poll();
-        const newest = await newestUpdate(this.run.client, pid, after, this.own.get(pid));
+        const got = await pollWorkflow(this.run.client, pid, after, this.own.get(pid), this.changesFrom.get(pid));
+        if (got.listed) listed.set(pid, got.listed);
+        if (got.idle) this.changesFrom.delete(pid);
+        const newest = got.newest;
         if (newest) {
           polled.set(pid, newest.last_updated_time);
           // state-cache: the watcher's own writes are no update; a workflow a failed cycle left behind waits for
@@ -345,8 +351,9 @@ export class Watcher {
     this.cycles += 1;
     this.lastCycleAt = now.getTime();
     this.reloadPending = false;
-    const outcome = await runCycle(this.context(), { n: this.cycles, kind, polled, now });
+    const outcome = await runCycle(this.context(), { n: this.cycles, kind, polled, now, listed });
     this.bookmarks = outcome.bookmarks;
+    this.changesFrom = new Map(outcome.changesFrom ?? []);
     if (outcome.result === "ok") {
       this.notOk = 0;
       this.retry = undefined;

@@ -69,6 +69,101 @@ export async function newestUpdate(
   return undefined;
 }
 
+/** A changes listing a poll asked for the next cycle's state (src/state/run.ts, ListedChanges). */
+export interface Listed {
+  after: string;
+  ids: readonly number[];
+  lookedMs: number;
+}
+
+/** A poll that also asked the workflow's changes listing for the cycle's state: its newest update, and the listing. */
+export interface PolledChanges {
+  newest: Newest | undefined;
+  /** undefined when the listing cannot be handed over (more than one page, an answer without a Date) */
+  listed: Listed | undefined;
+}
+
+/**
+ * One workflow's poll. The first after a cycle (`from`: when the next cycle's state lists changes, as that cycle
+ * left it) asks that listing (pollChanges); one that finds nothing new is `idle`: the workflow's polls ask one
+ * element until the next cycle (the listing's older instances would cost a read at every poll).
+ */
+export async function pollWorkflow(
+  client: ApiClient,
+  processId: number,
+  after: string | undefined,
+  own: OwnWrites | undefined,
+  from: string | undefined,
+): Promise<{ newest: Newest | undefined; listed?: Listed; idle: boolean }> {
+  const wide =
+    after !== undefined && from !== undefined ? await pollChanges(client, processId, after, from, own) : undefined;
+  if (!wide) return { newest: await newestUpdate(client, processId, after, own), idle: false };
+  return { newest: wide.newest, ...(wide.listed ? { listed: wide.listed } : {}), idle: wide.newest === undefined };
+}
+
+/**
+ * The poll as the changes listing of the next cycle's state (src/state/known.ts): every instance updated after `from`
+ * (when the state lists changes from, or earlier: the bookmark's next millisecond when that is earlier), newest
+ * first, 500 a page, and one read of the newest for its time; newer than the bookmark `after` is an update, as for
+ * newestUpdate. The same request as a poll of one element, and the cycle's state asks no changes listing of its own.
+ * Undefined without a bookmark or a service clock; then the caller polls as before.
+ *
+ * The watcher's own writes: the instances updated after the bookmark are the first ones listed, up to the newest
+ * one not ours, whose time (one more read) tells whether it is after the bookmark.
+ */
+export async function pollChanges(
+  client: ApiClient,
+  processId: number,
+  after: string,
+  from: string,
+  own?: OwnWrites,
+): Promise<PolledChanges | undefined> {
+  const bookmark = Date.parse(after);
+  const before = client.serviceClock?.();
+  if (Number.isNaN(bookmark) || !before) return undefined;
+  // the service's `_after` filters are inclusive: the bookmark's next millisecond at the latest (as newestUpdate)
+  const start = Math.min(Date.parse(from), bookmark + 1);
+  if (Number.isNaN(start)) return undefined;
+  const ids: number[] = [];
+  let whole = true;
+  const sent = Date.now();
+  for await (const page of client.instancePages(processId, {
+    ordering: "-last_updated_time",
+    last_updated_time_after: new Date(start).toISOString(),
+    page_size: MAX_PAGE_SIZE,
+  })) {
+    ids.push(...page.results.map((i) => i.id));
+    // a long list is the cycle's state's to read: the poll needs its first element only
+    whole = page.next === null;
+    break;
+  }
+  // the service's clock no later than the listing: the latest Date seen by now, less the time since it was sent (by
+  // ours), as the client bounds a run's look (src/api/answers.ts); not with an answer that came without a Date
+  const clock = client.serviceClock?.();
+  const listed =
+    whole && clock && clock.latestMs !== null && clock.undated === before.undated
+      ? { after: new Date(start).toISOString(), ids, lookedMs: clock.latestMs - (Date.now() - sent) }
+      : undefined;
+  const timeOf = async (id: number): Promise<{ raw: string | null | undefined; ms: number }> => {
+    const record = await client.getInstance(id);
+    // an instance never updated since its start has no last_updated_time: its start stands in
+    const t = record.last_updated_time ?? record.started_time;
+    return { raw: record.last_updated_time, ms: t ? Date.parse(t) : Number.NaN };
+  };
+  const first = ids[0];
+  if (first === undefined) return { newest: undefined, listed };
+  const t = await timeOf(first);
+  if (Number.isNaN(t.ms) || !(t.ms > bookmark)) return { newest: undefined, listed };
+  const newest: Newest = { id: first, last_updated_time: new Date(t.ms).toISOString() };
+  const wrote = own?.get(first);
+  if (!own || !(wrote === null || (wrote !== undefined && wrote === t.raw))) return { newest, listed };
+  // ours when every instance updated after the bookmark is: the first one listed not ours is not after it
+  const other = ids.find((id) => !own.has(id));
+  if (other === undefined) return { newest: whole ? { ...newest, ours: true } : newest, listed };
+  const ot = await timeOf(other);
+  return { newest: !Number.isNaN(ot.ms) && ot.ms <= bookmark ? { ...newest, ours: true } : newest, listed };
+}
+
 /** Whether what a rule selects or decides moves with time alone, without any update of the instances. */
 export function timeDependent(rule: CompiledRule): boolean {
   if (rule.active) return true;

@@ -10,6 +10,7 @@ import type { Plan } from "../plan/types.js";
 import type { NotifyPayload } from "../render/notify/payload.js";
 import type { RuleSet } from "../rules/types.js";
 import { pauseUnless } from "../model/abortable.js";
+import type { ListedChanges } from "../state/index.js";
 
 /** One planning run of a cycle. */
 export interface CyclePlanRun {
@@ -26,6 +27,8 @@ export interface CyclePlanRun {
   keep?: (held: HeldCycleState) => void;
   /** after each checkpoint of a first sync: how far it got (the metrics' gauges) */
   onSync?: (p: { synced: number; total: number | null; leftS: number | null }) => void;
+  /** state-cache: the changes listings the poll before this cycle asked, for the state to take as its own (./poll.ts) */
+  listed?: ListedChanges;
 }
 
 /**
@@ -38,6 +41,8 @@ export interface HeldCycleState {
   written(): ReadonlyArray<{ id: number; process_id?: number; last_updated_time?: string }>;
   finish(): Promise<void>;
   release(): Promise<void>;
+  /** after finish(): per workflow, from when the next cycle's state lists changes (the next poll asks that listing) */
+  changesFrom(): ReadonlyMap<number, string>;
 }
 
 /** The rules and the settings a watcher runs with, as loaded at its start and by each reload that validates. */

@@ -14,6 +14,7 @@ import {
   type RunState,
   type StateChoice,
   type StateCounts,
+  type ListedChanges,
   type StateSettings,
 } from "../../src/state/index.js";
 
@@ -54,6 +55,8 @@ export interface StatefulRun {
   requests: number;
   counts: StateCounts | undefined;
   warnings: string[];
+  /** after the commit: per workflow, from when the next run lists changes */
+  changesFrom: ReadonlyMap<number, string>;
 }
 
 export interface StatefulOptions {
@@ -64,6 +67,8 @@ export interface StatefulOptions {
   afterPlan?: (plan: Plan, run: RunState, client: ApiClient) => Promise<void>;
   /** the plan records what it saw of the instances it changes, as `apply` and `watch --apply` plan (src/engine/seen.ts) */
   recordSeen?: boolean;
+  /** changes listings a watcher's poll asked just before the run (src/watch/poll.ts), handed to the state */
+  listed?: ListedChanges;
 }
 
 /** A run with state, as `plan --state DIR` does it: open (lock), wrap the client, plan, (apply,) write, release. */
@@ -86,6 +91,7 @@ export async function statefulPlan(
       version: "test",
       warn: (m) => warnings.push(m),
       ...explain,
+      ...(options.listed ? { listed: options.listed } : {}),
     });
     try {
       const plan = await runPlan({
@@ -103,7 +109,7 @@ export async function statefulPlan(
         await options.afterPlan?.(plan, run, c);
         await run.commit();
       }
-      return { plan, requests, counts, warnings };
+      return { plan, requests, counts, warnings, changesFrom: run.changesFrom() };
     } finally {
       await run.release();
     }
