@@ -82,7 +82,8 @@ async function recordOf(
       return kept.record;
     }
   }
-  const record = await this.service.getInstance(id, opts);
+  const record =
+    (flagsOf(opts) === "v" ? polledRecord.call(this, id) : undefined) ?? (await this.service.getInstance(id, opts));
   this.saw([id], true);
   const pid = processOf(record);
   if (pid === undefined) return record;
@@ -218,4 +219,13 @@ export async function stillOurs(this: StateRun, w: RunWorkflow, ref: RecordRef, 
     this.unchangedAt.set(key, p);
   }
   return (await p).has(ref.id);
+}
+
+/**
+ * A record the watcher's poll read with values just before this run, after its changes listing (./known.ts): this
+ * run's own read of it, as if made first (the run's look is bounded by that listing's instant, ./marks.ts).
+ */
+function polledRecord(this: StateRun, id: number): InstanceRecord | undefined {
+  for (const l of this.opts.listed?.values() ?? []) for (const r of l.records ?? []) if (r.id === id) return r;
+  return undefined;
 }

@@ -71,7 +71,16 @@ export interface StateClientOptions {
  * by workflow, its `last_updated_time_after` bound (ISO), every id it listed (all its pages), and an instant of the
  * service's clock no later than the listing (the greatest Date of the answers that arrived before it was sent).
  */
-export type ListedChanges = ReadonlyMap<number, { after: string; ids: readonly number[]; lookedMs: number }>;
+export type ListedChanges = ReadonlyMap<
+  number,
+  {
+    after: string;
+    ids: readonly number[];
+    lookedMs: number;
+    /** records the poll read with values after the listing (its newest update): reads of this run (./records.ts) */
+    records?: readonly InstanceRecord[];
+  }
+>;
 
 export interface StateCounts {
   /** distinct instances answered from the state and not read again */

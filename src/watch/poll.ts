@@ -11,7 +11,7 @@
  * moves with time (relative or `now` dates, time in conditions or templates, active windows) also get a cycle when
  * their window opens and every few minutes (src/watch/loop.ts).
  */
-import { MAX_PAGE_SIZE, type ApiClient } from "../api/index.js";
+import { MAX_PAGE_SIZE, type ApiClient, type InstanceRecord } from "../api/index.js";
 import type { CompiledRule } from "../rules/types.js";
 import { DATE_TIME_PARAMS } from "../rules/datetime.js";
 
@@ -74,6 +74,8 @@ export interface Listed {
   after: string;
   ids: readonly number[];
   lookedMs: number;
+  /** the records read with values after the listing, for the cycle's state (src/state/records.ts) */
+  records?: readonly InstanceRecord[];
 }
 
 /** A poll that also asked the workflow's changes listing for the cycle's state: its newest update, and the listing. */
@@ -125,6 +127,7 @@ export async function pollChanges(
   const start = Math.min(Date.parse(from), bookmark + 1);
   if (Number.isNaN(start)) return undefined;
   const ids: number[] = [];
+  const records: InstanceRecord[] = [];
   let whole = true;
   const sent = Date.now();
   for await (const page of client.instancePages(processId, {
@@ -142,10 +145,12 @@ export async function pollChanges(
   const clock = client.serviceClock?.();
   const listed =
     whole && clock && clock.latestMs !== null && clock.undated === before.undated
-      ? { after: new Date(start).toISOString(), ids, lookedMs: clock.latestMs - (Date.now() - sent) }
+      ? { after: new Date(start).toISOString(), ids, lookedMs: clock.latestMs - (Date.now() - sent), records }
       : undefined;
   const timeOf = async (id: number): Promise<{ raw: string | null | undefined; ms: number }> => {
-    const record = await client.getInstance(id);
+    // with values: the cycle's state takes it as its own read (the plan reads a changed instance with values)
+    const record = await client.getInstance(id, { injectValues: true });
+    if (record.id === id) records.push(record);
     // an instance never updated since its start has no last_updated_time: its start stands in
     const t = record.last_updated_time ?? record.started_time;
     return { raw: record.last_updated_time, ms: t ? Date.parse(t) : Number.NaN };

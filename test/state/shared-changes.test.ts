@@ -59,6 +59,7 @@ describe("the changes listing of a watcher's poll, taken by the state as its own
     let listedAgain = 0;
     let compared = 0;
     let afterLate = 0;
+    let polledRecords = 0;
     const round = fc.record({
       changes: fc.integer({ min: 0, max: 4 }),
       matches: fc.integer({ min: 0, max: 2 }),
@@ -106,6 +107,7 @@ describe("the changes listing of a watcher's poll, taken by the state as its own
               }
               const now = sb.store.now();
               const stateless = await statelessPlan(sb, rules, now, { recordSeen: true });
+              sb.clearRequests();
               const stateful = await statefulPlan(sb, rules, now, settings, {
                 recordSeen: true,
                 listed,
@@ -128,6 +130,21 @@ describe("the changes listing of a watcher's poll, taken by the state as its own
                 if (lateBefore) afterLate++;
               }
               expect(stateful.warnings).toEqual([]);
+              // the records the poll read with values are this run's reads: the plan reads none of them again
+              const read = new Set(
+                sb
+                  .requests()
+                  .filter(
+                    (q) =>
+                      q.method === "GET" && q.query.inject_values === "true" && q.query.steps_time_frame !== "true",
+                  )
+                  .map((q) => q.path),
+              );
+              for (const l of listed.values())
+                for (const rec of l.records ?? []) {
+                  expect(read.has(`/api/instances/${rec.id}/`), `instance ${rec.id} read again`).toBe(false);
+                  polledRecords++;
+                }
               lateBefore = r.late > 0;
               from = stateful.changesFrom;
             }
@@ -144,5 +161,6 @@ describe("the changes listing of a watcher's poll, taken by the state as its own
     expect(afterLate).toBeGreaterThan(2);
     // the poll's listing was taken, not only allowed
     expect(shared).toBeGreaterThan(listedAgain);
+    expect(polledRecords).toBeGreaterThan(5);
   }, 180_000);
 });
