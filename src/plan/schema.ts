@@ -232,6 +232,8 @@ export const PlanSchema = z.object({
           }),
         )
         .optional(),
+      /** why each rule of `rules_cut` was not planned from the state, in words; absent when none was tried */
+      cut_reasons: z.array(z.object({ rule: z.string(), reason: z.string() })).optional(),
     })
     .optional(),
   base_url: z.string().min(1),
