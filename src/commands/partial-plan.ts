@@ -1,10 +1,11 @@
 /**
  * A partial plan (`plan --max-duration … --partial`, docs/operating.md "A partial plan"): the rules that finished
- * before the deadline as planned, and the rules it cut planned again from what the state's last checkpoint holds
- * (src/state/held.ts), never from the service and never from data older than this run. A cut rule is complete when
- * none of its workflows lacked anything it read, partial (named, with how many instances of how many it covers)
- * when it was planned over the part of its selection the sync holds, and cut (no changes, no report) when the state
- * could not answer it, or when it has a limit, which only the whole selection can judge.
+ * before the deadline as planned, and the rules it cut planned again from what the state holds (src/state/held.ts:
+ * this run's checkpoints, and a steady run's previous state where this run's changes listings show it still holds),
+ * never from the service. Each cut rule is judged on its own (./partial-rules.ts): complete when its own selection
+ * was held whole, partial (named, with how many instances of how many it covers) when planned over part of it, and
+ * cut (no changes, no report, the reason in words) when the state could not answer it, or when it has a limit, which
+ * only the whole selection can judge.
  */
 import type { ApiClient } from "../api/index.js";
 import { runPlan, type RunPlanOptions } from "../engine/plan-live.js";
@@ -147,7 +148,10 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
   const unsure = new Set<number>();
   for (const [key, s] of client.served) if (s.part && !own.has(key)) unsure.add(s.processId);
   const failed = new Map(
-    held.errors.flatMap((e) => (e.code === "api" && e.rule ? [[e.rule, e.message] as const] : [])),
+    // a structure the state could not answer is a read that failed too: the rule is not planned from it
+    held.errors.flatMap((e) =>
+      (e.code === "api" || e.code === "structure") && e.rule ? [[e.rule, e.message] as const] : [],
+    ),
   );
   const rulesPartial: RulesPartial = [];
   const stillCut = new Map<string, string>();
@@ -213,7 +217,7 @@ function merged(
   const changes = all.filter((c) => c.audit === true || !touched.has(c.instance_id) || kept.has(c));
   const known = new Set(base.errors.map((e) => JSON.stringify(e)));
   const conflictErrors = resolved.errors.filter((e) => !known.has(JSON.stringify(e)));
-  const heldErrors = held.errors.filter((e) => planned(e.rule ?? "") && !(e.code === "api"));
+  const heldErrors = held.errors.filter((e) => planned(e.rule ?? "") && e.code !== "api" && e.code !== "structure");
   const errors: PlanError[] = [...base.errors, ...heldErrors, ...conflictErrors];
   const count = (rule: string): number => changes.filter((c) => c.rule === rule).length;
   const dropped = all.length - changes.length;

@@ -230,15 +230,17 @@ export class HeldClient extends DelegatingClient {
       throw new NotHeld(`a selection of workflow ${processId} was not listed before the cut`);
     }
     const { ref, changed, index } = found;
+    // an ordered listing names instances by rank (the structure probe, the oldest first): its first pages are the
+    // service's first pages, nothing is left out of it, and asking past the pages held is not answered
+    const ranked = q.ordering !== undefined;
     // changed since the previous state looked: such instances may have entered or left
-    const part = !ref.complete || (changed !== undefined && changed.size > 0);
+    const part = !ranked && (!ref.complete || (changed !== undefined && changed.size > 0));
     if (part && this.whole.has(key))
       throw new NotHeld(`a list of workflow ${processId} it reads beside its selection is not held whole`);
     const served: Served = { ...found, part, dropped: [] };
     this.served.set(key, served);
     if (part) this.partial.add(processId);
-    // an ordered listing names instances by rank (the structure probe, the oldest first): nothing is left out of it
-    const selects = q.ordering === undefined;
+    const drop = ranked ? undefined : this.drops.get(key);
     for (const [n, page] of ref.pages.entries()) {
       const texts = await index.lines(page.lines);
       const items: InstanceListItem[] = [];
@@ -247,16 +249,17 @@ export class HeldClient extends DelegatingClient {
         if (!item) throw new NotHeld(`a selection of workflow ${processId} no longer verifies`);
         if (!changed?.has(item.v.id)) items.push(item.v);
       }
-      const drop = selects ? this.drops.get(key) : undefined;
       const results = drop ? items.filter((i) => !drop.has(i.id)) : items;
       if (results.length < items.length) {
         this.partial.add(processId);
         for (const i of items) if (drop?.has(i.id)) served.dropped.push(i);
       }
-      if (selects) for (const i of results) this.listedIn.set(i.id, processId);
+      if (!ranked) for (const i of results) this.listedIn.set(i.id, processId);
       const last = n === ref.pages.length - 1;
-      yield { count: changed ? found.count : page.count, next: last ? null : "(more)", previous: null, results };
+      const next = !last || (ranked && !ref.complete) ? "(more)" : null;
+      yield { count: changed ? found.count : page.count, next, previous: null, results };
     }
+    if (ranked && !ref.complete) throw new NotHeld(`a list of workflow ${processId} was read only in part`);
   }
 
   /** The held record of an instance read with these options, and the file that holds it. */
