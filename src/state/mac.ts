@@ -5,8 +5,9 @@
  * under the key: neither gives the key nor the MAC key back.
  *
  * The previous state is read in full once (verified), then lines are read again when a run uses them: each line kept
- * for that has an 8-byte digest taken in the verified pass, and a line read again that does not match it is not used
- * (edited while the run held it open), so nothing is planned from bytes that were not verified.
+ * for that is in a block of ~4 KB of lines with an 8-byte digest taken in the verified pass, and a line read again
+ * whose block does not match it is not used (edited while the run held it open), so nothing is planned from bytes
+ * that were not verified.
  */
 import { createHash, createHmac, hash, type Hash } from "node:crypto";
 

@@ -1,7 +1,8 @@
 /**
- * The previous run's state file, kept on disk: opening it reads every line once, checks it and its MAC (mac.ts) and
- * remembers where each line is (a byte range), its digest and what finds it, never what it says; a run reads the
- * lines it uses when it uses them, and uses only those whose digest still matches. So a run with state holds about
+ * The previous run's state file, kept on disk: opening it reads every line once, checks it (a list element, field
+ * value or record by its head, ./heads.ts; its body when a run uses it) and its MAC (mac.ts), and remembers where each
+ * line is (a byte range), a digest per block of lines and what finds each line, never what it says; a run reads the
+ * lines it uses when it uses them, and uses only those whose block's digest still matches. So a run with state holds about
  * what a stateless run holds, not the tenant (docs/performance.md, "Memory"), and plans from verified bytes only.
  */
 import { timingSafeEqual } from "node:crypto";
@@ -120,7 +121,7 @@ async function indexPass(
     field: { f0: NaN, f1: NaN, f2: NaN, lines: undefined },
   };
   const head = newHead();
-  read: for await (const { buf, at, lines } of rawBatchesOf(fh, opts.maxLine)) {
+  read: for await (const { buf, at, lines } of rawBatchesOf(fh, opts.maxLine, undefined, true)) {
     // the MAC is fed a batch's bytes at a time (from `macFrom`), up to a line that holds one
     let macFrom = lines[0] as number;
     let blockFrom = -1;

@@ -26,6 +26,9 @@ function mib(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MiB` : `${bytes} bytes`;
 }
 
+/** Bytes read at a time. */
+const CHUNK = 1024 * 1024;
+
 /** A line of the file: its bytes (no `\n`) and its byte range. */
 export interface FileLine {
   bytes: Buffer;
@@ -53,7 +56,10 @@ export async function* rawBatchesOf(
   fh: FileHandle,
   maxLine = MAX_LINE_BYTES,
   stats?: SplitStats,
+  /** the caller is done with a batch's bytes when it asks for the next: one chunk read into again and again */
+  reuse = false,
 ): AsyncGenerator<RawBatch> {
+  let reused: Buffer | undefined;
   let parts: Buffer[] = [];
   let partsLength = 0;
   let carryStart = 0;
@@ -70,7 +76,7 @@ export async function* rawBatchesOf(
   };
   // plain reads at positions: the handle stays open whatever the caller does (a stream's end would close it)
   for (;;) {
-    const chunk = Buffer.allocUnsafe(1024 * 1024);
+    const chunk = reuse ? (reused ??= Buffer.allocUnsafe(CHUNK)) : Buffer.allocUnsafe(CHUNK);
     const { bytesRead } = await fh.read(chunk, 0, chunk.length, pos);
     if (bytesRead === 0) break;
     const buf = chunk.subarray(0, bytesRead);

@@ -1,7 +1,7 @@
 /**
  * What an open state file is known by (./reader.ts builds it, reading and checking every line once): where each line
- * is, its digest and what finds it, never what it says; and the lines read again when a run uses them, given only
- * when their digest still matches.
+ * is, a digest per block of lines and what finds each line, never what it says; and the lines read again when a run
+ * uses them, with their blocks, given only when their block's digest still matches.
  */
 import type { FileHandle } from "node:fs/promises";
 import { IdLines, NumberColumn, RecordTable } from "./index-tables.js";
