@@ -5,6 +5,7 @@
  * decides whether it took effect. The engine, the renderers, the plan-file checks and the rule-test schema read the
  * registry (index.ts); none of them names a kind. CONTRIBUTING.md walks through adding one.
  */
+import type { ReportEntries } from "./report-entries.js";
 import type { ApiClient, InstanceRecord } from "../api/index.js";
 import type { CompiledValue, FieldRef, SourcePos } from "../model/rule-types.js";
 import type { PlannedChange, PlannedReport } from "../plan/types.js";
@@ -195,5 +196,6 @@ export interface ReportActionKind<K extends string, A extends { kind: K; pos: So
 > {
   mutating: false;
   entry(input: ActionPlanInput<A>): ReportEntry;
-  build(rule: RuleInfo, action: A, entries: ReportEntry[]): PlannedReport;
+  /** the report from the entries of its matched instances, as the run kept them (./report-entries.ts) */
+  build(rule: RuleInfo, action: A, entries: ReportEntries): PlannedReport;
 }
