@@ -6,7 +6,12 @@
  * bytes and the values. Kind-neutral: a report kind still decides what an entry holds (`entry()`); `build()` reads
  * the entries back from here and the plan's rows are made from them as they are written (src/plan/lazy-rows.ts).
  */
-import type { ReportEntry } from "./types.js";
+/** One matched instance as a report sees it: the group keys it counts under and its row. */
+export interface ReportEntry {
+  instance_id: number;
+  keys: string[];
+  row: Record<string, unknown>;
+}
 
 export class ReportEntries {
   private readonly ids: number[] = [];
