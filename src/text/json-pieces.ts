@@ -41,7 +41,7 @@ export function arrayStreamer(batch: number, element?: Streamer): Streamer {
         yield* element(items[i], depth + 1);
         continue;
       }
-      // read by index, not slice(): the rows of a report may be materialised only as they are read (./lazy-rows.ts)
+      // read by index, not slice(): the rows of a report may be made only as they are read (src/plan/lazy-rows.ts)
       const some: unknown[] = [];
       for (let k = i; k < Math.min(i + batch, items.length); k++) some.push(items[k]);
       // `[\n  a,\n  b\n]` at depth d - 1 has its elements at depth d: its brackets cut off, they are the elements' text
