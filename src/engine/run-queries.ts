@@ -78,7 +78,8 @@ function compact(item: InstanceListItem): InstanceListItem {
   };
 }
 
-function passes(item: InstanceListItem, filters: ClientFilter[], al: Almanac): boolean {
+/** Whether a list element passes a filtered selection's filters (record keys from the kept record). */
+export function passes(item: InstanceListItem, filters: readonly ClientFilter[], al: Almanac): boolean {
   const record = al.records.get(item.id);
   return filters.every((f) => {
     switch (f.key) {
@@ -137,18 +138,23 @@ export class QueryRunner {
     let p = this.recordsKept.get(id);
     if (!p) {
       p = (async () => {
-        const sel = this.selection(id);
         const { items } = await this.listing(id);
-        const times = this.opts.times?.(sel.processId) === true;
-        const missing = items
-          .map((i) => i.id)
-          .filter((i) => !this.almanac.records.has(i) || (times && !this.almanac.timed.has(i)));
-        await readAndKeepRecords(this.client, this.almanac, missing, this.opts.knownKeys(sel.processId), times);
+        await this.keepRecordsOf(
+          this.selection(id).processId,
+          items.map((i) => i.id),
+        );
       })();
       p.catch(() => undefined);
       this.recordsKept.set(id, p);
     }
     return p;
+  }
+
+  /** Reads and keeps the records of these instances of a workflow not kept yet (with completion times if needed). */
+  async keepRecordsOf(processId: number, ids: readonly number[]): Promise<void> {
+    const times = this.opts.times?.(processId) === true;
+    const missing = ids.filter((i) => !this.almanac.records.has(i) || (times && !this.almanac.timed.has(i)));
+    await readAndKeepRecords(this.client, this.almanac, missing, this.opts.knownKeys(processId), times);
   }
 
   selection(id: string): Selection {
@@ -176,8 +182,8 @@ export class QueryRunner {
   }
 
   /**
-   * A listed selection page by page, for the one rule that uses it (./stream-rule.ts): its elements are never all
-   * held at once. The same requests, warning and explanation as a listing kept whole ({@link listing}), which is
+   * A listed selection page by page, for the rules that use it and the selections filtered from it
+   * (./stream-group.ts): its elements are never all held at once. The same requests, warning and explanation as a listing kept whole ({@link listing}), which is
    * this stream collected.
    */
   async *pages(id: string): AsyncGenerator<{ items: InstanceListItem[]; count: number }> {
