@@ -29,7 +29,7 @@ import {
 import { fetchFieldChunk, readRecordsForValues } from "./hydrate.js";
 import type { PlannedRule } from "./plan-targets.js";
 import { PAGE } from "./query-plan.js";
-import { passes } from "./run-queries.js";
+import { passesFilters } from "./run-queries.js";
 import type { StreamGroup } from "./stream-groups.js";
 import type { FieldsDecision, FieldsLeft } from "./plan-fields.js";
 
@@ -325,7 +325,9 @@ async function membership(
     }
     held.set(
       s.id,
-      items.map((item, at) => parent[at] === true && passes(item, src.filters, ctx.almanac)),
+      items.map(
+        (item, at) => parent[at] === true && passesFilters(item, src.filters, ctx.almanac.records.get(item.id)),
+      ),
     );
   }
   return held;
