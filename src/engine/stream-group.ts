@@ -204,6 +204,12 @@ export async function streamGroup(
     arrived(ids);
   };
 
+  const due = (): boolean =>
+    [...buffers.values()].some((b) => b.ids.length >= PAGE) || members.some((m) => !m.dead && m.ready.length >= CHUNK);
+  const flush = async (): Promise<void> => {
+    for (const b of buffers.values()) while (b.ids.length >= PAGE) await send(b, b.ids.splice(0, PAGE));
+    await evaluate(false);
+  };
   try {
     for await (const page of runner.pages(g.root)) {
       total = page.count;
@@ -241,9 +247,10 @@ export async function streamGroup(
         hand(item, now);
         if (missing === 0) hand(item, later);
         else if (later.length > 0) waiting.set(item.id, { item, members: later, missing });
+        // within the page, not after it: a page may be a whole listing (a state replays a sliced one as one page)
+        if (due()) await flush();
       }
-      for (const b of buffers.values()) while (b.ids.length >= PAGE) await send(b, b.ids.splice(0, PAGE));
-      await evaluate(false);
+      await flush();
     }
   } catch (err) {
     // the listing failed: none of the group's rules is planned, as when it failed before any evaluation
