@@ -90,11 +90,8 @@ export async function commit(this: StateRun): Promise<void> {
 /** Everything of the previous state, in batches of lines (`apply plan.json --state`: nothing was planned). */
 export async function carryForward(this: StateRun, prev: StateIndex): Promise<void> {
   const BATCH = 2_000;
-  for (const ref of prev.listings.values()) {
-    // a listing one of whose lines no longer verifies is left out whole (the next run asks it again)
-    const listing = await this.loadListing(ref);
-    if (listing) this.writeListing(listing);
-  }
+  // page by page; a listing whose first page no longer verifies is left out (the next run asks it again)
+  for (const ref of prev.listings.values()) await this.copyListing(ref);
   // a line that no longer verifies comes back as nothing: left out (the next run asks the service for it)
   const copy = async (lines: number[]): Promise<void> => {
     for (let i = 0; i < lines.length; i += BATCH)

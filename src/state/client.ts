@@ -50,15 +50,8 @@ import {
 } from "./run.js";
 
 export { structureDigest, type OwnWrite, type StateChoice, type StateClientOptions, type StateCounts } from "./run.js";
-import {
-  instancePages,
-  loadListing,
-  passThrough,
-  replay,
-  writeItems,
-  writeListing,
-  writeListingHead,
-} from "./listings.js";
+import { instancePages, passThrough, writeItems, writeListingHead } from "./listings.js";
+import { copyListing, readPage, replay, sliced } from "./cached-pages.js";
 import { formFieldPages, getInstance, keptRecord, stillOurs } from "./records.js";
 import { carryAtCheckpoint, carryForward, checkpoint, commit, due, writeCheckpoint } from "./checkpoint.js";
 import { census, checkBack, goneBack, ready } from "./back.js";
@@ -323,8 +316,9 @@ export class StateClient extends DelegatingClient implements StateRun {
   // and the commit (./checkpoint.ts); their functions run with this client as `this`
   readonly passThrough = passThrough;
   readonly replay = replay;
-  readonly loadListing = loadListing;
-  readonly writeListing = writeListing;
+  readonly sliced = sliced;
+  readonly readPage = readPage;
+  readonly copyListing = copyListing;
   readonly writeItems = writeItems;
   readonly writeListingHead = writeListingHead;
   readonly keptRecord = keptRecord;
