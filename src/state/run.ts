@@ -180,7 +180,7 @@ export interface StateRun {
   readonly unchangedAt: Map<string, Promise<ReadonlySet<number>>>;
   readonly newSkeletons: Map<string, unknown>;
   readonly skeletonsWritten: Set<string>;
-  readonly recordsWritten: Set<string>;
+  readonly recordsWritten: import("./id-bits.js").RecordsWritten;
   readonly probes: Set<number>;
   readonly own: OwnWrite[];
   readonly clockAtStart: ServiceClock | undefined;
