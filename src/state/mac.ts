@@ -5,8 +5,9 @@
  * under the key: neither gives the key nor the MAC key back.
  *
  * The previous state is read in full once (verified), then lines are read again when a run uses them: each line kept
- * for that has an 8-byte digest taken in the verified pass, and a line read again that does not match it is not used
- * (edited while the run held it open), so nothing is planned from bytes that were not verified.
+ * for that is in a block of ~4 KB of lines with an 8-byte digest taken in the verified pass, and a line read again
+ * whose block does not match it is not used (edited while the run held it open), so nothing is planned from bytes
+ * that were not verified.
  */
 import { createHash, createHmac, hash, type Hash } from "node:crypto";
 
@@ -64,37 +65,37 @@ export function stateMac(key: StateKey): StateMac {
   return new StateMac(key);
 }
 
-/** Bytes of a line's digest kept per line (docs/performance.md, "Memory": 8 bytes a line). */
+/** Bytes of a block's digest (docs/performance.md, "Memory": 8 bytes a block of lines read again together). */
 export const LINE_DIGEST_BYTES = 8;
 
 /**
- * A line's digest: the first 8 bytes of its SHA-256. Only ever compared with one taken of the verified file in
- * this process; changing a line unnoticed would take a second preimage of 64 bits.
+ * A block's digest: the first 8 bytes of its SHA-256. Only ever compared with one taken of the verified file in
+ * this process; changing a block unnoticed would take a second preimage of 64 bits.
  */
 export function lineDigest(bytes: Uint8Array): Buffer {
   return hash("sha256", bytes, "buffer").subarray(0, LINE_DIGEST_BYTES);
 }
 
-/** 8 bytes per line, in one growing typed array: no object per line. */
-export class LineDigests {
+/** 8 bytes per block of lines, in one growing typed array: no object per block. */
+export class Digests {
   private bytes = new Uint8Array(LINE_DIGEST_BYTES * 1024);
   private count = 0;
 
-  add(line: Uint8Array): void {
+  add(bytes: Uint8Array): void {
     const at = this.count * LINE_DIGEST_BYTES;
     if (at + LINE_DIGEST_BYTES > this.bytes.length) {
       const grown = new Uint8Array(Math.max(this.bytes.length * 2, LINE_DIGEST_BYTES * 1024));
       grown.set(this.bytes);
       this.bytes = grown;
     }
-    this.bytes.set(lineDigest(line), at);
+    this.bytes.set(lineDigest(bytes), at);
     this.count++;
   }
 
-  /** Whether `line` is the line numbered `n` as it was verified. */
-  matches(n: number, line: Uint8Array): boolean {
+  /** Whether `bytes` are those of the block numbered `n` as it was verified. */
+  matches(n: number, bytes: Uint8Array): boolean {
     if (n < 0 || n >= this.count) return false;
-    const d = lineDigest(line);
+    const d = lineDigest(bytes);
     const at = n * LINE_DIGEST_BYTES;
     for (let i = 0; i < LINE_DIGEST_BYTES; i++) if (d[i] !== this.bytes[at + i]) return false;
     return true;

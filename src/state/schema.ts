@@ -4,9 +4,10 @@
  * Line 1 is the header; then, in any order, list elements (one a line, tagged with their listing's number), the head
  * of each listing (after its elements), snapshot skeletons, records and form-field values (one a line); then the
  * workflows' bookmarks and a last line counting the lines before it and holding the MAC of every byte before it
- * (mac.ts), so a cut or edited file is told from a whole one. Every line is checked against these schemas when the
- * file is opened, the service's parts against the API client's: a file that does not fit or does not verify is not
- * used (a full run, one warning), never half-used.
+ * (mac.ts), so a cut or edited file is told from a whole one. Every line is checked when the file is opened (list
+ * elements, field values and records by their head as flowrules writes them, ./heads.ts, their bodies against these
+ * schemas when a run uses them; any other line against these schemas), the service's parts against the API client's:
+ * a file that does not fit or does not verify is not used (a full run, one warning), never half-used.
  */
 import { z } from "zod";
 import {

@@ -98,8 +98,8 @@ function lockReport(file: string, now: number): LockReport | undefined {
   return { file, holder: describeOwner(owner, now), stale: staleness(owner, FOREIGN_LOCK_MS, now) ?? null };
 }
 
-/** Counts per workflow, from the index (list elements are read for their ids). */
-async function workflowsOf(index: StateIndex): Promise<WorkflowReport[]> {
+/** Counts per workflow, from the index (list elements' ids kept by the reader's pass: no line is read again). */
+function workflowsOf(index: StateIndex): WorkflowReport[] {
   const per = new Map<number, { ids: Set<number>; records: number; values: number; listings: number }>();
   const of = (pid: number): { ids: Set<number>; records: number; values: number; listings: number } => {
     let w = per.get(pid);
@@ -119,16 +119,7 @@ async function workflowsOf(index: StateIndex): Promise<WorkflowReport[]> {
   for (const l of index.listings.values()) {
     const w = of(l.process_id);
     w.listings++;
-    for (const page of l.pages) {
-      for (const text of await index.lines(page.lines)) {
-        try {
-          const id: unknown = (JSON.parse(text) as { item?: { v?: { id?: unknown } } }).item?.v?.id;
-          if (typeof id === "number") w.ids.add(id);
-        } catch {
-          // a line changed since it was read in full: not counted
-        }
-      }
-    }
+    for (const id of index.elementIds?.get(l) ?? []) w.ids.add(id);
   }
   for (const pid of Object.keys(index.marks)) of(Number(pid));
   return [...per.entries()]
@@ -204,9 +195,9 @@ export async function describeStateDir(
     return report;
   }
   try {
-    const index = await indexState(fh, { dirArg, ...(key ? { key } : {}) });
+    const index = await indexState(fh, { dirArg, elementIds: true, ...(key ? { key } : {}) });
     report.verifies = index.authentic ?? null;
-    report.workflows = await workflowsOf(index);
+    report.workflows = workflowsOf(index);
     if (report.same_key === false) report.unusable = "was made with another API key";
     else if (report.verifies === false)
       report.unusable = "does not verify (edited, cut, or not written by flowrules with this API key)";

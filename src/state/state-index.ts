@@ -1,11 +1,11 @@
 /**
  * What an open state file is known by (./reader.ts builds it, reading and checking every line once): where each line
- * is, its digest and what finds it, never what it says; and the lines read again when a run uses them, given only
- * when their digest still matches.
+ * is, a digest per block of lines and what finds each line, never what it says; and the lines read again when a run
+ * uses them, with their blocks, given only when their block's digest still matches.
  */
 import type { FileHandle } from "node:fs/promises";
 import { IdLines, NumberColumn, RecordTable } from "./index-tables.js";
-import { LineDigests } from "./mac.js";
+import { Digests } from "./mac.js";
 import type { ListingHead, Marks, StateHeader } from "./schema.js";
 
 /** A listing of the previous run: its question, and per page the lines of its elements. */
@@ -48,10 +48,15 @@ export class StateIndex {
   authentic: boolean | undefined;
   /** the file ends at a checkpoint: the run that wrote it was stopped or killed while it read */
   checkpointed = false;
+  /** with `IndexOptions.elementIds` (`state show`): the ids of each listing's elements, in the order of its lines */
+  elementIds: Map<ListingRef, number[]> | undefined;
   /** per line its first byte, and its length (a line is at most 72 MiB) */
   private readonly starts = new NumberColumn(new Float64Array(0));
   private readonly lengths = new NumberColumn(new Uint32Array(0));
-  private readonly digests = new LineDigests();
+  /** the blocks the lines are read again in (./reader.ts, BLOCK_BYTES): per block its range, in file order, and digest */
+  private readonly blockStarts = new NumberColumn(new Float64Array(0));
+  private readonly blockLengths = new NumberColumn(new Uint32Array(0));
+  private readonly digests = new Digests();
   /** lines read again that were not the verified ones (edited after the file was opened): not used */
   private changed = 0;
   /** told once, when a line read again is not the one verified */
@@ -61,22 +66,37 @@ export class StateIndex {
 
   constructor(private readonly fh: FileHandle) {}
 
-  /** Remembers a line's byte range and digest; its number finds it again. */
-  place(start: number, end: number, bytes: Uint8Array): number {
+  /** Remembers a line's byte range; its number finds it again. Its bytes are those of the block that holds it. */
+  place(start: number, end: number): number {
     this.starts.push(start);
     this.lengths.push(end - start);
-    this.digests.add(bytes);
     return this.starts.length - 1;
   }
 
-  /** Bytes the index holds per line kept (byte range and digest), for the memory figures. */
+  /**
+   * Remembers a block of the file as verified, [start, end) and its bytes: lines placed in it are read again with it
+   * and used only while its digest matches. Blocks come in file order and do not overlap.
+   */
+  block(start: number, end: number, bytes: Uint8Array): void {
+    this.blockStarts.push(start);
+    this.blockLengths.push(end - start);
+    this.digests.add(bytes);
+  }
+
+  /** Bytes the index holds for its blocks' digests, for the memory figures. */
   get digestBytes(): number {
     return this.digests.heldBytes;
   }
 
   /** Bytes of the typed arrays of the index: lines, records, form-field values (for the memory figures). */
   get heldBytes(): number {
-    let n = this.digests.heldBytes + this.starts.heldBytes + this.lengths.heldBytes + this.records.heldBytes;
+    let n =
+      this.digests.heldBytes +
+      this.starts.heldBytes +
+      this.lengths.heldBytes +
+      this.blockStarts.heldBytes +
+      this.blockLengths.heldBytes +
+      this.records.heldBytes;
     for (const f of this.fields.values()) n += f.heldBytes;
     for (const l of this.listings.values()) for (const p of l.pages) n += p.lines.byteLength;
     return n;
@@ -92,6 +112,8 @@ export class StateIndex {
     this.digests.trim();
     this.starts.trim();
     this.lengths.trim();
+    this.blockStarts.trim();
+    this.blockLengths.trim();
     this.records.trim();
     for (const f of this.fields.values()) f.trim();
   }
@@ -109,35 +131,68 @@ export class StateIndex {
     return "";
   }
 
-  /** The text of these lines, in the order asked: lines near each other are read in one go. */
+  /** The block that holds this line whole, or -1. */
+  private blockOf(line: number): number {
+    if (line < 0 || line >= this.starts.length) return -1;
+    const start = this.startOf(line);
+    let lo = 0;
+    let hi = this.blockStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.blockStarts.at(mid) <= start) lo = mid;
+      else hi = mid - 1;
+    }
+    if (hi < 0 || this.blockStarts.at(lo) > start) return -1;
+    return this.endOf(line) <= this.blockStarts.at(lo) + this.blockLengths.at(lo) ? lo : -1;
+  }
+
+  /**
+   * The text of these lines, in the order asked: each read with its block, blocks near each other in one go, and
+   * given only when its block's digest still matches.
+   */
   async lines(refs: ArrayLike<number>): Promise<string[]> {
+    const blocks = Array.from({ length: refs.length }, (_, i) => this.blockOf(refs[i] as number));
     const order = Array.from({ length: refs.length }, (_, i) => i).sort(
-      (a, b) => this.startOf(refs[a] as number) - this.startOf(refs[b] as number),
+      (a, b) => (blocks[a] as number) - (blocks[b] as number),
     );
     const out = new Array<string>(refs.length);
     let i = 0;
     while (i < order.length) {
-      const first = refs[order[i] as number] as number;
-      const from = this.startOf(first);
-      let to = this.endOf(first);
+      const first = blocks[order[i] as number] as number;
+      if (first < 0) {
+        out[order[i] as number] = this.unverified();
+        i++;
+        continue;
+      }
+      const from = this.blockStarts.at(first);
+      let to = from + this.blockLengths.at(first);
       let j = i + 1;
       while (j < order.length) {
-        const r = refs[order[j] as number] as number;
-        const s = this.startOf(r);
-        const e = this.endOf(r);
+        const b = blocks[order[j] as number] as number;
+        const s = this.blockStarts.at(b);
+        const e = s + this.blockLengths.at(b);
         if (s - to > GAP || Math.max(to, e) - from > SPAN) break;
         to = Math.max(to, e);
         j++;
       }
-      const { buf, at } = await this.span(from, to);
-      const got = buf.length - at;
+      const { buf, at: base } = await this.span(from, to);
+      const got = buf.length - base;
+      let checked = -1;
+      let good = false;
       for (let k = i; k < j; k++) {
-        const r = refs[order[k] as number] as number;
-        const a = this.startOf(r) - from;
-        const b = this.endOf(r) - from;
+        const at = order[k] as number;
+        const b = blocks[at] as number;
+        if (b !== checked) {
+          const bs = this.blockStarts.at(b) - from;
+          const be = bs + this.blockLengths.at(b);
+          good = be <= got && this.digests.matches(b, buf.subarray(base + bs, base + be));
+          checked = b;
+        }
         // a line not as verified is given as nothing: every caller then asks the service (a line that does not fit)
-        const line = b <= got ? buf.subarray(at + a, at + b) : undefined;
-        out[order[k] as number] = line && this.digests.matches(r, line) ? line.toString("utf8") : this.unverified();
+        const r = refs[at] as number;
+        out[at] = good
+          ? buf.toString("utf8", base + this.startOf(r) - from, base + this.endOf(r) - from)
+          : this.unverified();
       }
       i = j;
     }

@@ -140,7 +140,8 @@ describe("state file", () => {
       let at = 0;
       const refs = texts.map((t) => {
         const len = Buffer.byteLength(t);
-        const ref = index.place(at, at + len, Buffer.from(t));
+        const ref = index.place(at, at + len);
+        index.block(at, at + len, Buffer.from(t));
         at += len + 1;
         return ref;
       });
