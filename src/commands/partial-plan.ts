@@ -1,27 +1,20 @@
 /**
  * A partial plan (`plan --max-duration … --partial`, docs/operating.md "A partial plan"): the rules that finished
- * before the deadline as planned, and the rules it cut planned again from what the state's last checkpoint holds
- * (src/state/held.ts), never from the service and never from data older than this run. A cut rule is complete when
- * none of its workflows lacked anything it read, partial (named, with how many instances of how many it covers)
- * when it was planned over the part of its selection the sync holds, and cut (no changes, no report) when the state
- * could not answer it, or when it has a limit, which only the whole selection can judge.
+ * before the deadline as planned, and the rules it cut planned again from what the state holds (src/state/held.ts:
+ * this run's checkpoints, and a steady run's previous state where this run's changes listings show it still holds),
+ * never from the service. Each cut rule is judged on its own (./partial-rules.ts): complete when its own selection
+ * was held whole, partial (named, with how many instances of how many it covers) when planned over part of it, and
+ * cut (no changes, no report, the reason in words) when the state could not answer it, or when it has a limit, which
+ * only the whole selection can judge.
  */
 import type { ApiClient } from "../api/index.js";
 import { runPlan, type RunPlanOptions } from "../engine/plan-live.js";
 import { resolveConflicts } from "../engine/conflicts.js";
-import { selectQuery } from "../engine/select.js";
 import { MUTATING_KINDS } from "../actions/index.js";
 import type { Plan, PlanError, PlannedChange } from "../plan/types.js";
-import type { RuleSet } from "../rules/types.js";
-import {
-  HeldClient,
-  HeldMemo,
-  heldCount,
-  lacking,
-  type RunState,
-  type StateIndex,
-  type SyncProgress,
-} from "../state/index.js";
+import type { CompiledRule, RuleSet } from "../rules/types.js";
+import { HeldClient, HeldMemo, lacking, type HeldSources, type RunState, type SyncProgress } from "../state/index.js";
+import { besideKeys, changingKeys, readsByListing, ruleCover, selectionKeys } from "./partial-rules.js";
 
 /**
  * The plan of a run cut by --max-duration with --partial, as far as it got: the rules the deadline cut (their api
@@ -63,72 +56,148 @@ export interface PartialInputs {
   run: Pick<RunPlanOptions, "optOutTag" | "shard" | "catalog">;
 }
 
-/** At most this many passes: each leaves out the instances whose data the rules asked for is not all held. */
-const PASSES = 4;
+/**
+ * At most this many passes: each leaves out the instances whose data the rules asked for is not all held, and asks
+ * whole the lists read beside a selection that were held in part.
+ */
+const PASSES = 6;
+
+type RulesPartial = NonNullable<NonNullable<Plan["partial"]>["rules_partial"]>;
 
 /** The partial plan, with the cut rules planned from the state where that is sound. */
 export async function partialPlan(i: PartialInputs): Promise<Plan> {
   const base = asPartial(i.plan, i.sync, i.cut);
   if (!i.state || !i.memo || !i.now || i.cut.length === 0) return base;
-  const index = await i.state.reopen();
-  if (!index) return base;
+  // this run's checkpoints, and the previous complete state where this run listed what changed since
+  const state = i.state;
+  const index = await state.reopen();
+  const older = state.older();
+  if (!index && !older) return withReasons(base, new Map(i.cut.map((r) => [r, NOTHING])));
+  const nowIso = i.now.toISOString();
+  const sources: HeldSources = {
+    current: index,
+    // answers as of this run only: a workflow whose bookmark is an older run's holds answers carried from its look
+    usable: (pid) => state.used(pid) && index?.marks[String(pid)]?.run_at === nowIso,
+    older,
+  };
   try {
-    return await fromState(i, base, index, i.memo, i.now);
-  } catch {
-    return base; // the state could not answer: the cut rules stay cut, as without it
+    return await fromState(i, base, sources, i.memo, i.now);
+  } catch (err) {
+    // the state could not answer: the cut rules stay cut, as without it
+    const why = `the state could not answer (${err instanceof Error ? err.message : String(err)})`;
+    return withReasons(base, new Map(i.cut.map((r) => [r, why])));
   } finally {
-    await index.close();
+    await index?.close();
   }
 }
 
-async function fromState(i: PartialInputs, base: Plan, index: StateIndex, memo: HeldMemo, now: Date): Promise<Plan> {
-  const nowIso = now.toISOString();
-  // answers as of this run only: a workflow whose bookmark is an older run's holds answers carried from its look
-  const usable = (pid: number): boolean => index.marks[String(pid)]?.run_at === nowIso;
+const NOTHING =
+  "the state holds nothing of this run: no checkpoint was written and no complete previous state was used";
+
+function withReasons(plan: Plan, why: ReadonlyMap<string, string>): Plan {
+  const p = plan.partial;
+  if (!p || p.rules_cut.length === 0) return plan;
+  const reasons = p.rules_cut.map((rule) => ({ rule, reason: why.get(rule) ?? "the state could not answer it" }));
+  return { ...plan, partial: { ...p, cut_reasons: reasons } };
+}
+
+async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, memo: HeldMemo, now: Date): Promise<Plan> {
   const cutSet = new Set(i.cut);
   const ruleSet: RuleSet = { ...i.ruleSet, rules: i.ruleSet.rules.filter((r) => cutSet.has(r.name)) };
-  const drop = new Set<number>();
+  // per question, the instances whose data its rules read is not all held; those of the lists of rules that change
+  // instances are left out of all of them alike, so two rules clashing on one instance still show as a conflict
+  const need = new Map<string, Set<number>>();
+  const drops = new Map<string, Set<number>>();
+  const whole = new Set<string>();
   let client: HeldClient;
   let held: Plan;
+  const workflowsOf = (name: string): number[] => {
+    const entry = held.rules.find((r) => r.name === name);
+    return !entry ? [] : entry.workflow_id !== null ? [entry.workflow_id] : (entry.workflow_ids ?? []);
+  };
+  const rulesOf = (): Array<{ rule: CompiledRule; workflows: number[] }> =>
+    ruleSet.rules.map((rule) => ({ rule, workflows: workflowsOf(rule.name) }));
+  // the questions of the rules' own selections: the only lists that may be held in part
+  const selections = (): Set<string> =>
+    new Set(ruleSet.rules.flatMap((r) => selectionKeys(r, workflowsOf(r.name), now)));
   for (let pass = 1; ; pass++) {
-    client = new HeldClient(i.live, index, memo, usable, drop);
+    client = new HeldClient(i.live, sources, memo, drops, whole);
     held = await runPlan({ client, ruleSet, now, ...i.run });
-    if (!client.missed || pass === PASSES) break;
-    const before = drop.size;
-    await lacking(index, client.asked, drop);
-    if (drop.size === before) break;
+    if (pass === PASSES) break;
+    let again = false;
+    const own = selections();
+    for (const [key, s] of client.served)
+      if (s.part && !own.has(key) && !whole.has(key)) {
+        whole.add(key);
+        again = true;
+      }
+    if (client.missed) {
+      const before = [...need.values()].reduce((n, s) => n + s.size, 0);
+      await lacking(client, need, readsByListing(client, rulesOf(), now));
+      if ([...need.values()].reduce((n, s) => n + s.size, 0) > before) again = true;
+      const changing = changingKeys(client, rulesOf(), now);
+      const shared = new Set([...changing].flatMap((k) => [...(need.get(k) ?? [])]));
+      drops.clear();
+      for (const [key, ids] of need) drops.set(key, changing.has(key) ? new Set([...ids, ...shared]) : ids);
+      for (const key of changing) if (!drops.has(key)) drops.set(key, shared);
+    }
+    if (!again) break;
   }
-  const partialIn = client.partial;
-  const failed = new Set(held.errors.filter((e) => e.code === "api" && e.rule).map((e) => e.rule as string));
-  const rulesPartial: NonNullable<NonNullable<Plan["partial"]>["rules_partial"]> = [];
-  const stillCut = new Set<string>();
+  const own = selections();
+  // a list read beside a selection still held in part after the last pass: its workflow's rules are not judged
+  const unsure = new Set<number>();
+  for (const [key, s] of client.served) if (s.part && !own.has(key)) unsure.add(s.processId);
+  const failed = new Map(
+    // a structure the state could not answer is a read that failed too: the rule is not planned from it
+    held.errors.flatMap((e) =>
+      (e.code === "api" || e.code === "structure") && e.rule ? [[e.rule, e.message] as const] : [],
+    ),
+  );
+  const rulesPartial: RulesPartial = [];
+  const stillCut = new Map<string, string>();
   for (const name of i.cut) {
     const entry = held.rules.find((r) => r.name === name);
     const rule = ruleSet.rules.find((r) => r.name === name);
-    if (!entry || !rule || failed.has(name)) {
-      stillCut.add(name);
+    if (!entry || !rule) {
+      stillCut.set(name, "the state could not answer it");
       continue;
     }
-    const workflows = entry.workflow_id !== null ? [entry.workflow_id] : (entry.workflow_ids ?? []);
-    const partial = entry.workflow_id === null ? partialIn.size > 0 : workflows.some((w) => partialIn.has(w));
-    if (!partial) continue;
-    const counted =
-      entry.workflow_id === null ? null : heldCount(index, entry.workflow_id, selectQuery(rule.select, now));
+    const why = failed.get(name);
+    if (why !== undefined) {
+      stillCut.set(name, `the state does not hold what it reads: ${why.replace(/^rule "[^"]*": /, "")}`);
+      continue;
+    }
+    const workflows = workflowsOf(name);
+    if (workflows.some((w) => unsure.has(w))) {
+      stillCut.set(name, "a list of its workflow read beside a selection is held only in part");
+      continue;
+    }
+    const beside = besideKeys(rule, workflows, now, i.run.optOutTag).find((k) => client.served.get(k)?.part);
+    if (beside !== undefined) {
+      stillCut.set(name, "its excluded instances or its steps' activity are held only in part");
+      continue;
+    }
+    const { whole: all, total: counted } = await ruleCover(client, rule, workflows, now);
+    // its selection held whole, or all the service counted of it planned: complete, named nowhere
+    if (all || (counted !== null && entry.selected >= counted)) continue;
     const total = counted === null ? null : Math.max(counted, entry.selected);
-    // all of the selection the service counted was planned: nothing of it was left out
-    if (total !== null && entry.selected >= total) continue;
     // a limit is judged over the whole selection: over part of it, only a selection the service counted within it
     // (or a part already over max_instances, which the whole would be too) is judged as the whole would be
     const bound = Math.min(rule.limits.max_instances ?? Infinity, rule.limits.max_changes_per_run ?? Infinity);
     const over = held.errors.some((e) => e.rule === name && e.code === "limit");
     if (bound !== Infinity && !over && (total === null || total > bound)) {
-      stillCut.add(name);
+      stillCut.set(
+        name,
+        total === null
+          ? "it has a limit, and how many instances its selection has is not known"
+          : `it has a limit, and its selection of ${total} instances is over it`,
+      );
       continue;
     }
     rulesPartial.push({ rule: name, selected: entry.selected, total });
   }
   const planned = (rule: string): boolean => cutSet.has(rule) && !stillCut.has(rule);
-  return merged(base, held, planned, stillCut, rulesPartial);
+  return withReasons(merged(base, held, planned, new Set(stillCut.keys()), rulesPartial), stillCut);
 }
 
 /** The plan as made, with the rules planned from the state added; a clash with another rule's change is a conflict. */
@@ -137,7 +206,7 @@ function merged(
   held: Plan,
   planned: (rule: string) => boolean,
   stillCut: Set<string>,
-  rulesPartial: NonNullable<NonNullable<Plan["partial"]>["rules_partial"]>,
+  rulesPartial: RulesPartial,
 ): Plan {
   const added = held.changes.filter((c) => planned(c.rule));
   const all = [...base.changes, ...added];
@@ -148,7 +217,7 @@ function merged(
   const changes = all.filter((c) => c.audit === true || !touched.has(c.instance_id) || kept.has(c));
   const known = new Set(base.errors.map((e) => JSON.stringify(e)));
   const conflictErrors = resolved.errors.filter((e) => !known.has(JSON.stringify(e)));
-  const heldErrors = held.errors.filter((e) => planned(e.rule ?? "") && !(e.code === "api"));
+  const heldErrors = held.errors.filter((e) => planned(e.rule ?? "") && e.code !== "api" && e.code !== "structure");
   const errors: PlanError[] = [...base.errors, ...heldErrors, ...conflictErrors];
   const count = (rule: string): number => changes.filter((c) => c.rule === rule).length;
   const dropped = all.length - changes.length;

@@ -3,7 +3,7 @@
  * kept for the run; a filtered selection is computed from its parent's list elements or records. Every choice is
  * told to `explain` as it is made.
  */
-import type { ApiClient, InstanceListItem } from "../api/index.js";
+import type { ApiClient, InstanceListItem, InstanceRecord } from "../api/index.js";
 import type { Almanac } from "./almanac.js";
 import { readAndKeepRecords } from "./hydrate.js";
 import type { ClientFilter, QueryPlan, Selection } from "./query-plan.js";
@@ -77,8 +77,12 @@ function compact(item: InstanceListItem): InstanceListItem {
   };
 }
 
-function passes(item: InstanceListItem, filters: ClientFilter[], al: Almanac): boolean {
-  const record = al.records.get(item.id);
+/** Whether a list element (and its record, for the filters that need one) passes filters as the service would. */
+export function passesFilters(
+  item: InstanceListItem,
+  filters: readonly ClientFilter[],
+  record: InstanceRecord | undefined,
+): boolean {
   return filters.every((f) => {
     switch (f.key) {
       case "status":
@@ -162,7 +166,7 @@ export class QueryRunner {
     if (src.kind === "filter") {
       const parent = await this.listing(src.parent);
       if (src.records) await this.keepRecords(src.parent);
-      const items = parent.items.filter((i) => passes(i, src.filters, this.almanac));
+      const items = parent.items.filter((i) => passesFilters(i, src.filters, this.almanac.records.get(i.id)));
       return { items, count: items.length };
     }
     const all: InstanceListItem[] = [];

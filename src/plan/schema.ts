@@ -220,7 +220,8 @@ export const PlanSchema = z.object({
       rules_cut: z.array(z.string()),
       /**
        * the rules the deadline cut that were planned from what the state holds over part of their selection: their
-       * changes and reports are those of `selected` instances, of the `total` the service counted (null: not known);
+       * changes and reports are those of `selected` instances, of the `total` their selection counts (the service's
+       * count, or the elements of a wider listing held whole that pass its filters; null: not known);
        * a cut rule named in neither list was planned from the state over all of its selection
        */
       rules_partial: z
@@ -232,6 +233,8 @@ export const PlanSchema = z.object({
           }),
         )
         .optional(),
+      /** why each rule of `rules_cut` was not planned from the state, in words; absent when none was tried */
+      cut_reasons: z.array(z.object({ rule: z.string(), reason: z.string() })).optional(),
     })
     .optional(),
   base_url: z.string().min(1),

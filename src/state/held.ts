@@ -1,14 +1,18 @@
 /**
- * A partial plan's answers (docs/operating.md, "A partial plan"): when --max-duration cuts a sync, the rules it cut
- * are planned again from what the state's last checkpoint holds, through this client, which never asks the service.
+ * A partial plan's answers (docs/operating.md, "A partial plan"): when --max-duration cuts a run, the rules it cut are
+ * planned again from what the state holds, through this client, which never asks the service.
  *
- * What is sound: everything it answers was read or shown unchanged by the run that wrote the checkpoint, so it is the
- * service's data as of that run (a workflow whose answers are older, carried from an earlier run's look, is not
- * answered at all). A listing the sync did not finish ends where it was cut, and an instance whose data the rules read
- * is not all held (a record, a field value) is left out of every listing, for every rule alike: each rule is planned
- * over part of its selection, never with made-up data, and a conflict between two rules on one instance is seen as in
- * a complete plan. The workflows where a listing ended early or an instance was left out are named (`partial`), so a
- * rule over another workflow is known to be complete. Anything else it does not hold fails the rule that asked.
+ * What is sound: an answer is used only where it is the service's data at this run's `now`. From the file as this
+ * run's last checkpoint left it: the answers of workflows whose bookmark is this run's (read, or shown unchanged, by
+ * it). From the previous complete state, when this run was using one (a steady run): its answers about the instances
+ * that this run's changes listing of the workflow does not name (an instance's data changes only with its
+ * last_updated_time), for a question asked exactly as this run asks it; a listing of it lacks the changed instances,
+ * which may have entered or left, so it is a part of its selection, and its count is not known then. A listing the
+ * sync did not finish ends where it was cut, and an instance whose data the rules read is not all held (a record, a
+ * field value) is left out of every listing, for every rule alike: each rule is planned over part of its selection,
+ * never with made-up data, and a conflict between two rules on one instance is seen as in a complete plan. A list a
+ * rule reads beside its selection (an exclusion by tag, a step's activity) is used only whole. What each listing
+ * was (`served`) lets the caller judge each rule. Anything else it does not hold fails the rule that asked.
  */
 import {
   DelegatingClient,
@@ -22,9 +26,9 @@ import {
   type Workflow,
 } from "../api/index.js";
 import { isRecord } from "../model/guards.js";
-import { canonicalQuery } from "./bounds.js";
+import { canonicalQuery, sliceable, type CanonicalQuery } from "./bounds.js";
 import { expandRecord } from "./compact.js";
-import type { StateIndex } from "./reader.js";
+import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
 import { RecordEntrySchema, itemLine, valueLine } from "./schema.js";
 import { flagsOf, idsOnly, parsedOrNothing } from "./run.js";
 
@@ -80,6 +84,46 @@ export interface Asked {
 
 const BATCH = 2_000;
 
+/**
+ * The previous complete state, for a run that was using it when it was cut (a steady run): its answers about an
+ * instance hold at this run's `now` when this run's changes listing of the workflow (everything updated since that
+ * state looked, docs/operating.md "State between runs") does not name the instance.
+ */
+export interface OlderAnswers {
+  index: StateIndex;
+  /**
+   * The instances of a workflow updated since the previous state looked, as this run listed them; undefined when
+   * this run did not list them before the cut, reads the workflow afresh, or found that the service went back.
+   */
+  changed(processId: number): ReadonlySet<number> | undefined;
+}
+
+/** Where a partial plan's answers come from. */
+export interface HeldSources {
+  /** the state file as this run's last checkpoint left it; undefined when it wrote none */
+  current: StateIndex | undefined;
+  /** whether `current`'s answers of a workflow are this run's */
+  usable(processId: number): boolean;
+  older?: OlderAnswers | undefined;
+}
+
+/** A listing a planning pass was answered, as the state holds it. */
+export interface Served {
+  processId: number;
+  query: CanonicalQuery;
+  /** the state's file it came from, and its head there */
+  index: StateIndex;
+  ref: ListingRef;
+  /** instances left out because they changed since the previous state looked (an older state's listing) */
+  changed: ReadonlySet<number> | undefined;
+  /** the service's count of this selection at this run's `now`; null when not known */
+  count: number | null;
+  /** not all of the selection: read only in part before the cut, or instances changed since it was read */
+  part: boolean;
+  /** instances left out of it because some data the rules read of them is not held */
+  dropped: InstanceListItem[];
+}
+
 export class HeldClient extends DelegatingClient {
   /** workflows where a listing ended where the sync was cut, or an instance was left out */
   readonly partial = new Set<number>();
@@ -87,18 +131,23 @@ export class HeldClient extends DelegatingClient {
   missed = false;
   readonly asked: Asked = { records: new Map(), fields: new Map() };
   /** instances listed so far, with their workflow */
-  private readonly listedIn = new Map<number, number>();
+  readonly listedIn = new Map<number, number>();
+  /** the listings answered, by question */
+  readonly served = new Map<string, Served>();
+  /** the questions answered empty from what the live run was answered */
+  readonly emptied = new Set<string>();
 
   /**
-   * @param usable whether the state's answers of a workflow are as of the run that wrote it
-   * @param drop instances left out of every listing (some data the rules read of them is not held)
+   * @param drops per question, the instances left out of its listing (some data its rules read of them is not held)
+   * @param whole questions answered only when held whole: lists a rule reads beside its selection (an exclusion by
+   *   tag, a step's activity, a priority), where a part would be wrong, not partial
    */
   constructor(
     live: ApiClient,
-    private readonly index: StateIndex,
+    private readonly src: HeldSources,
     private readonly memo: HeldMemo,
-    private readonly usable: (processId: number) => boolean,
-    private readonly drop: ReadonlySet<number>,
+    private readonly drops: ReadonlyMap<string, ReadonlySet<number>>,
+    private readonly whole: ReadonlySet<string> = new Set(),
   ) {
     super(live);
   }
@@ -118,35 +167,121 @@ export class HeldClient extends DelegatingClient {
     for await (const page of this.instancePages(processId, query)) yield* page.results;
   }
 
+  /** The held listing of a question: this run's, else the previous state's where this run listed what changed. */
+  private find(processId: number, key: string, q: CanonicalQuery): Omit<Served, "dropped" | "part"> | undefined {
+    const { current, usable, older } = this.src;
+    // a listing begun but cut before its first page holds nothing: not listed
+    const begun = (ref: ListingRef | undefined): ListingRef | undefined =>
+      ref && (ref.complete || ref.pages.length > 0) ? ref : undefined;
+    const mine = current && usable(processId) ? begun(current.listings.get(key)) : undefined;
+    if (current && mine)
+      return {
+        processId,
+        query: q,
+        index: current,
+        ref: mine,
+        changed: undefined,
+        count: mine.pages[0]?.count ?? null,
+      };
+    const changed = older?.changed(processId);
+    const ref = changed ? begun(older?.index.listings.get(key)) : undefined;
+    if (!older || !changed || !ref) return undefined;
+    // answered as of the previous state's look of the workflow (the changes listing starts there)
+    if (ref.run_at !== older.index.marks[String(processId)]?.run_at) return undefined;
+    // a run time grows with the clock with no update: such a question is this run's only
+    if (q.total_runtime_min !== undefined || q.total_runtime_max !== undefined) return undefined;
+    // an ordering or a paging names instances by rank: it holds only when nothing changed (bounds.ts, sliceable)
+    if (changed.size > 0 && !sliceable(q)) return undefined;
+    const count = changed.size === 0 ? (ref.pages[0]?.count ?? null) : null;
+    return { processId, query: q, index: older.index, ref, changed, count };
+  }
+
+  /** The service's count of a selection at this run's `now`, from a listing of it held; null when none is. */
+  countOf(processId: number, query: InstanceListQuery): number | null {
+    return this.find(processId, listingKey(processId, query), canonicalQuery(query))?.count ?? null;
+  }
+
+  /** The elements of a listing answered (an older state's changed instances left out); undefined when one no longer fits. */
+  async elements(s: Served): Promise<InstanceListItem[] | undefined> {
+    const out: InstanceListItem[] = [];
+    for (const page of s.ref.pages)
+      for (const text of await s.index.lines(page.lines)) {
+        const item = itemLine(parsedOrNothing(text));
+        if (!item) return undefined;
+        if (!s.changed?.has(item.v.id)) out.push(item.v);
+      }
+    return out;
+  }
+
   override async *instancePages(
     processId: number,
     query: InstanceListQuery = {},
   ): AsyncGenerator<Page<InstanceListItem>> {
     const key = listingKey(processId, query);
-    if (!this.usable(processId)) throw new NotHeld(`workflow ${processId} was not read again before the cut`);
-    const ref = this.index.listings.get(key);
-    if (!ref) {
-      if (this.memo.empty.has(key)) return yield { count: 0, next: null, previous: null, results: [] };
+    const q = canonicalQuery(query);
+    const found = this.find(processId, key, q);
+    if (!found) {
+      if (this.memo.empty.has(key)) {
+        this.emptied.add(key);
+        return yield { count: 0, next: null, previous: null, results: [] };
+      }
+      if (!this.src.usable(processId) && !this.src.older?.changed(processId))
+        throw new NotHeld(`workflow ${processId} was not read again before the cut`);
       throw new NotHeld(`a selection of workflow ${processId} was not listed before the cut`);
     }
-    // an ordered listing names instances by rank (the structure probe, the oldest first): nothing is left out of it
-    const selects = canonicalQuery(query).ordering === undefined;
+    const { ref, changed, index } = found;
+    // an ordered listing names instances by rank (the structure probe, the oldest first): its first pages are the
+    // service's first pages, nothing is left out of it, and asking past the pages held is not answered
+    const ranked = q.ordering !== undefined;
+    // changed since the previous state looked: such instances may have entered or left
+    const part = !ranked && (!ref.complete || (changed !== undefined && changed.size > 0));
+    if (part && this.whole.has(key))
+      throw new NotHeld(`a list of workflow ${processId} it reads beside its selection is not held whole`);
+    const served: Served = { ...found, part, dropped: [] };
+    this.served.set(key, served);
+    if (part) this.partial.add(processId);
+    const drop = ranked ? undefined : this.drops.get(key);
     for (const [n, page] of ref.pages.entries()) {
-      const texts = await this.index.lines(page.lines);
+      const texts = await index.lines(page.lines);
       const items: InstanceListItem[] = [];
       for (const text of texts) {
         const item = itemLine(parsedOrNothing(text));
         if (!item) throw new NotHeld(`a selection of workflow ${processId} no longer verifies`);
-        items.push(item.v);
+        if (!changed?.has(item.v.id)) items.push(item.v);
       }
-      const results = selects ? items.filter((i) => !this.drop.has(i.id)) : items;
-      if (results.length < items.length) this.partial.add(processId);
-      if (selects) for (const i of results) this.listedIn.set(i.id, processId);
+      const results = drop ? items.filter((i) => !drop.has(i.id)) : items;
+      if (results.length < items.length) {
+        this.partial.add(processId);
+        for (const i of items) if (drop?.has(i.id)) served.dropped.push(i);
+      }
+      if (!ranked) for (const i of results) this.listedIn.set(i.id, processId);
       const last = n === ref.pages.length - 1;
-      yield { count: page.count, next: last ? null : "(more)", previous: null, results };
+      const next = !last || (ranked && !ref.complete) ? "(more)" : null;
+      yield { count: changed ? found.count : page.count, next, previous: null, results };
     }
-    // asked past the pages read before the cut: the listing ends here
-    if (!ref.complete) this.partial.add(processId);
+    if (ranked && !ref.complete) throw new NotHeld(`a list of workflow ${processId} was read only in part`);
+  }
+
+  /** The held record of an instance read with these options, and the file that holds it. */
+  heldRecord(id: number, flags: string): { ref: RecordRef; index: StateIndex } | undefined {
+    const { current, usable, older } = this.src;
+    const mine = current?.records.get(`${id}:${flags}`);
+    // our own write's answer needs a listing of its own to be used: not here
+    if (current && mine && mine.written === null && usable(mine.process_id)) return { ref: mine, index: current };
+    if (!older) return undefined;
+    const old = older.index.records.get(`${id}:${flags}`);
+    if (!old || old.written !== null || older.changed(old.process_id)?.has(id) !== false) return undefined;
+    return { ref: old, index: older.index };
+  }
+
+  /** The line of a held field value, and the file that holds it. */
+  heldValue(processId: number, field: string, id: number): { line: number; index: StateIndex } | undefined {
+    const { current, usable, older } = this.src;
+    const mine = current && usable(processId) ? current.fields.get(`${processId}:${field}`)?.get(id) : undefined;
+    if (current && mine !== undefined) return { line: mine, index: current };
+    if (!older || older.changed(processId)?.has(id) !== false) return undefined;
+    const old = older.index.fields.get(`${processId}:${field}`)?.get(id);
+    return old === undefined ? undefined : { line: old, index: older.index };
   }
 
   override async getInstance(
@@ -156,19 +291,12 @@ export class HeldClient extends DelegatingClient {
     const flags = flagsOf(opts);
     const listed = this.listedIn.get(id);
     if (listed !== undefined) this.note(this.asked.records, listed, flags);
-    const ref = this.index.records.get(`${id}:${flags}`);
-    // our own write's answer needs a listing of its own to be used: not here
-    if (!ref || ref.written !== null || !this.usable(ref.process_id)) {
+    const held = this.heldRecord(id, flags);
+    if (!held) {
       this.missed = true;
       throw new NotHeld(`instance ${id} was not read before the cut`);
     }
-    const [text = ""] = await this.index.lines([ref.line]);
-    const raw = parsedOrNothing(text);
-    const parsed = RecordEntrySchema.safeParse(isRecord(raw) ? raw.record : undefined);
-    const record =
-      parsed.success && parsed.data.compact.record.id === id
-        ? expandRecord(parsed.data.compact, this.index.skeletons)
-        : undefined;
+    const record = await recordOf(held.index, held.ref);
     if (!record) throw new NotHeld(`instance ${id} no longer verifies in the state`);
     return record;
   }
@@ -180,27 +308,30 @@ export class HeldClient extends DelegatingClient {
     query: FormFieldQuery = {},
   ): AsyncGenerator<Page<FormFieldValue>> {
     const ids = idsOnly(query);
-    if (!ids || !this.usable(processId))
-      throw new NotHeld(`values of a field of workflow ${processId} were not read before the cut`);
+    if (!ids) throw new NotHeld(`values of a field of workflow ${processId} were not read before the cut`);
     this.note(this.asked.fields, processId, `${stepId}:${actionId}`);
-    const held = this.index.fields.get(`${processId}:${stepId}:${actionId}`);
-    const lines: number[] = [];
+    const held: Array<{ line: number; index: StateIndex }> = [];
     for (const id of ids) {
-      const line = held?.get(id);
-      if (line === undefined) {
+      const h = this.heldValue(processId, `${stepId}:${actionId}`, id);
+      if (h === undefined) {
         this.missed = true;
         throw new NotHeld(`values of a field of workflow ${processId} were not read before the cut`);
       }
-      lines.push(line);
+      held.push(h);
     }
     const results: FormFieldValue[] = [];
-    for (let i = 0; i < lines.length; i += BATCH) {
-      const texts = await this.index.lines(lines.slice(i, i + BATCH));
-      texts.forEach((text, k) => {
-        const v = valueLine(parsedOrNothing(text));
-        if (!v || v.id !== ids[i + k]) throw new NotHeld(`a field value of workflow ${processId} no longer verifies`);
-        if (v.v !== null) results.push(v.v);
-      });
+    for (let i = 0; i < held.length; i += BATCH) {
+      const slice = held.slice(i, i + BATCH);
+      for (const index of new Set(slice.map((h) => h.index))) {
+        const at = slice.flatMap((h, k) => (h.index === index ? [k] : []));
+        const texts = await index.lines(at.map((k) => (slice[k] as { line: number }).line));
+        texts.forEach((text, j) => {
+          const v = valueLine(parsedOrNothing(text));
+          if (!v || v.id !== ids[i + (at[j] as number)])
+            throw new NotHeld(`a field value of workflow ${processId} no longer verifies`);
+          if (v.v !== null) results.push(v.v);
+        });
+      }
     }
     yield { count: results.length, next: null, previous: null, results };
   }
@@ -222,36 +353,44 @@ export class HeldClient extends DelegatingClient {
   }
 }
 
+/** A held record read again from its file and checked; undefined when its line no longer fits. */
+export async function recordOf(index: StateIndex, ref: RecordRef): Promise<InstanceRecord | undefined> {
+  const [text = ""] = await index.lines([ref.line]);
+  const raw = parsedOrNothing(text);
+  const parsed = RecordEntrySchema.safeParse(isRecord(raw) ? raw.record : undefined);
+  return parsed.success && parsed.data.compact.record.id === ref.id
+    ? expandRecord(parsed.data.compact, index.skeletons)
+    : undefined;
+}
+
 /**
- * The instances to leave out for the next pass: of each workflow, those listed in the state whose data of a kind the
- * rules asked for (a record read with these options, a field's value) the state does not hold.
+ * The instances to leave out for the next pass: of each listing answered, those whose data the rules it answers read
+ * (`reads`, by question: records with the options the rules of its workflow asked them with, these fields' values) is
+ * not held. An instance only other rules list is not left out for that.
  */
-export async function lacking(index: StateIndex, asked: Asked, drop: Set<number>): Promise<void> {
-  const pids = new Set([...asked.records.keys(), ...asked.fields.keys()]);
-  for (const ref of index.listings.values()) {
-    if (!pids.has(ref.process_id)) continue;
-    const flags = [...(asked.records.get(ref.process_id) ?? [])];
-    const fields = [...(asked.fields.get(ref.process_id) ?? [])].map(
-      (f) => index.fields.get(`${ref.process_id}:${f}`) ?? new Map<number, number>(),
-    );
-    const lines = ref.pages.flatMap((p) => [...p.lines]);
-    for (let i = 0; i < lines.length; i += BATCH) {
-      for (const text of await index.lines(lines.slice(i, i + BATCH))) {
-        const item = itemLine(parsedOrNothing(text));
-        if (!item) continue;
-        const id = item.v.id;
-        const held =
-          flags.every((f) => {
-            const r = index.records.get(`${id}:${f}`);
-            return r !== undefined && r.written === null;
-          }) && fields.every((m) => m.has(id));
-        if (!held) drop.add(id);
-      }
+export async function lacking(
+  client: HeldClient,
+  need: Map<string, Set<number>>,
+  reads: ReadonlyMap<string, { record: boolean; fields: ReadonlySet<string> }>,
+): Promise<void> {
+  const { asked } = client;
+  for (const [key, s] of client.served) {
+    const r = reads.get(key);
+    if (!r || s.query.ordering !== undefined) continue;
+    let drop = need.get(key);
+    if (!drop) need.set(key, (drop = new Set()));
+    const pid = s.processId;
+    // field values may come from records read with values: their options then count for a rule reading fields
+    const flags = [...(asked.records.get(pid) ?? [])].filter((f) => r.record || (r.fields.size > 0 && f.includes("v")));
+    const fields = [...(asked.fields.get(pid) ?? [])].filter((f) => r.fields.has(f));
+    for (const { id } of (await client.elements(s)) ?? []) {
+      let held = true;
+      for (const f of flags) held &&= client.heldRecord(id, f) !== undefined;
+      for (const f of fields) held &&= client.heldValue(pid, f, id) !== undefined;
+      if (!held) drop.add(id);
     }
   }
 }
 
-/** The service's count of a selection the state holds a listing of, asked as `query`; null when it holds none. */
-export function heldCount(index: StateIndex, processId: number, query: InstanceListQuery): number | null {
-  return index.listings.get(listingKey(processId, query))?.pages[0]?.count ?? null;
-}
+/** The held listing of a question, as `listingKey` names it. */
+export { listingKey };

@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { stateKey, type StateKey } from "./mac.js";
 import { indexState, type StateIndex } from "./reader.js";
 import { StateClient, WriteThroughClient, type OwnWrite, type StateChoice, type StateCounts } from "./client.js";
+import type { OlderAnswers } from "./held.js";
 import { STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type Marks } from "./schema.js";
 import type { CheckpointPolicy, SyncProgress } from "./sync.js";
 
@@ -34,7 +35,17 @@ export { STATE_FILE, LOCK_FILE, STATE_FORMAT_VERSION } from "./schema.js";
 export { openStateDir } from "./dir.js";
 export { StateNotWritten } from "./writer.js";
 export { syncLine, syncLeftMs, type SyncProgress, type CheckpointPolicy } from "./sync.js";
-export { HeldClient, HeldMemo, NotHeld, heldCount, lacking } from "./held.js";
+export {
+  HeldClient,
+  HeldMemo,
+  NotHeld,
+  lacking,
+  listingKey,
+  recordOf,
+  type HeldSources,
+  type OlderAnswers,
+  type Served,
+} from "./held.js";
 export type { StateIndex } from "./reader.js";
 
 /** Plan errors that come from the data, not from reading it: a run with only these still read everything it needed. */
@@ -94,10 +105,18 @@ export interface RunState {
   /** the previous state's partial sync, when it holds one: how far it got */
   partial: SyncProgress | undefined;
   /**
-   * The state file as it now stands (after a checkpoint), opened and verified again for a partial plan's answers
-   * (held.ts); undefined when there is none that verifies. The caller closes it.
+   * The state file as this run's checkpoints left it, opened and verified again for a partial plan's answers
+   * (held.ts); undefined when this run wrote no checkpoint (the file is still the previous state) or it does not
+   * verify. The caller closes it.
    */
   reopen(): Promise<StateIndex | undefined>;
+  /**
+   * The previous complete state this run was using, with what its changes listings showed changed (held.ts): its
+   * answers about the other instances hold at this run's `now`. Undefined without one (a first sync, --full-refresh).
+   */
+  older(): OlderAnswers | undefined;
+  /** whether this run used the workflow (else what the file holds of it was carried from an earlier run's look) */
+  used(processId: number): boolean;
   release(): Promise<void>;
 }
 
@@ -179,8 +198,26 @@ export async function openRunState(
     },
     checkpoint: async () => (client ? client.checkpoint() : undefined),
     partial: previous && !settings.fullRefresh ? partialOf(previous.marks) : undefined,
-    reopen: () => reopenState(opened.dir, settings.dir, ctx.baseUrl, key),
+    reopen: async () =>
+      client?.out.placed === true ? reopenState(opened.dir, settings.dir, ctx.baseUrl, key) : undefined,
+    older: () => (client ? olderAnswers(client) : undefined),
+    used: (pid) => client?.workflows.has(pid) === true,
     release: () => opened.release(),
+  };
+}
+
+/** What the run's client can say of its previous state: only workflows it reasons about from it (./client.ts). */
+function olderAnswers(client: StateClient): OlderAnswers | undefined {
+  const prev = client.prev;
+  if (!prev || client.wentBack !== undefined) return undefined;
+  return {
+    index: prev,
+    changed(pid) {
+      const w = client.workflows.get(pid);
+      // read afresh (no previous state, past --resync-after, a structure change) or the service went back
+      if (!w || w.cold || client.wentBack !== undefined) return undefined;
+      return w.changedSet;
+    },
   };
 }
 

@@ -68,6 +68,10 @@ export class StateWriter {
   private readonly mac: StateMac;
   /** a checkpoint put the file in place: it is the state file now, appended to (never removed by this writer) */
   private inPlace = false;
+  /** a checkpoint of this run replaced the state file (it holds this run's answers) */
+  get placed(): boolean {
+    return this.inPlace;
+  }
   /** the first write error: the run goes on (planning needs no state), the commit reports it */
   private failed: unknown;
   private done = false;
