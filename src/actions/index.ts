@@ -80,6 +80,7 @@ export type { ReportAction } from "./report.js";
 export type { AbortAction } from "./abort.js";
 export type { StepAction } from "./step-kind.js";
 export * from "./types.js";
+export { ReportEntries } from "./report-entries.js";
 
 /**
  * A plan-file change as apply must find it: of a mutating kind this version knows, with a request that says exactly

@@ -3,6 +3,8 @@ import { closest } from "../text/suggest.js";
 import type { SourcePos } from "../model/rule-types.js";
 import type { PlannedReport, ReportGroup } from "../plan/types.js";
 import type { ActionCompileContext, ActionPlanInput, ReportActionKind, ReportEntry, RuleInfo } from "./types.js";
+import type { ReportEntries } from "./report-entries.js";
+import { lazyRows } from "../plan/lazy-rows.js";
 
 /** Instance-record keys a report may group by besides a field alias. */
 export const GROUP_BY_KEYS = ["tags", "status", "priority", "stage"] as const;
@@ -173,25 +175,29 @@ function entry(input: ActionPlanInput<ReportAction>): ReportEntry {
  * Groups sorted by count (largest first), then key by code point (not locale), so reports read the same on every run
  * and every machine.
  */
-function build(rule: RuleInfo, action: ReportAction, entries: ReportEntry[]): PlannedReport {
+function build(rule: RuleInfo, action: ReportAction, entries: ReportEntries): PlannedReport {
   const groups = new Map<string, number[]>();
-  for (const e of entries) {
-    for (const k of e.keys) {
+  for (let i = 0; i < entries.size; i++) {
+    for (const k of entries.keysAt(i)) {
       const ids = groups.get(k);
-      if (ids) ids.push(e.instance_id);
-      else groups.set(k, [e.instance_id]);
+      if (ids) ids.push(entries.idAt(i));
+      else groups.set(k, [entries.idAt(i)]);
     }
   }
   const list: ReportGroup[] = [...groups.entries()]
     .map(([key, ids]) => ({ key, count: ids.length, instance_ids: ids.sort((a, b) => a - b) }))
     .sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // rows by instance id (entries of one id in the order met), made from the entries only as they are read
+  const order = Uint32Array.from({ length: entries.size }, (_, i) => i).sort(
+    (a, b) => entries.idAt(a) - entries.idAt(b) || a - b,
+  );
   return {
     rule: rule.name,
     title: action.title ?? rule.name,
     group_by: action.group_by,
     columns: action.columns,
     groups: list,
-    rows: [...entries].sort((a, b) => a.instance_id - b.instance_id).map((e) => e.row),
+    rows: lazyRows(order.length, (i) => entries.rowAt(order[i] ?? 0)),
   };
 }
 

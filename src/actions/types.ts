@@ -5,6 +5,7 @@
  * decides whether it took effect. The engine, the renderers, the plan-file checks and the rule-test schema read the
  * registry (index.ts); none of them names a kind. CONTRIBUTING.md walks through adding one.
  */
+import type { ReportEntries, ReportEntry } from "./report-entries.js";
 import type { ApiClient, InstanceRecord } from "../api/index.js";
 import type { CompiledValue, FieldRef, SourcePos } from "../model/rule-types.js";
 import type { PlannedChange, PlannedReport } from "../plan/types.js";
@@ -182,12 +183,7 @@ export interface BatchSender {
   whyNot(record: InstanceRecord): string;
 }
 
-/** One matched instance as a report sees it: the group keys it counts under and its row. */
-export interface ReportEntry {
-  instance_id: number;
-  keys: string[];
-  row: Record<string, unknown>;
-}
+export type { ReportEntries, ReportEntry } from "./report-entries.js";
 
 export interface ReportActionKind<K extends string, A extends { kind: K; pos: SourcePos }> extends ActionKindBase<
   K,
@@ -195,5 +191,6 @@ export interface ReportActionKind<K extends string, A extends { kind: K; pos: So
 > {
   mutating: false;
   entry(input: ActionPlanInput<A>): ReportEntry;
-  build(rule: RuleInfo, action: A, entries: ReportEntry[]): PlannedReport;
+  /** the report from the entries of its matched instances, as the run kept them (./report-entries.ts) */
+  build(rule: RuleInfo, action: A, entries: ReportEntries): PlannedReport;
 }

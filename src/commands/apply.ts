@@ -28,7 +28,7 @@ import { loadPlanForApply } from "../apply/load.js";
 import { journalPathProblem } from "../apply/journal.js";
 import { APPLY_FORMATS } from "../render/apply/index.js";
 import { shardOfPlan } from "../plan/shard.js";
-import { useColor, type CommandIO } from "../log/command-io.js";
+import { streamToStdout, useColor, type CommandIO } from "../log/command-io.js";
 import { sendNotification } from "./notify.js";
 import { applyPayload } from "../render/notify/payload.js";
 import { textSafe } from "../render/escape.js";
@@ -75,7 +75,11 @@ async function baseUrlOf(connection: ConnectionSettings): Promise<string> {
 export async function applyCommand(opts: ApplyCommandOptions, io: CommandIO): Promise<number> {
   if (opts.format !== "json") return applyRun(opts, io);
   let wrote = false;
-  const watched: CommandIO = { ...io, stdout: (s) => ((wrote = true), io.stdout(s)) };
+  const watched: CommandIO = {
+    ...io,
+    stdout: (s) => ((wrote = true), io.stdout(s)),
+    stdoutPieces: (pieces) => ((wrote = true), streamToStdout(io, pieces)),
+  };
   const notApplied = (error: string): void => {
     if (wrote) return;
     const clean = redactor([opts.connection.apiKey])(error);

@@ -8,13 +8,13 @@ import { EXIT_CHANGES, EXIT_ERROR, EXIT_OK } from "../model/errors.js";
 import { writePlanFile } from "../plan/write.js";
 import { checkOutputFile, checkOutputFolder, namesStdout } from "../fs/write-file.js";
 import type { Plan } from "../plan/types.js";
-import { PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
+import { PLAN_FORMAT_PIECES, PLAN_FORMATS, type PlanFormat } from "../render/plan/index.js";
 import type { PlanRenderOptions } from "../render/plan/types.js";
 import { reportFileClash, writeReportFiles } from "../render/report/files.js";
 import { UserError } from "../model/errors.js";
 import { CATALOG_FILE } from "../model/defaults.js";
 import { savedLine } from "../render/plan/saved.js";
-import { useColor, type CommandIO } from "../log/command-io.js";
+import { streamToStdout, useColor, type CommandIO } from "../log/command-io.js";
 import { planPayload } from "../render/notify/payload.js";
 import { sendNotification, type NotifySettings } from "./notify.js";
 import { loadPlanning, PlanNotFinished, planLoaded, type PlanRunOptions } from "./planning.js";
@@ -72,7 +72,8 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
     if (io.log?.structured !== true) io.stderr(`${err.message}\n`);
     return opts.detailedExitcode ? EXIT_ERROR : EXIT_OK;
   }
-  await emitPlan(plan, (view) => PLAN_FORMATS[opts.format](plan, view), opts, io, startedAt);
+  const pieces = PLAN_FORMAT_PIECES[opts.format];
+  await emitPlan(plan, (view) => pieces?.(plan, view) ?? PLAN_FORMATS[opts.format](plan, view), opts, io, startedAt);
   return planExitCode(plan, opts.detailedExitcode);
 }
 
@@ -82,11 +83,12 @@ export async function planCommand(opts: PlanCommandOptions, io: CommandIO): Prom
  */
 export async function emitPlan(
   plan: Plan,
-  render: (options: PlanRenderOptions) => string,
+  render: (options: PlanRenderOptions) => string | Iterable<string>,
   opts: PlanCommandOptions,
   io: CommandIO,
   startedAt: Date,
 ): Promise<void> {
+  // drawn as it is written: the JSON view comes in pieces (the plan's rows are never one string)
   const view = render({ color: useColor(io), ...(opts.out ? { planFile: opts.out } : {}) });
   if (opts.reportDir) {
     // before anything is written: a report named like the plan file or the catalog would replace it
@@ -102,8 +104,8 @@ export async function emitPlan(
   // a plan file on stdout (`--out -`, `/dev/stdout`, `/dev/fd/1`) is the one document there (a pipeline's `| jq`
   // reads one): the view goes to stderr, and with --format json it is that document already. Another descriptor
   // named as a path (/dev/fd/3, `>(jq …)`) is written into after the view, as docs/operating.md says
-  if (opts.out === undefined || !namesStdout(opts.out)) io.stdout(view);
-  else if (opts.format !== "json") io.stderr(view);
+  if (opts.out === undefined || !namesStdout(opts.out)) await streamToStdout(io, view);
+  else if (opts.format !== "json") io.stderr(typeof view === "string" ? view : [...view].join(""));
   if (opts.out) await writePlanFile(opts.out, plan);
   if (opts.reportDir) {
     const files = await writeReportFiles(opts.reportDir, plan);

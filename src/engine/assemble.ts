@@ -4,7 +4,7 @@
  */
 import type { CompiledRule } from "../rules/types.js";
 import { defined } from "../model/defined.js";
-import { actionKind, isMutating, kindOrder, MUTATING_KINDS, type ReportEntry } from "../actions/index.js";
+import { actionKind, isMutating, kindOrder, MUTATING_KINDS, ReportEntries } from "../actions/index.js";
 import { resolveConflicts } from "./conflicts.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
 import type { Plan, PlanError, PlannedChange, PlannedReport, RulePlanSummary } from "../plan/types.js";
@@ -21,7 +21,8 @@ export interface RuleResult {
   /** `skipped` by the reason the action kind gave, in the order first met */
   skipReasons: Map<string, number>;
   changes: PlannedChange[];
-  reportEntries: Map<number, ReportEntry[]>;
+  /** per report action (by index), its entries held compactly until the plan is written */
+  reportEntries: Map<number, ReportEntries>;
   errors: PlanError[];
   /** instances of the selection left out by an exclusion; undefined when the rule had none in effect */
   excluded?: number;
@@ -65,9 +66,9 @@ export function addOutcome(result: RuleResult, outcome: InstanceOutcome): void {
   if (outcome.changes.length > 0 && outcome.started_time !== undefined)
     result.startedTimes.set(outcome.instance_id, outcome.started_time);
   for (const { actionIndex, entry } of outcome.reportEntries) {
-    const list = result.reportEntries.get(actionIndex);
-    if (list) list.push(entry);
-    else result.reportEntries.set(actionIndex, [entry]);
+    let list = result.reportEntries.get(actionIndex);
+    if (!list) result.reportEntries.set(actionIndex, (list = new ReportEntries()));
+    list.add(entry);
   }
 }
 
@@ -156,7 +157,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     for (const [i, action] of r.rule.actions.entries()) {
       const kind = actionKind(action.kind);
       // a report rule that matched nothing still shows, with no groups
-      if (!kind.mutating) reports.push(kind.build(r.rule, action, r.reportEntries.get(i) ?? []));
+      if (!kind.mutating) reports.push(kind.build(r.rule, action, r.reportEntries.get(i) ?? new ReportEntries()));
     }
   }
 

@@ -7,6 +7,7 @@
  */
 import { replaceFolded } from "../api/errors.js";
 import type { Plan } from "../plan/types.js";
+import { isLazyRows, mapRows } from "../plan/lazy-rows.js";
 
 export const KEY_MASK = "[redacted]";
 
@@ -37,6 +38,22 @@ function maskDeep(v: unknown, secret: string, hit: { n: number }): unknown {
   return v;
 }
 
+/**
+ * A report's rows masked: in place when they are objects; rows made as they are read (src/plan/lazy-rows.ts) are
+ * counted now and masked as they are made, only when some holds the key.
+ */
+function maskRows(
+  rows: Array<Record<string, unknown>>,
+  secret: string,
+  hit: { n: number },
+): Array<Record<string, unknown>> {
+  const found = { n: 0 };
+  for (let i = 0; i < rows.length; i++) maskDeep(rows[i], secret, found);
+  hit.n += found.n;
+  if (found.n === 0 || !isLazyRows(rows)) return rows;
+  return mapRows(rows, (row) => maskDeep(row, secret, { n: 0 }) as Record<string, unknown>);
+}
+
 /** Masks the key in the plan's shown data, in place; returns how many values held it. */
 export function maskKeyInPlan(plan: Plan, secret: string): number {
   // a very short "key" would mask ordinary text everywhere (src/log/redact.ts keeps the same floor)
@@ -50,7 +67,12 @@ export function maskKeyInPlan(plan: Plan, secret: string): number {
     }
     maskDeep(c.before, secret, hit);
   }
-  maskDeep(plan.reports, secret, hit);
+  for (const report of plan.reports) {
+    const { rows } = report;
+    report.rows = [];
+    maskDeep(report, secret, hit);
+    report.rows = maskRows(rows, secret, hit);
+  }
   maskDeep(plan.errors, secret, hit);
   // workflow, step and field names are the service's data too (rules[].workflow_name: the rule's own words)
   if (plan.names) maskDeep(plan.names, secret, hit);

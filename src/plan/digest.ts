@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Plan, SignedPlan } from "./types.js";
+import { isRecord } from "../model/guards.js";
 
 const CHUNK = 64 * 1024;
 
@@ -57,11 +58,48 @@ export function planDigest(plan: Plan | (Plan & { digest?: string })): string {
       continue;
     }
     hasher.text("[");
-    v.forEach((x: unknown, i) => hasher.element(i, x));
+    if (k === "reports") v.forEach((x: unknown, i) => hashReport(hasher, i, x));
+    else v.forEach((x: unknown, i) => hasher.element(i, x));
     hasher.text("]");
   }
   hasher.text("}");
   return hasher.digest();
+}
+
+/** Report rows hashed at once: a few columns each, so a batch's canonical text stays small. */
+const ROW_BATCH = 500;
+
+/**
+ * The `i`th report, its rows a batch at a time: a report may hold a row per matched instance (250,000 at a million
+ * instances), whose canonical copy at once would be a second report in memory. The same text as hasher.element.
+ */
+function hashReport(hasher: CanonicalHasher, i: number, report: unknown): void {
+  const rows = isRecord(report) ? report.rows : undefined;
+  if (!isRecord(report) || !Array.isArray(rows)) {
+    hasher.element(i, report);
+    return;
+  }
+  if (i > 0) hasher.text(",");
+  hasher.text("{");
+  const keys = canonicalKeyOrder(Object.keys(report).filter((k) => report[k] !== undefined));
+  for (const [n, k] of keys.entries()) {
+    hasher.key(n, k);
+    if (k !== "rows") {
+      hasher.value(report[k]);
+      continue;
+    }
+    hasher.text("[");
+    for (let at = 0; at < rows.length; at += ROW_BATCH) {
+      // read by index: rows may be materialised only as they are read (src/plan/lazy-rows.ts)
+      const some: unknown[] = [];
+      for (let r = at; r < Math.min(at + ROW_BATCH, rows.length); r++)
+        some.push(rows[r] === undefined ? null : rows[r]);
+      // `[a,b]` without its brackets is the elements' text, commas between
+      hasher.elementText(at, canonicalText(some).slice(1, -1));
+    }
+    hasher.text("]");
+  }
+  hasher.text("}");
 }
 
 export function withDigest(plan: Plan): SignedPlan {

@@ -5,12 +5,8 @@
  */
 import { withDigest } from "./digest.js";
 import type { Plan, SignedPlan } from "./types.js";
-import { visibleJson } from "../text/visible-json.js";
+import { arrayStreamer, gathered, objectStreamer } from "../text/json-pieces.js";
 import { writeFileAtomic } from "../fs/write-file.js";
-
-const CHANGES_MARKER = "\u0001flowrules-changes\u0001";
-const WRAP_HEAD = '{\n  "c": [\n';
-const WRAP_TAIL = "\n  ]\n}";
 
 /**
  * Changes stringified at once. Each batch's text stays below V8's large-object size (~128 KB; a change is ~1.4 KB as
@@ -18,29 +14,36 @@ const WRAP_TAIL = "\n  ]\n}";
  * generation.
  */
 const WRITE_BATCH = 50;
+/** Report rows stringified at once: a row is a few columns (~100 bytes), the same bound as a batch of changes. */
+const ROW_BATCH = 500;
+/** A group's instance ids written at once: an id is a line of a dozen characters. */
+const ID_BATCH = 2000;
+
+// a report's groups list its instances again (each under every key it has): as long as the rows in ids
+const groupStreamer = objectStreamer({ instance_ids: arrayStreamer(ID_BATCH) });
+const reportStreamer = objectStreamer({ groups: arrayStreamer(1, groupStreamer), rows: arrayStreamer(ROW_BATCH) });
+const planStreamer = objectStreamer({
+  changes: arrayStreamer(WRITE_BATCH),
+  reports: arrayStreamer(1, reportStreamer),
+});
 
 /**
- * The file's text in pieces (the same bytes as `JSON.stringify(signed, null, 2)` and a newline), a batch of changes
- * at a time, so a plan of 100,000 changes is never held as one string. Characters a terminal would act on are
- * written as `\uNNNN` (src/text/visible-json.ts): the same values, shown by `cat plan.json` without effect.
+ * The file's text in pieces (the same bytes as `JSON.stringify(signed, null, 2)` and a newline): a batch of changes,
+ * a batch of a report's rows at a time, so a plan of 100,000 changes or a report of 250,000 rows is never held as one
+ * string, and a reader that is slow (a pipe) holds the writer back instead of the plan queuing in memory. Characters
+ * a terminal would act on are written as `\uNNNN` (src/text/visible-json.ts): the same values, shown by `cat
+ * plan.json` without effect.
  */
 export function* planFileChunks(signed: SignedPlan): Generator<string> {
-  const head = JSON.stringify({ ...signed, changes: CHANGES_MARKER }, null, 2);
-  const at = head.indexOf(JSON.stringify(CHANGES_MARKER));
-  if (signed.changes.length === 0) yield visibleJson(`${head.slice(0, at)}[]`);
-  else {
-    yield visibleJson(`${head.slice(0, at)}[\n`);
-    for (let i = 0; i < signed.changes.length; i += WRITE_BATCH) {
-      // inside `{ "c": [ … ] }` stringified with 2 spaces, the elements sit at the plan's own depth (4 spaces)
-      const wrapped = JSON.stringify({ c: signed.changes.slice(i, i + WRITE_BATCH) }, null, 2);
-      yield visibleJson(wrapped.slice(WRAP_HEAD.length, wrapped.length - WRAP_TAIL.length));
-      yield i + WRITE_BATCH >= signed.changes.length ? "\n  ]" : ",\n";
-    }
-  }
-  yield visibleJson(`${head.slice(at + JSON.stringify(CHANGES_MARKER).length)}\n`);
+  yield* gathered(
+    (function* () {
+      yield* planStreamer(signed, 0);
+      yield "\n";
+    })(),
+  );
 }
 
-/** The whole file as one string: the JSON plan view. */
+/** The whole file as one string (`show`, tests; a run writes planFileChunks instead). */
 export function planFileText(plan: Plan): string {
   return [...planFileChunks(withDigest(plan))].join("");
 }
@@ -50,8 +53,7 @@ export function planFileText(plan: Plan): string {
  * plan that fails half-way (disk full, a crash) leaves the previous file whole, a symbolic link
  * has the file it leads to replaced, and a folder, device or FIFO at the path is refused in one line.
  */
-export async function writePlanFile(file: string, plan: Plan): Promise<SignedPlan> {
-  const signed = withDigest(plan);
+export async function writePlanFile(file: string, plan: Plan, signed = withDigest(plan)): Promise<SignedPlan> {
   await writeFileAtomic(file, planFileChunks(signed));
   return signed;
 }

@@ -96,7 +96,7 @@ export interface CycleRequest {
 
 /** The cycle's io: events, but no line of the plan or the apply (the cycle says what it did in its own lines). */
 function quiet(io: CommandIO): CommandIO {
-  return { ...io, stdout: () => undefined, stderr: () => undefined };
+  return { ...io, stdout: () => undefined, stdoutPieces: async () => undefined, stderr: () => undefined };
 }
 
 function text(io: CommandIO, lines: string[]): void {

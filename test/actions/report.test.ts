@@ -1,6 +1,6 @@
 /** report (src/actions/report.ts): its schema fragment, compile (keys and columns), entries and the built table. */
 import { describe, expect, it } from "vitest";
-import { actionKind, report } from "../../src/actions/index.js";
+import { actionKind, report, ReportEntries } from "../../src/actions/index.js";
 import { DEFAULT_REPORT_COLUMNS, NO_TAG, NO_VALUE, REGULAR_PRIORITY } from "../../src/actions/report.js";
 import { instance } from "../helpers/instances.js";
 import { diagnosticsOf, fragmentValidator, kindsRule, reportEntryOf } from "./helpers.js";
@@ -110,7 +110,7 @@ describe("report entries and table", () => {
       { instance_id: 9, keys: ["b", "a"], row: { id: 9 } },
       { instance_id: 1, keys: ["B"], row: { id: 1 } },
     ];
-    const built = reportKind.build(byTag, action, entries);
+    const built = reportKind.build(byTag, action, ReportEntries.of(entries));
     expect(built).toEqual({
       rule: "by-tag",
       title: "Claims by tag",
@@ -125,7 +125,7 @@ describe("report entries and table", () => {
     });
     const untitled = byAmount.actions[0];
     if (untitled?.kind !== "report") throw new Error("not a report");
-    expect(reportKind.build(byAmount, untitled, []).title).toBe("by-amount");
+    expect(reportKind.build(byAmount, untitled, new ReportEntries()).title).toBe("by-amount");
   });
 
   it("priority groups fall back to Regular", () => {

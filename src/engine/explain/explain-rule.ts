@@ -10,7 +10,7 @@ import { exprRefs } from "../../rules/ast-refs.js";
 import { evaluateInstance } from "../evaluate-instance.js";
 import { fieldKey, plainValue } from "../../model/field-values.js";
 import type { InstanceData } from "../../actions/instance.js";
-import { actionKind } from "../../actions/index.js";
+import { actionKind, ReportEntries } from "../../actions/index.js";
 import { explainWhen } from "./clauses.js";
 import { checkFilters, selectionResult } from "./filters.js";
 import type { FieldExplanation, ReportExplanation, RuleExplanation, WaitingExplanation } from "./types.js";
@@ -117,7 +117,7 @@ export async function explainRule(
     const kind = action ? actionKind(action.kind) : undefined;
     if (!action || !kind || kind.mutating) return [];
     // the report of this one instance, built as the plan builds it, names its title and key
-    const { title, group_by } = kind.build({ name: rule.name, fields: rule.fields }, action, [entry]);
+    const { title, group_by } = kind.build({ name: rule.name, fields: rule.fields }, action, ReportEntries.of([entry]));
     return [{ title, group_by, keys: entry.keys, row: entry.row }];
   });
   return out;

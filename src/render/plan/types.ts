@@ -11,3 +11,9 @@ export interface PlanRenderOptions {
 }
 
 export type PlanFormatter = (plan: Plan, options: PlanRenderOptions) => string;
+
+/**
+ * A format whose output grows with the tenant (the JSON plan: a row per matched instance) also written in pieces, the
+ * same text as its PlanFormatter joined.
+ */
+export type PlanPiecesFormatter = (plan: Plan, options: PlanRenderOptions) => Iterable<string>;

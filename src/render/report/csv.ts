@@ -24,7 +24,23 @@ function csvText(s: string): string {
 }
 
 export function reportCsv(r: PlannedReport): string {
-  const lines = [r.columns.map(csvCell).join(",")];
-  for (const row of r.rows) lines.push(r.columns.map((c) => csvCell(row[c])).join(","));
-  return `${lines.join("\r\n")}\r\n`;
+  return [...reportCsvPieces(r)].join("");
+}
+
+/** Lines written at once: a report may hold a row per matched instance, never one string for the file. */
+const LINE_BATCH = 1000;
+
+/** The CSV in pieces of LINE_BATCH lines, as `--report-dir` writes it. */
+export function* reportCsvPieces(r: PlannedReport): Generator<string> {
+  let lines = [r.columns.map(csvCell).join(",")];
+  // by index: the rows may be made as they are read (src/plan/lazy-rows.ts)
+  for (let i = 0; i < r.rows.length; i++) {
+    const row = r.rows[i] ?? {};
+    lines.push(r.columns.map((c) => csvCell(row[c])).join(","));
+    if (lines.length >= LINE_BATCH) {
+      yield `${lines.join("\r\n")}\r\n`;
+      lines = [];
+    }
+  }
+  if (lines.length > 0) yield `${lines.join("\r\n")}\r\n`;
 }

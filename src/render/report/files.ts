@@ -8,8 +8,8 @@ import { UserError } from "../../model/errors.js";
 import { writeFailure, writeFileAtomic } from "../../fs/write-file.js";
 import { join, resolve } from "node:path";
 import type { Plan } from "../../plan/types.js";
-import { reportCsv } from "./csv.js";
-import { reportJson } from "./json.js";
+import { reportCsvPieces } from "./csv.js";
+import { reportJsonPieces } from "./json.js";
 
 const MAX_STEM = 100;
 
@@ -90,8 +90,8 @@ export async function writeReportFiles(dir: string, plan: Plan): Promise<string[
     const stem = stems[i] ?? safeStem(r.rule);
     const csv = join(dir, `${stem}.csv`);
     const json = join(dir, `${stem}.json`);
-    await writeFileAtomic(csv, reportCsv(r));
-    await writeFileAtomic(json, reportJson(r, plan));
+    await writeFileAtomic(csv, reportCsvPieces(r));
+    await writeFileAtomic(json, reportJsonPieces(r, plan));
     written.push(csv, json);
   }
   return written;

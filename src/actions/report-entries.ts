@@ -1,0 +1,98 @@
+/**
+ * The report entries of one action, held compactly while a run goes. A report keeps a row per matched instance until
+ * the plan is written; as one entry object, one keys array and one row object each (with their key strings), that is
+ * ~170 bytes an instance before its values. Here an entry is its id, the index of its group keys (each distinct list
+ * of keys kept once) and its values in the order of the row's keys (each distinct list of row keys kept once): ~30
+ * bytes and the values. Kind-neutral: a report kind still decides what an entry holds (`entry()`); `build()` reads
+ * the entries back from here and the plan's rows are made from them as they are written (src/plan/lazy-rows.ts).
+ */
+/** One matched instance as a report sees it: the group keys it counts under and its row. */
+export interface ReportEntry {
+  instance_id: number;
+  keys: string[];
+  row: Record<string, unknown>;
+}
+
+export class ReportEntries {
+  private readonly ids: number[] = [];
+  /** per entry: its index in keyLists */
+  private readonly keyOf: number[] = [];
+  private readonly keyLists: string[][] = [];
+  private readonly keyIndex = new Map<string, number>();
+  /** per entry: its index in shapes (the row's keys, in order) */
+  private readonly shapeOf: number[] = [];
+  private readonly shapes: string[][] = [];
+  private readonly shapeIndex = new Map<string, number>();
+  /** per entry: where its values start in `values` */
+  private readonly at: number[] = [];
+  private readonly values: unknown[] = [];
+
+  static of(entries: Iterable<ReportEntry>): ReportEntries {
+    const out = new ReportEntries();
+    for (const e of entries) out.add(e);
+    return out;
+  }
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  add(entry: ReportEntry): void {
+    this.ids.push(entry.instance_id);
+    this.keyOf.push(intern(entry.keys, this.keyLists, this.keyIndex));
+    const keys = Object.keys(entry.row);
+    this.shapeOf.push(intern(keys, this.shapes, this.shapeIndex));
+    this.at.push(this.values.length);
+    for (const k of keys) this.values.push(entry.row[k]);
+  }
+
+  /** The instance of the `i`th entry. */
+  idAt(i: number): number {
+    return this.ids[i] ?? 0;
+  }
+
+  /** The group keys of the `i`th entry (shared between entries: not to be changed). */
+  keysAt(i: number): readonly string[] {
+    return this.keyLists[this.keyOf[i] ?? 0] ?? [];
+  }
+
+  /** The row of the `i`th entry, made anew. */
+  rowAt(i: number): Record<string, unknown> {
+    const keys = this.shapes[this.shapeOf[i] ?? 0] ?? [];
+    const start = this.at[i] ?? 0;
+    const row: Record<string, unknown> = {};
+    keys.forEach((k, n) => {
+      const value = this.values[start + n];
+      // "__proto__" stays an own key, as the entry's row held it (an assignment would set the prototype)
+      if (k === "__proto__")
+        Object.defineProperty(row, k, { value, enumerable: true, writable: true, configurable: true });
+      else row[k] = value;
+    });
+    return row;
+  }
+
+  entryAt(i: number): ReportEntry {
+    return { instance_id: this.idAt(i), keys: [...this.keysAt(i)], row: this.rowAt(i) };
+  }
+
+  *[Symbol.iterator](): Generator<ReportEntry> {
+    for (let i = 0; i < this.ids.length; i++) yield this.entryAt(i);
+  }
+}
+
+/**
+ * Lists remembered for sharing: a report grouped by a value nearly every instance has its own of (a name) would only
+ * add a map entry per instance, so past this many distinct lists a new one is kept without being remembered.
+ */
+const MAX_SHARED = 10_000;
+
+/** The index of `list` in `lists`, added when new: a list of keys is kept once however many entries share it. */
+function intern(list: readonly string[], lists: string[][], index: Map<string, number>): number {
+  // one key (the usual case) as itself, other lists as JSON; the first letter keeps the two kinds of name apart
+  const name = list.length === 1 ? `k${list[0] ?? ""}` : `l${JSON.stringify(list)}`;
+  const known = index.get(name);
+  if (known !== undefined) return known;
+  lists.push([...list]);
+  if (index.size < MAX_SHARED) index.set(name, lists.length - 1);
+  return lists.length - 1;
+}

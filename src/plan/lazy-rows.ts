@@ -1,0 +1,60 @@
+/**
+ * A plan's report rows made only as they are read. A report holds a row per matched instance (a quarter of a tenant
+ * of a million is 250,000 rows); kept as objects, each costs a few hundred bytes while the plan is digested and
+ * written, so the planner keeps them compact (src/actions/report-entries.ts) and hands the plan an array that makes
+ * each row when it is read: the writer and the digest read a batch at a time, the views only the first few. Read
+ * like an array (index, length, iteration, the array methods, JSON.stringify); it cannot be changed.
+ */
+const LAZY = new WeakSet<object>();
+
+/** Rows made as they are read (lazyRows): changing them means making new rows (mapRows), not writing into them. */
+export function isLazyRows(rows: readonly unknown[]): boolean {
+  return LAZY.has(rows);
+}
+
+/** Rows made as they are read, each through `fn` (a row is made anew on every read, so `fn` may change it). */
+export function mapRows(
+  rows: ReadonlyArray<Record<string, unknown>>,
+  fn: (row: Record<string, unknown>) => Record<string, unknown>,
+): Array<Record<string, unknown>> {
+  return lazyRows(rows.length, (i) => fn(rows[i] ?? {}));
+}
+
+export function lazyRows(
+  length: number,
+  rowAt: (i: number) => Record<string, unknown>,
+): Array<Record<string, unknown>> {
+  const target: Array<Record<string, unknown>> = [];
+  // a length without elements: no backing store is allocated for the holes
+  target.length = length;
+  const index = (key: string | symbol): number | undefined => {
+    if (typeof key !== "string") return undefined;
+    const n = Number(key);
+    return Number.isInteger(n) && n >= 0 && n < length && String(n) === key ? n : undefined;
+  };
+  const refuse = (): boolean => {
+    throw new TypeError("the rows of a planned report cannot be changed");
+  };
+  const rows = new Proxy(target, {
+    get(t, key, receiver) {
+      const i = index(key);
+      return i === undefined ? Reflect.get(t, key, receiver) : rowAt(i);
+    },
+    has(t, key) {
+      return index(key) !== undefined || Reflect.has(t, key);
+    },
+    ownKeys(t) {
+      return [...Array.from({ length }, (_, i) => String(i)), ...Reflect.ownKeys(t)];
+    },
+    getOwnPropertyDescriptor(t, key) {
+      const i = index(key);
+      if (i === undefined) return Reflect.getOwnPropertyDescriptor(t, key);
+      return { value: rowAt(i), writable: false, enumerable: true, configurable: true };
+    },
+    set: refuse,
+    defineProperty: refuse,
+    deleteProperty: refuse,
+  });
+  LAZY.add(rows);
+  return rows;
+}
