@@ -48,10 +48,12 @@ export const CHUNK = 500;
 export interface ChunkRun {
   exclusion: ExclusionFilter;
   probes: Array<[number, Set<number>]>;
-  /** each outcome, in the order the rule's outcomes are kept (./stream-rule.ts may put them back in listing order) */
+  /** each outcome, in the order the rule's outcomes are kept (./stream-group.ts may put them back in listing order) */
   add: (outcome: InstanceOutcome) => void;
   /** field keys no later rule reads: their values are dropped once the chunk is evaluated (./plan-live.ts) */
   drop: readonly string[];
+  /** no later rule reads records: the chunk's records are dropped once it is evaluated */
+  release?: boolean;
 }
 
 /** One chunk of a rule's selection: exclusions, hydration, evaluation; excluded instances only counted. */
@@ -88,6 +90,11 @@ export async function evaluateChunk(
     const values = almanac.values.get(key);
     if (values) for (const i of chunk) values.delete(i.id);
   }
+  if (run.release === true)
+    for (const i of chunk) {
+      almanac.records.delete(i.id);
+      almanac.timed.delete(i.id);
+    }
 }
 
 /** The explanation of a rule's record reads: `unread` of its `selected` instances read for it. */
@@ -115,7 +122,12 @@ export function explainRecordReads(ctx: EvaluateContext, p: PlannedRule, unread:
   });
 }
 
-export async function evaluateRule(ctx: EvaluateContext, p: PlannedRule, drop: readonly string[] = []): Promise<void> {
+export async function evaluateRule(
+  ctx: EvaluateContext,
+  p: PlannedRule,
+  drop: readonly string[] = [],
+  release = false,
+): Promise<void> {
   const { almanac, plan, runner } = ctx;
   const { rule, result, needs } = p;
   if (ctx.failed(rule.name)) return;
@@ -133,7 +145,7 @@ export async function evaluateRule(ctx: EvaluateContext, p: PlannedRule, drop: r
         probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);
     }
     const exclusion = ruleExclusion(ctx, p);
-    const run: ChunkRun = { exclusion, probes, add: (o) => addOutcome(result, o), drop };
+    const run: ChunkRun = { exclusion, probes, add: (o) => addOutcome(result, o), drop, release };
     let done = 0;
     for (let at = 0; at < listing.items.length; at += CHUNK) {
       const chunk = listing.items.slice(at, at + CHUNK);

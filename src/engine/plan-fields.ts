@@ -4,7 +4,7 @@
  */
 import pLimit from "p-limit";
 import { actionKind } from "../actions/index.js";
-import type { ApiClient } from "../api/index.js";
+import type { ApiClient, InstanceListItem } from "../api/index.js";
 import type { CompiledRule, FieldRef } from "../rules/types.js";
 import { exprRefs, LIST_ELEMENT_KEYS } from "../rules/ast-refs.js";
 import { fieldKey } from "../model/field-values.js";
@@ -13,6 +13,30 @@ import type { Almanac } from "./almanac.js";
 import { fetchFieldChunk, readRecordsForValues, type PageNeeds } from "./hydrate.js";
 import { PAGE, planFieldBatches, type FieldBatchPlan, type QueryPlan } from "./query-plan.js";
 import type { QueryRunner, RequestChoice } from "./run-queries.js";
+import { rootOf } from "./query-plan.js";
+
+/** What a group's listing left unknown, for a decision made with the workflow's other field readers. */
+export interface FieldsLeft {
+  /** a form-field page was asked already: pages it is, for the whole workflow */
+  sentAny: boolean;
+  /** the instances still waiting for a value */
+  ids: number[];
+  /** the form-field pages their values would cost */
+  pages: number;
+  rules: string[];
+}
+
+/** How a coupled group's last values come: read with records (already done), or asked by pages; or the read failed. */
+export type FieldsDecision = { by: "records" } | { by: "pages" } | { by: "error"; error: unknown };
+
+/**
+ * What the streamed groups of a workflow whose other rules read other fields left unknown at the end of their
+ * listings (./stream-group.ts): decided with those rules' values, as one workflow's field values are; the decision
+ * is written back.
+ */
+export interface JointFields extends FieldsLeft {
+  decision?: FieldsDecision;
+}
 
 /** Form-field requests handed to the client at once (it sends `--concurrency` of them at a time, 4 unless set). */
 export const FIELD_REQUESTS_QUEUED = 64;
@@ -29,21 +53,54 @@ export async function prefetchFields(
   rules: ReadonlyArray<{ key: string; rule: CompiledRule; needs: PageNeeds }>,
   knownKeys: (processId: number) => readonly string[],
   explain: (c: RequestChoice) => void,
+  joint: ReadonlyMap<number, JointFields> = new Map(),
 ): Promise<Map<string, unknown>> {
-  const needs: Array<{ processId: number; fields: FieldRef[]; ids: number[]; rule: string }> = [];
+  const needs: Array<{ processId: number; fields: FieldRef[]; ids: number[]; rule: string; root: string }> = [];
   for (const p of rules) {
     const q = plan.rules.get(p.key);
     if (!q || p.needs.fields.length === 0) continue;
     try {
       const { items } = await runner.listing(q.selection);
-      needs.push({ processId: p.needs.processId, fields: p.needs.fields, ids: items.map((i) => i.id), rule: p.key });
+      const root = rootOf(plan, q.selection);
+      needs.push({
+        processId: p.needs.processId,
+        fields: p.needs.fields,
+        ids: items.map((i) => i.id),
+        rule: p.key,
+        root,
+      });
     } catch {
       // the rule fails when it is evaluated, with the listing's error
     }
   }
   const batches = planFieldBatches(needs, (key, id) => almanac.values.get(key)?.has(id) === true);
+  // when every rule that reads a field selects from one listing (shared, or filtered from it), the field's ids are
+  // asked in that listing's order: the very pages a group streamed over that listing asks (./stream-group.ts); the
+  // same ids, so the same number of pages, as in the order of the rules
+  for (const b of batches) {
+    const roots = new Set(
+      needs
+        .filter(
+          (n) =>
+            n.processId === b.processId && n.fields.some((f) => f.step === b.field.step && f.action === b.field.action),
+        )
+        .map((n) => n.root),
+    );
+    const [root] = roots;
+    if (roots.size !== 1 || root === undefined) continue;
+    let order: InstanceListItem[];
+    try {
+      order = (await runner.listing(root)).items;
+    } catch {
+      continue;
+    }
+    const ids = new Set(b.ids);
+    const ordered = order.flatMap((i) => (ids.has(i.id) ? [i.id] : []));
+    if (ordered.length === b.ids.length) b.ids = ordered;
+  }
   const byWorkflow = new Map<number, FieldBatchPlan[]>();
   for (const b of batches) byWorkflow.set(b.processId, [...(byWorkflow.get(b.processId) ?? []), b]);
+  for (const processId of joint.keys()) if (!byWorkflow.has(processId)) byWorkflow.set(processId, []);
   // a failure fails the rules that read the field (their plan would be short of its values), not the others
   const failures = new Map<string, unknown>();
   // the requests wait their turn as closures, not as requests built up front: a queued request holds its path
@@ -51,25 +108,30 @@ export async function prefetchFields(
   const limit = pLimit(FIELD_REQUESTS_QUEUED);
   await Promise.all(
     [...byWorkflow.entries()].map(async ([processId, list]) => {
-      const pages = list.reduce((n, b) => n + b.pages, 0);
-      const ids = new Set(list.flatMap((b) => b.ids));
+      // the values streamed groups of this workflow left unknown count with these (./stream-group.ts)
+      const also = joint.get(processId);
+      const pages = list.reduce((n, b) => n + b.pages, 0) + (also?.pages ?? 0);
+      const ids = new Set([...list.flatMap((b) => b.ids), ...(also?.ids ?? [])]);
       const users = (f: FieldRef): string[] =>
         needs
           .filter((n) => n.processId === processId && n.fields.some((g) => g.step === f.step && g.action === f.action))
           .map((n) => n.rule);
-      if (ids.size < pages) {
+      if (also) also.decision = { by: "pages" };
+      if (also?.sentAny !== true && ids.size > 0 && ids.size < pages) {
         explain({
           subject: "field values",
           workflow_id: processId,
           choice: "record reads",
           requests: ids.size,
           why: `${ids.size} record reads bring every field: fewer than ${pages} form-field pages`,
-          rules: [...new Set(list.flatMap((b) => users(b.field)))],
+          rules: [...new Set([...list.flatMap((b) => users(b.field)), ...(also?.rules ?? [])])],
         });
         try {
           await readRecordsForValues(client, almanac, [...ids], knownKeys(processId));
+          if (also) also.decision = { by: "records" };
         } catch (err) {
           for (const b of list) failures.set(`${processId}:${fieldKey(b.field.step, b.field.action)}`, err);
+          if (also) also.decision = { by: "error", error: err };
         }
         return;
       }

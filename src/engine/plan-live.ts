@@ -22,11 +22,12 @@ import { errorMessage } from "../model/guards.js";
 import { seeInstances, withSeen, type SeenInstances } from "./seen.js";
 import { DEFAULT_CLOCK_SKEW_MS } from "../model/settings.js";
 import { nameSources } from "./names.js";
-import { prefetchFields } from "./plan-fields.js";
+import { prefetchFields, type FieldsDecision, type FieldsLeft, type JointFields } from "./plan-fields.js";
 import { planTargets } from "./plan-targets.js";
 import { learnStartedTimes } from "./started-times.js";
 import { evaluateRule, type EvaluateContext, type PlanProgress } from "./evaluate-rule.js";
-import { streamable, streamRule } from "./stream-rule.js";
+import { streamGroup } from "./stream-group.js";
+import { streamGroups, type StreamGroup } from "./stream-groups.js";
 import type { PlannedRule } from "./plan-targets.js";
 
 export type { RequestChoice } from "./run-queries.js";
@@ -59,8 +60,9 @@ export interface RunPlanOptions {
    */
   almanac?: Almanac;
   /**
-   * evaluate a selection that one rule alone uses while it is listed, page by page (./stream-rule.ts), and drop
-   * field values once no later rule reads them; false: every selection listed whole first and every value kept.
+   * evaluate a listed selection, the selections filtered from it and every rule over them while it is listed, page
+   * by page (./stream-groups.ts, ./stream-group.ts), and drop field values and records once no later rule reads
+   * them; false: every selection listed whole first and every value and record kept.
    * The same plan and requests either way (test/engine/stream.test.ts); off when an almanac is shared.
    */
   stream?: boolean;
@@ -121,8 +123,10 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   const times = (processId: number): boolean => timed.has(processId);
   const plan = planQueries(inputs);
   const lean = opts.almanac === undefined && opts.stream !== false;
-  const streamed = new Set(lean ? planned.filter((p) => streamable(p, planned, plan)) : []);
-  const streamedSelections = new Set([...streamed].map((p) => plan.rules.get(p.key)?.selection));
+  const groups = lean ? streamGroups(planned, plan) : [];
+  const groupOf = new Map<PlannedRule, StreamGroup>();
+  for (const g of groups) for (const p of g.rules) groupOf.set(p, g);
+  const streamedSelections = new Set(groups.map((g) => g.root));
   const runner = new QueryRunner(client, plan, almanac, {
     ...(opts.shard ? { shard: opts.shard } : {}),
     knownKeys,
@@ -213,21 +217,105 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     fail,
   };
 
-  // rules that read records first: their snapshots bring field values other rules then need not ask for
-  const order = [...planned.filter((p) => p.needs.record), ...planned.filter((p) => !p.needs.record)];
+  // rules that read records first: their snapshots bring field values other rules then need not ask for; a streamed
+  // group is evaluated where its first rule is, all its rules at once
+  const order: PlannedRule[] = [];
+  for (const records of [true, false])
+    for (const p of planned) {
+      if (p.needs.record !== records || order.includes(p)) continue;
+      const g = groupOf.get(p);
+      order.push(...(g ? g.rules : [p]));
+    }
   const drops = lean ? lastReads(order) : new Map<PlannedRule, string[]>();
-  const evaluate = (p: PlannedRule): Promise<void> =>
-    streamed.has(p) ? streamRule(ctx, p, drops.get(p) ?? []) : evaluateRule(ctx, p, drops.get(p) ?? []);
+  // a record kept for a second rule of its workflow is dropped once the last rule that reads records has evaluated
+  // its instance; kept to the end when a later step reads records: a filter by record keys (./run-queries.ts), or
+  // the started times of a rollout limit (./started-times.ts)
+  // (a streamed group applies its filters as it reads, so its own filters need nothing kept after it)
+  const groupFilters = new Set(groups.flatMap((g) => g.selections.map((s) => s.id)));
+  const releaseRecords =
+    lean &&
+    !planned.some((p) => p.rule.limits.max_changes_per_run !== undefined) &&
+    ![...plan.selections.values()].some(
+      (s) => s.source.kind === "filter" && s.source.records && !groupFilters.has(s.id),
+    );
+  const readsRecords = (p: PlannedRule): boolean =>
+    p.needs.record || (groupOf.get(p)?.selections.some((s) => s.source.kind === "filter" && s.source.records) ?? false);
+  const lastRecordReader = new Map<number, PlannedRule>();
+  for (const p of order) if (readsRecords(p)) lastRecordReader.set(p.needs.processId, p);
+  const releasedBy = new Set(releaseRecords ? lastRecordReader.values() : []);
+  const ran = new Set<StreamGroup>();
+  const evaluate = async (p: PlannedRule): Promise<void> => {
+    const g = groupOf.get(p);
+    if (!g) return evaluateRule(ctx, p, drops.get(p) ?? [], releasedBy.has(p));
+    if (ran.has(g)) return;
+    await runGroup(g);
+  };
+  const runGroup = (g: StreamGroup, share?: (left: FieldsLeft) => Promise<FieldsDecision>): Promise<void> => {
+    ran.add(g);
+    const groupDrops = {
+      values: g.rules.flatMap((r) => drops.get(r) ?? []),
+      records: g.rules.some((r) => releasedBy.has(r)),
+    };
+    return streamGroup(ctx, g, groupDrops, share);
+  };
   for (const p of planned) if (p.needs.record) await evaluate(p);
-  const fieldFailures = await prefetchFields(
-    client,
-    almanac,
-    runner,
-    plan,
-    planned.filter((p) => !p.needs.record && !ruleErrors.has(p.rule.name) && !streamed.has(p)),
-    knownKeys,
-    explain,
-  );
+  if (releaseRecords) {
+    // every rule that reads records has evaluated: what the last ones did not drop (instances outside their
+    // selections) goes too
+    almanac.records.clear();
+    almanac.timed.clear();
+  }
+  // a group whose workflow's other rules read other fields is listed first, its pages asked as they fill; the values
+  // its listing leaves unknown are then asked with theirs, by pages or record reads as for the workflow as a whole
+  const joint = new Map<number, JointFields>();
+  const coupled = groups.filter((g) => g.coupled && !ran.has(g));
+  let waitingGroups = coupled.length;
+  let allIn: () => void = () => undefined;
+  const arrived = new Promise<void>((resolve) => (allIn = resolve));
+  const arrive = (): void => {
+    if (--waitingGroups === 0) allIn();
+  };
+  if (waitingGroups === 0) allIn();
+  let decide: () => void = () => undefined;
+  const decided = new Promise<void>((resolve) => (decide = resolve));
+  const coupledRuns = coupled.map(async (g) => {
+    let shared = false;
+    const processId = g.rules[0]?.needs.processId ?? 0;
+    try {
+      await runGroup(g, async (left) => {
+        shared = true;
+        const j = joint.get(processId) ?? { sentAny: false, ids: [], pages: 0, rules: [] };
+        joint.set(processId, {
+          sentAny: j.sentAny || left.sentAny,
+          ids: [...j.ids, ...left.ids],
+          pages: j.pages + left.pages,
+          rules: [...j.rules, ...left.rules],
+        });
+        arrive();
+        await decided;
+        return joint.get(processId)?.decision ?? { by: "pages" };
+      });
+    } finally {
+      if (!shared) arrive();
+    }
+  });
+  await arrived;
+  let fieldFailures: Map<string, unknown>;
+  try {
+    fieldFailures = await prefetchFields(
+      client,
+      almanac,
+      runner,
+      plan,
+      planned.filter((p) => !p.needs.record && !ruleErrors.has(p.rule.name) && !groupOf.has(p)),
+      knownKeys,
+      explain,
+      joint,
+    );
+  } finally {
+    decide();
+  }
+  await Promise.all(coupledRuns);
   for (const p of planned) {
     const failed = p.needs.record
       ? undefined

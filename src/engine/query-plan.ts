@@ -230,6 +230,17 @@ export function planQueries(inputs: readonly RuleQueryInput[]): QueryPlan {
   return { selections, rules, recordsRead };
 }
 
+/** The listed selection a selection is listed or filtered from. */
+export function rootOf(plan: QueryPlan, id: string): string {
+  let s = plan.selections.get(id);
+  const seen = new Set<string>();
+  while (s && s.source.kind === "filter" && !seen.has(s.id)) {
+    seen.add(s.id);
+    s = plan.selections.get(s.source.parent);
+  }
+  return s?.id ?? id;
+}
+
 /** Adds the priority lists of a rule to the plan (decided at run time), sharing any that already exist. */
 export function priorityListSelections(plan: QueryPlan, rule: string, base: Selection): Selection[] {
   const out: Selection[] = [];

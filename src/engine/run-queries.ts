@@ -8,6 +8,7 @@ import type { Almanac } from "./almanac.js";
 import { readAndKeepRecords } from "./hydrate.js";
 import type { ClientFilter, QueryPlan, Selection } from "./query-plan.js";
 import { plural } from "../text/plural.js";
+import { IdSet } from "../model/id-set.js";
 
 export interface RequestChoice {
   /** what the choice is about: a selection (its query in words), a rule's priority, a field */
@@ -140,18 +141,23 @@ export class QueryRunner {
     let p = this.recordsKept.get(id);
     if (!p) {
       p = (async () => {
-        const sel = this.selection(id);
         const { items } = await this.listing(id);
-        const times = this.opts.times?.(sel.processId) === true;
-        const missing = items
-          .map((i) => i.id)
-          .filter((i) => !this.almanac.records.has(i) || (times && !this.almanac.timed.has(i)));
-        await readAndKeepRecords(this.client, this.almanac, missing, this.opts.knownKeys(sel.processId), times);
+        await this.keepRecordsOf(
+          this.selection(id).processId,
+          items.map((i) => i.id),
+        );
       })();
       p.catch(() => undefined);
       this.recordsKept.set(id, p);
     }
     return p;
+  }
+
+  /** Reads and keeps the records of these instances of a workflow not kept yet (with completion times if needed). */
+  async keepRecordsOf(processId: number, ids: readonly number[]): Promise<void> {
+    const times = this.opts.times?.(processId) === true;
+    const missing = ids.filter((i) => !this.almanac.records.has(i) || (times && !this.almanac.timed.has(i)));
+    await readAndKeepRecords(this.client, this.almanac, missing, this.opts.knownKeys(processId), times);
   }
 
   selection(id: string): Selection {
@@ -179,9 +185,9 @@ export class QueryRunner {
   }
 
   /**
-   * A listed selection page by page, for the one rule that uses it (./stream-rule.ts): its elements are never all
-   * held at once. The same requests, warning and explanation as a listing kept whole ({@link listing}), which is
-   * this stream collected.
+   * A listed selection page by page, for the rules that use it and the selections filtered from it
+   * (./stream-group.ts): its elements are never all held at once. The same requests, warning and explanation as a
+   * listing kept whole ({@link listing}), which is this stream collected.
    */
   async *pages(id: string): AsyncGenerator<{ items: InstanceListItem[]; count: number }> {
     const sel = this.selection(id);
@@ -189,8 +195,9 @@ export class QueryRunner {
     let pages = 0;
     let kept = 0;
     // a listing that repeats an instance (a service quirk, or pages shifting under concurrent inserts) counts it
-    // once: each instance is planned, reported and counted once, and the listing says so in one warning
-    const ids = new Set<number>();
+    // once: each instance is planned, reported and counted once, and the listing says so in one warning; the ids in
+    // typed arrays (~16 bytes an id, not a Set's 20–40: a listing of a million instances is held this way to its end)
+    const ids = new IdSet();
     let read = 0;
     let counted: number | null = null;
     for await (const page of this.client.instancePages(sel.processId, sel.query)) {
@@ -199,9 +206,7 @@ export class QueryRunner {
       read += page.results.length;
       const fresh: InstanceListItem[] = [];
       for (const item of page.results) {
-        if (ids.has(item.id)) continue;
-        ids.add(item.id);
-        fresh.push(item);
+        if (ids.add(item.id)) fresh.push(item);
       }
       count = page.count ?? count + fresh.length;
       const items = this.inShard(fresh).map(compact);

@@ -24,17 +24,14 @@ export async function carryAtCheckpoint(this: StateRun): Promise<void> {
     if (w) return !w.cold && w.changedSet !== undefined && !w.changedSet.has(id);
     return prev.marks[String(pid)] !== undefined;
   };
-  const records = [...prev.records.values()].filter(
-    (r) => r.written === null && !this.recordsWritten.has(`${r.id}:${r.flags}`) && holds(r.process_id, r.id),
-  );
-  const BATCH = 2_000;
-  for (let i = 0; i < records.length; i += BATCH) {
-    const slice = records.slice(i, i + BATCH);
-    const texts = await prev.lines(slice.map((r) => r.line));
-    slice.forEach((r, k) => {
+  // a batch at a time: no object per record of the whole state at once
+  for await (const batch of batches(prev.records.values(), (r) => r.written === null && holds(r.process_id, r.id))) {
+    const texts = await prev.lines(batch.map((r) => r.line));
+    batch.forEach((r, k) => {
       const text = texts[k] ?? "";
       if (text === "") return; // no longer as verified: left out
-      this.recordsWritten.add(`${r.id}:${r.flags}`);
+      if (this.recordsWritten.has(r.id, r.flags)) return; // this run wrote it meanwhile: its own holds
+      this.recordsWritten.add(r.id, r.flags);
       this.writeRecord(text, r.skeleton);
       const w = this.workflows.get(r.process_id);
       if (w) w.synced++;
@@ -42,9 +39,8 @@ export async function carryAtCheckpoint(this: StateRun): Promise<void> {
   }
   for (const [key, values] of prev.fields) {
     const pid = Number(key.split(":")[0]);
-    const lines = [...values].filter(([id]) => holds(pid, id)).map(([, line]) => line);
-    for (let i = 0; i < lines.length; i += BATCH)
-      for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
+    for await (const batch of batches(values.entries(), ([id]) => holds(pid, id)))
+      for (const text of await prev.lines(batch.map(([, line]) => line))) if (text !== "") this.out.line(text);
   }
   for (const [pid, mark] of Object.entries(prev.marks))
     if (!this.workflows.has(Number(pid))) this.carriedMarks[pid] = mark;
@@ -89,16 +85,12 @@ export async function commit(this: StateRun): Promise<void> {
 
 /** Everything of the previous state, in batches of lines (`apply plan.json --state`: nothing was planned). */
 export async function carryForward(this: StateRun, prev: StateIndex): Promise<void> {
-  const BATCH = 2_000;
-  for (const ref of prev.listings.values()) {
-    // a listing one of whose lines no longer verifies is left out whole (the next run asks it again)
-    const listing = await this.loadListing(ref);
-    if (listing) this.writeListing(listing);
-  }
+  // page by page; a listing whose first page no longer verifies is left out (the next run asks it again)
+  for (const ref of prev.listings.values()) await this.copyListing(ref);
   // a line that no longer verifies comes back as nothing: left out (the next run asks the service for it)
-  const copy = async (lines: number[]): Promise<void> => {
-    for (let i = 0; i < lines.length; i += BATCH)
-      for (const text of await prev.lines(lines.slice(i, i + BATCH))) if (text !== "") this.out.line(text);
+  const copy = async (lines: Iterable<number>): Promise<void> => {
+    for await (const batch of batches(lines, () => true))
+      for (const text of await prev.lines(batch)) if (text !== "") this.out.line(text);
   };
   for (const [key, snapshot] of prev.skeletons) {
     this.skeletonsWritten.add(key);
@@ -106,10 +98,32 @@ export async function carryForward(this: StateRun, prev: StateIndex): Promise<vo
   }
   const own = new Set(this.own.map((o) => o.id));
   // a record we wrote through this run (already written) replaces the one of the last run
-  await copy(
-    [...prev.records.values()].filter((r) => !this.recordsWritten.has(`${r.id}:${r.flags}`)).map((r) => r.line),
-  );
-  for (const values of prev.fields.values()) await copy([...values.values()]);
+  await copy(linesOf(prev.records.values(), (r) => !this.recordsWritten.has(r.id, r.flags)));
+  for (const values of prev.fields.values()) await copy(values.values());
   const aborted = [...prev.aborted].filter((id) => !own.has(id));
   if (aborted.length > 0) this.out.line(JSON.stringify({ aborted: { ids: aborted } }));
+}
+
+/** Lines are read again this many at a time (one read for lines near each other: ./state-index.ts). */
+const BATCH = 2_000;
+
+/** The items that pass, BATCH at a time (a batch is taken as the caller gets to it). */
+async function* batches<T>(items: Iterable<T>, keep: (item: T) => boolean): AsyncGenerator<T[]> {
+  let batch: T[] = [];
+  for (const item of items) {
+    if (!keep(item)) continue;
+    batch.push(item);
+    if (batch.length >= BATCH) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+function* linesOf<T extends { line: number }>(
+  items: Iterable<T>,
+  keep: (item: T) => boolean,
+): IterableIterator<number> {
+  for (const item of items) if (keep(item)) yield item.line;
 }

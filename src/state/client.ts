@@ -32,6 +32,7 @@ import {
   Workflow,
 } from "../api/index.js";
 import { compactRecord } from "./compact.js";
+import { FROM_STATE, IdBits, READ_AGAIN, RecordsWritten } from "./id-bits.js";
 import type { ListingRef, StateIndex } from "./reader.js";
 import { settingsSharer, type Marks, type RecordEntry } from "./schema.js";
 import { shapeKey } from "./bounds.js";
@@ -48,15 +49,8 @@ import {
 } from "./run.js";
 
 export { structureDigest, type OwnWrite, type StateChoice, type StateClientOptions, type StateCounts } from "./run.js";
-import {
-  instancePages,
-  loadListing,
-  passThrough,
-  replay,
-  writeItems,
-  writeListing,
-  writeListingHead,
-} from "./listings.js";
+import { instancePages, passThrough, writeItems, writeListingHead } from "./listings.js";
+import { copyListing, readPage, replay, sliced } from "./cached-pages.js";
 import { formFieldPages, getInstance, keptRecord, stillOurs } from "./records.js";
 import { carryAtCheckpoint, carryForward, checkpoint, commit, due, writeCheckpoint } from "./checkpoint.js";
 import { census, checkBack, goneBack, ready } from "./back.js";
@@ -81,11 +75,11 @@ export class StateClient extends DelegatingClient implements StateRun {
   readonly unchangedAt = new Map<string, Promise<ReadonlySet<number>>>();
   readonly newSkeletons = new Map<string, unknown>();
   readonly skeletonsWritten = new Set<string>();
-  readonly recordsWritten = new Set<string>();
+  /** per instance: answered from the state, read again, its records written (./id-bits.ts: no object per instance) */
+  readonly seen = new IdBits();
+  readonly recordsWritten = new RecordsWritten(this.seen);
   /** instances named by an ordered listing (the structure probe): their records are always read */
   readonly probes = new Set<number>();
-  readonly fromState = new Set<number>();
-  readonly readAgain = new Set<number>();
   readonly own: OwnWrite[] = [];
   /** the service's clock when this client began (its look is bounded by what the clock says after) */
   readonly clockAtStart: ServiceClock | undefined;
@@ -125,7 +119,7 @@ export class StateClient extends DelegatingClient implements StateRun {
       if (same) same.push(l);
       else this.oldListings.set(key, [l]);
     }
-    for (const r of this.prev?.records.values() ?? []) {
+    for (const r of this.prev?.records.writtenThrough() ?? []) {
       if (r.written === null) continue;
       const key = `${r.process_id}|${r.written}`;
       this.writtenAt.set(key, (this.writtenAt.get(key) ?? 0) + 1);
@@ -193,13 +187,18 @@ export class StateClient extends DelegatingClient implements StateRun {
   }
 
   saw(ids: Iterable<number>, fresh: boolean): void {
-    for (const id of ids) (fresh ? this.readAgain : this.fromState).add(id);
+    const mark = fresh ? READ_AGAIN : FROM_STATE;
+    for (const id of ids) this.seen.mark(id, mark);
   }
 
   counts(): StateCounts {
     let fromState = 0;
-    for (const id of this.fromState) if (!this.readAgain.has(id)) fromState++;
-    return { fromState, readAgain: this.readAgain.size };
+    let readAgain = 0;
+    for (const [, m] of this.seen.entries()) {
+      if (m & READ_AGAIN) readAgain++;
+      else if (m & FROM_STATE) fromState++;
+    }
+    return { fromState, readAgain };
   }
 
   /** Our own writes this run (write-through), in the order their answers came. */
@@ -268,7 +267,7 @@ export class StateClient extends DelegatingClient implements StateRun {
       written: true,
       compact: compactRecord(record, this.newSkeletons),
     };
-    this.recordsWritten.add(`${record.id}:${flags}`);
+    this.recordsWritten.add(record.id, flags);
     this.writeRecord(JSON.stringify({ record: entry }), entry.compact.skeleton);
   }
 
@@ -282,8 +281,9 @@ export class StateClient extends DelegatingClient implements StateRun {
   // and the commit (./checkpoint.ts); their functions run with this client as `this`
   readonly passThrough = passThrough;
   readonly replay = replay;
-  readonly loadListing = loadListing;
-  readonly writeListing = writeListing;
+  readonly sliced = sliced;
+  readonly readPage = readPage;
+  readonly copyListing = copyListing;
   readonly writeItems = writeItems;
   readonly writeListingHead = writeListingHead;
   readonly keptRecord = keptRecord;

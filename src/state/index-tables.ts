@@ -251,6 +251,11 @@ export class RecordTable implements Iterable<[string, RecordRef]> {
     for (let i = 0; i < this.keys_.count; i++) yield this.at(i);
   }
 
+  /** The records written through (our own writes' answers: few), without an object made for any other. */
+  *writtenThrough(): IterableIterator<RecordRef> {
+    for (const at of this.written.keys()) yield this.at(at);
+  }
+
   *keys(): IterableIterator<string> {
     for (const r of this.values()) yield `${r.id}:${r.flags}`;
   }

@@ -63,7 +63,7 @@ const FLAGS = ["", "v", "t", "vt"];
 export async function leavingByRecords(
   this: StateRun,
   slice: Slice,
-  members: ReadonlyMap<number, InstanceListItem>,
+  members: { readonly size: number; keys(): Iterable<number> },
 ): Promise<Set<number> | undefined> {
   const range = slice.range;
   if (range === undefined || range.field !== "last_updated_time" || !this.prev) return undefined;

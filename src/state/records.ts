@@ -55,8 +55,7 @@ async function recordOf(
   opts: { injectValues?: boolean; stepsTimeFrame?: boolean },
 ): Promise<InstanceRecord> {
   await this.checkBack();
-  const key = `${id}:${flagsOf(opts)}`;
-  const cached = this.prev?.records.get(key);
+  const cached = this.prev?.records.find(id, flagsOf(opts));
   // the structure probe too: the newest instance's snapshot changes only with it (or a newer one starts), both
   // listed as changed, and a fresh read of it is checked against the structure digest below
   if (cached) {
@@ -68,8 +67,8 @@ async function recordOf(
         ? kept.record.last_updated_time === cached.written && (await this.stillOurs(w, cached, cached.written))
         : !(await this.changedIds(w)).has(id));
     if (kept && holds && !w.cold) {
-      if (!this.recordsWritten.has(key)) {
-        this.recordsWritten.add(key);
+      if (!this.recordsWritten.has(id, cached.flags)) {
+        this.recordsWritten.add(id, cached.flags);
         w.synced++;
         this.checkpoints.counted();
         // shown unchanged now: from here on an ordinary record of this run
@@ -106,11 +105,11 @@ async function recordOf(
     flags: flagsOf(opts),
     compact: compactRecord(record, this.newSkeletons),
   };
-  if (!this.recordsWritten.has(key)) {
+  if (!this.recordsWritten.has(id, entry.flags)) {
     w.synced++;
     this.checkpoints.counted();
   }
-  this.recordsWritten.add(key);
+  this.recordsWritten.add(id, entry.flags);
   this.writeRecord(JSON.stringify({ record: entry }), entry.compact.skeleton);
   await this.due();
   return record;

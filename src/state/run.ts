@@ -198,7 +198,7 @@ export interface StateRun {
   readonly unchangedAt: Map<string, Promise<ReadonlySet<number>>>;
   readonly newSkeletons: Map<string, unknown>;
   readonly skeletonsWritten: Set<string>;
-  readonly recordsWritten: Set<string>;
+  readonly recordsWritten: import("./id-bits.js").RecordsWritten;
   readonly probes: Set<number>;
   readonly own: OwnWrite[];
   readonly clockAtStart: ServiceClock | undefined;
@@ -235,7 +235,7 @@ export interface StateRun {
   listOnce(processId: number, slice: CanonicalQuery, counted: () => void): Promise<InstanceListItem[]>;
   leavingByRecords(
     slice: import("./bounds.js").Slice,
-    members: ReadonlyMap<number, InstanceListItem>,
+    members: { readonly size: number; keys(): Iterable<number> },
   ): Promise<Set<number> | undefined>;
   servicePages(processId: number, q: CanonicalQuery, query: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>>;
   checkBack(): Promise<void>;
@@ -256,10 +256,18 @@ export interface StateRun {
     processId: number,
     q: CanonicalQuery,
     query: InstanceListQuery,
-    cached: Listing,
+    ref: ListingRef,
   ): AsyncGenerator<Page<InstanceListItem>>;
-  loadListing(ref: ListingRef): Promise<Listing | undefined>;
-  writeListing(listing: Listing): void;
+  sliced(
+    processId: number,
+    q: CanonicalQuery,
+    query: InstanceListQuery,
+    ref: ListingRef,
+    plan: readonly import("./bounds.js").Slice[],
+    w: RunWorkflow,
+  ): AsyncGenerator<Page<InstanceListItem>>;
+  readPage(ref: ListingRef, p: number): Promise<InstanceListItem[] | undefined>;
+  copyListing(ref: ListingRef): Promise<void>;
   writeItems(n: number, p: number, items: readonly InstanceListItem[]): void;
   writeListingHead(
     n: number,

@@ -23,6 +23,14 @@ export type { RecordRef } from "./index-tables.js";
 const SPAN = 4 * 1024 * 1024;
 /** Lines closer than this are read together (one read of the bytes between is cheaper than two reads). */
 const GAP = 64 * 1024;
+/**
+ * A few lines asked alone (a record, a field value: one call each, many at once) are read with the bytes after them,
+ * this much, and the next ones asked in that span are taken from it: a run asks them in about the order the last run
+ * wrote them, so one read and one buffer serve a dozen lines instead of one each (docs/performance.md, "A million
+ * instances"). The last few such spans are kept, read or being read.
+ */
+const AHEAD = 32 * 1024;
+const SPANS_KEPT = 16;
 
 export class StateIndex {
   /** listings by `process_id:query`: the last one written with that question */
@@ -53,6 +61,8 @@ export class StateIndex {
   private changed = 0;
   /** told once, when a line read again is not the one verified */
   onChanged: (() => void) | undefined;
+  /** spans read ahead for lines asked alone: their first byte and their bytes (being read, or read) */
+  private readonly ahead: Array<{ from: number; bytes: Promise<Buffer> }> = [];
 
   constructor(private readonly fh: FileHandle) {}
 
@@ -165,13 +175,8 @@ export class StateIndex {
         to = Math.max(to, e);
         j++;
       }
-      const buf = Buffer.allocUnsafe(to - from);
-      let got = 0;
-      while (got < buf.length) {
-        const { bytesRead } = await this.fh.read(buf, got, buf.length - got, from + got);
-        if (bytesRead === 0) break; // cut since it was verified: what is missing does not match below
-        got += bytesRead;
-      }
+      const { buf, at: base } = await this.span(from, to);
+      const got = buf.length - base;
       let checked = -1;
       let good = false;
       for (let k = i; k < j; k++) {
@@ -180,16 +185,48 @@ export class StateIndex {
         if (b !== checked) {
           const bs = this.blockStarts.at(b) - from;
           const be = bs + this.blockLengths.at(b);
-          good = be <= got && this.digests.matches(b, buf.subarray(bs, be));
+          good = be <= got && this.digests.matches(b, buf.subarray(base + bs, base + be));
           checked = b;
         }
         // a line not as verified is given as nothing: every caller then asks the service (a line that does not fit)
         const r = refs[at] as number;
-        out[at] = good ? buf.toString("utf8", this.startOf(r) - from, this.endOf(r) - from) : this.unverified();
+        out[at] = good
+          ? buf.toString("utf8", base + this.startOf(r) - from, base + this.endOf(r) - from)
+          : this.unverified();
       }
       i = j;
     }
     return out;
+  }
+
+  /** The bytes from `from` to `to` (fewer where the file was cut): a buffer, and where `from` is in it. */
+  private async span(from: number, to: number): Promise<{ buf: Buffer; at: number }> {
+    if (to - from > AHEAD) return { buf: await this.readAt(from, to - from), at: 0 };
+    for (const s of this.ahead) {
+      if (from < s.from || to > s.from + AHEAD) continue;
+      const buf = await s.bytes.catch(() => undefined);
+      if (buf && to - s.from <= buf.length) return { buf, at: from - s.from };
+    }
+    const s = { from, bytes: this.readAt(from, AHEAD) };
+    this.ahead.push(s);
+    if (this.ahead.length > SPANS_KEPT) this.ahead.shift();
+    // a failed read is not kept: the next line asks again
+    s.bytes.catch(() => {
+      const i = this.ahead.indexOf(s);
+      if (i >= 0) this.ahead.splice(i, 1);
+    });
+    return { buf: await s.bytes, at: 0 };
+  }
+
+  private async readAt(from: number, length: number): Promise<Buffer> {
+    const buf = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const { bytesRead } = await this.fh.read(buf, got, length - got, from + got);
+      if (bytesRead === 0) break; // cut since it was verified (or the end of the file): what is missing does not match
+      got += bytesRead;
+    }
+    return got === length ? buf : buf.subarray(0, got);
   }
 
   close(): Promise<void> {

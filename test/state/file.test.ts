@@ -126,7 +126,11 @@ describe("state file", () => {
   it("StateIndex.lines groups nearby lines into one read and still gives each line alone", async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
-    const texts = Array.from({ length: 50 }, (_, i) => `{"n":${i},"pad":"${"x".repeat((i * 7919) % 90_000)}"}`);
+    // short lines and long ones (longer than a span read ahead)
+    const texts = Array.from(
+      { length: 50 },
+      (_, i) => `{"n":${i},"pad":"${"x".repeat(i % 3 === 0 ? (i * 7919) % 90_000 : (i * 131) % 900)}"}`,
+    );
     const file = join(dir.dir, "lines.jsonl");
     const { writeFile } = await import("node:fs/promises");
     await writeFile(file, texts.join("\n") + "\n");
@@ -143,6 +147,14 @@ describe("state file", () => {
       });
       const pick = [7, 3, 49, 3, 0, 25, 26, 27];
       expect(await index.lines(pick.map((i) => refs[i] as number))).toEqual(pick.map((i) => texts[i]));
+      // lines asked alone, many at once, in any order: each from a span read ahead or a read of its own
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 49 }), { minLength: 1, maxLength: 120 }), async (asks) => {
+          const got = await Promise.all(asks.map((i) => index.lines([refs[i] as number])));
+          expect(got).toEqual(asks.map((i) => [texts[i]]));
+        }),
+        { numRuns: 100, seed: 25 },
+      );
     } finally {
       await fh.close();
     }

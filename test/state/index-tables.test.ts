@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { IdLines, NumberColumn, RecordTable, type RecordRef } from "../../src/state/index-tables.js";
+import { IdBits, RecordsWritten } from "../../src/state/id-bits.js";
 import { RecordHeadSchema, recordHead } from "../../src/state/schema.js";
 
 /** Ids as a tenant has them (a dense run), plus far ones: both 32-bit halves matter to the hash. */
@@ -188,5 +189,38 @@ describe("the reader's plain check of a record line (recordHead)", () => {
     );
     // the property was not vacuous
     expect(passed).toBeGreaterThan(300);
+  });
+});
+
+describe("IdBits and RecordsWritten answer as a Map of marks and a Set of id:flags keys", () => {
+  it("over random marks (past the table's first growth), many seeds", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(id, fc.integer({ min: 1, max: 3 })), { maxLength: 2_000 }),
+        fc.array(fc.tuple(id, flags), { maxLength: 300 }),
+        fc.array(id, { maxLength: 50 }),
+        (marks, records, asks) => {
+          const bits = new IdBits();
+          const written = new RecordsWritten(bits);
+          const map = new Map<number, number>();
+          const keys = new Set<string>();
+          for (const [k, m] of marks) {
+            const fresh = ((map.get(k) ?? 0) & m) !== m;
+            expect(bits.mark(k, m)).toBe(fresh);
+            map.set(k, (map.get(k) ?? 0) | m);
+          }
+          for (const [k, f] of records) {
+            written.add(k, f);
+            keys.add(`${k}:${f}`);
+          }
+          for (const k of [...asks, ...marks.map(([k]) => k)]) expect(bits.get(k) & 3).toBe(map.get(k) ?? 0);
+          for (const [k, f] of [...records, ...asks.map((k) => [k, "v"] as const)])
+            expect(written.has(k, f)).toBe(keys.has(`${k}:${f}`));
+          const ours = new Map([...bits.entries()].filter(([, m]) => (m & 3) !== 0).map(([k, m]) => [k, m & 3]));
+          expect(new Map([...ours].sort(([a], [b]) => a - b))).toEqual(new Map([...map].sort(([a], [b]) => a - b)));
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -1,0 +1,27 @@
+/** The typed-array id set answers as a plain `Set<number>` over many random seeds (src/model/id-set.ts). */
+import { describe, expect, it } from "vitest";
+import { IdSet } from "../../src/model/id-set.js";
+import { Prng } from "../../src/sandbox/prng.js";
+
+describe("IdSet", () => {
+  const seeds = Array.from({ length: 20 }, (_, i) => i + 1);
+  it.each(seeds)("seed %i: the same answers as a Set", (seed) => {
+    const rnd = new Prng(seed);
+    const set = new Set<number>();
+    const ids = new IdSet();
+    // small and large ids, 0, ids beyond 32 bits, many repeats: collisions and growth
+    const pool = rnd.int(10, 5000);
+    for (let k = 0; k < 20_000; k++) {
+      const id = rnd.chance(0.1) ? rnd.int(0, 3) * 4294967296 + rnd.int(0, pool) : rnd.int(0, pool);
+      if (rnd.chance(0.5)) expect(ids.add(id)).toBe(!set.has(id));
+      else expect(ids.has(id)).toBe(set.has(id));
+      set.add(id);
+      ids.add(id);
+      expect(ids.size).toBe(set.size);
+    }
+  });
+
+  it("refuses what is no id", () => {
+    expect(() => new IdSet().add(1.5)).toThrow(RangeError);
+  });
+});
