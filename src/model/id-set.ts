@@ -4,11 +4,14 @@
  * exactly as a `Set<number>` of whole numbers does (test/model/id-set.test.ts).
  */
 
-/** Hash of a whole number (both 32-bit halves count). */
-function hashOf(id: number): number {
+/**
+ * Hash of a whole number (both 32-bit halves count) and an optional small code: the one hash of the typed-array id
+ * tables (here, src/state/index-tables.ts, src/state/id-bits.ts).
+ */
+export function idHash(id: number, code = -1): number {
   const lo = id >>> 0;
   const hi = Math.floor(id / 4294967296) >>> 0;
-  let h = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
+  let h = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b) ^ Math.imul(code + 1, 0xc2b2ae35), 0x9e3779b1);
   h ^= h >>> 15;
   h = Math.imul(h, 0x2c1b3c6d);
   return (h ^ (h >>> 13)) >>> 0;
@@ -24,7 +27,7 @@ export class IdSet {
   }
 
   has(id: number): boolean {
-    let s = hashOf(id) & this.mask;
+    let s = idHash(id) & this.mask;
     for (;;) {
       const v = this.slots[s] as number;
       if (v !== v) return false; // an empty slot (NaN)
@@ -36,7 +39,7 @@ export class IdSet {
   /** Adds the id; false when it was there already. */
   add(id: number): boolean {
     if (!Number.isSafeInteger(id)) throw new RangeError(`not an instance id: ${id}`);
-    let s = hashOf(id) & this.mask;
+    let s = idHash(id) & this.mask;
     for (;;) {
       const v = this.slots[s] as number;
       if (v !== v) break;
@@ -55,7 +58,7 @@ export class IdSet {
     this.mask = size - 1;
     for (const v of old) {
       if (v !== v) continue;
-      let s = hashOf(v) & this.mask;
+      let s = idHash(v) & this.mask;
       while (!Number.isNaN(this.slots[s] as number)) s = (s + 1) & this.mask;
       this.slots[s] = v;
     }

@@ -4,6 +4,7 @@
  * per mark and a `Set` of `id:flags` strings for the records cost 40–100 bytes an instance at a million instances;
  * here an id costs 9 bytes in a table kept at most three quarters full (docs/performance.md, "A million instances").
  */
+import { idHash } from "../model/id-set.js";
 
 /** Ids (any safe integer) → a byte of marks; an id with no mark is not held. */
 export class IdBits {
@@ -18,11 +19,7 @@ export class IdBits {
   }
 
   private slot(id: number): number {
-    const lo = id >>> 0;
-    const hi = Math.floor(id / 4294967296) >>> 0;
-    let h = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
-    h ^= h >>> 15;
-    let s = h & this.mask;
+    let s = idHash(id) & this.mask;
     while (this.marks[s] !== 0 && this.ids[s] !== id) s = (s + 1) & this.mask;
     return s;
   }

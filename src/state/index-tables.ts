@@ -7,6 +7,7 @@
  * property test against a plain `Map`). Lookups go through open addressing over an `Int32Array` of positions, so a
  * key is found in O(1) without a string being made; a table only grows while the file is read, and is read-only then.
  */
+import { idHash } from "../model/id-set.js";
 
 /** A typed array that grows by doubling while the file is read; `trim` gives back the slack once it is read. */
 function grown<T extends Float64Array | Uint32Array | Int32Array | Uint16Array>(a: T, need: number): T {
@@ -18,16 +19,6 @@ function grown<T extends Float64Array | Uint32Array | Int32Array | Uint16Array>(
 
 function trimmed<T extends Float64Array | Uint32Array | Int32Array | Uint16Array>(a: T, n: number): T {
   return n === a.length ? a : (a.slice(0, n) as T);
-}
-
-/** Hash of a whole number key (ids are safe integers: both 32-bit halves count) and a small code. */
-function hashOf(id: number, code: number): number {
-  const lo = id >>> 0;
-  const hi = Math.floor(id / 4294967296) >>> 0;
-  let h = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b) ^ Math.imul(code + 1, 0xc2b2ae35), 0x9e3779b1);
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x2c1b3c6d);
-  return (h ^ (h >>> 13)) >>> 0;
 }
 
 /**
@@ -42,7 +33,7 @@ class Positions {
   private mask = 15;
 
   find(id: number, code: number): number {
-    let s = hashOf(id, code) & this.mask;
+    let s = idHash(id, code) & this.mask;
     for (;;) {
       const p = this.slots[s] as number;
       if (p === 0) return -1;
@@ -67,7 +58,7 @@ class Positions {
   }
 
   private put(at: number): void {
-    let s = hashOf(this.ids[at] as number, this.codes[at] as number) & this.mask;
+    let s = idHash(this.ids[at] as number, this.codes[at] as number) & this.mask;
     while (this.slots[s] !== 0) s = (s + 1) & this.mask;
     this.slots[s] = at + 1;
   }
