@@ -27,6 +27,26 @@ export function client(sb: RunningSandbox, extra: { maxAttempts?: number; retryB
   return createClient({ baseUrl: sb.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0, ...extra });
 }
 
+/** A client of two requests in flight whose run is cut (aborted) once `after` requests were sent. */
+export function cutClient(
+  sb: RunningSandbox,
+  after: number,
+): { client: ReturnType<typeof createClient>; stop: AbortController } {
+  const stop = new AbortController();
+  let sent = 0;
+  const c = createClient({
+    baseUrl: sb.baseUrl,
+    apiKey: "sandbox-admin",
+    rateLimitPerMin: 0,
+    concurrency: 2,
+    signal: stop.signal,
+    onEvent: (e) => {
+      if (e.type === "request" && ++sent >= after) stop.abort();
+    },
+  });
+  return { client: c, stop };
+}
+
 /** The plan without what legitimately differs between two runs: when it was made and how many requests it took. */
 export function comparable(plan: Plan): unknown {
   const { created_at: _created, summary, ...rest } = plan as Plan & { digest?: string };

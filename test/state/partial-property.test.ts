@@ -12,7 +12,6 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient } from "../../src/api/index.js";
 import { runPlan } from "../../src/engine/plan-live.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { HeldMemo, openRunState, type StateSettings } from "../../src/state/index.js";
@@ -21,7 +20,7 @@ import type { Plan } from "../../src/plan/types.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import { fixtureText, rulesFromYaml } from "../helpers/rules.js";
 import { cleanUp } from "../helpers/temp.js";
-import { statefulPlan, statelessPlan, tempDir } from "./helpers.js";
+import { cutClient, statefulPlan, statelessPlan, tempDir } from "./helpers.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 /**
@@ -68,18 +67,7 @@ async function partialRun(
   after: number,
   partial: boolean,
 ): Promise<{ plan: Plan; cut: string[] } | undefined> {
-  const stop = new AbortController();
-  let sent = 0;
-  const c = createClient({
-    baseUrl: sb.baseUrl,
-    apiKey: "sandbox-admin",
-    rateLimitPerMin: 0,
-    concurrency: 2,
-    signal: stop.signal,
-    onEvent: (e) => {
-      if (e.type === "request" && ++sent >= after) stop.abort();
-    },
-  });
+  const { client: c, stop } = cutClient(sb, after);
   try {
     const run = await openRunState(settings, {
       baseUrl: c.baseUrl,

@@ -16,7 +16,7 @@ import { Prng } from "../../src/sandbox/prng.js";
 import { openRunState, STATE_FILE, type StateSettings } from "../../src/state/index.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import { fixtureRules } from "../helpers/rules.js";
-import { comparable, statefulPlan, statelessPlan, tempDir } from "./helpers.js";
+import { comparable, cutClient, statefulPlan, statelessPlan, tempDir } from "./helpers.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 const rules = fixtureRules("state-equality");
@@ -42,18 +42,7 @@ async function cutRun(
   after: number,
   random: () => number,
 ): Promise<{ cut: boolean; requests: number }> {
-  const stop = new AbortController();
-  let sent = 0;
-  const c = createClient({
-    baseUrl: sb.baseUrl,
-    apiKey: "sandbox-admin",
-    rateLimitPerMin: 0,
-    concurrency: 2,
-    signal: stop.signal,
-    onEvent: (e) => {
-      if (e.type === "request" && ++sent >= after) stop.abort();
-    },
-  });
+  const { client: c, stop } = cutClient(sb, after);
   try {
     const run = await openRunState(settings, {
       baseUrl: c.baseUrl,
