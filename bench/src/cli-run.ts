@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
-import { API_KEY } from "./scenario.js";
+import { cliEnv } from "./scenario.js";
 import { vmHwmMb } from "./sandbox-proc.js";
 
 export const CLI = resolve("dist/cli/index.js");
@@ -67,13 +67,7 @@ export async function runCli(
   const t0 = Date.now();
   const child = spawn(process.execPath, [...(o.gc ? ["--trace-gc"] : []), CLI, ...args], {
     cwd: o.cwd,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      FLOWRULES_BASE_URL: sb.baseUrl,
-      FLOWRULES_API_KEY: API_KEY,
-      FLOWRULES_RATE_LIMIT: "0",
-    },
+    env: cliEnv(sb.baseUrl, 0),
     stdio: ["ignore", "pipe", "pipe"],
   });
   const out: Buffer[] = [];

@@ -29,7 +29,7 @@ import { createClient } from "#flowrules/api/index.js";
 import { runPlan } from "#flowrules/engine/plan-live.js";
 import { compileSources } from "#flowrules/rules/index.js";
 import { DEFAULT_OPT_OUT_TAG } from "#flowrules/model/defaults.js";
-import { API_KEY } from "./scenario.js";
+import { API_KEY, cliEnv } from "./scenario.js";
 import { STATE_RULES_YAML } from "./state.js";
 
 const CLI = resolve("dist/cli/index.js");
@@ -57,13 +57,7 @@ function cli(sb: RunningSandbox, args: string[], stopAt?: { requests: number; si
   const before = sb.requestCount();
   const t0 = Date.now();
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      FLOWRULES_BASE_URL: sb.baseUrl,
-      FLOWRULES_API_KEY: API_KEY,
-      FLOWRULES_RATE_LIMIT: "0",
-    },
+    env: cliEnv(sb.baseUrl, 0),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

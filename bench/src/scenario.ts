@@ -25,6 +25,17 @@ export const ABORT_BATCH = 100;
 /** the largest page the service serves, for lists (4.2) and form-field pages (4.6) */
 export const PAGE_SIZE = 500;
 export const API_KEY = "sandbox-admin";
+
+/** The environment of a flowrules CLI child of a benchmark: the sandbox, its key, the client's rate limit (0 = off). */
+export function cliEnv(baseUrl: string, rateLimit: number): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    FLOWRULES_BASE_URL: baseUrl,
+    FLOWRULES_API_KEY: API_KEY,
+    FLOWRULES_RATE_LIMIT: String(rateLimit),
+  };
+}
 export const APPROVAL_COMMENT = "Approved by rule bench-approve-small";
 
 export const RULES_FILE = "bench-rules.yaml";

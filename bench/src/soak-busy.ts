@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
 import type { RequestLogEntry } from "#flowrules/sandbox/request-log.js";
 import { Prng, mixSeed } from "#flowrules/sandbox/prng.js";
-import { API_KEY } from "./scenario.js";
+import { cliEnv } from "./scenario.js";
 import { quantile, WATCH_RULES_YAML } from "./watch.js";
 import type { ScenarioTarget } from "./results.js";
 
@@ -144,13 +144,7 @@ export async function runBusy(o: BusyOptions, log: (line: string) => void): Prom
     if (o.explain) args.push("--explain-requests");
     const c = spawn(process.execPath, args, {
       cwd: dir,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        FLOWRULES_BASE_URL: sb.baseUrl,
-        FLOWRULES_API_KEY: API_KEY,
-        FLOWRULES_RATE_LIMIT: String(RATE_LIMIT),
-      },
+      env: cliEnv(sb.baseUrl, RATE_LIMIT),
       stdio: ["ignore", "ignore", "pipe"],
     });
     child = c;

@@ -27,7 +27,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
 import { Prng, mixSeed } from "#flowrules/sandbox/prng.js";
-import { API_KEY } from "./scenario.js";
+import { cliEnv } from "./scenario.js";
 import { quantile, rssMb, WATCH_RULES_YAML } from "./watch.js";
 import { busyTargets, renderBusy, runBusy } from "./soak-busy.js";
 import type { ScenarioTarget } from "./results.js";
@@ -146,13 +146,7 @@ export async function runSoak(o: SoakOptions, log: (line: string) => void): Prom
       [o.cli, "--log-format", "json", "watch", "rules.yaml", "--state", "state", "--apply"],
       {
         cwd: dir,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          FLOWRULES_BASE_URL: sb.baseUrl,
-          FLOWRULES_API_KEY: API_KEY,
-          FLOWRULES_RATE_LIMIT: String(RATE_LIMIT),
-        },
+        env: cliEnv(sb.baseUrl, RATE_LIMIT),
         stdio: ["ignore", "ignore", "pipe"],
       },
     );

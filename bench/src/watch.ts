@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startSandbox, type RunningSandbox } from "#flowrules/sandbox/index.js";
-import { API_KEY } from "./scenario.js";
+import { cliEnv } from "./scenario.js";
 import { Prng } from "#flowrules/sandbox/prng.js";
 import type { ScenarioTarget } from "./results.js";
 
@@ -171,13 +171,7 @@ export async function runWatchScenario(
         ],
         {
           cwd: dir,
-          env: {
-            PATH: process.env.PATH,
-            HOME: process.env.HOME,
-            FLOWRULES_BASE_URL: sb.baseUrl,
-            FLOWRULES_API_KEY: API_KEY,
-            FLOWRULES_RATE_LIMIT: String(WATCH_RATE_LIMIT),
-          },
+          env: cliEnv(sb.baseUrl, WATCH_RATE_LIMIT),
           stdio: ["ignore", "ignore", "pipe"],
         },
       );
