@@ -5,12 +5,13 @@
 import type { InstanceRecord } from "../api/schemas.js";
 import { canonicalInput, fieldTypeOf, type FieldType } from "../model/values.js";
 import { fieldKey } from "../model/field-values.js";
+import { ValueTable } from "./value-table.js";
 
-/** Marks "read, and the field holds no value" as distinct from "not read yet". */
-export const ABSENT: unique symbol = Symbol("absent");
+export { ABSENT } from "./value-table.js";
 
 export interface Almanac {
-  values: Map<string, Map<number, unknown>>;
+  /** by field key, each instance's value (a compact table: ./value-table.ts) */
+  values: Map<string, ValueTable>;
   records: Map<number, InstanceRecord>;
   /** each field's type as the service declared it (snapshot action `type`, form-field `settings.type`) */
   types: Map<string, FieldType>;
@@ -54,10 +55,10 @@ export function rememberValue(
   inputObject = canonicalInput(inputObject, type ?? al.types.get(key));
   let m = al.values.get(key);
   if (!m) {
-    m = new Map();
+    m = new ValueTable();
     al.values.set(key, m);
   }
-  m.set(instanceId, inputObject === undefined || inputObject === null ? ABSENT : inputObject);
+  m.set(instanceId, inputObject);
 }
 
 /** Records every form-field value an injected snapshot carries, so no rule reads those fields again. */

@@ -246,9 +246,18 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   const ran = new Set<StreamGroup>();
   const evaluate = async (p: PlannedRule): Promise<void> => {
     const g = groupOf.get(p);
-    if (!g) return evaluateRule(ctx, p, drops.get(p) ?? [], releasedBy.has(p));
+    if (!g) {
+      await evaluateRule(ctx, p, drops.get(p) ?? [], releasedBy.has(p));
+      forget(drops.get(p));
+      return;
+    }
     if (ran.has(g)) return;
     await runGroup(g);
+  };
+  // a field no later rule reads goes whole once its last reader has evaluated: the values its instances dropped, and
+  // those of instances outside its selection (a record read brings every field of its workflow)
+  const forget = (keys: readonly string[] = []): void => {
+    for (const key of keys) almanac.values.delete(key);
   };
   const runGroup = (g: StreamGroup, share?: (left: FieldsLeft) => Promise<FieldsDecision>): Promise<void> => {
     ran.add(g);
@@ -256,7 +265,7 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
       values: g.rules.flatMap((r) => drops.get(r) ?? []),
       records: g.rules.some((r) => releasedBy.has(r)),
     };
-    return streamGroup(ctx, g, groupDrops, share);
+    return streamGroup(ctx, g, groupDrops, share).then(() => forget(groupDrops.values));
   };
   for (const p of planned) if (p.needs.record) await evaluate(p);
   if (releaseRecords) {
