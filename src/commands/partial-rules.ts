@@ -118,7 +118,7 @@ async function cover(client: HeldClient, pid: number, query: ListQuery): Promise
   if (filters.length === 0) return { whole, total: served.count };
   // filtered from a wider listing: the service's count of the selection when a listing of it is held, else the
   // count of the wider listing's elements that pass the filters, when it was held whole
-  const counted = client.countOf(pid, query as InstanceListQuery);
+  const counted = await client.countOf(pid, query as InstanceListQuery);
   if (counted !== null || served.part) return { whole, total: counted };
   const items = await client.elements(served);
   if (!items) return { whole, total: null };
