@@ -14,7 +14,7 @@ import { MUTATING_KINDS } from "../actions/index.js";
 import type { Plan, PlanError, PlannedChange } from "../plan/types.js";
 import type { CompiledRule, RuleSet } from "../rules/types.js";
 import { HeldClient, HeldMemo, lacking, type HeldSources, type RunState, type SyncProgress } from "../state/index.js";
-import { besideKeys, changingKeys, readsByListing, ruleCover, selectionKeys } from "./partial-rules.js";
+import { besideKeys, changingKeys, notWhole, readsByListing, ruleCover, selectionKeys } from "./partial-rules.js";
 
 /**
  * The plan of a run cut by --max-duration with --partial, as far as it got: the rules the deadline cut (their api
@@ -172,9 +172,9 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
       stillCut.set(name, "a list of its workflow read beside a selection is held only in part");
       continue;
     }
-    const beside = besideKeys(rule, workflows, now, i.run.optOutTag).find((k) => client.served.get(k)?.part);
+    const beside = besideKeys(rule, workflows, now, i.run.optOutTag).find((k) => notWhole(client.served.get(k)));
     if (beside !== undefined) {
-      stillCut.set(name, "its excluded instances or its steps' activity are held only in part");
+      stillCut.set(name, "its excluded instances, its steps' activity or its priority lists are held only in part");
       continue;
     }
     const { whole: all, total: counted } = await ruleCover(client, rule, workflows, now);

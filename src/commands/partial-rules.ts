@@ -8,7 +8,8 @@
 import type { InstanceListItem, InstanceListQuery, InstanceRecord } from "../api/index.js";
 import { actionKind } from "../actions/index.js";
 import { excludedTags, exclusionsOf, movingBounds } from "../engine/exclusions.js";
-import { narrowing, type ClientFilter } from "../engine/query-plan.js";
+import { PRIORITIES, narrowing, type ClientFilter } from "../engine/query-plan.js";
+import { priorityOnly } from "../engine/plan-fields.js";
 import { passesFilters } from "../engine/run-queries.js";
 import { selectQuery, stepsToProbe, type ListQuery } from "../engine/select.js";
 import type { CompiledRule } from "../rules/types.js";
@@ -157,8 +158,12 @@ export function selectionKeys(rule: CompiledRule, workflows: readonly number[], 
 
 /**
  * The lists a rule reads beside its selection when it does not read records (src/engine/exclusions.ts,
- * src/engine/select.ts): its excluded tags' instances and its steps' activity. Held in part, they would answer
- * wrongly (an excluded instance changed, an active step taken for inactive), so such a rule is not planned.
+ * src/engine/select.ts, src/engine/plan-live.ts): its excluded tags' instances, its steps' activity, and, for a report
+ * that needs the record only for `priority`, the lists `priority=V` and `priority=H` of its selection, which answer it
+ * instead of the records when fewer requests (and then the excluded tags too). Held in part, or with instances left
+ * out (such a list may be another rule's own selection, left without instances whose data that rule reads), they
+ * would answer wrongly (an excluded instance changed, an active step taken for inactive, a priority for Regular), so
+ * such a rule is not planned.
  */
 export function besideKeys(
   rule: CompiledRule,
@@ -166,7 +171,8 @@ export function besideKeys(
   now: Date,
   optOutTag: string | undefined,
 ): string[] {
-  if (rule.needs.record) return [];
+  const lists = priorityOnly(rule);
+  if (rule.needs.record && !lists) return [];
   const query = selectQuery(rule.select, now);
   const keys: string[] = [];
   const tags = excludedTags(exclusionsOf(rule, optOutTag));
@@ -175,6 +181,13 @@ export function besideKeys(
   for (const pid of workflows) {
     if (tags.length > 0) keys.push(listingKey(pid, { ...rest, tags: [...tags] }));
     for (const step of stepsToProbe(rule)) keys.push(listingKey(pid, { ...query, active_step_id: step }));
+    if (lists && !("priority" in query))
+      for (const priority of PRIORITIES) keys.push(listingKey(pid, { ...query, priority }));
   }
   return keys;
+}
+
+/** Whether a list read beside a selection was answered other than whole: in part, or with instances left out. */
+export function notWhole(served: Served | undefined): boolean {
+  return served !== undefined && (served.part || served.dropped.length > 0);
 }
