@@ -163,11 +163,16 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
       continue;
     }
     const why = failed.get(name);
+    const workflows = workflowsOf(name);
     if (why !== undefined) {
-      stillCut.set(name, `the state does not hold what it reads: ${why.replace(/^rule "[^"]*": /, "")}`);
+      let what = why.replace(/^rule "[^"]*": /, "");
+      // its own selection was held: the list not held is one it reads beside it
+      const own = selectionKeys(rule, workflows, now);
+      if (own.length > 0 && own.every((k) => client.served.has(k) || client.emptied.has(k)))
+        what = what.replace(/^a selection of workflow (\d+)/, "a list of workflow $1 it reads beside its selection");
+      stillCut.set(name, `the state does not hold what it reads: ${what}`);
       continue;
     }
-    const workflows = workflowsOf(name);
     if (workflows.some((w) => unsure.has(w))) {
       stillCut.set(name, "a list of its workflow read beside a selection is held only in part");
       continue;
