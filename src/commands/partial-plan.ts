@@ -13,7 +13,15 @@ import { resolveConflicts } from "../engine/conflicts.js";
 import { MUTATING_KINDS } from "../actions/index.js";
 import type { Plan, PlanError, PlannedChange } from "../plan/types.js";
 import type { CompiledRule, RuleSet } from "../rules/types.js";
-import { HeldClient, HeldMemo, lacking, type HeldSources, type RunState, type SyncProgress } from "../state/index.js";
+import {
+  HeldClient,
+  HeldMemo,
+  lacking,
+  type HeldAnswers,
+  type HeldSources,
+  type RunState,
+  type SyncProgress,
+} from "../state/index.js";
 import { besideKeys, changingKeys, notWhole, readsByListing, ruleCover, selectionKeys } from "./partial-rules.js";
 
 /**
@@ -109,6 +117,8 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
   const need = new Map<string, Set<number>>();
   const drops = new Map<string, Set<number>>();
   const whole = new Set<string>();
+  // what each question is answered from does not change between passes: found once
+  const found: HeldAnswers = new Map();
   let client: HeldClient;
   let held: Plan;
   const workflowsOf = (name: string): number[] => {
@@ -121,7 +131,7 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
   const selections = (): Set<string> =>
     new Set(ruleSet.rules.flatMap((r) => selectionKeys(r, workflowsOf(r.name), now)));
   for (let pass = 1; ; pass++) {
-    client = new HeldClient(i.live, sources, memo, drops, whole);
+    client = new HeldClient(i.live, sources, memo, drops, whole, found);
     held = await runPlan({ client, ruleSet, now, ...i.run });
     if (pass === PASSES) break;
     let again = false;

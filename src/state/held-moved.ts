@@ -14,7 +14,6 @@
  * its time lies within a millisecond of a bound, a bound is on a time a record does not carry as filtered) makes the
  * listing unusable, and the rule stays cut with the reason.
  */
-import type { InstanceRecord } from "../api/index.js";
 import { isDateParam, sliceable, type CanonicalQuery, type QueryValue } from "./bounds.js";
 import type { ListingRef, StateIndex } from "./reader.js";
 import { parsedOrNothing } from "./run.js";
@@ -35,6 +34,9 @@ interface DateCheck {
   bound: number;
   after: boolean;
 }
+
+/** The top-level keys of the held records of instances, by id (those with none held left out). */
+export type HeldRecords = (ids: readonly number[]) => Promise<ReadonlyMap<number, Readonly<Record<string, unknown>>>>;
 
 /** What turns a held question into this one: a status filter and date bounds to check, or why it does not contain it. */
 export type Narrowing = { statuses: Set<string> | undefined; dates: DateCheck[] } | { why: string };
@@ -80,38 +82,42 @@ export async function placed(
   ref: ListingRef,
   how: { statuses: Set<string> | undefined; dates: DateCheck[] },
   changed: ReadonlySet<number>,
-  record: (id: number) => Promise<InstanceRecord | undefined>,
+  records: HeldRecords,
 ): Promise<{ keep: Set<number> } | { why: string }> {
   const keep = new Set<number>();
-  for (const page of ref.pages)
+  for (const page of ref.pages) {
+    const ids: number[] = [];
     for (const text of await index.lines(page.lines)) {
       const item = itemLine(parsedOrNothing(text));
       if (!item) return { why: "a listing no longer verifies" };
       const { id, status } = item.v;
-      if (changed.has(id) || (how.statuses && !how.statuses.has(status))) continue;
-      let pass = true;
-      if (how.dates.length > 0) {
-        const r = await record(id);
-        if (!r) return { why: `the record of instance ${id} is not held` };
-        for (const d of how.dates) {
-          const raw = (r as Record<string, unknown>)[d.field];
-          // no value: never within a bound (docs/service.md)
-          if (raw === null || raw === undefined) {
-            pass = false;
-            break;
-          }
-          const t = typeof raw === "string" ? Date.parse(raw) : Number.NaN;
-          if (Number.isNaN(t)) return { why: `instance ${id}'s ${d.field} is not a time` };
-          if (Math.abs(t - d.bound) <= EDGE_MS) return { why: `instance ${id}'s ${d.field} is at ${d.key}` };
-          if (d.after ? t < d.bound : t > d.bound) {
-            pass = false;
-            break;
-          }
-        }
-      }
-      if (pass) keep.add(id);
+      if (!changed.has(id) && (!how.statuses || how.statuses.has(status))) ids.push(id);
     }
+    // a page's records read together
+    const held = how.dates.length > 0 ? await records(ids) : undefined;
+    for (const id of ids) {
+      const r = held?.get(id);
+      if (held && !r) return { why: `the record of instance ${id} is not held` };
+      const out = r ? place(id, r, how.dates) : true;
+      if (typeof out === "string") return { why: out };
+      if (out) keep.add(id);
+    }
+  }
   return { keep };
+}
+
+/** Whether a record's times pass every date bound; why not decided when one cannot be told. */
+function place(id: number, r: Readonly<Record<string, unknown>>, dates: readonly DateCheck[]): boolean | string {
+  for (const d of dates) {
+    const raw = r[d.field];
+    // no value: never within a bound (docs/service.md)
+    if (raw === null || raw === undefined) return false;
+    const t = typeof raw === "string" ? Date.parse(raw) : Number.NaN;
+    if (Number.isNaN(t)) return `instance ${id}'s ${d.field} is not a time`;
+    if (Math.abs(t - d.bound) <= EDGE_MS) return `instance ${id}'s ${d.field} is at ${d.key}`;
+    if (d.after ? t < d.bound : t > d.bound) return false;
+  }
+  return true;
 }
 
 /** The size of a held listing, to try the narrowest first. */
@@ -130,7 +136,7 @@ export async function fromContaining(
   q: CanonicalQuery,
   changed: ReadonlySet<number>,
   lookedAt: string | undefined,
-  record: (id: number) => Promise<InstanceRecord | undefined>,
+  records: HeldRecords,
 ): Promise<{ ref: ListingRef; keep: Set<number>; count: number | null } | string> {
   const candidates = [...index.listings.values()]
     .filter((r) => r.process_id === processId && r.run_at === lookedAt && (r.complete || r.pages.length > 0))
@@ -139,7 +145,7 @@ export async function fromContaining(
   for (const ref of candidates) {
     const how = containing(ref.query, q);
     if ("why" in how) continue;
-    const got = await placed(index, ref, how, changed, record);
+    const got = await placed(index, ref, how, changed, records);
     if ("why" in got) {
       why = got.why;
       continue;

@@ -96,6 +96,9 @@ export interface Served {
 
 type Found = Omit<Served, "dropped" | "part">;
 
+/** Per question, the held listing found for it, or why none (./held.ts, HeldClient). */
+export type HeldAnswers = Map<string, Promise<Found | string>>;
+
 const RECORD_FLAGS = ["", "v", "t", "vt"];
 
 export class HeldClient extends DelegatingClient {
@@ -110,13 +113,12 @@ export class HeldClient extends DelegatingClient {
   readonly served = new Map<string, Served>();
   /** the questions answered empty from what the live run was answered */
   readonly emptied = new Set<string>();
-  /** per question, the held listing found for it, or why none (asked once a pass) */
-  private readonly found = new Map<string, Promise<Found | string>>();
 
   /**
    * @param drops per question, the instances left out of its listing (some data its rules read of them is not held)
    * @param whole questions answered only when held whole: lists a rule reads beside its selection (an exclusion by
    *   tag, a step's activity, a priority), where a part would be wrong, not partial
+   * @param found per question, the held listing found for it, or why none: the same in every pass, so shared by them
    */
   constructor(
     live: ApiClient,
@@ -124,6 +126,7 @@ export class HeldClient extends DelegatingClient {
     private readonly memo: HeldMemo,
     private readonly drops: ReadonlyMap<string, ReadonlySet<number>>,
     private readonly whole: ReadonlySet<string> = new Set(),
+    private readonly found: HeldAnswers = new Map(),
   ) {
     super(live);
   }
@@ -177,7 +180,7 @@ export class HeldClient extends DelegatingClient {
     // answered as of the previous state's look of the workflow (the changes listing starts there)
     if (!ref || ref.run_at !== lookedAt) {
       // asked with bounds relative to `now` that moved since: from a held listing containing it (./held-moved.ts)
-      const got = await fromContaining(older.index, processId, q, changed, lookedAt, (id) => this.anyRecord(id));
+      const got = await fromContaining(older.index, processId, q, changed, lookedAt, (ids) => this.heldTimes(ids));
       return typeof got === "string" ? got : { processId, query: q, index: older.index, changed, ...got };
     }
     // a run time grows with the clock with no update: such a question is this run's only
@@ -188,14 +191,31 @@ export class HeldClient extends DelegatingClient {
     return { processId, query: q, index: older.index, ref, changed, count };
   }
 
-  /** A held record of the instance, read with any options (its times are in each). */
-  private async anyRecord(id: number): Promise<InstanceRecord | undefined> {
-    for (const f of RECORD_FLAGS) {
-      const held = this.heldRecord(id, f);
-      const record = held ? await recordOf(held.index, held.ref) : undefined;
-      if (record) return record;
+  /**
+   * The top-level keys of a held record of each instance, read with any options (its times are in each), from its
+   * line as verified, without rebuilding its snapshot; an instance with none held, or whose line no longer fits, is
+   * not in the answer. Lines of one file are read together (nearby ones in one read).
+   */
+  private async heldTimes(ids: readonly number[]): Promise<Map<number, Readonly<Record<string, unknown>>>> {
+    const byIndex = new Map<StateIndex, Array<{ id: number; line: number }>>();
+    for (const id of ids) {
+      const held = RECORD_FLAGS.map((f) => this.heldRecord(id, f)).find((h) => h !== undefined);
+      if (!held) continue;
+      let list = byIndex.get(held.index);
+      if (!list) byIndex.set(held.index, (list = []));
+      list.push({ id, line: held.ref.line });
     }
-    return undefined;
+    const out = new Map<number, Readonly<Record<string, unknown>>>();
+    for (const [index, list] of byIndex) {
+      const texts = await index.lines(list.map((l) => l.line));
+      list.forEach(({ id }, k) => {
+        const raw = parsedOrNothing(texts[k] ?? "");
+        const compact = isRecord(raw) && isRecord(raw.record) ? raw.record.compact : undefined;
+        const record = isRecord(compact) ? compact.record : undefined;
+        if (isRecord(record) && record.id === id) out.set(id, record);
+      });
+    }
+    return out;
   }
 
   /** The service's count of a selection at this run's `now`, from a listing of it held; null when none is. */

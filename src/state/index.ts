@@ -42,6 +42,7 @@ export {
   HeldMemo,
   NotHeld,
   listingKey,
+  type HeldAnswers,
   recordOf,
   type HeldSources,
   type OlderAnswers,
