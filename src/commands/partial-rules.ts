@@ -191,3 +191,28 @@ export function besideKeys(
 export function notWhole(served: Served | undefined): boolean {
   return served !== undefined && (served.part || served.dropped.length > 0);
 }
+
+/**
+ * A listing of the previous state read to its end that lacks only the instances changed since (a steady run's): for
+ * the unchanged ones it answers as the service does now, and a selection answered from that state lacks the same.
+ */
+export function changedOnly(s: Served): boolean {
+  return s.changed !== undefined && s.ref.complete && s.dropped.length === 0;
+}
+
+/**
+ * Whether each of the rule's selections was answered from the previous state (so lacks the instances changed since,
+ * as its lists read beside it do) or answered empty by the live run; not when one came from this run's reads.
+ */
+export function selectionFromOlder(
+  client: HeldClient,
+  rule: CompiledRule,
+  workflows: readonly number[],
+  now: Date,
+): boolean {
+  const query = selectQuery(rule.select, now);
+  return workflows.every((pid) => {
+    if (client.emptied.has(listingKey(pid, query as InstanceListQuery))) return true;
+    return source(client, pid, query)?.served.changed !== undefined;
+  });
+}
