@@ -11,7 +11,8 @@
  * sync did not finish ends where it was cut, and an instance whose data the rules read is not all held (a record, a
  * field value) is left out of every listing, for every rule alike: each rule is planned over part of its selection,
  * never with made-up data, and a conflict between two rules on one instance is seen as in a complete plan. A list a
- * rule reads beside its selection (an exclusion by tag, a step's activity) is used only whole. A question whose
+ * rule reads beside its selection (an exclusion by tag, a step's activity) is used only whole (the caller judges one
+ * that lacks only the instances changed since the previous state: src/commands/partial-plan.ts). A question whose
  * bounds relative to `now` moved since the previous state is answered from a listing of that state containing it,
  * each unchanged instance placed at this run's `now` by its held record (./held-moved.ts). What each listing was
  * (`served`) lets the caller judge each rule. Anything else it does not hold fails the rule that asked.
