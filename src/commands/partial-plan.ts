@@ -195,8 +195,8 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
     if (why !== undefined) {
       let what = why.replace(/^rule "[^"]*": /, "");
       // its own selection was held: the list not held is one it reads beside it
-      const own = selectionKeys(rule, workflows, now);
-      if (own.length > 0 && own.every((k) => client.served.has(k) || client.emptied.has(k)))
+      const selected = selectionKeys(rule, workflows, now);
+      if (selected.length > 0 && selected.every((k) => client.served.has(k) || client.emptied.has(k)))
         what = what.replace(/^a selection of workflow (\d+)/, "a list of workflow $1 it reads beside its selection");
       stillCut.set(name, `the state does not hold what it reads: ${what}`);
       continue;
