@@ -38,8 +38,18 @@ interface DateCheck {
 /** The top-level keys of the held records of instances, by id (those with none held left out). */
 export type HeldRecords = (ids: readonly number[]) => Promise<ReadonlyMap<number, Readonly<Record<string, unknown>>>>;
 
-/** What turns a held question into this one: a status filter and date bounds to check, or why it does not contain it. */
-export type Narrowing = { statuses: Set<string> | undefined; dates: DateCheck[] } | { why: string };
+/**
+ * A parameter the held question does not have, decided from the record as the engine filters a wider listing
+ * (src/engine/query-plan.ts, `narrowing`): a priority, an active step, a single tag.
+ */
+interface KeyCheck {
+  key: "priority" | "active_step_id" | "tags";
+  value: string;
+}
+
+/** What turns a held question into this one: what to check per instance, or why it does not contain it. */
+export type Narrowing = { statuses: Set<string> | undefined; dates: DateCheck[]; keys: KeyCheck[] } | { why: string };
+type How = Exclude<Narrowing, { why: string }>;
 
 const list = (v: QueryValue | undefined): string[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
 const time = (v: QueryValue | undefined): number => (typeof v === "string" ? Date.parse(v) : Number.NaN);
@@ -61,6 +71,7 @@ export function containing(held: CanonicalQuery, q: CanonicalQuery): Narrowing {
   }
   let statuses: Set<string> | undefined;
   const dates: DateCheck[] = [];
+  const keys: KeyCheck[] = [];
   for (const [k, w] of Object.entries(q)) {
     if (k === "status") {
       if (held.status === undefined || list(held.status).length !== list(w).length) statuses = new Set(list(w));
@@ -71,16 +82,36 @@ export function containing(held: CanonicalQuery, q: CanonicalQuery): Narrowing {
       const bound = time(w);
       if (Number.isNaN(bound)) return { why: `${k} is not a time` };
       dates.push({ key: k, field, bound, after: k.endsWith("_after") });
-    } else if (held[k] === undefined) return { why: `${k} is not asked` };
+    } else if (held[k] === undefined) {
+      const check = keyCheck(k, w);
+      if (!check) return { why: `${k} is not asked` };
+      keys.push(check);
+    }
   }
-  return { statuses, dates };
+  return { statuses, dates, keys };
+}
+
+/** A parameter the record decides, as the engine's narrowing takes it; undefined for any other. */
+function keyCheck(k: string, w: QueryValue): KeyCheck | undefined {
+  const values = list(w);
+  if (k === "priority" && (w === "H" || w === "V")) return { key: "priority", value: w };
+  if (k === "active_step_id" && /^\d+$/.test(String(w))) return { key: "active_step_id", value: String(w) };
+  if (k === "tags" && values.length === 1) return { key: "tags", value: values[0] ?? "" };
+  return undefined;
+}
+
+/** Whether a record passes a parameter check, as the engine's filters read a record (src/engine/run-queries.ts). */
+function passesKey(r: Readonly<Record<string, unknown>>, c: KeyCheck): boolean {
+  if (c.key === "priority") return r.priority === c.value;
+  const held = c.key === "tags" ? r.tags : r.active_step_ids;
+  return Array.isArray(held) && held.map(String).includes(c.value);
 }
 
 /** Of a held listing, the unchanged elements this question keeps; or why one of them cannot be placed. */
 export async function placed(
   index: StateIndex,
   ref: ListingRef,
-  how: { statuses: Set<string> | undefined; dates: DateCheck[] },
+  how: How,
   changed: ReadonlySet<number>,
   records: HeldRecords,
 ): Promise<{ keep: Set<number> } | { why: string }> {
@@ -94,11 +125,11 @@ export async function placed(
       if (!changed.has(id) && (!how.statuses || how.statuses.has(status))) ids.push(id);
     }
     // a page's records read together
-    const held = how.dates.length > 0 ? await records(ids) : undefined;
+    const held = how.dates.length > 0 || how.keys.length > 0 ? await records(ids) : undefined;
     for (const id of ids) {
       const r = held?.get(id);
       if (held && !r) return { why: `the record of instance ${id} is not held` };
-      const out = r ? place(id, r, how.dates) : true;
+      const out = r ? how.keys.every((c) => passesKey(r, c)) && place(id, r, how.dates) : true;
       if (typeof out === "string") return { why: out };
       if (out) keep.add(id);
     }

@@ -14,6 +14,7 @@ describe("containing", () => {
     expect(how).toEqual({
       statuses: undefined,
       dates: [{ key: "deadline_after", field: "deadline", bound: Date.parse(T1), after: true }],
+      keys: [],
     });
   });
 
@@ -24,6 +25,21 @@ describe("containing", () => {
     expect(containing({ status: ["running", "completed"] }, { status: ["running"], deadline_before: T1 })).toEqual({
       statuses: new Set(["running"]),
       dates: [{ key: "deadline_before", field: "deadline", bound: Date.parse(T1), after: false }],
+      keys: [],
+    });
+  });
+
+  it("a priority, an active step or one tag more: read from the record, as the engine narrows a listing", () => {
+    expect(
+      containing({ status: ["running"] }, { status: ["running"], priority: "H", active_step_id: 20111, tags: ["vip"] }),
+    ).toEqual({
+      statuses: undefined,
+      dates: [],
+      keys: [
+        { key: "priority", value: "H" },
+        { key: "active_step_id", value: "20111" },
+        { key: "tags", value: "vip" },
+      ],
     });
   });
 
@@ -31,9 +47,8 @@ describe("containing", () => {
     expect(
       containing({ status: ["running"], priority: "H" }, { status: ["running"], deadline_before: T1 }),
     ).toHaveProperty("why");
-    expect(
-      containing({ status: ["running"] }, { status: ["running"], priority: "H", deadline_before: T1 }),
-    ).toHaveProperty("why");
+    expect(containing({ status: ["running"] }, { status: ["running"], tags: ["vip", "hr"] })).toHaveProperty("why");
+    expect(containing({ status: ["running"] }, { status: ["running"], name: "x" })).toHaveProperty("why");
     expect(containing({ status: ["running"] }, { status: ["running", "completed"] })).toHaveProperty("why");
     expect(containing({ status: ["running"] }, { status: ["running"], step_deadline_before: T1 })).toHaveProperty(
       "why",
@@ -50,6 +65,6 @@ describe("containing", () => {
   it("the same bound needs no check", () => {
     expect(
       containing({ status: ["running"], started_time_after: T0 }, { status: ["running"], started_time_after: T0 }),
-    ).toEqual({ statuses: undefined, dates: [] });
+    ).toEqual({ statuses: undefined, dates: [], keys: [] });
   });
 });

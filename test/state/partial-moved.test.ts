@@ -40,6 +40,11 @@ rules:
     select: { status: [running], deadline_before: now }
     actions:
       - report: { group_by: status, columns: [id, name] }
+  - name: overdue-by-priority
+    workflow: 1042
+    select: { status: [running], deadline_before: now }
+    actions:
+      - report: { group_by: priority, columns: [id] }
   - name: claims-due-this-week
     workflow: 1042
     select: { status: [running], deadline_after: now, deadline_before: +P7D }
@@ -156,7 +161,14 @@ describe("a partial plan places selections whose bounds moved with the clock", (
     );
     // growing with the clock (from the wider listing of open claims), shrinking with it (from its own listing), both
     // ways (a window), and a rule that aborts (from the wider listing of running onboardings)
-    for (const name of ["overdue-claims", "started-lately", "claims-due-this-week", "abort-quiet-onboardings"])
+    for (const name of [
+      "overdue-claims",
+      "started-lately",
+      "claims-due-this-week",
+      "abort-quiet-onboardings",
+      // its priority from the lists priority=V and priority=H of its selection, placed from open claims' records
+      "overdue-by-priority",
+    ])
       expect(planned.get(name)?.complete ?? 0, name).toBeGreaterThan(0);
     expect([...planned.values()].some((n) => n.partial > 0)).toBe(true);
     // a rule that reads list elements only, after people's work in its workflow: its opt-out list (read beside its
