@@ -9,12 +9,16 @@
  *   same changed instances (a rule's own and the plan's look at what was updated recently) share it;
  * - a leaving slice (an `_after` bound moved later) is not asked when no cached member can be in it: none is left,
  *   or every one's `last_updated_time` is known from a record the last run kept and that did not change since;
- * - the structure probe's question (the newest started instance) is the census's: its page answers it;
+ * - the structure probe's question (the newest started instance) is the census's: its page answers it; in another
+ *   workflow, the last run's answer still holds when every instance changed since started before the last run
+ *   looked (a record of it, read this run or kept, says when: a start time never changes) and the newest is not
+ *   among them: the instances are the ones it ordered, none of them newer;
  * - the changes listing of a workflow is the one a watcher's poll asked just before the run (listed from the same
  *   instant or earlier), when it is handed one: the run is then a run that began with that listing.
  */
-import type { InstanceListItem, Page } from "../api/index.js";
+import type { InstanceListItem, InstanceRecord, Page } from "../api/index.js";
 import type { CanonicalQuery, Slice } from "./bounds.js";
+import type { ListingRef } from "./reader.js";
 import { canonicalQuery } from "./bounds.js";
 import { CENSUS_QUERY } from "./back.js";
 import type { WorkflowMark } from "./schema.js";
@@ -111,6 +115,67 @@ export async function* servicePages(
     if (skip-- > 0) continue;
     yield page;
   }
+}
+
+/**
+ * Whether the last run's answer to the structure probe's question (`ordering=-started_time`, one element) holds
+ * although instances of the workflow changed: each changed one started before changes are listed from (so it was
+ * there when the last run asked, and a start time never changes: its record, read this run or kept, says it), and
+ * the newest the answer names is not one of them. The instances are then the same ones in the same order (an
+ * instance started since is updated since, so it is among the changed ones), the newest the same and unchanged, the
+ * count the same. A question of the census's workflow is answered by the census's page instead (fresher, free).
+ */
+export async function newestHolds(
+  this: StateRun,
+  w: RunWorkflow,
+  q: CanonicalQuery,
+  ref: ListingRef,
+  changed: ReadonlySet<number>,
+): Promise<boolean> {
+  if (JSON.stringify(q) !== CENSUS_KEY || this.censusPages.has(w.pid)) return false;
+  // each changed instance's start is looked up: beyond a few, one request is cheaper
+  if (changed.size > MAX_DECIDED || ref.pages.length === 0) return false;
+  const page = await this.readPage(ref, 0);
+  const newest = page?.[0];
+  if (!newest || page.length !== 1 || changed.has(newest.id)) return false;
+  const from = this.since(w).at;
+  const polled = new Map<number, InstanceRecord>();
+  for (const r of this.opts.listed?.get(w.pid)?.records ?? []) polled.set(r.id, r);
+  for (const id of changed) {
+    const started = await startedMs.call(this, id, polled.get(id));
+    // within a millisecond of the bound (the service may keep microseconds), or not known: the service decides
+    if (started === undefined || !(started < from - 1)) return false;
+  }
+  this.opts.explain?.({
+    subject: "the newest started instance (the structure probe)",
+    workflow_id: w.pid,
+    choice: "state",
+    requests: 0,
+    why: `${count(changed.size, "changed instance")} all started before ${iso(from)}, the newest started (${newest.id}) not among them: the last run's answer`,
+  });
+  return true;
+}
+
+/** When an instance started, from a record: the poll's, one this run read with values, or one the last run kept. */
+async function startedMs(this: StateRun, id: number, polled: InstanceRecord | undefined): Promise<number | undefined> {
+  const read = polled ?? (await this.valueRecords.get(id)?.catch(() => undefined));
+  const own = timeOf(read?.started_time);
+  if (own !== undefined || !this.prev) return own;
+  for (const f of FLAGS) {
+    const ref = this.prev.records.get(`${id}:${f}`);
+    if (!ref) continue;
+    // a start time never changes: a record of a changed instance (our own write's answer too) still says it
+    const kept = await this.keptRecord(ref);
+    const t = kept?.record.id === id ? timeOf(kept.record.started_time) : undefined;
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}
+
+function timeOf(v: string | null | undefined): number | undefined {
+  if (typeof v !== "string") return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : t;
 }
 
 /**

@@ -238,6 +238,7 @@ export interface StateRun {
     members: { readonly size: number; keys(): Iterable<number> },
   ): Promise<Set<number> | undefined>;
   servicePages(processId: number, q: CanonicalQuery, query: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>>;
+  newestHolds(w: RunWorkflow, q: CanonicalQuery, ref: ListingRef, changed: ReadonlySet<number>): Promise<boolean>;
   checkBack(): Promise<void>;
   ready(pid: number): Promise<void>;
   goneBack(why: string): void;
