@@ -57,7 +57,7 @@ import { census, checkBack, goneBack, ready } from "./back.js";
 import type { Census } from "./went-back.js";
 import { explainAnswers, progress, syncing } from "./progress.js";
 import { marks } from "./marks.js";
-import { changedIds, leavingByRecords, listOnce, newestHolds, servicePages, since } from "./known.js";
+import { changedByRecords, changedIds, leavingByRecords, listOnce, newestHolds, servicePages, since } from "./known.js";
 import { cheaperByRecords, valuesByRecords } from "./values.js";
 export { WriteThroughClient } from "./write-through.js";
 
@@ -300,6 +300,7 @@ export class StateClient extends DelegatingClient implements StateRun {
   readonly leavingByRecords = leavingByRecords;
   readonly servicePages = servicePages;
   readonly newestHolds = newestHolds;
+  readonly changedByRecords = changedByRecords;
   readonly cheaperByRecords = cheaperByRecords;
   readonly valuesByRecords = valuesByRecords;
 

@@ -3,7 +3,8 @@
  * answered from the last run although instances of the workflow changed (src/state/known.ts, newestHolds): when each
  * changed instance started before changes are listed from (its record, read by the watcher's poll or kept, says
  * when) and the newest is not among them. The contract is equality: the answer the state gives is the service's at
- * the same moment (people starting instances among other work, over many seeds), and so is the plan.
+ * the same moment (people starting instances among other work, over many seeds), and so is the plan, the
+ * selections' changed slices decided from the same records (src/state/known.ts, changedByRecords) included.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -42,6 +43,11 @@ rules:
     select: { status: [running], tags: [fast-track] }
     actions:
       - report: { title: Fast-tracked access, group_by: status, columns: [id, name] }
+  - name: recent-purchases
+    workflow: 1044
+    select: { status: [running], last_updated_time_after: -PT2M }
+    actions:
+      - report: { title: Purchases updated lately, group_by: status, columns: [id, name] }
 `;
 
 type Probe = { count: number | null; results: unknown[]; more: boolean };
