@@ -49,7 +49,7 @@ import {
 } from "./run.js";
 
 export { structureDigest, type OwnWrite, type StateChoice, type StateClientOptions, type StateCounts } from "./run.js";
-import { instancePages, passThrough, writeItems, writeListingHead } from "./listings.js";
+import { answered, instancePages, passThrough, recentByRecords, writeItems, writeListingHead } from "./listings.js";
 import { copyListing, readPage, replay, sliced } from "./cached-pages.js";
 import { formFieldPages, getInstance, keptRecord, stillOurs } from "./records.js";
 import { carryAtCheckpoint, carryForward, checkpoint, commit, due, writeCheckpoint } from "./checkpoint.js";
@@ -301,6 +301,8 @@ export class StateClient extends DelegatingClient implements StateRun {
   readonly servicePages = servicePages;
   readonly newestHolds = newestHolds;
   readonly changedByRecords = changedByRecords;
+  readonly recentByRecords = recentByRecords;
+  readonly answered = answered;
   readonly cheaperByRecords = cheaperByRecords;
   readonly valuesByRecords = valuesByRecords;
 

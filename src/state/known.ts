@@ -233,7 +233,7 @@ export async function changedByRecords(
     out.push(item);
   }
   this.opts.explain?.({
-    subject: `changed slice ${JSON.stringify(slice)}`,
+    subject: `changed instances of ${JSON.stringify(slice)}`,
     workflow_id: w.pid,
     choice: "state",
     requests: 0,

@@ -243,6 +243,8 @@ export interface StateRun {
     derive?: () => Promise<InstanceListItem[] | undefined>,
   ): Promise<InstanceListItem[]>;
   changedByRecords(w: RunWorkflow, slice: CanonicalQuery): Promise<InstanceListItem[] | undefined>;
+  recentByRecords(w: RunWorkflow, q: CanonicalQuery): Promise<InstanceListItem[] | undefined>;
+  answered(processId: number, q: CanonicalQuery, items: InstanceListItem[]): AsyncGenerator<Page<InstanceListItem>>;
   leavingByRecords(
     slice: import("./bounds.js").Slice,
     members: { readonly size: number; keys(): Iterable<number> },

@@ -113,7 +113,7 @@ describe("the changes listing of a watcher's poll, taken by the state as its own
                 recordSeen: true,
                 listed,
                 explain: (c) => {
-                  if (c.subject.startsWith("changed slice")) decidedSlices++;
+                  if (c.subject.startsWith("changed instances of")) decidedSlices++;
                   if (c.subject !== "changes since the last run") return;
                   if (c.choice === "state" && c.requests === 0) shared++;
                   else listedAgain++;
