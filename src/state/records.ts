@@ -31,6 +31,14 @@ export async function keptRecord(
   return record ? { record, entry: parsed.data, text } : undefined;
 }
 
+/**
+ * The most records with values a run holds to answer again (./values.ts). Those are the few a run asks twice (the
+ * plan's early read of what was updated in the last minute, then the hydration; the changed few whose field values
+ * come from their records); a first sync reads every record once, and holding each would grow with the tenant.
+ * Past the cap a second ask reads again: the same answer at the cost of a request.
+ */
+export const VALUE_RECORDS_KEPT = 2000;
+
 export function getInstance(
   this: StateRun,
   id: number,
@@ -42,7 +50,7 @@ export function getInstance(
   const read = flagsOf(opts) === "v" && !this.probes.has(id) ? this.valueRecords.get(id) : undefined;
   if (read) return read;
   const p = recordOf.call(this, id, opts);
-  if (flagsOf(opts) === "v" && !this.valueRecords.has(id)) {
+  if (flagsOf(opts) === "v" && !this.valueRecords.has(id) && this.valueRecords.size < VALUE_RECORDS_KEPT) {
     p.catch(() => this.valueRecords.delete(id));
     this.valueRecords.set(id, p);
   }
@@ -78,6 +86,9 @@ async function recordOf(
       }
       this.saw([id], false);
       if (cached.written === null) w.tally.recordsKept++;
+      // asked again, the state answers it again without a request: not held for the run (at a million instances
+      // the records a run hydrates from the state, held whole, were most of its memory)
+      if (flagsOf(opts) === "v") this.valueRecords.delete(id);
       return kept.record;
     }
   }

@@ -8,6 +8,7 @@
  */
 import type { FormFieldValue, InstanceRecord } from "../api/index.js";
 import { isRecord } from "../model/guards.js";
+import { VALUE_RECORDS_KEPT } from "./records.js";
 import type { RunWorkflow, StateRun } from "./run.js";
 
 /** Whether reading the records of `ids` costs fewer requests than one form-field page for each field of the workflow. */
@@ -28,8 +29,10 @@ function recordWithValues(this: StateRun, id: number): Promise<InstanceRecord> {
   let p = this.valueRecords.get(id);
   if (!p) {
     p = this.getInstance(id, { injectValues: true });
-    p.catch(() => this.valueRecords.delete(id));
-    this.valueRecords.set(id, p);
+    if (this.valueRecords.size < VALUE_RECORDS_KEPT) {
+      p.catch(() => this.valueRecords.delete(id));
+      this.valueRecords.set(id, p);
+    }
   }
   return p;
 }
