@@ -120,6 +120,14 @@ export function requestKind(r: RequestLogEntry): string {
   return `${r.method} ${r.path.replace(/\d+/g, "N")}`;
 }
 
+/** A request in one line: what it asked and of what (ids kept: the benchmark's own sandbox, no key in it). */
+function requestLine(r: RequestLogEntry): string {
+  const q = Object.entries(r.query)
+    .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : v}`)
+    .join("&");
+  return `${requestKind(r)}: ${r.method} ${r.path}${q ? `?${q}` : ""}`;
+}
+
 export async function runBusy(o: BusyOptions, log: (line: string) => void): Promise<BusyResult> {
   const sb = await startSandbox({
     port: 0,
@@ -166,10 +174,13 @@ export async function runBusy(o: BusyOptions, log: (line: string) => void): Prom
             // what was asked since the last cycle ended (its polls, this cycle's plan and apply), by kind
             const all = sb.requests();
             const kinds: Record<string, number> = {};
-            for (const r of all.slice(explainedUpTo)) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
+            const since = all.slice(explainedUpTo);
+            for (const r of since) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
             explainedUpTo = all.length;
             explained.push(
               `--- cycle ${cycles.length} at ${new Date().toISOString()}: requests since the last ${JSON.stringify(kinds)}`,
+              // each request in the order it came, to tell which ones a cycle could spare
+              ...since.map((r) => `    ${r.at} ${r.status} ${requestLine(r)}`),
             );
           }
         } else if (o.explain) explained.push(line);

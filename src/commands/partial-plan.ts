@@ -13,8 +13,26 @@ import { resolveConflicts } from "../engine/conflicts.js";
 import { MUTATING_KINDS } from "../actions/index.js";
 import type { Plan, PlanError, PlannedChange } from "../plan/types.js";
 import type { CompiledRule, RuleSet } from "../rules/types.js";
-import { HeldClient, HeldMemo, lacking, type HeldSources, type RunState, type SyncProgress } from "../state/index.js";
-import { besideKeys, changingKeys, readsByListing, ruleCover, selectionKeys } from "./partial-rules.js";
+import {
+  HeldClient,
+  HeldMemo,
+  lacking,
+  type HeldAnswers,
+  type HeldSources,
+  type RunState,
+  type Served,
+  type SyncProgress,
+} from "../state/index.js";
+import {
+  besideKeys,
+  changedOnly,
+  changingKeys,
+  notWhole,
+  readsByListing,
+  ruleCover,
+  selectionFromOlder,
+  selectionKeys,
+} from "./partial-rules.js";
 
 /**
  * The plan of a run cut by --max-duration with --partial, as far as it got: the rules the deadline cut (their api
@@ -109,6 +127,8 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
   const need = new Map<string, Set<number>>();
   const drops = new Map<string, Set<number>>();
   const whole = new Set<string>();
+  // what each question is answered from does not change between passes: found once
+  const found: HeldAnswers = new Map();
   let client: HeldClient;
   let held: Plan;
   const workflowsOf = (name: string): number[] => {
@@ -120,14 +140,20 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
   // the questions of the rules' own selections: the only lists that may be held in part
   const selections = (): Set<string> =>
     new Set(ruleSet.rules.flatMap((r) => selectionKeys(r, workflowsOf(r.name), now)));
+  // a list read beside a selection that lacks only what changed since the previous state (as that state's listings
+  // of the selections do): judged per rule below, not asked whole
+  const besides = (): Set<string> =>
+    new Set(ruleSet.rules.flatMap((r) => besideKeys(r, workflowsOf(r.name), now, i.run.optOutTag)));
+  const lacksChanged = (key: string, s: Served, beside: Set<string>): boolean => beside.has(key) && changedOnly(s);
   for (let pass = 1; ; pass++) {
-    client = new HeldClient(i.live, sources, memo, drops, whole);
+    client = new HeldClient(i.live, sources, memo, drops, whole, found);
     held = await runPlan({ client, ruleSet, now, ...i.run });
     if (pass === PASSES) break;
     let again = false;
     const own = selections();
+    const beside = besides();
     for (const [key, s] of client.served)
-      if (s.part && !own.has(key) && !whole.has(key)) {
+      if (s.part && !own.has(key) && !whole.has(key) && !lacksChanged(key, s, beside)) {
         whole.add(key);
         again = true;
       }
@@ -144,9 +170,11 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
     if (!again) break;
   }
   const own = selections();
+  const beside = besides();
   // a list read beside a selection still held in part after the last pass: its workflow's rules are not judged
   const unsure = new Set<number>();
-  for (const [key, s] of client.served) if (s.part && !own.has(key)) unsure.add(s.processId);
+  for (const [key, s] of client.served)
+    if (s.part && !own.has(key) && !lacksChanged(key, s, beside)) unsure.add(s.processId);
   const failed = new Map(
     // a structure the state could not answer is a read that failed too: the rule is not planned from it
     held.errors.flatMap((e) =>
@@ -163,18 +191,28 @@ async function fromState(i: PartialInputs, base: Plan, sources: HeldSources, mem
       continue;
     }
     const why = failed.get(name);
+    const workflows = workflowsOf(name);
     if (why !== undefined) {
-      stillCut.set(name, `the state does not hold what it reads: ${why.replace(/^rule "[^"]*": /, "")}`);
+      let what = why.replace(/^rule "[^"]*": /, "");
+      // its own selection was held: the list not held is one it reads beside it
+      const selected = selectionKeys(rule, workflows, now);
+      if (selected.length > 0 && selected.every((k) => client.served.has(k) || client.emptied.has(k)))
+        what = what.replace(/^a selection of workflow (\d+)/, "a list of workflow $1 it reads beside its selection");
+      stillCut.set(name, `the state does not hold what it reads: ${what}`);
       continue;
     }
-    const workflows = workflowsOf(name);
     if (workflows.some((w) => unsure.has(w))) {
       stillCut.set(name, "a list of its workflow read beside a selection is held only in part");
       continue;
     }
-    const beside = besideKeys(rule, workflows, now, i.run.optOutTag).find((k) => client.served.get(k)?.part);
-    if (beside !== undefined) {
-      stillCut.set(name, "its excluded instances or its steps' activity are held only in part");
+    // lacking only what changed is whole for a selection answered from the previous state: it lacks the same
+    const older = selectionFromOlder(client, rule, workflows, now);
+    const besideHeld = besideKeys(rule, workflows, now, i.run.optOutTag).find((k) => {
+      const s = client.served.get(k);
+      return s !== undefined && notWhole(s) && !(older && changedOnly(s));
+    });
+    if (besideHeld !== undefined) {
+      stillCut.set(name, "its excluded instances, its steps' activity or its priority lists are held only in part");
       continue;
     }
     const { whole: all, total: counted } = await ruleCover(client, rule, workflows, now);

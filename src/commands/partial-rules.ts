@@ -8,7 +8,8 @@
 import type { InstanceListItem, InstanceListQuery, InstanceRecord } from "../api/index.js";
 import { actionKind } from "../actions/index.js";
 import { excludedTags, exclusionsOf, movingBounds } from "../engine/exclusions.js";
-import { narrowing, type ClientFilter } from "../engine/query-plan.js";
+import { PRIORITIES, narrowing, type ClientFilter } from "../engine/query-plan.js";
+import { priorityOnly } from "../engine/plan-fields.js";
 import { passesFilters } from "../engine/run-queries.js";
 import { selectQuery, stepsToProbe, type ListQuery } from "../engine/select.js";
 import type { CompiledRule } from "../rules/types.js";
@@ -118,7 +119,7 @@ async function cover(client: HeldClient, pid: number, query: ListQuery): Promise
   if (filters.length === 0) return { whole, total: served.count };
   // filtered from a wider listing: the service's count of the selection when a listing of it is held, else the
   // count of the wider listing's elements that pass the filters, when it was held whole
-  const counted = client.countOf(pid, query as InstanceListQuery);
+  const counted = await client.countOf(pid, query as InstanceListQuery);
   if (counted !== null || served.part) return { whole, total: counted };
   const items = await client.elements(served);
   if (!items) return { whole, total: null };
@@ -157,8 +158,12 @@ export function selectionKeys(rule: CompiledRule, workflows: readonly number[], 
 
 /**
  * The lists a rule reads beside its selection when it does not read records (src/engine/exclusions.ts,
- * src/engine/select.ts): its excluded tags' instances and its steps' activity. Held in part, they would answer
- * wrongly (an excluded instance changed, an active step taken for inactive), so such a rule is not planned.
+ * src/engine/select.ts, src/engine/plan-live.ts): its excluded tags' instances, its steps' activity, and, for a report
+ * that needs the record only for `priority`, the lists `priority=V` and `priority=H` of its selection, which answer it
+ * instead of the records when fewer requests (and then the excluded tags too). Held in part, or with instances left
+ * out (such a list may be another rule's own selection, left without instances whose data that rule reads), they
+ * would answer wrongly (an excluded instance changed, an active step taken for inactive, a priority for Regular), so
+ * such a rule is not planned.
  */
 export function besideKeys(
   rule: CompiledRule,
@@ -166,7 +171,8 @@ export function besideKeys(
   now: Date,
   optOutTag: string | undefined,
 ): string[] {
-  if (rule.needs.record) return [];
+  const lists = priorityOnly(rule);
+  if (rule.needs.record && !lists) return [];
   const query = selectQuery(rule.select, now);
   const keys: string[] = [];
   const tags = excludedTags(exclusionsOf(rule, optOutTag));
@@ -175,6 +181,38 @@ export function besideKeys(
   for (const pid of workflows) {
     if (tags.length > 0) keys.push(listingKey(pid, { ...rest, tags: [...tags] }));
     for (const step of stepsToProbe(rule)) keys.push(listingKey(pid, { ...query, active_step_id: step }));
+    if (lists && !("priority" in query))
+      for (const priority of PRIORITIES) keys.push(listingKey(pid, { ...query, priority }));
   }
   return keys;
+}
+
+/** Whether a list read beside a selection was answered other than whole: in part, or with instances left out. */
+export function notWhole(served: Served | undefined): boolean {
+  return served !== undefined && (served.part || served.dropped.length > 0);
+}
+
+/**
+ * A listing of the previous state read to its end that lacks only the instances changed since (a steady run's): for
+ * the unchanged ones it answers as the service does now, and a selection answered from that state lacks the same.
+ */
+export function changedOnly(s: Served): boolean {
+  return s.changed !== undefined && s.ref.complete && s.dropped.length === 0;
+}
+
+/**
+ * Whether each of the rule's selections was answered from the previous state (so lacks the instances changed since,
+ * as its lists read beside it do) or answered empty by the live run; not when one came from this run's reads.
+ */
+export function selectionFromOlder(
+  client: HeldClient,
+  rule: CompiledRule,
+  workflows: readonly number[],
+  now: Date,
+): boolean {
+  const query = selectQuery(rule.select, now);
+  return workflows.every((pid) => {
+    if (client.emptied.has(listingKey(pid, query as InstanceListQuery))) return true;
+    return source(client, pid, query)?.served.changed !== undefined;
+  });
 }

@@ -179,9 +179,12 @@ export async function* sliced(
   const fromCache = members.length;
   let requests = 0;
   let decided = 0;
-  const list = async (slice: CanonicalQuery): Promise<InstanceListItem[]> => {
+  const list = async (
+    slice: CanonicalQuery,
+    derive?: () => Promise<InstanceListItem[] | undefined>,
+  ): Promise<InstanceListItem[]> => {
     if (emptyRange(slice)) return []; // a slice of no instant: nothing to ask
-    return this.listOnce(processId, slice, () => requests++);
+    return this.listOnce(processId, slice, () => requests++, derive);
   };
   for (const s of plan.filter((p) => p.effect === "leave")) {
     const view = members.view();
@@ -196,7 +199,11 @@ export async function* sliced(
   }
   const listed: InstanceListItem[] = [];
   for (const s of plan.filter((p) => p.effect === "enter")) listed.push(...(await list(s.query)));
-  if (changed.size > 0) listed.push(...(await list(changedQuery(q, this.since(w).at))));
+  if (changed.size > 0) {
+    const slice = changedQuery(q, this.since(w).at);
+    // the changed instances' records, read this run, may tell which of them it holds (./known.ts)
+    listed.push(...(await list(slice, () => this.changedByRecords(w, slice))));
+  }
   const freshById = new Map<number, InstanceListItem>();
   for (const item of listed) freshById.set(item.id, item);
   members.drop(freshById);

@@ -49,7 +49,7 @@ import {
 } from "./run.js";
 
 export { structureDigest, type OwnWrite, type StateChoice, type StateClientOptions, type StateCounts } from "./run.js";
-import { instancePages, passThrough, writeItems, writeListingHead } from "./listings.js";
+import { answered, instancePages, passThrough, recentByRecords, writeItems, writeListingHead } from "./listings.js";
 import { copyListing, readPage, replay, sliced } from "./cached-pages.js";
 import { formFieldPages, getInstance, keptRecord, stillOurs } from "./records.js";
 import { carryAtCheckpoint, carryForward, checkpoint, commit, due, writeCheckpoint } from "./checkpoint.js";
@@ -57,7 +57,7 @@ import { census, checkBack, goneBack, ready } from "./back.js";
 import type { Census } from "./went-back.js";
 import { explainAnswers, progress, syncing } from "./progress.js";
 import { marks } from "./marks.js";
-import { changedIds, leavingByRecords, listOnce, servicePages, since } from "./known.js";
+import { changedByRecords, changedIds, leavingByRecords, listOnce, newestHolds, servicePages, since } from "./known.js";
 import { cheaperByRecords, valuesByRecords } from "./values.js";
 export { WriteThroughClient } from "./write-through.js";
 
@@ -299,6 +299,10 @@ export class StateClient extends DelegatingClient implements StateRun {
   readonly listOnce = listOnce;
   readonly leavingByRecords = leavingByRecords;
   readonly servicePages = servicePages;
+  readonly newestHolds = newestHolds;
+  readonly changedByRecords = changedByRecords;
+  readonly recentByRecords = recentByRecords;
+  readonly answered = answered;
   readonly cheaperByRecords = cheaperByRecords;
   readonly valuesByRecords = valuesByRecords;
 

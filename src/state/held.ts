@@ -11,8 +11,11 @@
  * sync did not finish ends where it was cut, and an instance whose data the rules read is not all held (a record, a
  * field value) is left out of every listing, for every rule alike: each rule is planned over part of its selection,
  * never with made-up data, and a conflict between two rules on one instance is seen as in a complete plan. A list a
- * rule reads beside its selection (an exclusion by tag, a step's activity) is used only whole. What each listing
- * was (`served`) lets the caller judge each rule. Anything else it does not hold fails the rule that asked.
+ * rule reads beside its selection (an exclusion by tag, a step's activity) is used only whole (the caller judges one
+ * that lacks only the instances changed since the previous state: src/commands/partial-plan.ts). A question whose
+ * bounds relative to `now` moved since the previous state is answered from a listing of that state containing it,
+ * each unchanged instance placed at this run's `now` by its held record (./held-moved.ts). What each listing was
+ * (`served`) lets the caller judge each rule. Anything else it does not hold fails the rule that asked.
  */
 import {
   DelegatingClient,
@@ -27,52 +30,15 @@ import {
 } from "../api/index.js";
 import { isRecord } from "../model/guards.js";
 import { canonicalQuery, sliceable, type CanonicalQuery } from "./bounds.js";
+import { HeldMemo, listingKey } from "./held-memo.js";
 import { expandRecord } from "./compact.js";
+import { fromContaining } from "./held-moved.js";
 import type { ListingRef, RecordRef, StateIndex } from "./reader.js";
 import { RecordEntrySchema, itemLine, valueLine } from "./schema.js";
 import { flagsOf, idsOnly, parsedOrNothing } from "./run.js";
 
 /** An answer the state does not hold: the rule that asked for it is not planned from the state. */
 export class NotHeld extends Error {}
-
-/** What the live run answered that a state file does not keep: the workflows, and selections that were empty. */
-export class HeldMemo extends DelegatingClient {
-  workflows: Workflow[] | undefined;
-  readonly empty = new Set<string>();
-
-  constructor(inner: ApiClient) {
-    super(inner);
-  }
-
-  override async listWorkflows(): Promise<Workflow[]> {
-    const all = await this.inner.listWorkflows();
-    this.workflows = all;
-    return all;
-  }
-
-  override async *instancePages(
-    processId: number,
-    query: InstanceListQuery = {},
-  ): AsyncGenerator<Page<InstanceListItem>> {
-    let pages = 0;
-    let empty = true;
-    for await (const page of this.inner.instancePages(processId, query)) {
-      pages++;
-      if (page.results.length > 0 || page.next !== null) empty = false;
-      yield page;
-    }
-    // a selection answered empty in full (the state may answer one without writing it)
-    if (pages === 1 && empty) this.empty.add(listingKey(processId, query));
-  }
-
-  override async *instances(processId: number, query?: InstanceListQuery): AsyncGenerator<InstanceListItem> {
-    for await (const page of this.instancePages(processId, query)) yield* page.results;
-  }
-}
-
-function listingKey(processId: number, query: InstanceListQuery): string {
-  return `${processId}:${JSON.stringify(canonicalQuery(query))}`;
-}
 
 /** What a planning pass through a HeldClient asked for, per workflow: the kinds of data its rules read. */
 export interface Asked {
@@ -122,7 +88,19 @@ export interface Served {
   part: boolean;
   /** instances left out of it because some data the rules read of them is not held */
   dropped: InstanceListItem[];
+  /**
+   * a question whose bounds moved since the previous state, answered from a held listing containing it
+   * (./held-moved.ts): the elements of that listing it keeps; undefined when the listing is the question's own
+   */
+  keep?: ReadonlySet<number> | undefined;
 }
+
+type Found = Omit<Served, "dropped" | "part">;
+
+/** Per question, the held listing found for it, or why none (./held.ts, HeldClient). */
+export type HeldAnswers = Map<string, Promise<Found | string>>;
+
+const RECORD_FLAGS = ["", "v", "t", "vt"];
 
 export class HeldClient extends DelegatingClient {
   /** workflows where a listing ended where the sync was cut, or an instance was left out */
@@ -141,6 +119,7 @@ export class HeldClient extends DelegatingClient {
    * @param drops per question, the instances left out of its listing (some data its rules read of them is not held)
    * @param whole questions answered only when held whole: lists a rule reads beside its selection (an exclusion by
    *   tag, a step's activity, a priority), where a part would be wrong, not partial
+   * @param found per question, the held listing found for it, or why none: the same in every pass, so shared by them
    */
   constructor(
     live: ApiClient,
@@ -148,6 +127,7 @@ export class HeldClient extends DelegatingClient {
     private readonly memo: HeldMemo,
     private readonly drops: ReadonlyMap<string, ReadonlySet<number>>,
     private readonly whole: ReadonlySet<string> = new Set(),
+    private readonly found: HeldAnswers = new Map(),
   ) {
     super(live);
   }
@@ -167,8 +147,19 @@ export class HeldClient extends DelegatingClient {
     for await (const page of this.instancePages(processId, query)) yield* page.results;
   }
 
-  /** The held listing of a question: this run's, else the previous state's where this run listed what changed. */
-  private find(processId: number, key: string, q: CanonicalQuery): Omit<Served, "dropped" | "part"> | undefined {
+  /** The held listing of a question, or why none is held (asked once a pass). */
+  private find(processId: number, key: string, q: CanonicalQuery): Promise<Found | string> {
+    let p = this.found.get(key);
+    if (!p) this.found.set(key, (p = this.look(processId, key, q)));
+    return p;
+  }
+
+  /**
+   * The held listing of a question: this run's, else the previous state's where this run listed what changed (its
+   * own question, else one containing it when its bounds moved with the clock).
+   */
+  private async look(processId: number, key: string, q: CanonicalQuery): Promise<Found | string> {
+    const notListed = `a selection of workflow ${processId} was not listed before the cut`;
     const { current, usable, older } = this.src;
     // a listing begun but cut before its first page holds nothing: not listed
     const begun = (ref: ListingRef | undefined): ListingRef | undefined =>
@@ -184,21 +175,54 @@ export class HeldClient extends DelegatingClient {
         count: mine.pages[0]?.count ?? null,
       };
     const changed = older?.changed(processId);
-    const ref = changed ? begun(older?.index.listings.get(key)) : undefined;
-    if (!older || !changed || !ref) return undefined;
+    if (!older || !changed) return notListed;
+    const lookedAt = older.index.marks[String(processId)]?.run_at;
+    const ref = begun(older.index.listings.get(key));
     // answered as of the previous state's look of the workflow (the changes listing starts there)
-    if (ref.run_at !== older.index.marks[String(processId)]?.run_at) return undefined;
+    if (!ref || ref.run_at !== lookedAt) {
+      // asked with bounds relative to `now` that moved since: from a held listing containing it (./held-moved.ts)
+      const got = await fromContaining(older.index, processId, q, changed, lookedAt, (ids) => this.heldTimes(ids));
+      return typeof got === "string" ? got : { processId, query: q, index: older.index, changed, ...got };
+    }
     // a run time grows with the clock with no update: such a question is this run's only
-    if (q.total_runtime_min !== undefined || q.total_runtime_max !== undefined) return undefined;
+    if (q.total_runtime_min !== undefined || q.total_runtime_max !== undefined) return notListed;
     // an ordering or a paging names instances by rank: it holds only when nothing changed (bounds.ts, sliceable)
-    if (changed.size > 0 && !sliceable(q)) return undefined;
+    if (changed.size > 0 && !sliceable(q)) return notListed;
     const count = changed.size === 0 ? (ref.pages[0]?.count ?? null) : null;
     return { processId, query: q, index: older.index, ref, changed, count };
   }
 
+  /**
+   * The top-level keys of a held record of each instance, read with any options (its times are in each), from its
+   * line as verified, without rebuilding its snapshot; an instance with none held, or whose line no longer fits, is
+   * not in the answer. Lines of one file are read together (nearby ones in one read).
+   */
+  private async heldTimes(ids: readonly number[]): Promise<Map<number, Readonly<Record<string, unknown>>>> {
+    const byIndex = new Map<StateIndex, Array<{ id: number; line: number }>>();
+    for (const id of ids) {
+      const held = RECORD_FLAGS.map((f) => this.heldRecord(id, f)).find((h) => h !== undefined);
+      if (!held) continue;
+      let list = byIndex.get(held.index);
+      if (!list) byIndex.set(held.index, (list = []));
+      list.push({ id, line: held.ref.line });
+    }
+    const out = new Map<number, Readonly<Record<string, unknown>>>();
+    for (const [index, list] of byIndex) {
+      const texts = await index.lines(list.map((l) => l.line));
+      list.forEach(({ id }, k) => {
+        const raw = parsedOrNothing(texts[k] ?? "");
+        const compact = isRecord(raw) && isRecord(raw.record) ? raw.record.compact : undefined;
+        const record = isRecord(compact) ? compact.record : undefined;
+        if (isRecord(record) && record.id === id) out.set(id, record);
+      });
+    }
+    return out;
+  }
+
   /** The service's count of a selection at this run's `now`, from a listing of it held; null when none is. */
-  countOf(processId: number, query: InstanceListQuery): number | null {
-    return this.find(processId, listingKey(processId, query), canonicalQuery(query))?.count ?? null;
+  async countOf(processId: number, query: InstanceListQuery): Promise<number | null> {
+    const found = await this.find(processId, listingKey(processId, query), canonicalQuery(query));
+    return typeof found === "string" ? null : found.count;
   }
 
   /** The elements of a listing answered (an older state's changed instances left out); undefined when one no longer fits. */
@@ -208,7 +232,7 @@ export class HeldClient extends DelegatingClient {
       for (const text of await s.index.lines(page.lines)) {
         const item = itemLine(parsedOrNothing(text));
         if (!item) return undefined;
-        if (!s.changed?.has(item.v.id)) out.push(item.v);
+        if (!s.changed?.has(item.v.id) && (!s.keep || s.keep.has(item.v.id))) out.push(item.v);
       }
     return out;
   }
@@ -219,17 +243,17 @@ export class HeldClient extends DelegatingClient {
   ): AsyncGenerator<Page<InstanceListItem>> {
     const key = listingKey(processId, query);
     const q = canonicalQuery(query);
-    const found = this.find(processId, key, q);
-    if (!found) {
+    const found = await this.find(processId, key, q);
+    if (typeof found === "string") {
       if (this.memo.empty.has(key)) {
         this.emptied.add(key);
         return yield { count: 0, next: null, previous: null, results: [] };
       }
       if (!this.src.usable(processId) && !this.src.older?.changed(processId))
         throw new NotHeld(`workflow ${processId} was not read again before the cut`);
-      throw new NotHeld(`a selection of workflow ${processId} was not listed before the cut`);
+      throw new NotHeld(found);
     }
-    const { ref, changed, index } = found;
+    const { ref, changed, index, keep } = found;
     // an ordered listing names instances by rank (the structure probe, the oldest first): its first pages are the
     // service's first pages, nothing is left out of it, and asking past the pages held is not answered
     const ranked = q.ordering !== undefined;
@@ -247,7 +271,7 @@ export class HeldClient extends DelegatingClient {
       for (const text of texts) {
         const item = itemLine(parsedOrNothing(text));
         if (!item) throw new NotHeld(`a selection of workflow ${processId} no longer verifies`);
-        if (!changed?.has(item.v.id)) items.push(item.v);
+        if (!changed?.has(item.v.id) && (!keep || keep.has(item.v.id))) items.push(item.v);
       }
       const results = drop ? items.filter((i) => !drop.has(i.id)) : items;
       if (results.length < items.length) {
@@ -363,34 +387,5 @@ export async function recordOf(index: StateIndex, ref: RecordRef): Promise<Insta
     : undefined;
 }
 
-/**
- * The instances to leave out for the next pass: of each listing answered, those whose data the rules it answers read
- * (`reads`, by question: records with the options the rules of its workflow asked them with, these fields' values) is
- * not held. An instance only other rules list is not left out for that.
- */
-export async function lacking(
-  client: HeldClient,
-  need: Map<string, Set<number>>,
-  reads: ReadonlyMap<string, { record: boolean; fields: ReadonlySet<string> }>,
-): Promise<void> {
-  const { asked } = client;
-  for (const [key, s] of client.served) {
-    const r = reads.get(key);
-    if (!r || s.query.ordering !== undefined) continue;
-    let drop = need.get(key);
-    if (!drop) need.set(key, (drop = new Set()));
-    const pid = s.processId;
-    // field values may come from records read with values: their options then count for a rule reading fields
-    const flags = [...(asked.records.get(pid) ?? [])].filter((f) => r.record || (r.fields.size > 0 && f.includes("v")));
-    const fields = [...(asked.fields.get(pid) ?? [])].filter((f) => r.fields.has(f));
-    for (const { id } of (await client.elements(s)) ?? []) {
-      let held = true;
-      for (const f of flags) held &&= client.heldRecord(id, f) !== undefined;
-      for (const f of fields) held &&= client.heldValue(pid, f, id) !== undefined;
-      if (!held) drop.add(id);
-    }
-  }
-}
-
 /** The held listing of a question, as `listingKey` names it. */
-export { listingKey };
+export { listingKey, HeldMemo };

@@ -41,13 +41,14 @@ export {
   HeldClient,
   HeldMemo,
   NotHeld,
-  lacking,
   listingKey,
+  type HeldAnswers,
   recordOf,
   type HeldSources,
   type OlderAnswers,
   type Served,
 } from "./held.js";
+export { lacking } from "./held-lacking.js";
 export type { StateIndex } from "./reader.js";
 
 /** Plan errors that come from the data, not from reading it: a run with only these still read everything it needed. */

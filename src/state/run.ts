@@ -76,6 +76,8 @@ export type ListedChanges = ReadonlyMap<
   {
     after: string;
     ids: readonly number[];
+    /** its elements, when it kept them (a changed slice is then decided from them and records: ./known.ts) */
+    items?: readonly InstanceListItem[];
     lookedMs: number;
     /** records the poll read with values after the listing (its newest update): reads of this run (./records.ts) */
     records?: readonly InstanceRecord[];
@@ -121,6 +123,8 @@ export interface RunWorkflow {
   changed?: Promise<ReadonlySet<number>>;
   /** the changes listing's answer, once it came */
   changedSet?: ReadonlySet<number>;
+  /** its elements, when they are known (the run's own listing, or the poll's that kept them) */
+  changedItems?: ReadonlyMap<number, InstanceListItem>;
   structure: string | null;
   newestSeen: number | null;
 }
@@ -232,12 +236,21 @@ export interface StateRun {
     actionId: number,
     ids: readonly number[],
   ): Promise<Map<number, import("../api/index.js").FormFieldValue | null> | undefined>;
-  listOnce(processId: number, slice: CanonicalQuery, counted: () => void): Promise<InstanceListItem[]>;
+  listOnce(
+    processId: number,
+    slice: CanonicalQuery,
+    counted: () => void,
+    derive?: () => Promise<InstanceListItem[] | undefined>,
+  ): Promise<InstanceListItem[]>;
+  changedByRecords(w: RunWorkflow, slice: CanonicalQuery): Promise<InstanceListItem[] | undefined>;
+  recentByRecords(w: RunWorkflow, q: CanonicalQuery): Promise<InstanceListItem[] | undefined>;
+  answered(processId: number, q: CanonicalQuery, items: InstanceListItem[]): AsyncGenerator<Page<InstanceListItem>>;
   leavingByRecords(
     slice: import("./bounds.js").Slice,
     members: { readonly size: number; keys(): Iterable<number> },
   ): Promise<Set<number> | undefined>;
   servicePages(processId: number, q: CanonicalQuery, query: InstanceListQuery): AsyncGenerator<Page<InstanceListItem>>;
+  newestHolds(w: RunWorkflow, q: CanonicalQuery, ref: ListingRef, changed: ReadonlySet<number>): Promise<boolean>;
   checkBack(): Promise<void>;
   ready(pid: number): Promise<void>;
   goneBack(why: string): void;

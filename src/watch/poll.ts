@@ -11,7 +11,7 @@
  * moves with time (relative or `now` dates, time in conditions or templates, active windows) also get a cycle when
  * their window opens and every few minutes (src/watch/loop.ts).
  */
-import { MAX_PAGE_SIZE, type ApiClient, type InstanceRecord } from "../api/index.js";
+import { MAX_PAGE_SIZE, type ApiClient, type InstanceListItem, type InstanceRecord } from "../api/index.js";
 import type { CompiledRule } from "../rules/types.js";
 import { DATE_TIME_PARAMS } from "../rules/datetime.js";
 
@@ -73,6 +73,8 @@ export async function newestUpdate(
 export interface Listed {
   after: string;
   ids: readonly number[];
+  /** the listing's elements (the cycle's state answers a selection's changed slice from them and the records) */
+  items?: readonly InstanceListItem[];
   lookedMs: number;
   /** the records read with values after the listing, for the cycle's state (src/state/records.ts) */
   records?: readonly InstanceRecord[];
@@ -127,6 +129,7 @@ export async function pollChanges(
   const start = Math.min(Date.parse(from), bookmark + 1);
   if (Number.isNaN(start)) return undefined;
   const ids: number[] = [];
+  const items: InstanceListItem[] = [];
   const records: InstanceRecord[] = [];
   let whole = true;
   const sent = Date.now();
@@ -136,6 +139,7 @@ export async function pollChanges(
     page_size: MAX_PAGE_SIZE,
   })) {
     ids.push(...page.results.map((i) => i.id));
+    items.push(...page.results);
     // a long list is the cycle's state's to read: the poll needs its first element only
     whole = page.next === null;
     break;
@@ -145,7 +149,7 @@ export async function pollChanges(
   const clock = client.serviceClock?.();
   const listed =
     whole && clock && clock.latestMs !== null && clock.undated === before.undated
-      ? { after: new Date(start).toISOString(), ids, lookedMs: clock.latestMs - (Date.now() - sent), records }
+      ? { after: new Date(start).toISOString(), ids, items, lookedMs: clock.latestMs - (Date.now() - sent), records }
       : undefined;
   const timeOf = async (id: number): Promise<{ raw: string | null | undefined; ms: number }> => {
     // with values: the cycle's state takes it as its own read (the plan reads a changed instance with values)

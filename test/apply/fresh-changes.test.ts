@@ -116,6 +116,41 @@ describe("fresh changes are not stale", () => {
   });
 });
 
+describe("a plan of fresh changes only", () => {
+  it("is judged without the staleness list (it would name each one): the one edited since is stale, the rest applied", async () => {
+    sb = await startSandbox({ port: 0, instances: 300, seed: 7 });
+    const dir = await tempDir();
+    dirs.push(dir);
+    // people just tagged these claims waiting for approval: each updated a moment before the plan
+    const picked = running(sb, 1042, 20111).slice(0, 4);
+    expect(picked.length).toBe(4);
+    for (const id of picked) sb.store.update(id, (i) => void i.tags.push("fresh-batch"));
+    const { file, plan } = await makePlan(
+      sb,
+      dir,
+      APPROVE_RULES.replace("active_step_id: 20111 }", "active_step_id: 20111, tags: [fresh-batch] }"),
+    );
+    expect(plan.changes.map((c) => c.instance_id).sort()).toEqual([...picked].sort());
+    for (const c of plan.changes) expect(c.precondition.last_updated_time, c.id).toBeDefined();
+    // the list from created_at less the skew would name each one: whoever changes one after the plan is still caught
+    const [edited, ...others] = plan.changes;
+    if (!edited) throw new Error("nothing planned");
+    sb.store.update(edited.instance_id, (i) => void i.tags.push("edited-after-plan"));
+    sb.clearRequests();
+    const io = captureIO();
+    const code = await runApply(sb, dir, { paths: [file] }, io);
+    expect(code).toBe(1);
+    const counts = effectiveMutations(sb);
+    expect(counts.get(changeKey(edited))).toBeUndefined();
+    for (const c of others) expect(counts.get(changeKey(c)), c.id).toBe(1);
+    expect(io.out()).toMatch(/Apply incomplete: 3 changes applied, 1 stale/);
+    // each planned instance read once to judge it; no list asked
+    const gets = sb.requests().filter((r) => r.method === "GET");
+    expect(gets.filter((r) => r.path.includes("/v2/processes/"))).toEqual([]);
+    expect(gets.map((r) => r.path).sort()).toEqual(picked.map((id) => `/api/instances/${id}/`).sort());
+  });
+});
+
 describe("one process, one budget", () => {
   it("apply --auto-approve with the service's limit meets no 429: planning and applying share one limiter", async () => {
     // 100 requests per 3 s window on both sides (the minute scaled down, as test/api/rate-limit-http.test.ts does)

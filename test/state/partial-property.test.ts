@@ -12,21 +12,24 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runPlan } from "../../src/engine/plan-live.js";
-import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { HeldMemo, openRunState, type StateSettings } from "../../src/state/index.js";
-import { partialPlan } from "../../src/commands/partial-plan.js";
+import { startSandbox } from "../../src/sandbox/index.js";
+import type { StateSettings } from "../../src/state/index.js";
+import { movingBounds } from "../../src/engine/exclusions.js";
 import type { Plan } from "../../src/plan/types.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import { fixtureText, rulesFromYaml } from "../helpers/rules.js";
 import { cleanUp } from "../helpers/temp.js";
-import { cutClient, statefulPlan, statelessPlan, tempDir } from "./helpers.js";
+import { statefulPlan, statelessPlan, tempDir } from "./helpers.js";
+import { partialRun } from "./partial-run.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 /**
- * The equality test's rules, and three without time bounds (a steady run can answer those from the previous state),
+ * The equality test's rules, and five without time bounds (a steady run can answer those from the previous state),
  * listed first: one reads records of instances some of which another reads a field of; of the two others, one's
- * selection is the other's filtered by status (listed once, filtered client-side), both reading a field.
+ * selection is the other's filtered by status (listed once, filtered client-side), both reading a field; the last two
+ * read the records of every running onboarding and every ended access request, so that after a clock move the
+ * selections of `abort-stale-onboardings` (`last_updated_time_before: -P40D`) and `recently-aborted-or-done`
+ * (`completed_time_after: -P60D`) can be placed at the new `now` from them.
  */
 const EXTRA = `
   - name: closed-by-tag
@@ -49,6 +52,16 @@ const EXTRA = `
     when: fields.amount > 40
     actions:
       - report: { group_by: status, columns: [id, fields.amount] }
+  - name: onboardings-by-stage
+    workflow: 1043
+    select: { status: [running] }
+    actions:
+      - report: { group_by: stage, columns: [id, name] }
+  - name: ended-by-stage
+    workflow: 1045
+    select: { status: [completed, aborted] }
+    actions:
+      - report: { group_by: stage, columns: [id] }
 `;
 let rules: RuleSet;
 beforeAll(async () => {
@@ -57,55 +70,6 @@ beforeAll(async () => {
   rules = await rulesFromYaml(text.slice(0, at) + EXTRA.slice(1) + text.slice(at));
 });
 afterAll(cleanUp);
-
-/** A run of `plan --state --max-duration … --partial` cut after `after` requests; the partial plan, or none. */
-async function partialRun(
-  sb: RunningSandbox,
-  ruleSet: RuleSet,
-  now: Date,
-  settings: StateSettings,
-  after: number,
-  partial: boolean,
-): Promise<{ plan: Plan; cut: string[] } | undefined> {
-  const { client: c, stop } = cutClient(sb, after);
-  try {
-    const run = await openRunState(settings, {
-      baseUrl: c.baseUrl,
-      apiKey: "sandbox-admin",
-      now,
-      rules: ruleSet.rules,
-      version: "test",
-      warn: () => undefined,
-    });
-    try {
-      const memo = new HeldMemo(run.wrap(c));
-      const plan = await runPlan({ client: memo, ruleSet, now, optOutTag: "no-automation" });
-      if (!stop.signal.aborted || plan.errors.length === 0) {
-        await run.commit();
-        return undefined;
-      }
-      const synced = await run.checkpoint();
-      if (!partial) return undefined;
-      const cut = plan.errors.filter((e) => e.code === "api" && e.rule !== undefined).map((e) => e.rule as string);
-      const made = await partialPlan({
-        plan,
-        sync: synced ?? run.partial,
-        cut,
-        ruleSet,
-        state: run,
-        memo,
-        live: c,
-        now,
-        run: { optOutTag: "no-automation" },
-      });
-      return { plan: made, cut };
-    } finally {
-      await run.release();
-    }
-  } finally {
-    await c.close();
-  }
-}
 
 const changeKeys = (plan: Plan, rule: string, aside: Set<number>): string[] =>
   plan.changes
@@ -131,6 +95,9 @@ interface Seen {
   /** a partial rule's total given for a selection filtered from a wider listing */
   filteredTotal: number;
   partialButAll: number;
+  /** cut by the deadline, with a bound relative to `now` that moved, and planned from the state */
+  moved: number;
+  movedComplete: number;
 }
 
 const newSeen = (): Seen => ({
@@ -143,10 +110,17 @@ const newSeen = (): Seen => ({
   completeBeside: 0,
   filteredTotal: 0,
   partialButAll: 0,
+  moved: 0,
+  movedComplete: 0,
 });
 
 /** The partial plan against a stateless plan at the same moment (the property, as the header says). */
-function check(made: { plan: Plan; cut: string[] }, stateless: Plan, seen: Seen): void {
+function check(
+  made: { plan: Plan; cut: string[] },
+  stateless: Plan,
+  seen: Seen,
+  moved?: { changed: ReadonlySet<number> },
+): void {
   const { plan } = made;
   seen.plans++;
   const p = plan.partial;
@@ -159,10 +133,22 @@ function check(made: { plan: Plan; cut: string[] }, stateless: Plan, seen: Seen)
   const reasons = new Map((p?.cut_reasons ?? []).map((r) => [r.rule, r.reason]));
   const workflowOf = new Map(plan.rules.map((r) => [r.name, r.workflow_id]));
   const partialWorkflows = new Set([...part.keys()].map((r) => workflowOf.get(r)));
-  for (const rule of rules.rules.map((r) => r.name)) {
+  for (const compiled of rules.rules) {
+    const rule = compiled.name;
     const mine = changeKeys(plan, rule, aside);
     const full = changeKeys(stateless, rule, aside);
     const whole = stateless.rules.find((x) => x.name === rule);
+    if (moved && made.cut.includes(rule) && !cut.has(rule) && movingBounds(compiled.select).length > 0) {
+      // a selection placed at the new `now` from a listing the previous state holds: exactly the stateless plan's
+      // answer over the instances that did not change since (those that did are not known to it)
+      seen.moved++;
+      if (!part.has(rule)) seen.movedComplete++;
+      const keep = (id: number): boolean => !moved.changed.has(id);
+      const changes = (keys: string[]): string[] => keys.filter((k) => keep((JSON.parse(k) as [number])[0]));
+      const ofRows = (keys: string[]): string[] => keys.filter((k) => keep(Number(k.slice(k.lastIndexOf("/") + 1))));
+      expect(changes(mine), rule).toEqual(changes(full));
+      expect(ofRows(rows(plan, rule)), rule).toEqual(ofRows(rows(stateless, rule)));
+    }
     if (cut.has(rule)) {
       seen.cut++;
       expect(mine, rule).toEqual([]);
@@ -261,14 +247,14 @@ describe("a partial plan from what the state holds", () => {
           try {
             const settings: StateSettings = { dir: dir.dir, resyncAfterMs: 30 * 24 * 3_600_000, fullRefresh: false };
             await statefulPlan(sb, rules, sb.store.now(), settings);
-            sb.simulate({ seed, changes });
+            const people = sb.simulate({ seed, changes });
             sb.advanceClock(minutes * 60_000);
             const now = sb.store.now();
             const whole = (await statelessPlan(sb, rules, now)).requests;
             // a steady run asks much less than a stateless one: cut within its first requests
             const made = await partialRun(sb, rules, now, settings, 1 + Math.round(share * whole * 0.3), true);
             if (!made) return;
-            check(made, (await statelessPlan(sb, rules, now)).plan, seen);
+            check(made, (await statelessPlan(sb, rules, now)).plan, seen, { changed: new Set(people.ids) });
           } finally {
             await sb.close();
             await dir.remove();
@@ -283,5 +269,8 @@ describe("a partial plan from what the state holds", () => {
     expect(seen.complete).toBeGreaterThan(0);
     // per rule: complete while another rule of its workflow is partial
     expect(seen.completeBeside).toBeGreaterThan(0);
+    // rules whose bounds moved with the clock, placed at the new `now` from the previous state (and equal, as checked)
+    expect(seen.moved).toBeGreaterThan(0);
+    expect(seen.movedComplete).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -60,6 +60,7 @@ describe("the changes listing of a watcher's poll, taken by the state as its own
     let compared = 0;
     let afterLate = 0;
     let polledRecords = 0;
+    let decidedSlices = 0;
     const round = fc.record({
       changes: fc.integer({ min: 0, max: 4 }),
       matches: fc.integer({ min: 0, max: 2 }),
@@ -112,6 +113,7 @@ describe("the changes listing of a watcher's poll, taken by the state as its own
                 recordSeen: true,
                 listed,
                 explain: (c) => {
+                  if (c.subject.startsWith("changed instances of")) decidedSlices++;
                   if (c.subject !== "changes since the last run") return;
                   if (c.choice === "state" && c.requests === 0) shared++;
                   else listedAgain++;
@@ -162,5 +164,7 @@ describe("the changes listing of a watcher's poll, taken by the state as its own
     // the poll's listing was taken, not only allowed
     expect(shared).toBeGreaterThan(listedAgain);
     expect(polledRecords).toBeGreaterThan(5);
+    // selections' changed slices decided from the poll's elements and the records read (src/state/known.ts)
+    expect(decidedSlices).toBeGreaterThan(5);
   }, 180_000);
 });
