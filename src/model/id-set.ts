@@ -1,6 +1,6 @@
 /**
- * A set of instance ids in typed arrays: open addressing over a `Float64Array` (any safe integer), kept at most half
- * full, ~16 bytes an id where a `Set<number>` takes 20–40 (docs/performance.md, "Memory"). It answers `has`/`add`
+ * A set of instance ids in typed arrays: open addressing over a `Uint32Array` (ids beyond 32 bits, never seen in a
+ * tenant, in a plain `Set` beside it), kept at most half full, ~8 bytes an id where a `Set<number>` takes 20–40 (docs/performance.md, "Memory"). It answers `has`/`add`
  * exactly as a `Set<number>` of whole numbers does (test/model/id-set.test.ts).
  */
 
@@ -17,20 +17,26 @@ export function idHash(id: number, code = -1): number {
   return (h ^ (h >>> 13)) >>> 0;
 }
 
+/** The empty slot of a table of 32-bit ids; this id and any id beyond 32 bits are kept apart, in a plain Set. */
+const EMPTY = 0xffffffff;
+
 export class IdSet {
-  private slots = new Float64Array(16).fill(Number.NaN);
+  // instance ids fit 32 bits in every tenant we know: 4 bytes a slot; the rare other one goes to `far`
+  private slots = new Uint32Array(16).fill(EMPTY);
   private mask = 15;
   private count = 0;
+  private far: Set<number> | undefined;
 
   get size(): number {
-    return this.count;
+    return this.count + (this.far?.size ?? 0);
   }
 
   has(id: number): boolean {
+    if (!(id >= 0 && id < EMPTY)) return this.far?.has(id) === true;
     let s = idHash(id) & this.mask;
     for (;;) {
       const v = this.slots[s] as number;
-      if (v !== v) return false; // an empty slot (NaN)
+      if (v === EMPTY) return false;
       if (v === id) return true;
       s = (s + 1) & this.mask;
     }
@@ -39,10 +45,16 @@ export class IdSet {
   /** Adds the id; false when it was there already. */
   add(id: number): boolean {
     if (!Number.isSafeInteger(id)) throw new RangeError(`not an instance id: ${id}`);
+    if (!(id >= 0 && id < EMPTY)) {
+      this.far ??= new Set();
+      if (this.far.has(id)) return false;
+      this.far.add(id);
+      return true;
+    }
     let s = idHash(id) & this.mask;
     for (;;) {
       const v = this.slots[s] as number;
-      if (v !== v) break;
+      if (v === EMPTY) break;
       if (v === id) return false;
       s = (s + 1) & this.mask;
     }
@@ -54,12 +66,12 @@ export class IdSet {
 
   private rehash(size: number): void {
     const old = this.slots;
-    this.slots = new Float64Array(size).fill(Number.NaN);
+    this.slots = new Uint32Array(size).fill(EMPTY);
     this.mask = size - 1;
     for (const v of old) {
-      if (v !== v) continue;
+      if (v === EMPTY) continue;
       let s = idHash(v) & this.mask;
-      while (!Number.isNaN(this.slots[s] as number)) s = (s + 1) & this.mask;
+      while (this.slots[s] !== EMPTY) s = (s + 1) & this.mask;
       this.slots[s] = v;
     }
   }

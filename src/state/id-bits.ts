@@ -2,20 +2,23 @@
  * What a run with state notes per instance (./client.ts), in typed arrays: per id a byte of marks — answered from the
  * state, read again, and which records of it were written into the next state (by their read flags). A `Set` of ids
  * per mark and a `Set` of `id:flags` strings for the records cost 40–100 bytes an instance at a million instances;
- * here an id costs 9 bytes in a table kept at most three quarters full (docs/performance.md, "A million instances").
+ * here an id costs 5 bytes (a 32-bit id and its byte; an id beyond 32 bits, which no tenant has, in a `Map` beside) in a
+ * table kept at most three quarters full (docs/performance.md, "A million instances").
  */
 import { idHash } from "../model/id-set.js";
 
 /** Ids (any safe integer) → a byte of marks; an id with no mark is not held. */
 export class IdBits {
-  private ids = new Float64Array(1024);
+  // ids that fit 32 bits (every tenant's): 5 bytes a slot; any other id (beyond 32 bits) in `far`
+  private ids = new Uint32Array(1024);
   private marks = new Uint8Array(1024);
   private mask = 1023;
   private count = 0;
+  private far: Map<number, number> | undefined;
 
   /** Distinct ids marked. */
   get size(): number {
-    return this.count;
+    return this.count + (this.far?.size ?? 0);
   }
 
   private slot(id: number): number {
@@ -26,12 +29,20 @@ export class IdBits {
 
   /** The marks of an id (0: none). */
   get(id: number): number {
+    if (!fits(id)) return this.far?.get(id) ?? 0;
     const s = this.slot(id);
     return this.marks[s] === 0 ? 0 : (this.marks[s] as number);
   }
 
   /** Adds marks (a nonzero byte) to an id; whether any of them is new. */
   mark(id: number, bits: number): boolean {
+    if (!fits(id)) {
+      this.far ??= new Map();
+      const had = this.far.get(id) ?? 0;
+      if ((had & bits) === bits) return false;
+      this.far.set(id, had | bits);
+      return true;
+    }
     let s = this.slot(id);
     const had = this.marks[s] as number;
     if ((had & bits) === bits) return false;
@@ -50,7 +61,7 @@ export class IdBits {
   private grow(): void {
     const ids = this.ids;
     const marks = this.marks;
-    this.ids = new Float64Array(ids.length * 2);
+    this.ids = new Uint32Array(ids.length * 2);
     this.marks = new Uint8Array(ids.length * 2);
     this.mask = this.ids.length - 1;
     for (let i = 0; i < ids.length; i++) {
@@ -68,11 +79,17 @@ export class IdBits {
       const m = this.marks[i] as number;
       if (m !== 0) yield [this.ids[i] as number, m];
     }
+    if (this.far) yield* this.far.entries();
   }
 
   get heldBytes(): number {
     return this.ids.byteLength + this.marks.byteLength;
   }
+}
+
+/** Whether an id goes in the 32-bit table (else in `far`). */
+function fits(id: number): boolean {
+  return id >= 0 && id <= 0xffffffff && Number.isInteger(id);
 }
 
 /** The marks of a run's instances (./client.ts). */

@@ -9,10 +9,16 @@ describe("IdSet", () => {
     const rnd = new Prng(seed);
     const set = new Set<number>();
     const ids = new IdSet();
-    // small and large ids, 0, ids beyond 32 bits, many repeats: collisions and growth
+    // small and large ids, 0, ids at and beyond 32 bits (kept apart from the 32-bit table, whose empty slot is
+    // 2 ** 32 - 1), many repeats: collisions and growth
     const pool = rnd.int(10, 5000);
+    const edge = [4294967294, 4294967295, 4294967296, Number.MAX_SAFE_INTEGER];
     for (let k = 0; k < 20_000; k++) {
-      const id = rnd.chance(0.1) ? rnd.int(0, 3) * 4294967296 + rnd.int(0, pool) : rnd.int(0, pool);
+      const id = rnd.chance(0.02)
+        ? (edge[rnd.int(0, edge.length - 1)] as number)
+        : rnd.chance(0.1)
+          ? rnd.int(0, 3) * 4294967296 + rnd.int(0, pool)
+          : rnd.int(0, pool);
       if (rnd.chance(0.5)) expect(ids.add(id)).toBe(!set.has(id));
       else expect(ids.has(id)).toBe(set.has(id));
       set.add(id);
