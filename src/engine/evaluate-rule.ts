@@ -136,13 +136,14 @@ export async function evaluateRule(
     if (!q) return;
     const listing = await runner.listing(q.selection);
     if (needs.record) {
-      const unread = listing.items.filter((i) => !almanac.records.has(i.id)).length;
+      let unread = 0;
+      for (const id of listing.items.ids()) if (!almanac.records.has(id)) unread += 1;
       explainRecordReads(ctx, p, unread, listing.items.length);
     }
     const probes: Array<[number, Set<number>]> = [];
     if (!needs.record) {
       for (const probe of q.probes)
-        probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.map((i) => i.id))]);
+        probes.push([probe.step, new Set((await runner.listing(probe.selection)).items.ids())]);
     }
     const exclusion = ruleExclusion(ctx, p);
     const run: ChunkRun = { exclusion, probes, add: (o) => addOutcome(result, o), drop, release };

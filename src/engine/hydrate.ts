@@ -12,7 +12,8 @@ import type { FieldRef } from "../rules/types.js";
 import { ABSENT, rememberSnapshotValues, rememberValue, type Almanac } from "./almanac.js";
 import { fieldTypeOf } from "../model/values.js";
 import { fieldKey } from "../model/field-values.js";
-import type { InstanceData, InstanceStatus, KnownRecordKeys } from "../actions/instance.js";
+import type { InstanceData, InstanceStatus } from "../actions/instance.js";
+import type { KnownKeys } from "./priority-known.js";
 
 /** The most ids one form-field request carries (form-field pages hold at most 500: docs/service.md, "Limits"). */
 export const FIELD_CHUNK = 500;
@@ -31,7 +32,7 @@ export interface PageNeeds {
   /** read records with step completion times (a rule of the workflow calls a waiting helper: src/engine/waiting.ts) */
   times?: boolean;
   /** record keys learnt from filtered lists instead of reads, by instance */
-  known?: ReadonlyMap<number, KnownRecordKeys>;
+  known?: KnownKeys;
 }
 
 function asStatus(s: string): InstanceStatus {

@@ -4,7 +4,7 @@
  */
 import pLimit from "p-limit";
 import { actionKind } from "../actions/index.js";
-import type { ApiClient, InstanceListItem } from "../api/index.js";
+import type { ApiClient } from "../api/index.js";
 import type { CompiledRule, FieldRef } from "../rules/types.js";
 import { exprRefs, LIST_ELEMENT_KEYS } from "../rules/ast-refs.js";
 import { fieldKey } from "../model/field-values.js";
@@ -65,7 +65,7 @@ export async function prefetchFields(
       needs.push({
         processId: p.needs.processId,
         fields: p.needs.fields,
-        ids: items.map((i) => i.id),
+        ids: items.ids(),
         rule: p.key,
         root,
       });
@@ -88,14 +88,14 @@ export async function prefetchFields(
     );
     const [root] = roots;
     if (roots.size !== 1 || root === undefined) continue;
-    let order: InstanceListItem[];
+    let order: number[];
     try {
-      order = (await runner.listing(root)).items;
+      order = (await runner.listing(root)).items.ids();
     } catch {
       continue;
     }
     const ids = new Set(b.ids);
-    const ordered = order.flatMap((i) => (ids.has(i.id) ? [i.id] : []));
+    const ordered = order.filter((id) => ids.has(id));
     if (ordered.length === b.ids.length) b.ids = ordered;
   }
   const byWorkflow = new Map<number, FieldBatchPlan[]>();

@@ -11,7 +11,8 @@ import { VERSION } from "../model/version.js";
 import { newAlmanac, type Almanac } from "./almanac.js";
 import { assemblePlan, type PlanMeta, type RuleResult } from "./assemble.js";
 import { planBindings } from "./context.js";
-import type { KnownRecordKeys } from "../actions/instance.js";
+import { PriorityKnown } from "./priority-known.js";
+import { IdSet } from "../model/id-set.js";
 import { fieldKey } from "../model/field-values.js";
 import { choosePriority, pagesFor, planQueries, priorityListSelections } from "./query-plan.js";
 import { QueryRunner, queryWords, type RequestChoice } from "./run-queries.js";
@@ -62,7 +63,8 @@ export interface RunPlanOptions {
   /**
    * evaluate a listed selection, the selections filtered from it and every rule over them while it is listed, page
    * by page (./stream-groups.ts, ./stream-group.ts), and drop field values and records once no later rule reads
-   * them; false: every selection listed whole first and every value and record kept.
+   * them, and keep only the ids of a priority list no rule selects; false: every selection listed whole first and
+   * every value and record kept.
    * The same plan and requests either way (test/engine/stream.test.ts); off when an almanac is shared.
    */
   stream?: boolean;
@@ -154,7 +156,9 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     ruleErrors.set(rule.name, { code: "api", rule: rule.name, message: `rule "${rule.name}": ${errorMessage(err)}` });
   };
 
-  // priority from lists where that costs fewer requests than reading the records
+  // priority from lists where that costs fewer requests than reading the records; a list no rule selects is asked
+  // only which instances it holds (its ids kept, ./run-queries.ts), one a rule selects is that rule's listing
+  const onlyPriority = new Set<string>();
   for (const p of planned) {
     const q = plan.rules.get(p.key);
     if (!q?.priorityLists) continue;
@@ -172,10 +176,16 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
         rules: [p.rule.name],
       });
       if (!choice.lists) continue;
-      const known = new Map<number, KnownRecordKeys>(base.items.map((i) => [i.id, { priority: null }]));
+      const known = new PriorityKnown();
+      for (const id of Object.values(q.priorityLists)) if (!plan.selections.has(id)) onlyPriority.add(id);
       for (const sel of priorityListSelections(plan, p.rule.name, runner.selection(q.selection))) {
-        const value = sel.query.priority === "V" ? "V" : "H";
-        for (const i of (await runner.listing(sel.id)).items) if (known.has(i.id)) known.set(i.id, { priority: value });
+        let holds: IdSet;
+        if (lean && onlyPriority.has(sel.id)) holds = await runner.idsOf(sel.id);
+        else {
+          holds = new IdSet();
+          for (const id of (await runner.listing(sel.id)).items.ids()) holds.add(id);
+        }
+        (sel.query.priority === "V" ? known.v : known.h).push(holds);
       }
       p.needs = { ...p.needs, record: false, known };
     } catch (err) {

@@ -9,6 +9,7 @@ import { readAndKeepRecords } from "./hydrate.js";
 import type { ClientFilter, QueryPlan, Selection } from "./query-plan.js";
 import { plural } from "../text/plural.js";
 import { IdSet } from "../model/id-set.js";
+import { ItemTable } from "./item-table.js";
 
 export interface RequestChoice {
   /** what the choice is about: a selection (its query in words), a rule's priority, a field */
@@ -22,8 +23,11 @@ export interface RequestChoice {
 }
 
 export interface Listing {
-  /** the elements this run plans (the shard's share when sharded), in the service's order */
-  items: InstanceListItem[];
+  /**
+   * the elements this run plans (the shard's share when sharded), in the service's order: held for the run in typed
+   * arrays (./item-table.ts), each made again when read
+   */
+  items: ItemTable;
   /** the selection's total as the service counts it (all shards) */
   count: number;
 }
@@ -102,6 +106,7 @@ export function passesFilters(
 export class QueryRunner {
   private readonly listings = new Map<string, Promise<Listing>>();
   private readonly recordsKept = new Map<string, Promise<void>>();
+  private readonly idLists = new Map<string, Promise<IdSet>>();
 
   constructor(
     private readonly client: ApiClient,
@@ -136,16 +141,32 @@ export class QueryRunner {
     return p;
   }
 
+  /**
+   * The ids of a selection no rule selects, only priority lists (./plan-live.ts): listed once whoever asks, page by
+   * page, and only its ids kept, in a typed-array set: a priority list is asked which instances it holds, nothing
+   * else of them. The same requests, warning and explanation as its listing ({@link pages}).
+   */
+  idsOf(id: string): Promise<IdSet> {
+    let p = this.idLists.get(id);
+    if (!p) {
+      p = (async () => {
+        const ids = new IdSet();
+        for await (const page of this.pages(id)) for (const item of page.items) ids.add(item.id);
+        return ids;
+      })();
+      p.catch(() => undefined);
+      this.idLists.set(id, p);
+    }
+    return p;
+  }
+
   /** Reads (once) and keeps the records of a selection's elements, for the filters that need them. */
   keepRecords(id: string): Promise<void> {
     let p = this.recordsKept.get(id);
     if (!p) {
       p = (async () => {
         const { items } = await this.listing(id);
-        await this.keepRecordsOf(
-          this.selection(id).processId,
-          items.map((i) => i.id),
-        );
+        await this.keepRecordsOf(this.selection(id).processId, items.ids());
       })();
       p.catch(() => undefined);
       this.recordsKept.set(id, p);
@@ -172,16 +193,16 @@ export class QueryRunner {
     if (src.kind === "filter") {
       const parent = await this.listing(src.parent);
       if (src.records) await this.keepRecords(src.parent);
-      const items = parent.items.filter((i) => passesFilters(i, src.filters, this.almanac.records.get(i.id)));
+      const items = parent.items.where((i) => passesFilters(i, src.filters, this.almanac.records.get(i.id)));
       return { items, count: items.length };
     }
-    const all: InstanceListItem[] = [];
+    const all = new ItemTable();
     let count = 0;
     for await (const page of this.pages(id)) {
       count = page.count;
       for (const item of page.items) all.push(item);
     }
-    return { items: all, count: Math.max(count, all.length) };
+    return { items: all.sealed(), count: Math.max(count, all.length) };
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
  * Streaming a listed selection with the selections filtered from it and every rule over them (src/engine/stream-group.ts),
  * and dropping field values and records once no later rule reads them, are shortcuts: over many random rule sets and tenants, the plan and the very requests sent are
- * those of listing every selection whole first and keeping every value (`stream: false`).
+ * those of listing every selection whole first and keeping every value (`stream: false`); so are a priority list
+ * kept as its ids alone.
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.js";
@@ -144,12 +145,24 @@ afterEach(async () => {
   sb = undefined;
 });
 
+/** Rules whose priority came from the lists priority=V and priority=H (their ids kept, not their elements). */
+let priorityLists = 0;
+
 async function planWith(s: RunningSandbox, rs: RuleSet, stream: boolean, optOutTag?: string) {
   s.clearRequests();
   const client = createClient({ baseUrl: s.baseUrl, apiKey: "sandbox-admin", rateLimitPerMin: 0 });
   let plan: Plan;
   try {
-    plan = await runPlan({ client, ruleSet: rs, now: NOW, stream, ...(optOutTag ? { optOutTag } : {}) });
+    plan = await runPlan({
+      client,
+      ruleSet: rs,
+      now: NOW,
+      stream,
+      ...(optOutTag ? { optOutTag } : {}),
+      onRequestChoice: (c) => {
+        if (c.choice === "priority lists") priorityLists += 1;
+      },
+    });
   } finally {
     await client.close();
   }
@@ -163,10 +176,12 @@ describe("streamed selections and dropped values plan as whole listings do", () 
   const seeds = Array.from({ length: 30 }, (_, i) => i + 1);
   const coverage = { shared: 0, narrowed: 0, seeds: 0 };
   afterAll(() => {
-    // the seeds streamed groups of several rules and groups with filtered selections, not only single rules
+    // the seeds streamed groups of several rules and groups with filtered selections, not only single rules, and
+    // took priorities from priority lists
     if (coverage.seeds === seeds.length) {
       expect(coverage.shared).toBeGreaterThanOrEqual(5);
       expect(coverage.narrowed).toBeGreaterThanOrEqual(5);
+      expect(priorityLists).toBeGreaterThanOrEqual(5);
     }
   });
   it.each(seeds)("seed %i: the same plan and the same requests", async (seed) => {

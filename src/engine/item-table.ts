@@ -1,0 +1,128 @@
+/**
+ * A listing kept whole for the run (./run-queries.ts), in typed arrays rather than one object and two strings per
+ * element: ids in a `Float64Array`, status and whether a `public_url` is there in a byte, names and URLs as UTF-8 in
+ * one growing byte buffer. An element costs its text plus ~17 bytes where an object with its own name and URL
+ * strings cost ~200 (names with a "—" are two bytes a character as strings); elements are made again, a chunk at a
+ * time, as the engine evaluates them (docs/performance.md, "A million instances"). Each made element equals the one
+ * put in, key for key (test/engine/item-table.test.ts).
+ */
+import type { InstanceListItem } from "../api/index.js";
+
+const STATUS = ["running", "completed", "aborted"] as const;
+const STATUS_CODE: Record<string, number> = { running: 0, completed: 1, aborted: 2 };
+/** the URL's kind, in bits 2–3 of an element's flag byte: absent, null, a string */
+const URL_NONE = 0;
+const URL_NULL = 4;
+const URL_TEXT = 8;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export class ItemTable implements Iterable<InstanceListItem> {
+  private idCol = new Float64Array(64);
+  private flags = new Uint8Array(64);
+  /** per element, where its name ends and where its URL ends in `text` (the name starts where the last URL ended) */
+  private ends = new Uint32Array(128);
+  private text = new Uint8Array(4096);
+  private used = 0;
+  private n = 0;
+
+  get length(): number {
+    return this.n;
+  }
+
+  /** The id of the element at `at`. */
+  id(at: number): number {
+    return this.idCol[at] as number;
+  }
+
+  push(item: InstanceListItem): void {
+    if (this.n >= this.idCol.length) this.grow();
+    const at = this.n;
+    this.idCol[at] = item.id;
+    const url = item.public_url;
+    this.flags[at] =
+      (STATUS_CODE[item.status] ?? 0) | (url === undefined ? URL_NONE : url === null ? URL_NULL : URL_TEXT);
+    this.write(item.name);
+    this.ends[2 * at] = this.used;
+    if (typeof url === "string") this.write(url);
+    this.ends[2 * at + 1] = this.used;
+    this.n += 1;
+  }
+
+  /** The element at `at`, made again: `{id, name, status, public_url?}` as it was put in. */
+  at(at: number): InstanceListItem {
+    const start = at === 0 ? 0 : (this.ends[2 * at - 1] as number);
+    const nameEnd = this.ends[2 * at] as number;
+    const f = this.flags[at] as number;
+    const kind = f & 12;
+    const item: InstanceListItem = {
+      id: this.idCol[at] as number,
+      name: decoder.decode(this.text.subarray(start, nameEnd)),
+      status: STATUS[f & 3] ?? "running",
+    };
+    if (kind === URL_NULL) item.public_url = null;
+    else if (kind === URL_TEXT)
+      item.public_url = decoder.decode(this.text.subarray(nameEnd, this.ends[2 * at + 1] as number));
+    return item;
+  }
+
+  /** The elements from `start` up to `end` (not included), as `Array.prototype.slice` gives them. */
+  slice(start: number, end = this.n): InstanceListItem[] {
+    const out: InstanceListItem[] = [];
+    for (let at = Math.max(0, start); at < Math.min(end, this.n); at++) out.push(this.at(at));
+    return out;
+  }
+
+  /** Every id, in order. */
+  ids(): number[] {
+    return Array.from(this.idCol.subarray(0, this.n));
+  }
+
+  /** The elements that pass, in order, in a table of their own. */
+  where(keep: (item: InstanceListItem) => boolean): ItemTable {
+    const out = new ItemTable();
+    for (let at = 0; at < this.n; at++) {
+      const item = this.at(at);
+      if (keep(item)) out.push(item);
+    }
+    return out.sealed();
+  }
+
+  /** This table with no room to grow: once complete, it is held for the run at its size, not up to twice that. */
+  sealed(): this {
+    this.idCol = this.idCol.slice(0, this.n);
+    this.flags = this.flags.slice(0, this.n);
+    this.ends = this.ends.slice(0, 2 * this.n);
+    this.text = this.text.slice(0, this.used);
+    return this;
+  }
+
+  *[Symbol.iterator](): Iterator<InstanceListItem> {
+    for (let at = 0; at < this.n; at++) yield this.at(at);
+  }
+
+  private write(s: string): void {
+    // a UTF-8 character is at most 3 bytes a UTF-16 unit
+    const need = this.used + s.length * 3;
+    if (need > this.text.length) {
+      const next = new Uint8Array(Math.max(need, this.text.length * 2, 4096));
+      next.set(this.text.subarray(0, this.used));
+      this.text = next;
+    }
+    this.used += encoder.encodeInto(s, this.text.subarray(this.used)).written;
+  }
+
+  private grow(): void {
+    const size = Math.max(64, this.idCol.length * 2);
+    const ids = new Float64Array(size);
+    ids.set(this.idCol);
+    this.idCol = ids;
+    const flags = new Uint8Array(size);
+    flags.set(this.flags);
+    this.flags = flags;
+    const ends = new Uint32Array(size * 2);
+    ends.set(this.ends);
+    this.ends = ends;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * A listing held in typed arrays (src/engine/item-table.ts) gives back, element for element and key for key, the
+ * elements put in: over many random listings with names in any script (empty, "—", emoji), URLs absent, null or
+ * present, and the three statuses.
+ */
+import { describe, expect, it } from "vitest";
+import { ItemTable } from "../../src/engine/item-table.js";
+import { PriorityKnown } from "../../src/engine/priority-known.js";
+import { IdSet } from "../../src/model/id-set.js";
+import { Prng } from "../../src/sandbox/prng.js";
+import type { InstanceListItem } from "../../src/api/index.js";
+
+const PIECES = ["Expense claim #", "—", " Lena Tanaka", "é", "日本", "😀", "", "a", " ", "\u0000", "Ω"];
+
+function randomItem(rnd: Prng, id: number): InstanceListItem {
+  const name = Array.from({ length: rnd.int(0, 6) }, () => rnd.pick(PIECES)).join("");
+  const item: InstanceListItem = { id, name, status: rnd.pick(["running", "completed", "aborted"] as const) };
+  const url = rnd.pick(["absent", "null", "text", "empty"]);
+  if (url === "null") item.public_url = null;
+  else if (url === "text") item.public_url = `https://svc.example/track/${rnd.int(0, 1e9).toString(36)}—${id}`;
+  else if (url === "empty") item.public_url = "";
+  return item;
+}
+
+describe("ItemTable holds a listing as its elements", () => {
+  it.each(Array.from({ length: 30 }, (_, i) => i + 1))("seed %i: the same elements back", (seed) => {
+    const rnd = new Prng(seed);
+    const n = rnd.int(0, 3000);
+    const items = Array.from({ length: n }, (_, i) => randomItem(rnd, rnd.chance(0.5) ? i + 1 : rnd.int(1, 2 ** 52)));
+    const table = new ItemTable();
+    for (const item of items) table.push(item);
+    // part of the assertions before sealing, part after: both states answer alike
+    expect(table.length).toBe(n);
+    expect(table.slice(0, 7)).toEqual(items.slice(0, 7));
+    table.sealed();
+    expect([...table]).toEqual(items);
+    expect(table.ids()).toEqual(items.map((i) => i.id));
+    const a = rnd.int(0, n);
+    const b = rnd.int(0, n + 5);
+    expect(table.slice(a, b)).toEqual(items.slice(a, b));
+    for (let k = 0; k < 20 && n > 0; k++) {
+      const at = rnd.int(0, n - 1);
+      expect(table.at(at)).toEqual(items[at]);
+      expect(table.id(at)).toBe(items[at]?.id);
+    }
+    const keep = (i: InstanceListItem): boolean => i.status !== "completed" && i.name.length % 2 === 0;
+    expect([...table.where(keep)]).toEqual(items.filter(keep));
+    // a key absent stays absent (a plan compares elements key for key)
+    for (const [at, item] of items.entries())
+      if (!("public_url" in item)) expect("public_url" in table.at(at)).toBe(false);
+  });
+});
+
+describe("PriorityKnown answers as the map of priorities it replaces", () => {
+  it.each(Array.from({ length: 10 }, (_, i) => i + 1))("seed %i", (seed) => {
+    const rnd = new Prng(seed * 31);
+    const base = Array.from({ length: rnd.int(0, 2000) }, () => rnd.int(1, 5000));
+    const v = base.filter(() => rnd.chance(0.2)).concat([rnd.int(1, 9000)]);
+    const h = base.filter(() => rnd.chance(0.2)).concat(v.filter(() => rnd.chance(0.1)));
+    // the map as it was built: every base id Regular, then V's, then H's (a later list wins)
+    const map = new Map<number, { priority: string | null }>(base.map((id) => [id, { priority: null }]));
+    for (const [value, ids] of [
+      ["V", v],
+      ["H", h],
+    ] as const)
+      for (const id of ids) if (map.has(id)) map.set(id, { priority: value });
+    const known = new PriorityKnown();
+    // each list's ids in one or two sets (two rules' lists over one selection)
+    for (const [ids, into] of [
+      [v, known.v],
+      [h, known.h],
+    ] as const) {
+      const sets = [new IdSet(), new IdSet()];
+      for (const id of ids) sets[rnd.int(0, 1)]?.add(id);
+      into.push(...sets);
+    }
+    for (const id of base) expect(known.get(id)).toEqual(map.get(id));
+  });
+});
