@@ -18,6 +18,26 @@ import {
   type StateSettings,
 } from "../../src/state/index.js";
 
+/**
+ * The busy watcher's two rules (the approval of small claims, the flag of large orders): rule entries for a
+ * `rules:` list, shared by the tests of what a watcher's cycle asks.
+ */
+export const BUSY_RULES = `  - name: approve-small
+    workflow: 1042
+    fields: { amount: { step: 20111, action: 50222 }, currency: { step: 20111, action: 50223 } }
+    select: { status: [running], active_step_id: 20111, tags: [expenses] }
+    when: fields.amount < 100 and fields.currency = "EUR"
+    actions:
+      - complete_step: { step: 20111, inputs: [ { action: 50230, value: { inputValue: "Approved" } } ] }
+  - name: flag-large
+    workflow: 1044
+    fields: { quantity: { step: 20130, action: 50261 }, price: { step: 20130, action: 50262 } }
+    select: { status: [running], active_step_id: 20131 }
+    when: fields.quantity * fields.price > 5000
+    actions:
+      - save_step: { step: 20131, inputs: [ { action: 50264, value: { inputValue: "Large order" } } ] }
+`;
+
 export async function tempDir(prefix = "flowrules-state-"): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };

@@ -16,7 +16,7 @@ import { openRunState, readInFull, type ListedChanges, type StateSettings } from
 import { CENSUS_QUERY } from "../../src/state/back.js";
 import { newestUpdate, pollWorkflow } from "../../src/watch/poll.js";
 import { rulesFromYaml } from "../helpers/rules.js";
-import { client, comparable, statelessPlan, tempDir } from "./helpers.js";
+import { client, comparable, statelessPlan, tempDir, BUSY_RULES } from "./helpers.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 const MINUTE = 60_000;
@@ -24,21 +24,7 @@ const WORKFLOWS = [1042, 1044, 1045];
 
 const RULES = `version: 1
 rules:
-  - name: approve-small
-    workflow: 1042
-    fields: { amount: { step: 20111, action: 50222 }, currency: { step: 20111, action: 50223 } }
-    select: { status: [running], active_step_id: 20111, tags: [expenses] }
-    when: fields.amount < 100 and fields.currency = "EUR"
-    actions:
-      - complete_step: { step: 20111, inputs: [ { action: 50230, value: { inputValue: "Approved" } } ] }
-  - name: flag-large
-    workflow: 1044
-    fields: { quantity: { step: 20130, action: 50261 }, price: { step: 20130, action: 50262 } }
-    select: { status: [running], active_step_id: 20131 }
-    when: fields.quantity * fields.price > 5000
-    actions:
-      - save_step: { step: 20131, inputs: [ { action: 50264, value: { inputValue: "Large order" } } ] }
-  - name: fast-track-access
+${BUSY_RULES}  - name: fast-track-access
     workflow: 1045
     select: { status: [running], tags: [fast-track] }
     actions:
