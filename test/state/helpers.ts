@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type ApiClient } from "../../src/api/index.js";
 import { mutatingKind } from "../../src/actions/index.js";
+import { newestUpdate, pollWorkflow } from "../../src/watch/poll.js";
 import { runPlan } from "../../src/engine/plan-live.js";
 import type { Plan } from "../../src/plan/types.js";
 import type { RuleSet } from "../../src/rules/types.js";
@@ -37,6 +38,60 @@ export const BUSY_RULES = `  - name: approve-small
     actions:
       - save_step: { step: 20131, inputs: [ { action: 50264, value: { inputValue: "Large order" } } ] }
 `;
+
+/** One workflow's changes listing as a watcher's poll hands it to the state. */
+type Listed = ListedChanges extends ReadonlyMap<number, infer L> ? L : never;
+
+/**
+ * A watcher's polls of these workflows as its loop asks them (src/watch/poll.ts): the bookmarks (each workflow's
+ * newest update) first, then after each cycle every workflow's poll from when the next run lists changes (the
+ * state's `changesFrom`), the bookmarks moved on; what the polls listed, for the next run to take.
+ */
+export async function watcherPolls(
+  poller: ApiClient,
+  workflows: readonly number[],
+): Promise<{ poll(from: ReadonlyMap<number, string>): Promise<Map<number, Listed>> }> {
+  const bookmarks = new Map<number, string>();
+  for (const pid of workflows) {
+    const newest = await newestUpdate(poller, pid, undefined);
+    if (newest) bookmarks.set(pid, newest.last_updated_time);
+  }
+  return {
+    async poll(from) {
+      const listed = new Map<number, Listed>();
+      for (const pid of workflows) {
+        const got = await pollWorkflow(poller, pid, bookmarks.get(pid), undefined, from.get(pid));
+        if (got.listed) listed.set(pid, got.listed);
+        if (got.newest) bookmarks.set(pid, got.newest.last_updated_time);
+      }
+      return listed;
+    },
+  };
+}
+
+type RunContext = Parameters<typeof openRunState>[1];
+
+/**
+ * A run's state opened as the CLI opens it, with the sandbox's administrator key and version "test"; warnings
+ * dropped unless `more.warn` takes them.
+ */
+export function openTestRun(
+  settings: StateSettings,
+  baseUrl: string,
+  now: Date,
+  rules: RunContext["rules"],
+  more: Partial<RunContext> = {},
+): ReturnType<typeof openRunState> {
+  return openRunState(settings, {
+    baseUrl,
+    apiKey: "sandbox-admin",
+    now,
+    rules,
+    version: "test",
+    warn: () => undefined,
+    ...more,
+  });
+}
 
 export async function tempDir(prefix = "flowrules-state-"): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
@@ -123,12 +178,7 @@ export async function statefulPlan(
   const warnings: string[] = [];
   try {
     const explain = options.explain ? { explain: options.explain } : {};
-    const run = await openRunState(settings, {
-      baseUrl: c.baseUrl,
-      apiKey: "sandbox-admin",
-      now,
-      rules: ruleSet.rules,
-      version: "test",
+    const run = await openTestRun(settings, c.baseUrl, now, ruleSet.rules, {
       warn: (m) => warnings.push(m),
       ...explain,
       ...(options.listed ? { listed: options.listed } : {}),

@@ -12,10 +12,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ApiClient, InstanceListItem, InstanceListQuery } from "../../src/api/index.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
-import { openRunState, type StateSettings } from "../../src/state/index.js";
+import { type StateSettings } from "../../src/state/index.js";
 import { STATE_FILE } from "../../src/state/schema.js";
 import { tempDir } from "../helpers/temp.js";
-import { client } from "./helpers.js";
+import { client, openTestRun } from "./helpers.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 const MINUTE = 60_000;
@@ -71,14 +71,7 @@ async function statefulAnswers(
   const c = client(sb);
   const warnings: string[] = [];
   try {
-    const run = await openRunState(settings, {
-      baseUrl: c.baseUrl,
-      apiKey: "sandbox-admin",
-      now: sb.store.now(),
-      rules: [],
-      version: "test",
-      warn: (m) => warnings.push(m),
-    });
+    const run = await openTestRun(settings, c.baseUrl, sb.store.now(), [], { warn: (m) => warnings.push(m) });
     try {
       const wrapped = run.wrap(c);
       const answers: Answer[][] = [];

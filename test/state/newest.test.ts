@@ -12,11 +12,10 @@ import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import type { ApiClient } from "../../src/api/index.js";
 import { runPlan } from "../../src/engine/plan-live.js";
 import type { RuleSet } from "../../src/rules/types.js";
-import { openRunState, readInFull, type ListedChanges, type StateSettings } from "../../src/state/index.js";
+import { readInFull, type ListedChanges, type StateSettings } from "../../src/state/index.js";
 import { CENSUS_QUERY } from "../../src/state/back.js";
-import { newestUpdate, pollWorkflow } from "../../src/watch/poll.js";
 import { rulesFromYaml } from "../helpers/rules.js";
-import { client, comparable, statelessPlan, tempDir, BUSY_RULES } from "./helpers.js";
+import { client, comparable, statelessPlan, openTestRun, tempDir, BUSY_RULES, watcherPolls } from "./helpers.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 const MINUTE = 60_000;
@@ -64,12 +63,7 @@ async function run(
   const c = client(sb);
   const warnings: string[] = [];
   try {
-    const state = await openRunState(settings, {
-      baseUrl: c.baseUrl,
-      apiKey: "sandbox-admin",
-      now,
-      rules: rules.rules,
-      version: "test",
+    const state = await openTestRun(settings, c.baseUrl, now, rules.rules, {
       warn: (m) => warnings.push(m),
       explain: (e) => {
         if (e.subject.startsWith("the newest started instance")) onHeld();
@@ -124,11 +118,7 @@ describe("the structure probe's answer kept while other instances changed", () =
             const settings = { dir: dir.dir, resyncAfterMs: 30 * 24 * 60 * MINUTE, fullRefresh: false };
             // per workflow, from when the next run lists changes (the watcher's first poll lists from there)
             let from = (await run(sb, rules, sb.store.now(), settings, new Map(), () => undefined)).changesFrom;
-            const bookmarks = new Map<number, string>();
-            for (const pid of WORKFLOWS) {
-              const newest = await newestUpdate(poller, pid, undefined);
-              if (newest) bookmarks.set(pid, newest.last_updated_time);
-            }
+            const polls = await watcherPolls(poller, WORKFLOWS);
             for (const [n, r] of rounds.entries()) {
               const before = new Map(WORKFLOWS.map((pid) => [pid, sb.store.list(pid).length]));
               sb.simulate({ seed: seed + n, changes: r.changes, kinds: ["edit-value", "edit-tags", "complete-step"] });
@@ -145,12 +135,7 @@ describe("the structure probe's answer kept while other instances changed", () =
               // started in a workflow the census does not answer (the census's is the largest)
               for (const pid of WORKFLOWS.slice(1)) if (sb.store.list(pid).length !== before.get(pid)) newer++;
               sb.advanceClock(r.minutes * MINUTE);
-              const listed = new Map<number, ListedChanges extends ReadonlyMap<number, infer L> ? L : never>();
-              for (const pid of WORKFLOWS) {
-                const got = await pollWorkflow(poller, pid, bookmarks.get(pid), undefined, from.get(pid));
-                if (got.listed) listed.set(pid, got.listed);
-                if (got.newest) bookmarks.set(pid, got.newest.last_updated_time);
-              }
+              const listed = await polls.poll(from);
               const now = sb.store.now();
               const stateless = await statelessPlan(sb, rules, now, { recordSeen: true });
               const stateful = await run(sb, rules, now, settings, listed, () => held++);

@@ -18,8 +18,8 @@ import type { Plan } from "../../src/plan/types.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import { rulesFromYaml } from "../helpers/rules.js";
 import { cleanUp } from "../helpers/temp.js";
-import { statefulPlan, statelessPlan, tempDir } from "./helpers.js";
-import { partialRun } from "./partial-run.js";
+import { statelessPlan, tempDir } from "./helpers.js";
+import { steadyCutRun } from "./partial-run.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 
@@ -113,12 +113,7 @@ describe("a partial plan places selections whose bounds moved with the clock", (
           const dir = await tempDir();
           try {
             const settings: StateSettings = { dir: dir.dir, resyncAfterMs: 30 * 24 * 3_600_000, fullRefresh: false };
-            await statefulPlan(sb, rules, sb.store.now(), settings);
-            const people = sb.simulate({ seed, changes });
-            sb.advanceClock(minutes * 60_000);
-            const now = sb.store.now();
-            const whole = (await statelessPlan(sb, rules, now)).requests;
-            const made = await partialRun(sb, rules, now, settings, 1 + Math.round(share * whole * 0.3), true);
+            const { made, now, people } = await steadyCutRun(sb, rules, settings, { seed, changes, minutes, share });
             if (!made) return;
             const stateless = (await statelessPlan(sb, rules, now)).plan;
             const p = made.plan.partial;

@@ -19,8 +19,8 @@ import type { Plan } from "../../src/plan/types.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import { fixtureText, rulesFromYaml } from "../helpers/rules.js";
 import { cleanUp } from "../helpers/temp.js";
-import { statefulPlan, statelessPlan, tempDir } from "./helpers.js";
-import { partialRun } from "./partial-run.js";
+import { statelessPlan, tempDir } from "./helpers.js";
+import { partialRun, steadyCutRun } from "./partial-run.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 /**
@@ -246,13 +246,7 @@ describe("a partial plan from what the state holds", () => {
           const dir = await tempDir();
           try {
             const settings: StateSettings = { dir: dir.dir, resyncAfterMs: 30 * 24 * 3_600_000, fullRefresh: false };
-            await statefulPlan(sb, rules, sb.store.now(), settings);
-            const people = sb.simulate({ seed, changes });
-            sb.advanceClock(minutes * 60_000);
-            const now = sb.store.now();
-            const whole = (await statelessPlan(sb, rules, now)).requests;
-            // a steady run asks much less than a stateless one: cut within its first requests
-            const made = await partialRun(sb, rules, now, settings, 1 + Math.round(share * whole * 0.3), true);
+            const { made, now, people } = await steadyCutRun(sb, rules, settings, { seed, changes, minutes, share });
             if (!made) return;
             check(made, (await statelessPlan(sb, rules, now)).plan, seen, { changed: new Set(people.ids) });
           } finally {

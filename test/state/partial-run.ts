@@ -3,12 +3,12 @@
  * (the partial-plan property tests: test/state/partial-property.test.ts, test/state/partial-moved.test.ts).
  */
 import { runPlan } from "../../src/engine/plan-live.js";
-import type { RunningSandbox } from "../../src/sandbox/index.js";
-import { HeldMemo, openRunState, type StateSettings } from "../../src/state/index.js";
+import type { PeopleResult, RunningSandbox } from "../../src/sandbox/index.js";
+import { HeldMemo, type StateSettings } from "../../src/state/index.js";
 import { partialPlan } from "../../src/commands/partial-plan.js";
 import type { Plan } from "../../src/plan/types.js";
 import type { RuleSet } from "../../src/rules/types.js";
-import { cutClient } from "./helpers.js";
+import { cutClient, openTestRun, statefulPlan, statelessPlan } from "./helpers.js";
 
 /** A run of `plan --state --max-duration … --partial` cut after `after` requests; the partial plan, or none. */
 export async function partialRun(
@@ -21,14 +21,7 @@ export async function partialRun(
 ): Promise<{ plan: Plan; cut: string[] } | undefined> {
   const { client: c, stop } = cutClient(sb, after);
   try {
-    const run = await openRunState(settings, {
-      baseUrl: c.baseUrl,
-      apiKey: "sandbox-admin",
-      now,
-      rules: ruleSet.rules,
-      version: "test",
-      warn: () => undefined,
-    });
+    const run = await openTestRun(settings, c.baseUrl, now, ruleSet.rules);
     try {
       const memo = new HeldMemo(run.wrap(c));
       const plan = await runPlan({ client: memo, ruleSet, now, optOutTag: "no-automation" });
@@ -57,4 +50,24 @@ export async function partialRun(
   } finally {
     await c.close();
   }
+}
+
+/**
+ * A steady run cut after people's work: a complete first sync, `changes` instances changed, the clock moved by
+ * `minutes`, then a run cut within its first requests (a steady run asks much less than a stateless one: cut within
+ * `share` of 30 % of a stateless run's); the partial plan (or none), the run's `now` and who changed.
+ */
+export async function steadyCutRun(
+  sb: RunningSandbox,
+  ruleSet: RuleSet,
+  settings: StateSettings,
+  o: { seed: number; changes: number; minutes: number; share: number },
+): Promise<{ made: { plan: Plan; cut: string[] } | undefined; now: Date; people: PeopleResult }> {
+  await statefulPlan(sb, ruleSet, sb.store.now(), settings);
+  const people = sb.simulate({ seed: o.seed, changes: o.changes });
+  sb.advanceClock(o.minutes * 60_000);
+  const now = sb.store.now();
+  const whole = (await statelessPlan(sb, ruleSet, now)).requests;
+  const made = await partialRun(sb, ruleSet, now, settings, 1 + Math.round(o.share * whole * 0.3), true);
+  return { made, now, people };
 }

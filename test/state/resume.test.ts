@@ -13,10 +13,10 @@ import { createClient } from "../../src/api/index.js";
 import { runPlan } from "../../src/engine/plan-live.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { Prng } from "../../src/sandbox/prng.js";
-import { openRunState, STATE_FILE, type StateSettings } from "../../src/state/index.js";
+import { STATE_FILE, type StateSettings } from "../../src/state/index.js";
 import type { RuleSet } from "../../src/rules/types.js";
 import { fixtureRules } from "../helpers/rules.js";
-import { comparable, cutClient, statefulPlan, statelessPlan, tempDir } from "./helpers.js";
+import { comparable, cutClient, openTestRun, statefulPlan, statelessPlan, tempDir } from "./helpers.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 const rules = fixtureRules("state-equality");
@@ -44,14 +44,7 @@ async function cutRun(
 ): Promise<{ cut: boolean; requests: number }> {
   const { client: c, stop } = cutClient(sb, after);
   try {
-    const run = await openRunState(settings, {
-      baseUrl: c.baseUrl,
-      apiKey: "sandbox-admin",
-      now,
-      rules: ruleSet.rules,
-      version: "test",
-      warn: () => undefined,
-    });
+    const run = await openTestRun(settings, c.baseUrl, now, ruleSet.rules);
     let finished = false;
     try {
       const plan = await runPlan({ client: run.wrap(c), ruleSet, now, optOutTag: "no-automation" });
@@ -175,14 +168,7 @@ describe("a first sync cut and resumed plans what a stateless run plans", () => 
     cleanups.push(() => c.close());
     // the resync-after of an hour does not throw away a partial sync two hours old
     sb.advanceClock(2 * 3_600_000);
-    const run = await openRunState(settings, {
-      baseUrl: c.baseUrl,
-      apiKey: "sandbox-admin",
-      now: sb.store.now(),
-      rules: rules.rules,
-      version: "test",
-      warn: () => undefined,
-    });
+    const run = await openTestRun(settings, c.baseUrl, sb.store.now(), rules.rules);
     try {
       expect(run.partial).toBeDefined();
       expect(run.partial?.synced).toBeGreaterThan(0);

@@ -9,11 +9,18 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import type { RuleSet } from "../../src/rules/types.js";
-import type { ListedChanges } from "../../src/state/index.js";
-import { newestUpdate, pollWorkflow } from "../../src/watch/poll.js";
 import { Prng } from "../../src/sandbox/prng.js";
 import { rulesFromYaml } from "../helpers/rules.js";
-import { client, comparable, sendChanges, statefulPlan, statelessPlan, tempDir, BUSY_RULES } from "./helpers.js";
+import {
+  client,
+  comparable,
+  sendChanges,
+  statefulPlan,
+  statelessPlan,
+  tempDir,
+  BUSY_RULES,
+  watcherPolls,
+} from "./helpers.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 const MINUTE = 60_000;
@@ -70,23 +77,14 @@ describe("the changes listing of a watcher's poll, taken by the state as its own
             const settings = { dir: dir.dir, resyncAfterMs: 30 * 24 * 60 * MINUTE, fullRefresh: false };
             let from = (await statefulPlan(sb, rules, sb.store.now(), settings, { recordSeen: true })).changesFrom;
             expect(from.size).toBe(WORKFLOWS.length);
-            const bookmarks = new Map<number, string>();
-            for (const pid of WORKFLOWS) {
-              const newest = await newestUpdate(poller, pid, undefined);
-              if (newest) bookmarks.set(pid, newest.last_updated_time);
-            }
+            const polls = await watcherPolls(poller, WORKFLOWS);
             let lateBefore = false;
             for (const [n, r] of rounds.entries()) {
               sb.simulate({ seed: seed + n, changes: r.changes, kinds: ["edit-value", "edit-tags", "complete-step"] });
               for (let k = 0; k < r.matches; k++) makeMatch(sb, random);
               sb.advanceClock(r.minutes * MINUTE);
               // the poll, as the watcher's loop asks it after a cycle
-              const listed = new Map<number, ListedChanges extends ReadonlyMap<number, infer L> ? L : never>();
-              for (const pid of WORKFLOWS) {
-                const got = await pollWorkflow(poller, pid, bookmarks.get(pid), undefined, from.get(pid));
-                if (got.listed) listed.set(pid, got.listed);
-                if (got.newest) bookmarks.set(pid, got.newest.last_updated_time);
-              }
+              const listed = await polls.poll(from);
               if (r.late > 0) {
                 sb.simulate({ seed: seed + 1000 + n, changes: r.late, kinds: ["edit-value", "edit-tags"] });
                 makeMatch(sb, random);

@@ -7,10 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { runPlan } from "../../src/engine/plan-live.js";
 import { startSandbox } from "../../src/sandbox/index.js";
-import { openRunState } from "../../src/state/index.js";
 import type { StateClient } from "../../src/state/client.js";
 import { rulesFromYaml } from "../helpers/rules.js";
-import { client, comparable, statefulPlan, statelessPlan, tempDir } from "./helpers.js";
+import { client, comparable, openTestRun, statefulPlan, statelessPlan, tempDir } from "./helpers.js";
 
 const START = new Date("2026-06-15T12:00:00.000Z");
 
@@ -34,14 +33,7 @@ describe("records with values held by a run", () => {
       await statefulPlan(sb, rules, sb.store.now(), settings);
       sb.advanceClock(60_000);
       const now = sb.store.now();
-      const run = await openRunState(settings, {
-        baseUrl: sb.baseUrl,
-        apiKey: "sandbox-admin",
-        now,
-        rules: rules.rules,
-        version: "test",
-        warn: () => undefined,
-      });
+      const run = await openTestRun(settings, sb.baseUrl, now, rules.rules);
       try {
         const wrapped = run.wrap(client(sb));
         const plan = await runPlan({ client: wrapped, ruleSet: rules, now, optOutTag: "no-automation" });
