@@ -1,9 +1,12 @@
 /**
  * One field's values by instance id, in typed arrays instead of a `Map` of value objects (docs/performance.md,
- * "Memory"): open addressing over the ids (the hash of src/model/id-set.ts), a number input (`{inputValue: n}`, the
- * most common value) kept as the number, a date (`{date}`) as its time, any other value as its JSON text, once per
- * distinct text (a radio choice, a checklist) and counted, so a text no instance holds any more goes. `get` answers
- * as the `Map` did: an equal value, rebuilt (`ABSENT` for "read, and no value"; test/engine/value-table.test.ts).
+ * "Memory", "A million instances"): open addressing over the ids (the hash of src/model/id-set.ts), 9 bytes a slot
+ * kept up to three quarters full: a 32-bit id, a kind byte and 4 bytes of value. A number input (`{inputValue: n}`,
+ * the most common value) whose hundredths are a whole 32-bit number (a count, an amount in cents) is kept as those;
+ * any other number and a date's time (`{date}`) as a double in a side column; any other value as its JSON text, once
+ * per distinct text (a radio choice, a checklist) and counted, so a text no instance holds any more goes. Ids beyond
+ * 32 bits (which no tenant has) are kept apart in a `Map`. The table shrinks as its ids are deleted. `get` answers as
+ * the `Map` did: an equal value, rebuilt (`ABSENT` for "read, and no value"; test/engine/value-table.test.ts).
  */
 import { idHash } from "../model/id-set.js";
 
@@ -12,101 +15,113 @@ export const ABSENT: unique symbol = Symbol("absent");
 
 const EMPTY = 0;
 const NONE = 1;
-const NUMBER = 2;
-const DATE = 3;
-const TEXT = 4;
+/** a number input n with n * 100 a whole 32-bit number k: kept as k, read back as k / 100 (checked exact) */
+const CENTS = 2;
+/** any other number input: its double in `wide` */
+const NUMBER = 3;
+/** a date: its time in `wide` */
+const DATE = 4;
+const TEXT = 5;
+
+/** A value as kept: its kind and its 32-bit word (hundredths, or the index of a double or of a text). */
+interface Far {
+  kind: number;
+  word: number;
+}
 
 export class ValueTable {
-  private ids = new Float64Array(16).fill(Number.NaN);
+  private ids = new Uint32Array(16);
+  /** 0 for an empty slot */
   private kinds = new Uint8Array(16);
-  /** the number of a number input, the time of a date, or the index of a text */
-  private nums = new Float64Array(16);
+  private words = new Int32Array(16);
   private mask = 15;
   private count = 0;
+  /** ids that do not fit 32 bits (or are negative) */
+  private far: Map<number, Far> | undefined;
+  /** doubles of the NUMBER and DATE kinds, by index; freed indexes are used again */
+  private wide = new Float64Array(0);
+  private wideUsed = 0;
+  private readonly wideFree: number[] = [];
   private readonly texts: string[] = [];
   private readonly uses: number[] = [];
   private readonly byText = new Map<string, number>();
   private readonly free: number[] = [];
 
   get size(): number {
-    return this.count;
+    return this.count + (this.far?.size ?? 0);
   }
 
   private slotOf(id: number): number {
     let s = idHash(id) & this.mask;
-    for (;;) {
-      const v = this.ids[s] as number;
-      if (v !== v || v === id) return s;
-      s = (s + 1) & this.mask;
-    }
+    while (this.kinds[s] !== EMPTY && this.ids[s] !== id) s = (s + 1) & this.mask;
+    return s;
   }
 
   has(id: number): boolean {
-    return this.ids[this.slotOf(id)] === id;
+    if (!fits(id)) return this.far?.has(id) === true;
+    return this.kinds[this.slotOf(id)] !== EMPTY;
   }
 
   get(id: number): unknown {
+    if (!fits(id)) {
+      const f = this.far?.get(id);
+      return f === undefined ? undefined : this.value(f.kind, f.word);
+    }
     const s = this.slotOf(id);
-    if (this.ids[s] !== id) return undefined;
-    const kind = this.kinds[s];
-    if (kind === NONE) return ABSENT;
-    if (kind === NUMBER) return { inputValue: this.nums[s] };
-    if (kind === DATE) return { date: new Date(this.nums[s] as number).toISOString() };
-    return JSON.parse(this.texts[this.nums[s] as number] as string) as unknown;
+    const kind = this.kinds[s] as number;
+    return kind === EMPTY ? undefined : this.value(kind, this.words[s] as number);
   }
 
   /** Stores the value (`ABSENT`, undefined or null: no value). */
   set(id: number, value: unknown): void {
     if (!Number.isSafeInteger(id)) throw new RangeError(`not an instance id: ${id}`);
+    if (!fits(id)) {
+      this.far ??= new Map();
+      const had = this.far.get(id);
+      if (had) this.release(had.kind, had.word);
+      this.far.set(id, this.encode(value));
+      return;
+    }
     let s = this.slotOf(id);
-    if (this.ids[s] === id) this.release(s);
+    if (this.kinds[s] !== EMPTY) this.release(this.kinds[s] as number, this.words[s] as number);
     else {
-      this.ids[s] = id;
-      this.count += 1;
-      if (this.count * 2 > this.ids.length) {
+      if ((this.count + 1) * 4 > this.ids.length * 3) {
         this.rehash(this.ids.length * 2);
         s = this.slotOf(id);
       }
+      this.ids[s] = id;
+      this.count += 1;
     }
-    if (value === ABSENT || value === undefined || value === null) {
-      this.kinds[s] = NONE;
-      return;
-    }
-    const n = numberInput(value);
-    if (n !== undefined) {
-      this.kinds[s] = NUMBER;
-      this.nums[s] = n;
-      return;
-    }
-    const time = dateInput(value);
-    if (time !== undefined) {
-      this.kinds[s] = DATE;
-      this.nums[s] = time;
-      return;
-    }
-    this.kinds[s] = TEXT;
-    this.nums[s] = this.keep(JSON.stringify(value));
+    const { kind, word } = this.encode(value);
+    this.kinds[s] = kind;
+    this.words[s] = word;
   }
 
   delete(id: number): boolean {
+    if (!fits(id)) {
+      const had = this.far?.get(id);
+      if (had === undefined) return false;
+      this.release(had.kind, had.word);
+      this.far?.delete(id);
+      return true;
+    }
     let s = this.slotOf(id);
-    if (this.ids[s] !== id) return false;
-    this.release(s);
+    if (this.kinds[s] === EMPTY) return false;
+    this.release(this.kinds[s] as number, this.words[s] as number);
     this.count -= 1;
     // backward-shift deletion: every later id of the run moves up where its probe would find it
-    for (let next = (s + 1) & this.mask; ; next = (next + 1) & this.mask) {
-      const v = this.ids[next] as number;
-      if (v !== v) break;
-      const home = idHash(v) & this.mask;
+    for (let next = (s + 1) & this.mask; this.kinds[next] !== EMPTY; next = (next + 1) & this.mask) {
+      const home = idHash(this.ids[next] as number) & this.mask;
       // the id at `next` may fill the hole at `s` only when its home is not cyclically within (s, next]
       if (s <= next ? home > s && home <= next : home > s || home <= next) continue;
-      this.ids[s] = v;
+      this.ids[s] = this.ids[next] as number;
       this.kinds[s] = this.kinds[next] as number;
-      this.nums[s] = this.nums[next] as number;
+      this.words[s] = this.words[next] as number;
       s = next;
     }
-    this.ids[s] = Number.NaN;
     this.kinds[s] = EMPTY;
+    // a field's values are deleted as rules evaluate: the table gives its room back as it empties
+    if (this.ids.length > 16 && this.count * 8 < this.ids.length) this.rehash(this.ids.length / 2);
     return true;
   }
 
@@ -115,8 +130,55 @@ export class ValueTable {
     return this.byText.size;
   }
 
+  /** doubles held now (numbers that are not whole hundredths, and dates) */
+  heldDoubles(): number {
+    return this.wideUsed - this.wideFree.length;
+  }
+
   *keys(): IterableIterator<number> {
-    for (const v of this.ids) if (v === v) yield v;
+    for (let s = 0; s < this.ids.length; s++) if (this.kinds[s] !== EMPTY) yield this.ids[s] as number;
+    if (this.far) yield* this.far.keys();
+  }
+
+  /** The typed arrays' bytes (docs/performance.md, "A million instances"). */
+  get heldBytes(): number {
+    return this.ids.byteLength + this.kinds.byteLength + this.words.byteLength + this.wide.byteLength;
+  }
+
+  private value(kind: number, word: number): unknown {
+    if (kind === NONE) return ABSENT;
+    if (kind === CENTS) return { inputValue: word / 100 };
+    if (kind === NUMBER) return { inputValue: this.wide[word] };
+    if (kind === DATE) return { date: new Date(this.wide[word] as number).toISOString() };
+    return JSON.parse(this.texts[word] as string) as unknown;
+  }
+
+  private encode(value: unknown): Far {
+    if (value === ABSENT || value === undefined || value === null) return { kind: NONE, word: 0 };
+    const n = numberInput(value);
+    if (n !== undefined) {
+      const k = Math.round(n * 100);
+      // exact both ways, and not -0 (k / 100 is +0 for k = 0)
+      if (k >= -2147483648 && k <= 2147483647 && k / 100 === n && !Object.is(n, -0)) return { kind: CENTS, word: k };
+      return { kind: NUMBER, word: this.double(n) };
+    }
+    const time = dateInput(value);
+    if (time !== undefined) return { kind: DATE, word: this.double(time) };
+    return { kind: TEXT, word: this.keep(JSON.stringify(value)) };
+  }
+
+  private double(x: number): number {
+    let at = this.wideFree.pop();
+    if (at === undefined) {
+      at = this.wideUsed++;
+      if (at >= this.wide.length) {
+        const next = new Float64Array(Math.max(16, this.wide.length * 2));
+        next.set(this.wide);
+        this.wide = next;
+      }
+    }
+    this.wide[at] = x;
+    return at;
   }
 
   private keep(text: string): number {
@@ -131,32 +193,46 @@ export class ValueTable {
     return at;
   }
 
-  private release(s: number): void {
-    if (this.kinds[s] !== TEXT) return;
-    const at = this.nums[s] as number;
-    const left = (this.uses[at] ?? 1) - 1;
-    this.uses[at] = left;
+  private release(kind: number, word: number): void {
+    if (kind === NUMBER || kind === DATE) {
+      this.wideFree.push(word);
+      if (this.wideFree.length === this.wideUsed) {
+        // no double held any more: the column goes
+        this.wideFree.length = 0;
+        this.wideUsed = 0;
+        this.wide = new Float64Array(0);
+      }
+      return;
+    }
+    if (kind !== TEXT) return;
+    const left = (this.uses[word] ?? 1) - 1;
+    this.uses[word] = left;
     if (left > 0) return;
-    this.byText.delete(this.texts[at] as string);
-    this.texts[at] = "";
-    this.free.push(at);
+    this.byText.delete(this.texts[word] as string);
+    this.texts[word] = "";
+    this.free.push(word);
   }
 
   private rehash(size: number): void {
-    const { ids, kinds, nums } = this;
-    this.ids = new Float64Array(size).fill(Number.NaN);
+    const { ids, kinds, words } = this;
+    this.ids = new Uint32Array(size);
     this.kinds = new Uint8Array(size);
-    this.nums = new Float64Array(size);
+    this.words = new Int32Array(size);
     this.mask = size - 1;
     for (let i = 0; i < ids.length; i++) {
-      const v = ids[i] as number;
-      if (v !== v) continue;
-      const s = this.slotOf(v);
-      this.ids[s] = v;
-      this.kinds[s] = kinds[i] as number;
-      this.nums[s] = nums[i] as number;
+      const kind = kinds[i] as number;
+      if (kind === EMPTY) continue;
+      const s = this.slotOf(ids[i] as number);
+      this.ids[s] = ids[i] as number;
+      this.kinds[s] = kind;
+      this.words[s] = words[i] as number;
     }
   }
+}
+
+/** Whether an id goes in the 32-bit table (else in `far`). */
+function fits(id: number): boolean {
+  return id >= 0 && id <= 0xffffffff && Number.isInteger(id);
 }
 
 /** The one key of a plain object with exactly one, and its value. */

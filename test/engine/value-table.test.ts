@@ -16,7 +16,8 @@ function someValue(rnd: Prng): unknown {
     case 2:
       return { inputValue: rnd.int(-1000, 1000) / 100 };
     case 3:
-      return { inputValue: rnd.chance(0.5) ? -0 : 1e300 };
+      // beside whole hundredths: -0, numbers too large for 32-bit hundredths or with a finer part, not numbers
+      return { inputValue: [-0, 1e300, 21474836.48, -21474836.49, 0.1 + 0.2, 1 / 3, Number.NaN][rnd.int(0, 6)] };
     case 4:
       return { radioItemSelected: ["EUR", "USD", "GBP"][rnd.int(0, 2)] };
     case 5:
@@ -40,7 +41,12 @@ describe("ValueTable", () => {
     const table = new ValueTable();
     const pool = rnd.int(10, 3000);
     for (let k = 0; k < 8000; k++) {
-      const id = rnd.chance(0.1) ? rnd.int(0, 3) * 4294967296 + rnd.int(0, pool) : rnd.int(0, pool);
+      // ids beyond 32 bits and at its edge (2**32-1 is the largest kept in the table), negative ones
+      const id = rnd.chance(0.1)
+        ? rnd.int(0, 3) * 4294967296 + rnd.int(0, pool)
+        : rnd.chance(0.05)
+          ? ([4294967294, 4294967295, 4294967296, -3, 0][rnd.int(0, 4)] as number)
+          : rnd.int(0, pool);
       const op = rnd.int(0, 9);
       if (op < 4) {
         const v = someValue(rnd);
@@ -60,6 +66,20 @@ describe("ValueTable", () => {
     for (const id of map.keys()) table.delete(id);
     expect(table.size).toBe(0);
     expect(table.heldValues()).toBe(0);
+    expect(table.heldDoubles()).toBe(0);
+  });
+
+  it("keeps whole hundredths in the table and gives its room back as it empties", () => {
+    const t = new ValueTable();
+    for (let id = 0; id < 100000; id++) t.set(id, { inputValue: (id % 5000) / 100 });
+    expect(t.heldDoubles()).toBe(0);
+    expect(t.get(4321)).toEqual({ inputValue: 43.21 });
+    // 9 bytes a slot, at most three quarters full
+    expect(t.heldBytes).toBeLessThanOrEqual(262144 * 9);
+    for (let id = 0; id < 99990; id++) t.delete(id);
+    expect(t.size).toBe(10);
+    expect(t.heldBytes).toBeLessThan(1000);
+    expect(t.get(99995)).toEqual({ inputValue: 49.95 });
   });
 
   it("keeps a number input's sign and refuses what is no id", () => {
