@@ -1,7 +1,7 @@
 /**
  * The compact tables of the state's index (./state-index.ts): what finds a line, in typed arrays, with no object or
  * string per line. At a million instances a `Map` entry per record (its `id:flags` key, an object of six fields) and per
- * form-field value cost 100–150 bytes each; here a record costs ~30 bytes and a value ~20 (docs/performance.md,
+ * form-field value cost 100–150 bytes each; here a record costs ~20 bytes and a value ~15 (docs/performance.md,
  * "A million instances"). Each table answers exactly as the `Map` it replaces: the same keys, the later `set` of a
  * key replacing its value in place, iteration in the order keys were first set (test/state/index-tables.test.ts, a
  * property test against a plain `Map`). Lookups go through open addressing over an `Int32Array` of positions, so a
@@ -9,24 +9,49 @@
  */
 import { idHash } from "../model/id-set.js";
 
+type Column = Float64Array | Uint32Array | Int32Array | Uint16Array;
+
 /** A typed array that grows by doubling while the file is read; `trim` gives back the slack once it is read. */
-function grown<T extends Float64Array | Uint32Array | Int32Array | Uint16Array>(a: T, need: number): T {
+function grown<T extends Column>(a: T, need: number): T {
   if (need <= a.length) return a;
   const next = new (a.constructor as new (n: number) => T)(Math.max(16, a.length * 2, need));
   next.set(a);
   return next;
 }
 
-function trimmed<T extends Float64Array | Uint32Array | Int32Array | Uint16Array>(a: T, n: number): T {
+function trimmed<T extends Column>(a: T, n: number): T {
   return n === a.length ? a : (a.slice(0, n) as T);
 }
 
 /**
+ * Columns start narrow, as a tenant's values are (ids in 32 bits, a few workflows and skeleton keys), and are made
+ * wide once, with what they hold, when a value needs it: 4 or 2 bytes an entry instead of 8 or 4.
+ */
+function fitsU32(v: number): boolean {
+  return v >= 0 && v <= 0xffffffff && Number.isInteger(v);
+}
+
+function idsFor(a: Uint32Array | Float64Array, id: number): Uint32Array | Float64Array {
+  if (!(a instanceof Uint32Array) || fitsU32(id)) return a;
+  const wide = new Float64Array(a.length);
+  wide.set(a);
+  return wide;
+}
+
+function codesFor(a: Uint16Array | Uint32Array, code: number): Uint16Array | Uint32Array {
+  if (!(a instanceof Uint16Array) || code <= 0xffff) return a;
+  const wide = new Uint32Array(a.length);
+  wide.set(a);
+  return wide;
+}
+
+/**
  * Keys `(id, code)` → their position, in the order first added: ids as doubles (any safe integer), codes small
- * (a dictionary of flags). Positions are found by linear probing in a power-of-two table kept at most half full.
+ * (a dictionary of flags). Positions are found by linear probing in a power-of-two table kept at most three quarters
+ * full; ids in 32 bits until one does not fit.
  */
 class Positions {
-  ids = new Float64Array(0);
+  ids: Uint32Array | Float64Array = new Uint32Array(0);
   codes = new Uint16Array(0);
   count = 0;
   private slots = new Int32Array(16);
@@ -48,11 +73,11 @@ class Positions {
     const found = this.find(id, code);
     if (found >= 0) return { at: found, fresh: false };
     const at = this.count++;
-    this.ids = grown(this.ids, this.count);
+    this.ids = grown(idsFor(this.ids, id), this.count);
     this.codes = grown(this.codes, this.count);
     this.ids[at] = id;
     this.codes[at] = code;
-    if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    if (this.count * 4 > this.slots.length * 3) this.rehash(this.slots.length * 2);
     else this.put(at);
     return { at, fresh: true };
   }
@@ -172,9 +197,9 @@ export class RecordTable implements Iterable<[string, RecordRef]> {
   private readonly flagsDict = new Dictionary<string>();
   private readonly pidDict = new Dictionary<number>();
   private readonly skeletonDict = new Dictionary<string>();
-  private pids = new Uint32Array(0);
+  private pids: Uint16Array | Uint32Array = new Uint16Array(0);
   /** skeleton code + 1; 0: none */
-  private skeletons = new Uint32Array(0);
+  private skeletons: Uint16Array | Uint32Array = new Uint16Array(0);
   private lines = new Uint32Array(0);
   private readonly written = new Map<number, string>();
 
@@ -193,11 +218,13 @@ export class RecordTable implements Iterable<[string, RecordRef]> {
       throw new Error("too many kinds of record flags");
     const { at } = this.keys_.add(ref.id, this.flagsDict.code(ref.flags));
     const n = this.keys_.count;
-    this.pids = grown(this.pids, n);
-    this.skeletons = grown(this.skeletons, n);
+    const pid = this.pidDict.code(ref.process_id);
+    const skeleton = ref.skeleton === null ? 0 : this.skeletonDict.code(ref.skeleton) + 1;
+    this.pids = grown(codesFor(this.pids, pid), n);
+    this.skeletons = grown(codesFor(this.skeletons, skeleton), n);
     this.lines = grown(this.lines, n);
-    this.pids[at] = this.pidDict.code(ref.process_id);
-    this.skeletons[at] = ref.skeleton === null ? 0 : this.skeletonDict.code(ref.skeleton) + 1;
+    this.pids[at] = pid;
+    this.skeletons[at] = skeleton;
     this.lines[at] = ref.line;
     if (ref.written === null) this.written.delete(at);
     else this.written.set(at, ref.written);

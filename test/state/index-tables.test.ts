@@ -104,6 +104,31 @@ describe("RecordTable answers as a Map<string, RecordRef>", () => {
     );
   });
 
+  it("widens its narrow columns mid-way (ids past 32 bits, more than 65,535 workflows or skeleton keys)", () => {
+    const table = new RecordTable();
+    const map = new Map<string, RecordRef>();
+    const put = (r: RecordRef): void => {
+      table.put(r);
+      map.set(`${r.id}:${r.flags}`, r);
+    };
+    for (let i = 0; i < 66_000; i++)
+      put({ process_id: 5000 + i, flags: "v", id: 100_001 + i, skeleton: `s${i}`, line: i, written: null });
+    put({ process_id: 1, flags: "", id: 2 ** 40 + 3, skeleton: "s0", line: 7, written: null });
+    for (let i = 0; i < 100; i++)
+      put({ process_id: 5000 + i, flags: "vt", id: 100_001 + i, skeleton: null, line: 2 * i, written: null });
+    table.trim();
+    expect(table.size).toBe(map.size);
+    expect(JSON.stringify([...table])).toBe(JSON.stringify([...map]));
+    const wrong = [...map].filter(([k, r]) => JSON.stringify(table.find(r.id, r.flags)) !== JSON.stringify(map.get(k)));
+    expect(wrong).toEqual([]);
+    // ids, workflow and skeleton codes narrow while they fit: 14 bytes a record and its slots (3/8 to 3/4 full)
+    const narrow = new RecordTable();
+    for (let i = 0; i < 100_000; i++)
+      narrow.put({ process_id: 1042, flags: "v", id: 100_001 + i, skeleton: "a", line: i, written: null });
+    narrow.trim();
+    expect(narrow.heldBytes).toBeLessThan(100_000 * 25);
+  });
+
   it("refuses a key that is not the record's own", () => {
     const table = new RecordTable();
     expect(() =>
