@@ -12,12 +12,23 @@ import type { InstanceListItem } from "../../src/api/index.js";
 
 const PIECES = ["Expense claim #", "—", " Lena Tanaka", "é", "日本", "😀", "", "a", " ", "\u0000", "Ω"];
 
+const piece = (rnd: Prng): string => Array.from({ length: rnd.int(0, 3) }, () => rnd.pick(PIECES)).join("");
+
 function randomItem(rnd: Prng, id: number): InstanceListItem {
-  const name = Array.from({ length: rnd.int(0, 6) }, () => rnd.pick(PIECES)).join("");
+  // names with the element's id in them (once, twice, at the start), as services name instances, and without
+  const name = rnd.chance(0.5)
+    ? `${piece(rnd)}${rnd.chance(0.2) ? "" : "#"}${id}${rnd.chance(0.2) ? String(id) : ""}${piece(rnd)}`
+    : Array.from({ length: rnd.int(0, 6) }, () => rnd.pick(PIECES)).join("");
   const item: InstanceListItem = { id, name, status: rnd.pick(["running", "completed", "aborted"] as const) };
   const url = rnd.pick(["absent", "null", "text", "empty"]);
   if (url === "null") item.public_url = null;
-  else if (url === "text") item.public_url = `https://svc.example/track/${rnd.int(0, 1e9).toString(36)}—${id}`;
+  else if (url === "text")
+    item.public_url = rnd.pick([
+      `https://svc.example/track/${rnd.int(0, 1e9).toString(36)}—${id}`,
+      `https://svc.example/track/${rnd.int(0, 9)}/`,
+      `${rnd.int(0, 1e9).toString(36)}`,
+      `/${id}`,
+    ]);
   else if (url === "empty") item.public_url = "";
   return item;
 }
@@ -48,6 +59,30 @@ describe("ItemTable holds a listing as its elements", () => {
     // a key absent stays absent (a plan compares elements key for key)
     for (const [at, item] of items.entries())
       if (!("public_url" in item)) expect("public_url" in table.at(at)).toBe(false);
+  });
+});
+
+describe("ItemTable keeps the parts many elements share once", () => {
+  it("names and URLs of a service's listing, and more distinct parts than its dictionary holds", () => {
+    const rnd = new Prng(46);
+    const items: InstanceListItem[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const id = 100_000 + i;
+      // the first 1,500 alike (as a service names and links them), then each with a part of its own
+      const shared = i < 1500;
+      items.push({
+        id,
+        name: shared ? `Expense claim #${id} — ${rnd.pick(["Lena Tanaka", "Jo Okafor"])}` : `p${i} ${id}`,
+        status: "running",
+        public_url: shared ? `https://svc.example/track/${id.toString(36)}x` : `https://p${i}.example/${id}`,
+      });
+    }
+    const table = new ItemTable();
+    for (const item of items) table.push(item);
+    table.sealed();
+    expect([...table]).toEqual(items);
+    expect(table.at(1499)).toEqual(items[1499]);
+    expect(table.at(2999)).toEqual(items[2999]);
   });
 });
 
