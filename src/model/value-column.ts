@@ -163,4 +163,10 @@ export class NumberList<T extends Float64Array | Uint32Array> {
   get heldBytes(): number {
     return this.data.byteLength;
   }
+
+  /** Empties the list and lets its array go. */
+  clear(): void {
+    this.count = 0;
+    this.data = new (this.data.constructor as new (n: number) => T)(16);
+  }
 }
