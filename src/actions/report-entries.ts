@@ -56,11 +56,6 @@ export class ReportEntries {
     return i >= 0 && i < this.ids.length ? this.ids.at(i) : 0;
   }
 
-  /** Bytes held in typed arrays (values kept as themselves, key lists and shapes not counted). */
-  get heldBytes(): number {
-    return [this.ids, this.keyOf, this.shapeOf, this.at, this.values].reduce((n, c) => n + c.heldBytes, 0);
-  }
-
   /** The group keys of the `i`th entry (shared between entries: not to be changed). */
   keysAt(i: number): readonly string[] {
     if (i < 0 || i >= this.ids.length) return [];

@@ -160,10 +160,6 @@ export class NumberList<T extends Float64Array | Uint32Array> {
     return this.count;
   }
 
-  get heldBytes(): number {
-    return this.data.byteLength;
-  }
-
   /** Empties the list and lets its array go. */
   clear(): void {
     this.count = 0;
