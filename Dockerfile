@@ -26,7 +26,9 @@ COPY schemas/ schemas/
 RUN npm run build
 
 FROM node:20-slim
-ENV NODE_ENV=production NO_COLOR=1
+# glibc's allocator with a fixed mmap threshold: freed table buffers go back to the system instead of staying in the
+# process (docs/operating.md, "Memory on a large tenant": ~90 MB less at 1,000,000 instances)
+ENV NODE_ENV=production NO_COLOR=1 MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force

@@ -30,7 +30,7 @@ export interface BenchOptions {
   watchIdleSeconds?: number;
   watchEventsSeconds?: number;
   /** the scenario at a million instances (bench/src/million.ts) instead of the others; its size (default 1,000,000) */
-  million?: { n: number; resume: boolean; stateless: boolean; gc: boolean };
+  million?: { n: number; resume: boolean; stateless: boolean; gc: boolean; imageMalloc: boolean };
 }
 
 export const USAGE = `usage: npm run bench -- [options]
@@ -55,7 +55,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --million-instances N       its size (default 1000000)
   --no-resume                 without the cut and resumed first sync (about half the time)
   --stateless                 and a stateless plan at the end, for comparison
-  --gc                        its runs with node --trace-gc: the most live on V8's heap after a full collection`;
+  --gc                        its runs with node --trace-gc: the most live on V8's heap after a full collection
+  --image-malloc              its runs with the glibc setting the Docker image and the systemd unit set
+                              (MALLOC_MMAP_THRESHOLD_=131072; docs/operating.md, "Memory on a large tenant")`;
 
 function int(name: string, v: string | undefined, dflt: number, min = 0): number {
   if (v === undefined) return dflt;
@@ -90,6 +92,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
       "no-resume": { type: "boolean", default: false },
       stateless: { type: "boolean", default: false },
       gc: { type: "boolean", default: false },
+      "image-malloc": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -141,6 +144,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | "help" {
             resume: values["no-resume"] !== true,
             stateless: values.stateless === true,
             gc: values.gc === true,
+            imageMalloc: values["image-malloc"] === true,
           },
         }
       : {}),

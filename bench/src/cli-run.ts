@@ -61,13 +61,19 @@ export interface Counted {
 export async function runCli(
   sb: Counted,
   args: string[],
-  o: { cwd?: string; stopAt?: { requests: number; signal: NodeJS.Signals }; gc?: boolean } = {},
+  o: {
+    cwd?: string;
+    stopAt?: { requests: number; signal: NodeJS.Signals };
+    gc?: boolean;
+    /** variables beside the scenario's (the image's glibc setting) */
+    env?: Readonly<Record<string, string>>;
+  } = {},
 ): Promise<CliRun> {
   const before = await sb.count();
   const t0 = Date.now();
   const child = spawn(process.execPath, [...(o.gc ? ["--trace-gc"] : []), CLI, ...args], {
     cwd: o.cwd,
-    env: cliEnv(sb.baseUrl, 0),
+    env: { ...cliEnv(sb.baseUrl, 0), ...o.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const out: Buffer[] = [];
