@@ -17,6 +17,16 @@ const WRITE_BUFFER = 1024 * 1024;
 /** Bytes read from the file at once: most reads follow the order they were written in, so the next is already here. */
 const READ_WINDOW = 128 * 1024;
 
+let defaultThreshold = DEFAULT_SPILL_BYTES;
+
+/**
+ * The threshold of stores made without one, for the whole process (test-only: its variable in
+ * src/model/env-names.ts, read by `plan`, so a child process's plan goes to a file at a size a test can reach).
+ */
+export function setDefaultSpillBytes(bytes: number): void {
+  if (Number.isSafeInteger(bytes) && bytes >= 0) defaultThreshold = bytes;
+}
+
 export interface SpillOptions {
   /** bytes kept in memory before a file is used (0: a file from the first byte) */
   threshold?: number;
@@ -64,7 +74,7 @@ export class SpillBytes {
   private windowEnd = 0;
 
   constructor(opts: SpillOptions = {}) {
-    this.threshold = Math.max(0, opts.threshold ?? DEFAULT_SPILL_BYTES);
+    this.threshold = Math.max(0, opts.threshold ?? defaultThreshold);
     this.dir = opts.dir ?? tmpdir();
   }
 
@@ -113,9 +123,11 @@ export class SpillBytes {
 
   private reserve(bytes: number): void {
     if (this.memUsed + bytes <= this.mem.length) return;
-    // grown by doubling (outside the heap: Buffer.allocUnsafeSlow is not pooled), up to the write buffer once a file
-    // is in use; one very large piece gets a buffer of its own size
-    const want = Math.max(this.memUsed + bytes, Math.min(Math.max(this.mem.length * 2, 64 * 1024), WRITE_BUFFER));
+    // outside the heap (Buffer.allocUnsafeSlow is not pooled): doubled while the bytes stay in memory, the write
+    // buffer's size once a file is in use; one very large piece gets a buffer of its own size
+    const want = this.spilled
+      ? Math.max(this.memUsed + bytes, WRITE_BUFFER)
+      : Math.max(this.memUsed + bytes, this.mem.length * 2, 64 * 1024);
     const next = Buffer.allocUnsafeSlow(want);
     this.mem.copy(next, 0, 0, this.memUsed);
     this.mem = next;
