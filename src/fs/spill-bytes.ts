@@ -34,30 +34,51 @@ export interface SpillOptions {
   dir?: string;
 }
 
-// a descriptor still open when its holder is collected (a plan no one closed) is closed then
-const descriptors = new FinalizationRegistry<{ fd: number }>((held) => closeQuietly(held));
-
-function closeQuietly(held: { fd: number }): void {
-  if (held.fd < 0) return;
-  try {
-    closeSync(held.fd);
-  } catch {
-    // already closed: nothing held
-  }
-  held.fd = -1;
+/** A file of the store: its descriptor, and its path while it still has a name (a system that refused the unlink). */
+interface Held {
+  fd: number;
+  path?: string;
 }
 
-/** Opens a new file no other process can know the name of, and removes its name at once. */
-function openUnnamed(dir: string): number {
+// a descriptor still open when its holder is collected (a plan no one closed) is closed then
+const descriptors = new FinalizationRegistry<Held>((held) => closeQuietly(held));
+/** files that kept their name, removed at the latest when the process exits */
+const named = new Set<Held>();
+
+function closeQuietly(held: Held): void {
+  if (held.fd >= 0) {
+    try {
+      closeSync(held.fd);
+    } catch {
+      // already closed: nothing held
+    }
+    held.fd = -1;
+  }
+  if (held.path !== undefined) {
+    try {
+      unlinkSync(held.path);
+    } catch {
+      // gone already
+    }
+    named.delete(held);
+    delete held.path;
+  }
+}
+
+/**
+ * Opens a new file no other process can know the name of, and removes its name at once. Where the system refuses to
+ * remove the name of an open file, it is removed when the store is closed or the process exits.
+ */
+function openUnnamed(dir: string, held: Held): void {
   const path = join(dir, `flowrules-plan-${process.pid}-${randomBytes(8).toString("hex")}.tmp`);
-  const fd = openSync(path, "wx+", 0o600);
+  held.fd = openSync(path, "wx+", 0o600);
   try {
     unlinkSync(path);
-  } catch (err) {
-    closeSync(fd);
-    throw err;
+  } catch {
+    held.path = path;
+    if (named.size === 0) process.once("exit", () => [...named].forEach(closeQuietly));
+    named.add(held);
   }
-  return fd;
 }
 
 export class SpillBytes {
@@ -68,7 +89,7 @@ export class SpillBytes {
   private memUsed = 0;
   /** bytes already in the file; the bytes in `mem` follow them */
   private flushed = 0;
-  private readonly held = { fd: -1 };
+  private readonly held: Held = { fd: -1 };
   private window: Buffer | undefined;
   private windowStart = 0;
   private windowEnd = 0;
@@ -134,7 +155,7 @@ export class SpillBytes {
   }
 
   private spill(): void {
-    this.held.fd = openUnnamed(this.dir);
+    openUnnamed(this.dir, this.held);
     descriptors.register(this, this.held, this);
     this.flush();
   }
