@@ -18,6 +18,7 @@
 import type { RateLimitInfo } from "./rate-headers.js";
 import { sleep as stoppableSleep } from "./retry.js";
 import { whenAborted } from "../model/abortable.js";
+import { WindowStamps } from "./window-stamps.js";
 
 import { WINDOW_SHARE } from "../model/settings.js";
 
@@ -115,7 +116,7 @@ export class RateLimiter implements RequestLimiter {
   private readonly sleep: (ms: number, stop?: AbortSignal) => Promise<void>;
   private readonly onWait: ((w: LimiterWait) => void) | undefined;
   /** the requests in the current window by ticket: when sent, then when their answer came back */
-  private readonly stamps = new Map<number, number>();
+  private readonly stamps = new WindowStamps();
   private granted = 0;
   private pausedUntil = 0;
   /** the service's count: `remaining` more requests until `resetAt`, as of the answer to request `ticket` */
@@ -190,10 +191,7 @@ export class RateLimiter implements RequestLimiter {
 
   finished(ticket: number, info: RateLimitInfo): void {
     // counted again from now: whenever it reached the service, it was no later than this
-    if (ticket > 0 && ticket <= this.granted) {
-      this.stamps.delete(ticket);
-      this.stamps.set(ticket, this.now());
-    }
+    if (ticket > 0 && ticket <= this.granted) this.stamps.restamp(ticket, this.now());
     if (info.limit !== undefined && info.limit > 0) {
       // a limit per a longer window is spread over ours; per a shorter one it is kept whole (never more than it in ours)
       const perOurs =
@@ -212,12 +210,8 @@ export class RateLimiter implements RequestLimiter {
   }
 
   private expire(t: number): void {
-    // every stamp is (re)inserted at the time it holds, so the map is in time order: stop at the first one still in
-    const from = t - this.windowMs;
-    for (const [ticket, at] of this.stamps) {
-      if (at > from) break;
-      this.stamps.delete(ticket);
-    }
+    // every stamp is (re)stamped at the time it holds, so they are in time order: stop at the first one still in
+    this.stamps.expire(t - this.windowMs);
   }
 
   /** The earliest instant a request may go, and what holds it back. */
@@ -229,7 +223,7 @@ export class RateLimiter implements RequestLimiter {
     const count = this.stamps.size;
     if (count >= budget) {
       // the request that must leave the window before one more fits: count - budget + 1 have to go
-      const times = [...this.stamps.values()].sort((a, b) => a - b);
+      const times = this.stamps.values().sort((a, b) => a - b);
       at = (times[count - budget] ?? t) + this.windowMs;
     }
     if (this.quota) {
@@ -256,7 +250,7 @@ export class RateLimiter implements RequestLimiter {
       if (notAfter !== undefined && at > notAfter) throw new PastDeadlineError(at);
       if (at <= t) {
         this.granted += 1;
-        this.stamps.set(this.granted, t); // kept even with no budget: a Limit header may bring one
+        this.stamps.add(this.granted, t); // kept even with no budget: a Limit header may bring one
         if (this.quota) this.quota.remaining -= 1;
         return { waitedMs: announced ? Math.max(0, this.now() - start) : 0, ticket: this.granted };
       }

@@ -59,6 +59,7 @@ import { explainAnswers, progress, syncing } from "./progress.js";
 import { marks } from "./marks.js";
 import { changedByRecords, changedIds, leavingByRecords, listOnce, newestHolds, servicePages, since } from "./known.js";
 import { cheaperByRecords, valuesByRecords } from "./values.js";
+import { ValueRecords } from "./value-records.js";
 export { WriteThroughClient } from "./write-through.js";
 
 export class StateClient extends DelegatingClient implements StateRun {
@@ -91,7 +92,7 @@ export class StateClient extends DelegatingClient implements StateRun {
   readonly censuses = new Map<number, Census>();
   readonly censusPages = new Map<number, Page<InstanceListItem>>();
   readonly sliceLists = new Map<string, Promise<InstanceListItem[]>>();
-  readonly valueRecords = new Map<number, Promise<InstanceRecord>>();
+  readonly valueRecords = new ValueRecords(this.newSkeletons);
   readonly fieldsOf = new Map<number, number>();
   baseline = false;
   readonly shareSettings = settingsSharer();

@@ -226,7 +226,7 @@ export interface StateRun {
   /** a count to compare with was asked for (or not needed) this run */
   baseline: boolean;
   /** records with values read this run for field values, by instance (./values.ts) */
-  readonly valueRecords: Map<number, Promise<InstanceRecord>>;
+  readonly valueRecords: import("./value-records.js").ValueRecords;
   /** per workflow, the fields the previous state holds values of */
   readonly fieldsOf: Map<number, number>;
   getInstance(id: number, opts?: { injectValues?: boolean; stepsTimeFrame?: boolean }): Promise<InstanceRecord>;

@@ -14,8 +14,12 @@ import { UserError } from "../model/errors.js";
 import { stateMac, type StateKey, type StateMac } from "./mac.js";
 import { STATE_FILE, type Marks, type StateHeader } from "./schema.js";
 
-/** Lines are gathered into batches of about this many characters before they are written. */
-const BATCH = 1_000_000;
+/**
+ * Lines are gathered as bytes into one buffer of this size, reused, before they are written: held as strings until
+ * then, a batch cost ~2.8 MB of heap (thousands of small strings) and its joined copy (docs/performance.md, "A million
+ * instances"). A line that may not fit in what is left is written after the batch; one longer than the buffer alone.
+ */
+export const BATCH_BYTES = 1 << 20;
 
 /** Created, never opened through an existing name: O_EXCL refuses any file or link already there, O_NOFOLLOW too. */
 const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
@@ -61,7 +65,8 @@ export class StateWriter {
   private readonly temp: string;
   private readonly target: string;
   private fd: number | undefined;
-  private batch: string[] = [];
+  /** the batch's bytes (allocated at the first line: a writer that writes nothing holds none) */
+  private batch: Buffer | undefined;
   private size = 0;
   private count = 0;
   private listingNo = 0;
@@ -113,9 +118,18 @@ export class StateWriter {
   line(text: string): void {
     if (this.done) return;
     this.count++;
-    this.batch.push(text, "\n");
-    this.size += text.length + 1;
-    if (this.size >= BATCH) this.flush();
+    // at most 3 bytes a UTF-16 unit (a pair of surrogates makes 4 bytes of 2 units), and the newline
+    const most = text.length * 3 + 1;
+    if (most > BATCH_BYTES - this.size) {
+      this.flush();
+      if (most > BATCH_BYTES) {
+        this.write(Buffer.from(`${text}\n`, "utf8"));
+        return;
+      }
+    }
+    this.batch ??= Buffer.allocUnsafe(BATCH_BYTES);
+    this.size += this.batch.write(text, this.size, "utf8");
+    this.batch[this.size++] = 0x0a;
   }
 
   /** A number for the next listing: its elements carry it, its head comes after them. */
@@ -124,9 +138,14 @@ export class StateWriter {
   }
 
   private flush(): void {
-    const bytes = Buffer.from(this.batch.join(""), "utf8");
-    this.batch = [];
+    if (this.batch === undefined || this.size === 0) return;
+    const bytes = this.batch.subarray(0, this.size);
     this.size = 0;
+    this.write(bytes);
+  }
+
+  /** Bytes into the MAC and the file, in order after everything before them. */
+  private write(bytes: Buffer): void {
     if (this.fd === undefined || this.failed !== undefined) return;
     this.mac.update(bytes);
     try {
@@ -206,7 +225,8 @@ export class StateWriter {
   /** Drops the temporary file (idempotent): the state file stays as it was. */
   async discard(): Promise<void> {
     this.done = true;
-    this.batch = [];
+    this.batch = undefined;
+    this.size = 0;
     if (this.fd !== undefined) {
       try {
         closeSync(this.fd);
