@@ -2,10 +2,15 @@
  * The report entries of one action, held compactly while a run goes. A report keeps a row per matched instance until
  * the plan is written; as one entry object, one keys array and one row object each (with their key strings), that is
  * ~170 bytes an instance before its values. Here an entry is its id, the index of its group keys (each distinct list
- * of keys kept once) and its values in the order of the row's keys (each distinct list of row keys kept once): ~30
- * bytes and the values. Kind-neutral: a report kind still decides what an entry holds (`entry()`); `build()` reads
- * the entries back from here and the plan's rows are made from them as they are written (src/plan/lazy-rows.ts).
+ * of keys kept once), the index of its row's keys (each distinct list kept once) and where its values start, in typed
+ * arrays (20 bytes), and its values in a value column (src/model/value-column.ts: 9 bytes a value, a text's UTF-8
+ * bytes beside): ~95 bytes an entry of a report of id, name, deadline and an amount, where JS arrays of the values
+ * held ~230 (docs/performance.md, "A million instances"). Kind-neutral: a report kind still decides what an entry
+ * holds (`entry()`); `build()` reads the entries back from here and the plan's rows are made from them as they are
+ * written (src/plan/lazy-rows.ts).
  */
+import { NumberList, ValueColumn } from "../model/value-column.js";
+
 /** One matched instance as a report sees it: the group keys it counts under and its row. */
 export interface ReportEntry {
   instance_id: number;
@@ -14,18 +19,18 @@ export interface ReportEntry {
 }
 
 export class ReportEntries {
-  private readonly ids: number[] = [];
+  private readonly ids = new NumberList(new Float64Array(16));
   /** per entry: its index in keyLists */
-  private readonly keyOf: number[] = [];
+  private readonly keyOf = new NumberList(new Uint32Array(16));
   private readonly keyLists: string[][] = [];
   private readonly keyIndex = new Map<string, number>();
   /** per entry: its index in shapes (the row's keys, in order) */
-  private readonly shapeOf: number[] = [];
+  private readonly shapeOf = new NumberList(new Uint32Array(16));
   private readonly shapes: string[][] = [];
   private readonly shapeIndex = new Map<string, number>();
   /** per entry: where its values start in `values` */
-  private readonly at: number[] = [];
-  private readonly values: unknown[] = [];
+  private readonly at = new NumberList(new Uint32Array(16));
+  private readonly values = new ValueColumn();
 
   static of(entries: Iterable<ReportEntry>): ReportEntries {
     const out = new ReportEntries();
@@ -48,21 +53,23 @@ export class ReportEntries {
 
   /** The instance of the `i`th entry. */
   idAt(i: number): number {
-    return this.ids[i] ?? 0;
+    return i >= 0 && i < this.ids.length ? this.ids.at(i) : 0;
   }
 
   /** The group keys of the `i`th entry (shared between entries: not to be changed). */
   keysAt(i: number): readonly string[] {
-    return this.keyLists[this.keyOf[i] ?? 0] ?? [];
+    if (i < 0 || i >= this.ids.length) return [];
+    return this.keyLists[this.keyOf.at(i)] ?? [];
   }
 
   /** The row of the `i`th entry, made anew. */
   rowAt(i: number): Record<string, unknown> {
-    const keys = this.shapes[this.shapeOf[i] ?? 0] ?? [];
-    const start = this.at[i] ?? 0;
     const row: Record<string, unknown> = {};
+    if (i < 0 || i >= this.ids.length) return row;
+    const keys = this.shapes[this.shapeOf.at(i)] ?? [];
+    const start = this.at.at(i);
     keys.forEach((k, n) => {
-      const value = this.values[start + n];
+      const value = this.values.at(start + n);
       // "__proto__" stays an own key, as the entry's row held it (an assignment would set the prototype)
       if (k === "__proto__")
         Object.defineProperty(row, k, { value, enumerable: true, writable: true, configurable: true });

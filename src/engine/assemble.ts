@@ -4,12 +4,15 @@
  */
 import type { CompiledRule } from "../rules/types.js";
 import { defined } from "../model/defined.js";
-import { actionKind, isMutating, kindOrder, MUTATING_KINDS, ReportEntries } from "../actions/index.js";
-import { resolveConflicts } from "./conflicts.js";
+import { actionKind, isMutating, MUTATING_KINDS, ReportEntries } from "../actions/index.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
 import type { Plan, PlanError, PlannedChange, PlannedReport, RulePlanSummary } from "../plan/types.js";
-import { aliasesShown, namesTable, type NameSource } from "./names.js";
+import { aliasesOf, namesTableOf, type NameFact, type NameSource } from "./names.js";
 import { plural } from "../text/plural.js";
+import { ChangeStore } from "./change-store.js";
+import { ChangeRefs, orderedChanges, rolloutOrder } from "./assemble-changes.js";
+import { lazyChanges } from "../plan/lazy-changes.js";
+import type { SpillOptions } from "../fs/spill-bytes.js";
 
 export interface RuleResult {
   rule: CompiledRule;
@@ -20,7 +23,8 @@ export interface RuleResult {
   skipped: number;
   /** `skipped` by the reason the action kind gave, in the order first met */
   skipReasons: Map<string, number>;
-  changes: PlannedChange[];
+  /** held compactly from the moment they are added (./change-store.ts) */
+  changes: ChangeStore;
   /** per report action (by index), its entries held compactly until the plan is written */
   reportEntries: Map<number, ReportEntries>;
   errors: PlanError[];
@@ -36,7 +40,12 @@ export interface RuleResult {
   inactive?: { reason: string; next_active_at?: string };
 }
 
-export function newRuleResult(rule: CompiledRule, workflowId: number | null, workflowName?: string): RuleResult {
+export function newRuleResult(
+  rule: CompiledRule,
+  workflowId: number | null,
+  workflowName?: string,
+  spill?: SpillOptions,
+): RuleResult {
   return {
     rule,
     workflowId,
@@ -45,7 +54,7 @@ export function newRuleResult(rule: CompiledRule, workflowId: number | null, wor
     matched: 0,
     skipped: 0,
     skipReasons: new Map(),
-    changes: [],
+    changes: new ChangeStore(spill),
     reportEntries: new Map(),
     errors: [],
     startedTimes: new Map(),
@@ -62,7 +71,7 @@ export function addOutcome(result: RuleResult, outcome: InstanceOutcome): void {
   result.matched++;
   result.skipped += outcome.skipped.length;
   for (const reason of outcome.skipReasons) result.skipReasons.set(reason, (result.skipReasons.get(reason) ?? 0) + 1);
-  for (const c of outcome.changes) result.changes.push(c);
+  for (const c of outcome.changes) result.changes.add(c);
   if (outcome.changes.length > 0 && outcome.started_time !== undefined)
     result.startedTimes.set(outcome.instance_id, outcome.started_time);
   for (const { actionIndex, entry } of outcome.reportEntries) {
@@ -97,40 +106,20 @@ export function rolloutSplit(
   limit: number,
   startedTimes: ReadonlyMap<number, string>,
 ): { kept: PlannedChange[]; deferred: PlannedChange[] } {
-  const byInstance = new Map<number, PlannedChange[]>();
-  for (const c of changes) {
-    const list = byInstance.get(c.instance_id);
-    if (list) list.push(c);
-    else byInstance.set(c.instance_id, [c]);
-  }
-  const started = (id: number): number => {
-    const t = Date.parse(startedTimes.get(id) ?? "");
-    return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
-  };
-  const order = [...byInstance.keys()].sort((a, b) => started(a) - started(b) || a - b);
-  const kept: PlannedChange[] = [];
-  const deferred: PlannedChange[] = [];
-  let full = false;
-  for (const id of order) {
-    const list = byInstance.get(id) ?? [];
-    // once one instance does not fit, the younger ones wait too: the order stays oldest first across runs
-    if (!full && kept.length + list.length <= limit) kept.push(...list);
-    else {
-      full = true;
-      deferred.push(...list);
-    }
-  }
-  return { kept, deferred };
+  const { kept, deferred } = rolloutOrder(changes.length, (k) => changes[k]?.instance_id ?? 0, limit, startedTimes);
+  const at = (k: number): PlannedChange => changes[k] as PlannedChange;
+  return { kept: kept.map(at), deferred: deferred.map(at) };
 }
 
 export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   const errors: PlanError[] = [...(meta.errors ?? [])];
   const failed = new Set<string>(meta.errors?.flatMap((e) => (e.rule ? [e.rule] : [])) ?? []);
-  const candidate: PlannedChange[] = [];
+  // changes by position in their rule's store: none is made to be chosen, ordered or counted (./assemble-changes.ts)
+  const candidate = new ChangeRefs(results.map((r) => r.changes));
   const reports: PlannedReport[] = [];
-  const deferred = new Map<string, PlannedChange[]>();
+  const deferred = new Map<string, { store: ChangeStore; items: number[] }>();
 
-  for (const r of results) {
+  results.forEach((r, ri) => {
     // one by one: a rule may plan 100,000 changes, more than push(...) takes as arguments
     for (const e of r.errors) errors.push(e);
     const limit = r.rule.limits.max_instances;
@@ -144,38 +133,50 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
           `rule "${r.rule.name}" matched ${plural(r.matched, "instance")}, above its limit max_instances: ${limit}; ` +
           `none of its changes are planned`,
       });
-      continue;
+      return;
     }
+    const store = r.changes;
     const rollout = mutating ? r.rule.limits.max_changes_per_run : undefined;
-    if (rollout !== undefined && r.changes.length > rollout) {
-      const split = rolloutSplit(r.changes, rollout, r.startedTimes);
-      for (const c of split.kept) candidate.push(c);
-      deferred.set(r.rule.name, split.deferred);
+    if (rollout !== undefined && store.length > rollout) {
+      const split = rolloutOrder(store.length, (i) => store.instanceAt(i), rollout, r.startedTimes);
+      for (const i of split.kept) candidate.push(ri, i);
+      deferred.set(r.rule.name, { store, items: split.deferred });
     } else {
-      for (const c of r.changes) candidate.push(c);
+      for (let i = 0; i < store.length; i++) candidate.push(ri, i);
     }
     for (const [i, action] of r.rule.actions.entries()) {
       const kind = actionKind(action.kind);
       // a report rule that matched nothing still shows, with no groups
       if (!kind.mutating) reports.push(kind.build(r.rule, action, r.reportEntries.get(i) ?? new ReportEntries()));
     }
-  }
+  });
 
-  // audit changes are never sent, so they cannot clash with what is
-  const resolved = resolveConflicts(candidate.filter((c) => c.audit !== true));
-  const changes = [...resolved.changes, ...candidate.filter((c) => c.audit === true)];
-  const conflictErrors = resolved.errors;
-  for (const e of conflictErrors) errors.push(e);
   const order = new Map(results.map((r, i) => [r.rule.name, i]));
-  changes.sort(
-    (a, b) =>
-      (order.get(a.rule) ?? 0) - (order.get(b.rule) ?? 0) ||
-      a.instance_id - b.instance_id ||
-      kindOrder(a.kind) - kindOrder(b.kind) ||
-      (a.step_id ?? 0) - (b.step_id ?? 0),
-  );
+  const resolved = orderedChanges(candidate, (rule) => order.get(rule) ?? 0);
+  const changes = resolved.changes;
+  for (const e of resolved.errors) errors.push(e);
   const perRule = new Map<string, number>();
-  for (const c of changes) perRule.set(c.rule, (perRule.get(c.rule) ?? 0) + 1);
+  const byKind: Record<string, number> = {};
+  for (const k of MUTATING_KINDS) byKind[k] = 0;
+  // what the names read of the changes: one fact per rule and kind of change, in plan order (aliases are placed in
+  // the order their first change shows them)
+  const factsByRule = new Map<string, NameFact[]>();
+  const factsSeen = results.map(() => new Set<string>());
+  for (let k = 0; k < changes.length; k++) {
+    const store = changes.storeAt(k);
+    const i = changes.itemAt(k);
+    const rule = store.ruleAt(i);
+    perRule.set(rule, (perRule.get(rule) ?? 0) + 1);
+    const kind = store.kindAt(i);
+    if (Object.hasOwn(byKind, kind)) byKind[kind] = (byKind[kind] ?? 0) + 1;
+    const seen = factsSeen[changes.storeIndexAt(k)];
+    const key = `${store.shapeIdAt(i)}:${rule}`;
+    if (!seen || seen.has(key)) continue;
+    seen.add(key);
+    const list = factsByRule.get(rule) ?? [];
+    if (list.length === 0) factsByRule.set(rule, list);
+    list.push({ rule, ...store.shape(store.shapeIdAt(i)) });
+  }
 
   // names from what the run read anyway: the resolved workflow names first, then the sources the run gathered
   const sources = new Map<number, NameSource[]>();
@@ -186,18 +187,13 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   for (const [id, list] of meta.names ?? []) sources.set(id, [...(sources.get(id) ?? []), ...list]);
   const namedRules = results.map((r) => ({ name: r.rule.name, workflowId: r.workflowId, fields: r.rule.fields }));
   // names live in the table only: a rule's entry stays what it was (its workflow_name is the one it was written with)
-  const names = namesTable(namedRules, changes, sources);
+  const names = namesTableOf(namedRules, [...factsByRule.values()].flat(), sources);
 
-  const byRule = new Map<string, PlannedChange[]>();
-  for (const c of changes) {
-    const list = byRule.get(c.rule);
-    if (list) list.push(c);
-    else byRule.set(c.rule, [c]);
-  }
   const rules: RulePlanSummary[] = results.map((r, i) => {
     const named = namedRules[i];
-    const fields = named ? aliasesShown(named, byRule.get(r.rule.name) ?? []) : undefined;
-    const waiting = deferred.get(r.rule.name) ?? [];
+    const fields = named ? aliasesOf(named, factsByRule.get(r.rule.name) ?? []) : undefined;
+    const waiting = deferred.get(r.rule.name);
+    const waitingIds = waiting ? waiting.items.map((d) => waiting.store.instanceAt(d)) : [];
     return {
       name: r.rule.name,
       workflow_id: r.workflowId,
@@ -218,19 +214,16 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
       ...(r.skipReasons.size > 0 ? { skipped_by_reason: Object.fromEntries(r.skipReasons) } : {}),
       ...defined({ fields, workflow_ids: r.workflowIds }),
       ...(r.workflowsSkipped && r.workflowsSkipped.length > 0 ? { workflows_skipped: r.workflowsSkipped } : {}),
-      ...(waiting.length > 0
+      ...(waitingIds.length > 0
         ? {
-            deferred: waiting.length,
-            deferred_ids: [...new Set(waiting.map((c) => c.instance_id))].sort((a, b) => a - b),
+            deferred: waitingIds.length,
+            deferred_ids: [...new Set(waitingIds)].sort((a, b) => a - b),
             max_changes_per_run: r.rule.limits.max_changes_per_run,
           }
         : {}),
     };
   });
   const skipped = results.reduce((n, r) => n + r.skipped, 0);
-  const byKind: Record<string, number> = {};
-  for (const k of MUTATING_KINDS) byKind[k] = changes.filter((c) => c.kind === k).length;
-
   return {
     format_version: 1,
     flowrules_version: meta.version,
@@ -238,7 +231,8 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     base_url: meta.baseUrl,
     rules_digest: meta.rulesDigest,
     rules,
-    changes,
+    // made as they are read, a batch at a time by the writer and the digest (src/plan/lazy-changes.ts)
+    changes: lazyChanges(changes.length, (k) => changes.changeAt(k)),
     reports,
     errors,
     summary: {

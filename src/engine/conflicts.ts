@@ -75,14 +75,49 @@ function instanceConflicts(list: PlannedChange[], dropped: Set<PlannedChange>, e
 }
 
 export function resolveConflicts(changes: PlannedChange[]): ConflictResult {
-  const byInstance = new Map<number, PlannedChange[]>();
-  for (const c of changes) {
-    const list = byInstance.get(c.instance_id);
-    if (list) list.push(c);
-    else byInstance.set(c.instance_id, [c]);
-  }
-  const dropped = new Set<PlannedChange>();
+  const { dropped, errors } = conflictsAmong(
+    changes.length,
+    (k) => changes[k]?.instance_id ?? 0,
+    (k) => changes[k] as PlannedChange,
+  );
+  return { changes: changes.filter((_, k) => dropped[k] !== 1), errors };
+}
+
+/**
+ * The same judgement over `n` changes known by position (src/engine/change-store.ts holds them as text): only the
+ * changes of instances with several are made (`changeAt`), in the order given, one instance at a time. Returns which
+ * positions are left out (1) and the errors, in the order a walk through the changes meets their instances.
+ */
+export function conflictsAmong(
+  n: number,
+  instanceAt: (k: number) => number,
+  changeAt: (k: number) => PlannedChange,
+): { dropped: Uint8Array; errors: PlanError[] } {
+  const dropped = new Uint8Array(n);
   const errors: PlanError[] = [];
-  for (const list of byInstance.values()) if (list.length > 1) instanceConflicts(list, dropped, errors);
-  return { changes: changes.filter((c) => !dropped.has(c)), errors };
+  const ids = new Float64Array(n);
+  for (let k = 0; k < n; k++) ids[k] = instanceAt(k);
+  // by instance, then position: an instance's changes side by side, in their order
+  const byInstance = Uint32Array.from({ length: n }, (_, k) => k).sort(
+    (a, b) => (ids[a] ?? 0) - (ids[b] ?? 0) || a - b,
+  );
+  const runs: Array<{ first: number; from: number; to: number }> = [];
+  for (let from = 0; from < n;) {
+    let to = from + 1;
+    while (to < n && ids[byInstance[to] ?? 0] === ids[byInstance[from] ?? 0]) to++;
+    if (to - from > 1) runs.push({ first: byInstance[from] ?? 0, from, to });
+    from = to;
+  }
+  // instances in the order their first change comes, as a walk through the changes meets them
+  runs.sort((a, b) => a.first - b.first);
+  for (const run of runs) {
+    const at = Array.from(byInstance.subarray(run.from, run.to));
+    const list = at.map((k) => changeAt(k));
+    const out = new Set<PlannedChange>();
+    instanceConflicts(list, out, errors);
+    list.forEach((c, j) => {
+      if (out.has(c)) dropped[at[j] ?? 0] = 1;
+    });
+  }
+  return { dropped, errors };
 }

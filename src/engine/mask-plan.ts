@@ -8,6 +8,8 @@
 import { replaceFolded } from "../api/errors.js";
 import type { Plan } from "../plan/types.js";
 import { isLazyRows, mapRows } from "../plan/lazy-rows.js";
+import { isLazyChanges, mapChanges } from "../plan/lazy-changes.js";
+import type { PlannedChange } from "../plan/types.js";
 
 export const KEY_MASK = "[redacted]";
 
@@ -54,19 +56,28 @@ function maskRows(
   return mapRows(rows, (row) => maskDeep(row, secret, { n: 0 }) as Record<string, unknown>);
 }
 
+/** A change's instance name and `before` masked, in place. */
+function maskChange(c: PlannedChange, secret: string, hit: { n: number }): PlannedChange {
+  const name = replaceFolded(c.instance_name, secret, KEY_MASK);
+  if (name !== c.instance_name) {
+    c.instance_name = name;
+    hit.n++;
+  }
+  maskDeep(c.before, secret, hit);
+  return c;
+}
+
 /** Masks the key in the plan's shown data, in place; returns how many values held it. */
 export function maskKeyInPlan(plan: Plan, secret: string): number {
   // a very short "key" would mask ordinary text everywhere (src/log/redact.ts keeps the same floor)
   if (secret.length < 4) return 0;
   const hit = { n: 0 };
-  for (const c of plan.changes) {
-    const name = replaceFolded(c.instance_name, secret, KEY_MASK);
-    if (name !== c.instance_name) {
-      c.instance_name = name;
-      hit.n++;
-    }
-    maskDeep(c.before, secret, hit);
-  }
+  const found = { n: 0 };
+  for (const c of plan.changes) maskChange(c, secret, found);
+  hit.n += found.n;
+  // changes made as they are read (src/plan/lazy-changes.ts) are masked as they are made, only when some holds the key
+  if (found.n > 0 && isLazyChanges(plan.changes))
+    plan.changes = mapChanges(plan.changes, (c) => maskChange(c, secret, { n: 0 }));
   for (const report of plan.reports) {
     const { rows } = report;
     report.rows = [];

@@ -49,12 +49,38 @@ export interface NamedRule {
   fields: Record<string, FieldRef>;
 }
 
+/**
+ * What the names read of a change: its rule, workflow, step and the keys of before and after (in that order). The
+ * planner keeps one per kind of change, not one per change (src/engine/change-store.ts).
+ */
+export interface NameFact {
+  rule: string;
+  process_id: number;
+  step_id?: number;
+  keys: readonly string[];
+}
+
+/** A change's name fact. */
+export function nameFact(c: PlannedChange): NameFact {
+  return {
+    rule: c.rule,
+    process_id: c.process_id,
+    ...(c.step_id !== undefined ? { step_id: c.step_id } : {}),
+    keys: [...Object.keys(c.before), ...Object.keys(c.after)],
+  };
+}
+
 /** The aliases a rule's changes show (`fields.<alias>` keys), with the ids they stand for (never a name's stand-in key). */
 export function aliasesShown(rule: NamedRule, changes: readonly PlannedChange[]): Record<string, FieldRef> | undefined {
+  return aliasesOf(rule, changes.map(nameFact));
+}
+
+/** aliasesShown from the changes' name facts, in plan order (the first change showing an alias places it). */
+export function aliasesOf(rule: NamedRule, facts: Iterable<NameFact>): Record<string, FieldRef> | undefined {
   const out: Record<string, FieldRef> = {};
-  for (const c of changes) {
+  for (const c of facts) {
     if (c.rule !== rule.name) continue;
-    for (const key of [...Object.keys(c.before), ...Object.keys(c.after)]) {
+    for (const key of c.keys) {
       const k = valueKey(key);
       if (!k || !("alias" in k) || Object.hasOwn(out, k.alias) || !Object.hasOwn(rule.fields, k.alias)) continue;
       const ref = rule.fields[k.alias];
@@ -81,6 +107,16 @@ export function namesTable(
   sources: ReadonlyMap<number, readonly NameSource[]>,
   also: readonly AlsoShown[] = [],
 ): WorkflowNames[] {
+  return namesTableOf(rules, changes.map(nameFact), sources, also);
+}
+
+/** namesTable from the changes' name facts (any order: the table is sorted). */
+export function namesTableOf(
+  rules: readonly NamedRule[],
+  facts: Iterable<NameFact>,
+  sources: ReadonlyMap<number, readonly NameSource[]>,
+  also: readonly AlsoShown[] = [],
+): WorkflowNames[] {
   const wanted = new Map<number, { steps: Set<number>; fields: Set<number> }>();
   const want = (wf: number): { steps: Set<number>; fields: Set<number> } => {
     let w = wanted.get(wf);
@@ -94,10 +130,10 @@ export function namesTable(
     for (const s of a.steps) w.steps.add(s);
     for (const f of a.fields) w.fields.add(f);
   }
-  for (const c of changes) {
+  for (const c of facts) {
     const w = want(c.process_id);
     if (c.step_id !== undefined) w.steps.add(c.step_id);
-    for (const key of [...Object.keys(c.before), ...Object.keys(c.after)]) {
+    for (const key of c.keys) {
       const k = valueKey(key);
       if (!k) continue;
       if ("step" in k) w.steps.add(k.step);

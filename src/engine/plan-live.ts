@@ -151,7 +151,7 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
   }
   const fail = (rule: CompiledRule, result: RuleResult, err: unknown): void => {
     // an API failure fails this rule's plan (none of its changes), the others are still planned
-    result.changes = [];
+    result.changes.clear();
     result.reportEntries.clear();
     ruleErrors.set(rule.name, { code: "api", rule: rule.name, message: `rule "${rule.name}": ${errorMessage(err)}` });
   };
@@ -358,7 +358,8 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     const e = ruleErrors.get(r.name);
     return [...(structureErrors.get(r.name) ?? []), ...(e ? [e] : [])];
   });
-  if (seen) for (const r of results) r.changes = r.changes.map((c) => withSeen(c, seen));
+  // applied as each change is read: the changes stay as they were added (./change-store.ts)
+  if (seen) for (const r of results) r.changes.transform((c) => withSeen(c, seen));
   return {
     results,
     meta: {

@@ -12,6 +12,7 @@ import type { Plan } from "../plan/types.js";
 import { inactiveRules } from "./active-rules.js";
 import { exclusionReason, exclusionsOf } from "./exclusions.js";
 import type { NameSource } from "./names.js";
+import type { SpillOptions } from "../fs/spill-bytes.js";
 
 export interface PureRuleInput {
   rule: CompiledRule;
@@ -30,13 +31,15 @@ export async function planFromInstances(
     rulesDigest?: string;
     optOutTag?: string;
     names?: ReadonlyMap<number, readonly NameSource[]>;
+    /** where the planned changes are held past how many bytes (src/fs/spill-bytes.ts; tests set it low) */
+    spill?: SpillOptions;
   } = {},
 ): Promise<Plan> {
   const bindings = planBindings(now);
   const nowIso = now.toISOString();
   const results = [];
   for (const input of inputs) {
-    const result = newRuleResult(input.rule, input.workflowIds ? null : input.workflowId);
+    const result = newRuleResult(input.rule, input.workflowIds ? null : input.workflowId, undefined, meta.spill);
     if (input.workflowIds) result.workflowIds = input.workflowIds;
     results.push(result);
     const off = inactiveRules([input.rule], now).get(input.rule.name);

@@ -24,7 +24,7 @@ export async function learnStartedTimes(
   const { client, almanac, explain, now } = ctx;
   const limit = rule.limits.max_changes_per_run;
   if (limit === undefined || result.changes.length <= limit) return;
-  const missing = [...new Set(result.changes.map((c) => c.instance_id))].filter((id) => !result.startedTimes.has(id));
+  const missing = [...new Set(result.changes.instanceIds())].filter((id) => !result.startedTimes.has(id));
   if (missing.length === 0) return;
   const processId = result.workflowId ?? 0;
   const why = `its rollout limit (${limit} a run) plans the oldest instances first`;
@@ -70,7 +70,7 @@ export async function learnStartedTimes(
     rules: [rule.name],
   });
   // every instance with changes gets its rank, so known times and ranks are never compared with each other
-  const want = new Set(result.changes.map((c) => c.instance_id));
+  const want = new Set(result.changes.instanceIds());
   let listed = listings.get(key);
   if (!listed) {
     listed = (async () => {

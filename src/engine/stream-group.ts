@@ -17,7 +17,6 @@ import { fieldKey } from "../model/field-values.js";
 import type { FieldRef } from "../rules/types.js";
 import { plural } from "../text/plural.js";
 import { addOutcome, type RuleResult } from "./assemble.js";
-import type { InstanceOutcome } from "./evaluate-instance.js";
 import {
   CHUNK,
   evaluateChunk,
@@ -31,6 +30,7 @@ import type { PlannedRule } from "./plan-targets.js";
 import { PAGE } from "./query-plan.js";
 import { passesFilters } from "./run-queries.js";
 import type { StreamGroup } from "./stream-groups.js";
+import { KeptOutcomes } from "./stream-kept.js";
 import type { FieldsDecision, FieldsLeft } from "./plan-fields.js";
 
 /** What a rule's result was before a stream, to go back to when the listing fails (nothing of it is then planned). */
@@ -56,8 +56,8 @@ interface Member {
   /** each instance's place in the rule's selection, until it is evaluated */
   seq: Map<number, number>;
   n: number;
-  /** outcomes that show in the plan, evaluated out of listing order: put in in order at the end */
-  kept: Array<[number, InstanceOutcome]>;
+  /** outcomes that show in the plan, evaluated out of listing order: put in in order at the end (compactly) */
+  kept: KeptOutcomes;
   inOrder: boolean;
   ready: InstanceListItem[];
   done: number;
@@ -104,7 +104,7 @@ export async function streamGroup(
       run: { exclusion: ruleExclusion(ctx, p), probes: [], add: () => undefined, drop: [] },
       seq: new Map(),
       n: 0,
-      kept: [],
+      kept: new KeptOutcomes(),
       inOrder: keys.length === 0,
       ready: [],
       done: 0,
@@ -115,7 +115,7 @@ export async function streamGroup(
       const at = m.seq.get(o.instance_id) ?? 0;
       m.seq.delete(o.instance_id);
       if (m.inOrder || (o.error === undefined && !o.matched)) addOutcome(p.result, o);
-      else m.kept.push([at, o]);
+      else m.kept.add(at, o);
     };
     members.push(m);
   }
@@ -155,7 +155,7 @@ export async function streamGroup(
     ctx.fail(m.p.rule, m.p.result, err);
     for (const i of m.ready.splice(0)) finish(i.id);
     m.seq.clear();
-    m.kept = [];
+    m.kept.clear();
   };
   const hand = (item: InstanceListItem, to: readonly Member[]): void => {
     for (const m of to) {
@@ -276,8 +276,7 @@ export async function streamGroup(
   for (const m of members) {
     if (m.dead) continue;
     if (m.p.needs.record) explainRecordReads(ctx, m.p, m.unread, m.n);
-    m.kept.sort((a, b) => a[0] - b[0]);
-    for (const [, o] of m.kept) addOutcome(m.p.result, o);
+    m.kept.drain((o) => addOutcome(m.p.result, o));
   }
 }
 

@@ -20,6 +20,8 @@ export const ENV = {
   watchMinIntervalMs: "FLOWRULES_WATCH_MIN_INTERVAL_MS",
   /** test-only: a shorter cap of the watcher's back-off (docs/watch.md) */
   watchMaxBackoffMs: "FLOWRULES_WATCH_MAX_BACKOFF_MS",
+  /** test-only: bytes of planned changes held in memory before a temporary file (docs/performance.md) */
+  planSpillBytes: "FLOWRULES_PLAN_SPILL_BYTES",
 } as const;
 
 /** The API key variable's value in an environment handed in (src/cli passes process.env): every logger scrubs it. */

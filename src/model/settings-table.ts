@@ -325,6 +325,7 @@ export const OTHER_VARIABLES: ReadonlyArray<{ name: string; docs: string | null 
   { name: ENV.debug, docs: "`1` adds the stack trace to an unexpected error (otherwise one line)." },
   { name: ENV.watchMinIntervalMs, docs: null },
   { name: ENV.watchMaxBackoffMs, docs: null },
+  { name: ENV.planSpillBytes, docs: null },
   {
     name: "NO_COLOR",
     docs: "Any non-empty value turns colours off (colours are only used on a terminal anyway); `--color` turns them on regardless.",

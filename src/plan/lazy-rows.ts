@@ -24,7 +24,15 @@ export function lazyRows(
   length: number,
   rowAt: (i: number) => Record<string, unknown>,
 ): Array<Record<string, unknown>> {
-  const target: Array<Record<string, unknown>> = [];
+  return lazyItems(length, rowAt, "the rows of a planned report cannot be changed");
+}
+
+/**
+ * An array of `length` items made as they are read, each by `itemAt` (anew on every read), which refuses to be
+ * changed with `refusal`: a plan's report rows (above) and its changes (src/plan/lazy-changes.ts).
+ */
+export function lazyItems<T extends object>(length: number, itemAt: (i: number) => T, refusal: string): T[] {
+  const target: T[] = [];
   // a length without elements: no backing store is allocated for the holes
   target.length = length;
   const index = (key: string | symbol): number | undefined => {
@@ -33,12 +41,12 @@ export function lazyRows(
     return Number.isInteger(n) && n >= 0 && n < length && String(n) === key ? n : undefined;
   };
   const refuse = (): boolean => {
-    throw new TypeError("the rows of a planned report cannot be changed");
+    throw new TypeError(refusal);
   };
-  const rows = new Proxy(target, {
+  const items = new Proxy(target, {
     get(t, key, receiver) {
       const i = index(key);
-      return i === undefined ? Reflect.get(t, key, receiver) : rowAt(i);
+      return i === undefined ? Reflect.get(t, key, receiver) : itemAt(i);
     },
     has(t, key) {
       return index(key) !== undefined || Reflect.has(t, key);
@@ -49,12 +57,12 @@ export function lazyRows(
     getOwnPropertyDescriptor(t, key) {
       const i = index(key);
       if (i === undefined) return Reflect.getOwnPropertyDescriptor(t, key);
-      return { value: rowAt(i), writable: false, enumerable: true, configurable: true };
+      return { value: itemAt(i), writable: false, enumerable: true, configurable: true };
     },
     set: refuse,
     defineProperty: refuse,
     deleteProperty: refuse,
   });
-  LAZY.add(rows);
-  return rows;
+  LAZY.add(items);
+  return items;
 }

@@ -110,7 +110,9 @@ export const text: PlanFormatter = (plan, { color }) => {
     for (const line of skipLines(rule)) out.push(`  ${c.dim(t(line))}`);
     const deferred = deferredWords(rule);
     if (deferred) out.push(`  ${c.yellow(deferred)}`);
-    for (const ch of plan.changes.filter((x) => x.rule === rule.name)) {
+    // one at a time: a plan's changes may be made only as they are read (src/plan/lazy-changes.ts)
+    for (const ch of plan.changes) {
+      if (ch.rule !== rule.name) continue;
       const p = presentation(ch.kind);
       const what = t(describeChange(ch, names).label);
       out.push(

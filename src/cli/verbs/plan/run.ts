@@ -6,6 +6,8 @@ import { readInstant } from "../../../text/instant.js";
 import { PLAN_FORMAT_NAMES } from "../../../render/format-names.js";
 import { runFields, runOptions, runSettings } from "../../settings.js";
 import { Paths, verbIO, verbRun } from "../run-verb.js";
+import { ENV } from "../../../model/env-names.js";
+import { setDefaultSpillBytes } from "../../../fs/spill-bytes.js";
 
 /** `plan --compare` is its own command module, loaded only when asked for. */
 async function planVerb(compare: string | undefined) {
@@ -44,6 +46,8 @@ export const run = verbRun({
     if (at && flags.compare !== undefined)
       throw new UserError("--at cannot be combined with --compare: use --compare REF --forecast DURATION");
     const run = runSettings(raw, env);
+    const spill = env[ENV.planSpillBytes];
+    if (spill !== undefined) setDefaultSpillBytes(Number(spill));
     return {
       io: verbIO(command, [run.connection.apiKey]),
       fields: { paths, ...runFields(run), ...(flags.compare !== undefined ? { compare: flags.compare } : {}) },

@@ -1,0 +1,160 @@
+/**
+ * A rule's planned changes, held compactly from the moment an instance's outcome is added until the plan is written
+ * (docs/performance.md, "A million instances"). Each change is its JSON text in a byte store outside the heap, which
+ * goes to an unnamed temporary file past a threshold (src/fs/spill-bytes.ts); what the assembly orders, limits,
+ * judges and names the changes by (instance, rule, kind, step, audit, and the keys of before and after) is kept beside
+ * it in typed arrays and tables. A change is made again from its text only when it is read: conflicts read the few
+ * instances with several changes, the plan's writer, digest and views read the plan's lazy array (src/plan/lazy-changes.ts).
+ */
+import { SpillBytes, type SpillOptions } from "../fs/spill-bytes.js";
+import type { PlannedChange } from "../plan/types.js";
+
+/** What the plan's `names` and a rule's `fields` read of a change: its workflow, step and the keys it shows. */
+export interface ChangeShape {
+  process_id: number;
+  step_id?: number;
+  /** the keys of before, then those of after, in their order */
+  keys: readonly string[];
+}
+
+const FIRST = 256;
+
+function grown<T extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: T, need: number): T {
+  if (need <= a.length) return a;
+  const next = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2, FIRST));
+  next.set(a);
+  return next;
+}
+
+/** The index of `value` in `list`, added when new. */
+function intern(value: string, list: string[], index: Map<string, number>): number {
+  const known = index.get(value);
+  if (known !== undefined) return known;
+  list.push(value);
+  index.set(value, list.length - 1);
+  return list.length - 1;
+}
+
+export class ChangeStore {
+  private bytes: SpillBytes;
+  private n = 0;
+  private instances = new Float64Array(0);
+  /** NaN: no step */
+  private steps = new Float64Array(0);
+  private starts = new Float64Array(0);
+  private lengths = new Uint32Array(0);
+  private shapes = new Uint32Array(0);
+  private rules = new Uint16Array(0);
+  private kinds = new Uint16Array(0);
+  private audits = new Uint8Array(0);
+  private readonly ruleNames: string[] = [];
+  private readonly ruleIndex = new Map<string, number>();
+  private readonly kindNames: string[] = [];
+  private readonly kindIndex = new Map<string, number>();
+  private readonly shapeList: ChangeShape[] = [];
+  private readonly shapeIndex = new Map<string, number>();
+  /** applied to every change read (what the plan saw of its instance, src/engine/seen.ts) */
+  private readonly transforms: Array<(c: PlannedChange) => PlannedChange> = [];
+
+  constructor(private readonly spill: SpillOptions = {}) {
+    this.bytes = new SpillBytes(spill);
+  }
+
+  get length(): number {
+    return this.n;
+  }
+
+  add(change: PlannedChange): void {
+    const i = this.n;
+    if (i >= this.instances.length) {
+      const need = i + 1;
+      this.instances = grown(this.instances, need);
+      this.steps = grown(this.steps, need);
+      this.starts = grown(this.starts, need);
+      this.lengths = grown(this.lengths, need);
+      this.shapes = grown(this.shapes, need);
+      this.rules = grown(this.rules, need);
+      this.kinds = grown(this.kinds, need);
+      this.audits = grown(this.audits, need);
+    }
+    const { at, bytes } = this.bytes.appendText(JSON.stringify(change));
+    this.starts[i] = at;
+    this.lengths[i] = bytes;
+    this.instances[i] = change.instance_id;
+    this.steps[i] = change.step_id ?? Number.NaN;
+    this.rules[i] = intern(change.rule, this.ruleNames, this.ruleIndex);
+    this.kinds[i] = intern(change.kind, this.kindNames, this.kindIndex);
+    this.audits[i] = change.audit === true ? 1 : 0;
+    this.shapes[i] = this.shapeOf(change);
+    this.n++;
+  }
+
+  /** The `i`th change, made anew from its text. */
+  at(i: number): PlannedChange {
+    let c = JSON.parse(this.bytes.text(this.starts[i] ?? 0, this.lengths[i] ?? 0)) as PlannedChange;
+    for (const t of this.transforms) c = t(c);
+    return c;
+  }
+
+  instanceAt(i: number): number {
+    return this.instances[i] ?? 0;
+  }
+
+  ruleAt(i: number): string {
+    return this.ruleNames[this.rules[i] ?? 0] ?? "";
+  }
+
+  kindAt(i: number): string {
+    return this.kindNames[this.kinds[i] ?? 0] ?? "";
+  }
+
+  stepAt(i: number): number | undefined {
+    const s = this.steps[i] ?? Number.NaN;
+    return Number.isNaN(s) ? undefined : s;
+  }
+
+  auditAt(i: number): boolean {
+    return this.audits[i] === 1;
+  }
+
+  /** The index of the `i`th change's shape: changes with equal shapes share it. */
+  shapeIdAt(i: number): number {
+    return this.shapes[i] ?? 0;
+  }
+
+  shape(id: number): ChangeShape {
+    return this.shapeList[id] ?? { process_id: 0, keys: [] };
+  }
+
+  /** The instances of the changes, in the order added (one per change). */
+  instanceIds(): number[] {
+    return Array.from(this.instances.subarray(0, this.n));
+  }
+
+  /** Every change read from now on goes through `fn` too (after those given before). */
+  transform(fn: (c: PlannedChange) => PlannedChange): void {
+    this.transforms.push(fn);
+  }
+
+  /** Forgets every change (a rule whose plan failed). */
+  clear(): void {
+    this.bytes.close();
+    this.bytes = new SpillBytes(this.spill);
+    this.n = 0;
+  }
+
+  /** Lets go of the bytes now (they also go when the store is collected). */
+  close(): void {
+    this.bytes.close();
+  }
+
+  private shapeOf(c: PlannedChange): number {
+    const keys = [...Object.keys(c.before), ...Object.keys(c.after)];
+    const name = JSON.stringify([c.process_id, c.step_id ?? null, keys]);
+    const known = this.shapeIndex.get(name);
+    if (known !== undefined) return known;
+    this.shapeList.push({ process_id: c.process_id, ...(c.step_id !== undefined ? { step_id: c.step_id } : {}), keys });
+    this.shapeIndex.set(name, this.shapeList.length - 1);
+    return this.shapeList.length - 1;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The outcomes a streamed rule keeps until its listing ends (./stream-group.ts): those that show in the plan, evaluated
+ * out of listing order (a rule reading fields evaluates an instance when its values are in), put in in listing order at
+ * the end. A report rule's matched instance is most of them (at 1,000,000 a report of 28,000 rows is kept for the
+ * whole of its listing); as an outcome object with its entry, keys and row it costs ~500 bytes. Here such an outcome is
+ * its place and its entries, kept as the plan keeps them (src/actions/report-entries.ts); any other (a change, a
+ * skipped action, an error) is kept as itself. `drain` gives every outcome back in the order of its place (places are
+ * distinct: the rule's count of instances handed to it), equal to the one kept as a rule's result reads it
+ * (`addOutcome`: a started time only counts with changes, so a report outcome's is not kept;
+ * test/engine/stream-kept.test.ts).
+ */
+import { ReportEntries } from "../actions/index.js";
+import { NumberList } from "../model/value-column.js";
+import type { InstanceOutcome } from "./evaluate-instance.js";
+
+export class KeptOutcomes {
+  /** per kept report outcome: its place in the rule's selection and where its entries start */
+  private readonly places = new NumberList(new Float64Array(16));
+  private readonly ids = new NumberList(new Float64Array(16));
+  private readonly firstEntry = new NumberList(new Uint32Array(16));
+  /** per entry: its report action, and the entry itself */
+  private readonly actions = new NumberList(new Uint32Array(16));
+  private entries = new ReportEntries();
+  private others: Array<[number, InstanceOutcome]> = [];
+
+  get size(): number {
+    return this.places.length + this.others.length;
+  }
+
+  add(place: number, o: InstanceOutcome): void {
+    const plain =
+      o.matched &&
+      o.error === undefined &&
+      o.changes.length === 0 &&
+      o.skipped.length === 0 &&
+      o.skipReasons.length === 0;
+    if (!plain) {
+      this.others.push([place, o]);
+      return;
+    }
+    this.places.push(place);
+    this.ids.push(o.instance_id);
+    this.firstEntry.push(this.actions.length);
+    for (const { actionIndex, entry } of o.reportEntries) {
+      this.actions.push(actionIndex);
+      this.entries.add(entry);
+    }
+  }
+
+  /** Every outcome kept, by place (equal places in the order kept); then nothing is kept. */
+  drain(put: (o: InstanceOutcome) => void): void {
+    const n = this.places.length;
+    const order = Uint32Array.from({ length: n }, (_, i) => i).sort(
+      (a, b) => this.places.at(a) - this.places.at(b) || a - b,
+    );
+    const others = this.others.sort((a, b) => a[0] - b[0]);
+    let o = 0;
+    for (let k = 0; k < n; k++) {
+      const i = order[k] as number;
+      const place = this.places.at(i);
+      while (o < others.length && (others[o] as [number, InstanceOutcome])[0] <= place)
+        put((others[o++] as [number, InstanceOutcome])[1]);
+      put(this.outcome(i));
+    }
+    while (o < others.length) put((others[o++] as [number, InstanceOutcome])[1]);
+    this.clear();
+  }
+
+  clear(): void {
+    this.places.clear();
+    this.ids.clear();
+    this.firstEntry.clear();
+    this.actions.clear();
+    this.entries = new ReportEntries();
+    this.others = [];
+  }
+
+  private outcome(i: number): InstanceOutcome {
+    const from = this.firstEntry.at(i);
+    const to = i + 1 < this.firstEntry.length ? this.firstEntry.at(i + 1) : this.actions.length;
+    const reportEntries: InstanceOutcome["reportEntries"] = [];
+    for (let e = from; e < to; e++)
+      reportEntries.push({ actionIndex: this.actions.at(e), entry: this.entries.entryAt(e) });
+    return {
+      instance_id: this.ids.at(i),
+      matched: true,
+      changes: [],
+      reportEntries,
+      skipped: [],
+      skipReasons: [],
+    };
+  }
+}
