@@ -35,8 +35,18 @@ const entry = (id: number): fc.Arbitrary<InstanceOutcome["reportEntries"][number
       entry: { instance_id: id, keys, row: Object.fromEntries(cols.map((c, i) => [c, values[i]])) },
     }));
 
-const change = (id: number): PlannedChange =>
-  ({ id: `r:abort:${id}`, rule: "r", instance_id: id, kind: "abort" }) as unknown as PlannedChange;
+const change = (id: number): PlannedChange => ({
+  id: `r:abort:${id}`,
+  rule: "r",
+  instance_id: id,
+  instance_name: `Claim ${id}`,
+  process_id: 1,
+  kind: "abort",
+  request: { method: "POST", path: "/instances/bulk/abort", body: { instance_ids: [id] } },
+  before: { status: "running" },
+  after: { status: "aborted" },
+  precondition: { status: "running" },
+});
 
 /** An outcome kept for the plan: mostly a report's matched instance, else a change, a skipped action, an error. */
 const outcome: fc.Arbitrary<InstanceOutcome> = fc
@@ -75,7 +85,7 @@ function seen(r: RuleResult): unknown {
     matched: r.matched,
     skipped: r.skipped,
     skipReasons: [...r.skipReasons],
-    changes: r.changes,
+    changes: Array.from({ length: r.changes.length }, (_, i) => r.changes.at(i)),
     errors: r.errors,
     startedTimes: [...r.startedTimes],
     reports: [...r.reportEntries].map(([i, entries]) => [i, [...entries]]),
