@@ -63,7 +63,8 @@ describe("resuming from the journal", () => {
     for (const c of tookEffect) if (c) expect(counts.get(changeKey(c)), c.id).toBeUndefined();
     for (const c of plan.changes) {
       expect(stateHolds(sb, c), c.id).toBe(true);
-      if (!tookEffect.includes(c)) expect(counts.get(changeKey(c)), c.id).toBe(1);
+      // by id: a plan's changes are made anew each time they are read (src/plan/lazy-changes.ts)
+      if (!tookEffect.some((t) => t?.id === c.id)) expect(counts.get(changeKey(c)), c.id).toBe(1);
     }
     const events = (await readFile(journal, "utf8"))
       .trim()
