@@ -9,7 +9,8 @@
  * holds (`entry()`); `build()` reads the entries back from here and the plan's rows are made from them as they are
  * written (src/plan/lazy-rows.ts).
  */
-import { NumberList, ValueColumn } from "../model/value-column.js";
+import { ValueColumn } from "../model/value-column.js";
+import { NumberColumn } from "../model/number-column.js";
 
 /** One matched instance as a report sees it: the group keys it counts under and its row. */
 export interface ReportEntry {
@@ -19,17 +20,17 @@ export interface ReportEntry {
 }
 
 export class ReportEntries {
-  private readonly ids = new NumberList(new Float64Array(16));
+  private readonly ids = new NumberColumn(new Float64Array(16), 1.5);
   /** per entry: its index in keyLists */
-  private readonly keyOf = new NumberList(new Uint32Array(16));
+  private readonly keyOf = new NumberColumn(new Uint32Array(16), 1.5);
   private readonly keyLists: string[][] = [];
   private readonly keyIndex = new Map<string, number>();
   /** per entry: its index in shapes (the row's keys, in order) */
-  private readonly shapeOf = new NumberList(new Uint32Array(16));
+  private readonly shapeOf = new NumberColumn(new Uint32Array(16), 1.5);
   private readonly shapes: string[][] = [];
   private readonly shapeIndex = new Map<string, number>();
   /** per entry: where its values start in `values` */
-  private readonly at = new NumberList(new Uint32Array(16));
+  private readonly at = new NumberColumn(new Uint32Array(16), 1.5);
   private readonly values = new ValueColumn();
 
   static of(entries: Iterable<ReportEntry>): ReportEntries {

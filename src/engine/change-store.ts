@@ -7,6 +7,7 @@
  * instances with several changes, the plan's writer, digest and views read the plan's lazy array (src/plan/lazy-changes.ts).
  */
 import { SpillBytes, type SpillOptions } from "../fs/spill-bytes.js";
+import { grown } from "../model/number-column.js";
 import type { PlannedChange } from "../plan/types.js";
 
 /** What the plan's `names` and a rule's `fields` read of a change: its workflow, step and the keys it shows. */
@@ -18,13 +19,6 @@ export interface ChangeShape {
 }
 
 const FIRST = 256;
-
-function grown<T extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: T, need: number): T {
-  if (need <= a.length) return a;
-  const next = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2, FIRST));
-  next.set(a);
-  return next;
-}
 
 /** The index of `value` in `list`, added when new. */
 function intern(value: string, list: string[], index: Map<string, number>): number {
@@ -68,14 +62,14 @@ export class ChangeStore {
     const i = this.n;
     if (i >= this.instances.length) {
       const need = i + 1;
-      this.instances = grown(this.instances, need);
-      this.steps = grown(this.steps, need);
-      this.starts = grown(this.starts, need);
-      this.lengths = grown(this.lengths, need);
-      this.shapes = grown(this.shapes, need);
-      this.rules = grown(this.rules, need);
-      this.kinds = grown(this.kinds, need);
-      this.audits = grown(this.audits, need);
+      this.instances = grown(this.instances, need, FIRST);
+      this.steps = grown(this.steps, need, FIRST);
+      this.starts = grown(this.starts, need, FIRST);
+      this.lengths = grown(this.lengths, need, FIRST);
+      this.shapes = grown(this.shapes, need, FIRST);
+      this.rules = grown(this.rules, need, FIRST);
+      this.kinds = grown(this.kinds, need, FIRST);
+      this.audits = grown(this.audits, need, FIRST);
     }
     const { at, bytes } = this.bytes.appendText(JSON.stringify(change));
     this.starts[i] = at;

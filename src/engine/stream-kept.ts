@@ -10,16 +10,16 @@
  * test/engine/stream-kept.test.ts).
  */
 import { ReportEntries } from "../actions/index.js";
-import { NumberList } from "../model/value-column.js";
+import { NumberColumn } from "../model/number-column.js";
 import type { InstanceOutcome } from "./evaluate-instance.js";
 
 export class KeptOutcomes {
   /** per kept report outcome: its place in the rule's selection and where its entries start */
-  private readonly places = new NumberList(new Float64Array(16));
-  private readonly ids = new NumberList(new Float64Array(16));
-  private readonly firstEntry = new NumberList(new Uint32Array(16));
+  private readonly places = new NumberColumn(new Float64Array(16), 1.5);
+  private readonly ids = new NumberColumn(new Float64Array(16), 1.5);
+  private readonly firstEntry = new NumberColumn(new Uint32Array(16), 1.5);
   /** per entry: its report action, and the entry itself */
-  private readonly actions = new NumberList(new Uint32Array(16));
+  private readonly actions = new NumberColumn(new Uint32Array(16), 1.5);
   private entries = new ReportEntries();
   private others: Array<[number, InstanceOutcome]> = [];
 

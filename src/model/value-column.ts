@@ -133,36 +133,3 @@ export class ValueColumn {
     return start * LEN + written;
   }
 }
-
-/** A list of numbers in one typed array, grown by half as it fills. */
-export class NumberList<T extends Float64Array | Uint32Array> {
-  private count = 0;
-
-  constructor(private data: T) {}
-
-  push(v: number): number {
-    if (this.count === this.data.length) {
-      const grown = new (this.data.constructor as new (n: number) => T)(
-        Math.max(16, Math.ceil(this.data.length * 1.5)),
-      );
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.count] = v;
-    return this.count++;
-  }
-
-  at(i: number): number {
-    return this.data[i] as number;
-  }
-
-  get length(): number {
-    return this.count;
-  }
-
-  /** Empties the list and lets its array go. */
-  clear(): void {
-    this.count = 0;
-    this.data = new (this.data.constructor as new (n: number) => T)(16);
-  }
-}

@@ -8,20 +8,9 @@
  * key is found in O(1) without a string being made; a table only grows while the file is read, and is read-only then.
  */
 import { idHash } from "../model/id-set.js";
+import { grown, trimmed } from "../model/number-column.js";
 
-type Column = Float64Array | Uint32Array | Int32Array | Uint16Array;
-
-/** A typed array that grows by doubling while the file is read; `trim` gives back the slack once it is read. */
-function grown<T extends Column>(a: T, need: number): T {
-  if (need <= a.length) return a;
-  const next = new (a.constructor as new (n: number) => T)(Math.max(16, a.length * 2, need));
-  next.set(a);
-  return next;
-}
-
-function trimmed<T extends Column>(a: T, n: number): T {
-  return n === a.length ? a : (a.slice(0, n) as T);
-}
+export { NumberColumn } from "../model/number-column.js";
 
 /**
  * Columns start narrow, as a tenant's values are (ids in 32 bits, a few workflows and skeleton keys), and are made
@@ -296,34 +285,5 @@ export class RecordTable implements Iterable<[string, RecordRef]> {
 
   get heldBytes(): number {
     return this.keys_.heldBytes + this.pids.byteLength + this.skeletons.byteLength + this.lines.byteLength;
-  }
-}
-
-/** Numbers appended while the file is read (a line's start or length), in a typed array trimmed once it is read. */
-export class NumberColumn<T extends Float64Array | Uint32Array> {
-  private count = 0;
-
-  constructor(private data: T) {}
-
-  push(v: number): number {
-    this.data = grown(this.data, this.count + 1);
-    this.data[this.count] = v;
-    return this.count++;
-  }
-
-  at(i: number): number {
-    return this.data[i] as number;
-  }
-
-  get length(): number {
-    return this.count;
-  }
-
-  trim(): void {
-    this.data = trimmed(this.data, this.count);
-  }
-
-  get heldBytes(): number {
-    return this.data.byteLength;
   }
 }

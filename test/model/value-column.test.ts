@@ -5,7 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { NumberList, ValueColumn } from "../../src/model/value-column.js";
+import { ValueColumn } from "../../src/model/value-column.js";
+import { NumberColumn } from "../../src/model/number-column.js";
 import { report, ReportEntries, type ReportEntry } from "../../src/actions/index.js";
 import type { ReportAction } from "../../src/actions/report.js";
 
@@ -87,12 +88,12 @@ describe("ValueColumn", () => {
   });
 });
 
-describe("NumberList", () => {
+describe("NumberColumn", () => {
   it("holds what a number[] holds", () => {
     fc.assert(
       fc.property(fc.array(fc.nat({ max: 2 ** 32 - 1 }), { maxLength: 200 }), (ns) => {
-        const list = new NumberList(new Uint32Array(0));
-        const doubles = new NumberList(new Float64Array(1));
+        const list = new NumberColumn(new Uint32Array(0), 1.5);
+        const doubles = new NumberColumn(new Float64Array(1));
         for (const n of ns) {
           list.push(n);
           doubles.push(-n / 3);

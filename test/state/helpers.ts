@@ -2,6 +2,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stateKey } from "../../src/state/mac.js";
+import { STATE_FORMAT, STATE_FORMAT_VERSION, type StateHeader } from "../../src/state/schema.js";
 import { createClient, type ApiClient } from "../../src/api/index.js";
 import { mutatingKind } from "../../src/actions/index.js";
 import { newestUpdate, pollWorkflow } from "../../src/watch/poll.js";
@@ -92,6 +94,25 @@ export function openTestRun(
     ...more,
   });
 }
+
+/** A state file's header, key and run mark as the file tests write them. */
+export const HEADER: StateHeader = {
+  format: STATE_FORMAT,
+  format_version: STATE_FORMAT_VERSION,
+  flowrules_version: "test",
+  base_url: "http://127.0.0.1:1/api",
+  key_digest: null,
+  written_at: "2026-06-15T12:00:00.000Z",
+  run_at: "2026-06-15T12:00:00.000Z",
+  rules: { a: "x" },
+};
+export const KEY = stateKey("test-key");
+export const MARK = {
+  run_at: "2026-06-15T12:00:00.000Z",
+  newest_seen: null,
+  synced_at: "2026-06-15T12:00:00.000Z",
+  structure: null,
+};
 
 export async function tempDir(prefix = "flowrules-state-"): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));

@@ -8,33 +8,14 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { indexState } from "../../src/state/reader.js";
-import { STATE_FILE, STATE_FORMAT, STATE_FORMAT_VERSION, type StateHeader } from "../../src/state/schema.js";
+import { STATE_FILE } from "../../src/state/schema.js";
 import { BATCH_BYTES, StateWriter } from "../../src/state/writer.js";
-import { stateKey } from "../../src/state/mac.js";
-import { tempDir } from "./helpers.js";
+import { HEADER, KEY, MARK, tempDir } from "./helpers.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-const HEADER: StateHeader = {
-  format: STATE_FORMAT,
-  format_version: STATE_FORMAT_VERSION,
-  flowrules_version: "test",
-  base_url: "http://127.0.0.1:1/api",
-  key_digest: null,
-  written_at: "2026-06-15T12:00:00.000Z",
-  run_at: "2026-06-15T12:00:00.000Z",
-  rules: { a: "x" },
-};
-const KEY = stateKey("test-key");
-const MARK = {
-  run_at: "2026-06-15T12:00:00.000Z",
-  newest_seen: null,
-  synced_at: "2026-06-15T12:00:00.000Z",
-  structure: null,
-};
 
 /** A field value's line whose text is `text` (its length decides where the batch's bounds fall). */
 function valueLine(id: number, text: string): string {
