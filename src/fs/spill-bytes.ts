@@ -82,7 +82,7 @@ function openUnnamed(dir: string, held: Held): void {
 }
 
 export class SpillBytes {
-  private readonly threshold: number;
+  private threshold: number;
   private readonly dir: string;
   /** in memory: the bytes from `memStart` on (all of them until the file is opened) */
   private mem: Buffer = Buffer.alloc(0);
@@ -155,7 +155,14 @@ export class SpillBytes {
   }
 
   private spill(): void {
-    openUnnamed(this.dir, this.held);
+    try {
+      openUnnamed(this.dir, this.held);
+    } catch {
+      // no file can be made there (a read-only or missing TMPDIR): the bytes stay in memory, as a smaller plan's do;
+      // a plan that takes more memory is better than none
+      this.threshold = Number.POSITIVE_INFINITY;
+      return;
+    }
     descriptors.register(this, this.held, this);
     this.flush();
   }

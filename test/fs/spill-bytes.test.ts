@@ -55,6 +55,16 @@ describe("the plan's byte store", () => {
     expect(openIn(process.pid, dir)).toEqual([]);
   });
 
+  it("where no file can be made (a missing or read-only folder), the bytes stay in memory and read back the same", async () => {
+    const dir = await tempDir();
+    const store = new SpillBytes({ threshold: 10, dir: `${dir}/missing` });
+    const pieces = Array.from({ length: 200 }, (_, i) => `${i}:${"é".repeat(i)}`);
+    const at = pieces.map((text) => ({ text, ...store.appendText(text) }));
+    expect(store.spilled).toBe(false);
+    for (const p of at.reverse()) expect(store.text(p.at, p.bytes)).toBe(p.text);
+    store.close();
+  });
+
   it("a plan run through the file is the plan held in memory, and leaves nothing in the temporary folder", async () => {
     const dir = await tempDir();
     const env = { FLOWRULES_BASE_URL: sb.baseUrl, FLOWRULES_API_KEY: "sandbox-admin", TMPDIR: dir };
