@@ -7,6 +7,7 @@ import { kindOrder } from "../actions/index.js";
 import type { PlanError, PlannedChange } from "../plan/types.js";
 import type { ChangeStore } from "./change-store.js";
 import { conflictsAmong } from "./conflicts.js";
+import { grown } from "../model/number-column.js";
 
 /**
  * Changes of several stores by position: the `k`th is change `item[k]` of `stores[store[k]]`. Grown as changes are
@@ -24,15 +25,8 @@ export class ChangeRefs {
   }
 
   push(store: number, item: number): void {
-    if (this.n >= this.storeOf.length) {
-      const size = Math.max(256, this.n * 2);
-      const s = new Uint32Array(size);
-      s.set(this.storeOf);
-      const i = new Uint32Array(size);
-      i.set(this.itemOf);
-      this.storeOf = s;
-      this.itemOf = i;
-    }
+    this.storeOf = grown(this.storeOf, this.n + 1, 256);
+    this.itemOf = grown(this.itemOf, this.n + 1, 256);
     this.storeOf[this.n] = store;
     this.itemOf[this.n] = item;
     this.n++;

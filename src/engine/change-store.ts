@@ -9,14 +9,10 @@
 import { SpillBytes, type SpillOptions } from "../fs/spill-bytes.js";
 import { grown } from "../model/number-column.js";
 import type { PlannedChange } from "../plan/types.js";
+import { nameFact, type NameFact } from "./names.js";
 
-/** What the plan's `names` and a rule's `fields` read of a change: its workflow, step and the keys it shows. */
-export interface ChangeShape {
-  process_id: number;
-  step_id?: number;
-  /** the keys of before, then those of after, in their order */
-  keys: readonly string[];
-}
+/** What the plan's `names` and a rule's `fields` read of a change beside its rule: its workflow, step and keys. */
+export type ChangeShape = Omit<NameFact, "rule">;
 
 const FIRST = 256;
 
@@ -143,11 +139,11 @@ export class ChangeStore {
   }
 
   private shapeOf(c: PlannedChange): number {
-    const keys = [...Object.keys(c.before), ...Object.keys(c.after)];
-    const name = JSON.stringify([c.process_id, c.step_id ?? null, keys]);
+    const { rule: _rule, ...shape } = nameFact(c);
+    const name = JSON.stringify([shape.process_id, shape.step_id ?? null, shape.keys]);
     const known = this.shapeIndex.get(name);
     if (known !== undefined) return known;
-    this.shapeList.push({ process_id: c.process_id, ...(c.step_id !== undefined ? { step_id: c.step_id } : {}), keys });
+    this.shapeList.push(shape);
     this.shapeIndex.set(name, this.shapeList.length - 1);
     return this.shapeList.length - 1;
   }
