@@ -38,6 +38,7 @@ import { openStateForApply, stateSettingsOf, type HeldState } from "./state.js";
 import { plural } from "../text/plural.js";
 import { applyLoaded, lockWait, shown } from "./apply-loaded.js";
 import type { ApplyCommandOptions } from "./apply-options.js";
+import { changeCounts } from "../plan/change-counts.js";
 
 export type { ApplyCommandOptions, Confirm } from "./apply-options.js";
 
@@ -186,7 +187,7 @@ async function applyRun(opts: ApplyCommandOptions, io: CommandIO): Promise<numbe
       io.stderr(`not applying: the plan failed (${plural(plan.errors.length, "error")}); nothing was changed\n`);
       return EXIT_ERROR;
     }
-    const audit = plan.changes.filter((c) => c.audit === true).length;
+    const audit = changeCounts(plan.changes).audit;
     if (plan.changes.length === audit) {
       io.stdout(
         APPLY_FORMATS[opts.format ?? "text"]({

@@ -12,6 +12,7 @@ import { plural } from "../text/plural.js";
 import { ChangeStore } from "./change-store.js";
 import { ChangeRefs, orderedChanges, rolloutOrder } from "./assemble-changes.js";
 import { lazyChanges } from "../plan/lazy-changes.js";
+import { ChangeCounter } from "../plan/change-counts.js";
 import type { SpillOptions } from "../fs/spill-bytes.js";
 
 export interface RuleResult {
@@ -162,12 +163,15 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
   // the order their first change shows them)
   const factsByRule = new Map<string, NameFact[]>();
   const factsSeen = results.map(() => new Set<string>());
+  // what the end of a run counts (summary line, notification, views) without making a change (src/plan/change-counts.ts)
+  const counter = new ChangeCounter();
   for (let k = 0; k < changes.length; k++) {
     const store = changes.storeAt(k);
     const i = changes.itemAt(k);
     const rule = store.ruleAt(i);
     perRule.set(rule, (perRule.get(rule) ?? 0) + 1);
     const kind = store.kindAt(i);
+    counter.add(rule, kind, store.auditAt(i));
     if (Object.hasOwn(byKind, kind)) byKind[kind] = (byKind[kind] ?? 0) + 1;
     const seen = factsSeen[changes.storeIndexAt(k)];
     const key = `${store.shapeIdAt(i)}:${rule}`;
@@ -232,7 +236,7 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     rules_digest: meta.rulesDigest,
     rules,
     // made as they are read, a batch at a time by the writer and the digest (src/plan/lazy-changes.ts)
-    changes: lazyChanges(changes.length, (k) => changes.changeAt(k)),
+    changes: lazyChanges(changes.length, (k) => changes.changeAt(k), counter.counts()),
     reports,
     errors,
     summary: {

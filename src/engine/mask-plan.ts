@@ -77,7 +77,7 @@ export function maskKeyInPlan(plan: Plan, secret: string): number {
   hit.n += found.n;
   // changes made as they are read (src/plan/lazy-changes.ts) are masked as they are made, only when some holds the key
   if (found.n > 0 && isLazyChanges(plan.changes))
-    plan.changes = mapChanges(plan.changes, (c) => maskChange(c, secret, { n: 0 }));
+    plan.changes = mapChanges(plan.changes, (c) => maskChange(c, secret, { n: 0 }), true);
   for (const report of plan.reports) {
     const { rows } = report;
     report.rows = [];

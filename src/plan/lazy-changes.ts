@@ -8,11 +8,22 @@
  */
 import { isLazyRows, lazyItems } from "./lazy-rows.js";
 import type { PlannedChange } from "./types.js";
+import { countsKnown, knowCounts, type ChangeCounts } from "./change-counts.js";
 
 const REFUSAL = "the changes of a plan cannot be changed in place";
 
-export function lazyChanges(length: number, changeAt: (i: number) => PlannedChange): PlannedChange[] {
-  return lazyItems(length, changeAt, REFUSAL);
+/**
+ * Changes made as they are read; `counts`, when given, are what the planner knows of them without making them
+ * (rule, kind and audit of each, counted in plan order): change-counts.ts answers from them.
+ */
+export function lazyChanges(
+  length: number,
+  changeAt: (i: number) => PlannedChange,
+  counts?: ChangeCounts,
+): PlannedChange[] {
+  const items = lazyItems(length, changeAt, REFUSAL);
+  if (counts) knowCounts(items, counts);
+  return items;
 }
 
 /** Changes made as they are read (lazyChanges): changing them means making new ones (mapChanges). */
@@ -20,10 +31,16 @@ export function isLazyChanges(changes: readonly PlannedChange[]): boolean {
   return isLazyRows(changes);
 }
 
-/** Changes made as they are read, each through `fn` (a change is made anew on every read, so `fn` may change it). */
+/**
+ * Changes made as they are read, each through `fn` (a change is made anew on every read, so `fn` may change it).
+ * `fn` that keeps every change's rule, kind and audit flag as they were says so with `keepsCounts`: the counts known
+ * of `changes` hold for the new ones too.
+ */
 export function mapChanges(
   changes: readonly PlannedChange[],
   fn: (change: PlannedChange) => PlannedChange,
+  keepsCounts = false,
 ): PlannedChange[] {
-  return lazyChanges(changes.length, (i) => fn(changes[i] as PlannedChange));
+  const known = keepsCounts ? countsKnown(changes) : undefined;
+  return lazyChanges(changes.length, (i) => fn(changes[i] as PlannedChange), known);
 }

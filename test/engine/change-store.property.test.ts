@@ -18,6 +18,7 @@ import { planFileText } from "../../src/plan/write.js";
 import { VERSION } from "../../src/model/version.js";
 import { referencePlan, type ReferenceResult } from "../helpers/reference-assemble.js";
 import { instance } from "../helpers/instances.js";
+import { changeCounts, countsKnown, type ChangeCounts } from "../../src/plan/change-counts.js";
 
 const NOW = new Date("2026-11-01T12:00:00.000Z");
 const STEPS = [20111, 20112];
@@ -137,6 +138,11 @@ async function reference(inputs: PureRuleInput[]): Promise<ReturnType<typeof ref
   return referencePlan(results, { createdAt: NOW, baseUrl: "", rulesDigest: "", version: VERSION, names: NAMES });
 }
 
+/** Counts as plain data, the order of their maps kept. */
+function countsShown(c: ChangeCounts): unknown {
+  return { total: c.total, audit: c.audit, byKind: [...c.byKind], byRule: [...c.byRule] };
+}
+
 describe("planned changes held compactly", () => {
   const seeds = Array.from({ length: 150 }, (_, i) => i + 1);
   it.each(seeds)("seed %i: the plan of the plain arrays, byte for byte", async (seed) => {
@@ -149,6 +155,9 @@ describe("planned changes held compactly", () => {
     const expected = await reference(inputs);
     expect(JSON.parse(JSON.stringify(plan)), yaml).toEqual(JSON.parse(JSON.stringify(expected)));
     expect(planFileText(plan)).toBe(planFileText(expected));
+    // the counts the assembly hands over without making a change are those of the changes as objects, in order
+    expect(countsKnown(plan.changes)).toBeDefined();
+    expect(countsShown(changeCounts(plan.changes))).toEqual(countsShown(changeCounts([...expected.changes])));
     // read twice, in any order: the same changes
     const backwards = [...plan.changes.keys()].reverse().map((i) => plan.changes[i]);
     expect(backwards.reverse()).toEqual([...plan.changes]);

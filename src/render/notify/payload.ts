@@ -12,6 +12,7 @@ import { summaryLine } from "../plan/summary.js";
 import { chatSafe } from "../escape.js";
 import { serviceName } from "../../model/settings.js";
 import { plural } from "../../text/plural.js";
+import { changeCounts, kindCount, ruleAuditCount } from "../../plan/change-counts.js";
 
 export type NotifyEvent = "plan.finished" | "apply.finished";
 
@@ -30,10 +31,6 @@ export interface NotifyPayload {
 /** Problem lines listed in `text` per kind of problem; the rest are counted. */
 const MAX_LINES = 5;
 
-function auditCount(plan: Plan): number {
-  return plan.changes.filter((c) => c.audit === true).length;
-}
-
 function excludedCount(plan: Plan): number {
   return plan.rules.reduce((n, r) => n + (r.excluded ?? 0), 0);
 }
@@ -48,7 +45,9 @@ function ruleLine(r: RulePlanSummary, audit: number): string {
 }
 
 function ruleLines(plan: Plan): string[] {
-  return plan.rules.map((r) => ruleLine(r, plan.changes.filter((c) => c.rule === r.name && c.audit === true).length));
+  // counted once, no change kept (src/plan/change-counts.ts): a plan may hold 150,000 changes
+  const counts = changeCounts(plan.changes);
+  return plan.rules.map((r) => ruleLine(r, ruleAuditCount(counts, r.name)));
 }
 
 function where(files: { planFile?: string; journalFile?: string }): string[] {
@@ -64,10 +63,11 @@ export interface Times {
 }
 
 export function planPayload(plan: Plan, times: Times, files: { planFile?: string } = {}): NotifyPayload {
-  const audit = auditCount(plan);
+  const counts = changeCounts(plan.changes);
+  const audit = counts.audit;
   const excluded = excludedCount(plan);
   const byKind: Record<string, number> = {};
-  for (const k of MUTATING_KINDS) byKind[k] = plan.changes.filter((c) => c.kind === k).length;
+  for (const k of MUTATING_KINDS) byKind[k] = kindCount(counts, k);
   const lines: string[] = [];
   if (plan.errors.length > 0) {
     lines.push(`:warning: ${plural(plan.errors.length, "error")}:`);

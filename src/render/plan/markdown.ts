@@ -20,6 +20,7 @@ import {
 } from "./summary.js";
 import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../text/plural.js";
+import { changeCounts, ruleAuditCount } from "../../plan/change-counts.js";
 import type { PlanFormatter } from "./types.js";
 
 /** GitHub's comment limit is 65,536 characters; keep a margin for the footer. */
@@ -77,7 +78,7 @@ export function reportMarkdown(r: PlannedReport): string {
 function ruleState(plan: Plan, r: RulePlanSummary): string {
   if (r.status === "inactive") return `inactive: ${md(r.reason ?? "outside its active window")}`;
   const notes = [
-    plan.changes.some((c) => c.rule === r.name && c.audit === true) ? "audit" : "",
+    ruleAuditCount(changeCounts(plan.changes), r.name) > 0 ? "audit" : "",
     r.excluded ? `${r.excluded} excluded` : "",
     deferredWords(r) ?? "",
   ].filter(Boolean);
@@ -133,7 +134,7 @@ export const markdown: PlanFormatter = (plan, options) => {
   // why matched instances have no change, per rule and reason, where reviewers look first
   const skips = plan.rules.flatMap((r) => skipLines(r).map((l) => `- ${code(r.name)}: ${md(l)}`));
   if (skips.length > 0) head.push("Skipped (matched, no change needed or possible):", "", ...skips, "");
-  const audit = plan.changes.filter((c) => c.audit === true).length;
+  const audit = changeCounts(plan.changes).audit;
   const excluded = plan.rules.reduce((n, r) => n + (r.excluded ?? 0), 0);
   if (audit > 0 || excluded > 0) {
     const parts = [
@@ -188,7 +189,8 @@ export const markdown: PlanFormatter = (plan, options) => {
       left > 0
         ? `\n${left} of ${plural(plan.changes.length, "change")} left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; the full plan is in ${where}.\n`
         : "";
-    const legendKinds = [...new Set(plan.changes.map((c) => c.kind))];
+    // in the order the changes first show them
+    const legendKinds = [...changeCounts(plan.changes).byKind.keys()];
     const legend = legendKinds.map((k) => `${presentation(k).symbol} ${presentation(k).legend}`).join(" · ");
     out += `<details><summary>Changes (${plan.changes.length}) — ${legend}</summary>\n\n${body}${note}\n</details>\n`;
   }

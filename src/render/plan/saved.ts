@@ -7,6 +7,7 @@
 import type { Plan } from "../../plan/types.js";
 import { plural } from "../../text/plural.js";
 import { textSafe } from "../escape.js";
+import { changeCounts } from "../../plan/change-counts.js";
 
 /** A word a POSIX shell reads as itself: bare when it holds only safe characters, else in single quotes. */
 export function shellWord(s: string): string {
@@ -18,7 +19,8 @@ export function savedLine(file: string, plan: Pick<Plan, "changes" | "errors">):
   const where = `Saved the plan to ${textSafe(file)}.`;
   if (plan.errors.length > 0)
     return `${where} It records ${plural(plan.errors.length, "error")}, so apply refuses it: fix the rules and plan again.\n`;
-  const sent = plan.changes.filter((c) => c.audit !== true).length;
+  const counts = changeCounts(plan.changes);
+  const sent = counts.total - counts.audit;
   if (sent === 0) return `${where} It holds no change to apply.\n`;
   return `${where} Apply exactly this: flowrules apply ${textSafe(shellWord(file))}\n`;
 }

@@ -3,6 +3,7 @@ import { shortInstant } from "../../text/instant.js";
 import { MUTATING_KINDS, mutatingKind, type ChangeDescription, type KindPresentation } from "../../actions/index.js";
 import type { Plan, PlannedChange, RulePlanSummary } from "../../plan/types.js";
 import { plural } from "../../text/plural.js";
+import { changeCounts, kindCount } from "../../plan/change-counts.js";
 import { describeNamed, NO_NAMES, type PlanNames } from "./names.js";
 
 /** How a kind shows itself (symbol, legend, colour, summary phrase). */
@@ -49,7 +50,8 @@ export function workflowsWords(rule: RulePlanSummary): string | undefined {
 
 /** Mutating kinds that occur in the plan, in registry order (for legends). */
 export function kindsUsed(plan: Plan): string[] {
-  return MUTATING_KINDS.filter((k) => plan.changes.some((ch) => ch.kind === k));
+  const counts = changeCounts(plan.changes);
+  return MUTATING_KINDS.filter((k) => kindCount(counts, k) > 0);
 }
 
 /**
@@ -83,7 +85,7 @@ export function summaryLine(plan: Plan): string {
   }
   const r = plan.summary.reports;
   if (r > 0) parts.push(plural(r, "report"));
-  const audit = plan.changes.filter((c) => c.audit === true).length;
+  const audit = changeCounts(plan.changes).audit;
   if (audit > 0) parts.push(`${audit} in audit (never applied)`);
   const deferred = plan.rules.reduce((n, rule) => n + (rule.deferred ?? 0), 0);
   if (deferred > 0) parts.push(`${deferred} deferred by the rollout limit`);

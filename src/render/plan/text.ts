@@ -20,6 +20,7 @@ import {
 } from "./summary.js";
 import { keyLabel, planNames, workflowLabel } from "./names.js";
 import { plural } from "../../text/plural.js";
+import { changeCounts, ruleAuditCount } from "../../plan/change-counts.js";
 import type { PlanFormatter } from "./types.js";
 import { table } from "../table.js";
 
@@ -81,6 +82,7 @@ export const text: PlanFormatter = (plan, { color }) => {
     out.push(`Legend: ${used.map((k) => `${paint(k, presentation(k).symbol)} ${presentation(k).legend}`).join("   ")}`);
   }
 
+  const counts = changeCounts(plan.changes);
   for (const rule of plan.rules) {
     const wf =
       rule.workflow_id === null
@@ -95,9 +97,7 @@ export const text: PlanFormatter = (plan, { color }) => {
       );
       continue;
     }
-    const audit = plan.changes.some((x) => x.rule === rule.name && x.audit === true)
-      ? c.yellow(" [audit: not applied]")
-      : "";
+    const audit = ruleAuditCount(counts, rule.name) > 0 ? c.yellow(" [audit: not applied]") : "";
     out.push("");
     out.push(
       c.bold(`Rule ${t(rule.name)}`) +
