@@ -11,6 +11,18 @@
  */
 import { ValueColumn } from "../model/value-column.js";
 import { NumberColumn } from "../model/number-column.js";
+import type { FoldedSearch } from "../text/folded-search.js";
+
+/** Every character an instant's ISO text (Date#toISOString) may hold, folded as FoldedSearch folds. */
+const INSTANT_CHARS = /^[0-9+\-:.tz]*$/;
+
+/** Whether some string of `v` (a value or an object's key, at any depth) holds the needle. */
+function deepHolds(v: unknown, search: FoldedSearch): boolean {
+  if (typeof v === "string") return search.textHolds(v);
+  if (typeof v !== "object" || v === null) return false;
+  if (Array.isArray(v)) return v.some((x) => deepHolds(x, search));
+  return Object.entries(v).some(([k, x]) => search.textHolds(k) || deepHolds(x, search));
+}
 
 /** One matched instance as a report sees it: the group keys it counts under and its row. */
 export interface ReportEntry {
@@ -77,6 +89,18 @@ export class ReportEntries {
       else row[k] = value;
     });
     return row;
+  }
+
+  /**
+   * False when no string of any row (a value or a column's name) holds `search`'s needle in any case, searched in
+   * the bytes the texts are held in (src/text/folded-search.ts); true when one may.
+   */
+  mayHold(search: FoldedSearch): boolean {
+    if (this.shapes.some((keys) => keys.some((k) => search.textHolds(k)))) return true;
+    // an instant is given back as its ISO text: only a needle of its characters can be in one
+    if (INSTANT_CHARS.test(search.folded) && this.values.holdsInstants()) return true;
+    if (this.values.keptValues().some((v) => deepHolds(v, search))) return true;
+    return search.bytesHold([this.values.textBytes()]);
   }
 
   entryAt(i: number): ReportEntry {

@@ -197,7 +197,11 @@ function build(rule: RuleInfo, action: ReportAction, entries: ReportEntries): Pl
     group_by: action.group_by,
     columns: action.columns,
     groups: list,
-    rows: lazyRows(order.length, (i) => entries.rowAt(order[i] ?? 0)),
+    rows: lazyRows(
+      order.length,
+      (i) => entries.rowAt(order[i] ?? 0),
+      (search) => entries.mayHold(search),
+    ),
   };
 }
 

@@ -236,7 +236,13 @@ export function assemblePlan(results: RuleResult[], meta: PlanMeta): Plan {
     rules_digest: meta.rulesDigest,
     rules,
     // made as they are read, a batch at a time by the writer and the digest (src/plan/lazy-changes.ts)
-    changes: lazyChanges(changes.length, (k) => changes.changeAt(k), counter.counts()),
+    // what the key's mask asks without making them: every store (a superset of the plan's changes) searched
+    changes: lazyChanges(
+      changes.length,
+      (k) => changes.changeAt(k),
+      counter.counts(),
+      (search) => changes.stores.some((s) => s.mayHold(search)),
+    ),
     reports,
     errors,
     summary: {

@@ -10,6 +10,7 @@ import { SpillBytes, type SpillOptions } from "../fs/spill-bytes.js";
 import { grown } from "../model/number-column.js";
 import type { PlannedChange } from "../plan/types.js";
 import { nameFact, type NameFact } from "./names.js";
+import type { FoldedSearch } from "../text/folded-search.js";
 
 /** What the plan's `names` and a rule's `fields` read of a change beside its rule: its workflow, step and keys. */
 export type ChangeShape = Omit<NameFact, "rule">;
@@ -43,8 +44,11 @@ export class ChangeStore {
   private readonly kindIndex = new Map<string, number>();
   private readonly shapeList: ChangeShape[] = [];
   private readonly shapeIndex = new Map<string, number>();
-  /** applied to every change read (what the plan saw of its instance, src/engine/seen.ts) */
-  private readonly transforms: Array<(c: PlannedChange) => PlannedChange> = [];
+  /**
+   * each makes the precondition of every change read (what the plan saw of its instance, src/engine/seen.ts); the
+   * rest of a change is its text as added, which `mayHold` searches
+   */
+  private readonly preconditions: Array<(c: PlannedChange) => PlannedChange["precondition"]> = [];
 
   constructor(private readonly spill: SpillOptions = {}) {
     this.bytes = new SpillBytes(spill);
@@ -81,8 +85,9 @@ export class ChangeStore {
 
   /** The `i`th change, made anew from its text. */
   at(i: number): PlannedChange {
-    let c = JSON.parse(this.bytes.text(this.starts[i] ?? 0, this.lengths[i] ?? 0)) as PlannedChange;
-    for (const t of this.transforms) c = t(c);
+    const c = JSON.parse(this.bytes.text(this.starts[i] ?? 0, this.lengths[i] ?? 0)) as PlannedChange;
+    // assigned in place: the key keeps its place in the change
+    for (const p of this.preconditions) c.precondition = p(c);
     return c;
   }
 
@@ -121,9 +126,17 @@ export class ChangeStore {
     return Array.from(this.instances.subarray(0, this.n));
   }
 
-  /** Every change read from now on goes through `fn` too (after those given before). */
-  transform(fn: (c: PlannedChange) => PlannedChange): void {
-    this.transforms.push(fn);
+  /** Every change read from now on has the precondition `fn` makes of it (after those given before). */
+  precondition(fn: (c: PlannedChange) => PlannedChange["precondition"]): void {
+    this.preconditions.push(fn);
+  }
+
+  /**
+   * False when no change's text holds `search`'s needle in any case (src/text/folded-search.ts): no string of any
+   * change, apart from the precondition, can then hold it. True when one may.
+   */
+  mayHold(search: FoldedSearch): boolean {
+    return !search.inJson || search.bytesHold(this.bytes.pieces());
   }
 
   /** Forgets every change (a rule whose plan failed). */

@@ -7,9 +7,10 @@
  */
 import { replaceFolded } from "../api/errors.js";
 import type { Plan } from "../plan/types.js";
-import { isLazyRows, mapRows } from "../plan/lazy-rows.js";
+import { isLazyRows, itemsMayHold, mapRows } from "../plan/lazy-rows.js";
 import { isLazyChanges, mapChanges } from "../plan/lazy-changes.js";
 import type { PlannedChange } from "../plan/types.js";
+import { FoldedSearch } from "../text/folded-search.js";
 
 export const KEY_MASK = "[redacted]";
 
@@ -48,7 +49,10 @@ function maskRows(
   rows: Array<Record<string, unknown>>,
   secret: string,
   hit: { n: number },
+  search: FoldedSearch,
 ): Array<Record<string, unknown>> {
+  // rows that cannot hold the key (their texts searched as bytes) are not made to be looked at
+  if (!itemsMayHold(rows, search)) return rows;
   const found = { n: 0 };
   for (let i = 0; i < rows.length; i++) maskDeep(rows[i], secret, found);
   hit.n += found.n;
@@ -73,7 +77,9 @@ export function maskKeyInPlan(plan: Plan, secret: string): number {
   if (secret.length < 4) return 0;
   const hit = { n: 0 };
   const found = { n: 0 };
-  for (const c of plan.changes) maskChange(c, secret, found);
+  // the key as replaceFolded finds it: changes that cannot hold it (their texts searched as bytes) are not made
+  const search = new FoldedSearch(secret);
+  if (itemsMayHold(plan.changes, search)) for (const c of plan.changes) maskChange(c, secret, found);
   hit.n += found.n;
   // changes made as they are read (src/plan/lazy-changes.ts) are masked as they are made, only when some holds the key
   if (found.n > 0 && isLazyChanges(plan.changes))
@@ -82,7 +88,7 @@ export function maskKeyInPlan(plan: Plan, secret: string): number {
     const { rows } = report;
     report.rows = [];
     maskDeep(report, secret, hit);
-    report.rows = maskRows(rows, secret, hit);
+    report.rows = maskRows(rows, secret, hit, search);
   }
   maskDeep(plan.errors, secret, hit);
   // workflow, step and field names are the service's data too (rules[].workflow_name: the rule's own words)

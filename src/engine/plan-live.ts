@@ -359,7 +359,7 @@ export async function planResults(opts: RunPlanOptions): Promise<{ results: Rule
     return [...(structureErrors.get(r.name) ?? []), ...(e ? [e] : [])];
   });
   // applied as each change is read: the changes stay as they were added (./change-store.ts)
-  if (seen) for (const r of results) r.changes.transform((c) => withSeen(c, seen));
+  if (seen) for (const r of results) r.changes.precondition((c) => withSeen(c, seen).precondition);
   return {
     results,
     meta: {

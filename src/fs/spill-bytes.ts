@@ -132,6 +132,15 @@ export class SpillBytes {
     return (this.window as Buffer).toString("utf8", from, from + bytes);
   }
 
+  /** Every byte appended so far, in order, a piece at a time (a piece holds until the next is asked for). */
+  *pieces(): Generator<Uint8Array> {
+    for (let at = 0; at < this.flushed; at = this.windowEnd) {
+      this.readWindow(at, Math.min(READ_WINDOW, this.flushed - at));
+      yield (this.window as Buffer).subarray(0, this.windowEnd - at);
+    }
+    yield this.mem.subarray(0, this.memUsed);
+  }
+
   /** Lets go of the bytes and closes the file; reading afterwards is an error. */
   close(): void {
     closeQuietly(this.held);

@@ -94,6 +94,22 @@ export class ValueColumn {
     }
   }
 
+  /** The UTF-8 bytes of the texts held as bytes, back to back (a view: valid until the next push). */
+  textBytes(): Uint8Array {
+    return this.bytes.subarray(0, this.used);
+  }
+
+  /** The values kept as themselves: objects, arrays and texts UTF-8 cannot carry. */
+  keptValues(): readonly unknown[] {
+    return this.others;
+  }
+
+  /** Whether some value is an instant held as its time (given back as its ISO text). */
+  holdsInstants(): boolean {
+    for (let i = 0; i < this.count; i++) if (this.kinds[i] === INSTANT) return true;
+    return false;
+  }
+
   private encode(value: unknown): [number, number] {
     switch (typeof value) {
       case "number":

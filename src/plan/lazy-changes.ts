@@ -6,7 +6,7 @@
  * Read like an array (index, length, iteration, the array methods, JSON.stringify); it cannot be changed: a change
  * read twice is two equal objects, so changing one changes nothing (mapChanges makes changed ones).
  */
-import { isLazyRows, lazyItems } from "./lazy-rows.js";
+import { isLazyRows, lazyItems, type MayHold } from "./lazy-rows.js";
 import type { PlannedChange } from "./types.js";
 import { countsKnown, knowCounts, type ChangeCounts } from "./change-counts.js";
 
@@ -14,14 +14,16 @@ const REFUSAL = "the changes of a plan cannot be changed in place";
 
 /**
  * Changes made as they are read; `counts`, when given, are what the planner knows of them without making them
- * (rule, kind and audit of each, counted in plan order): change-counts.ts answers from them.
+ * (rule, kind and audit of each, counted in plan order): change-counts.ts answers from them. `mayHold`, when given,
+ * answers itemsMayHold (./lazy-rows.ts) for them.
  */
 export function lazyChanges(
   length: number,
   changeAt: (i: number) => PlannedChange,
   counts?: ChangeCounts,
+  mayHold?: MayHold,
 ): PlannedChange[] {
-  const items = lazyItems(length, changeAt, REFUSAL);
+  const items = lazyItems(length, changeAt, REFUSAL, mayHold);
   if (counts) knowCounts(items, counts);
   return items;
 }

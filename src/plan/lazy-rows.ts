@@ -5,7 +5,23 @@
  * each row when it is read: the writer and the digest read a batch at a time, the views only the first few. Read
  * like an array (index, length, iteration, the array methods, JSON.stringify); it cannot be changed.
  */
+import type { FoldedSearch } from "../text/folded-search.js";
+
 const LAZY = new WeakSet<object>();
+
+/** Whether some string of the items may hold a needle, asked of what they are made from (see itemsMayHold). */
+export type MayHold = (search: FoldedSearch) => boolean;
+const SEARCHES = new WeakMap<object, MayHold>();
+
+/**
+ * False only when no string of any item (a value or a key, at any depth) can hold `search`'s needle in any case,
+ * as told by what the items are made from without making them (the API key's mask, src/engine/mask-plan.ts). True
+ * when some may, or when the items cannot tell (a plain array).
+ */
+export function itemsMayHold(items: readonly unknown[], search: FoldedSearch): boolean {
+  const mayHold = SEARCHES.get(items);
+  return mayHold ? mayHold(search) : true;
+}
 
 /** Rows made as they are read (lazyRows): changing them means making new rows (mapRows), not writing into them. */
 export function isLazyRows(rows: readonly unknown[]): boolean {
@@ -20,18 +36,25 @@ export function mapRows(
   return lazyRows(rows.length, (i) => fn(rows[i] ?? {}));
 }
 
+/** `mayHold`, when given, answers itemsMayHold for these rows from what they are made from. */
 export function lazyRows(
   length: number,
   rowAt: (i: number) => Record<string, unknown>,
+  mayHold?: MayHold,
 ): Array<Record<string, unknown>> {
-  return lazyItems(length, rowAt, "the rows of a planned report cannot be changed");
+  return lazyItems(length, rowAt, "the rows of a planned report cannot be changed", mayHold);
 }
 
 /**
  * An array of `length` items made as they are read, each by `itemAt` (anew on every read), which refuses to be
  * changed with `refusal`: a plan's report rows (above) and its changes (src/plan/lazy-changes.ts).
  */
-export function lazyItems<T extends object>(length: number, itemAt: (i: number) => T, refusal: string): T[] {
+export function lazyItems<T extends object>(
+  length: number,
+  itemAt: (i: number) => T,
+  refusal: string,
+  mayHold?: MayHold,
+): T[] {
   const target: T[] = [];
   // a length without elements: no backing store is allocated for the holes
   target.length = length;
@@ -64,5 +87,6 @@ export function lazyItems<T extends object>(length: number, itemAt: (i: number) 
     deleteProperty: refuse,
   });
   LAZY.add(items);
+  if (mayHold) SEARCHES.set(items, mayHold);
   return items;
 }
