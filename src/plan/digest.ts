@@ -110,30 +110,54 @@ export function withDigest(plan: Plan): SignedPlan {
 const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
 const INDEXED: unique symbol = Symbol("indexed");
 
-/** A copy whose objects hold their keys in sorted order; INDEXED when some key is index-like. */
+/** Sets `k` as an own key: "__proto__" too, as JSON.parse makes it (an assignment would set the prototype instead). */
+function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === "__proto__")
+    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+
+/**
+ * `v` with its objects' keys in sorted order; INDEXED when some key is index-like. An object whose keys are in order
+ * already, and whose values need no copy, is given back itself, as is such an array: a plan's change is mostly small
+ * objects of one key or of keys in order, so most of it is not copied again just to be hashed.
+ */
 function sortedCopy(v: unknown): unknown {
   if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) {
-    const out: unknown[] = [];
-    for (const x of v) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
       const c = sortedCopy(x);
       if (c === INDEXED) return INDEXED;
-      out.push(c);
+      if (c !== x && out === undefined) out = v.slice(0, i) as unknown[];
+      if (out !== undefined) out.push(c);
     }
-    return out;
+    return out ?? v;
   }
   const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  // the default sort compares UTF-16 code units, as canonicalJson does
-  for (const k of Object.keys(o).sort()) {
+  const keys = Object.keys(o);
+  // the default sort compares UTF-16 code units, as canonicalJson does, and so does `<`
+  let inOrder = true;
+  for (let i = 1; i < keys.length && inOrder; i++) inOrder = (keys[i - 1] as string) < (keys[i] as string);
+  // only a plain object stands for itself: JSON.stringify would write another (a Date) otherwise than its copy
+  const proto: unknown = Object.getPrototypeOf(o);
+  if (!inOrder) keys.sort();
+  // the copy, once one is needed (the values before the first that needs one are those of `o`)
+  let out = inOrder && (proto === Object.prototype || proto === null) ? undefined : {};
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
     if (INDEX_KEY.test(k)) return INDEXED;
-    const c = sortedCopy(o[k]);
+    const x = o[k];
+    const c = sortedCopy(x);
     if (c === INDEXED) return INDEXED;
-    // "__proto__" as an own key, as JSON.parse makes it (an assignment would set the prototype instead)
-    if (k === "__proto__")
-      Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
-    else out[k] = c;
+    if (c !== x && out === undefined) {
+      out = {};
+      for (let j = 0; j < i; j++) setOwn(out, keys[j] as string, o[keys[j] as string]);
+    }
+    if (out !== undefined) setOwn(out, k, c);
   }
+  if (out === undefined) return o;
   return out;
 }
 

@@ -40,6 +40,20 @@ async function reordered(src: string, to: string, order: (keys: string[]) => str
   await writeFile(to, JSON.stringify(Object.fromEntries(order(Object.keys(raw)).map((k) => [k, raw[k]]))));
 }
 
+/** An object with its keys in reverse order (other values as they are). */
+function reversedKeys(x: unknown): unknown {
+  if (typeof x !== "object" || x === null || Array.isArray(x)) return x;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(x).reverse())
+    Object.defineProperty(out, k, {
+      value: (x as Record<string, unknown>)[k],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return out;
+}
+
 describe("the plan reader", () => {
   it("hashes any JSON value as its canonical form (keys sorted at every level)", () => {
     fc.assert(
@@ -48,6 +62,20 @@ describe("the plan reader", () => {
         const h = new CanonicalHasher();
         h.value(v);
         expect(h.digest()).toBe(`sha256:${createHash("sha256").update(canonicalJson(v)).digest("hex")}`);
+      }),
+      { numRuns: 300 },
+    );
+    // values whose objects hold their keys in order already (the hasher writes them without a sorted copy), and the
+    // same values with every object's keys in reverse, and nested in both
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const sorted = JSON.parse(canonicalJson(value)) as unknown;
+        const reversed = JSON.parse(JSON.stringify(sorted, (_k, x: unknown) => reversedKeys(x))) as unknown;
+        for (const v of [sorted, reversed, { b: sorted, a: [reversed, sorted] }, [{ a: reversed, b: sorted }]]) {
+          const h = new CanonicalHasher();
+          h.value(v);
+          expect(h.digest()).toBe(`sha256:${createHash("sha256").update(canonicalJson(v)).digest("hex")}`);
+        }
       }),
       { numRuns: 300 },
     );
