@@ -15,11 +15,17 @@ const pad = (depth: number): string => " ".repeat(2 * depth);
 
 /**
  * JSON.stringify(value, null, 2) as it reads `depth` levels down: every line after the first indented by the depth.
- * A newline in that text is always layout (JSON escapes the ones inside strings), so indenting it is exact.
+ * Written inside `depth` arrays, the value is indented by JSON.stringify itself; the arrays' own lines are cut off
+ * (line i of the head is pad(i) + "[", the value's first line starts after pad(depth); the tail mirrors the head
+ * without that pad), so the text is not copied again to be indented.
  */
 function stringifyAt(value: unknown, depth: number): string {
-  const text = JSON.stringify(value, null, 2) ?? "null";
-  return depth === 0 ? text : text.replaceAll("\n", `\n${pad(depth)}`);
+  if (depth === 0) return JSON.stringify(value, null, 2) ?? "null";
+  let wrapped: unknown = value === undefined ? null : value;
+  for (let i = 0; i < depth; i++) wrapped = [wrapped];
+  const text = JSON.stringify(wrapped, null, 2);
+  const tail = depth * (depth + 1);
+  return text.slice(tail + 2 * depth, text.length - tail);
 }
 
 /**
