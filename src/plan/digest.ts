@@ -118,6 +118,26 @@ function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
 }
 
 /**
+ * Keys sorted in place by UTF-16 code units, as the default sort orders them: a few keys (an object of a change)
+ * by insertion, which allocates nothing where the default sort copies them first.
+ */
+function sortKeys(keys: string[]): void {
+  if (keys.length > 16) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > k) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+}
+
+/**
  * `v` with its objects' keys in sorted order; INDEXED when some key is index-like. An object whose keys are in order
  * already, and whose values need no copy, is given back itself, as is such an array: a plan's change is mostly small
  * objects of one key or of keys in order, so most of it is not copied again just to be hashed.
@@ -142,7 +162,7 @@ function sortedCopy(v: unknown): unknown {
   for (let i = 1; i < keys.length && inOrder; i++) inOrder = (keys[i - 1] as string) < (keys[i] as string);
   // only a plain object stands for itself: JSON.stringify would write another (a Date) otherwise than its copy
   const proto: unknown = Object.getPrototypeOf(o);
-  if (!inOrder) keys.sort();
+  if (!inOrder) sortKeys(keys);
   // the copy, once one is needed (the values before the first that needs one are those of `o`)
   let out = inOrder && (proto === Object.prototype || proto === null) ? undefined : {};
   for (let i = 0; i < keys.length; i++) {
