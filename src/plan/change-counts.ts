@@ -71,6 +71,17 @@ export function changeCounts(changes: readonly PlannedChange[]): ChangeCounts {
   return counter.counts();
 }
 
+/** The first `max` changes that are sent (not audit), made one at a time as they are read, none kept. */
+export function* sentChanges(changes: readonly PlannedChange[], max: number): Generator<PlannedChange> {
+  let n = 0;
+  for (let i = 0; i < changes.length && n < max; i++) {
+    const c = changes[i] as PlannedChange;
+    if (c.audit === true) continue;
+    n++;
+    yield c;
+  }
+}
+
 /** Changes of `kind` (0 when none). */
 export function kindCount(counts: ChangeCounts, kind: string): number {
   return counts.byKind.get(kind) ?? 0;

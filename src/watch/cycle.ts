@@ -35,6 +35,7 @@ import type { WatchMetrics } from "./metrics.js";
 import { CHANGE_LINES_PER_CYCLE, ERROR_LINES_PER_CYCLE } from "./settings.js";
 import type { HeldCycleState, Loaded, WatcherSettings } from "./types.js";
 import type { ListedChanges } from "../state/index.js";
+import { changeCounts, sentChanges } from "../plan/change-counts.js";
 
 /** Thrown when a cycle ends because the watcher is stopping: not a failure. */
 export class StoppingError extends Error {
@@ -233,10 +234,12 @@ async function planAndApply(
   const errors = plan.errors.map((e) => e.message);
   const heldBack = heldRules(plan.errors);
   const otherErrors = plan.errors.filter((e) => e.rule === undefined || !HELD_CODES.has(e.code));
-  const enforce = plan.changes.filter((c) => c.audit !== true);
+  // counted, not kept (src/plan/change-counts.ts)
+  const planned = changeCounts(plan.changes);
+  const enforced = planned.total - planned.audit;
   let outcomes: ChangeOutcome[] | undefined;
   let planFile = "";
-  if (settings.apply && enforce.length > 0) {
+  if (settings.apply && enforced > 0) {
     // a rule that failed this cycle (over its limit, an API error) has no change in the plan; the others go on
     const through = held;
     const run = await applyPlanInDir({ ...plan, errors: [] }, cycleDir(ctx.paths.cycles, plan.created_at, req.n), {
@@ -257,9 +260,14 @@ async function planAndApply(
   const behind: ReadonlySet<number> = moved?.behind ?? new Set(req.polled.keys());
   // state-cache: the bookmarks moved on: only this cycle's writes are newer; an abort's answer names no workflow
   if (bookmarks !== ctx.bookmarks) ctx.own.clear();
-  const pidOf = new Map(plan.changes.map((c) => [c.instance_id, c.process_id]));
+  // made only when a write does not name its workflow
+  let pidOf: Map<number, number> | undefined;
   for (const w of held?.written() ?? []) {
-    const pid = w.process_id ?? pidOf.get(w.id);
+    if (w.process_id === undefined && !pidOf) {
+      pidOf = new Map();
+      for (const c of plan.changes) pidOf.set(c.instance_id, c.process_id);
+    }
+    const pid = w.process_id ?? pidOf?.get(w.id);
     if (pid === undefined) continue;
     if (!ctx.own.has(pid)) ctx.own.set(pid, new Map());
     ctx.own.get(pid)?.set(w.id, w.last_updated_time ?? null);
@@ -268,8 +276,8 @@ async function planAndApply(
     n: req.n,
     kind: req.kind,
     rules: loaded.ruleSet.rules.length,
-    planned: enforce.length,
-    audit: plan.changes.length - enforce.length,
+    planned: enforced,
+    audit: planned.audit,
     applied: counts.applied,
     stale: counts.stale,
     failed,
@@ -301,11 +309,16 @@ async function planAndApply(
     errors,
     folder: planFile ? basename(dirname(planFile)) : null,
   });
-  logCycleChanges(log, { cycle: req.n }, outcomes, outcomes ? [] : enforce);
+  logCycleChanges(log, { cycle: req.n }, outcomes, outcomes ? [] : sentChanges(plan.changes, Infinity));
   // what a stop left unsent is counted in the cycle's line, not listed: the next cycle plans it again
+  const shownOutcomes = outcomes?.filter((o) => o.status !== "deferred" && o.status !== "already_done");
+  // without outcomes, the planned changes: only those the lines show are made into a list
   const shown =
-    outcomes?.filter((o) => o.status !== "deferred" && o.status !== "already_done") ??
-    enforce.map((change) => ({ change, status: "planned" as const }));
+    shownOutcomes ??
+    [...sentChanges(plan.changes, CHANGE_LINES_PER_CYCLE)].map((change) => ({
+      change,
+      status: "planned" as const,
+    }));
   text(io, [
     cycleLine(report),
     ...errorLines(errors, ERROR_LINES_PER_CYCLE),
@@ -313,6 +326,7 @@ async function planAndApply(
       shown,
       CHANGE_LINES_PER_CYCLE,
       settings.apply ? "flowrules history --state DIR" : "--log-format json lists them all",
+      shownOutcomes?.length ?? enforced,
     ),
   ]);
   const changedSomething = report.applied > 0 || (!settings.apply && plan.changes.length > 0);

@@ -312,6 +312,39 @@ rules:
   });
 });
 
+describe("watch without --apply, many changes", () => {
+  it("lists the first 100 planned changes and counts the rest; audit changes are counted apart, not listed", async () => {
+    const yaml = [
+      "version: 1",
+      "rules:",
+      "  - name: abort-onboardings",
+      "    workflow: 1043",
+      "    select: { status: [running] }",
+      "    actions: [abort]",
+      "  - name: audit-expenses",
+      "    workflow: 1042",
+      "    select: { status: [running] }",
+      "    mode: audit",
+      "    actions: [abort]",
+      "",
+    ].join("\n");
+    const { dir, rules } = await setUp(yaml, { instances: 1500, rateLimitPerMin: 0 });
+    const s = sb as RunningSandbox;
+    const io = captureIO();
+    const code = await watchCommand(watchOpts(s, dir, rules, { maxCycles: 1, apply: false }), io);
+    expect(code).toBe(0);
+    const text = io.out() + io.err();
+    const running = (p: number): number =>
+      s.store.list(p).filter((i) => i.abortedTime === null && i.completedTime === null).length;
+    const planned = running(1043);
+    expect(planned).toBeGreaterThan(100);
+    expect(text).toContain(`${planned} planned, not applied (no --apply), ${running(1042)} audit`);
+    expect(text.match(/^ {2}planned: /gm)?.length).toBe(100);
+    expect(text).not.toMatch(/^ {2}planned: .*audit-expenses/m);
+    expect(text).toContain(`… and ${planned - 100} more (--log-format json lists them all)`);
+  });
+});
+
 describe("reload of the config file", () => {
   it("an edit of the config file reloads (a planning setting changed: a reload cycle); one that does not parse keeps the settings before", async () => {
     const { dir, rules } = await setUp(APPROVE_RULES);

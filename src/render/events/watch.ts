@@ -42,7 +42,7 @@ export function logCycleChanges(
   log: Logger,
   fields: Record<string, unknown>,
   applied: ChangeOutcome[] | undefined,
-  planned: PlannedChange[],
+  planned: Iterable<PlannedChange>,
 ): void {
   const mine = withFields(log, fields);
   if (applied) {

@@ -84,19 +84,21 @@ const OUTCOME_WORD: Record<ChangeOutcome["status"], string> = {
 
 /**
  * One line per change, indented under the cycle's line: what the cycle applied (and what it could not), or without
- * --apply what it would do. At most `max` lines; then one line with the rest's count and where to find them.
+ * --apply what it would do. At most `max` lines; then one line with the rest's count and where to find them (of
+ * `total`: `changes` may be only the first few of them).
  */
 export function changeLines(
   changes: ReadonlyArray<ChangeOutcome | { change: PlannedChange; status: "planned" }>,
   max: number,
   more: string,
+  total = changes.length,
 ): string[] {
   const lines = changes.slice(0, max).map((o) => {
     const word = o.status === "planned" ? "planned" : OUTCOME_WORD[o.status];
     const reason = "reason" in o && o.reason && o.status !== "applied" ? `: ${o.reason}` : "";
     return textSafe(`  ${word}: ${changeWords(o.change)}${reason}`);
   });
-  if (changes.length > max) lines.push(`  … and ${changes.length - max} more (${more})`);
+  if (total > max) lines.push(`  … and ${total - max} more (${more})`);
   return lines;
 }
 
