@@ -111,11 +111,13 @@ export async function emitPlan(
     const files = await writeReportFiles(opts.reportDir, plan);
     if (!opts.quiet) io.stderr(`${plural(files.length / 2, "report")} written to ${opts.reportDir}\n`);
   }
-  await sendNotification(
-    opts.notify,
-    planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}),
-    io,
-  );
+  // built only when a webhook is told
+  if (opts.notify && opts.notify.urls.length > 0)
+    await sendNotification(
+      opts.notify,
+      planPayload(plan, { startedAt, finishedAt: new Date() }, opts.out ? { planFile: opts.out } : {}),
+      io,
+    );
   // the last line: where the plan is and the command that applies exactly it
   if (opts.out && !opts.quiet && io.log?.structured !== true) io.stderr(savedLine(opts.out, plan));
 }
