@@ -113,13 +113,18 @@ async function recordOf(
  * answers and the requests are the same (the state asks nothing for them).
  */
 const KEPT_AT_ONCE = 16;
+/** The same for a page of field values kept (up to 500 lines each). */
+const VALUE_PAGES_AT_ONCE = 2;
 const keptTurns = new WeakMap<StateRun, LimitFunction>();
+const valueTurns = new WeakMap<StateRun, LimitFunction>();
 
-function keptTurn(run: StateRun): LimitFunction {
-  let turn = keptTurns.get(run);
-  if (!turn) keptTurns.set(run, (turn = pLimit(KEPT_AT_ONCE)));
+function turnOf(turns: WeakMap<StateRun, LimitFunction>, run: StateRun, n: number): LimitFunction {
+  let turn = turns.get(run);
+  if (!turn) turns.set(run, (turn = pLimit(n)));
   return turn;
 }
+
+const keptTurn = (run: StateRun): LimitFunction => turnOf(keptTurns, run, KEPT_AT_ONCE);
 
 /** The record the previous run kept, when it still holds (written into the next state); else undefined: ask it. */
 async function keptAnswer(
@@ -182,19 +187,28 @@ export async function* formFieldPages(
     }
   }
   const results: FormFieldValue[] = [];
-  const texts = hitLines.length > 0 ? await (this.prev as StateIndex).lines(hitLines) : [];
   const answered: number[] = [];
-  hitIds.forEach((id, i) => {
-    const hit = valueLine(parsedOrNothing(texts[i] ?? ""));
-    if (!hit || hit.id !== id) {
-      missing.push(id); // a line that does not fit: asked again
-      return;
-    }
-    answered.push(id);
-    this.shareSettings(hit.v);
-    this.out.line(texts[i] as string); // the same line again: still true
-    if (hit.v !== null) results.push(hit.v);
-  });
+  // the lines read, checked and written a few calls at a time (as kept records are): the plan asks many pages of
+  // 500 ids at once, and each one's 500 lines held while the others were read outlived the young generation
+  if (hitLines.length > 0)
+    await turnOf(
+      valueTurns,
+      this,
+      VALUE_PAGES_AT_ONCE,
+    )(async () => {
+      const texts = await (this.prev as StateIndex).lines(hitLines);
+      hitIds.forEach((id, i) => {
+        const hit = valueLine(parsedOrNothing(texts[i] ?? ""));
+        if (!hit || hit.id !== id) {
+          missing.push(id); // a line that does not fit: asked again
+          return;
+        }
+        answered.push(id);
+        this.shareSettings(hit.v);
+        this.out.line(texts[i] as string); // the same line again: still true
+        if (hit.v !== null) results.push(hit.v);
+      });
+    });
   this.saw(answered, false);
   w.tally.valuesKept += answered.length;
   // a few changed instances: their records carry every field at once (./values.ts)
