@@ -7,6 +7,7 @@
  * byte store. A text that UTF-8 cannot carry exactly (a lone surrogate), an object or an array is kept as itself.
  * `at(i)` answers with a value `Object.is` to the one put, or (a text) equal to it (test/model/value-column.test.ts).
  */
+import { grown } from "./number-column.js";
 
 const NUMBER = 0;
 const TEXT = 1;
@@ -52,15 +53,9 @@ export class ValueColumn {
   }
 
   push(value: unknown): number {
-    if (this.count === this.kinds.length) {
-      const size = Math.ceil(this.kinds.length * 1.5);
-      const kinds = new Uint8Array(size);
-      kinds.set(this.kinds);
-      this.kinds = kinds;
-      const nums = new Float64Array(size);
-      nums.set(this.nums);
-      this.nums = nums;
-    }
+    // 1.5 times as long when full (src/model/number-column.ts)
+    this.kinds = grown(this.kinds, this.count + 1, 64, 1.5);
+    this.nums = grown(this.nums, this.count + 1, 64, 1.5);
     const i = this.count++;
     const [kind, num] = this.encode(value);
     this.kinds[i] = kind;
@@ -121,11 +116,7 @@ export class ValueColumn {
     // at most 3 bytes a UTF-16 unit; a lone surrogate would come back as U+FFFD
     const most = s.length * 3;
     if (most >= LEN || LONE_SURROGATE.test(s)) return undefined;
-    if (this.used + most > this.bytes.length) {
-      const bytes = new Uint8Array(Math.max(Math.ceil(this.bytes.length * 1.5), this.used + most));
-      bytes.set(this.bytes.subarray(0, this.used));
-      this.bytes = bytes;
-    }
+    this.bytes = grown(this.bytes, this.used + most, 1024, 1.5);
     const start = this.used;
     if (start >= MAX_OFFSET) return undefined;
     const { written } = encoder.encodeInto(s, this.bytes.subarray(start));

@@ -9,6 +9,7 @@ import { ValueColumn } from "../../src/model/value-column.js";
 import { NumberColumn } from "../../src/model/number-column.js";
 import { report, ReportEntries, type ReportEntry } from "../../src/actions/index.js";
 import type { ReportAction } from "../../src/actions/report.js";
+import { withSmallMappedBuffers } from "../helpers/mapped-sizes.js";
 
 /** Texts a report row meets and texts that look like them but are not what they seem. */
 const text = fc.oneof(
@@ -57,20 +58,28 @@ function same(got: unknown, put: unknown): boolean {
   return Object.is(got, put);
 }
 
+/** A column of random values (fast-check's `seed`, `numRuns` lists) gives each back as it was put. */
+function valuesBack(seed: number, numRuns: number, maxLength: number): void {
+  fc.assert(
+    fc.property(fc.array(value, { maxLength }), (values) => {
+      const column = new ValueColumn();
+      for (const [i, v] of values.entries()) expect(column.push(v)).toBe(i);
+      expect(column.length).toBe(values.length);
+      for (const [i, v] of values.entries()) expect(same(column.at(i), v)).toBe(true);
+      expect(column.at(values.length)).toBeUndefined();
+      expect(column.at(-1)).toBeUndefined();
+    }),
+    { numRuns, seed },
+  );
+}
+
 describe("ValueColumn", () => {
-  it("gives back every value as it was put, over many random lists", () => {
-    fc.assert(
-      fc.property(fc.array(value, { maxLength: 300 }), (values) => {
-        const column = new ValueColumn();
-        for (const [i, v] of values.entries()) expect(column.push(v)).toBe(i);
-        expect(column.length).toBe(values.length);
-        for (const [i, v] of values.entries()) expect(same(column.at(i), v)).toBe(true);
-        expect(column.at(values.length)).toBeUndefined();
-        expect(column.at(-1)).toBeUndefined();
-      }),
-      { numRuns: 300, seed: 46 },
-    );
-  });
+  it("gives back every value as it was put, over many random lists", () => valuesBack(46, 300, 300));
+
+  // kinds, numbers and text bytes across the edges of their mapped buffers (test/helpers/mapped-sizes.ts)
+  it.each(Array.from({ length: 10 }, (_, i) => i + 1))("seed %i, small mapped buffers: every value back", (seed) =>
+    withSmallMappedBuffers(seed, () => valuesBack(seed, 15, 1500)),
+  );
 
   it("keeps a text's bytes, an instant's time and a number, not their objects", () => {
     const column = new ValueColumn();
