@@ -34,17 +34,26 @@ export function trimmed<T extends Column>(a: T, n: number): T {
 
 /**
  * A list of numbers appended one at a time (a line's start, an entry's id), read by position. `growth` is how much
- * longer the array gets when full: 2 for a table read once and trimmed, 1.5 for one kept as it grows.
+ * longer the array gets when full: 2 for a table read once and trimmed, 1.5 for one kept as it grows. A list of
+ * doubles (given a `Float64Array`) keeps its numbers in 32 bits while every one is a whole number that fits (ids,
+ * offsets in a file under 4 GB: half the bytes), and is made wide once, with what it holds, when one does not.
  */
 export class NumberColumn<T extends Float64Array | Uint32Array> {
   private count = 0;
+  private data: Float64Array | Uint32Array;
+  private readonly doubles: boolean;
 
   constructor(
-    private data: T,
+    data: T,
     private readonly growth = 2,
-  ) {}
+  ) {
+    this.doubles = data instanceof Float64Array;
+    this.data = this.doubles ? new Uint32Array(data.length) : data;
+  }
 
   push(v: number): number {
+    // -0 and NaN too are kept as doubles: they read back as put
+    if (this.doubles && this.data instanceof Uint32Array && (v >>> 0 !== v || Object.is(v, -0))) this.widen();
     this.data = grown(this.data, this.count + 1, 16, this.growth);
     this.data[this.count] = v;
     return this.count++;
@@ -66,10 +75,17 @@ export class NumberColumn<T extends Float64Array | Uint32Array> {
   /** Empties the list and lets its array go. */
   clear(): void {
     this.count = 0;
-    this.data = new (this.data.constructor as ColumnOf<T>)(16);
+    // narrow again: a list of doubles starts in 32 bits
+    this.data = new Uint32Array(16);
   }
 
   get heldBytes(): number {
     return this.data.byteLength;
+  }
+
+  private widen(): void {
+    const wide = column(Float64Array, Math.max(16, this.count));
+    wide.set(this.data.subarray(0, this.count));
+    this.data = wide;
   }
 }

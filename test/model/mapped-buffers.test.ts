@@ -74,7 +74,10 @@ describe("column, grown and trimmed across mapped-buffer edges", () => {
         const v = rnd.int(0, 2 ** 32 - 1);
         if (list.push(v) !== plain.length) throw new Error(`push ${k}: not at the end`);
         plain.push(v);
-        const d = rnd.int(-1e9, 1e9) / 7;
+        // whole numbers that fit 32 bits (kept narrow) until one does not: -0, a fraction, a negative, past 2^32
+        const d = rnd.chance(0.995)
+          ? rnd.int(0, 2 ** 32 - 1)
+          : rnd.pick([-0, 0.5, -3, 2 ** 32, 2 ** 53 - 1, Number.NaN, rnd.int(-1e9, 1e9) / 7]);
         doubles.push(d);
         plainDoubles.push(d);
         if (rnd.chance(0.001)) {
@@ -113,6 +116,18 @@ describe("mapped buffers at their real sizes", () => {
     expect(a.buffer).not.toBe(buffer);
     expect(a.buffer.byteLength).toBe(a.byteLength);
     expect(a[99_999]).toBe(7);
+  });
+
+  it("a list of doubles holds whole 32-bit numbers in 4 bytes each until one does not fit", () => {
+    const offsets = new NumberColumn(new Float64Array(0));
+    for (let i = 0; i < 1000; i++) offsets.push(i * 4_000_000);
+    offsets.trim();
+    expect(offsets.heldBytes).toBe(4000);
+    offsets.push(2 ** 32);
+    offsets.trim();
+    expect(offsets.heldBytes).toBe(8 * 1001);
+    expect(offsets.at(999)).toBe(999 * 4_000_000);
+    expect(offsets.at(1000)).toBe(2 ** 32);
   });
 
   it("byte buffers: small ones plain, large ones widened over the same memory", () => {
