@@ -70,16 +70,19 @@ export async function evaluateChunk(
   const out = await exclusion.excluded(chunk.map((i) => i.id));
   const items = chunk.filter((i) => !out.has(i.id));
   const hydrated = await hydratePage(client, almanac, items, needs);
-  const data = hydrated.filter((d) => !(d.record && exclusion.excludedByRecord(d.id, d.record.tags)));
-  const excluded = chunk.length - data.length;
+  // excluded by a record's tags: decided for the whole chunk before any instance is evaluated
+  const evaluated = items.filter((i) => {
+    const record = hydrated.record(i.id);
+    return !(record && exclusion.excludedByRecord(i.id, record.tags));
+  });
+  const excluded = chunk.length - evaluated.length;
   if (excluded > 0) {
     result.selected += excluded;
     result.excluded = (result.excluded ?? 0) + excluded;
   }
-  for (const d of data) {
+  for (const item of evaluated) {
+    const d = hydrated.data(item);
     if (probes.length > 0) d.stepActive = new Map(probes.map(([step, ids]) => [step, ids.has(d.id)]));
-  }
-  for (const d of data) {
     const snap = d.record?.process_snapshot;
     const had = snapshots.get(d.process_id);
     if (snap !== undefined && snap !== null && (!had || d.id < had.id))

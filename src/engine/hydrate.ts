@@ -151,35 +151,54 @@ export async function readRecordsForValues(
   await readRecords(client, al, ids, { processId: 0, record: true, cacheRecords: false, fields: [], knownKeys });
 }
 
+/** A chunk's data once read: each instance's record, and its data made when it is evaluated. */
+export interface HydratedChunk {
+  /** the record read for the instance (rules that read records) */
+  record(id: number): InstanceRecord | undefined;
+  /**
+   * The instance's data, made now from what was read: one instance's at a time, so a chunk's data (a Map of values
+   * per instance, the record) is not all held while the chunk is evaluated (held that long, it outlives the young
+   * generation's scavenges and fills the old one). A record is let go of once its instance's data is made, unless
+   * the chunk names the instance twice.
+   */
+  data(item: InstanceListItem): InstanceData;
+}
+
+/** Reads what the chunk's instances need (records or field values not yet known), then makes their data on demand. */
 export async function hydratePage(
   client: ApiClient,
   al: Almanac,
   items: InstanceListItem[],
   needs: PageNeeds,
-): Promise<InstanceData[]> {
+): Promise<HydratedChunk> {
   const ids = items.map((i) => i.id);
   const records = needs.record ? await readRecords(client, al, ids, needs) : undefined;
   if (!needs.record && needs.fields.length > 0) await readFields(client, al, ids, needs);
-  return items.map((item) => {
-    const values = new Map<string, unknown>();
-    for (const f of needs.fields) {
-      const key = fieldKey(f.step, f.action);
-      const v = al.values.get(key)?.get(item.id);
-      if (v !== undefined) values.set(key, v === ABSENT ? undefined : v);
-    }
-    const record = records?.get(item.id);
-    const unreadable = needs.record && !record ? al.unreadable.get(item.id) : undefined;
-    const known = needs.known?.get(item.id);
-    return {
-      id: item.id,
-      name: item.name,
-      status: asStatus(item.status),
-      public_url: item.public_url ?? null,
-      process_id: needs.processId,
-      ...(record ? { record } : {}),
-      ...(known ? { known } : {}),
-      ...(unreadable ? { unreadable } : {}),
-      values,
-    };
-  });
+  const once = new Set(ids).size === ids.length;
+  const keys = needs.fields.map((f) => fieldKey(f.step, f.action));
+  return {
+    record: (id) => records?.get(id),
+    data: (item) => {
+      const values = new Map<string, unknown>();
+      for (const key of keys) {
+        const v = al.values.get(key)?.get(item.id);
+        if (v !== undefined) values.set(key, v === ABSENT ? undefined : v);
+      }
+      const record = records?.get(item.id);
+      if (once) records?.delete(item.id);
+      const unreadable = needs.record && !record ? al.unreadable.get(item.id) : undefined;
+      const known = needs.known?.get(item.id);
+      return {
+        id: item.id,
+        name: item.name,
+        status: asStatus(item.status),
+        public_url: item.public_url ?? null,
+        process_id: needs.processId,
+        ...(record ? { record } : {}),
+        ...(known ? { known } : {}),
+        ...(unreadable ? { unreadable } : {}),
+        values,
+      };
+    },
+  };
 }

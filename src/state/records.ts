@@ -3,6 +3,7 @@
  * not change since it looked (a record written through only once a listing shows it unchanged since our write),
  * else asked and written into the next state. Functions run with the client as `this`.
  */
+import pLimit, { type LimitFunction } from "p-limit";
 import type { FormFieldQuery, FormFieldValue, InstanceRecord, Page } from "../api/index.js";
 import { isRecord } from "../model/guards.js";
 import { compactRecord, expandRecord } from "./compact.js";
@@ -67,30 +68,8 @@ async function recordOf(
   // the structure probe too: the newest instance's snapshot changes only with it (or a newer one starts), both
   // listed as changed, and a fresh read of it is checked against the structure digest below
   if (cached) {
-    const w = this.workflow(cached.process_id);
-    const kept = w.cold ? undefined : await this.keptRecord(cached);
-    const holds =
-      kept &&
-      (cached.written !== null
-        ? kept.record.last_updated_time === cached.written && (await this.stillOurs(w, cached, cached.written))
-        : !(await this.changedIds(w)).has(id));
-    if (kept && holds && !w.cold) {
-      if (!this.recordsWritten.has(id, cached.flags)) {
-        this.recordsWritten.add(id, cached.flags);
-        w.synced++;
-        this.checkpoints.counted();
-        // shown unchanged now: from here on an ordinary record of this run
-        const { written: _w, ...entry } = kept.entry;
-        this.writeRecord(cached.written !== null ? JSON.stringify({ record: entry }) : kept.text, cached.skeleton);
-        if (cached.written !== null) w.tally.written++;
-      }
-      this.saw([id], false);
-      if (cached.written === null) w.tally.recordsKept++;
-      // asked again, the state answers it again without a request: not held for the run (at a million instances
-      // the records a run hydrates from the state, held whole, were most of its memory)
-      if (flagsOf(opts) === "v") this.valueRecords.delete(id);
-      return kept.record;
-    }
+    const kept = await keptTurn(this)(() => keptAnswer.call(this, id, cached, opts));
+    if (kept) return kept;
   }
   const record =
     (flagsOf(opts) === "v" ? polledRecord.call(this, id) : undefined) ?? (await this.service.getInstance(id, opts));
@@ -126,6 +105,61 @@ async function recordOf(
   return record;
 }
 
+/**
+ * Records answered from the state at once: a chunk of a rule asks for 500 together, and each one's line, parsed line
+ * and expanded record, held while the others were read, outlived the young generation's scavenges (at 1,000,000
+ * every one of them was promoted to the old generation, and collecting them was a third of a steady run's time).
+ * A few at a time, each is read, checked, written and let go of but for the record the caller asked for; the
+ * answers and the requests are the same (the state asks nothing for them).
+ */
+const KEPT_AT_ONCE = 16;
+/** The same for a page of field values kept (up to 500 lines each). */
+const VALUE_PAGES_AT_ONCE = 2;
+const keptTurns = new WeakMap<StateRun, LimitFunction>();
+const valueTurns = new WeakMap<StateRun, LimitFunction>();
+
+function turnOf(turns: WeakMap<StateRun, LimitFunction>, run: StateRun, n: number): LimitFunction {
+  let turn = turns.get(run);
+  if (!turn) turns.set(run, (turn = pLimit(n)));
+  return turn;
+}
+
+const keptTurn = (run: StateRun): LimitFunction => turnOf(keptTurns, run, KEPT_AT_ONCE);
+
+/** The record the previous run kept, when it still holds (written into the next state); else undefined: ask it. */
+async function keptAnswer(
+  this: StateRun,
+  id: number,
+  cached: RecordRef,
+  opts: { injectValues?: boolean; stepsTimeFrame?: boolean },
+): Promise<InstanceRecord | undefined> {
+  const w = this.workflow(cached.process_id);
+  const kept = w.cold ? undefined : await this.keptRecord(cached);
+  const holds =
+    kept &&
+    (cached.written !== null
+      ? kept.record.last_updated_time === cached.written && (await this.stillOurs(w, cached, cached.written))
+      : !(await this.changedIds(w)).has(id));
+  if (kept && holds && !w.cold) {
+    if (!this.recordsWritten.has(id, cached.flags)) {
+      this.recordsWritten.add(id, cached.flags);
+      w.synced++;
+      this.checkpoints.counted();
+      // shown unchanged now: from here on an ordinary record of this run
+      const { written: _w, ...entry } = kept.entry;
+      this.writeRecord(cached.written !== null ? JSON.stringify({ record: entry }) : kept.text, cached.skeleton);
+      if (cached.written !== null) w.tally.written++;
+    }
+    this.saw([id], false);
+    if (cached.written === null) w.tally.recordsKept++;
+    // asked again, the state answers it again without a request: not held for the run (at a million instances
+    // the records a run hydrates from the state, held whole, were most of its memory)
+    if (flagsOf(opts) === "v") this.valueRecords.delete(id);
+    return kept.record;
+  }
+  return undefined;
+}
+
 export async function* formFieldPages(
   this: StateRun,
   processId: number,
@@ -153,19 +187,28 @@ export async function* formFieldPages(
     }
   }
   const results: FormFieldValue[] = [];
-  const texts = hitLines.length > 0 ? await (this.prev as StateIndex).lines(hitLines) : [];
   const answered: number[] = [];
-  hitIds.forEach((id, i) => {
-    const hit = valueLine(parsedOrNothing(texts[i] ?? ""));
-    if (!hit || hit.id !== id) {
-      missing.push(id); // a line that does not fit: asked again
-      return;
-    }
-    answered.push(id);
-    this.shareSettings(hit.v);
-    this.out.line(texts[i] as string); // the same line again: still true
-    if (hit.v !== null) results.push(hit.v);
-  });
+  // the lines read, checked and written a few calls at a time (as kept records are): the plan asks many pages of
+  // 500 ids at once, and each one's 500 lines held while the others were read outlived the young generation
+  if (hitLines.length > 0)
+    await turnOf(
+      valueTurns,
+      this,
+      VALUE_PAGES_AT_ONCE,
+    )(async () => {
+      const texts = await (this.prev as StateIndex).lines(hitLines);
+      hitIds.forEach((id, i) => {
+        const hit = valueLine(parsedOrNothing(texts[i] ?? ""));
+        if (!hit || hit.id !== id) {
+          missing.push(id); // a line that does not fit: asked again
+          return;
+        }
+        answered.push(id);
+        this.shareSettings(hit.v);
+        this.out.line(texts[i] as string); // the same line again: still true
+        if (hit.v !== null) results.push(hit.v);
+      });
+    });
   this.saw(answered, false);
   w.tally.valuesKept += answered.length;
   // a few changed instances: their records carry every field at once (./values.ts)
