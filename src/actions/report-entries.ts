@@ -15,6 +15,8 @@ import type { FoldedSearch } from "../text/folded-search.js";
 
 /** Every character an instant's ISO text (Date#toISOString) may hold, folded as FoldedSearch folds. */
 const INSTANT_CHARS = /^[0-9+\-:.tz]*$/;
+/** Where a shared part of a text ends (src/model/value-column.ts): at its first digit. */
+const FIRST_DIGIT = /[0-9]/;
 
 /** Whether some string of `v` (a value or an object's key, at any depth) holds the needle. */
 function deepHolds(v: unknown, search: FoldedSearch): boolean {
@@ -100,6 +102,12 @@ export class ReportEntries {
     // an instant is given back as its ISO text: only a needle of its characters can be in one
     if (INSTANT_CHARS.test(search.folded) && this.values.holdsInstants()) return true;
     if (this.values.keptValues().some((v) => deepHolds(v, search))) return true;
+    // a text is its shared part (no digit in it), then its own bytes from its first digit on: the needle in the part,
+    // in the bytes, or across the two — then its part before its first digit ends the part
+    const parts = this.values.sharedParts();
+    if (parts.some((p) => search.textHolds(p))) return true;
+    const head = FIRST_DIGIT.exec(search.folded)?.index ?? 0;
+    if (head > 0 && parts.some((p) => search.endsWithStart(p, head))) return true;
     return search.bytesHold([this.values.textBytes()]);
   }
 

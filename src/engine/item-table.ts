@@ -10,6 +10,7 @@
  * (test/engine/item-table.test.ts).
  */
 import type { InstanceListItem } from "../api/index.js";
+import { grown, trimmed } from "../model/number-column.js";
 
 const STATUS = ["running", "completed", "aborted"] as const;
 const STATUS_CODE: Record<string, number> = { running: 0, completed: 1, aborted: 2 };
@@ -123,11 +124,11 @@ export class ItemTable implements Iterable<InstanceListItem> {
 
   /** This table with no room to grow: once complete, it is held for the run at its size, not up to twice that. */
   sealed(): this {
-    this.idCol = this.idCol.slice(0, this.n);
-    this.flags = this.flags.slice(0, this.n);
-    this.ends = this.ends.slice(0, 2 * this.n);
-    this.parts = this.parts.slice(0, 2 * this.n);
-    this.text = this.text.slice(0, this.used);
+    this.idCol = trimmed(this.idCol, this.n);
+    this.flags = trimmed(this.flags, this.n);
+    this.ends = trimmed(this.ends, 2 * this.n);
+    this.parts = trimmed(this.parts, 2 * this.n);
+    this.text = trimmed(this.text, this.used);
     return this;
   }
 
@@ -150,27 +151,15 @@ export class ItemTable implements Iterable<InstanceListItem> {
   private write(s: string): void {
     // a UTF-8 character is at most 3 bytes a UTF-16 unit
     const need = this.used + s.length * 3;
-    if (need > this.text.length) {
-      const next = new Uint8Array(Math.max(need, this.text.length * 2, 4096));
-      next.set(this.text.subarray(0, this.used));
-      this.text = next;
-    }
+    this.text = grown(this.text, need, 4096);
     this.used += encoder.encodeInto(s, this.text.subarray(this.used)).written;
   }
 
   private grow(): void {
-    const size = Math.max(64, this.idCol.length * 2);
-    const ids = new Float64Array(size);
-    ids.set(this.idCol);
-    this.idCol = ids;
-    const flags = new Uint8Array(size);
-    flags.set(this.flags);
-    this.flags = flags;
-    const ends = new Uint32Array(size * 2);
-    ends.set(this.ends);
-    this.ends = ends;
-    const parts = new Uint16Array(size * 2);
-    parts.set(this.parts);
-    this.parts = parts;
+    // each column twice as long (on its mapped buffer's memory when it has the room: src/model/mapped-buffers.ts)
+    this.idCol = grown(this.idCol, this.n + 1, 64);
+    this.flags = grown(this.flags, this.idCol.length, 64);
+    this.ends = grown(this.ends, 2 * this.idCol.length, 128);
+    this.parts = grown(this.parts, 2 * this.idCol.length, 128);
   }
 }

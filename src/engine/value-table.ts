@@ -9,6 +9,8 @@
  * the `Map` did: an equal value, rebuilt (`ABSENT` for "read, and no value"; test/engine/value-table.test.ts).
  */
 import { idHash } from "../model/id-set.js";
+import { column } from "../model/mapped-buffers.js";
+import { grown } from "../model/number-column.js";
 
 /** Marks "read, and the field holds no value" as distinct from "not read yet". */
 export const ABSENT: unique symbol = Symbol("absent");
@@ -171,11 +173,7 @@ export class ValueTable {
     let at = this.wideFree.pop();
     if (at === undefined) {
       at = this.wideUsed++;
-      if (at >= this.wide.length) {
-        const next = new Float64Array(Math.max(16, this.wide.length * 2));
-        next.set(this.wide);
-        this.wide = next;
-      }
+      this.wide = grown(this.wide, at + 1);
     }
     this.wide[at] = x;
     return at;
@@ -215,9 +213,10 @@ export class ValueTable {
 
   private rehash(size: number): void {
     const { ids, kinds, words } = this;
-    this.ids = new Uint32Array(size);
-    this.kinds = new Uint8Array(size);
-    this.words = new Int32Array(size);
+    // large tables on mapped buffers, which go back to the system when the table outgrows them or goes
+    this.ids = column(Uint32Array, size);
+    this.kinds = column(Uint8Array, size);
+    this.words = column(Int32Array, size);
     this.mask = size - 1;
     for (let i = 0; i < ids.length; i++) {
       const kind = kinds[i] as number;

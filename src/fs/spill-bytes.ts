@@ -9,6 +9,7 @@ import { closeSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { byteBuffer, widenedBytes } from "../model/mapped-buffers.js";
 
 /** Bytes held in memory before they go to a file (docs/performance.md, "A million instances"). */
 export const DEFAULT_SPILL_BYTES = 8 * 1024 * 1024;
@@ -153,12 +154,18 @@ export class SpillBytes {
 
   private reserve(bytes: number): void {
     if (this.memUsed + bytes <= this.mem.length) return;
-    // outside the heap (Buffer.allocUnsafeSlow is not pooled): doubled while the bytes stay in memory, the write
-    // buffer's size once a file is in use; one very large piece gets a buffer of its own size
+    // outside the heap (not pooled): doubled while the bytes stay in memory, the write buffer's size once a file is in
+    // use; one very large piece gets a buffer of its own size. A large one is on a mapped buffer, widened over the
+    // same memory as it grows and given back whole when it goes (src/model/mapped-buffers.ts)
     const want = this.spilled
       ? Math.max(this.memUsed + bytes, WRITE_BUFFER)
       : Math.max(this.memUsed + bytes, this.mem.length * 2, 64 * 1024);
-    const next = Buffer.allocUnsafeSlow(want);
+    const wider = widenedBytes(this.mem, want);
+    if (wider) {
+      this.mem = wider;
+      return;
+    }
+    const next = byteBuffer(want);
     this.mem.copy(next, 0, 0, this.memUsed);
     this.mem = next;
   }
@@ -181,10 +188,14 @@ export class SpillBytes {
     while (done < this.memUsed) {
       done += writeSync(this.held.fd, this.mem, done, this.memUsed - done, this.flushed + done);
     }
+    const written = this.memUsed;
     this.flushed += this.memUsed;
     this.memUsed = 0;
-    // the buffer of the in-memory phase may be larger than a write needs: back to the write buffer's size
-    if (this.mem.length > WRITE_BUFFER) this.mem = Buffer.allocUnsafeSlow(WRITE_BUFFER);
+    // the buffer of the in-memory phase may be larger than a write needs: back to the write buffer's size (the same
+    // memory when it is mapped and only about a write's worth of it was written, else a new buffer)
+    if (this.mem.length > WRITE_BUFFER)
+      this.mem =
+        (written <= 2 * WRITE_BUFFER ? widenedBytes(this.mem, WRITE_BUFFER) : undefined) ?? byteBuffer(WRITE_BUFFER);
   }
 
   private readWindow(at: number, bytes: number): void {

@@ -4,6 +4,8 @@
  * exactly as a `Set<number>` of whole numbers does (test/model/id-set.test.ts).
  */
 
+import { column } from "./mapped-buffers.js";
+
 /**
  * Hash of a whole number (both 32-bit halves count) and an optional small code: the one hash of the typed-array id
  * tables (here, src/state/index-tables.ts, src/state/id-bits.ts).
@@ -66,7 +68,7 @@ export class IdSet {
 
   private rehash(size: number): void {
     const old = this.slots;
-    this.slots = new Uint32Array(size).fill(EMPTY);
+    this.slots = column(Uint32Array, size).fill(EMPTY);
     this.mask = size - 1;
     for (const v of old) {
       if (v === EMPTY) continue;

@@ -2,34 +2,58 @@
  * Numbers in typed arrays that grow as they are appended: the one growth rule of the compact tables (the state's
  * index, report entries, planned changes), so none of them holds an object per entry.
  */
-export type Column = Float64Array | Uint32Array | Int32Array | Uint16Array | Uint8Array;
+import { capacity, column, widened, type Column, type ColumnOf } from "./mapped-buffers.js";
 
-/** `a` with room for `need` entries: the same array when it has it, else one `growth` times as long with a copy. */
+export type { Column } from "./mapped-buffers.js";
+
+/**
+ * `a` with room for `need` entries: the same array when it has it; else one `growth` times as long, over the same
+ * memory when its mapped buffer has the room (src/model/mapped-buffers.ts), or a new array with a copy.
+ */
 export function grown<T extends Column>(a: T, need: number, first = 16, growth = 2): T {
   if (need <= a.length) return a;
-  const next = new (a.constructor as new (n: number) => T)(Math.max(first, Math.ceil(a.length * growth), need));
+  const n = Math.max(first, Math.ceil(a.length * growth), need);
+  const room = capacity(a);
+  if (need <= room) return widened(a, Math.min(n, room));
+  const next = column(a.constructor as ColumnOf<T>, n);
   next.set(a);
   return next;
 }
 
-/** `a` cut to its first `n` entries, giving back the slack (a copy unless it is already that long). */
+/**
+ * `a` cut to its first `n` entries (those written: none past them ever was), giving back the slack: a copy unless it
+ * is already that long, or the same memory when it is on a mapped buffer (whose unwritten pages hold nothing).
+ */
 export function trimmed<T extends Column>(a: T, n: number): T {
-  return n === a.length ? a : (a.slice(0, n) as T);
+  if (n >= a.length) return a;
+  if (capacity(a) > a.length) return widened(a, n);
+  const next = column(a.constructor as ColumnOf<T>, n);
+  next.set(a.subarray(0, n));
+  return next;
 }
 
 /**
  * A list of numbers appended one at a time (a line's start, an entry's id), read by position. `growth` is how much
- * longer the array gets when full: 2 for a table read once and trimmed, 1.5 for one kept as it grows.
+ * longer the array gets when full: 2 for a table read once and trimmed, 1.5 for one kept as it grows. A list of
+ * doubles (given a `Float64Array`) keeps its numbers in 32 bits while every one is a whole number that fits (ids,
+ * offsets in a file under 4 GB: half the bytes), and is made wide once, with what it holds, when one does not.
  */
 export class NumberColumn<T extends Float64Array | Uint32Array> {
   private count = 0;
+  private data: Float64Array | Uint32Array;
+  private readonly doubles: boolean;
 
   constructor(
-    private data: T,
+    data: T,
     private readonly growth = 2,
-  ) {}
+  ) {
+    this.doubles = data instanceof Float64Array;
+    this.data = this.doubles ? new Uint32Array(data.length) : data;
+  }
 
   push(v: number): number {
+    // -0 and NaN too are kept as doubles: they read back as put
+    if (this.doubles && this.data instanceof Uint32Array && (v >>> 0 !== v || Object.is(v, -0))) this.widen();
     this.data = grown(this.data, this.count + 1, 16, this.growth);
     this.data[this.count] = v;
     return this.count++;
@@ -51,10 +75,17 @@ export class NumberColumn<T extends Float64Array | Uint32Array> {
   /** Empties the list and lets its array go. */
   clear(): void {
     this.count = 0;
-    this.data = new (this.data.constructor as new (n: number) => T)(16);
+    // narrow again: a list of doubles starts in 32 bits
+    this.data = new Uint32Array(16);
   }
 
   get heldBytes(): number {
     return this.data.byteLength;
+  }
+
+  private widen(): void {
+    const wide = column(Float64Array, Math.max(16, this.count));
+    wide.set(this.data.subarray(0, this.count));
+    this.data = wide;
   }
 }

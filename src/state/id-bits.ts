@@ -6,6 +6,7 @@
  * table kept at most three quarters full (docs/performance.md, "A million instances").
  */
 import { idHash } from "../model/id-set.js";
+import { column } from "../model/mapped-buffers.js";
 
 /** Ids (any safe integer) → a byte of marks; an id with no mark is not held. */
 export class IdBits {
@@ -61,8 +62,8 @@ export class IdBits {
   private grow(): void {
     const ids = this.ids;
     const marks = this.marks;
-    this.ids = new Uint32Array(ids.length * 2);
-    this.marks = new Uint8Array(ids.length * 2);
+    this.ids = column(Uint32Array, ids.length * 2);
+    this.marks = column(Uint8Array, ids.length * 2);
     this.mask = this.ids.length - 1;
     for (let i = 0; i < ids.length; i++) {
       const m = marks[i] as number;

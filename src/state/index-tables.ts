@@ -8,6 +8,7 @@
  * key is found in O(1) without a string being made; a table only grows while the file is read, and is read-only then.
  */
 import { idHash } from "../model/id-set.js";
+import { column } from "../model/mapped-buffers.js";
 import { grown, trimmed } from "../model/number-column.js";
 
 export { NumberColumn } from "../model/number-column.js";
@@ -22,14 +23,14 @@ function fitsU32(v: number): boolean {
 
 function idsFor(a: Uint32Array | Float64Array, id: number): Uint32Array | Float64Array {
   if (!(a instanceof Uint32Array) || fitsU32(id)) return a;
-  const wide = new Float64Array(a.length);
+  const wide = column(Float64Array, a.length);
   wide.set(a);
   return wide;
 }
 
 function codesFor(a: Uint16Array | Uint32Array, code: number): Uint16Array | Uint32Array {
   if (!(a instanceof Uint16Array) || code <= 0xffff) return a;
-  const wide = new Uint32Array(a.length);
+  const wide = column(Uint32Array, a.length);
   wide.set(a);
   return wide;
 }
@@ -78,7 +79,7 @@ class Positions {
   }
 
   private rehash(size: number): void {
-    this.slots = new Int32Array(size);
+    this.slots = column(Int32Array, size);
     this.mask = size - 1;
     for (let at = 0; at < this.count; at++) this.put(at);
   }

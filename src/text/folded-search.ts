@@ -42,6 +42,11 @@ export class FoldedSearch {
     return text.length >= this.folded.length && foldText(text).includes(this.folded);
   }
 
+  /** Whether `text` ends with the needle's first `n` characters, in any case of their ASCII letters. */
+  endsWithStart(text: string, n: number): boolean {
+    return n > 0 && text.length >= n && foldText(text.slice(-n)) === this.folded.slice(0, n);
+  }
+
   /**
    * Whether bytes given piece by piece (in order, each piece read before the next is asked for) hold the needle's
    * bytes, A-Z folded; a match across two pieces counts.

@@ -18,6 +18,7 @@ import { planFileText } from "../../src/plan/write.js";
 import { VERSION } from "../../src/model/version.js";
 import { referencePlan, type ReferenceResult } from "../helpers/reference-assemble.js";
 import { instance } from "../helpers/instances.js";
+import { withSmallMappedBuffersAsync } from "../helpers/mapped-sizes.js";
 import { changeCounts, countsKnown, type ChangeCounts } from "../../src/plan/change-counts.js";
 
 const NOW = new Date("2026-11-01T12:00:00.000Z");
@@ -143,25 +144,33 @@ function countsShown(c: ChangeCounts): unknown {
   return { total: c.total, audit: c.audit, byKind: [...c.byKind], byRule: [...c.byRule] };
 }
 
+/** The plan of a random rule set over random instances, against the plan of the plain arrays. */
+async function samePlan(seed: number): Promise<void> {
+  const rnd = new Prng(seed);
+  const yaml = randomRules(rnd);
+  const inputs = randomInputs(rnd, yaml);
+  // from "a file from the first byte" to "never a file"
+  const threshold = rnd.pick([0, 1, 700, 5000, 1e9]);
+  const plan = await planFromInstances(inputs, NOW, { names: NAMES, spill: { threshold } });
+  const expected = await reference(inputs);
+  expect(JSON.parse(JSON.stringify(plan)), yaml).toEqual(JSON.parse(JSON.stringify(expected)));
+  expect(planFileText(plan)).toBe(planFileText(expected));
+  // the counts the assembly hands over without making a change are those of the changes as objects, in order
+  expect(countsKnown(plan.changes)).toBeDefined();
+  expect(countsShown(changeCounts(plan.changes))).toEqual(countsShown(changeCounts([...expected.changes])));
+  // read twice, in any order: the same changes
+  const backwards = [...plan.changes.keys()].reverse().map((i) => plan.changes[i]);
+  expect(backwards.reverse()).toEqual([...plan.changes]);
+}
+
 describe("planned changes held compactly", () => {
   const seeds = Array.from({ length: 150 }, (_, i) => i + 1);
-  it.each(seeds)("seed %i: the plan of the plain arrays, byte for byte", async (seed) => {
-    const rnd = new Prng(seed);
-    const yaml = randomRules(rnd);
-    const inputs = randomInputs(rnd, yaml);
-    // from "a file from the first byte" to "never a file"
-    const threshold = rnd.pick([0, 1, 700, 5000, 1e9]);
-    const plan = await planFromInstances(inputs, NOW, { names: NAMES, spill: { threshold } });
-    const expected = await reference(inputs);
-    expect(JSON.parse(JSON.stringify(plan)), yaml).toEqual(JSON.parse(JSON.stringify(expected)));
-    expect(planFileText(plan)).toBe(planFileText(expected));
-    // the counts the assembly hands over without making a change are those of the changes as objects, in order
-    expect(countsKnown(plan.changes)).toBeDefined();
-    expect(countsShown(changeCounts(plan.changes))).toEqual(countsShown(changeCounts([...expected.changes])));
-    // read twice, in any order: the same changes
-    const backwards = [...plan.changes.keys()].reverse().map((i) => plan.changes[i]);
-    expect(backwards.reverse()).toEqual([...plan.changes]);
-  });
+  it.each(seeds)("seed %i: the plan of the plain arrays, byte for byte", (seed) => samePlan(seed));
+
+  // the store's columns and bytes across the edges of their mapped buffers (test/helpers/mapped-sizes.ts)
+  it.each(seeds.slice(0, 20))("seed %i, small mapped buffers: the same plan", (seed) =>
+    withSmallMappedBuffersAsync(seed, () => samePlan(seed)),
+  );
 
   it("the random rule sets do what they are for: conflicts, audit, deferred, limits, names, a file", async () => {
     const seen = { conflict: 0, audit: 0, deferred: 0, limit: 0, aliases: 0, changes: 0 };

@@ -8,6 +8,7 @@ import { ItemTable } from "../../src/engine/item-table.js";
 import { PriorityKnown } from "../../src/engine/priority-known.js";
 import { IdSet } from "../../src/model/id-set.js";
 import { Prng } from "../../src/sandbox/prng.js";
+import { withSmallMappedBuffers } from "../helpers/mapped-sizes.js";
 import type { InstanceListItem } from "../../src/api/index.js";
 
 const PIECES = ["Expense claim #", "—", " Lena Tanaka", "é", "日本", "😀", "", "a", " ", "\u0000", "Ω"];
@@ -33,33 +34,42 @@ function randomItem(rnd: Prng, id: number): InstanceListItem {
   return item;
 }
 
+/** A random listing put in a table and read back, before and after it is sealed. */
+function sameElements(seed: number): void {
+  const rnd = new Prng(seed);
+  const n = rnd.int(0, 3000);
+  const items = Array.from({ length: n }, (_, i) => randomItem(rnd, rnd.chance(0.5) ? i + 1 : rnd.int(1, 2 ** 52)));
+  const table = new ItemTable();
+  for (const item of items) table.push(item);
+  // part of the assertions before sealing, part after: both states answer alike
+  expect(table.length).toBe(n);
+  expect(table.slice(0, 7)).toEqual(items.slice(0, 7));
+  table.sealed();
+  expect([...table]).toEqual(items);
+  expect(table.ids()).toEqual(items.map((i) => i.id));
+  const a = rnd.int(0, n);
+  const b = rnd.int(0, n + 5);
+  expect(table.slice(a, b)).toEqual(items.slice(a, b));
+  for (let k = 0; k < 20 && n > 0; k++) {
+    const at = rnd.int(0, n - 1);
+    expect(table.at(at)).toEqual(items[at]);
+    expect(table.id(at)).toBe(items[at]?.id);
+  }
+  const keep = (i: InstanceListItem): boolean => i.status !== "completed" && i.name.length % 2 === 0;
+  expect([...table.where(keep)]).toEqual(items.filter(keep));
+  // a key absent stays absent (a plan compares elements key for key)
+  for (const [at, item] of items.entries())
+    if (!("public_url" in item)) expect("public_url" in table.at(at)).toBe(false);
+}
+
 describe("ItemTable holds a listing as its elements", () => {
-  it.each(Array.from({ length: 30 }, (_, i) => i + 1))("seed %i: the same elements back", (seed) => {
-    const rnd = new Prng(seed);
-    const n = rnd.int(0, 3000);
-    const items = Array.from({ length: n }, (_, i) => randomItem(rnd, rnd.chance(0.5) ? i + 1 : rnd.int(1, 2 ** 52)));
-    const table = new ItemTable();
-    for (const item of items) table.push(item);
-    // part of the assertions before sealing, part after: both states answer alike
-    expect(table.length).toBe(n);
-    expect(table.slice(0, 7)).toEqual(items.slice(0, 7));
-    table.sealed();
-    expect([...table]).toEqual(items);
-    expect(table.ids()).toEqual(items.map((i) => i.id));
-    const a = rnd.int(0, n);
-    const b = rnd.int(0, n + 5);
-    expect(table.slice(a, b)).toEqual(items.slice(a, b));
-    for (let k = 0; k < 20 && n > 0; k++) {
-      const at = rnd.int(0, n - 1);
-      expect(table.at(at)).toEqual(items[at]);
-      expect(table.id(at)).toBe(items[at]?.id);
-    }
-    const keep = (i: InstanceListItem): boolean => i.status !== "completed" && i.name.length % 2 === 0;
-    expect([...table.where(keep)]).toEqual(items.filter(keep));
-    // a key absent stays absent (a plan compares elements key for key)
-    for (const [at, item] of items.entries())
-      if (!("public_url" in item)) expect("public_url" in table.at(at)).toBe(false);
-  });
+  it.each(Array.from({ length: 30 }, (_, i) => i + 1))("seed %i: the same elements back", (seed) => sameElements(seed));
+
+  // columns that grow and are sealed across the edges of their mapped buffers (test/helpers/mapped-sizes.ts)
+  it.each(Array.from({ length: 12 }, (_, i) => i + 31))(
+    "seed %i, small mapped buffers: the same elements back",
+    (seed) => withSmallMappedBuffers(seed, () => sameElements(seed)),
+  );
 });
 
 describe("ItemTable keeps the parts many elements share once", () => {

@@ -37,8 +37,11 @@ rules:
     actions: [ { report: { group_by: priority, columns: [id, name, deadline, fields.note, fields.amount] } } ]
 `;
 
-/** Keys of every sort: plain, mixed case, short, one JSON escapes, one beyond ASCII, one of an instant's characters. */
-const KEYS = ["Tenant42-AbCdEf", "sk_live_ABCD1234", "k3Y!", 'ab"Cd-9', "clé-Ünï-42", "T12:00"];
+/**
+ * Keys of every sort: plain, without a digit, mixed case, short, one JSON escapes, one beyond ASCII, one of an
+ * instant's characters.
+ */
+const KEYS = ["Tenant42-AbCdEf", "SecretKeyAlpha", "sk_live_ABCD1234", "k3Y!", 'ab"Cd-9', "clé-Ünï-42", "T12:00"];
 
 const WHERE = ["name", "before", "report", "object", "instant", "step-name"] as const;
 type Where = (typeof WHERE)[number];
@@ -64,8 +67,14 @@ function randomCase(rnd: Prng): {
   const key = rnd.pick(KEYS);
   const at = new Set<Where>(rnd.chance(0.3) ? [] : WHERE.filter(() => rnd.chance(0.35)));
   // where the key is placed: on the first instance for sure, on others by chance
+  // after the text or before it: a report keeps a text's part before its first digit apart (src/model/value-column.ts),
+  // so a key before a number spans that part and the rest
   const put = (where: Where, k: number, plain: string): string =>
-    at.has(where) && (k === 0 || rnd.chance(0.3)) ? `${plain} ${anyCase(rnd, key)}` : plain;
+    at.has(where) && (k === 0 || rnd.chance(0.3))
+      ? rnd.chance(0.5)
+        ? `${plain} ${anyCase(rnd, key)}`
+        : `${anyCase(rnd, key)} ${plain}`
+      : plain;
   const count = rnd.int(1, 40);
   const instances = Array.from({ length: count }, (_, k) => {
     const id = 1000 + k;
@@ -108,7 +117,7 @@ function plainCopy(plan: Plan): Plan {
 }
 
 describe("the key's mask skips what cannot hold the key", () => {
-  const seeds = Array.from({ length: 120 }, (_, i) => i + 1);
+  const seeds = Array.from({ length: 200 }, (_, i) => i + 1);
   it.each(seeds)("seed %i: the plan masked value by value, byte for byte, and no key left", async (seed) => {
     const rnd = new Prng(seed);
     const { key, inputs, names, at } = randomCase(rnd);

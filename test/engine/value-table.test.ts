@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ABSENT, ValueTable } from "../../src/engine/value-table.js";
 import { Prng } from "../../src/sandbox/prng.js";
+import { withSmallMappedBuffers } from "../helpers/mapped-sizes.js";
 
 function someValue(rnd: Prng): unknown {
   switch (rnd.int(0, 8)) {
@@ -33,41 +34,49 @@ function someValue(rnd: Prng): unknown {
   }
 }
 
+/** A table against a Map over `steps` random sets, deletes and reads. */
+function asMap(seed: number, steps: number): void {
+  const rnd = new Prng(seed);
+  const map = new Map<number, unknown>();
+  const table = new ValueTable();
+  const pool = rnd.int(10, 3000);
+  for (let k = 0; k < steps; k++) {
+    // ids beyond 32 bits and at its edge (2**32-1 is the largest kept in the table), negative ones
+    const id = rnd.chance(0.1)
+      ? rnd.int(0, 3) * 4294967296 + rnd.int(0, pool)
+      : rnd.chance(0.05)
+        ? ([4294967294, 4294967295, 4294967296, -3, 0][rnd.int(0, 4)] as number)
+        : rnd.int(0, pool);
+    const op = rnd.int(0, 9);
+    if (op < 4) {
+      const v = someValue(rnd);
+      map.set(id, v ?? ABSENT);
+      table.set(id, v);
+    } else if (op < 7) {
+      expect(table.delete(id)).toBe(map.delete(id));
+    } else {
+      expect(table.has(id)).toBe(map.has(id));
+      expect(table.get(id)).toEqual(map.get(id));
+    }
+    expect(table.size).toBe(map.size);
+  }
+  for (const [id, v] of map) expect(table.get(id)).toEqual(v);
+  expect(new Set(table.keys())).toEqual(new Set(map.keys()));
+  // every id gone: no shared value is held any more
+  for (const id of map.keys()) table.delete(id);
+  expect(table.size).toBe(0);
+  expect(table.heldValues()).toBe(0);
+  expect(table.heldDoubles()).toBe(0);
+}
+
 describe("ValueTable", () => {
   const seeds = Array.from({ length: 20 }, (_, i) => i + 1);
-  it.each(seeds)("seed %i: the same answers as a Map of values", (seed) => {
-    const rnd = new Prng(seed);
-    const map = new Map<number, unknown>();
-    const table = new ValueTable();
-    const pool = rnd.int(10, 3000);
-    for (let k = 0; k < 8000; k++) {
-      // ids beyond 32 bits and at its edge (2**32-1 is the largest kept in the table), negative ones
-      const id = rnd.chance(0.1)
-        ? rnd.int(0, 3) * 4294967296 + rnd.int(0, pool)
-        : rnd.chance(0.05)
-          ? ([4294967294, 4294967295, 4294967296, -3, 0][rnd.int(0, 4)] as number)
-          : rnd.int(0, pool);
-      const op = rnd.int(0, 9);
-      if (op < 4) {
-        const v = someValue(rnd);
-        map.set(id, v ?? ABSENT);
-        table.set(id, v);
-      } else if (op < 7) {
-        expect(table.delete(id)).toBe(map.delete(id));
-      } else {
-        expect(table.has(id)).toBe(map.has(id));
-        expect(table.get(id)).toEqual(map.get(id));
-      }
-      expect(table.size).toBe(map.size);
-    }
-    for (const [id, v] of map) expect(table.get(id)).toEqual(v);
-    expect(new Set(table.keys())).toEqual(new Set(map.keys()));
-    // every id gone: no shared value is held any more
-    for (const id of map.keys()) table.delete(id);
-    expect(table.size).toBe(0);
-    expect(table.heldValues()).toBe(0);
-    expect(table.heldDoubles()).toBe(0);
-  });
+  it.each(seeds)("seed %i: the same answers as a Map of values", (seed) => asMap(seed, 8000));
+
+  // tables that grow and shrink across the edges of their mapped buffers (test/helpers/mapped-sizes.ts)
+  it.each(seeds.slice(0, 10))("seed %i, small mapped buffers: the same answers", (seed) =>
+    withSmallMappedBuffers(seed, () => asMap(seed, 1500)),
+  );
 
   it("keeps whole hundredths in the table and gives its room back as it empties", () => {
     const t = new ValueTable();

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { readdirSync, readlinkSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SpillBytes } from "../../src/fs/spill-bytes.js";
+import { setMappedSizes } from "../../src/model/mapped-buffers.js";
 import { Prng } from "../../src/sandbox/prng.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { CLI, runCli } from "../helpers/cli.js";
@@ -31,28 +32,49 @@ function openIn(pid: number, dir: string): string[] {
   });
 }
 
+/** Appends random pieces to a store of that threshold and reads each back, in any order. */
+async function roundTrip(threshold: number, seed: number): Promise<void> {
+  const dir = await tempDir();
+  const rnd = new Prng(seed);
+  const store = new SpillBytes({ threshold, dir });
+  const pieces: Array<{ text: string; at: number; bytes: number }> = [];
+  for (let i = 0; i < 1500; i++) {
+    // some pieces larger than a read window and than the write buffer, some with characters of several bytes
+    const size = rnd.chance(0.002) ? rnd.int(200_000, 1_500_000) : rnd.int(0, 400);
+    const text = `${i}:${"é€x".repeat(Math.ceil(size / 3))}`.slice(0, size + String(i).length + 1);
+    pieces.push({ text, ...store.appendText(text) });
+  }
+  expect(store.spilled).toBe(threshold < 1e9);
+  // a file in use has no name: the folder stays empty
+  expect(readdirSync(dir)).toEqual([]);
+  for (const p of [...pieces].sort(() => rnd.next() - 0.5)) expect(store.text(p.at, p.bytes)).toBe(p.text);
+  for (const p of pieces) expect(store.text(p.at, p.bytes)).toBe(p.text);
+  const held = openIn(process.pid, dir);
+  expect(held.length).toBe(store.spilled ? 1 : 0);
+  if (store.spilled) expect(held[0]).toMatch(/\(deleted\)$/);
+  store.close();
+  expect(openIn(process.pid, dir)).toEqual([]);
+}
+
 describe("the plan's byte store", () => {
-  it.each([0, 1, 3000, 1e9])("threshold %i: every piece reads back the same, in any order", async (threshold) => {
-    const dir = await tempDir();
-    const rnd = new Prng(threshold + 5);
-    const store = new SpillBytes({ threshold, dir });
-    const pieces: Array<{ text: string; at: number; bytes: number }> = [];
-    for (let i = 0; i < 1500; i++) {
-      // some pieces larger than a read window and than the write buffer, some with characters of several bytes
-      const size = rnd.chance(0.002) ? rnd.int(200_000, 1_500_000) : rnd.int(0, 400);
-      const text = `${i}:${"é€x".repeat(Math.ceil(size / 3))}`.slice(0, size + String(i).length + 1);
-      pieces.push({ text, ...store.appendText(text) });
+  it.each([0, 1, 3000, 1e9])("threshold %i: every piece reads back the same, in any order", (threshold) =>
+    roundTrip(threshold, threshold + 5),
+  );
+
+  // its buffer below, on and past a mapped buffer (src/model/mapped-buffers.ts) as it grows in memory and as the
+  // write buffer once in a file
+  it.each([
+    [1e9, 100_000, 1_000_000],
+    [1e9, 65_536, 300_000],
+    [3000, 1, 2_000_000],
+    [500_000, 200_000, 1_100_000],
+  ])("threshold %i, mapped buffers from %i bytes, of %i: the same pieces back", async (threshold, large, mapped) => {
+    setMappedSizes(large, mapped);
+    try {
+      await roundTrip(threshold, large + 11);
+    } finally {
+      setMappedSizes();
     }
-    expect(store.spilled).toBe(threshold < 1e9);
-    // a file in use has no name: the folder stays empty
-    expect(readdirSync(dir)).toEqual([]);
-    for (const p of [...pieces].sort(() => rnd.next() - 0.5)) expect(store.text(p.at, p.bytes)).toBe(p.text);
-    for (const p of pieces) expect(store.text(p.at, p.bytes)).toBe(p.text);
-    const held = openIn(process.pid, dir);
-    expect(held.length).toBe(store.spilled ? 1 : 0);
-    if (store.spilled) expect(held[0]).toMatch(/\(deleted\)$/);
-    store.close();
-    expect(openIn(process.pid, dir)).toEqual([]);
   });
 
   it("where no file can be made (a missing or read-only folder), the bytes stay in memory and read back the same", async () => {

@@ -9,6 +9,7 @@ import { ValueColumn } from "../../src/model/value-column.js";
 import { NumberColumn } from "../../src/model/number-column.js";
 import { report, ReportEntries, type ReportEntry } from "../../src/actions/index.js";
 import type { ReportAction } from "../../src/actions/report.js";
+import { withSmallMappedBuffers } from "../helpers/mapped-sizes.js";
 
 /** Texts a report row meets and texts that look like them but are not what they seem. */
 const text = fc.oneof(
@@ -31,11 +32,26 @@ const text = fc.oneof(
     "2026-06-15T24:00:00.000Z",
     "0000-01-01T00:00:00.000Z",
   ),
+  // instants of whole seconds (kept as 32-bit seconds from 1970), before 1970 and past 2106 (kept as doubles)
+  fc.integer({ min: -3e10, max: 2 ** 32 + 1e6 }).map((sec) => new Date(sec * 1000).toISOString()),
+  // names with a part before their first digit that many share (kept once), or too short or long to be one
+  fc
+    .tuple(
+      fc.constantFrom("Purchase request #", "Expense claim #", "é—😀 #", "abc", "", "x".repeat(130)),
+      fc.nat(),
+      fc.string({ unit: "grapheme", maxLength: 20 }),
+    )
+    .map(([part, n, rest]) => `${part}${n}${rest}`),
+  // long texts: their length's varint takes 2 or 3 bytes
+  fc.string({ unit: "grapheme", minLength: 30, maxLength: 6000 }),
 );
 const value = fc.oneof(
   text,
   fc.double(),
   fc.integer(),
+  // amounts in cents (kept as 32-bit hundredths) and numbers at the edges of the 32-bit words
+  fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }).map((k) => k / 100),
+  fc.constantFrom(21474836.47, 21474836.48, -21474836.48, -21474836.49, 2 ** 32 - 1, 2 ** 32, -1, 0.1 + 0.2),
   fc.constantFrom(
     0,
     -0,
@@ -57,19 +73,48 @@ function same(got: unknown, put: unknown): boolean {
   return Object.is(got, put);
 }
 
+/** A column of random values (fast-check's `seed`, `numRuns` lists) gives each back as it was put. */
+function valuesBack(seed: number, numRuns: number, maxLength: number): void {
+  fc.assert(
+    fc.property(fc.array(value, { maxLength }), (values) => {
+      const column = new ValueColumn();
+      for (const [i, v] of values.entries()) expect(column.push(v)).toBe(i);
+      expect(column.length).toBe(values.length);
+      for (const [i, v] of values.entries()) expect(same(column.at(i), v)).toBe(true);
+      expect(column.at(values.length)).toBeUndefined();
+      expect(column.at(-1)).toBeUndefined();
+    }),
+    { numRuns, seed },
+  );
+}
+
 describe("ValueColumn", () => {
-  it("gives back every value as it was put, over many random lists", () => {
-    fc.assert(
-      fc.property(fc.array(value, { maxLength: 300 }), (values) => {
-        const column = new ValueColumn();
-        for (const [i, v] of values.entries()) expect(column.push(v)).toBe(i);
-        expect(column.length).toBe(values.length);
-        for (const [i, v] of values.entries()) expect(same(column.at(i), v)).toBe(true);
-        expect(column.at(values.length)).toBeUndefined();
-        expect(column.at(-1)).toBeUndefined();
-      }),
-      { numRuns: 300, seed: 46 },
+  it("gives back every value as it was put, over many random lists", () => valuesBack(46, 300, 300));
+
+  // kinds, numbers and text bytes across the edges of their mapped buffers (test/helpers/mapped-sizes.ts)
+  it.each(Array.from({ length: 10 }, (_, i) => i + 1))("seed %i, small mapped buffers: every value back", (seed) =>
+    withSmallMappedBuffers(seed, () => valuesBack(seed, 15, 1500)),
+  );
+
+  it("keeps the first 1,024 shared parts once and any later one in its texts, each text back as it was", () => {
+    const column = new ValueColumn();
+    // 1,100 distinct parts before the first digit ("Kind bq #"), used in turn
+    const letters = (n: number): string =>
+      (n < 26 ? "" : letters(Math.floor(n / 26) - 1)) + String.fromCharCode(97 + (n % 26));
+    const texts = Array.from(
+      { length: 3000 },
+      (_, i) => `Kind ${letters((i * 7) % 1100)} #${i} — ${"é".repeat(i % 5)}`,
     );
+    for (const t of texts) column.push(t);
+    expect(Array.from({ length: texts.length }, (_, i) => column.at(i))).toEqual(texts);
+  });
+
+  it("a report's names cost their own part: the part they share is kept once", () => {
+    const column = new ValueColumn();
+    for (let i = 0; i < 10_000; i++) column.push(`Purchase request #${100_000 + i} — Dmitri Kowalski`);
+    // 5 bytes a value and ~25 of its own text, not the 44 of the whole name
+    expect(column.heldBytes / 10_000).toBeLessThan(40);
+    expect(column.at(9_999)).toBe("Purchase request #109999 — Dmitri Kowalski");
   });
 
   it("keeps a text's bytes, an instant's time and a number, not their objects", () => {

@@ -8,6 +8,10 @@ import { describe, expect, it } from "vitest";
 import { IdLines, NumberColumn, RecordTable, type RecordRef } from "../../src/state/index-tables.js";
 import { IdBits, RecordsWritten } from "../../src/state/id-bits.js";
 import { RecordHeadSchema, recordHead } from "../../src/state/schema.js";
+import { withSmallMappedBuffers } from "../helpers/mapped-sizes.js";
+
+/** Seeds of the runs with small mapped-buffer sizes (test/helpers/mapped-sizes.ts): tables cross their edges. */
+const SMALL_SEEDS = Array.from({ length: 12 }, (_, i) => i + 1);
 
 /** Ids as a tenant has them (a dense run), plus far ones: both 32-bit halves matter to the hash. */
 const id = fc.oneof(
@@ -19,29 +23,36 @@ const id = fc.oneof(
 const line = fc.integer({ min: 0, max: 2 ** 32 - 1 });
 const flags = fc.constantFrom("", "v", "t", "vt", "x:y");
 
+/** IdLines against a Map over random sets (fast-check's `seed`, `numRuns` of them). */
+function idLinesAsMap(seed: number, numRuns: number): void {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(id, line), { maxLength: 600 }), fc.array(id, { maxLength: 50 }), (sets, asks) => {
+      const table = new IdLines();
+      const map = new Map<number, number>();
+      for (const [k, v] of sets) {
+        table.set(k, v);
+        map.set(k, v);
+      }
+      table.trim();
+      expect(table.size).toBe(map.size);
+      expect([...table]).toEqual([...map]);
+      expect([...table.keys()]).toEqual([...map.keys()]);
+      expect([...table.values()]).toEqual([...map.values()]);
+      for (const k of [...asks, ...sets.map(([k]) => k)]) {
+        expect(table.get(k)).toBe(map.get(k));
+        expect(table.has(k)).toBe(map.has(k));
+      }
+    }),
+    { numRuns, seed },
+  );
+}
+
 describe("IdLines answers as a Map<number, number>", () => {
-  it("over random sets, many seeds", () => {
-    fc.assert(
-      fc.property(fc.array(fc.tuple(id, line), { maxLength: 600 }), fc.array(id, { maxLength: 50 }), (sets, asks) => {
-        const table = new IdLines();
-        const map = new Map<number, number>();
-        for (const [k, v] of sets) {
-          table.set(k, v);
-          map.set(k, v);
-        }
-        table.trim();
-        expect(table.size).toBe(map.size);
-        expect([...table]).toEqual([...map]);
-        expect([...table.keys()]).toEqual([...map.keys()]);
-        expect([...table.values()]).toEqual([...map.values()]);
-        for (const k of [...asks, ...sets.map(([k]) => k)]) {
-          expect(table.get(k)).toBe(map.get(k));
-          expect(table.has(k)).toBe(map.has(k));
-        }
-      }),
-      { numRuns: 300, seed: 46 },
-    );
-  });
+  it("over random sets, many seeds", () => idLinesAsMap(46, 300));
+
+  it.each(SMALL_SEEDS)("seed %i, small mapped buffers: the same answers", (seed) =>
+    withSmallMappedBuffers(seed, () => idLinesAsMap(seed, 20)),
+  );
 
   it("grows past its first sizes and finds every key after (a tenant's worth of values)", () => {
     const table = new IdLines();
@@ -70,39 +81,46 @@ const ref = fc.record({
   written: fc.option(fc.constantFrom("2026-06-15T12:00:00.000Z", "2026-06-15T12:00:00.001Z"), { nil: null }),
 });
 
+/** RecordTable against a Map over random sets. */
+function recordTableAsMap(seed: number, numRuns: number): void {
+  fc.assert(
+    fc.property(
+      fc.array(ref, { maxLength: 400 }),
+      fc.array(fc.tuple(id, flags), { maxLength: 50 }),
+      fc.array(fc.string(), { maxLength: 10 }),
+      (refs, asks, oddKeys) => {
+        const table = new RecordTable();
+        const map = new Map<string, RecordRef>();
+        for (const r of refs) {
+          const key = `${r.id}:${r.flags}`;
+          table.set(key, r);
+          map.set(key, r);
+        }
+        table.trim();
+        expect(table.size).toBe(map.size);
+        expect([...table]).toEqual([...map]);
+        expect([...table.values()]).toEqual([...map.values()]);
+        expect([...table.keys()]).toEqual([...map.keys()]);
+        for (const [i, f] of [...asks, ...refs.map((r): [number, string] => [r.id, r.flags])]) {
+          expect(table.get(`${i}:${f}`)).toEqual(map.get(`${i}:${f}`));
+          expect(table.find(i, f)).toEqual(map.get(`${i}:${f}`));
+          expect(table.has(`${i}:${f}`)).toBe(map.has(`${i}:${f}`));
+        }
+        // keys the Map would never have been given: not found either
+        for (const k of [...oddKeys, ...refs.map((r) => `0${r.id}:${r.flags}`), ...refs.map((r) => `${r.id}.0`)])
+          expect(table.get(k)).toEqual(map.get(k));
+      },
+    ),
+    { numRuns, seed },
+  );
+}
+
 describe("RecordTable answers as a Map<string, RecordRef>", () => {
-  it("over random sets, many seeds; get by the Map's key and find by its parts", () => {
-    fc.assert(
-      fc.property(
-        fc.array(ref, { maxLength: 400 }),
-        fc.array(fc.tuple(id, flags), { maxLength: 50 }),
-        fc.array(fc.string(), { maxLength: 10 }),
-        (refs, asks, oddKeys) => {
-          const table = new RecordTable();
-          const map = new Map<string, RecordRef>();
-          for (const r of refs) {
-            const key = `${r.id}:${r.flags}`;
-            table.set(key, r);
-            map.set(key, r);
-          }
-          table.trim();
-          expect(table.size).toBe(map.size);
-          expect([...table]).toEqual([...map]);
-          expect([...table.values()]).toEqual([...map.values()]);
-          expect([...table.keys()]).toEqual([...map.keys()]);
-          for (const [i, f] of [...asks, ...refs.map((r): [number, string] => [r.id, r.flags])]) {
-            expect(table.get(`${i}:${f}`)).toEqual(map.get(`${i}:${f}`));
-            expect(table.find(i, f)).toEqual(map.get(`${i}:${f}`));
-            expect(table.has(`${i}:${f}`)).toBe(map.has(`${i}:${f}`));
-          }
-          // keys the Map would never have been given: not found either
-          for (const k of [...oddKeys, ...refs.map((r) => `0${r.id}:${r.flags}`), ...refs.map((r) => `${r.id}.0`)])
-            expect(table.get(k)).toEqual(map.get(k));
-        },
-      ),
-      { numRuns: 300, seed: 46 },
-    );
-  });
+  it("over random sets, many seeds; get by the Map's key and find by its parts", () => recordTableAsMap(46, 300));
+
+  it.each(SMALL_SEEDS)("seed %i, small mapped buffers: the same answers", (seed) =>
+    withSmallMappedBuffers(seed, () => recordTableAsMap(seed, 20)),
+  );
 
   it("widens its narrow columns mid-way (ids past 32 bits, more than 65,535 workflows or skeleton keys)", () => {
     const table = new RecordTable();
@@ -146,7 +164,8 @@ describe("NumberColumn", () => {
         starts.trim();
         expect(starts.length).toBe(xs.length);
         expect(Array.from({ length: xs.length }, (_, i) => starts.at(i))).toEqual(xs);
-        expect(starts.heldBytes).toBe(8 * xs.length);
+        // 4 bytes a number while every one fits 32 bits, 8 once one does not
+        expect(starts.heldBytes).toBe((xs.every((x) => x <= 0xffffffff) ? 4 : 8) * xs.length);
       }),
       { numRuns: 50, seed: 46 },
     );
@@ -217,35 +236,42 @@ describe("the reader's plain check of a record line (recordHead)", () => {
   });
 });
 
+/** IdBits and RecordsWritten against a Map and a Set over random marks. */
+function idBitsAsMap(seed: number | undefined, numRuns: number): void {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(id, fc.integer({ min: 1, max: 3 })), { maxLength: 2_000 }),
+      fc.array(fc.tuple(id, flags), { maxLength: 300 }),
+      fc.array(id, { maxLength: 50 }),
+      (marks, records, asks) => {
+        const bits = new IdBits();
+        const written = new RecordsWritten(bits);
+        const map = new Map<number, number>();
+        const keys = new Set<string>();
+        for (const [k, m] of marks) {
+          const fresh = ((map.get(k) ?? 0) & m) !== m;
+          expect(bits.mark(k, m)).toBe(fresh);
+          map.set(k, (map.get(k) ?? 0) | m);
+        }
+        for (const [k, f] of records) {
+          written.add(k, f);
+          keys.add(`${k}:${f}`);
+        }
+        for (const k of [...asks, ...marks.map(([k]) => k)]) expect(bits.get(k) & 3).toBe(map.get(k) ?? 0);
+        for (const [k, f] of [...records, ...asks.map((k) => [k, "v"] as const)])
+          expect(written.has(k, f)).toBe(keys.has(`${k}:${f}`));
+        const ours = new Map([...bits.entries()].filter(([, m]) => (m & 3) !== 0).map(([k, m]) => [k, m & 3]));
+        expect(new Map([...ours].sort(([a], [b]) => a - b))).toEqual(new Map([...map].sort(([a], [b]) => a - b)));
+      },
+    ),
+    { numRuns, ...(seed === undefined ? {} : { seed }) },
+  );
+}
+
 describe("IdBits and RecordsWritten answer as a Map of marks and a Set of id:flags keys", () => {
-  it("over random marks (past the table's first growth), many seeds", () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.tuple(id, fc.integer({ min: 1, max: 3 })), { maxLength: 2_000 }),
-        fc.array(fc.tuple(id, flags), { maxLength: 300 }),
-        fc.array(id, { maxLength: 50 }),
-        (marks, records, asks) => {
-          const bits = new IdBits();
-          const written = new RecordsWritten(bits);
-          const map = new Map<number, number>();
-          const keys = new Set<string>();
-          for (const [k, m] of marks) {
-            const fresh = ((map.get(k) ?? 0) & m) !== m;
-            expect(bits.mark(k, m)).toBe(fresh);
-            map.set(k, (map.get(k) ?? 0) | m);
-          }
-          for (const [k, f] of records) {
-            written.add(k, f);
-            keys.add(`${k}:${f}`);
-          }
-          for (const k of [...asks, ...marks.map(([k]) => k)]) expect(bits.get(k) & 3).toBe(map.get(k) ?? 0);
-          for (const [k, f] of [...records, ...asks.map((k) => [k, "v"] as const)])
-            expect(written.has(k, f)).toBe(keys.has(`${k}:${f}`));
-          const ours = new Map([...bits.entries()].filter(([, m]) => (m & 3) !== 0).map(([k, m]) => [k, m & 3]));
-          expect(new Map([...ours].sort(([a], [b]) => a - b))).toEqual(new Map([...map].sort(([a], [b]) => a - b)));
-        },
-      ),
-      { numRuns: 200 },
-    );
-  });
+  it("over random marks (past the table's first growth), many seeds", () => idBitsAsMap(undefined, 200));
+
+  it.each(SMALL_SEEDS)("seed %i, small mapped buffers: the same answers", (seed) =>
+    withSmallMappedBuffers(seed, () => idBitsAsMap(seed, 15)),
+  );
 });
