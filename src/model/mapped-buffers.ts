@@ -26,7 +26,7 @@ let mapped = MAPPED_BYTES;
 let large = LARGE_BYTES;
 
 /**
- * Test-only: the sizes at which arrays get a mapped buffer and how large that buffer is, so that small tables cross
+ * Tests and the bench's index probe only: the sizes at which arrays get a mapped buffer and how large that buffer is, so that small tables cross
  * those edges (growth within a buffer, out of it into a plain array); no arguments: back to the defaults.
  */
 export function setMappedSizes(largeBytes = LARGE_BYTES, mappedBytes = MAPPED_BYTES): void {
