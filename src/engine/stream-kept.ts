@@ -23,7 +23,7 @@ import type { InstanceOutcome } from "./evaluate-instance.js";
 type ChangedText = [string | null, PlannedChange[], string[], string[]];
 
 /** Whether a change reads back from its JSON text with the same keys (an undefined value is dropped by the text). */
-function textHolds(c: PlannedChange): boolean {
+function readsBackWhole(c: PlannedChange): boolean {
   for (const v of Object.values(c.before)) if (v === undefined) return false;
   for (const v of Object.values(c.after)) if (v === undefined) return false;
   return true;
@@ -57,7 +57,7 @@ export class KeptOutcomes {
       o.skipped.length === 0 &&
       o.skipReasons.length === 0;
     if (!plain) {
-      if (o.matched && o.error === undefined && o.reportEntries.length === 0 && o.changes.every(textHolds)) {
+      if (o.matched && o.error === undefined && o.reportEntries.length === 0 && o.changes.every(readsBackWhole)) {
         const text: ChangedText = [o.started_time ?? null, o.changes, o.skipped, o.skipReasons];
         const { at, bytes } = (this.texts ??= new SpillBytes()).appendText(JSON.stringify(text));
         this.push(place, o.instance_id, at, bytes);

@@ -52,6 +52,16 @@ export function column<T extends Column>(ctor: ColumnOf<T>, n: number): T {
   return new view(new ArrayBuffer(mapped), 0, n);
 }
 
+/**
+ * A copy of `a` as a column of `ctor` with `n` entries (at least `a.length`; large ones on a mapped buffer): how a
+ * column grows out of its memory, is cut to size, or is made wide for a value its kind cannot hold.
+ */
+export function copiedAs<T extends Column>(ctor: ColumnOf<T>, a: Column, n = a.length): T {
+  const next = column(ctor, n);
+  next.set(a);
+  return next;
+}
+
 /** `a` seen with `n` entries over the same memory (n within `capacity(a)`): what it held stays, no copy. */
 export function widened<T extends Column>(a: T, n: number): T {
   if (n === a.length) return a;

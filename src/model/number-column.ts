@@ -2,7 +2,7 @@
  * Numbers in typed arrays that grow as they are appended: the one growth rule of the compact tables (the state's
  * index, report entries, planned changes), so none of them holds an object per entry.
  */
-import { capacity, column, widened, type Column, type ColumnOf } from "./mapped-buffers.js";
+import { capacity, copiedAs, widened, type Column, type ColumnOf } from "./mapped-buffers.js";
 
 export type { Column } from "./mapped-buffers.js";
 
@@ -15,9 +15,7 @@ export function grown<T extends Column>(a: T, need: number, first = 16, growth =
   const n = Math.max(first, Math.ceil(a.length * growth), need);
   const room = capacity(a);
   if (need <= room) return widened(a, Math.min(n, room));
-  const next = column(a.constructor as ColumnOf<T>, n);
-  next.set(a);
-  return next;
+  return copiedAs(a.constructor as ColumnOf<T>, a, n);
 }
 
 /**
@@ -27,9 +25,7 @@ export function grown<T extends Column>(a: T, need: number, first = 16, growth =
 export function trimmed<T extends Column>(a: T, n: number): T {
   if (n >= a.length) return a;
   if (capacity(a) > a.length) return widened(a, n);
-  const next = column(a.constructor as ColumnOf<T>, n);
-  next.set(a.subarray(0, n));
-  return next;
+  return copiedAs(a.constructor as ColumnOf<T>, a.subarray(0, n));
 }
 
 /**
@@ -84,8 +80,6 @@ export class NumberColumn<T extends Float64Array | Uint32Array> {
   }
 
   private widen(): void {
-    const wide = column(Float64Array, Math.max(16, this.count));
-    wide.set(this.data.subarray(0, this.count));
-    this.data = wide;
+    this.data = copiedAs(Float64Array, this.data.subarray(0, this.count), Math.max(16, this.count));
   }
 }

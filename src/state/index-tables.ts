@@ -8,7 +8,7 @@
  * key is found in O(1) without a string being made; a table only grows while the file is read, and is read-only then.
  */
 import { idHash } from "../model/id-set.js";
-import { column } from "../model/mapped-buffers.js";
+import { column, copiedAs } from "../model/mapped-buffers.js";
 import { grown, trimmed } from "../model/number-column.js";
 
 export { NumberColumn } from "../model/number-column.js";
@@ -22,17 +22,11 @@ function fitsU32(v: number): boolean {
 }
 
 function idsFor(a: Uint32Array | Float64Array, id: number): Uint32Array | Float64Array {
-  if (!(a instanceof Uint32Array) || fitsU32(id)) return a;
-  const wide = column(Float64Array, a.length);
-  wide.set(a);
-  return wide;
+  return a instanceof Uint32Array && !fitsU32(id) ? copiedAs(Float64Array, a) : a;
 }
 
 function codesFor(a: Uint16Array | Uint32Array, code: number): Uint16Array | Uint32Array {
-  if (!(a instanceof Uint16Array) || code <= 0xffff) return a;
-  const wide = column(Uint32Array, a.length);
-  wide.set(a);
-  return wide;
+  return a instanceof Uint16Array && code > 0xffff ? copiedAs(Uint32Array, a) : a;
 }
 
 /**

@@ -20,7 +20,7 @@ import {
 } from "./summary.js";
 import { keyLabel, planNames, workflowCell, type PlanNames } from "./names.js";
 import { plural } from "../../text/plural.js";
-import { changeCounts, ruleAuditCount } from "../../plan/change-counts.js";
+import { changeCounts, ruleAuditCount, type ChangeCounts } from "../../plan/change-counts.js";
 import type { PlanFormatter } from "./types.js";
 
 /** GitHub's comment limit is 65,536 characters; keep a margin for the footer. */
@@ -75,10 +75,10 @@ export function reportMarkdown(r: PlannedReport): string {
 }
 
 /** The Status cell: ok, failed, inactive (with why), with the rule's rollout state (audit, excluded). */
-function ruleState(plan: Plan, r: RulePlanSummary): string {
+function ruleState(counts: ChangeCounts, r: RulePlanSummary): string {
   if (r.status === "inactive") return `inactive: ${md(r.reason ?? "outside its active window")}`;
   const notes = [
-    ruleAuditCount(changeCounts(plan.changes), r.name) > 0 ? "audit" : "",
+    ruleAuditCount(counts, r.name) > 0 ? "audit" : "",
     r.excluded ? `${r.excluded} excluded` : "",
     deferredWords(r) ?? "",
   ].filter(Boolean);
@@ -116,6 +116,8 @@ function changedSinceNote(plan: Plan): string {
 export const markdown: PlanFormatter = (plan, options) => {
   const limit = options.maxChars ?? MARKDOWN_LIMIT;
   const names = planNames(plan);
+  // counted once for the whole view (a plan read from a file is counted by a pass over its changes)
+  const counts = changeCounts(plan.changes);
   // in the head, so the body's budget leaves it room
   const changed = changedSinceNote(plan);
   const where = options.planFile ? code(options.planFile) : "the JSON plan (`flowrules plan --out plan.json`)";
@@ -128,13 +130,13 @@ export const markdown: PlanFormatter = (plan, options) => {
   for (const r of plan.rules) {
     const wf =
       r.workflow_id === null ? md(workflowsWords(r) ?? "—") : md(workflowCell(names, r.workflow_id, r.workflow_name));
-    head.push(`| ${code(r.name)} | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${ruleState(plan, r)} |`);
+    head.push(`| ${code(r.name)} | ${wf} | ${r.selected} | ${r.matched} | ${r.changes} | ${ruleState(counts, r)} |`);
   }
   head.push("");
   // why matched instances have no change, per rule and reason, where reviewers look first
   const skips = plan.rules.flatMap((r) => skipLines(r).map((l) => `- ${code(r.name)}: ${md(l)}`));
   if (skips.length > 0) head.push("Skipped (matched, no change needed or possible):", "", ...skips, "");
-  const audit = changeCounts(plan.changes).audit;
+  const audit = counts.audit;
   const excluded = plan.rules.reduce((n, r) => n + (r.excluded ?? 0), 0);
   if (audit > 0 || excluded > 0) {
     const parts = [
@@ -190,7 +192,7 @@ export const markdown: PlanFormatter = (plan, options) => {
         ? `\n${left} of ${plural(plan.changes.length, "change")} left out to stay under the ${limit.toLocaleString("en-US")}-character comment limit; the full plan is in ${where}.\n`
         : "";
     // in the order the changes first show them
-    const legendKinds = [...changeCounts(plan.changes).byKind.keys()];
+    const legendKinds = [...counts.byKind.keys()];
     const legend = legendKinds.map((k) => `${presentation(k).symbol} ${presentation(k).legend}`).join(" · ");
     out += `<details><summary>Changes (${plan.changes.length}) — ${legend}</summary>\n\n${body}${note}\n</details>\n`;
   }
